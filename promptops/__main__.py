@@ -1,0 +1,25 @@
+"""Entry point.
+
+``promptops serve`` is spawned by MCP clients on every start, so it is dispatched
+before typer (and rich, pydantic, GitPython) is imported: the serving path pays only
+for the standard library, Jinja2 and what it actually needs.
+"""
+
+from __future__ import annotations
+
+import sys
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    if args[:1] == ["serve"] and not {"-h", "--help"} & set(args):
+        from promptops.serve.main import serve_main
+
+        return serve_main(args[1:])
+    from promptops.cli import app_main
+
+    return app_main(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

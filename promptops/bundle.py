@@ -1,0 +1,209 @@
+"""Stage 3: a validated package -> a bundle, the immutable unit that is served.
+
+A bundle is canonical JSON (sorted keys, fixed separators, UTF-8) so the same commit
+gives the same bytes anywhere; its ``digest`` is sha256 over that serialisation
+without the digest itself. Reading a bundle is on ``serve``'s cold path, so this
+module imports only the standard library at run time.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from promptops.errors import BundleError, UsageError
+from promptops.mediatypes import OCTET, TEXT_FALLBACK, guess_type, is_text
+
+if TYPE_CHECKING:
+    from promptops.model import Argument, Message
+    from promptops.package import Package
+
+FORMAT = "promptops.bundle/1"
+Bundle = dict[str, Any]
+
+
+def _clean(d: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in d.items() if v is not None}
+
+
+def _argument(a: Argument) -> dict[str, Any]:
+    return _clean(a.model_dump())
+
+
+def _message(m: Message, mime_of: dict[str, str]) -> dict[str, Any]:
+    out: dict[str, Any] = {"role": m.role}
+    if m.text is not None:
+        out.update(type="text", text=m.text)
+    elif m.template is not None:
+        out.update(type="text", template=m.template)
+    elif m.resource is not None:
+        r = m.resource
+        mime = r.mimeType or (mime_of[r.file] if r.file else TEXT_FALLBACK)
+        out.update(type="resource", uri=r.uri, mimeType=mime, text=r.text, file=r.file)
+    elif m.image is not None or m.audio is not None:
+        media = m.image or m.audio
+        assert media is not None
+        out.update(type=m.kind, file=media.file, mimeType=media.mimeType or mime_of[media.file])
+    elif m.resource_link is not None:
+        out.update(type="resource_link", **m.resource_link.model_dump())
+    if m.annotations is not None:
+        out["annotations"] = _clean(m.annotations.model_dump())
+    return _clean(out)
+
+
+def _resource(path: str, raw: bytes) -> dict[str, Any]:
+    mime = guess_type(path)
+    if mime is None or is_text(mime):
+        try:
+            return {"mimeType": mime or TEXT_FALLBACK, "text": raw.decode("utf-8")}
+        except UnicodeDecodeError:
+            mime = mime or OCTET
+    return {"mimeType": mime, "blob": base64.b64encode(raw).decode("ascii")}
+
+
+def compile_bundle(package: Package) -> Bundle:
+    """Everything serve needs and nothing else: no timestamps, paths or user names."""
+    m = package.manifest
+    resources = {p: _resource(p, raw) for p, raw in package.resources.items()}
+    mime_of = {p: r["mimeType"] for p, r in resources.items()}
+    prompts = []
+    for p in package.prompts:
+        s = p.spec
+        prompts.append(
+            _clean(
+                {
+                    "name": p.name,
+                    "title": s.title,
+                    "description": s.description,
+                    "icons": [_clean(i.model_dump()) for i in s.icons] if s.icons else None,
+                    "arguments": [_argument(a) for a in s.arguments],
+                    "messages": [_message(msg, mime_of) for msg in s.messages],
+                    "source": p.path,
+                }
+            )
+        )
+    o = package.origin
+    body: Bundle = {
+        "format": FORMAT,
+        "package": _clean(
+            {
+                "name": m.name,
+                "version": m.version,
+                "description": m.description,
+                "instructions": m.instructions,
+                "cacheScope": m.serve.cacheScope,
+            }
+        ),
+        "prompts": prompts,
+        "templates": dict(package.templates),
+        "resources": resources,
+        "source": {"commit": o.commit, "tree": o.tree, "dirty": o.dirty, "path": o.path},
+    }
+    body["digest"] = digest(body)
+    return body
+
+
+def canonical(obj: Any) -> bytes:
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def digest(bundle: Bundle) -> str:
+    body = {k: v for k, v in bundle.items() if k != "digest"}
+    return "sha256:" + hashlib.sha256(canonical(body)).hexdigest()
+
+
+def serialise(bundle: Bundle) -> bytes:
+    return canonical(bundle) + b"\n"
+
+
+def file_name(bundle: Bundle) -> str:
+    pkg = bundle["package"]
+    return f"{pkg['name']}-{pkg['version']}.bundle.json"
+
+
+def atomic_write(path: Path, data: bytes, *, mode: int = 0o644) -> None:
+    """Write via a temp file in the same folder and rename: a crash leaves no half file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_bundle(bundle: Bundle, out_dir: Path, *, force: bool = False) -> tuple[Path, bool]:
+    """Write read-only; (path, written). Same content is a no-op, different needs force."""
+    path = out_dir / file_name(bundle)
+    data = serialise(bundle)
+    if path.exists():
+        if path.read_bytes() == data:
+            return path, False
+        if not force:
+            raise UsageError(
+                f"{path} exists with different content; a released version's bundle must not "
+                "change: bump the version, or pass --force to overwrite"
+            )
+        path.chmod(0o644)
+    atomic_write(path, data, mode=0o444)
+    return path, True
+
+
+def parse_bundle(data: bytes, label: str) -> Bundle:
+    """Parse and verify: format, digest and the shape serve relies on (stdlib only)."""
+    try:
+        bundle = json.loads(data)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise BundleError(f"{label}: not a bundle (invalid JSON: {exc})") from exc
+    if not isinstance(bundle, dict) or bundle.get("format") != FORMAT:
+        found = bundle.get("format") if isinstance(bundle, dict) else None
+        raise BundleError(f"{label}: unknown bundle format {found!r}; expected {FORMAT!r}")
+    want = bundle.get("digest")
+    got = digest(bundle)
+    if want != got:
+        raise BundleError(
+            f"{label}: digest mismatch (file says {want}, content is {got}); the bundle was "
+            "modified after it was built: rebuild it with `promptops build`"
+        )
+    problems = shape_problems(bundle)
+    if problems:
+        raise BundleError(f"{label}: invalid bundle: " + "; ".join(problems[:5]))
+    return bundle
+
+
+def load_bundle(path: Path) -> Bundle:
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise BundleError(f"cannot read bundle {path}: {exc.strerror}") from exc
+    return parse_bundle(data, str(path))
+
+
+def shape_problems(bundle: Bundle) -> list[str]:
+    """The structural checks serving depends on; the full schema is `promptops schema bundle`."""
+    out: list[str] = []
+    pkg = bundle.get("package")
+    if not isinstance(pkg, dict) or not isinstance(pkg.get("name"), str):
+        out.append("package.name missing")
+    prompts = bundle.get("prompts")
+    if not isinstance(prompts, list):
+        return [*out, "prompts is not a list"]
+    for i, p in enumerate(prompts):
+        if not isinstance(p, dict) or not isinstance(p.get("name"), str):
+            out.append(f"prompts[{i}].name missing")
+        elif not isinstance(p.get("messages"), list) or not isinstance(p.get("arguments"), list):
+            out.append(f"prompts[{i}] lacks messages or arguments")
+    for key in ("templates", "resources", "source"):
+        if not isinstance(bundle.get(key), dict):
+            out.append(f"{key} is not an object")
+    return out

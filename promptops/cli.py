@@ -1,0 +1,200 @@
+"""The command line: option parsing only.
+
+Each command is a thin typer function that imports its module from
+``promptops.commands`` when it runs (so ``promptops --help`` stays quick) and returns
+that module's exit code through the one error handler.
+"""
+
+from __future__ import annotations
+
+import os
+from enum import Enum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from promptops import __version__
+from promptops.console import settings
+from promptops.error_handler import run_guarded
+
+app = typer.Typer(
+    name="promptops",
+    help="Prompts as code: lint, test, version, build and serve MCP prompt packages.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+
+class Color(str, Enum):
+    auto = "auto"
+    always = "always"
+    never = "never"
+
+
+class Format(str, Enum):
+    text = "text"
+    json = "json"
+
+
+PathArg = Annotated[Path | None, typer.Argument(help="Package folder (default: nearest above .)")]
+RefOpt = Annotated[str | None, typer.Option("--ref", help="Read this git revision, not the working tree")]
+FormatOpt = Annotated[Format, typer.Option("--format", help="Output format")]
+
+
+def _done(code: int) -> None:
+    raise typer.Exit(code)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"promptops {__version__}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def main(
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Show the version")
+    ] = False,
+    directory: Annotated[
+        Path | None, typer.Option("-C", help="Run as if started in this folder")
+    ] = None,
+    color: Annotated[Color, typer.Option("--color", help="Colour output")] = Color.auto,
+    quiet: Annotated[bool, typer.Option("-q", "--quiet", help="Only errors")] = False,
+    verbose: Annotated[int, typer.Option("-v", "--verbose", count=True, help="More detail")] = 0,
+) -> None:
+    settings.color = color.value
+    settings.verbosity = -1 if quiet else verbose
+    if directory is not None:
+        try:
+            os.chdir(directory)
+        except OSError as exc:
+            typer.echo(f"error: cannot change to {directory}: {exc.strerror}", err=True)
+            raise typer.Exit(2) from exc
+
+
+@app.command()
+def init(
+    directory: Annotated[Path, typer.Argument(help="Folder to create the package in")] = Path("."),
+) -> None:
+    """Scaffold a starter package (prompts, partials, tests, CI workflow)."""
+    from promptops.commands import init as cmd
+
+    _done(run_guarded(lambda: cmd.run(directory)))
+
+
+@app.command()
+def render(
+    prompt: Annotated[str, typer.Argument(help="Prompt name")],
+    arg: Annotated[
+        list[str] | None, typer.Option("-a", "--arg", help="Argument as name=value (repeatable)")
+    ] = None,
+    args_file: Annotated[
+        Path | None, typer.Option("--args-file", help="JSON or YAML file of arguments")
+    ] = None,
+    path: Annotated[Path | None, typer.Option("--path", "-p", help="Package folder")] = None,
+    ref: RefOpt = None,
+    fmt: FormatOpt = Format.text,
+) -> None:
+    """Render a prompt with arguments, exactly as `serve` would answer prompts/get."""
+    from promptops.commands import render as cmd
+
+    _done(run_guarded(lambda: cmd.run(prompt, arg or [], args_file, path, ref, fmt.value)))
+
+
+@app.command("ls")
+def ls_(path: PathArg = None, ref: RefOpt = None, fmt: FormatOpt = Format.text) -> None:
+    """List the prompts of a package with their arguments."""
+    from promptops.commands import ls as cmd
+
+    _done(run_guarded(lambda: cmd.run(path, ref, fmt.value)))
+
+
+@app.command()
+def check(path: PathArg = None, ref: RefOpt = None) -> None:
+    """Load and validate a package: what a user and CI run."""
+    from promptops.commands import check as cmd
+
+    _done(run_guarded(lambda: cmd.run(path, ref)))
+
+
+class SchemaKind(str, Enum):
+    manifest = "manifest"
+    prompt = "prompt"
+    test = "test"
+    bundle = "bundle"
+
+
+@app.command()
+def schema(kind: Annotated[SchemaKind, typer.Argument(help="Which file kind")]) -> None:
+    """Print the JSON Schema of a file kind (for editors and tools)."""
+    from promptops.commands import schema as cmd
+
+    _done(run_guarded(lambda: cmd.run(kind.value)))
+
+
+@app.command()
+def build(
+    path: PathArg = None,
+    ref: Annotated[str, typer.Option("--ref", help="Commit to build")] = "HEAD",
+    out: Annotated[Path, typer.Option("-o", "--output", help="Output folder")] = Path("dist"),
+    worktree: Annotated[
+        bool, typer.Option("--worktree", help="Build the working tree (marked dirty)")
+    ] = False,
+    force: Annotated[bool, typer.Option("--force", help="Overwrite a differing bundle")] = False,
+) -> None:
+    """Build a commit into an immutable, reproducible bundle."""
+    from promptops.commands import build as cmd
+
+    _done(run_guarded(lambda: cmd.run(path, ref, out, worktree, force)))
+
+
+@app.command()
+def verify(bundle: Annotated[Path, typer.Argument(help="Bundle file")]) -> None:
+    """Recompute a bundle's digest and check its schema."""
+    from promptops.commands import verify as cmd
+
+    _done(run_guarded(lambda: cmd.run(bundle)))
+
+
+@app.command()
+def inspect(
+    bundle: Annotated[Path, typer.Argument(help="Bundle file")], fmt: FormatOpt = Format.text
+) -> None:
+    """Summarise a bundle: name, version, digest, source and prompts."""
+    from promptops.commands import inspect as cmd
+
+    _done(run_guarded(lambda: cmd.run(bundle, fmt.value)))
+
+
+@app.command(
+    context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
+    add_help_option=False,
+)
+def serve(ctx: typer.Context) -> None:
+    """Serve packages to MCP clients over stdio (see `promptops serve --help`)."""
+    from promptops.serve.main import serve_main
+
+    _done(serve_main(list(ctx.args)))
+
+
+def app_main(argv: list[str]) -> int:
+    try:
+        app(args=argv, prog_name="promptops", standalone_mode=False)
+    except typer.Exit as exc:
+        return int(exc.exit_code)
+    except KeyboardInterrupt:
+        return 130
+    except Exception as exc:  # click usage errors
+        import click
+
+        if isinstance(exc, click.exceptions.Abort):
+            return 130
+        if isinstance(exc, click.ClickException):
+            exc.show()
+            return 2
+        raise
+    return 0

@@ -1,0 +1,271 @@
+"""Stage 2: loaded files -> a validated package.
+
+Reads every file a package is made of, reports *all* problems of every file at once
+with positions (a user fixing twenty mistakes should not need twenty runs), and
+returns a :class:`Package` that every later stage reads instead of touching files:
+bundle, lint, test and diff all start here.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from jinja2 import TemplateSyntaxError, nodes
+from pydantic import ValidationError
+
+from promptops.errors import PackageError, Problem
+from promptops.loader import LoadedFile, Loc, YamlProblem, decode, load_yaml
+from promptops.mediatypes import TEXT_FALLBACK, guess_type
+from promptops.model import PROMPT_NAME_RE, Manifest, Message, PromptFile
+from promptops.sources import MANIFEST, Origin, Source, inside
+from promptops.templating import environment
+
+PROMPT_SUFFIX = ".prompt.yaml"
+PROMPTS_DIR = "prompts/"
+_parser = environment({})
+
+
+@dataclass(frozen=True)
+class PromptDef:
+    name: str
+    path: str
+    spec: PromptFile
+    file: LoadedFile
+
+
+@dataclass(frozen=True)
+class Package:
+    manifest: Manifest
+    manifest_file: LoadedFile
+    prompts: tuple[PromptDef, ...]  # sorted by name
+    templates: Mapping[str, str]  # every template file a prompt reaches, path -> source
+    resources: Mapping[str, bytes]  # every file a prompt names, path -> bytes
+    origin: Origin
+    files: tuple[str, ...]  # every file of the package
+
+    def prompt(self, name: str) -> PromptDef | None:
+        return next((p for p in self.prompts if p.name == name), None)
+
+
+def template_fields(message: Message) -> list[tuple[Loc, str]]:
+    """(location inside the message, template source) for every templated string."""
+    out: list[tuple[Loc, str]] = []
+    if message.text is not None:
+        out.append((("text",), message.text))
+    if message.resource is not None:
+        out.append((("resource", "uri"), message.resource.uri))
+        if message.resource.text is not None:
+            out.append((("resource", "text"), message.resource.text))
+    if message.resource_link is not None:
+        out.append((("resource_link", "uri"), message.resource_link.uri))
+    return out
+
+
+def template_references(ast: nodes.Template) -> list[tuple[str | None, int]]:
+    """Names reached by include/import/extends with their line; None for dynamic ones."""
+    refs: list[tuple[str | None, int]] = []
+    for node in ast.find_all((nodes.Include, nodes.Import, nodes.FromImport, nodes.Extends)):
+        target = node.template
+        name = target.value if isinstance(target, nodes.Const) and isinstance(target.value, str) else None
+        refs.append((name, node.lineno))
+    return refs
+
+
+class _Loader:
+    def __init__(self, source: Source) -> None:
+        self.source = source
+        self.problems: list[Problem] = []
+        self.templates: dict[str, str] = {}
+        self.resources: dict[str, bytes] = {}
+        self._pending: list[tuple[str, str, int, int]] = []  # (template, from file, line, col)
+
+    def problem(self, path: str, pos: tuple[int, int], message: str) -> None:
+        self.problems.append(Problem(path, pos[0], pos[1], message))
+
+    def load(self, path: str) -> LoadedFile | None:
+        try:
+            return load_yaml(path, self.source.read(path))
+        except YamlProblem as exc:
+            self.problems.append(exc.problem)
+        except FileNotFoundError:
+            self.problem(path, (1, 1), "file not found")
+        return None
+
+    def validate(self, model: Any, file: LoadedFile, data: Any) -> Any:
+        if not isinstance(data, dict):
+            self.problem(file.path, (1, 1), "expected a YAML mapping at the top of the file")
+            return None
+        try:
+            return model.model_validate(data)
+        except ValidationError as exc:
+            for err in exc.errors():
+                self._schema_problem(model, file, err)
+        return None
+
+    def _schema_problem(self, model: Any, file: LoadedFile, err: Any) -> None:
+        loc: Loc = tuple(err["loc"])
+        kind = err["type"]
+        where = ".".join(str(x) for x in loc) or "document"
+        if kind == "extra_forbidden":
+            known = _known_keys(model, loc[:-1])
+            close = difflib.get_close_matches(str(loc[-1]), known, n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else f"; allowed: {', '.join(known)}"
+            msg = f"unknown key {loc[-1]!r}{hint}"
+            pos = file.position(loc, key=True)
+        elif kind == "missing":
+            msg = f"missing required key {where!r}"
+            pos = file.position(loc)
+        else:
+            msg = f"{where}: {err['msg'].removeprefix('Value error, ')}"
+            if kind == "string_type" and isinstance(err.get("input"), dict | list):
+                msg += '; a value starting with "{{" must be quoted: text: "{{ x }}"'
+            elif kind == "string_type" and isinstance(err.get("input"), int | float | bool):
+                msg += f"; quote it to keep it text: '{err['input']}'"
+            pos = file.position(loc)
+        self.problem(file.path, pos, msg)
+
+    def check_template(self, file: LoadedFile, loc: Loc, source: str) -> None:
+        try:
+            ast = _parser.parse(source)
+        except TemplateSyntaxError as exc:
+            line, col, _ = file.block_start(loc)
+            self.problem(file.path, (line + (exc.lineno or 1) - 1, col), f"template: {exc.message}")
+            return
+        line, col, block = file.block_start(loc)
+        for name, lineno in template_references(ast):
+            at = (line + lineno - 1, col) if block or lineno > 1 else (line, col)
+            self._reference(file.path, at, name)
+
+    def _reference(self, path: str, at: tuple[int, int], name: str | None) -> None:
+        if name is None:
+            self.problem(path, at, "dynamic include: name the template with a string literal")
+            return
+        norm = inside(name)
+        if norm is None or norm != name:
+            self.problem(path, at, f"include {name!r} is outside the package or not normalised")
+            return
+        self._pending.append((norm, path, *at))
+
+    def resolve_templates(self) -> None:
+        while self._pending:
+            name, origin, line, col = self._pending.pop()
+            if name in self.templates:
+                continue
+            try:
+                text = decode(name, self.source.read(name))
+            except FileNotFoundError:
+                self.problem(origin, (line, col), f"template {name!r} not found in the package")
+                continue
+            except YamlProblem as exc:
+                self.problems.append(exc.problem)
+                continue
+            self.templates[name] = text
+            try:
+                ast = _parser.parse(text, name=name)
+            except TemplateSyntaxError as exc:
+                self.problem(name, (exc.lineno or 1, 1), f"template: {exc.message}")
+                continue
+            for ref, lineno in template_references(ast):
+                self._reference(name, (lineno, 1), ref)
+
+    def resource(self, file: LoadedFile, loc: Loc, path: str, media: str | None) -> None:
+        norm = inside(path)
+        pos = file.position(loc)
+        if norm is None:
+            self.problem(file.path, pos, f"{path!r} is outside the package")
+            return
+        try:
+            self.resources[norm] = self.source.read(norm)
+        except FileNotFoundError:
+            self.problem(file.path, pos, f"file {path!r} not found in the package")
+            return
+        if media is None and guess_type(norm) is None:
+            self.problem(file.path, pos, f"cannot tell the mimeType of {path!r}: set mimeType")
+
+
+def _known_keys(model: Any, loc: Loc) -> list[str]:
+    schema = model
+    for step in loc:
+        if isinstance(step, int):
+            continue
+        field = schema.model_fields.get(step) if hasattr(schema, "model_fields") else None
+        if field is None:
+            return []
+        schema = _model_of(field.annotation)
+    return list(schema.model_fields) if hasattr(schema, "model_fields") else []
+
+
+def _model_of(annotation: Any) -> Any:
+    for arg in getattr(annotation, "__args__", ()) or ():
+        found = _model_of(arg)
+        if hasattr(found, "model_fields"):
+            return found
+    return annotation
+
+
+def load_package(source: Source) -> Package:
+    """Validate the package a source holds; PackageError lists every problem."""
+    ld = _Loader(source)
+    files = source.files()
+    if MANIFEST not in files:
+        raise PackageError([Problem(MANIFEST, 1, 1, "no promptops.yaml in the package folder")])
+    manifest_file = ld.load(MANIFEST)
+    manifest = ld.validate(Manifest, manifest_file, manifest_file.data) if manifest_file else None
+
+    prompts: dict[str, PromptDef] = {}
+    for path in files:
+        if not (path.startswith(PROMPTS_DIR) and path.endswith(PROMPT_SUFFIX)):
+            continue
+        loaded = ld.load(path)
+        if loaded is None:
+            continue
+        spec: PromptFile | None = ld.validate(PromptFile, loaded, loaded.data)
+        if spec is None:
+            continue
+        name = spec.name or path.rsplit("/", 1)[-1].removesuffix(PROMPT_SUFFIX)
+        if spec.name is None and not _valid_name(name):
+            ld.problem(path, (1, 1), f"file name gives prompt name {name!r}, which is not valid; "
+                       "set `name:`")
+            continue
+        if name in prompts:
+            pos = loaded.position(("name",)) if spec.name else (1, 1)
+            ld.problem(path, pos, f"prompt name {name!r} is already used by {prompts[name].path}")
+            continue
+        prompts[name] = PromptDef(name=name, path=path, spec=spec, file=loaded)
+        _check_messages(ld, loaded, spec)
+    ld.resolve_templates()
+    if ld.problems or manifest is None or manifest_file is None:
+        raise PackageError(ld.problems)
+    return Package(
+        manifest=manifest,
+        manifest_file=manifest_file,
+        prompts=tuple(prompts[n] for n in sorted(prompts)),
+        templates=dict(sorted(ld.templates.items())),
+        resources=dict(sorted(ld.resources.items())),
+        origin=source.origin,
+        files=tuple(files),
+    )
+
+
+def _valid_name(name: str) -> bool:
+    import re
+
+    return re.match(PROMPT_NAME_RE, name) is not None
+
+
+def _check_messages(ld: _Loader, file: LoadedFile, spec: PromptFile) -> None:
+    for i, msg in enumerate(spec.messages):
+        base: Loc = ("messages", i)
+        for loc, src in template_fields(msg):
+            ld.check_template(file, base + loc, src)
+        if msg.template is not None:
+            ld._reference(file.path, file.position((*base, "template")), msg.template)
+        if msg.resource is not None and msg.resource.file is not None:
+            ld.resource(file, (*base, "resource", "file"), msg.resource.file, TEXT_FALLBACK)
+        for kind in ("image", "audio"):
+            media = getattr(msg, kind)
+            if media is not None:
+                ld.resource(file, (*base, kind, "file"), media.file, media.mimeType)

@@ -1,0 +1,163 @@
+"""Stage 4: bundle + prompt name + arguments -> an MCP ``GetPromptResult``.
+
+The one rendering path: ``serve``, ``render``, ``test`` and ``diff`` all come through
+here with a bundle, so what is tested and reviewed is exactly what is served.
+Validation comes first and each failure names the argument and the rule (MCP asks
+for -32602); a template that fails while rendering is the server's fault (-32603).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from promptops.errors import INTERNAL_ERROR, INVALID_PARAMS, RenderError
+
+Result = dict[str, Any]
+
+
+class Renderer:
+    """Renders the prompts of one bundle; compiled templates are cached per bundle."""
+
+    def __init__(self, bundle: dict[str, Any]) -> None:
+        self.bundle = bundle
+        self.prompts: dict[str, dict[str, Any]] = {p["name"]: p for p in bundle["prompts"]}
+        self._env: Any = None
+        self._compiled: dict[tuple[str, int, str], Any] = {}
+        self._patterns: dict[str, re.Pattern[str]] = {}
+
+    def validate(self, name: str, arguments: Any) -> tuple[dict[str, Any], dict[str, str]]:
+        """The prompt and the full render context, or RenderError(-32602)."""
+        prompt = self.prompts.get(name)
+        if prompt is None:
+            raise RenderError(INVALID_PARAMS, f"unknown prompt {name!r}")
+        if arguments is None:
+            arguments = {}
+        if not isinstance(arguments, dict):
+            raise RenderError(INVALID_PARAMS, "arguments must be an object of strings")
+        declared = {a["name"]: a for a in prompt["arguments"]}
+        for key in arguments:
+            if key not in declared:
+                known = ", ".join(declared) or "none"
+                raise RenderError(
+                    INVALID_PARAMS,
+                    f"unknown argument {key!r} for prompt {name!r} (declared: {known})",
+                    argument=str(key),
+                )
+        missing = [a for a in declared if declared[a].get("required") and a not in arguments]
+        if missing:
+            raise RenderError(
+                INVALID_PARAMS,
+                f"missing required argument {missing[0]!r} for prompt {name!r}",
+                argument=missing[0],
+            )
+        context: dict[str, str] = {}
+        for arg_name, spec in declared.items():
+            if arg_name in arguments:
+                context[arg_name] = self._check(name, spec, arguments[arg_name])
+            else:
+                context[arg_name] = spec.get("default", "")
+        return prompt, context
+
+    def _check(self, prompt: str, spec: dict[str, Any], value: Any) -> str:
+        arg = spec["name"]
+        if not isinstance(value, str):
+            raise RenderError(
+                INVALID_PARAMS, f"argument {arg!r} must be a string", argument=arg
+            )
+        limit = spec.get("maxLength", 100_000)
+        if len(value) > limit:
+            raise RenderError(
+                INVALID_PARAMS,
+                f"argument {arg!r} is {len(value)} characters, over its maxLength {limit}",
+                argument=arg,
+            )
+        enum = spec.get("enum")
+        if enum is not None and value not in enum:
+            allowed = ", ".join(repr(v) for v in enum)
+            raise RenderError(
+                INVALID_PARAMS,
+                f"argument {arg!r} must be one of {allowed}; got {value!r}",
+                argument=arg,
+            )
+        pattern = spec.get("pattern")
+        if pattern is not None:
+            rx = self._patterns.get(pattern) or self._patterns.setdefault(pattern, re.compile(pattern))
+            if rx.fullmatch(value) is None:
+                raise RenderError(
+                    INVALID_PARAMS,
+                    f"argument {arg!r} does not match its pattern {pattern!r}",
+                    argument=arg,
+                )
+        return value
+
+    def get(self, name: str, arguments: Any = None) -> Result:
+        """The GetPromptResult for ``name``; RenderError on bad input or a failing template."""
+        prompt, context = self.validate(name, arguments)
+        messages = []
+        for i, msg in enumerate(prompt["messages"]):
+            try:
+                content = self._content(name, i, msg, context)
+            except RenderError:
+                raise
+            except Exception as exc:  # any template failure is the package's, not the caller's
+                raise RenderError(
+                    INTERNAL_ERROR,
+                    f"prompt {name!r} message {i} failed to render: {type(exc).__name__}: {exc}",
+                ) from exc
+            if "annotations" in msg:
+                content["annotations"] = msg["annotations"]
+            messages.append({"role": msg["role"], "content": content})
+        result: Result = {"messages": messages}
+        if "description" in prompt:
+            result["description"] = prompt["description"]
+        return result
+
+    def _render(self, prompt: str, index: int, field: str, source: str, ctx: dict[str, str]) -> str:
+        from promptops.templating import render_bounded
+
+        key = (prompt, index, field)
+        tpl = self._compiled.get(key)
+        if tpl is None:
+            env = self.env()
+            tpl = env.get_template(source) if field == "template" else env.from_string(source)
+            self._compiled[key] = tpl
+        return render_bounded(tpl, ctx)
+
+    def env(self) -> Any:
+        if self._env is None:
+            from promptops.templating import environment
+
+            self._env = environment(self.bundle["templates"])
+        return self._env
+
+    def _content(self, name: str, i: int, msg: dict[str, Any], ctx: dict[str, str]) -> Result:
+        kind = msg["type"]
+        resources = self.bundle["resources"]
+        if kind == "text":
+            if "template" in msg:
+                return {"type": "text", "text": self._render(name, i, "template", msg["template"], ctx)}
+            return {"type": "text", "text": self._render(name, i, "text", msg["text"], ctx)}
+        if kind in ("image", "audio"):
+            res = resources[msg["file"]]
+            data = res.get("blob")
+            if data is None:
+                import base64
+
+                data = base64.b64encode(res["text"].encode()).decode("ascii")
+            return {"type": kind, "data": data, "mimeType": msg["mimeType"]}
+        if kind == "resource":
+            body: Result = {"uri": self._render(name, i, "uri", msg["uri"], ctx), "mimeType": msg["mimeType"]}
+            if "text" in msg:
+                body["text"] = self._render(name, i, "rtext", msg["text"], ctx)
+            else:
+                res = resources[msg["file"]]
+                body.update({"text": res["text"]} if "text" in res else {"blob": res["blob"]})
+            return {"type": "resource", "resource": body}
+        if kind == "resource_link":
+            link: Result = {"type": "resource_link", "uri": self._render(name, i, "uri", msg["uri"], ctx)}
+            for key in ("name", "title", "description", "mimeType", "size"):
+                if key in msg:
+                    link[key] = msg[key]
+            return link
+        raise RenderError(INTERNAL_ERROR, f"unknown message type {kind!r}")
