@@ -8,7 +8,7 @@ that module's exit code through the one error handler.
 from __future__ import annotations
 
 import os
-from enum import Enum
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
@@ -28,19 +28,21 @@ app = typer.Typer(
 )
 
 
-class Color(str, Enum):
+class Color(StrEnum):
     auto = "auto"
     always = "always"
     never = "never"
 
 
-class Format(str, Enum):
+class Format(StrEnum):
     text = "text"
     json = "json"
 
 
 PathArg = Annotated[Path | None, typer.Argument(help="Package folder (default: nearest above .)")]
-RefOpt = Annotated[str | None, typer.Option("--ref", help="Read this git revision, not the working tree")]
+RefOpt = Annotated[
+    str | None, typer.Option("--ref", help="Read this git revision, not the working tree")
+]
 FormatOpt = Annotated[Format, typer.Option("--format", help="Output format")]
 
 
@@ -121,10 +123,9 @@ def check(path: PathArg = None, ref: RefOpt = None) -> None:
     _done(run_guarded(lambda: cmd.run(path, ref)))
 
 
-class SchemaKind(str, Enum):
+class SchemaKind(StrEnum):
     manifest = "manifest"
     prompt = "prompt"
-    test = "test"
     bundle = "bundle"
 
 
@@ -182,19 +183,17 @@ def serve(ctx: typer.Context) -> None:
 
 
 def app_main(argv: list[str]) -> int:
+    """Run the typer app without letting it call sys.exit, so tests can call it too."""
     try:
-        app(args=argv, prog_name="promptops", standalone_mode=False)
+        code = app(args=argv, prog_name="promptops", standalone_mode=False)
     except typer.Exit as exc:
         return int(exc.exit_code)
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, typer.Abort):
         return 130
-    except Exception as exc:  # click usage errors
-        import click
-
-        if isinstance(exc, click.exceptions.Abort):
-            return 130
-        if isinstance(exc, click.ClickException):
-            exc.show()
-            return 2
-        raise
-    return 0
+    except Exception as exc:  # usage errors of the (vendored) click layer
+        show = getattr(exc, "show", None)
+        if show is None:
+            raise
+        show()
+        return 2
+    return code if isinstance(code, int) else 0

@@ -29,15 +29,15 @@ def use_color(stream: TextIO | None = None) -> bool:
 def style(text: str, **kwargs: Any) -> str:
     if not use_color():
         return text
-    import click
+    import typer
 
-    return click.style(text, **kwargs)
+    return typer.style(text, **kwargs)
 
 
 def echo(text: str = "", *, err: bool = False) -> None:
-    import click
+    import typer
 
-    click.echo(text, err=err, color=use_color(sys.stderr if err else sys.stdout))
+    typer.echo(text, err=err, color=use_color(sys.stderr if err else sys.stdout))
 
 
 def info(text: str) -> None:

@@ -115,7 +115,7 @@ def _yaml_problem(path: str, text: str, exc: MarkedYAMLError) -> Problem:
     elif "unhashable key" in what or _starts_template(text, line):
         hint = (
             '; a value starting with "{{" is read as a YAML mapping: quote it '
-            "(text: \"{{ x }}\") or use a block (text: |)"
+            '(text: "{{ x }}") or use a block (text: |)'
         )
         line, col = _template_value_position(text, line, col)
     return Problem(path, line, col, f"invalid YAML: {what}{hint}")

@@ -53,6 +53,7 @@ def is_text(mime: str) -> bool:
         or mime.endswith(("+json", "+xml"))
     )
 
+
 # An embedded resource of unknown type still has a body; it is served as plain text
 # when it decodes as UTF-8 and as application/octet-stream otherwise.
 TEXT_FALLBACK = "text/plain"

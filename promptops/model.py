@@ -45,8 +45,8 @@ class Manifest(Strict):
     version: str = Field(pattern=SEMVER_RE, description="SemVer 2.0.0 version")
     description: str | None = None
     instructions: str | None = Field(None, description="Served as the MCP server instructions")
-    lint: LintConfig = Field(default_factory=LintConfig)
-    serve: ServeConfig = Field(default_factory=ServeConfig)
+    lint: LintConfig = Field(default_factory=lambda: LintConfig())
+    serve: ServeConfig = Field(default_factory=lambda: ServeConfig())
 
 
 class Icon(Strict):

@@ -68,8 +68,12 @@ def template_references(ast: nodes.Template) -> list[tuple[str | None, int]]:
     """Names reached by include/import/extends with their line; None for dynamic ones."""
     refs: list[tuple[str | None, int]] = []
     for node in ast.find_all((nodes.Include, nodes.Import, nodes.FromImport, nodes.Extends)):
-        target = node.template
-        name = target.value if isinstance(target, nodes.Const) and isinstance(target.value, str) else None
+        target = node.template  # type: ignore[attr-defined]  # all four node types have it
+        name = (
+            target.value
+            if isinstance(target, nodes.Const) and isinstance(target.value, str)
+            else None
+        )
         refs.append((name, node.lineno))
     return refs
 
@@ -227,8 +231,11 @@ def load_package(source: Source) -> Package:
             continue
         name = spec.name or path.rsplit("/", 1)[-1].removesuffix(PROMPT_SUFFIX)
         if spec.name is None and not _valid_name(name):
-            ld.problem(path, (1, 1), f"file name gives prompt name {name!r}, which is not valid; "
-                       "set `name:`")
+            ld.problem(
+                path,
+                (1, 1),
+                f"file name gives prompt name {name!r}, which is not valid; set `name:`",
+            )
             continue
         if name in prompts:
             pos = loaded.position(("name",)) if spec.name else (1, 1)

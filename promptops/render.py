@@ -62,9 +62,7 @@ class Renderer:
     def _check(self, prompt: str, spec: dict[str, Any], value: Any) -> str:
         arg = spec["name"]
         if not isinstance(value, str):
-            raise RenderError(
-                INVALID_PARAMS, f"argument {arg!r} must be a string", argument=arg
-            )
+            raise RenderError(INVALID_PARAMS, f"argument {arg!r} must be a string", argument=arg)
         limit = spec.get("maxLength", 100_000)
         if len(value) > limit:
             raise RenderError(
@@ -82,7 +80,9 @@ class Renderer:
             )
         pattern = spec.get("pattern")
         if pattern is not None:
-            rx = self._patterns.get(pattern) or self._patterns.setdefault(pattern, re.compile(pattern))
+            rx = self._patterns.get(pattern) or self._patterns.setdefault(
+                pattern, re.compile(pattern)
+            )
             if rx.fullmatch(value) is None:
                 raise RenderError(
                     INVALID_PARAMS,
@@ -136,7 +136,10 @@ class Renderer:
         resources = self.bundle["resources"]
         if kind == "text":
             if "template" in msg:
-                return {"type": "text", "text": self._render(name, i, "template", msg["template"], ctx)}
+                return {
+                    "type": "text",
+                    "text": self._render(name, i, "template", msg["template"], ctx),
+                }
             return {"type": "text", "text": self._render(name, i, "text", msg["text"], ctx)}
         if kind in ("image", "audio"):
             res = resources[msg["file"]]
@@ -147,7 +150,10 @@ class Renderer:
                 data = base64.b64encode(res["text"].encode()).decode("ascii")
             return {"type": kind, "data": data, "mimeType": msg["mimeType"]}
         if kind == "resource":
-            body: Result = {"uri": self._render(name, i, "uri", msg["uri"], ctx), "mimeType": msg["mimeType"]}
+            body: Result = {
+                "uri": self._render(name, i, "uri", msg["uri"], ctx),
+                "mimeType": msg["mimeType"],
+            }
             if "text" in msg:
                 body["text"] = self._render(name, i, "rtext", msg["text"], ctx)
             else:
@@ -155,7 +161,10 @@ class Renderer:
                 body.update({"text": res["text"]} if "text" in res else {"blob": res["blob"]})
             return {"type": "resource", "resource": body}
         if kind == "resource_link":
-            link: Result = {"type": "resource_link", "uri": self._render(name, i, "uri", msg["uri"], ctx)}
+            link: Result = {
+                "type": "resource_link",
+                "uri": self._render(name, i, "uri", msg["uri"], ctx),
+            }
             for key in ("name", "title", "description", "mimeType", "size"):
                 if key in msg:
                     link[key] = msg[key]

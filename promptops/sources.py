@@ -128,7 +128,9 @@ class GitSource:
         try:
             self.tree = tree if self.prefix == "." else tree / self.prefix
         except KeyError as exc:
-            raise GitError(f"{self.prefix} does not exist at {rev} ({self.commit.hexsha[:12]})") from exc
+            raise GitError(
+                f"{self.prefix} does not exist at {rev} ({self.commit.hexsha[:12]})"
+            ) from exc
         self.label = f"{rev} ({self.commit.hexsha[:12]})"
         self.origin = Origin(
             commit=self.commit.hexsha, tree=self.tree.hexsha, dirty=False, path=self.prefix
@@ -137,9 +139,11 @@ class GitSource:
 
     def _index(self) -> dict[str, git.Blob]:
         if self._blobs is None:
+            import git
+
             blobs: dict[str, git.Blob] = {}
             for item in self.tree.traverse():
-                if item.type == "blob":
+                if isinstance(item, git.Blob):
                     blobs[posixpath.relpath(item.path, self.tree.path or ".")] = item
             self._blobs = blobs
         return self._blobs
@@ -172,4 +176,3 @@ def head_is_dirty(package_dir: Path) -> bool:
     """Whether the package folder has uncommitted changes (build warns about them)."""
     src = GitSource(package_dir)
     return src.repo.is_dirty(untracked_files=True, path=None if src.prefix == "." else src.prefix)
-

@@ -38,7 +38,7 @@ class BudgetExceeded(SecurityError):
 class PromptEnvironment(SandboxedEnvironment):
     intercepted_binops = frozenset({"*", "**"})
 
-    def call(__self, __context: Any, __obj: Any, *args: Any, **kwargs: Any) -> Any:  # noqa: N805
+    def call(__self, __context: Any, __obj: Any, *args: Any, **kwargs: Any) -> Any:
         if time.monotonic() > _budget.deadline:
             raise BudgetExceeded(f"render took longer than {RENDER_TIMEOUT_S:g} s")
         return super().call(__context, __obj, *args, **kwargs)
@@ -49,12 +49,12 @@ class PromptEnvironment(SandboxedEnvironment):
                 raise BudgetExceeded(f"exponent {right} is over the limit {MAX_POWER_EXPONENT}")
             return left**right
         for seq, count in ((left, right), (right, left)):
-            if isinstance(seq, str | list | tuple) and isinstance(count, int):
-                if len(seq) * count > MAX_OPERAND_RESULT:
-                    raise BudgetExceeded(
-                        f"`*` would build {len(seq) * count} items, over the limit "
-                        f"{MAX_OPERAND_RESULT}"
-                    )
+            sized = isinstance(seq, str | list | tuple) and isinstance(count, int)
+            if sized and len(seq) * count > MAX_OPERAND_RESULT:
+                raise BudgetExceeded(
+                    f"`*` would build {len(seq) * count} items, over the limit "
+                    f"{MAX_OPERAND_RESULT}"
+                )
         return left * right
 
 

@@ -1,0 +1,75 @@
+"""The bundle format as pydantic models: its documentation and its full validation.
+
+Serving never imports this (``bundle.parse_bundle`` does the cheap checks with the
+standard library); ``promptops verify`` and ``promptops schema bundle`` do.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from promptops.model import Annotations, Argument, Icon
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid", strict=True)
+
+
+class BundlePackage(_Strict):
+    name: str
+    version: str
+    description: str | None = None
+    instructions: str | None = None
+    cacheScope: Literal["public", "private"]
+
+
+class BundleMessage(_Strict):
+    role: Literal["user", "assistant"]
+    type: Literal["text", "image", "audio", "resource", "resource_link"]
+    text: str | None = Field(None, description="Inline template (text) or resource text template")
+    template: str | None = Field(None, description="Key into `templates`")
+    file: str | None = Field(None, description="Key into `resources`")
+    uri: str | None = Field(None, description="Template (resource, resource_link)")
+    mimeType: str | None = None
+    name: str | None = None
+    title: str | None = None
+    description: str | None = None
+    size: int | None = None
+    annotations: Annotations | None = None
+
+
+class BundlePrompt(_Strict):
+    name: str
+    title: str | None = None
+    description: str | None = None
+    icons: list[Icon] | None = None
+    arguments: list[Argument]
+    messages: list[BundleMessage]
+    source: str = Field(description="The prompt file, relative to the package")
+
+
+class BundleResource(_Strict):
+    mimeType: str
+    text: str | None = None
+    blob: str | None = Field(None, description="base64")
+
+
+class BundleSource(_Strict):
+    commit: str | None
+    tree: str | None
+    dirty: bool
+    path: str = Field(description="Package folder relative to the repository root")
+
+
+class BundleFile(_Strict):
+    """A built bundle: canonical JSON; `digest` is sha256 over all other keys."""
+
+    format: Literal["promptops.bundle/1"]
+    package: BundlePackage
+    prompts: list[BundlePrompt]
+    templates: dict[str, str] = Field(description="Every template file reached, by path")
+    resources: dict[str, BundleResource]
+    source: BundleSource
+    digest: str = Field(pattern=r"^sha256:[0-9a-f]{64}$")

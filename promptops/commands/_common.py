@@ -1,0 +1,52 @@
+"""Small helpers shared by commands: where the package is, and how to read arguments."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from promptops.errors import UsageError
+from promptops.sources import find_package
+
+
+def package_dir(path: Path | None) -> Path:
+    """An explicit package folder, or the nearest one at or above the current folder."""
+    if path is None:
+        return find_package(Path.cwd())
+    if not (path / "promptops.yaml").is_file():
+        if path.is_dir():
+            return find_package(path)
+        raise UsageError(f"{path} is not a folder; pass a package folder")
+    return path
+
+
+def parse_arguments(pairs: list[str], args_file: Path | None) -> dict[str, Any]:
+    """Arguments from --args-file (JSON or YAML object) overlaid by -a name=value pairs."""
+    out: dict[str, Any] = {}
+    if args_file is not None:
+        try:
+            text = args_file.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise UsageError(f"cannot read {args_file}: {exc.strerror}") from exc
+        if args_file.suffix == ".json":
+            try:
+                data = json.loads(text)
+            except json.JSONDecodeError as exc:
+                raise UsageError(f"{args_file}:{exc.lineno}:{exc.colno}: {exc.msg}") from exc
+        else:
+            from promptops.loader import YamlProblem, load_yaml
+
+            try:
+                data = load_yaml(str(args_file), text.encode()).data
+            except YamlProblem as exc:
+                raise UsageError(str(exc.problem)) from exc
+        if not isinstance(data, dict):
+            raise UsageError(f"{args_file}: expected an object mapping argument names to values")
+        out.update(data)
+    for pair in pairs:
+        name, sep, value = pair.partition("=")
+        if not sep or not name:
+            raise UsageError(f"-a expects name=value, got {pair!r}")
+        out[name] = value
+    return out

@@ -1,0 +1,29 @@
+"""`promptops ls`: the prompts of a package as clients will list them."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from promptops.commands._common import package_dir
+from promptops.console import echo, style
+from promptops.pipeline import bundle_at
+
+
+def run(path: Path | None, ref: str | None, fmt: str) -> int:
+    bundle = bundle_at(package_dir(path), ref)
+    prompts = bundle["prompts"]
+    if fmt == "json":
+        keys = ("name", "title", "description", "arguments")
+        rows = [{k: p[k] for k in keys if k in p} for p in prompts]
+        echo(json.dumps(rows, indent=2, ensure_ascii=False))
+        return 0
+    for p in prompts:
+        args = " ".join(
+            f"{a['name']}" if a.get("required") else f"[{a['name']}]" for a in p["arguments"]
+        )
+        line = style(p["name"], bold=True) + (f" {args}" if args else "")
+        if p.get("description"):
+            line += f"  — {p['description']}"
+        echo(line)
+    return 0

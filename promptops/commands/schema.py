@@ -1,0 +1,27 @@
+"""`promptops schema KIND`: JSON Schemas generated from the models, for editors and tools."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from promptops.console import echo
+
+
+def schema_for(kind: str) -> dict[str, Any]:
+    if kind == "bundle":
+        from promptops.bundle_schema import BundleFile
+
+        model: Any = BundleFile
+    else:
+        from promptops.model import Manifest, PromptFile
+
+        model = Manifest if kind == "manifest" else PromptFile
+    out: dict[str, Any] = {"$schema": "https://json-schema.org/draft/2020-12/schema"}
+    out.update(model.model_json_schema())
+    return out
+
+
+def run(kind: str) -> int:
+    echo(json.dumps(schema_for(kind), indent=2, ensure_ascii=False))
+    return 0

@@ -1,0 +1,217 @@
+"""Bundles: reproducible bytes, tamper detection, safe writes (issue 3, "Bundle")."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+from pathlib import Path
+
+import git
+import pytest
+from conftest import PYTHON, cli_env, commit_files, make_repo
+
+from promptops.bundle import load_bundle, parse_bundle
+from promptops.errors import BundleError
+
+PKG = {
+    "pkg/promptops.yaml": "name: acme\nversion: 1.2.0\ndescription: Acme prompts\n",
+    "pkg/prompts/review.prompt.yaml": (
+        "description: Review code\n"
+        "arguments:\n  - name: code\n    required: true\n"
+        "messages:\n"
+        "  - role: user\n    template: templates/review.md.j2\n"
+        "  - role: user\n    image: {file: resources/dot.png}\n"
+    ),
+    "pkg/templates/review.md.j2": '{% include "partials/head.j2" %}\nReview {{ code }}\n',
+    "pkg/partials/head.j2": "You are careful.\n",
+    "pkg/resources/dot.png": b"\x89PNG\r\n\x1a\n" + bytes(range(40)),
+}
+
+
+def build(
+    cwd: Path, *args: str, umask: int | None = None, **env: str
+) -> subprocess.CompletedProcess[str]:
+    def pre() -> None:
+        if umask is not None:
+            os.umask(umask)
+
+    return subprocess.run(
+        [PYTHON, "-m", "promptops", "build", *args],
+        cwd=cwd,
+        env=cli_env(**env),
+        capture_output=True,
+        text=True,
+        preexec_fn=pre,
+        check=False,
+    )
+
+
+def test_two_clones_build_identical_bytes(tmp_path: Path) -> None:
+    origin = make_repo(tmp_path / "origin", PKG)
+    a = git.Repo.clone_from(origin.working_tree_dir, tmp_path / "one" / "clone-a")
+    b = git.Repo.clone_from(origin.working_tree_dir, tmp_path / "elsewhere" / "deeper" / "b")
+    # Different mtimes in the second clone: builds read git objects, not the files.
+    for f in Path(b.working_tree_dir, "pkg").rglob("*"):
+        os.utime(f, (1_000_000, 1_000_000))
+    ra = build(Path(a.working_tree_dir), "pkg", "-o", "out", umask=0o077, LC_ALL="C")
+    rb = build(
+        Path(b.working_tree_dir), "pkg", "-o", "out", umask=0o022, LC_ALL="C.UTF-8", TZ="Asia/Tokyo"
+    )
+    assert ra.returncode == 0, ra.stderr
+    assert rb.returncode == 0, rb.stderr
+    fa = Path(a.working_tree_dir, "out", "acme-1.2.0.bundle.json")
+    fb = Path(b.working_tree_dir, "out", "acme-1.2.0.bundle.json")
+    assert fa.read_bytes() == fb.read_bytes()
+    assert stat.S_IMODE(fa.stat().st_mode) == 0o444
+    bundle = json.loads(fa.read_bytes())
+    assert bundle["source"] == {
+        "commit": origin.head.commit.hexsha,
+        "tree": origin.head.commit.tree["pkg"].hexsha,
+        "dirty": False,
+        "path": "pkg",
+    }
+    text = fa.read_text()
+    assert str(tmp_path) not in text and "Test Author" not in text
+
+
+def test_one_character_changes_the_digest(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "r", PKG)
+    root = Path(repo.working_tree_dir)
+    assert build(root, "pkg", "-o", "a").returncode == 0
+    commit_files(repo, {"pkg/partials/head.j2": "You are careful!\n"}, "edit")
+    assert build(root, "pkg", "-o", "b").returncode == 0
+    da = load_bundle(root / "a" / "acme-1.2.0.bundle.json")["digest"]
+    db = load_bundle(root / "b" / "acme-1.2.0.bundle.json")["digest"]
+    assert da != db
+
+
+def test_build_reads_the_commit_not_a_dirty_tree(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "r", PKG)
+    root = Path(repo.working_tree_dir)
+    (root / "pkg/partials/head.j2").write_text("UNCOMMITTED\n")
+    r = build(root, "pkg", "-o", "out")
+    assert r.returncode == 0
+    assert "uncommitted changes" in r.stderr
+    bundle = load_bundle(root / "out" / "acme-1.2.0.bundle.json")
+    assert bundle["templates"]["partials/head.j2"] == "You are careful.\n"
+    assert bundle["source"]["dirty"] is False
+    r = build(root, "pkg", "-o", "wt", "--worktree")
+    assert r.returncode == 0, r.stderr
+    wt = load_bundle(root / "wt" / "acme-1.2.0.bundle.json")
+    assert wt["templates"]["partials/head.j2"] == "UNCOMMITTED\n"
+    assert wt["source"]["dirty"] is True and wt["source"]["commit"] is None
+
+
+def test_existing_different_bundle_is_not_overwritten(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "r", PKG)
+    root = Path(repo.working_tree_dir)
+    assert build(root, "pkg", "-o", "out").returncode == 0
+    same = build(root, "pkg", "-o", "out")
+    assert same.returncode == 0 and "unchanged" in same.stderr
+    commit_files(repo, {"pkg/partials/head.j2": "Changed.\n"}, "edit without bump")
+    refused = build(root, "pkg", "-o", "out")
+    assert refused.returncode == 2
+    assert "exists with different content" in refused.stderr and "--force" in refused.stderr
+    assert "Changed." not in (root / "out" / "acme-1.2.0.bundle.json").read_text()
+    forced = build(root, "pkg", "-o", "out", "--force")
+    assert forced.returncode == 0, forced.stderr
+    assert "Changed." in (root / "out" / "acme-1.2.0.bundle.json").read_text()
+    assert not [p for p in (root / "out").iterdir() if p.name.endswith(".tmp")]
+
+
+def _tampered(original: bytes, at: int) -> bytes:
+    data = bytearray(original)
+    data[at] = ord("Z") if data[at] != ord("Z") else ord("Y")
+    return bytes(data)
+
+
+@pytest.mark.parametrize("where", ["You are careful", '"version":"1.2.0"', '"role":"user"'])
+def test_any_changed_byte_fails_verify(tmp_path: Path, where: str) -> None:
+    repo = make_repo(tmp_path / "r", PKG)
+    root = Path(repo.working_tree_dir)
+    assert build(root, "pkg", "-o", "out").returncode == 0
+    path = root / "out" / "acme-1.2.0.bundle.json"
+    original = path.read_bytes()
+    bad = tmp_path / "bad.bundle.json"
+    bad.write_bytes(_tampered(original, original.index(where.encode()) + 3))
+    with pytest.raises(BundleError, match="digest mismatch"):
+        parse_bundle(bad.read_bytes(), str(bad))
+    r = subprocess.run(
+        [PYTHON, "-m", "promptops", "verify", str(bad)],
+        env=cli_env(),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert r.returncode == 1
+    assert "digest mismatch" in r.stderr and "Traceback" not in r.stderr
+    ok = subprocess.run(
+        [PYTHON, "-m", "promptops", "verify", str(path)],
+        env=cli_env(),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert ok.returncode == 0 and "ok (sha256:" in ok.stdout
+
+
+def test_verify_checks_the_schema_beyond_the_digest(tmp_path: Path) -> None:
+    from promptops.bundle import digest, serialise
+
+    repo = make_repo(tmp_path / "r", PKG)
+    root = Path(repo.working_tree_dir)
+    assert build(root, "pkg", "-o", "out").returncode == 0
+    bundle = load_bundle(root / "out" / "acme-1.2.0.bundle.json")
+    bundle["prompts"][0]["messages"][0]["role"] = "system"  # a consistent digest, wrong schema
+    bundle["digest"] = digest(bundle)
+    bad = tmp_path / "schema.bundle.json"
+    bad.write_bytes(serialise(bundle))
+    r = subprocess.run(
+        [PYTHON, "-m", "promptops", "verify", str(bad)],
+        env=cli_env(),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert r.returncode == 1
+    assert "prompts.0.messages.0.role" in r.stderr
+
+
+def test_inspect_summarises(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "r", PKG)
+    root = Path(repo.working_tree_dir)
+    assert build(root, "pkg", "-o", "out").returncode == 0
+    path = root / "out" / "acme-1.2.0.bundle.json"
+    r = subprocess.run(
+        [PYTHON, "-m", "promptops", "inspect", str(path)],
+        env=cli_env(),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert r.returncode == 0
+    sha = repo.head.commit.hexsha
+    bundle = load_bundle(path)
+    assert r.stdout.splitlines()[:5] == [
+        "acme 1.2.0",
+        f"digest:  {bundle['digest']}",
+        f"source:  {sha} tree {repo.head.commit.tree['pkg'].hexsha} path pkg",
+        "prompts: 1, templates: 2, resources: 1",
+        "  review(code)",
+    ]
+
+
+def test_loading_a_bundle_imports_no_heavy_modules(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "r", PKG)
+    root = Path(repo.working_tree_dir)
+    assert build(root, "pkg", "-o", "out").returncode == 0
+    code = (
+        "import sys; from pathlib import Path; from promptops.bundle import load_bundle; "
+        f"load_bundle(Path({str(root / 'out' / 'acme-1.2.0.bundle.json')!r})); "
+        "heavy = ('pydantic', 'git', 'typer', 'ruamel', 'jinja2'); "
+        "print(sorted(m for m in heavy if m in sys.modules))"
+    )
+    r = subprocess.run([PYTHON, "-c", code], capture_output=True, text=True, check=True)
+    assert r.stdout.strip() == "[]"
