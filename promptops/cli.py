@@ -171,6 +171,43 @@ def inspect(
     _done(run_guarded(lambda: cmd.run(bundle, fmt.value)))
 
 
+@app.command("version")
+def version_(path: PathArg = None, fmt: FormatOpt = Format.text) -> None:
+    """Show the version, the latest release and the bump the changes since it need."""
+    from promptops.commands import version as cmd
+
+    _done(run_guarded(lambda: cmd.run(path, fmt.value)))
+
+
+class BumpKind(StrEnum):
+    major = "major"
+    minor = "minor"
+    patch = "patch"
+    auto = "auto"
+
+
+@app.command()
+def bump(
+    kind: Annotated[BumpKind, typer.Argument(help="Which part, or auto: what the changes need")],
+    path: PathArg = None,
+    pre: Annotated[
+        str | None, typer.Option("--pre", help="Make it a pre-release, e.g. --pre rc")
+    ] = None,
+) -> None:
+    """Set the version in promptops.yaml, leaving every other byte as it is."""
+    from promptops.commands import bump as cmd
+
+    _done(run_guarded(lambda: cmd.run(kind.value, path, pre)))
+
+
+@app.command()
+def release(path: PathArg = None) -> None:
+    """Tag the committed HEAD as <name>@<version>, recording its bundle digest."""
+    from promptops.commands import release as cmd
+
+    _done(run_guarded(lambda: cmd.run(path)))
+
+
 @app.command(
     context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
     add_help_option=False,

@@ -34,7 +34,7 @@ class LintConfig(Strict):
 
 class ServeConfig(Strict):
     cacheScope: Literal["public", "private"] = Field(
-        "public", description="cacheScope on stateless-era list results"
+        default="public", description="cacheScope on stateless-era list results"
     )
 
 

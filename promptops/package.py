@@ -9,7 +9,7 @@ bundle, lint, test and diff all start here.
 from __future__ import annotations
 
 import difflib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,11 +19,22 @@ from pydantic import ValidationError
 from promptops.errors import PackageError, Problem
 from promptops.loader import LoadedFile, Loc, YamlProblem, decode, load_yaml
 from promptops.mediatypes import TEXT_FALLBACK, guess_type
-from promptops.model import PROMPT_NAME_RE, Manifest, Message, PromptFile
+from promptops.model import (
+    ARG_NAME_RE,
+    NAME_RE,
+    PROMPT_NAME_RE,
+    SEMVER_RE,
+    Manifest,
+    Message,
+    PromptFile,
+)
 from promptops.sources import MANIFEST, Origin, Source, inside
 from promptops.templating import environment
 
 PROMPT_SUFFIX = ".prompt.yaml"
+# A position, or how to compute it: positions need a slow round-trip parse, so they are
+# worked out only for problems that are actually reported.
+Where = tuple[int, int] | Callable[[], tuple[int, int]]
 PROMPTS_DIR = "prompts/"
 _parser = environment({})
 
@@ -84,10 +95,11 @@ class _Loader:
         self.problems: list[Problem] = []
         self.templates: dict[str, str] = {}
         self.resources: dict[str, bytes] = {}
-        self._pending: list[tuple[str, str, int, int]] = []  # (template, from file, line, col)
+        self._pending: list[tuple[str, str, Where]] = []  # (template, from file, where)
 
-    def problem(self, path: str, pos: tuple[int, int], message: str) -> None:
-        self.problems.append(Problem(path, pos[0], pos[1], message))
+    def problem(self, path: str, pos: Where, message: str) -> None:
+        line, col = pos() if callable(pos) else pos
+        self.problems.append(Problem(path, line, col, message))
 
     def load(self, path: str) -> LoadedFile | None:
         try:
@@ -128,6 +140,15 @@ class _Loader:
                 msg += '; a value starting with "{{" must be quoted: text: "{{ x }}"'
             elif kind == "string_type" and isinstance(err.get("input"), int | float | bool):
                 msg += f"; quote it to keep it text: '{err['input']}'"
+            elif kind == "string_pattern_mismatch":
+                pattern = err["ctx"]["pattern"]
+                rule = _PATTERN_HELP.get(pattern, f"must match {pattern}")
+                msg = f"{where}: {err['input']!r} is not valid: {rule}"
+            elif kind in ("model_type", "dict_type"):
+                keys = ", ".join(_known_keys(model, loc))
+                msg += f"; expected a mapping with keys: {keys}" if keys else ""
+            elif kind == "bool_type":
+                msg += "; write true or false, unquoted"
             pos = file.position(loc)
         self.problem(file.path, pos, msg)
 
@@ -138,12 +159,15 @@ class _Loader:
             line, col, _ = file.block_start(loc)
             self.problem(file.path, (line + (exc.lineno or 1) - 1, col), f"template: {exc.message}")
             return
-        line, col, block = file.block_start(loc)
         for name, lineno in template_references(ast):
-            at = (line + lineno - 1, col) if block or lineno > 1 else (line, col)
+            # Positions cost a round-trip YAML parse: computed only if a problem is reported.
+            def at(lineno: int = lineno) -> tuple[int, int]:
+                line, col, block = file.block_start(loc)
+                return (line + lineno - 1, col) if block or lineno > 1 else (line, col)
+
             self._reference(file.path, at, name)
 
-    def _reference(self, path: str, at: tuple[int, int], name: str | None) -> None:
+    def _reference(self, path: str, at: Where, name: str | None) -> None:
         if name is None:
             self.problem(path, at, "dynamic include: name the template with a string literal")
             return
@@ -151,17 +175,17 @@ class _Loader:
         if norm is None or norm != name:
             self.problem(path, at, f"include {name!r} is outside the package or not normalised")
             return
-        self._pending.append((norm, path, *at))
+        self._pending.append((norm, path, at))
 
     def resolve_templates(self) -> None:
         while self._pending:
-            name, origin, line, col = self._pending.pop()
+            name, origin, at = self._pending.pop()
             if name in self.templates:
                 continue
             try:
                 text = decode(name, self.source.read(name))
             except FileNotFoundError:
-                self.problem(origin, (line, col), f"template {name!r} not found in the package")
+                self.problem(origin, at, f"template {name!r} not found in the package")
                 continue
             except YamlProblem as exc:
                 self.problems.append(exc.problem)
@@ -177,7 +201,10 @@ class _Loader:
 
     def resource(self, file: LoadedFile, loc: Loc, path: str, media: str | None) -> None:
         norm = inside(path)
-        pos = file.position(loc)
+
+        def pos() -> tuple[int, int]:
+            return file.position(loc)
+
         if norm is None:
             self.problem(file.path, pos, f"{path!r} is outside the package")
             return
@@ -188,6 +215,16 @@ class _Loader:
             return
         if media is None and guess_type(norm) is None:
             self.problem(file.path, pos, f"cannot tell the mimeType of {path!r}: set mimeType")
+
+
+_PATTERN_HELP = {
+    NAME_RE: "use lowercase letters, digits, '.', '_' and '-', starting and ending with a "
+    "letter or digit, at most 64 characters (e.g. acme-prompts)",
+    SEMVER_RE: "use a SemVer 2.0.0 version such as 1.4.0 or 2.0.0-rc.1",
+    PROMPT_NAME_RE: "use letters, digits, '_', '.' and '-', starting with a letter or digit",
+    ARG_NAME_RE: "an argument name is used as a template variable: letters, digits and '_', "
+    "not starting with a digit",
+}
 
 
 def _known_keys(model: Any, loc: Loc) -> list[str]:
@@ -269,10 +306,14 @@ def _check_messages(ld: _Loader, file: LoadedFile, spec: PromptFile) -> None:
         for loc, src in template_fields(msg):
             ld.check_template(file, base + loc, src)
         if msg.template is not None:
-            ld._reference(file.path, file.position((*base, "template")), msg.template)
+            ld._reference(file.path, _position_of(file, (*base, "template")), msg.template)
         if msg.resource is not None and msg.resource.file is not None:
             ld.resource(file, (*base, "resource", "file"), msg.resource.file, TEXT_FALLBACK)
         for kind in ("image", "audio"):
             media = getattr(msg, kind)
             if media is not None:
                 ld.resource(file, (*base, kind, "file"), media.file, media.mimeType)
+
+
+def _position_of(file: LoadedFile, loc: Loc) -> Callable[[], tuple[int, int]]:
+    return lambda: file.position(loc)

@@ -10,16 +10,15 @@ from __future__ import annotations
 
 import os
 import posixpath
+import subprocess
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
 from promptops.errors import GitError, UsageError
 
-if TYPE_CHECKING:
-    import git
-
 MANIFEST = "promptops.yaml"
+_BATCH_LIMIT = 1 << 20  # blobs up to 1 MiB are read together, larger ones one by one
 _SKIP_DIRS = frozenset({".git", "__pycache__", "node_modules", ".venv"})
 
 
@@ -135,30 +134,71 @@ class GitSource:
         self.origin = Origin(
             commit=self.commit.hexsha, tree=self.tree.hexsha, dirty=False, path=self.prefix
         )
-        self._blobs: dict[str, git.Blob] | None = None
+        self._entries: dict[str, tuple[int, str, int]] | None = None  # path -> mode, sha, size
+        self._data: dict[str, bytes] = {}
 
-    def _index(self) -> dict[str, git.Blob]:
-        if self._blobs is None:
-            import git
+    def _index(self) -> dict[str, tuple[int, str, int]]:
+        if self._entries is None:
+            raw = self.repo.git.ls_tree("-r", "-l", "-z", self.tree.hexsha, stdout_as_string=False)
+            entries: dict[str, tuple[int, str, int]] = {}
+            for record in raw.split(b"\0"):
+                head, _, name = record.partition(b"\t")
+                fields = head.split()
+                if len(fields) != 4 or fields[1] != b"blob":
+                    continue  # submodules (commit entries) are not package files
+                path = name.decode("utf-8", "surrogateescape")
+                entries[path] = (int(fields[0], 8), fields[2].decode(), int(fields[3]))
+            self._entries = entries
+            self._prefetch(entries)
+        return self._entries
 
-            blobs: dict[str, git.Blob] = {}
-            for item in self.tree.traverse():
-                if isinstance(item, git.Blob):
-                    blobs[posixpath.relpath(item.path, self.tree.path or ".")] = item
-            self._blobs = blobs
-        return self._blobs
+    def _prefetch(self, entries: dict[str, tuple[int, str, int]]) -> None:
+        """Read every small blob through one `git cat-file --batch` call.
+
+        GitPython reads one object per round trip to its cat-file process; on a
+        10,000-prompt package that alone costs seconds, one pipelined call does not.
+        """
+        wanted = {sha for _, sha, size in entries.values() if size <= _BATCH_LIMIT}
+        if not wanted:
+            return
+        proc = subprocess.run(
+            ["git", "cat-file", "--batch"],
+            input="".join(f"{sha}\n" for sha in sorted(wanted)).encode(),
+            cwd=self.repo.git_dir,
+            capture_output=True,
+            check=False,
+        )
+        out, pos, blobs = proc.stdout, 0, {}
+        while pos < len(out):
+            eol = out.index(b"\n", pos)
+            header = out[pos:eol].split()
+            if len(header) != 3:  # "<sha> missing": leave it to read(), which reports it
+                pos = eol + 1
+                continue
+            size = int(header[2])
+            blobs[header[0].decode()] = out[eol + 1 : eol + 1 + size]
+            pos = eol + 1 + size + 1
+        for path, (_, sha, _) in entries.items():
+            if sha in blobs:
+                self._data[path] = blobs[sha]
 
     def files(self) -> list[str]:
         return sorted(self._index())
 
     def read(self, path: str, _depth: int = 0) -> bytes:
         norm = inside(path)
-        blob = self._index().get(norm) if norm else None
-        if blob is None:
+        entry = self._index().get(norm) if norm else None
+        if entry is None or norm is None:
             raise FileNotFoundError(path)
-        data: bytes = blob.data_stream.read()
-        if blob.mode == 0o120000:  # a symlink: follow it only while it stays in the package
-            target = inside(posixpath.join(posixpath.dirname(norm or ""), data.decode()))
+        mode, sha, _ = entry
+        data = self._data.get(norm)
+        if data is None:
+            try:
+                data = self.repo.git.cat_file("blob", sha, stdout_as_string=False)
+            except Exception as exc:  # a missing object (shallow or broken clone)
+                raise GitError(f"cannot read {path} ({sha[:12]}) from git: {exc}") from exc
+        if mode == 0o120000:  # a symlink: follow it only while it stays in the package
+            target = inside(posixpath.join(posixpath.dirname(norm), data.decode()))
             if target is None or _depth > 8:
                 raise FileNotFoundError(path)
             return self.read(target, _depth + 1)

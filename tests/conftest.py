@@ -1,75 +1,25 @@
-"""Fixtures every test module may use: real files and real git repositories in tmp dirs."""
+"""Fixtures every test module may use; the plain helpers live in repo_helpers.py."""
 
 from __future__ import annotations
 
-import os
-import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 import git
 import pytest
-
-REPO_ROOT = Path(__file__).resolve().parent.parent
-FIXTURES = Path(__file__).resolve().parent / "fixtures"
-
-
-def write_files(root: Path, files: Mapping[str, str | bytes]) -> list[Path]:
-    """Write ``files`` (POSIX relative path -> text or bytes) below ``root``; returns the paths."""
-    written: list[Path] = []
-    for rel, content in files.items():
-        path = root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if isinstance(content, bytes):
-            path.write_bytes(content)
-        else:
-            path.write_text(content, encoding="utf-8")
-        written.append(path)
-    return written
-
-
-def make_repo(
-    root: Path,
-    files: Mapping[str, str | bytes],
-    message: str = "initial commit",
-    *,
-    branch: str = "main",
-) -> git.Repo:
-    """A real git repository at ``root`` holding ``files`` in one commit on ``branch``."""
-    root.mkdir(parents=True, exist_ok=True)
-    repo = git.Repo.init(root)
-    with repo.config_writer() as cfg:
-        cfg.set_value("user", "name", "Test Author")
-        cfg.set_value("user", "email", "test@example.com")
-        cfg.set_value("commit", "gpgsign", "false")
-    repo.git.checkout("-B", branch)
-    commit_files(repo, files, message)
-    return repo
-
-
-def commit_files(repo: git.Repo, files: Mapping[str, str | bytes], message: str) -> str:
-    """Write ``files`` into the work tree of ``repo``, commit them all; returns the hexsha."""
-    root = Path(repo.working_tree_dir or ".")
-    write_files(root, files)
-    repo.git.add("--all")
-    repo.git.commit("--allow-empty", "-m", message)
-    return repo.head.commit.hexsha
-
-
-def cli_env(**extra: str) -> dict[str, str]:
-    """Environment for running ``python -m promptops`` as a subprocess: no colour, no CI."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PROMPTOPS_", "GIT_"))}
-    env.update({"NO_COLOR": "1", "PYTHONIOENCODING": "utf-8"})
-    env.pop("CI", None)
-    env.update(extra)
-    return env
-
-
-PYTHON = sys.executable
+from repo_helpers import (  # noqa: F401  re-exported for modules that import conftest
+    FIXTURES,
+    PYTHON,
+    REPO_ROOT,
+    cli_env,
+    commit_files,
+    make_repo,
+    write_files,
+)
 
 
 @pytest.fixture
-def repo_factory(tmp_path: Path):  # type: ignore[no-untyped-def]
+def repo_factory(tmp_path: Path) -> Callable[..., git.Repo]:
     """``repo_factory(files, message=...)`` -> a fresh repository under tmp_path."""
     counter = iter(range(1_000_000))
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import git
 import pytest
-from conftest import PYTHON, cli_env, commit_files, make_repo
+from repo_helpers import PYTHON, cli_env, commit_files, make_repo
 
 from promptops.bundle import load_bundle, parse_bundle
 from promptops.errors import BundleError

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-from conftest import PYTHON, cli_env, make_repo
+from repo_helpers import PYTHON, cli_env, make_repo
 from mcp_schema import validate
 
 PKG = {

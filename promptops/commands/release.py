@@ -1,0 +1,148 @@
+"""`promptops release`: tag the committed HEAD as ``<name>@<version>``, once.
+
+A release is a promise that this version always serves the same bundle, so every
+check runs against HEAD as committed (never the working tree) and refuses rather than
+guesses; each refusal says what to run next. The tag is annotated and records the
+bundle digest `promptops build` produces for HEAD, so a served bundle can be traced
+back to its release.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from promptops.bundle import Bundle
+from promptops.console import echo, info
+from promptops.diff.changes import Change
+from promptops.diff.engine import content_digest, diff_bundles
+from promptops.diff.history import (
+    Release,
+    latest_release,
+    open_repo,
+    recorded_digest,
+    release_bundle,
+    tag_message,
+    tag_name,
+)
+from promptops.errors import GitError, PackageError, PromptopsError
+from promptops.semver import Version, satisfies, step_level
+from promptops.sources import find_package
+
+#: Checks a release must pass besides loading: each gets the package folder and the
+#: bundle of HEAD and returns None or a refusal saying what to fix. Lint and test
+#: register theirs here (`GATES.append(...)`) so release stays one code path.
+Gate = Callable[[Path, Bundle], "str | None"]
+GATES: list[Gate] = []
+
+
+class ReleaseRefused(PromptopsError):
+    """A release that would be unsafe; the message says what to do instead."""
+
+
+def run(path: Path | None) -> int:
+    package_dir = find_package(path or Path.cwd())
+    repo = open_repo(package_dir)
+    if not repo.head.is_valid():
+        raise ReleaseRefused("the repository has no commits yet: commit the package, then "
+                             "run `promptops release`")
+    _refuse_dirty(repo, package_dir)
+    head = _head_bundle(package_dir)
+    for gate in GATES:
+        problem = gate(package_dir, head)
+        if problem:
+            raise ReleaseRefused(problem)
+    name, version = head["package"]["name"], Version.parse(head["package"]["version"])
+    tag = tag_name(name, version)
+    if tag in repo.tags:
+        return _existing(repo, package_dir, tag, head)
+    prev = latest_release(repo, name, "HEAD")
+    changes = _check_against(package_dir, prev, head, version) if prev else []
+    message = tag_message(head, content_digest(head), prev, changes)
+    import git
+
+    try:
+        repo.create_tag(tag, ref=repo.head.commit, message=message)
+    except git.GitCommandError as exc:
+        raise GitError(f"git could not create tag {tag}: {exc.stderr.strip()}; if git asks "
+                       "who you are, set `git config user.name` and `user.email`") from exc
+    echo(f"released {tag} at {repo.head.commit.hexsha[:12]} ({head['digest']})")
+    info(f"next: publish it with `git push origin {tag}`, then `promptops build --ref {tag}`")
+    return 0
+
+
+def _refuse_dirty(repo: object, package_dir: Path) -> None:
+    import git
+
+    assert isinstance(repo, git.Repo)
+    top = Path(repo.working_tree_dir or package_dir).resolve()
+    rel = package_dir.resolve().relative_to(top).as_posix()
+    status = repo.git.status("--porcelain", "--untracked-files=all", "--", rel)
+    if status.strip():
+        files = [line[3:] for line in status.splitlines()]
+        shown = ", ".join(files[:5]) + (f" and {len(files) - 5} more" if len(files) > 5 else "")
+        raise ReleaseRefused(
+            f"the package has uncommitted changes ({shown}); a release tags the committed "
+            "HEAD: commit (or stash) them, then run `promptops release` again"
+        )
+
+
+def _head_bundle(package_dir: Path) -> Bundle:
+    from promptops.pipeline import bundle_at
+
+    try:
+        return bundle_at(package_dir, "HEAD")
+    except PackageError as exc:
+        for p in exc.problems:
+            echo(str(p), err=True)
+        raise ReleaseRefused(
+            f"the package at HEAD does not load ({len(exc.problems)} problems above): fix "
+            "them (`promptops check`), commit, and run `promptops release` again"
+        ) from exc
+
+
+def _existing(repo: object, package_dir: Path, tag: str, head: Bundle) -> int:
+    import git
+
+    assert isinstance(repo, git.Repo)
+    rel = Release(tag, Version.parse(tag.rsplit("@", 1)[1]), repo.tags[tag].commit.hexsha)
+    recorded = recorded_digest(repo, tag)
+    tagged = release_bundle(package_dir, rel)
+    if recorded is None:
+        recorded = tagged["digest"]
+    if recorded == head["digest"]:
+        echo(f"{tag} is already released with this bundle ({recorded}); nothing to do")
+        return 0
+    if content_digest(tagged) != content_digest(head):
+        raise ReleaseRefused(
+            f"content changed since {tag} ({rel.commit[:12]}) but the version is still "
+            f"{rel.version}; a released version never changes: run `promptops bump auto`, "
+            "commit, and run `promptops release` again"
+        )
+    raise ReleaseRefused(
+        f"{tag} already exists for commit {rel.commit[:12]} with bundle {recorded}, and HEAD "
+        f"builds {head['digest']} (same prompts, different commit); a released version is "
+        "immutable: nothing new needs releasing, or bump the version to release this commit"
+    )
+
+
+def _check_against(
+    package_dir: Path, prev: Release, head: Bundle, version: Version
+) -> list[Change]:
+    from promptops.diff.changes import required_bump
+    from promptops.semver import next_version
+
+    changes = diff_bundles(release_bundle(package_dir, prev), head)
+    need = required_bump(changes)
+    if step_level(prev.version, version) is None:
+        raise ReleaseRefused(
+            f"version {version} is not above the latest release {prev.tag}: run "
+            f"`promptops bump {'auto' if need else 'patch'}`, commit, and release again"
+        )
+    if need is not None and not satisfies(prev.version, version, need):
+        raise ReleaseRefused(
+            f"the changes since {prev.tag} need a {need.value} bump (at least "
+            f"{next_version(prev.version, need)}) but the version is {version}: run "
+            "`promptops version` to see them, `promptops bump auto`, commit, and release again"
+        )
+    return changes

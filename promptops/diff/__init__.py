@@ -1,0 +1,36 @@
+"""The semantic diff engine: two bundles in, a classified change list out.
+
+Public surface for `version`, `bump`, `release`, lint's 6xx rules and `diff`::
+
+    from promptops.diff import diff_refs, required_bump
+    changes = diff_refs(package_dir, "v1-commit")      # that commit vs the working tree
+    required_bump(changes)                               # Level.major / minor / patch / None
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from promptops.diff.changes import Change, Kind, by_level, counts, ordered, required_bump
+from promptops.diff.engine import content_digest, diff_bundles
+from promptops.semver import Level
+
+__all__ = [
+    "Change",
+    "Kind",
+    "Level",
+    "by_level",
+    "content_digest",
+    "counts",
+    "diff_bundles",
+    "diff_refs",
+    "ordered",
+    "required_bump",
+]
+
+
+def diff_refs(package_dir: Path, base: str | None, head: str | None = None) -> list[Change]:
+    """Changes from the package at ``base`` to ``head`` (a git revision; None: working tree)."""
+    from promptops.pipeline import bundle_at
+
+    return diff_bundles(bundle_at(package_dir, base), bundle_at(package_dir, head))

@@ -1,0 +1,166 @@
+"""Releases in git history: tags named ``<name>@<version>`` and the status against them.
+
+A release is an annotated tag whose message records the bundle digest of the tagged
+commit (see ``tag_message``), so anyone can check that a served bundle is the one
+that was released. `version`, `bump auto` and `release` all ask the same question
+through ``status``: what changed since the latest release reachable from here, and is
+the manifest version big enough for it?
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from promptops.diff.changes import Change, counts, required_bump
+from promptops.diff.engine import diff_bundles
+from promptops.errors import GitError
+from promptops.semver import Level, Version, is_version, next_version, satisfies
+
+if TYPE_CHECKING:
+    import git
+
+    from promptops.bundle import Bundle
+
+_DIGEST_LINE = re.compile(r"^bundle-digest: (sha256:[0-9a-f]{64})$", re.MULTILINE)
+MAX_SUMMARY_LINES = 200
+
+
+def tag_name(package: str, version: Version | str) -> str:
+    return f"{package}@{version}"
+
+
+@dataclass(frozen=True)
+class Release:
+    tag: str
+    version: Version
+    commit: str
+
+
+def open_repo(package_dir: Path) -> git.Repo:
+    import git
+
+    try:
+        return git.Repo(package_dir, search_parent_directories=True)
+    except (git.InvalidGitRepositoryError, git.NoSuchPathError) as exc:
+        raise GitError(
+            f"{package_dir} is not inside a git repository; releases are git tags: "
+            "run `git init` and commit the package first"
+        ) from exc
+
+
+def releases(repo: git.Repo, package: str) -> list[Release]:
+    """Every release tag of ``package``, lowest precedence first."""
+    prefix = f"{package}@"
+    found = []
+    for tag in repo.tags:
+        rest = tag.name[len(prefix):] if tag.name.startswith(prefix) else None
+        if rest is not None and is_version(rest):
+            found.append(Release(tag.name, Version.parse(rest), tag.commit.hexsha))
+    return sorted(found, key=lambda r: r.version.key())
+
+
+def latest_release(repo: git.Repo, package: str, rev: str = "HEAD") -> Release | None:
+    """The highest-precedence release whose commit is ``rev`` or an ancestor of it."""
+    try:
+        head = repo.commit(rev)
+    except ValueError:
+        return None  # no commits yet
+    for rel in reversed(releases(repo, package)):
+        if repo.is_ancestor(repo.commit(rel.commit), head):
+            return rel
+    return None
+
+
+def recorded_digest(repo: git.Repo, tag: str) -> str | None:
+    """The bundle digest an annotated release tag records; None if it records none."""
+    ref = repo.tags[tag]
+    obj = ref.tag
+    if obj is None:
+        return None
+    found = _DIGEST_LINE.search(obj.message)
+    return found.group(1) if found else None
+
+
+@dataclass(frozen=True)
+class Status:
+    package: str
+    version: Version
+    release: Release | None
+    changes: list[Change]
+    required: Level | None
+    ok: bool
+    suggested: Version | None  # the smallest version that satisfies the changes
+
+    def to_json(self) -> dict[str, Any]:
+        rel = self.release
+        return {
+            "package": self.package,
+            "version": str(self.version),
+            "release": None if rel is None else {
+                "tag": rel.tag, "version": str(rel.version), "commit": rel.commit
+            },
+            "required_bump": None if self.required is None else self.required.value,
+            "suggested_version": None if self.suggested is None else str(self.suggested),
+            "ok": self.ok,
+            "counts": counts(self.changes),
+            "changes": [c.to_json() for c in self.changes],
+        }
+
+
+def status(package_dir: Path, ref: str | None = None, *, rev: str = "HEAD") -> Status:
+    """Compare the package at ``ref`` (None: working tree) with the latest release."""
+    from promptops.pipeline import bundle_at
+
+    head = bundle_at(package_dir, ref)
+    name = head["package"]["name"]
+    current = Version.parse(head["package"]["version"])
+    repo = open_repo(package_dir)
+    rel = latest_release(repo, name, rev)
+    if rel is None:
+        return Status(name, current, None, [], None, True, None)
+    base = release_bundle(package_dir, rel)
+    changes = diff_bundles(base, head)
+    need = required_bump(changes)
+    suggested = next_version(rel.version, need) if need else None
+    return Status(name, current, rel, changes, need, satisfies(rel.version, current, need),
+                  suggested)
+
+
+def release_bundle(package_dir: Path, rel: Release) -> Bundle:
+    from promptops.pipeline import bundle_at
+
+    try:
+        return bundle_at(package_dir, rel.commit)
+    except GitError as exc:
+        raise GitError(
+            f"cannot read the package at release {rel.tag} ({rel.commit[:12]}): {exc}"
+        ) from exc
+
+
+def tag_message(bundle: Bundle, content: str, prev: Release | None, changes: list[Change]) -> str:
+    """The annotated tag message: machine-readable header lines, then the change summary."""
+    pkg = bundle["package"]
+    need = required_bump(changes)
+    lines = [
+        f"{pkg['name']} {pkg['version']}",
+        "",
+        f"bundle-digest: {bundle['digest']}",
+        f"content-digest: {content}",
+        f"commit: {bundle['source']['commit']}",
+        f"previous: {prev.tag if prev else 'none'}",
+        f"required-bump: {need.value if need else 'none'}",
+        "",
+    ]
+    if prev is None:
+        lines.append("First release.")
+    elif not changes:
+        lines.append(f"No changes to served content since {prev.tag}.")
+    else:
+        lines.append(f"Changes since {prev.tag}:")
+        lines.extend(f"- {c.summary()}" for c in changes[:MAX_SUMMARY_LINES])
+        if len(changes) > MAX_SUMMARY_LINES:
+            lines.append(f"- ... and {len(changes) - MAX_SUMMARY_LINES} more")
+    return "\n".join(lines) + "\n"

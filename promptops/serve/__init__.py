@@ -1,0 +1,1 @@
+"""The MCP prompts server: protocol core, stdio loop and git following."""

@@ -1,0 +1,119 @@
+"""The build cache of ``promptops serve``: a restart on a built commit costs no build.
+
+A bundle depends only on the files below the package folder, that is on the folder's
+git *tree* id, so bundles are stored by tree id: a new commit that leaves the package
+alone (a README edit, a merge of unrelated work) reuses the bundle already built. A
+small index maps commit -> package path -> tree id, so a commit seen before needs no
+git call at all. Layout, below ``<common git dir>/promptops/<generation>/``::
+
+    trees/<tree id>.bundle.json   the bundle as first built (canonical JSON, verified on load)
+    commits/<commit id>.json      {"<package path>": "<tree id>", ...}
+
+A bundle records the commit it was built from (``source.commit``), so a bundle reused
+for another commit is *re-stamped*: ``source.commit``/``source.path`` set to the served
+commit and the digest recomputed. Everything else in it is a function of the tree.
+
+When the git dir is not writable the user cache dir (``$XDG_CACHE_HOME`` or
+``~/.cache``)/promptops/<hash of the git dir>/ is used instead. Only the standard
+library is imported here: loading a cached bundle is on the cold path.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+from promptops import __version__
+from promptops.bundle import FORMAT, Bundle, atomic_write, digest, parse_bundle, serialise
+from promptops.errors import BundleError
+
+# A new promptops version may compile the same tree differently: never reuse across them.
+GENERATION = "v1-" + hashlib.sha256(f"{FORMAT} {__version__}".encode()).hexdigest()[:12]
+
+
+def user_cache_root() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "promptops"
+
+
+def cache_dirs(common_dir: Path) -> list[Path]:
+    """Where the cache of a repository may live, preferred first."""
+    key = hashlib.sha256(str(common_dir.resolve()).encode()).hexdigest()[:16]
+    return [common_dir / "promptops" / GENERATION, user_cache_root() / key / GENERATION]
+
+
+class BuildCache:
+    """A repository's bundles by tree id: read from any location, write to the first that works."""
+
+    def __init__(self, common_dir: Path, log: Callable[[str], None]) -> None:
+        self.dirs = cache_dirs(common_dir)
+        self.log = log
+        self._writable: list[Path] = list(self.dirs)
+
+    def tree_for(self, commit: str, prefix: str) -> str | None:
+        """The package's tree id at ``commit`` if an earlier run recorded it."""
+        tree = self._index(commit).get(prefix)
+        return tree if isinstance(tree, str) else None
+
+    def _index(self, commit: str) -> dict[str, object]:
+        for folder in self.dirs:
+            try:
+                data = json.loads((folder / "commits" / f"{commit}.json").read_bytes())
+            except (OSError, ValueError):
+                continue
+            if isinstance(data, dict):
+                return data
+        return {}
+
+    def load(self, tree: str) -> Bundle | None:
+        """The verified bundle built from ``tree``, or None (a damaged entry is reported)."""
+        for folder in self.dirs:
+            path = folder / "trees" / f"{tree}.bundle.json"
+            try:
+                data = path.read_bytes()
+            except OSError:
+                continue
+            try:
+                bundle = parse_bundle(data, str(path))
+            except BundleError as exc:
+                self.log(f"ignoring a damaged cache entry, rebuilding: {exc}")
+                continue
+            if bundle["source"].get("tree") == tree:
+                return bundle
+            self.log(f"ignoring cache entry {path}: it holds another tree")
+        return None
+
+    def remember(self, commit: str, prefix: str, tree: str) -> None:
+        index = self._index(commit)
+        if index.get(prefix) != tree:
+            self._write(f"commits/{commit}.json", json.dumps({**index, prefix: tree}).encode())
+
+    def store(self, commit: str, prefix: str, bundle: Bundle) -> None:
+        tree = bundle["source"].get("tree")
+        if not isinstance(tree, str):
+            return
+        self._write(f"trees/{tree}.bundle.json", serialise(bundle))
+        self.remember(commit, prefix, tree)
+
+    def _write(self, rel: str, data: bytes) -> None:
+        while self._writable:
+            try:
+                atomic_write(self._writable[0] / rel, data)
+                return
+            except OSError as exc:
+                dropped = self._writable.pop(0)
+                self.log(f"cannot write the build cache in {dropped}: {exc}")
+        # No writable location: serving still works, restarts just rebuild.
+
+
+def restamp(bundle: Bundle, commit: str, path: str) -> Bundle:
+    """The cached bundle as if built from ``commit``: same content, new provenance and digest."""
+    source = bundle["source"]
+    if source.get("commit") == commit and source.get("path") == path:
+        return bundle
+    out = {**bundle, "source": {**source, "commit": commit, "path": path}}
+    out["digest"] = digest(out)
+    return out

@@ -1,0 +1,154 @@
+"""The served state as one immutable snapshot: bundles, renderers, indexes, cursors.
+
+A request takes the snapshot reference once and answers everything from it, so a
+reload that swaps in a new snapshot mid-request can never produce a mix of two
+bundles. Cursors name the snapshot they were cut from: a cursor from a replaced
+snapshot is recognised as stale (not invalid) and listing restarts from the top.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+from dataclasses import dataclass, field
+from typing import Any
+
+from promptops.errors import PromptopsError
+from promptops.render import Renderer
+
+Json = dict[str, Any]
+SCHEME = "promptops"
+MAX_COMPLETIONS = 100
+
+
+class CursorError(Exception):
+    """A cursor this server never issued (malformed): -32602."""
+
+
+def resource_uri(package: str, path: str) -> str:
+    return f"{SCHEME}://{package}/{path}"
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One served prompt and the bundle it belongs to."""
+
+    prompt: Json
+    bundle: Json
+    renderer: Renderer
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    bundles: tuple[Json, ...]
+    renderers: tuple[Renderer, ...]
+    names: tuple[str, ...]  # sorted: the one stable prompts/list order
+    index: dict[str, Entry]
+    resources: dict[str, tuple[str, Json]]  # uri -> (package path, resource)
+    uris: tuple[str, ...]
+    id: str  # short hash of the digests: what cursors are bound to
+    digests: frozenset[str] = field(default_factory=frozenset)
+
+    @classmethod
+    def build(cls, bundles: list[Json], previous: Snapshot | None = None) -> Snapshot:
+        """Index the bundles; two packages serving one prompt name is an error."""
+        reuse = {r.bundle["digest"]: r for r in previous.renderers} if previous else {}
+        renderers = tuple(reuse.get(b["digest"]) or Renderer(b) for b in bundles)
+        index: dict[str, Entry] = {}
+        resources: dict[str, tuple[str, Json]] = {}
+        for bundle, renderer in zip(bundles, renderers, strict=True):
+            pkg = bundle["package"]["name"]
+            for p in bundle["prompts"]:
+                other = index.get(p["name"])
+                if other is not None:
+                    raise PromptopsError(
+                        f"prompt {p['name']!r} is served by both package "
+                        f"{other.bundle['package']['name']!r} and {pkg!r}; prompt names must "
+                        "be unique across served packages: rename one of them"
+                    )
+                index[p["name"]] = Entry(p, bundle, renderer)
+            for path, res in bundle["resources"].items():
+                resources[resource_uri(pkg, path)] = (path, res)
+        digests = [b["digest"] for b in bundles]
+        sid = hashlib.sha256("\n".join(digests).encode()).hexdigest()[:16]
+        return cls(
+            bundles=tuple(bundles),
+            renderers=renderers,
+            names=tuple(sorted(index)),
+            index=index,
+            resources=resources,
+            uris=tuple(sorted(resources)),
+            id=sid,
+            digests=frozenset(digests),
+        )
+
+    @property
+    def cache_scope(self) -> str:
+        """`private` as soon as one package asks for it; `public` otherwise."""
+        scopes = {b["package"].get("cacheScope", "public") for b in self.bundles}
+        return "private" if "private" in scopes else "public"
+
+    @property
+    def instructions(self) -> str | None:
+        parts = [b["package"].get("instructions") for b in self.bundles]
+        parts = [p for p in parts if p]
+        return "\n\n".join(parts) if parts else None
+
+    def page(self, items: tuple[str, ...], cursor: Any, size: int) -> tuple[list[str], str | None]:
+        """One page of ``items`` and the cursor for the next, if any."""
+        start = 0 if cursor is None else self._offset(cursor, len(items))
+        chunk = list(items[start : start + size])
+        end = start + len(chunk)
+        return chunk, (self._cursor(end) if end < len(items) else None)
+
+    def _cursor(self, offset: int) -> str:
+        raw = f"v1:{self.id}:{offset}".encode()
+        return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+    def _offset(self, cursor: Any, total: int) -> int:
+        if not isinstance(cursor, str) or not cursor or len(cursor) > 200:
+            raise CursorError("cursor must be a string this server returned as nextCursor")
+        try:
+            raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
+            tag, sid, num = raw.split(":")
+            offset = int(num)
+        except (binascii.Error, UnicodeDecodeError, ValueError) as exc:
+            raise CursorError(f"invalid cursor {cursor[:40]!r}: not issued by this server") from exc
+        if tag != "v1" or offset < 0 or not num.isdigit():
+            raise CursorError(f"invalid cursor {cursor[:40]!r}: not issued by this server")
+        if sid != self.id or offset > total:
+            return 0  # from a snapshot since replaced: restart from the beginning
+        return offset
+
+    def complete(self, prompt_name: str, argument: str, value: str) -> Json:
+        """completion/complete for a prompt argument: enum values, then examples."""
+        entry = self.index.get(prompt_name)
+        if entry is None:
+            raise KeyError(f"unknown prompt {prompt_name!r}")
+        spec = next((a for a in entry.prompt["arguments"] if a["name"] == argument), None)
+        if spec is None:
+            raise KeyError(f"prompt {prompt_name!r} has no argument {argument!r}")
+        prefix = value.casefold()
+        seen: dict[str, None] = {}
+        for v in [*(spec.get("enum") or []), *(spec.get("examples") or [])]:
+            if v.casefold().startswith(prefix):
+                seen.setdefault(v)
+        values = list(seen)
+        return {
+            "values": values[:MAX_COMPLETIONS],
+            "total": len(values),
+            "hasMore": len(values) > MAX_COMPLETIONS,
+        }
+
+    def traceability(self, bundle: Json) -> Json:
+        """The `_meta` that ties a rendered prompt to the exact bundle and commit."""
+        meta: Json = {
+            "promptops/package": bundle["package"]["name"],
+            "promptops/version": bundle["package"]["version"],
+            "promptops/digest": bundle["digest"],
+        }
+        commit = bundle["source"].get("commit")
+        if commit:
+            meta["promptops/commit"] = commit
+        return meta

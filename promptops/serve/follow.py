@@ -1,0 +1,177 @@
+"""Serving what is committed at HEAD, and following HEAD as it moves.
+
+``initial()`` gives the bundles of the checked-out commit(s); ``start()`` runs one
+background thread that watches, for every repository involved, ``HEAD``, the ref it
+names, ``packed-refs`` and the rebase folders by ``os.stat`` every 50 ms. A burst of
+changes (a rebase, a pull, a script making five commits) is one change: nothing
+happens until the files have been quiet for 120 ms. Then HEAD is resolved; if any
+package's commit differs from the served one, every package is rebuilt (through the
+cache) in that same thread and ``on_change`` gets the complete new set. A commit that
+does not build is logged and skipped: the last good set stays served until HEAD
+reaches a commit that builds. While a rebase is under way nothing is rebuilt; its end
+(the rebase folder disappearing, the branch ref moving) triggers one rebuild.
+
+Only committed content is ever served: bundles are built from git objects
+(``bundle_at(dir, commit)``), never from the working tree.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from promptops.bundle import Bundle
+from promptops.errors import GitError, PromptopsError, UsageError
+from promptops.serve import gitrefs
+from promptops.serve.cache import BuildCache, restamp
+
+POLL_S = 0.05
+QUIET_S = 0.12
+Log = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class _Package:
+    directory: Path
+    repo: gitrefs.Repo
+    prefix: str  # the package folder inside the repository, "." at the top
+    cache: BuildCache
+
+
+class Follower:
+    """The bundles to serve for a set of package folders, kept in step with their HEADs."""
+
+    def __init__(self, package_dirs: list[Path], *, ref: str | None, log: Log) -> None:
+        self._log = log
+        self._ref = ref
+        caches: dict[Path, BuildCache] = {}
+        self._packages: list[_Package] = []
+        for directory in package_dirs:
+            repo, prefix = gitrefs.locate(directory)
+            cache = caches.setdefault(repo.common_dir, BuildCache(repo.common_dir, log))
+            self._packages.append(_Package(directory.resolve(), repo, prefix, cache))
+        self._repos = list({p.repo: None for p in self._packages})
+        self._served: tuple[str, ...] | None = None  # the commits now served, one per package
+        self._failed: tuple[str | None, ...] | None = None  # the last set that did not build
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    # -- the served set -------------------------------------------------------------------
+
+    def initial(self) -> list[Bundle]:
+        """The bundles at HEAD (or at ``ref``) now; raises when any of them does not build."""
+        commits = tuple(self._start_commit(p) for p in self._packages)
+        bundles = self._build(commits)
+        self._served = commits
+        return bundles
+
+    def _start_commit(self, package: _Package) -> str:
+        if self._ref is not None:
+            commit = gitrefs.rev_parse(package.repo, f"{self._ref}^{{commit}}")
+            if commit is None:
+                raise GitError(f"unknown revision {self._ref!r} in {package.repo.top}")
+            return commit
+        head = gitrefs.read_head(package.repo)
+        if head.commit is None:
+            raise GitError(
+                f"{package.repo.top}: {head.ref or 'HEAD'} has no commits yet; "
+                "`promptops serve` serves committed packages: commit it first"
+            )
+        return head.commit
+
+    def _build(self, commits: tuple[str, ...]) -> list[Bundle]:
+        bundles = [self._bundle(p, c) for p, c in zip(self._packages, commits, strict=True)]
+        owners: dict[str, str] = {}
+        for bundle in bundles:
+            package_name = bundle["package"]["name"]
+            for prompt in bundle["prompts"]:
+                other = owners.setdefault(prompt["name"], package_name)
+                if other != package_name:
+                    raise UsageError(
+                        f"prompt {prompt['name']!r} is defined by both package {other!r} and "
+                        f"package {package_name!r}; prompt names must be unique across the "
+                        "packages served together"
+                    )
+        return bundles
+
+    def _bundle(self, package: _Package, commit: str) -> Bundle:
+        """From the cache by tree id when possible; otherwise built from git objects."""
+        cache = package.cache
+        tree = cache.tree_for(commit, package.prefix)
+        if tree is None:
+            tree = gitrefs.tree_of(package.repo, commit, package.prefix)
+        if tree is not None:
+            cached = cache.load(tree)
+            if cached is not None:
+                cache.remember(commit, package.prefix, tree)
+                return restamp(cached, commit, package.prefix)
+        from promptops import pipeline  # deferred: building imports pydantic, ruamel, GitPython
+
+        bundle = pipeline.bundle_at(package.directory, commit)
+        cache.store(commit, package.prefix, bundle)
+        return bundle
+
+    # -- following HEAD -------------------------------------------------------------------
+
+    def start(self, on_change: Callable[[list[Bundle]], None]) -> None:
+        """Follow HEAD in a daemon thread; a fixed ``ref`` never changes, so then nothing runs."""
+        if self._ref is not None or self._thread is not None:
+            return
+        self._stop.clear()
+        self._thread = threading.Thread(
+            target=self._watch, args=(on_change,), name="promptops-follow", daemon=True
+        )
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None and self._thread is not threading.current_thread():
+            self._thread.join(timeout=10)
+        self._thread = None
+
+    def _signature(self) -> tuple[object, ...]:
+        return tuple(gitrefs.signature(r) for r in self._repos)
+
+    def _watch(self, on_change: Callable[[list[Bundle]], None]) -> None:
+        last = self._signature()
+        # Check once right away: HEAD may have moved between initial() and start().
+        changed_at: float | None = time.monotonic() - QUIET_S
+        while not self._stop.wait(POLL_S):
+            sig = self._signature()
+            now = time.monotonic()
+            if sig != last:
+                last, changed_at = sig, now
+            elif changed_at is not None and now - changed_at >= QUIET_S:
+                changed_at = None
+                try:
+                    self._moved(on_change)
+                except Exception:  # the follower must outlive any bug in one rebuild
+                    self._log("internal error while following HEAD:\n" + traceback.format_exc())
+
+    def _moved(self, on_change: Callable[[list[Bundle]], None]) -> None:
+        if any(gitrefs.busy(r) for r in self._repos):
+            return  # mid-rebase: wait for it to finish (its end changes the watched files)
+        heads = tuple(gitrefs.read_head(p.repo).commit for p in self._packages)
+        if heads == self._served or heads == self._failed:
+            return
+        short = ", ".join((c or "no commit")[:12] for c in heads)
+        if None in heads:
+            self._failed = heads
+            self._log(f"HEAD has no commit ({short}); still serving the last good bundles")
+            return
+        commits = tuple(c for c in heads if c is not None)
+        try:
+            bundles = self._build(commits)
+        except PromptopsError as exc:
+            self._failed = heads
+            self._log(
+                f"commit {short} does not build; still serving the last "
+                f"good bundles until a commit that builds is checked out:\n{exc}"
+            )
+            return
+        self._served, self._failed = commits, None
+        on_change(bundles)

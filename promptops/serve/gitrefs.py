@@ -1,0 +1,173 @@
+"""Reading where HEAD points with the standard library only.
+
+``promptops serve`` must answer ``initialize`` quickly and notice a checkout within
+200 ms. Importing GitPython costs ~100 ms and spawning ``git`` every 50 ms would be
+wasteful, so the few files that say which commit is checked out (``HEAD``, the loose
+ref it names, ``packed-refs``) are read here directly. Only a question that needs
+git objects (the tree id of a folder at a commit) spawns one ``git`` process, and only
+when HEAD actually moved.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from promptops.errors import GitError
+
+_SHA = re.compile(r"^(?:[0-9a-f]{40}|[0-9a-f]{64})$")
+_BUSY = ("rebase-merge", "rebase-apply")  # a rebase moves a detached HEAD step by step
+Stat = tuple[int, int, int] | None
+
+
+@dataclass(frozen=True)
+class Repo:
+    top: Path  # the working tree root
+    git_dir: Path  # this working tree's git dir: HEAD lives here
+    common_dir: Path  # shared by all worktrees: refs, packed-refs, objects, our cache
+
+
+@dataclass(frozen=True)
+class Head:
+    commit: str | None  # None for a branch without commits yet
+    ref: str | None  # "refs/heads/main", or None when detached
+
+
+def locate(package_dir: Path) -> tuple[Repo, str]:
+    """The repository holding ``package_dir`` and the package's path inside it ("." at the top)."""
+    folder = package_dir.resolve()
+    for top in (folder, *folder.parents):
+        dotgit = top / ".git"
+        if dotgit.is_dir():
+            git_dir = dotgit
+        elif dotgit.is_file():
+            git_dir = _gitdir_file(dotgit)
+        else:
+            continue
+        common = git_dir
+        pointer = git_dir / "commondir"  # linked worktrees share the main repository's refs
+        if pointer.is_file():
+            common = (git_dir / pointer.read_text().strip()).resolve()
+        prefix = folder.relative_to(top).as_posix()
+        return Repo(top=top, git_dir=git_dir, common_dir=common), prefix
+    raise GitError(
+        f"{package_dir} is not inside a git repository; `promptops serve` follows git "
+        "(commit the package, or serve a built bundle with --bundle)"
+    )
+
+
+def _gitdir_file(dotgit: Path) -> Path:
+    """Worktrees and submodules have a ``.git`` file saying where their git dir is."""
+    text = dotgit.read_text().strip()
+    if not text.startswith("gitdir:"):
+        raise GitError(f"{dotgit}: not a gitdir file")
+    return (dotgit.parent / text[len("gitdir:") :].strip()).resolve()
+
+
+def _reftable(repo: Repo) -> bool:
+    return (repo.common_dir / "reftable").is_dir()
+
+
+def read_head(repo: Repo) -> Head:
+    """The commit checked out, following symbolic refs through loose files and packed-refs."""
+    if _reftable(repo):  # binary ref storage: let git read it (only when HEAD moved)
+        return Head(commit=rev_parse(repo, "HEAD"), ref=symbolic_ref(repo))
+    text = _read(repo.git_dir / "HEAD")
+    ref: str | None = None
+    for _ in range(5):  # HEAD -> refs/heads/x, and rarely one more symbolic hop
+        if text is None or not text.startswith("ref:"):
+            break
+        ref = text[4:].strip()
+        text = _lookup_ref(repo, ref)
+    if text is not None and _SHA.match(text):
+        return Head(commit=text, ref=ref)
+    if text is None and ref is not None:
+        return Head(commit=None, ref=ref)
+    raise GitError(f"{repo.git_dir / 'HEAD'}: cannot resolve HEAD ({text!r})")
+
+
+def _lookup_ref(repo: Repo, name: str) -> str | None:
+    for base in (repo.git_dir, repo.common_dir):
+        text = _read(base / name)
+        if text:
+            return text
+    packed = _read(repo.common_dir / "packed-refs")
+    for line in (packed or "").splitlines():
+        if line[:1] in ("#", "^"):
+            continue
+        sha, _, refname = line.partition(" ")
+        if refname == name:
+            return sha
+    return None
+
+
+def _read(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8").strip()
+    except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+        return None
+
+
+def busy(repo: Repo) -> bool:
+    """A rebase is under way: its intermediate detached HEADs are not worth serving."""
+    return any((repo.git_dir / name).exists() for name in _BUSY)
+
+
+def watched(repo: Repo) -> list[Path]:
+    """The files whose change may mean HEAD moved; rebase dirs so their removal counts too."""
+    if _reftable(repo):
+        paths = [repo.git_dir / "HEAD", repo.common_dir / "reftable" / "tables.list"]
+    else:
+        paths = [repo.git_dir / "HEAD", repo.common_dir / "packed-refs"]
+        text = _read(repo.git_dir / "HEAD") or ""
+        if text.startswith("ref:"):
+            name = text[4:].strip()
+            paths += [repo.git_dir / name, repo.common_dir / name]
+    return paths + [repo.git_dir / name for name in _BUSY]
+
+
+def stat(path: Path) -> Stat:
+    """(mtime_ns, size, inode): git replaces refs by rename, so the inode changes too."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_mtime_ns, st.st_size, st.st_ino)
+
+
+def signature(repo: Repo) -> tuple[Stat, ...]:
+    return tuple(stat(p) for p in watched(repo))
+
+
+def _git(repo: Repo, *args: str) -> str | None:
+    import subprocess  # deferred: a start from the cache spawns nothing
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    try:
+        done = subprocess.run(
+            ["git", "-C", str(repo.top), *args],
+            capture_output=True,
+            text=True,
+            env=env,
+            check=False,
+        )
+    except OSError as exc:
+        raise GitError(f"cannot run git: {exc}") from exc
+    out = done.stdout.strip()
+    return out if done.returncode == 0 and out else None
+
+
+def rev_parse(repo: Repo, spec: str) -> str | None:
+    """The object id ``spec`` names, or None when it names nothing."""
+    return _git(repo, "rev-parse", "--verify", "--quiet", "--end-of-options", spec)
+
+
+def symbolic_ref(repo: Repo) -> str | None:
+    return _git(repo, "symbolic-ref", "--quiet", "HEAD")
+
+
+def tree_of(repo: Repo, commit: str, prefix: str) -> str | None:
+    """The tree id of the package folder at ``commit``; None when it is not there."""
+    return rev_parse(repo, f"{commit}^{{tree}}" if prefix == "." else f"{commit}:{prefix}")

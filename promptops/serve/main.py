@@ -1,0 +1,104 @@
+"""`promptops serve`: parse arguments, load bundles, run the stdio loop.
+
+argparse rather than typer: MCP clients spawn this on every start, and the serving path
+imports only the standard library, the bundle reader and the renderer.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from promptops.errors import PromptopsError
+
+USAGE = """\
+promptops serve [PATH ...] [--bundle FILE ...] [--ref REV] [--page-size N] [--ttl-ms N]
+
+Serve MCP prompts over stdio (newline-delimited JSON-RPC on stdin/stdout, logs on
+stderr). PATH mode serves each package at its repository's HEAD (or --ref) and follows
+HEAD; --bundle serves verified bundle files that never change."""
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="promptops serve", usage=USAGE, add_help=True)
+    p.add_argument("paths", nargs="*", type=Path, help="package folders (default: .)")
+    p.add_argument("--bundle", action="append", type=Path, default=[], metavar="FILE",
+                   help="a built bundle to serve (repeatable); not combined with PATH")
+    p.add_argument("--ref", help="serve this commit and do not follow HEAD")
+    p.add_argument("--page-size", type=int, default=100, metavar="N",
+                   help="prompts per prompts/list page (default 100)")
+    p.add_argument("--ttl-ms", type=int, default=60_000, metavar="N",
+                   help="ttlMs on 2026-07-28 discover and list results (default 60000)")
+    return p
+
+
+def _log(message: str) -> None:
+    try:
+        sys.stderr.write(f"promptops serve: {message}\n")
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
+
+
+def serve_main(argv: list[str]) -> int:
+    try:
+        args = _parser().parse_args(argv)
+    except SystemExit as exc:  # argparse already printed usage or help
+        return int(exc.code or 0)
+    if args.page_size < 1 or args.ttl_ms < 0:
+        _log("error: --page-size must be at least 1 and --ttl-ms at least 0")
+        return 2
+    if args.bundle and (args.paths or args.ref):
+        _log("error: --bundle serves fixed bundles; it cannot be combined with PATH or --ref")
+        return 2
+    try:
+        return _run(args)
+    except PromptopsError as exc:
+        _log(f"error: {exc}")
+        return exc.exit_code
+
+
+def _run(args: Any) -> int:
+    from promptops.serve.protocol import Server
+    from promptops.serve.stdio import Output, serve
+
+    out = Output(sys.stdout.buffer)
+    holder: list[Server] = []
+
+    def log(message: str) -> None:
+        _log(message)
+        if holder:  # also to a handshake client that enabled logging
+            holder[0].log("warning", message)
+
+    follower = None
+    if args.bundle:
+        from promptops.bundle import load_bundle
+
+        bundles = [load_bundle(path) for path in args.bundle]
+    else:
+        paths = args.paths or [Path(".")]
+        try:
+            from promptops.serve.follow import Follower
+        except ImportError:  # before the follower existed: serve HEAD once, no following
+            from promptops.pipeline import bundle_at
+
+            bundles = [bundle_at(path, args.ref or "HEAD") for path in paths]
+        else:
+            follower = Follower(paths, ref=args.ref, log=log)
+            bundles = follower.initial()
+    server = Server(bundles, send=out.send, page_size=args.page_size, ttl_ms=args.ttl_ms)
+    holder.append(server)
+    names = ", ".join(f"{b['package']['name']} {b['package']['version']}" for b in bundles)
+    _log(f"serving {len(server.snapshot.names)} prompts from {names or 'no packages'}")
+    if follower is not None and args.ref is None:
+        def on_change(bundles: list[Any]) -> None:
+            server.swap(bundles)
+
+        follower.start(on_change)
+    try:
+        return serve(server, out)
+    finally:
+        if follower is not None:
+            follower.stop()

@@ -1,0 +1,102 @@
+"""Multi-round-trip requests (2026-07-28): ask the user for missing prompt arguments.
+
+Instead of failing a prompts/get that lacks required arguments, a server may answer
+``input_required`` with an ``elicitation/create`` form; the client retries the same
+request with the user's answers in ``inputResponses`` and our ``requestState``. The
+state carries only what the client already sent us (the prompt name and arguments),
+so nothing in it needs protecting: every value is validated again on the retry.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from typing import Any
+
+Json = dict[str, Any]
+INPUT_KEY = "arguments"
+
+
+class StateError(Exception):
+    """A requestState or inputResponses this server cannot use (-32602)."""
+
+
+def can_elicit(capabilities: Json) -> bool:
+    """Form elicitation: `elicitation: {}` (form implied) or `elicitation: {form: {}}`."""
+    el = capabilities.get("elicitation")
+    return isinstance(el, dict) and (not el or "form" in el)
+
+
+def encode_state(prompt: str, arguments: dict[str, str]) -> str:
+    raw = json.dumps({"prompt": prompt, "arguments": arguments}, separators=(",", ":"))
+    return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
+
+
+def decode_state(state: Any, prompt: str) -> dict[str, str]:
+    if not isinstance(state, str):
+        raise StateError("requestState must be the string this server returned")
+    try:
+        raw = base64.urlsafe_b64decode(state + "=" * (-len(state) % 4))
+        data = json.loads(raw)
+    except (binascii.Error, ValueError) as exc:
+        raise StateError("invalid requestState: not issued by this server") from exc
+    if not isinstance(data, dict) or not isinstance(data.get("arguments"), dict):
+        raise StateError("invalid requestState: not issued by this server")
+    if data.get("prompt") != prompt:
+        raise StateError(f"requestState belongs to prompt {data.get('prompt')!r}, not {prompt!r}")
+    return dict(data["arguments"])
+
+
+def answers(responses: Any) -> dict[str, Any]:
+    """The user's values from ``inputResponses``; a declined form is an error."""
+    if not isinstance(responses, dict):
+        raise StateError("inputResponses must be an object")
+    reply = responses.get(INPUT_KEY)
+    if reply is None:
+        return {}
+    if not isinstance(reply, dict) or reply.get("action") not in ("accept", "decline", "cancel"):
+        raise StateError(f"inputResponses.{INPUT_KEY} must be an elicitation result")
+    if reply["action"] != "accept":
+        raise StateError(f"the user chose to {reply['action']} the missing arguments")
+    content = reply.get("content") or {}
+    if not isinstance(content, dict):
+        raise StateError(f"inputResponses.{INPUT_KEY}.content must be an object")
+    return {k: (str(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else v)
+            for k, v in content.items()}
+
+
+def _field(spec: Json) -> Json:
+    """The form field for one argument: an enum becomes a single-select."""
+    out: Json = {"type": "string"}
+    if "title" in spec:
+        out["title"] = spec["title"]
+    notes = [spec["description"]] if "description" in spec else []
+    if "enum" in spec:
+        out["enum"] = list(spec["enum"])
+    else:
+        if "pattern" in spec:  # StringSchema has no pattern: say it in words
+            notes.append(f"Must match the regular expression {spec['pattern']}")
+        if "maxLength" in spec:
+            out["maxLength"] = spec["maxLength"]
+    if notes:
+        out["description"] = ". ".join(n.rstrip(".") for n in notes) + "."
+    return out
+
+
+def input_required(prompt: Json, missing: list[str], given: dict[str, str]) -> Json:
+    specs = {a["name"]: a for a in prompt["arguments"]}
+    form = {
+        "mode": "form",
+        "message": f"Prompt {prompt['name']!r} needs: " + ", ".join(missing),
+        "requestedSchema": {
+            "type": "object",
+            "properties": {name: _field(specs[name]) for name in missing},
+            "required": missing,
+        },
+    }
+    return {
+        "resultType": "input_required",
+        "inputRequests": {INPUT_KEY: {"method": "elicitation/create", "params": form}},
+        "requestState": encode_state(prompt["name"], given),
+    }

@@ -1,0 +1,151 @@
+"""Real git repositories holding promptops packages, and recorders for Follower callbacks."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import git
+import pytest
+
+from promptops.serve.follow import Follower
+
+Bundle = dict[str, Any]
+
+
+def manifest(name: str = "demo", version: str = "1.0.0") -> str:
+    return f"name: {name}\nversion: {version}\ndescription: test package\n"
+
+
+def prompt(text: str) -> str:
+    return (
+        "description: a prompt\n"
+        "arguments:\n  - name: topic\n    required: true\n"
+        f'messages:\n  - role: user\n    text: "{text} {{{{ topic }}}}"\n'
+    )
+
+
+def package(prompts: Mapping[str, str], *, name: str = "demo", at: str = "") -> dict[str, str]:
+    """Files of a package (optionally below folder ``at``) with one prompt per name -> text."""
+    files = {f"{at}promptops.yaml": manifest(name)}
+    for prompt_name, text in prompts.items():
+        files[f"{at}prompts/{prompt_name}.prompt.yaml"] = prompt(text)
+    return files
+
+
+BROKEN = "description: [unclosed\nmessages: {\n"
+
+
+def write(root: Path, files: Mapping[str, str]) -> None:
+    for rel, text in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+
+
+def init_repo(root: Path, files: Mapping[str, str]) -> git.Repo:
+    root.mkdir(parents=True, exist_ok=True)
+    repo = git.Repo.init(root)
+    with repo.config_writer() as cfg:
+        cfg.set_value("user", "name", "Test Author")
+        cfg.set_value("user", "email", "test@example.com")
+        cfg.set_value("commit", "gpgsign", "false")
+    repo.git.checkout("-B", "main")
+    commit(repo, files, "initial")
+    return repo
+
+
+def commit(repo: git.Repo, files: Mapping[str, str], message: str = "change") -> str:
+    write(Path(repo.working_tree_dir or "."), files)
+    repo.git.add("--all")
+    repo.git.commit("--allow-empty", "-q", "-m", message)
+    return repo.head.commit.hexsha
+
+
+def texts(bundle: Bundle) -> dict[str, str]:
+    """prompt name -> its first message text: what a test compares."""
+    return {p["name"]: p["messages"][0]["text"] for p in bundle["prompts"]}
+
+
+class Recorder:
+    """Collects on_change and log calls from the follower thread; waits with a deadline."""
+
+    def __init__(self) -> None:
+        self.changes: list[list[Bundle]] = []
+        self.logs: list[str] = []
+        self._cond = threading.Condition()
+
+    def on_change(self, bundles: list[Bundle]) -> None:
+        with self._cond:
+            self.changes.append(bundles)
+            self._cond.notify_all()
+
+    def log(self, line: str) -> None:
+        with self._cond:
+            self.logs.append(line)
+            self._cond.notify_all()
+
+    def wait_change(self, commit: str, timeout: float = 5.0) -> list[Bundle]:
+        """The first recorded set whose first bundle is at ``commit``."""
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while True:
+                for bundles in self.changes:
+                    if bundles[0]["source"]["commit"] == commit:
+                        return bundles
+                left = deadline - time.monotonic()
+                assert left > 0, f"no change to {commit[:12]}; got {self.commits()}"
+                self._cond.wait(left)
+
+    def wait_log(self, needle: str, timeout: float = 5.0) -> str:
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while True:
+                for line in self.logs:
+                    if needle in line:
+                        return line
+                left = deadline - time.monotonic()
+                assert left > 0, f"no log line with {needle!r}; got {self.logs}"
+                self._cond.wait(left)
+
+    def commits(self) -> list[str]:
+        return [bundles[0]["source"]["commit"][:12] for bundles in self.changes]
+
+    def settle(self, seconds: float = 0.5) -> None:
+        """Give the follower time to (wrongly) react; callers then assert nothing happened."""
+        time.sleep(seconds)
+
+
+# Fixtures, imported by the test modules that use them (a conftest.py here would shadow the
+# top-level one for modules doing `from conftest import ...`).
+
+
+@pytest.fixture(name="user_cache", autouse=True)
+def user_cache_fixture(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The fallback cache dir must never be the real ~/.cache of whoever runs the tests."""
+    cache = tmp_path / "user-cache"
+    monkeypatch.setenv("XDG_CACHE_HOME", str(cache))
+    return cache
+
+
+@pytest.fixture(name="recorder")
+def recorder_fixture() -> Recorder:
+    return Recorder()
+
+
+@pytest.fixture(name="follow")
+def follow_fixture(recorder: Recorder) -> Iterator[Callable[..., Follower]]:
+    """``follow(dirs, ref=None)`` -> a Follower logging to ``recorder``; stopped at teardown."""
+    made: list[Follower] = []
+
+    def factory(dirs: list[Path], ref: str | None = None) -> Follower:
+        follower = Follower(dirs, ref=ref, log=recorder.log)
+        made.append(follower)
+        return follower
+
+    yield factory
+    for follower in made:
+        follower.stop()
