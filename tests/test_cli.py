@@ -8,8 +8,8 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-from repo_helpers import PYTHON, cli_env, make_repo
 from mcp_schema import validate
+from repo_helpers import PYTHON, cli_env, make_repo
 
 PKG = {
     "promptops.yaml": "name: demo\nversion: 0.1.0\n",
