@@ -80,6 +80,7 @@ def compile_bundle(package: Package) -> Bundle:
                     "name": p.name,
                     "title": s.title,
                     "description": s.description,
+                    "resultDescription": s.resultDescription,
                     "icons": [_clean(i.model_dump()) for i in s.icons] if s.icons else None,
                     "arguments": [_argument(a) for a in s.arguments],
                     "messages": [_message(msg, mime_of) for msg in s.messages],

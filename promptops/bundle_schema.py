@@ -44,6 +44,7 @@ class BundlePrompt(_Strict):
     name: str
     title: str | None = None
     description: str | None = None
+    resultDescription: str | Literal[False] | None = None
     icons: list[Icon] | None = None
     arguments: list[Argument]
     messages: list[BundleMessage]

@@ -151,6 +151,11 @@ class PromptFile(Strict):
     name: str | None = Field(None, pattern=PROMPT_NAME_RE, description="Default: file name")
     title: str | None = None
     description: str | None = None
+    resultDescription: str | Literal[False] | None = Field(
+        default=None,
+        description="The prompts/get result's description: a template rendered with the "
+        "arguments, or false to send none; absent: the prompt's description",
+    )
     icons: list[Icon] | None = None
     arguments: list[Argument] = Field(default_factory=list)
     messages: list[Message] = Field(min_length=1)

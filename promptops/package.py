@@ -301,6 +301,8 @@ def _valid_name(name: str) -> bool:
 
 
 def _check_messages(ld: _Loader, file: LoadedFile, spec: PromptFile) -> None:
+    if isinstance(spec.resultDescription, str):
+        ld.check_template(file, ("resultDescription",), spec.resultDescription)
     for i, msg in enumerate(spec.messages):
         base: Loc = ("messages", i)
         for loc, src in template_fields(msg):

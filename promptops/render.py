@@ -109,8 +109,19 @@ class Renderer:
                 content["annotations"] = msg["annotations"]
             messages.append({"role": msg["role"], "content": content})
         result: Result = {"messages": messages}
-        if "description" in prompt:
-            result["description"] = prompt["description"]
+        described = prompt.get("resultDescription", prompt.get("description"))
+        if described is False or described is None:
+            return result
+        if "resultDescription" in prompt:
+            try:
+                described = self._render(name, -1, "description", described, context)
+            except Exception as exc:
+                raise RenderError(
+                    INTERNAL_ERROR,
+                    f"prompt {name!r} resultDescription failed to render: "
+                    f"{type(exc).__name__}: {exc}",
+                ) from exc
+        result["description"] = described
         return result
 
     def _render(self, prompt: str, index: int, field: str, source: str, ctx: dict[str, str]) -> str:

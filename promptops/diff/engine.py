@@ -95,6 +95,7 @@ def _prompt_changes(
         yield Change(Kind.resource_changed, Level.patch,
                      f"resource changed ({'; '.join(res)})", prompt=name, new=res)
     for key, kind in (("title", Kind.title_changed), ("description", Kind.description_changed),
+                      ("resultDescription", Kind.description_changed),
                       ("icons", Kind.icons_changed)):
         if a.get(key) != b.get(key):
             yield Change(kind, Level.patch, f"{key} changed", prompt=name,

@@ -57,8 +57,7 @@ def prompt_descriptor(prompt: Json, rev: str) -> Json:
             arg["title"] = a["title"]
         if "description" in a:
             arg["description"] = a["description"]
-        if a.get("required"):
-            arg["required"] = True
+        arg["required"] = bool(a.get("required"))  # explicit, as the spec's examples show
         args.append(arg)
     if args:
         out["arguments"] = args
