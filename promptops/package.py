@@ -101,9 +101,27 @@ class _Loader:
         line, col = pos() if callable(pos) else pos
         self.problems.append(Problem(path, line, col, message))
 
-    def load(self, path: str) -> LoadedFile | None:
+    def prompt_file(self, path: str) -> tuple[LoadedFile, PromptFile | None] | None:
+        """A prompt file, loaded and validated; memoised by content for rebuilds."""
         try:
-            return load_yaml(path, self.source.read(path))
+            raw = self.source.read(path)
+        except FileNotFoundError:
+            self.problem(path, (1, 1), "file not found")
+            return None
+        hit = _memo_get(("prompt", path, raw))
+        if hit is not None:
+            return hit  # type: ignore[no-any-return]
+        loaded = self.load(path, raw)
+        if loaded is None:
+            return None
+        spec: PromptFile | None = self.validate(PromptFile, loaded, loaded.data)
+        if spec is not None:
+            _memo_put(("prompt", path, raw), (loaded, spec))
+        return loaded, spec
+
+    def load(self, path: str, raw: bytes | None = None) -> LoadedFile | None:
+        try:
+            return load_yaml(path, self.source.read(path) if raw is None else raw)
         except YamlProblem as exc:
             self.problems.append(exc.problem)
         except FileNotFoundError:
@@ -154,12 +172,12 @@ class _Loader:
 
     def check_template(self, file: LoadedFile, loc: Loc, source: str) -> None:
         try:
-            ast = _parser.parse(source)
+            refs = _references(source)
         except TemplateSyntaxError as exc:
             line, col, _ = file.block_start(loc)
             self.problem(file.path, (line + (exc.lineno or 1) - 1, col), f"template: {exc.message}")
             return
-        for name, lineno in template_references(ast):
+        for name, lineno in refs:
             # Positions cost a round-trip YAML parse: computed only if a problem is reported.
             def at(lineno: int = lineno) -> tuple[int, int]:
                 line, col, block = file.block_start(loc)
@@ -192,11 +210,11 @@ class _Loader:
                 continue
             self.templates[name] = text
             try:
-                ast = _parser.parse(text, name=name)
+                refs = _references(text)
             except TemplateSyntaxError as exc:
                 self.problem(name, (exc.lineno or 1, 1), f"template: {exc.message}")
                 continue
-            for ref, lineno in template_references(ast):
+            for ref, lineno in refs:
                 self._reference(name, (lineno, 1), ref)
 
     def resource(self, file: LoadedFile, loc: Loc, path: str, media: str | None) -> None:
@@ -260,12 +278,10 @@ def load_package(source: Source) -> Package:
     for path in files:
         if not (path.startswith(PROMPTS_DIR) and path.endswith(PROMPT_SUFFIX)):
             continue
-        loaded = ld.load(path)
-        if loaded is None:
+        got = ld.prompt_file(path)
+        if got is None or got[1] is None:
             continue
-        spec: PromptFile | None = ld.validate(PromptFile, loaded, loaded.data)
-        if spec is None:
-            continue
+        loaded, spec = got[0], got[1]
         name = spec.name or path.rsplit("/", 1)[-1].removesuffix(PROMPT_SUFFIX)
         if spec.name is None and not _valid_name(name):
             ld.problem(
@@ -319,3 +335,30 @@ def _check_messages(ld: _Loader, file: LoadedFile, spec: PromptFile) -> None:
 
 def _position_of(file: LoadedFile, loc: Loc) -> Callable[[], tuple[int, int]]:
     return lambda: file.position(loc)
+
+
+# Rebuilds (serve following git, lint, diff) mostly see files they have seen before:
+# per-file results are memoised by content, so a commit that changes one prompt of
+# 1,000 re-parses one file. Bounded; cleared wholesale when full.
+_MEMO: dict[Any, Any] = {}
+_MEMO_MAX = 50_000
+
+
+def _memo_get(key: Any) -> Any:
+    return _MEMO.get(key)
+
+
+def _memo_put(key: Any, value: Any) -> None:
+    if len(_MEMO) >= _MEMO_MAX:
+        _MEMO.clear()
+    _MEMO[key] = value
+
+
+def _references(source: str) -> list[tuple[str | None, int]]:
+    """The includes of a template source (memoised); TemplateSyntaxError when it is invalid."""
+    key = ("refs", source)
+    hit = _memo_get(key)
+    if hit is None:
+        hit = template_references(_parser.parse(source))
+        _memo_put(key, hit)
+    return hit  # type: ignore[no-any-return]

@@ -31,6 +31,7 @@ from promptops.serve.cache import BuildCache, restamp
 
 POLL_S = 0.05
 QUIET_S = 0.12
+WARM_AFTER_S = 1.0  # idle time after start before the build machinery is warmed up
 Log = Callable[[str], None]
 
 
@@ -140,17 +141,37 @@ class Follower:
         last = self._signature()
         # Check once right away: HEAD may have moved between initial() and start().
         changed_at: float | None = time.monotonic() - QUIET_S
+        warm_at: float | None = time.monotonic() + WARM_AFTER_S
         while not self._stop.wait(POLL_S):
             sig = self._signature()
             now = time.monotonic()
             if sig != last:
                 last, changed_at = sig, now
+            elif warm_at is not None and changed_at is None and now >= warm_at:
+                warm_at = None
+                self._warm()
             elif changed_at is not None and now - changed_at >= QUIET_S:
                 changed_at = None
                 try:
                     self._moved(on_change)
                 except Exception:  # the follower must outlive any bug in one rebuild
                     self._log("internal error while following HEAD:\n" + traceback.format_exc())
+
+    def _warm(self) -> None:
+        """Import the build and parse the served commits once, while nothing happens.
+
+        A start from the cache imports none of the build machinery and has parsed no
+        file; without this, the first rebuild after HEAD moves would pay both (about a
+        second on 1,000 prompts) instead of re-parsing only the files that changed.
+        Deferred past start-up so it does not compete with the client's first requests.
+        """
+        from promptops import pipeline
+
+        for package, commit in zip(self._packages, self._served or (), strict=False):
+            try:
+                pipeline.package_at(package.directory, commit)
+            except Exception:  # reported when that commit is really rebuilt
+                continue
 
     def _moved(self, on_change: Callable[[list[Bundle]], None]) -> None:
         if any(gitrefs.busy(r) for r in self._repos):
