@@ -78,16 +78,10 @@ def _run(args: Any) -> int:
 
         bundles = [load_bundle(path) for path in args.bundle]
     else:
-        paths = args.paths or [Path(".")]
-        try:
-            from promptops.serve.follow import Follower
-        except ImportError:  # before the follower existed: serve HEAD once, no following
-            from promptops.pipeline import bundle_at
+        from promptops.serve.follow import Follower
 
-            bundles = [bundle_at(path, args.ref or "HEAD") for path in paths]
-        else:
-            follower = Follower(paths, ref=args.ref, log=log)
-            bundles = follower.initial()
+        follower = Follower(args.paths or [Path(".")], ref=args.ref, log=log)
+        bundles = follower.initial()
     server = Server(bundles, send=out.send, page_size=args.page_size, ttl_ms=args.ttl_ms)
     holder.append(server)
     names = ", ".join(f"{b['package']['name']} {b['package']['version']}" for b in bundles)
