@@ -123,10 +123,80 @@ def check(path: PathArg = None, ref: RefOpt = None) -> None:
     _done(run_guarded(lambda: cmd.run(path, ref)))
 
 
+class LintFormat(StrEnum):
+    text = "text"
+    json = "json"
+    github = "github"
+    sarif = "sarif"
+
+
+@app.command()
+def lint(
+    path: PathArg = None,
+    ref: RefOpt = None,
+    fmt: Annotated[LintFormat, typer.Option("--format", help="Output format")] = LintFormat.text,
+    select: Annotated[
+        list[str] | None, typer.Option("--select", help="Only these rules (codes/names)")
+    ] = None,
+    ignore: Annotated[list[str] | None, typer.Option("--ignore", help="Skip these rules")] = None,
+    fix: Annotated[bool, typer.Option("--fix", help="Apply the safe fixes")] = False,
+    diff: Annotated[bool, typer.Option("--diff", help="Show the fixes, write nothing")] = False,
+    strict: Annotated[bool, typer.Option("--strict", help="Warnings fail too")] = False,
+    base: Annotated[
+        str | None, typer.Option("--base", help="Check versioning against this revision")
+    ] = None,
+    no_cache: Annotated[bool, typer.Option("--no-cache", help="Ignore cached results")] = False,
+) -> None:
+    """Check prompts for broken, unsafe and unreviewable content."""
+    from promptops.commands import lint as cmd
+
+    opts = cmd.Options(ref, fmt.value, select or [], ignore or [], fix, diff, strict, base,
+                       not no_cache)
+    _done(run_guarded(lambda: cmd.run(path, opts)))
+
+
+@app.command()
+def rules(rule: Annotated[str | None, typer.Argument(help="A rule code or name")] = None) -> None:
+    """List the lint rules, or show one rule's documentation."""
+    from promptops.commands import rules as cmd
+
+    _done(run_guarded(lambda: cmd.run(rule)))
+
+
+@app.command("test")
+def test_(
+    path: PathArg = None,
+    ref: Annotated[
+        str | None, typer.Option("--ref", help="Test this git revision (snapshots read from it)")
+    ] = None,
+    k: Annotated[
+        list[str] | None,
+        typer.Option("-k", help="Only cases whose prompt::name contains this (or glob)"),
+    ] = None,
+    update_snapshots: Annotated[
+        bool, typer.Option("--update-snapshots", help="Write new/changed, remove obsolete")
+    ] = False,
+    junit_xml: Annotated[
+        Path | None, typer.Option("--junit-xml", help="Write a JUnit XML report here")
+    ] = None,
+    fmt: FormatOpt = Format.text,
+    jobs: Annotated[
+        int | None, typer.Option("-j", "--jobs", help="Processes (default: auto)")
+    ] = None,
+) -> None:
+    """Run the package's deterministic prompt tests (tests/**/*.test.yaml + smoke cases)."""
+    from promptops.commands import test as cmd
+
+    _done(run_guarded(
+        lambda: cmd.run(path, ref, k or [], update_snapshots, junit_xml, fmt.value, jobs)
+    ))
+
+
 class SchemaKind(StrEnum):
     manifest = "manifest"
     prompt = "prompt"
     bundle = "bundle"
+    test = "test"
 
 
 @app.command()
@@ -146,11 +216,12 @@ def build(
         bool, typer.Option("--worktree", help="Build the working tree (marked dirty)")
     ] = False,
     force: Annotated[bool, typer.Option("--force", help="Overwrite a differing bundle")] = False,
+    no_lint: Annotated[bool, typer.Option("--no-lint", help="Build despite lint errors")] = False,
 ) -> None:
     """Build a commit into an immutable, reproducible bundle."""
     from promptops.commands import build as cmd
 
-    _done(run_guarded(lambda: cmd.run(path, ref, out, worktree, force)))
+    _done(run_guarded(lambda: cmd.run(path, ref, out, worktree, force, no_lint)))
 
 
 @app.command()
@@ -169,6 +240,39 @@ def inspect(
     from promptops.commands import inspect as cmd
 
     _done(run_guarded(lambda: cmd.run(bundle, fmt.value)))
+
+
+class DiffFormat(StrEnum):
+    markdown = "markdown"
+    text = "text"
+    json = "json"
+
+
+class FailOn(StrEnum):
+    breaking = "breaking"
+    any = "any"
+
+
+@app.command()
+def diff(
+    base: Annotated[str, typer.Argument(help="Base revision; A...B compares merge-base(A,B)..B")],
+    head: Annotated[
+        str | None, typer.Argument(help="Head revision (default: the working tree)")
+    ] = None,
+    path: Annotated[
+        Path | None, typer.Argument(help="Package folder (default: every touched package)")
+    ] = None,
+    fmt: Annotated[DiffFormat, typer.Option("--format", help="Output format")] = DiffFormat.text,
+    output: Annotated[Path | None, typer.Option("-o", "--output", help="Write to FILE")] = None,
+    fail_on: Annotated[
+        FailOn | None, typer.Option("--fail-on", help="Exit 1 on breaking or any changes")
+    ] = None,
+) -> None:
+    """Review a change: breaking changes, source and rendered diffs of every prompt."""
+    from promptops.commands import diff as cmd
+
+    _done(run_guarded(lambda: cmd.run(base, head, path, fmt.value, output,
+                                      fail_on.value if fail_on else None)))
 
 
 @app.command("version")

@@ -9,7 +9,6 @@ again by ruamel.yaml, whose error (and position) is the one reported.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
 from ruamel.yaml import YAML
@@ -22,16 +21,32 @@ Loc = tuple[str | int, ...]
 
 _safe = YAML(typ="safe", pure=False)
 _rt = YAML(typ="rt")
+_SHED = object()
 
 
-@dataclass
 class LoadedFile:
-    """One YAML file: its text, its plain data, and positions on demand."""
+    """One YAML file: its text, its plain data, and positions on demand.
 
-    path: str
-    text: str
-    data: Any
-    _tree: Any = field(default=None, repr=False)
+    ``shed()`` drops the parsed data once a model has been validated from it: files
+    kept for later rebuilds (the package memo) then cost their text, not a second
+    copy of their content; ``data`` parses again if anything still asks for it.
+    """
+
+    __slots__ = ("_data", "_tree", "path", "text")
+
+    def __init__(self, path: str, text: str, data: Any) -> None:
+        self.path, self.text = path, text
+        self._data: Any = data
+        self._tree: Any = None
+
+    @property
+    def data(self) -> Any:
+        if self._data is _SHED:
+            self._data = _parse(self.text)
+        return self._data
+
+    def shed(self) -> None:
+        self._data = _SHED
 
     def _positions(self) -> Any:
         if self._tree is None:
@@ -100,13 +115,17 @@ def load_yaml(path: str, raw: bytes) -> LoadedFile:
     """Parse one file; a syntax error becomes a positioned problem with a hint."""
     text = decode(path, raw)
     try:
-        data = fastyaml.load(text)
-    except Exception:  # any refusal: let ruamel.yaml say what is wrong
-        try:
-            data = _safe.load(text)
-        except MarkedYAMLError as exc:
-            raise YamlProblem(_yaml_problem(path, text, exc)) from exc
+        data = _parse(text)
+    except MarkedYAMLError as exc:
+        raise YamlProblem(_yaml_problem(path, text, exc)) from exc
     return LoadedFile(path=path, text=text, data=data)
+
+
+def _parse(text: str) -> Any:
+    try:
+        return fastyaml.load(text)
+    except Exception:  # any refusal: let ruamel.yaml say what is wrong (MarkedYAMLError)
+        return _safe.load(text)
 
 
 def _yaml_problem(path: str, text: str, exc: MarkedYAMLError) -> Problem:

@@ -30,6 +30,8 @@ class Strict(BaseModel):
 class LintConfig(Strict):
     select: list[str] = Field(default_factory=list, description="Rule codes or names to run")
     ignore: list[str] = Field(default_factory=list, description="Rule codes or names to skip")
+    maxTemplateChars: int = Field(default=20_000, ge=1, description="PO508: longest template")
+    maxIncludeDepth: int = Field(default=4, ge=1, description="PO303: deepest include chain")
 
 
 class ServeConfig(Strict):

@@ -13,7 +13,7 @@ import posixpath
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from promptops.errors import GitError, UsageError
 
@@ -106,6 +106,23 @@ def _repo_top(folder: Path) -> Path | None:
     return None
 
 
+def _unresolved(repo: Any, rev: str, top: Path) -> str:
+    """Why ``rev`` names no commit, in git's own words when the repository is damaged."""
+    import git
+
+    try:
+        repo.git.rev_parse("--verify", "--end-of-options", f"{rev}^{{commit}}")
+    except git.GitCommandError as exc:
+        fatal = [ln.split("fatal:", 1)[1].strip(" '") for ln in str(exc.stderr).splitlines()
+                 if "fatal:" in ln and "Needed a single revision" not in ln]
+        if fatal:
+            return f"cannot read revision {rev!r} in {top}: {fatal[0]}"
+    if rev == "HEAD" and not repo.git.rev_list("-n1", "--all"):
+        return (f"the repository at {top} has no commits yet: commit the package first "
+                "(or build the working tree with --worktree)")
+    return f"unknown revision {rev!r} in {top}"
+
+
 class GitSource:
     """The package exactly as one commit holds it, read from git objects."""
 
@@ -122,7 +139,7 @@ class GitSource:
         try:
             self.commit = self.repo.commit(rev)
         except (git.BadName, ValueError) as exc:
-            raise GitError(f"unknown revision {rev!r} in {top}") from exc
+            raise GitError(_unresolved(self.repo, rev, top)) from exc
         tree = self.commit.tree
         try:
             self.tree = tree if self.prefix == "." else tree / self.prefix
@@ -147,7 +164,8 @@ class GitSource:
                 if len(fields) != 4 or fields[1] != b"blob":
                     continue  # submodules (commit entries) are not package files
                 path = name.decode("utf-8", "surrogateescape")
-                entries[path] = (int(fields[0], 8), fields[2].decode(), int(fields[3]))
+                size = int(fields[3]) if fields[3].isdigit() else 0  # "BAD": a missing blob
+                entries[path] = (int(fields[0], 8), fields[2].decode(), size)
             self._entries = entries
             self._prefetch(entries)
         return self._entries
@@ -196,7 +214,10 @@ class GitSource:
             try:
                 data = self.repo.git.cat_file("blob", sha, stdout_as_string=False)
             except Exception as exc:  # a missing object (shallow or broken clone)
-                raise GitError(f"cannot read {path} ({sha[:12]}) from git: {exc}") from exc
+                raise GitError(
+                    f"cannot read {path} ({sha[:12]}) from git: the object is missing or "
+                    "damaged (a partial or broken clone; `git fsck` lists what is wrong)"
+                ) from exc
         if mode == 0o120000:  # a symlink: follow it only while it stays in the package
             target = inside(posixpath.join(posixpath.dirname(norm), data.decode()))
             if target is None or _depth > 8:

@@ -11,13 +11,17 @@ import pytest
 from jsonschema import Draft202012Validator
 from repo_helpers import PYTHON, cli_env, make_repo
 from ruamel.yaml import YAML
-from starter_helpers import ASSERTION_KINDS, evaluate, mcp_validator
+from starter_helpers import mcp_validator
 
 from promptops.commands import init
 from promptops.errors import UsageError
 from promptops.model import CONTENT_KEYS
 from promptops.pipeline import bundle_at, package_at
 from promptops.render import Renderer
+from promptops.testing.model import RENDER_CHECKS
+from promptops.testing.runner import SnapshotPolicy, run_cases
+from promptops.testing.snapshots import obsolete, snapshot_files, stored
+from promptops.testing.suite import all_cases
 
 _yaml = YAML(typ="safe")
 Demo = tuple[Path, subprocess.CompletedProcess[str]]
@@ -140,22 +144,26 @@ def test_starter_shows_every_feature_of_the_format() -> None:
 
 
 def test_starter_tests_cover_every_assertion_kind_and_pass() -> None:
-    root = init.starter_dir()
-    renderer = Renderer(bundle_at(root))
-    seen: set[str] = set()
-    failures: dict[str, list[str]] = {}
-    for path in sorted((root / "tests").glob("*.test.yaml")):
-        doc = _yaml.load(path.read_text())
-        for case in doc["cases"]:
-            expects = case["expect"] if isinstance(case["expect"], list) else [case["expect"]]
-            seen |= {k for e in expects for k in e}
-            bad = evaluate(renderer, doc["prompt"], case, root / "tests" / "__snapshots__")
-            if bad:
-                failures[f"{path.name}: {case['name']}"] = bad
+    from promptops.bundle import compile_bundle
+    from promptops.package import load_package
+    from promptops.sources import WorktreeSource
+
+    source = WorktreeSource(init.starter_dir())
+    pkg = load_package(source)
+    bundle = compile_bundle(pkg)
+    cases = all_cases(pkg, source, bundle)
+    existing = snapshot_files(pkg.files)
+    # Read-only: the starter's snapshot must already be there, nothing is written.
+    policy = SnapshotPolicy(stored=stored(source, existing, cases), writable=False)
+    outcomes = run_cases(bundle, cases, policy)
+    failures = {c.id: [f.message for f in o.failures]
+                for c, o in zip(cases, outcomes, strict=True) if o.status != "passed"}
     assert failures == {}
-    assert seen >= ASSERTION_KINDS | {"message"}
-    assert {_yaml.load(p.read_text())["prompt"] for p in (root / "tests").glob("*.test.yaml")} == {
-        p["name"] for p in renderer.prompts.values()}
+    seen = {k for c in cases for e in c.expectations for k in e.model_fields_set}
+    assert seen >= {*RENDER_CHECKS, "error", "message"}
+    assert obsolete(existing, cases) == []
+    assert {c.prompt for c in cases if not c.smoke} == {p["name"] for p in bundle["prompts"]}
+    assert sum(c.smoke for c in cases) == len(bundle["prompts"])
 
 
 def test_every_yaml_file_points_at_a_schema_it_validates_against(
@@ -172,8 +180,6 @@ def test_every_yaml_file_points_at_a_schema_it_validates_against(
         if target.startswith("https://"):
             continue
         schema_path = (path.parent / target).resolve()
-        if path.name.endswith(".test.yaml") and not schema_path.exists():
-            continue  # the test-file schema is written once its model exists
         schema = json.loads(schema_path.read_text())
         Draft202012Validator(schema).validate(_yaml.load(path.read_text()))
 

@@ -141,6 +141,14 @@ def test_absent_optional_argument_is_default_or_empty(tmp_path: Path) -> None:
     assert r.get("p", {"a": "x", "b": "y"})["messages"][0]["content"]["text"] == "[x][y]"
 
 
+def test_conditional_without_else_renders_empty(tmp_path: Path) -> None:
+    """Jinja's `x if c` is empty when c is false; the sandbox's print guard must allow it."""
+    args = "arguments:\n  - {name: c}\n"
+    r = renderer(tmp_path, {"p": one("a{{ ' while ' ~ c if c }}b", args)})
+    assert r.get("p")["messages"][0]["content"]["text"] == "ab"
+    assert r.get("p", {"c": "x"})["messages"][0]["content"]["text"] == "a while xb"
+
+
 def test_block_tags_leave_no_blank_lines_and_trailing_newline_is_kept(tmp_path: Path) -> None:
     r = renderer(tmp_path, {"p": "arguments: [{name: x}]\nmessages:\n  - role: user\n"
                                  "    text: |\n      a\n      {% if x %}\n      x is {{ x }}\n"

@@ -11,7 +11,9 @@ from promptops.pipeline import bundle_at
 from promptops.sources import head_is_dirty
 
 
-def run(path: Path | None, ref: str, out: Path, worktree: bool, force: bool) -> int:
+def run(
+    path: Path | None, ref: str, out: Path, worktree: bool, force: bool, no_lint: bool = False
+) -> int:
     folder = package_dir(path)
     if worktree:
         bundle = bundle_at(folder, None)
@@ -22,6 +24,16 @@ def run(path: Path | None, ref: str, out: Path, worktree: bool, force: bool) -> 
                 "(use --worktree to build the working tree)"
             )
         bundle = bundle_at(folder, ref)
+    if not no_lint:  # after loading, so a broken package reports as it always did
+        from promptops.commands.lint import lint_gate
+        from promptops.errors import PromptopsError
+
+        ok, lines, summary = lint_gate(folder, None if worktree else ref)
+        if not ok:
+            raise PromptopsError(
+                f"lint fails ({summary}); fix the findings or build with --no-lint:\n"
+                + "\n".join(lines)
+            )
     written_path, written = write_bundle(bundle, out, force=force)
     verb = "wrote" if written else "unchanged"
     info(f"{verb} {written_path} ({len(bundle['prompts'])} prompts, {bundle['digest']})")

@@ -1,7 +1,7 @@
 """`promptops check`: the aggregate gate a user and CI run.
 
-Today it loads and validates the package (every problem at once, positioned); lint,
-test and build join it as they land.
+It loads and validates the package (every problem at once, positioned), then runs
+lint and the prompt tests (`promptops test`, through the same suite runner).
 """
 
 from __future__ import annotations
@@ -9,15 +9,33 @@ from __future__ import annotations
 from pathlib import Path
 
 from promptops.commands._common import package_dir
-from promptops.console import info
-from promptops.pipeline import package_at
+from promptops.console import echo, info
+from promptops.package import load_package
+from promptops.sources import open_source
 
 
 def run(path: Path | None, ref: str | None) -> int:
-    pkg = package_at(package_dir(path), ref)
+    folder = package_dir(path)
+    source = open_source(folder, ref)
+    pkg = load_package(source)
     n = len(pkg.prompts)
     info(
         f"{pkg.manifest.name} {pkg.manifest.version}: {n} prompt{'s' if n != 1 else ''}, "
         f"{len(pkg.templates)} template file{'s' if len(pkg.templates) != 1 else ''}: ok"
     )
-    return 0
+    from promptops.commands.lint import lint_gate
+
+    lint_ok, lint_lines, lint_summary = lint_gate(folder, ref)
+    for line in lint_lines:
+        echo(line, err=True)
+    info(f"lint: {lint_summary}")
+    # --- test: `promptops test` semantics, snapshots included ---
+    from promptops.testing.report import text_lines
+    from promptops.testing.suite import run_suite
+
+    result = run_suite(folder, ref, source=source, package=pkg)
+    *details, summary = text_lines(result)
+    for line in details:
+        (info if result.ok else lambda t: echo(t, err=True))(line)
+    info(f"tests: {summary}")
+    return 0 if result.ok and lint_ok else 1

@@ -36,6 +36,28 @@ Gate = Callable[[Path, Bundle], "str | None"]
 GATES: list[Gate] = []
 
 
+def _test_gate(package_dir: Path, head: Bundle) -> str | None:
+    from promptops.testing.suite import release_gate
+
+    return release_gate(package_dir, head)
+
+
+GATES.append(_test_gate)
+
+
+def _lint_gate(package_dir: Path, head: Bundle) -> str | None:
+    from promptops.commands.lint import lint_gate
+
+    ok, lines, summary = lint_gate(package_dir, "HEAD")
+    if ok:
+        return None
+    return "lint fails at HEAD (" + summary + "); fix these, commit, then release:\n" + \
+        "\n".join(lines)
+
+
+GATES.append(_lint_gate)
+
+
 class ReleaseRefused(PromptopsError):
     """A release that would be unsafe; the message says what to do instead."""
 

@@ -13,6 +13,10 @@ def schema_for(kind: str) -> dict[str, Any]:
         from promptops.bundle_schema import BundleFile
 
         model: Any = BundleFile
+    elif kind == "test":
+        from promptops.testing.model import TestFile
+
+        model = TestFile
     else:
         from promptops.model import Manifest, PromptFile
 

@@ -16,6 +16,7 @@ from typing import Any
 
 from promptops.errors import PromptopsError
 from promptops.render import Renderer
+from promptops.serve import eras
 
 Json = dict[str, Any]
 SCHEME = "promptops"
@@ -49,6 +50,9 @@ class Snapshot:
     uris: tuple[str, ...]
     id: str  # short hash of the digests: what cursors are bound to
     digests: frozenset[str] = field(default_factory=frozenset)
+    # prompts/list entries by (name, revision), built on first listing: clients re-list
+    # whole catalogs (10,000 prompts) after every list_changed; a benign race if shared.
+    _descriptors: dict[tuple[str, str], Json] = field(default_factory=dict, compare=False)
 
     @classmethod
     def build(cls, bundles: list[Json], previous: Snapshot | None = None) -> Snapshot:
@@ -82,6 +86,14 @@ class Snapshot:
             id=sid,
             digests=frozenset(digests),
         )
+
+    def descriptor(self, name: str, rev: str) -> Json:
+        """The prompts/list entry of ``name`` for revision ``rev`` (never mutated by callers)."""
+        key = (name, rev)
+        hit = self._descriptors.get(key)
+        if hit is None:
+            hit = self._descriptors[key] = eras.prompt_descriptor(self.index[name].prompt, rev)
+        return hit
 
     @property
     def cache_scope(self) -> str:

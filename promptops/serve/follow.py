@@ -17,6 +17,7 @@ Only committed content is ever served: bundles are built from git objects
 
 from __future__ import annotations
 
+import sys
 import threading
 import time
 import traceback
@@ -165,6 +166,7 @@ class Follower:
         second on 1,000 prompts) instead of re-parsing only the files that changed.
         Deferred past start-up so it does not compete with the client's first requests.
         """
+        from promptops import package as package_module
         from promptops import pipeline
 
         for package, commit in zip(self._packages, self._served or (), strict=False):
@@ -172,11 +174,16 @@ class Follower:
                 pipeline.package_at(package.directory, commit)
             except Exception:  # reported when that commit is really rebuilt
                 continue
+        package_module.compact_memo()
 
     def _moved(self, on_change: Callable[[list[Bundle]], None]) -> None:
         if any(gitrefs.busy(r) for r in self._repos):
             return  # mid-rebase: wait for it to finish (its end changes the watched files)
-        heads = tuple(gitrefs.read_head(p.repo).commit for p in self._packages)
+        try:
+            heads = tuple(gitrefs.read_head(p.repo).commit for p in self._packages)
+        except PromptopsError as exc:  # damaged refs: say so once, keep what is served
+            self._log(f"cannot read HEAD; still serving the last good bundles: {exc}")
+            return
         if heads == self._served or heads == self._failed:
             return
         short = ", ".join((c or "no commit")[:12] for c in heads)
@@ -196,3 +203,6 @@ class Follower:
             return
         self._served, self._failed = commits, None
         on_change(bundles)
+        built = sys.modules.get("promptops.package")  # None when every bundle came from cache
+        if built is not None:
+            built.compact_memo()

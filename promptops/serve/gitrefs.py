@@ -98,6 +98,9 @@ def _lookup_ref(repo: Repo, name: str) -> str | None:
         if line[:1] in ("#", "^"):
             continue
         sha, _, refname = line.partition(" ")
+        if not _SHA.match(sha) or not refname:  # git refuses such a file too
+            raise GitError(f"{repo.common_dir / 'packed-refs'}: unexpected line {line[:60]!r}; "
+                           "the file is corrupt and git cannot read the refs either")
         if refname == name:
             return sha
     return None
@@ -108,6 +111,8 @@ def _read(path: Path) -> str | None:
         return path.read_text(encoding="utf-8").strip()
     except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
         return None
+    except UnicodeDecodeError as exc:
+        raise GitError(f"{path}: corrupt (not text); git cannot read it either") from exc
 
 
 def busy(repo: Repo) -> bool:
@@ -121,7 +126,10 @@ def watched(repo: Repo) -> list[Path]:
         paths = [repo.git_dir / "HEAD", repo.common_dir / "reftable" / "tables.list"]
     else:
         paths = [repo.git_dir / "HEAD", repo.common_dir / "packed-refs"]
-        text = _read(repo.git_dir / "HEAD") or ""
+        try:
+            text = _read(repo.git_dir / "HEAD") or ""
+        except GitError:  # a damaged HEAD: watch the file itself, the rebuild reports it
+            text = ""
         if text.startswith("ref:"):
             name = text[4:].strip()
             paths += [repo.git_dir / name, repo.common_dir / name]

@@ -40,7 +40,7 @@ def call(srv: Server, snap: Snapshot, method: str, params: Json, id_: Any, caps:
         return listen(srv, params, id_)
     if method == "prompts/list":
         names, nxt = _page(srv, snap, snap.names, params)
-        out = {"prompts": [eras.prompt_descriptor(snap.index[n].prompt, rev) for n in names]}
+        out = {"prompts": [snap.descriptor(n, rev) for n in names]}
         return {**out, **({"nextCursor": nxt} if nxt else {}), **_cacheable(srv, snap, rev)}
     if method == "prompts/get":
         return get_prompt(snap, params, rev, caps)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import sys
 import threading
@@ -19,6 +20,9 @@ from typing import IO, Any
 from promptops.serve.rpc import INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR, Json, error
 
 MAX_LINE = 16 * 1024 * 1024  # bytes per message, newline excluded
+MAX_DEPTH = 100  # nested arrays/objects per message; Python's json would RecursionError ~1000
+_STRINGS = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"')
+_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
 
 
 class _Stop(Exception):
@@ -34,7 +38,11 @@ class Output:
         self.closed = False
 
     def send(self, message: Any) -> None:
-        data = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
+        try:
+            data = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode()
+        except UnicodeEncodeError:  # a lone surrogate (sent as "\ud800"): echo it escaped
+            data = json.dumps(message, separators=(",", ":")).encode()
+        data += b"\n"
         with self._lock:
             if self.closed:
                 return
@@ -78,13 +86,29 @@ def _read(stream: IO[bytes]) -> bytes | None:
     return line.rstrip(b"\r\n")
 
 
+def _too_deep(line: bytes) -> bool:
+    """Bracket depth outside strings exceeds MAX_DEPTH; cheap unless brackets abound."""
+    if line.count(b"[") + line.count(b"{") <= MAX_DEPTH:
+        return False
+    depth = 0
+    for b in _STRINGS.sub(b"", line).translate(None, _NOT_BRACKETS):
+        depth += 1 if b in (91, 123) else -1
+        if depth > MAX_DEPTH:
+            return True
+    return False
+
+
 def _parse(server: Any, line: bytes) -> tuple[Any, Json | None]:
+    if _too_deep(line):
+        return None, server.reject(PARSE_ERROR, f"parse error: nested deeper than {MAX_DEPTH}")
     try:
         return json.loads(line.decode("utf-8")), None
     except UnicodeDecodeError:
         return None, server.reject(PARSE_ERROR, "parse error: the line is not valid UTF-8")
     except ValueError as exc:
         return None, server.reject(PARSE_ERROR, f"parse error: {exc}")
+    except RecursionError:
+        return None, server.reject(PARSE_ERROR, f"parse error: nested deeper than {MAX_DEPTH}")
 
 
 def serve(server: Any, out: Output, stdin: IO[bytes] | None = None) -> int:

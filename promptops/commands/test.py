@@ -1,0 +1,41 @@
+"""`promptops test`: run the package's deterministic prompt tests (no LLM is called)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from promptops.commands._common import package_dir
+from promptops.console import echo, settings
+from promptops.errors import UsageError
+
+
+def run(
+    path: Path | None,
+    ref: str | None,
+    patterns: list[str],
+    update: bool,
+    junit: Path | None,
+    fmt: str,
+    jobs: int | None,
+) -> int:
+    from promptops.bundle import atomic_write
+    from promptops.testing import report
+    from promptops.testing.suite import run_suite
+
+    if jobs is not None and jobs < 1:
+        raise UsageError(f"-j must be at least 1, got {jobs}")
+    bar = report.Progress()
+    try:
+        result = run_suite(package_dir(path), ref, patterns=patterns, update=update, jobs=jobs,
+                           progress=bar)
+    finally:
+        bar.close()
+    if junit is not None:
+        atomic_write(junit, report.junit_xml(result))
+    if fmt == "json":
+        echo(json.dumps(report.as_json(result), indent=2, ensure_ascii=False))
+    elif settings.verbosity >= 0 or not result.ok:
+        lines = report.text_lines(result, verbose=settings.verbosity > 0)
+        echo("\n".join(lines if settings.verbosity >= 0 else lines[-1:]))
+    return 0 if result.ok else 1

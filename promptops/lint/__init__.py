@@ -1,0 +1,1 @@
+"""`promptops lint`: a rule engine over the validated package and its raw files."""

@@ -1,0 +1,80 @@
+"""Which rules run, from promptops.yaml (``lint:``) and the command line.
+
+The manifest is read on its own, leniently, because lint must still run (and report
+PO1xx findings) when the manifest itself does not validate; unknown rule codes are a
+configuration error (exit 2) wherever they appear.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from promptops.lint.registry import RULES, resolve
+
+DEFAULT_MAX_TEMPLATE_CHARS = 20_000
+DEFAULT_MAX_INCLUDE_DEPTH = 4
+
+
+@dataclass(frozen=True)
+class LintSettings:
+    enabled: frozenset[str]
+    max_template_chars: int = DEFAULT_MAX_TEMPLATE_CHARS
+    max_include_depth: int = DEFAULT_MAX_INCLUDE_DEPTH
+    strict: bool = False
+    base: str | None = None
+
+    def key(self) -> str:
+        """What the cached results depend on besides the files."""
+        return "|".join(
+            (",".join(sorted(self.enabled)), str(self.max_template_chars),
+             str(self.max_include_depth), self.base or "")
+        )
+
+
+def manifest_lint(data: Any) -> dict[str, Any]:
+    lint = data.get("lint") if isinstance(data, dict) else None
+    return lint if isinstance(lint, dict) else {}
+
+
+def _codes(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    return [str(v) for v in value] if isinstance(value, list) else []
+
+
+def settings(
+    manifest_data: Any,
+    select: list[str],
+    ignore: list[str],
+    *,
+    strict: bool = False,
+    base: str | None = None,
+) -> LintSettings:
+    """Manifest select/ignore first, then the command line's on top of them."""
+    lint = manifest_lint(manifest_data)
+    enabled = {r.code for r in RULES}
+    m_select = resolve(_codes(lint.get("select")), "promptops.yaml lint.select")
+    m_ignore = resolve(_codes(lint.get("ignore")), "promptops.yaml lint.ignore")
+    c_select = resolve(_flat(select), "--select")
+    c_ignore = resolve(_flat(ignore), "--ignore")
+    if c_select:
+        enabled = c_select
+    elif m_select:
+        enabled = m_select
+    enabled -= m_ignore | c_ignore
+    if base is None:  # 6xx compare against a base revision; without one they cannot run
+        enabled = {c for c in enabled if not c.startswith("PO6")}
+    chars = lint.get("maxTemplateChars", DEFAULT_MAX_TEMPLATE_CHARS)
+    depth = lint.get("maxIncludeDepth", DEFAULT_MAX_INCLUDE_DEPTH)
+    return LintSettings(
+        enabled=frozenset(enabled),
+        max_template_chars=chars if isinstance(chars, int) else DEFAULT_MAX_TEMPLATE_CHARS,
+        max_include_depth=depth if isinstance(depth, int) else DEFAULT_MAX_INCLUDE_DEPTH,
+        strict=strict,
+        base=base,
+    )
+
+
+def _flat(values: list[str]) -> list[str]:
+    return [part for v in values for part in v.split(",")]

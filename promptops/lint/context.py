@@ -1,0 +1,236 @@
+"""What rules read: the package (when it validates), the raw files, and template ASTs.
+
+Everything expensive (parsing a template, a round-trip YAML position) is computed once
+here and shared, so forty rules cost little more than one.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import cached_property
+from typing import TYPE_CHECKING
+
+from jinja2 import TemplateSyntaxError, nodes
+
+from promptops.errors import Problem
+from promptops.loader import LoadedFile, Loc
+from promptops.package import Package, PromptDef, template_fields
+from promptops.sources import Source, inside
+from promptops.templating import PromptEnvironment, environment
+
+if TYPE_CHECKING:
+    from promptops.bundle import Bundle
+    from promptops.lint.config import LintSettings
+
+TEXT_SUFFIXES = (".yaml", ".yml", ".j2", ".jinja", ".jinja2", ".md", ".txt")
+
+
+@dataclass(frozen=True)
+class Unit:
+    """One template a prompt renders: inline (``loc`` in the prompt file) or a file."""
+
+    prompt: PromptDef
+    path: str
+    loc: Loc | None
+    source: str
+    message: int | None
+    role: str | None
+
+
+@dataclass(frozen=True)
+class Facts:
+    """Everything the rules ask of a template, gathered in one walk of its AST."""
+
+    loads: tuple[tuple[str, int], ...]  # variables read, with their line
+    stores: frozenset[str]  # names the template binds itself (set, for, macro params)
+    calls: tuple[tuple[str, str, int], ...]  # ("filter" | "test", name, line)
+    includes: tuple[tuple[str, int], ...]  # package templates included, normalised
+    printed: frozenset[str]  # names that appear inside {{ ... }}
+    silent: bool  # prints nothing whatever the arguments (no output, no include)
+
+
+def _collect(ast: nodes.Template) -> Facts:
+    loads: list[tuple[str, int]] = []
+    stores: set[str] = set()
+    calls: list[tuple[str, str, int]] = []
+    printed: set[str] = set()
+    includes: list[tuple[str, int]] = []
+    silent = True
+    stack: list[tuple[nodes.Node, bool]] = [(ast, False)]
+    while stack:
+        node, in_output = stack.pop()
+        if isinstance(node, nodes.Name):
+            if node.ctx == "load":
+                loads.append((node.name, node.lineno))
+                if in_output:
+                    printed.add(node.name)
+            else:
+                stores.add(node.name)
+        elif isinstance(node, nodes.Filter | nodes.Test) and node.name:
+            kind = "filter" if isinstance(node, nodes.Filter) else "test"
+            calls.append((kind, node.name, node.lineno))
+        elif isinstance(node, nodes.Output):
+            silent = silent and all(
+                isinstance(n, nodes.TemplateData) and not n.data.strip() for n in node.nodes
+            )
+        elif isinstance(node, nodes.Macro | nodes.CallBlock):
+            stores.update(a.name for a in node.args)
+        elif isinstance(node, nodes.Include | nodes.Import | nodes.FromImport | nodes.Extends):
+            target = node.template
+            if isinstance(target, nodes.Const) and isinstance(target.value, str):
+                norm = inside(target.value)
+                if norm is not None:
+                    includes.append((norm, node.lineno))
+            silent = False
+        inner = in_output or isinstance(node, nodes.Output)
+        stack.extend((child, inner) for child in reversed(list(node.iter_child_nodes())))
+    loads.sort(key=lambda x: x[1])
+    return Facts(tuple(loads), frozenset(stores), tuple(calls), tuple(includes),
+                 frozenset(printed), silent)
+
+
+class LintContext:
+    def __init__(
+        self,
+        source: Source,
+        settings: LintSettings,
+        package: Package | None,
+        complete: bool,
+        problems: list[tuple[str, Problem]],
+        base_bundle: Bundle | None = None,
+        asts: dict[str, nodes.Template | None] | None = None,
+    ) -> None:
+        self.source = source
+        self.settings = settings
+        self.package = package
+        self.complete = complete
+        self.problems = problems
+        self.base_bundle = base_bundle
+        self._raw: dict[str, bytes | None] = {}
+        self._text: dict[str, str | None] = {}
+        self._asts: dict[str, nodes.Template | None] = dict(asts or {})
+        self._facts: dict[str, Facts | None] = {}
+        self._reached: dict[str, list[str]] = {}
+
+    @cached_property
+    def files(self) -> list[str]:
+        return self.source.files()
+
+    def raw(self, path: str) -> bytes | None:
+        if path not in self._raw:
+            try:
+                self._raw[path] = self.source.read(path)
+            except FileNotFoundError:
+                self._raw[path] = None
+        return self._raw[path]
+
+    def text(self, path: str) -> str | None:
+        if path not in self._text:
+            data = self.raw(path)
+            try:
+                self._text[path] = None if data is None else data.decode("utf-8-sig")
+            except UnicodeDecodeError:
+                self._text[path] = None
+        return self._text[path]
+
+    @cached_property
+    def text_files(self) -> list[str]:
+        """Files hygiene rules read: package sources, not tests (snapshots are verbatim output)
+        nor dot-folders (generated schemas)."""
+        return [
+            p for p in self.files
+            if p.endswith(TEXT_SUFFIXES) and not p.startswith("tests/")
+            and not any(s.startswith(".") for s in p.split("/"))
+        ]
+
+    @cached_property
+    def env(self) -> PromptEnvironment:
+        return environment(self.package.templates if self.package else {})
+
+    def ast(self, key: str, source: str) -> nodes.Template | None:
+        """Parsed once per distinct source text (many prompts share identical text)."""
+        if source not in self._asts:
+            try:
+                self._asts[source] = self.env.parse(source)
+            except TemplateSyntaxError:
+                self._asts[source] = None
+        return self._asts[source]
+
+    def facts(self, key: str, source: str) -> Facts | None:
+        """What one walk of the template's AST knows; None when it does not parse."""
+        if source not in self._facts:
+            ast = self.ast(key, source)
+            self._facts[source] = None if ast is None else _collect(ast)
+        return self._facts[source]
+
+    def units(self, prompt: PromptDef) -> list[Unit]:
+        out: list[Unit] = []
+        for i, msg in enumerate(prompt.spec.messages):
+            for loc, src in template_fields(msg):
+                out.append(Unit(prompt, prompt.path, ("messages", i, *loc), src, i, msg.role))
+            if msg.template is not None and self.package is not None:
+                body = self.package.templates.get(msg.template)
+                if body is not None:
+                    out.append(Unit(prompt, msg.template, None, body, i, msg.role))
+        return out
+
+    def includes(self, path: str, source: str) -> list[tuple[str, int]]:
+        """Package templates this source includes directly, with the line of each."""
+        facts = self.facts(path, source)
+        return list(facts.includes) if facts else []
+
+    def reached(self, path: str, source: str) -> list[str]:
+        """Every template file reachable from a source through includes, in order."""
+        if source in self._reached:
+            return self._reached[source]
+        seen: list[str] = []
+        todo = [name for name, _ in self.includes(path, source)]
+        templates = self.package.templates if self.package else {}
+        while todo:
+            name = todo.pop(0)
+            if name in seen or name not in templates:
+                continue
+            seen.append(name)
+            todo.extend(n for n, _ in self.includes(name, templates[name]))
+        self._reached[source] = seen
+        return seen
+
+    def locate(self, unit_path: str, loc: Loc | None, lineno: int, needle: str) -> tuple[int, int]:
+        """File line and column of ``needle`` on template line ``lineno``.
+
+        Inside a ``text: |`` block, template line n is file line block_start + n - 1; a
+        quoted one-line scalar is searched on its own line.
+        """
+        if loc is None:
+            text = self.text(unit_path) or ""
+            return lineno, _column(text, lineno, needle, 1)
+        file = self.loaded(unit_path)
+        if file is None:
+            return 1, 1
+        line, col, block = file.block_start(loc)
+        if block:
+            line = line + lineno - 1
+        return line, _column(file.text, line, needle, col)
+
+    def loaded(self, path: str) -> LoadedFile | None:
+        if self.package is None:
+            return None
+        if path == "promptops.yaml":
+            return self.package.manifest_file
+        return next((p.file for p in self.package.prompts if p.path == path), None)
+
+
+def _column(text: str, line: int, needle: str, default: int) -> int:
+    lines = text.splitlines()
+    if not needle or not 0 < line <= len(lines):
+        return default
+    src = lines[line - 1]
+    pattern = re.escape(needle)
+    if needle[:1].isidentifier():
+        pattern = r"(?<![\w.])" + pattern + r"\b"
+    found = re.search(pattern, src[max(default - 1, 0):])
+    if found is None:
+        found = re.search(pattern, src)
+        return found.start() + 1 if found else default
+    return found.start() + max(default - 1, 0) + 1

@@ -1,0 +1,25 @@
+"""Output formats of `promptops lint`; each renders findings to one string."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Report:
+    """Everything a format may need besides the findings."""
+
+    package: str  # label of the source that was linted
+    prefix: str  # package folder relative to the repository root ("." at the root)
+    display: str  # package folder as the user should see it (relative to cwd)
+    texts: dict[str, str]  # path -> text, for excerpts and fingerprints
+
+    def repo_path(self, path: str) -> str:
+        return path if self.prefix in ("", ".") else f"{self.prefix}/{path}"
+
+    def shown_path(self, path: str) -> str:
+        return path if self.display in ("", ".") else f"{self.display}/{path}"
+
+    def line_text(self, path: str, line: int) -> str:
+        lines = self.texts.get(path, "").split("\n")
+        return lines[line - 1].rstrip("\r") if 0 < line <= len(lines) else ""

@@ -1,0 +1,158 @@
+"""The one explicit table of rules.
+
+A rule is a module under ``promptops.lint.rules``: its docstring is its documentation
+(what, why, a failing and a passing example) and it defines ``CODE``, ``NAME``,
+``LEVEL``, ``NEEDS`` (what the engine must provide: ``raw`` files, ``load`` problems,
+a ``package``, the ``whole`` package or a ``base`` bundle), ``FIXABLE`` and ``check``.
+Adding a rule means adding a module and a line here, nothing else.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
+
+from promptops.errors import UsageError
+from promptops.lint.rules import (
+    po101_invalid_yaml,
+    po102_schema_violation,
+    po103_jinja_syntax,
+    po104_unknown_jinja_name,
+    po105_literal_delimiters,
+    po106_duplicate_prompt_name,
+    po107_name_mismatch,
+    po108_key_order,
+    po201_undeclared_variable,
+    po202_unused_argument,
+    po203_required_with_default,
+    po204_default_not_in_enum,
+    po205_default_not_matching_pattern,
+    po206_shadows_jinja_global,
+    po207_unguarded_optional,
+    po301_missing_include,
+    po302_circular_include,
+    po303_include_depth,
+    po304_include_outside_package,
+    po305_unused_partial,
+    po306_resource_missing,
+    po401_missing_description,
+    po402_system_in_user_message,
+    po403_enum_too_large,
+    po404_media_type_mismatch,
+    po405_empty_resource,
+    po406_empty_message,
+    po501_secret,
+    po502_invisible_unicode,
+    po503_html_comment,
+    po504_trailing_whitespace,
+    po505_crlf,
+    po506_tab,
+    po507_final_newline,
+    po508_template_too_long,
+    po509_undelimited_argument,
+    po601_version_not_bumped,
+    po602_insufficient_bump,
+)
+
+if TYPE_CHECKING:
+    from promptops.lint.problem import Hit
+
+_MODULES: tuple[ModuleType, ...] = (
+    po101_invalid_yaml,
+    po102_schema_violation,
+    po103_jinja_syntax,
+    po104_unknown_jinja_name,
+    po105_literal_delimiters,
+    po106_duplicate_prompt_name,
+    po107_name_mismatch,
+    po108_key_order,
+    po201_undeclared_variable,
+    po202_unused_argument,
+    po203_required_with_default,
+    po204_default_not_in_enum,
+    po205_default_not_matching_pattern,
+    po206_shadows_jinja_global,
+    po207_unguarded_optional,
+    po301_missing_include,
+    po302_circular_include,
+    po303_include_depth,
+    po304_include_outside_package,
+    po305_unused_partial,
+    po306_resource_missing,
+    po401_missing_description,
+    po402_system_in_user_message,
+    po403_enum_too_large,
+    po404_media_type_mismatch,
+    po405_empty_resource,
+    po406_empty_message,
+    po501_secret,
+    po502_invisible_unicode,
+    po503_html_comment,
+    po504_trailing_whitespace,
+    po505_crlf,
+    po506_tab,
+    po507_final_newline,
+    po508_template_too_long,
+    po509_undelimited_argument,
+    po601_version_not_bumped,
+    po602_insufficient_bump,
+)
+
+
+@dataclass(frozen=True)
+class Rule:
+    code: str
+    name: str
+    level: str
+    needs: str
+    fixable: bool
+    doc: str
+    check: Callable[[Any], Iterable[Hit]]
+
+    @property
+    def summary(self) -> str:
+        return self.doc.strip().splitlines()[0]
+
+
+def _rule(module: ModuleType) -> Rule:
+    return Rule(
+        code=module.CODE,
+        name=module.NAME,
+        level=module.LEVEL,
+        needs=module.NEEDS,
+        fixable=getattr(module, "FIXABLE", False),
+        doc=module.__doc__ or "",
+        check=module.check,
+    )
+
+
+RULES: tuple[Rule, ...] = tuple(_rule(m) for m in _MODULES)
+BY_CODE = {r.code: r for r in RULES}
+BY_NAME = {r.name: r for r in RULES}
+
+
+def lookup(key: str) -> Rule | None:
+    return BY_CODE.get(key.upper()) or BY_NAME.get(key.lower())
+
+
+def resolve(keys: Iterable[str], where: str) -> set[str]:
+    """Codes for the codes, names or code prefixes (``PO2``) given; unknown ones exit 2."""
+    out: set[str] = set()
+    for raw in keys:
+        key = raw.strip()
+        if not key:
+            continue
+        rule = lookup(key)
+        if rule is not None:
+            out.add(rule.code)
+            continue
+        group = [r.code for r in RULES if key.upper().startswith("PO") and r.code.startswith(
+            key.upper())]
+        if not group:
+            raise UsageError(
+                f"unknown lint rule {key!r} in {where}; `promptops rules` lists them"
+            )
+        out.update(group)
+    return out

@@ -1,0 +1,1 @@
+"""One module per lint rule; ``promptops.lint.registry`` lists them."""

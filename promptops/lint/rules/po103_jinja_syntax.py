@@ -1,0 +1,31 @@
+"""A template has a Jinja syntax error.
+
+Why: the prompt would fail on every request. The position is the file line inside a
+``text: |`` block (template line n of a block is file line block start + n - 1).
+
+Fails::
+
+    text: |
+      Summarise {{ topic }}.
+      {% if tone %}Use a {{ tone }} tone.
+
+Passes::
+
+    text: |
+      Summarise {{ topic }}.
+      {% if tone %}Use a {{ tone }} tone.{% endif %}
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from promptops.lint.problem import Hit
+from promptops.lint.rules._common import from_load
+
+CODE, NAME, LEVEL, NEEDS = "PO103", "jinja-syntax", "error", "load"
+
+
+def check(ctx: Any) -> Iterator[Hit]:
+    return from_load(ctx, CODE)

@@ -1,0 +1,41 @@
+"""A template uses a Jinja tag, filter or test that does not exist.
+
+Why: an unknown tag fails to parse and an unknown filter or test fails only when the
+template is compiled, i.e. on the first request; both are usually typos
+(``{{ name | uper }}``) or extensions promptops does not load.
+
+Fails::
+
+    text: "Hello {{ name | uper }}"
+
+Passes::
+
+    text: "Hello {{ name | upper }}"
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from promptops.lint.problem import Hit
+from promptops.lint.rules._common import from_load, prompt_sources, prompts
+
+CODE, NAME, LEVEL, NEEDS = "PO104", "unknown-jinja-name", "error", "load"
+
+
+def check(ctx: Any) -> Iterator[Hit]:
+    yield from from_load(ctx, CODE)
+    if ctx.package is None:
+        return
+    seen: set[tuple[str, str, int]] = set()
+    for prompt in prompts(ctx):
+        for path, loc, source in prompt_sources(ctx, prompt):
+            facts = ctx.facts(path, source)
+            for kind, name, lineno in facts.calls if facts else ():
+                table = ctx.env.filters if kind == "filter" else ctx.env.tests
+                if name in table or (path, name, lineno) in seen:
+                    continue
+                seen.add((path, name, lineno))
+                line, col = ctx.locate(path, loc, lineno, name)
+                yield Hit(path, line, col, f"unknown Jinja {kind} {name!r}")

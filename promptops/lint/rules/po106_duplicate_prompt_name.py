@@ -1,0 +1,42 @@
+"""Two prompts share a name, also when they differ only in case or ``-``/``_``.
+
+Why: MCP clients list prompts by name; ``code-review`` and ``Code_Review`` look the
+same to a user picking from a menu and one of them is never chosen on purpose.
+
+Fails::
+
+    # prompts/code_review.prompt.yaml and prompts/code-review.prompt.yaml
+
+Passes::
+
+    # prompts/code_review.prompt.yaml and prompts/security_review.prompt.yaml
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from promptops.lint.problem import Hit
+from promptops.lint.rules._common import from_load, prompts
+
+CODE, NAME, LEVEL, NEEDS = "PO106", "duplicate-prompt-name", "error", "load"
+
+
+def _fold(name: str) -> str:
+    return name.lower().replace("-", "_")
+
+
+def check(ctx: Any) -> Iterator[Hit]:
+    yield from from_load(ctx, CODE)
+    first: dict[str, Any] = {}
+    for prompt in sorted(prompts(ctx), key=lambda p: p.path):
+        key = _fold(prompt.name)
+        if key in first:
+            other = first[key]
+            line, col = prompt.file.position(("name",)) if prompt.spec.name else (1, 1)
+            yield Hit(prompt.path, line, col,
+                      f"prompt name {prompt.name!r} differs from {other.name!r} "
+                      f"({other.path}) only in case or '-'/'_'")
+        else:
+            first[key] = prompt

@@ -1,0 +1,35 @@
+"""The ``name:`` of a prompt disagrees with its file name.
+
+Why: people find a prompt by its file; when ``prompts/summarize.prompt.yaml`` serves
+``digest`` nobody can find what a client asks for. Drop ``name:`` (the file name is
+the default) or rename the file.
+
+Fails::
+
+    # prompts/summarize.prompt.yaml
+    name: digest
+
+Passes::
+
+    # prompts/summarize.prompt.yaml
+    name: summarize
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from promptops.lint.problem import Hit
+from promptops.lint.rules._common import prompts
+
+CODE, NAME, LEVEL, NEEDS = "PO107", "name-mismatch", "warning", "package"
+
+
+def check(ctx: Any) -> Iterator[Hit]:
+    for prompt in prompts(ctx):
+        stem = prompt.path.rsplit("/", 1)[-1].removesuffix(".prompt.yaml")
+        if prompt.spec.name is not None and prompt.spec.name != stem:
+            line, col = prompt.file.position(("name",))
+            yield Hit(prompt.path, line, col,
+                      f"name {prompt.spec.name!r} differs from the file name {stem!r}")

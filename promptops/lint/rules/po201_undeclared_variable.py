@@ -1,0 +1,52 @@
+"""A template reads a variable that is not a declared argument (also in included partials).
+
+Why: templates render with ``StrictUndefined``, so the prompt fails on every request
+with "'topic' is undefined"; usually a typo or an argument that was renamed.
+
+Fails::
+
+    arguments:
+      - name: topic
+    messages:
+      - role: user
+        text: "Write about {{ subject }}"
+
+Passes::
+
+    arguments:
+      - name: topic
+    messages:
+      - role: user
+        text: "Write about {{ topic }}"
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from promptops.lint.problem import Hit
+from promptops.lint.rules._common import prompt_sources, prompts
+
+CODE, NAME, LEVEL, NEEDS = "PO201", "undeclared-variable", "error", "package"
+
+
+#: Names Jinja provides inside loops and macros without a declaration.
+IMPLICIT = frozenset({"loop", "caller", "varargs", "kwargs", "super", "self"})
+
+
+def check(ctx: Any) -> Iterator[Hit]:
+    known = set(ctx.env.globals) | IMPLICIT
+    for prompt in prompts(ctx):
+        declared = {a.name for a in prompt.spec.arguments} | known
+        for path, loc, source in prompt_sources(ctx, prompt):
+            facts = ctx.facts(path, source)
+            if facts is None:
+                continue
+            missing = {n for n, _ in facts.loads} - declared - facts.stores
+            for name in sorted(missing):
+                lineno = next(n for v, n in facts.loads if v == name)
+                line, col = ctx.locate(path, loc, lineno, name)
+                via = f" (rendered by prompt {prompt.name!r})" if path != prompt.path else ""
+                yield Hit(path, line, col,
+                          f"variable {name!r} is not a declared argument{via}")

@@ -1,0 +1,35 @@
+"""A required argument has a default, which can never be used.
+
+Why: a required argument must always be sent, so the default is dead and misleads
+readers into thinking the argument may be left out. Drop one of the two.
+
+Fails::
+
+    - name: tone
+      required: true
+      default: neutral
+
+Passes::
+
+    - name: tone
+      default: neutral
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from promptops.lint.problem import Hit
+from promptops.lint.rules._common import prompts
+
+CODE, NAME, LEVEL, NEEDS = "PO203", "required-with-default", "error", "package"
+
+
+def check(ctx: Any) -> Iterator[Hit]:
+    for prompt in prompts(ctx):
+        for i, arg in enumerate(prompt.spec.arguments):
+            if arg.required and arg.default is not None:
+                line, col = prompt.file.position(("arguments", i, "default"), key=True)
+                yield Hit(prompt.path, line, col,
+                          f"argument {arg.name!r} is required, so its default is never used")

@@ -1,0 +1,77 @@
+"""An optional argument without a default is printed without a guard.
+
+Why: an absent optional argument renders as an empty string, leaving a gap such as
+"Focus on  first." Guard it (``{% if focus %}``, ``{{ focus or 'x' }}``,
+``{{ focus | default('x') }}``) or give it a ``default``.
+
+Fails::
+
+    - name: focus
+    ...
+    text: "Focus on {{ focus }} first."
+
+Passes::
+
+    text: "{% if focus %}Focus on {{ focus }} first.{% endif %}"
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from jinja2 import nodes
+
+from promptops.lint.problem import Hit
+from promptops.lint.rules._common import prompt_sources, prompts
+
+CODE, NAME, LEVEL, NEEDS = "PO207", "unguarded-optional", "warning", "package"
+
+
+def _names(node: nodes.Node) -> set[str]:
+    found = {n.name for n in node.find_all(nodes.Name)}
+    return found | {node.name} if isinstance(node, nodes.Name) else found
+
+
+def unguarded(node: nodes.Node, guarded: frozenset[str]) -> Iterator[nodes.Name]:
+    """Names printed by an Output with no enclosing test that mentions them."""
+    if isinstance(node, nodes.If):
+        inner = guarded | _names(node.test)
+        for child in node.body:
+            yield from unguarded(child, inner)
+        for child in (*node.elif_, *node.else_):
+            yield from unguarded(child, guarded)
+        return
+    if isinstance(node, nodes.Output):
+        for expr in node.nodes:
+            yield from _printed(expr, guarded)
+        return
+    for child in node.iter_child_nodes():
+        yield from unguarded(child, guarded)
+
+
+def _printed(expr: nodes.Node, guarded: frozenset[str]) -> Iterator[nodes.Name]:
+    if isinstance(expr, nodes.Name) and expr.name not in guarded:
+        yield expr
+    elif isinstance(expr, nodes.Filter) and expr.name not in ("default", "d") and expr.node:
+        yield from _printed(expr.node, guarded)
+    elif isinstance(expr, nodes.Concat):
+        for part in expr.nodes:
+            yield from _printed(part, guarded)
+
+
+def check(ctx: Any) -> Iterator[Hit]:
+    for prompt in prompts(ctx):
+        optional = {a.name for a in prompt.spec.arguments if not a.required and a.default is None}
+        if not optional:
+            continue
+        for path, loc, source in prompt_sources(ctx, prompt):
+            ast = ctx.ast(path, source)
+            if ast is None:
+                continue
+            for name in unguarded(ast, frozenset()):
+                if name.name in optional:
+                    line, col = ctx.locate(path, loc, name.lineno, name.name)
+                    yield Hit(path, line, col,
+                              f"optional argument {name.name!r} has no default and is printed "
+                              "without a guard: an absent value leaves an empty gap")

@@ -1,0 +1,46 @@
+"""Templates include each other in a cycle.
+
+Why: rendering recurses until the render budget stops it, so the prompt always fails.
+
+Fails::
+
+    # partials/a.j2
+    {% include "partials/b.j2" %}
+    # partials/b.j2
+    {% include "partials/a.j2" %}
+
+Passes::
+
+    # partials/a.j2
+    {% include "partials/b.j2" %}
+    # partials/b.j2
+    Plain text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from promptops.lint.problem import Hit
+
+CODE, NAME, LEVEL, NEEDS = "PO302", "circular-include", "error", "package"
+
+
+def check(ctx: Any) -> Iterator[Hit]:
+    templates = ctx.package.templates
+    reported: set[frozenset[str]] = set()
+    for start in templates:
+        stack: list[tuple[str, list[str]]] = [(start, [start])]
+        while stack:
+            node, path = stack.pop()
+            for name, lineno in ctx.includes(node, templates[node]):
+                if name == start:
+                    cycle = frozenset(path)
+                    if cycle not in reported:
+                        reported.add(cycle)
+                        line, col = ctx.locate(node, None, lineno, "include")
+                        chain = " -> ".join([*path, start])
+                        yield Hit(node, line, col, f"circular include: {chain}")
+                elif name in templates and name not in path and len(path) < 50:
+                    stack.append((name, [*path, name]))

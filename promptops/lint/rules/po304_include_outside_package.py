@@ -1,0 +1,27 @@
+"""An include reaches outside the package (``../``, an absolute path).
+
+Why: a bundle holds only package files and the sandbox cannot read anything else, so
+the include can never work; and a prompt must not depend on files nobody reviews.
+
+Fails::
+
+    text: '{% include "../shared/persona.j2" %}'
+
+Passes::
+
+    text: '{% include "partials/persona.j2" %}'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from promptops.lint.problem import Hit
+from promptops.lint.rules._common import from_load
+
+CODE, NAME, LEVEL, NEEDS = "PO304", "include-outside-package", "error", "load"
+
+
+def check(ctx: Any) -> Iterator[Hit]:
+    return from_load(ctx, CODE)

@@ -1,0 +1,29 @@
+"""A resource, image or audio file is missing or outside the package (also by symlink).
+
+Why: the prompt cannot be served; a symlink that leaves the package would publish a
+file nobody reviewed, so it is treated as missing.
+
+Fails::
+
+    image:
+      file: resources/diagram.png   # no such file
+
+Passes::
+
+    image:
+      file: resources/architecture.png
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from promptops.lint.problem import Hit
+from promptops.lint.rules._common import from_load
+
+CODE, NAME, LEVEL, NEEDS = "PO306", "resource-missing", "error", "load"
+
+
+def check(ctx: Any) -> Iterator[Hit]:
+    return from_load(ctx, CODE)

@@ -1,0 +1,36 @@
+"""A text message whose template renders nothing, so the message list has a hole.
+
+Why: an empty message is refused by some clients and wastes a turn for others; often a
+block scalar whose content was deleted, or a template that is only a comment.
+
+Fails::
+
+    - role: user
+      text: "{# TODO #}"
+
+Passes::
+
+    - role: user
+      text: "Summarise {{ topic }}."
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from promptops.lint.problem import Hit
+from promptops.lint.rules._common import prompts
+
+CODE, NAME, LEVEL, NEEDS = "PO406", "empty-message", "error", "package"
+
+
+def check(ctx: Any) -> Iterator[Hit]:
+    for prompt in prompts(ctx):
+        for unit in ctx.units(prompt):
+            facts = ctx.facts(unit.path, unit.source)
+            if facts is not None and facts.silent and unit.loc is not None \
+                    and unit.loc[-1] == "text" and len(unit.loc) == 3:
+                line, col = prompt.file.position(unit.loc)
+                yield Hit(prompt.path, line, col,
+                          f"message {unit.message} renders no text")

@@ -1,0 +1,33 @@
+"""A file uses Windows (CRLF) line endings.
+
+Why: the ``\\r`` ends up in rendered prompts and makes diffs of the same text differ
+by platform. ``--fix`` converts the file to LF; add ``* text=auto`` to
+``.gitattributes`` to keep it that way.
+
+Fails::
+
+    title: Greeting\\r\\n
+
+Passes::
+
+    title: Greeting\\n
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from promptops.lint.problem import Hit
+
+CODE, NAME, LEVEL, NEEDS, FIXABLE = "PO505", "crlf", "warning", "raw", True
+
+
+def check(ctx: Any) -> Iterator[Hit]:
+    for path in ctx.text_files:
+        text = ctx.text(path)
+        if text and "\r\n" in text:
+            line = text.count("\n", 0, text.index("\r\n")) + 1
+            count = text.count("\r\n")
+            yield Hit(path, line, len(text.split("\n")[line - 1]),
+                      f"CRLF line endings ({count} line{'s' if count != 1 else ''})")

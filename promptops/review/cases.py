@@ -1,0 +1,40 @@
+"""The argument sets a review renders each prompt with: its test cases and a smoke case.
+
+A reviewer needs to see the *rendered* effect of a change, and rendering needs
+arguments; the package's own test cases are the arguments its authors care about,
+and the smoke case (issue 5) covers prompts nobody wrote tests for yet. Both come
+from the test runner, so `test` and `diff` render exactly the same requests.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from promptops.bundle import Bundle
+from promptops.errors import PromptopsError
+from promptops.package import load_package
+from promptops.sources import Source
+from promptops.testing.cases import load_cases, smoke_case
+
+
+@dataclass(frozen=True)
+class ReviewCase:
+    prompt: str
+    name: str
+    arguments: dict[str, Any] = field(default_factory=dict)
+    smoke: bool = False
+
+
+def cases_for(source: Source, bundle: Bundle) -> list[ReviewCase]:
+    """Every test case in the package at ``source`` plus one smoke case per prompt.
+
+    Broken test files are the test runner's to report; the review then renders the
+    smoke cases only rather than failing.
+    """
+    try:
+        found = load_cases(load_package(source), source)
+    except PromptopsError:
+        found = []
+    found += [smoke_case(p) for p in bundle["prompts"]]
+    return [ReviewCase(c.prompt, c.name, dict(c.arguments), c.smoke) for c in found]

@@ -1,0 +1,74 @@
+"""Golden files: which exist, which are obsolete, and writing what a run produced.
+
+Snapshots are read from the same source as the test files (so ``--ref`` compares with
+what the commit holds) but only ever written to the working tree, atomically, by the
+main process after the run: a crash or a parallel worker never leaves half a file.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from promptops.bundle import atomic_write
+from promptops.sources import Source
+from promptops.testing.cases import SNAPSHOT_DIR, Case
+from promptops.testing.runner import Outcome
+
+
+@dataclass
+class SnapshotReport:
+    written: list[str] = field(default_factory=list)  # new snapshots
+    updated: list[str] = field(default_factory=list)  # changed ones (--update-snapshots)
+    removed: list[str] = field(default_factory=list)  # obsolete ones (--update-snapshots)
+    obsolete: list[str] = field(default_factory=list)  # obsolete ones left in place
+
+
+def snapshot_files(files: list[str] | tuple[str, ...]) -> list[str]:
+    return sorted(p for p in files if p.startswith(SNAPSHOT_DIR + "/") and p.endswith(".json"))
+
+
+def stored(source: Source, existing: list[str], cases: list[Case]) -> dict[str, bytes]:
+    """The stored bytes of every snapshot the selected cases compare with."""
+    present = set(existing)
+    wanted = {c.snapshot_path for c in cases if c.wants_snapshot and c.skip is None}
+    return {p: source.read(p) for p in sorted(wanted & present)}
+
+
+def obsolete(existing: list[str], all_cases: list[Case]) -> list[str]:
+    """Snapshots no case of the whole suite (not only the -k selection) asks for."""
+    used = {c.snapshot_path for c in all_cases if c.wants_snapshot}
+    return [p for p in existing if p not in used]
+
+
+def apply(
+    root: Path | None,
+    cases: list[Case],
+    outcomes: list[Outcome],
+    stale: list[str],
+    update: bool,
+) -> SnapshotReport:
+    """Write what the run produced and, with ``update``, remove obsolete snapshots.
+
+    ``root`` is the package folder of a working-tree run, None for ``--ref`` (the
+    runner then never produces content to write).
+    """
+    report = SnapshotReport()
+    for case, outcome in zip(cases, outcomes, strict=True):
+        if outcome.snapshot is None or root is None:
+            continue
+        atomic_write(root / case.snapshot_path, outcome.snapshot.encode("utf-8"))
+        (report.written if outcome.snapshot_state == "new" else report.updated).append(
+            case.snapshot_path)
+    if update and root is not None:
+        for path in stale:
+            target = root / path
+            target.unlink(missing_ok=True)
+            report.removed.append(path)
+            with contextlib.suppress(OSError):  # the prompt's folder, once it is empty
+                os.rmdir(target.parent)
+    else:
+        report.obsolete = list(stale)
+    return report

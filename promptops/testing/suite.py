@@ -1,0 +1,105 @@
+"""A whole test run: source -> package -> bundle -> cases -> outcomes -> snapshots.
+
+`promptops test`, `promptops check` and the release gate all come through
+:func:`run_suite`, so the three cannot disagree about what passes.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from promptops.bundle import Bundle, compile_bundle
+from promptops.errors import UsageError
+from promptops.package import Package, load_package
+from promptops.sources import GitSource, Source, open_source
+from promptops.testing import snapshots
+from promptops.testing.cases import Case, load_cases, select, smoke_case
+from promptops.testing.runner import Outcome, SnapshotPolicy, auto_jobs, run_cases
+
+
+@dataclass
+class SuiteResult:
+    package: Package
+    cases: list[Case]  # the selected cases, in run order
+    outcomes: list[Outcome]  # one per case
+    snapshots: snapshots.SnapshotReport
+    seconds: float
+
+    def count(self, status: str) -> int:
+        return sum(1 for o in self.outcomes if o.status == status)
+
+    @property
+    def ok(self) -> bool:
+        return all(o.status in ("passed", "skipped") for o in self.outcomes)
+
+    def summary(self) -> str:
+        """The closing line: `N passed, N failed`, then skipped/errors only when non-zero."""
+        line = f"{self.count('passed')} passed, {self.count('failed')} failed"
+        for status, label in (("skipped", "skipped"), ("error", "errors")):
+            if self.count(status):
+                line += f", {self.count(status)} {label}"
+        return line
+
+
+def in_ci() -> bool:
+    return os.environ.get("CI", "").strip().lower() in ("true", "1", "yes")
+
+
+def all_cases(package: Package, source: Source, bundle: Bundle) -> list[Case]:
+    """The test files' cases in file order, then one smoke case per prompt."""
+    return load_cases(package, source) + [smoke_case(p) for p in bundle["prompts"]]
+
+
+def run_suite(
+    package_dir: Path,
+    ref: str | None,
+    *,
+    patterns: list[str] | None = None,
+    update: bool = False,
+    jobs: int | None = None,
+    progress: Callable[[int], Callable[[int], None]] | None = None,
+    source: Source | None = None,
+    package: Package | None = None,
+    bundle: Bundle | None = None,
+    ci: bool | None = None,
+) -> SuiteResult:
+    """Run the package's tests; ``progress(total)`` returns a callback told of finished cases."""
+    if update and ref is not None:
+        raise UsageError("--update-snapshots writes the working tree; it cannot be combined "
+                         "with --ref (snapshots are read from the commit there)")
+    start = time.perf_counter()
+    source = source or open_source(package_dir, ref)
+    package = package or load_package(source)
+    bundle = bundle or compile_bundle(package)
+    everything = all_cases(package, source, bundle)
+    chosen = select(everything, patterns or [])
+    existing = snapshots.snapshot_files(package.files)
+    policy = SnapshotPolicy(
+        stored=snapshots.stored(source, existing, chosen),
+        update=update,
+        writable=ref is None,
+        ci=in_ci() if ci is None else ci,
+    )
+    tick = progress(len(chosen)) if progress is not None else None
+    outcomes = run_cases(bundle, chosen, policy, jobs or auto_jobs(len(chosen)), tick)
+    root = Path(package_dir).resolve() if ref is None else None
+    report = snapshots.apply(root, chosen, outcomes, snapshots.obsolete(existing, everything),
+                             update)
+    return SuiteResult(package, chosen, outcomes, report, time.perf_counter() - start)
+
+
+def release_gate(package_dir: Path, head: Bundle) -> str | None:
+    """The release refusal when the committed tests fail at HEAD (snapshots from HEAD)."""
+    source = GitSource(package_dir, "HEAD")
+    result = run_suite(package_dir, "HEAD", source=source, bundle=head)
+    if result.ok:
+        return None
+    failing = [c.id for c, o in zip(result.cases, result.outcomes, strict=True)
+               if o.status in ("failed", "error")]
+    shown = ", ".join(failing[:3]) + (f" and {len(failing) - 3} more" if len(failing) > 3 else "")
+    return (f"the prompt tests fail at HEAD ({result.summary()}: {shown}); run "
+            "`promptops test --ref HEAD` to see why, fix, commit, and release again")

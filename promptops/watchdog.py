@@ -1,0 +1,78 @@
+"""A render deadline that also stops template code which never calls anything.
+
+Checking the clock in ``call()`` misses loops that only iterate (``{% for c in s %}``
+nested over a long string) and pure-Python filters stuck in one call (``wordwrap``). One
+daemon thread, started on first use, wakes a few times a second and raises
+:class:`RenderTimeout` inside any render thread past its deadline through CPython's
+``PyThreadState_SetAsyncExc``. A render only writes one dict entry on entry and exit, so
+the fast path costs no thread switch. The exception lands between two bytecodes of the
+render; :func:`leave` clears one that was fired but not yet delivered, so it can never
+surface outside the render that earned it.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+POLL_S = 0.1
+
+_lock = threading.Lock()
+_active: dict[int, list[Any]] = {}  # thread id -> [deadline, fired]
+_started = False
+
+
+class RenderTimeout(BaseException):
+    """Raised asynchronously in a render thread that ran past its deadline."""
+
+
+def enter(deadline: float) -> list[Any]:
+    """Register the calling thread's render; returns the token :func:`leave` needs."""
+    global _started
+    if not _started:
+        _start()
+    token: list[Any] = [deadline, False]
+    _active[threading.get_ident()] = token
+    return token
+
+
+def leave(token: list[Any]) -> bool:
+    """Unregister; True if the watchdog fired for this render (delivered or not)."""
+    tid = threading.get_ident()
+    with _lock:
+        if _active.get(tid) is token:
+            del _active[tid]
+        if token[1]:
+            _set_async(tid, None)  # clear it if it has not been delivered yet
+    return bool(token[1])
+
+
+def _start() -> None:
+    global _started
+    with _lock:
+        if _started:
+            return
+        threading.Thread(target=_watch, name="promptops-render-watchdog", daemon=True).start()
+        _started = True
+
+
+def _watch() -> None:
+    while True:
+        time.sleep(POLL_S)
+        if not _active:
+            continue
+        now = time.monotonic()
+        with _lock:
+            for tid, token in list(_active.items()):
+                if not token[1] and now > token[0]:
+                    token[1] = True
+                    _set_async(tid, RenderTimeout)
+
+
+def _set_async(tid: int, exc: type[BaseException] | None) -> None:
+    import ctypes
+
+    ctypes.pythonapi.PyThreadState_SetAsyncExc(
+        ctypes.c_ulong(tid), ctypes.py_object(exc) if exc is not None else None
+    )

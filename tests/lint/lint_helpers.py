@@ -1,0 +1,87 @@
+"""Helpers for the lint tests: rule-case files, case packages and the CLI."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import yaml
+from repo_helpers import PYTHON, REPO_ROOT, cli_env, make_repo, write_files
+
+CASES = Path(__file__).parent / "cases"
+PLANTED = Path(__file__).parent / "fixtures" / "planted"
+MANIFEST = "name: case\nversion: 1.0.0\n"
+
+
+def case_files() -> list[Path]:
+    return sorted(CASES.glob("PO*.yml"))
+
+
+def load_cases(path: Path) -> tuple[str, list[dict[str, Any]]]:
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))  # !!binary gives bytes
+    return data["rule"], data["cases"]
+
+
+def build_case(root: Path, case: dict[str, Any]) -> tuple[Path, str | None]:
+    """Write a case's package under root; returns (package folder, base revision)."""
+    pkg = root / "pkg"
+    base = None
+    if "base" in case:
+        files = {"promptops.yaml": MANIFEST, **case["base"]}
+        repo = make_repo(pkg, files, "base")
+        repo.create_tag("base")
+        base = "base"
+    files = dict(case.get("files") or {})
+    if base is None:
+        files.setdefault("promptops.yaml", MANIFEST)
+    write_files(pkg, files)
+    for link, target in (case.get("symlinks") or {}).items():
+        (root / "outside.md").write_text("outside\n")
+        (pkg / link).parent.mkdir(parents=True, exist_ok=True)
+        os.symlink(target, pkg / link)
+    return pkg, base
+
+
+def lint_positions(pkg: Path, rule: str, base: str | None) -> list[str]:
+    """In-process lint of one rule: "path:line:col" of each finding."""
+    from promptops.lint.config import settings
+    from promptops.lint.engine import lint_source
+    from promptops.loader import load_yaml
+    from promptops.sources import WorktreeSource
+
+    try:
+        manifest = load_yaml("promptops.yaml", (pkg / "promptops.yaml").read_bytes()).data
+    except Exception:
+        manifest = None
+    conf = settings(manifest, [rule], [], base=base)
+    result = lint_source(WorktreeSource(pkg), conf, pkg)
+    return [f"{f.path}:{f.line}:{f.col}" for f in result.findings]
+
+
+def promptops(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    """The real CLI in a subprocess."""
+    return subprocess.run(
+        [PYTHON, "-m", "promptops", *args], cwd=cwd or REPO_ROOT, env=cli_env(),
+        capture_output=True, text=True, timeout=120, check=False,
+    )
+
+
+def run_cli(*args: str) -> tuple[int, str, str]:
+    """The CLI in-process (same code path as the subprocess, without the start-up cost)."""
+    from promptops.cli import app_main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = app_main(list(args))
+    return code, out.getvalue(), err.getvalue()
+
+
+def lint_json(pkg: Path, *extra: str) -> tuple[int, dict[str, Any]]:
+    code, out, err = run_cli("lint", str(pkg), "--format", "json", *extra)
+    assert code in (0, 1), err
+    return code, json.loads(out)

@@ -1,0 +1,94 @@
+"""The benchmark scripts keep working end to end (on tiny packages; no timing asserted)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from repo_helpers import PYTHON, REPO_ROOT
+
+BENCH = REPO_ROOT / "benchmarks"
+OTHER_SECTIONS = "# Benchmarks\n\nIntro.\n\n## Test\n\nkept as is\n\n## Lint\n\nalso kept\n"
+
+
+def run_script(name: str, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([PYTHON, str(BENCH / name), *args], capture_output=True, text=True,
+                          timeout=300, cwd=REPO_ROOT)
+
+
+def test_build_bench_runs_and_writes_its_section(tmp_path: Path) -> None:
+    docs = tmp_path / "benchmarks.md"
+    docs.write_text(OTHER_SECTIONS)
+    proc = run_script("build_bench.py", "--sizes", "20", "--runs", "1", "--write-docs",
+                      "--docs", str(docs))
+    assert proc.returncode == 0, proc.stderr
+    assert "| measurement | prompts | median |" in proc.stdout
+    rows = [line for line in proc.stdout.splitlines() if line.startswith("| ") and "| 20 |" in line]
+    assert len(rows) >= 7, proc.stdout  # 4+ build rows (a CLI row per variant) + 3 load rows
+    assert all(" ms |" in row for row in rows)
+    text = docs.read_text()
+    assert "## Test\n\nkept as is" in text and "## Lint\n\nalso kept" in text
+    assert text.count("## Build") == 1 and "build_bench.py --sizes 20" in text
+    # run again: the section is replaced, not appended
+    assert run_script("build_bench.py", "--sizes", "20", "--runs", "1", "--write-docs",
+                      "--docs", str(docs)).returncode == 0
+    assert docs.read_text().count("## Build") == 1
+
+
+def test_serve_bench_measures_all_servers_and_head_latency(tmp_path: Path) -> None:
+    docs = tmp_path / "benchmarks.md"
+    docs.write_text(OTHER_SECTIONS)
+    out = tmp_path / "serve.json"
+    proc = run_script("serve_bench.py", "--sizes", "20", "--runs", "1", "--head-runs", "1",
+                      "--n", "40", "--get-passes", "2", "--list-reps", "1", "--json-out",
+                      str(out), "--write-docs", "--docs", str(docs))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    result = json.loads(out.read_text())
+    servers = result["sizes"][0]["servers"]
+    assert [s["label"] for s in servers] == [
+        "promptops --bundle", "promptops repo (cached)", "SDK low-level"]
+    for srv in servers:
+        assert srv["ok"], srv["errors"]
+        summary = srv["summary"]
+        assert summary["pages"] == 1 and summary["cold_ms"] > 0 and summary["pipe_rps"] > 0
+        assert summary["rss_mb"] > 5
+    assert set(result["head"]["cases"]) == {"cached", "never built", "never built, at once"}
+    assert all(c["ok"] and c["median_ms"] > 0 for c in result["head"]["cases"].values())
+    assert "| promptops --bundle |" in proc.stdout and "| SDK low-level |" in proc.stdout
+    text = docs.read_text()
+    assert "## Serve" in text and "### Targets (issue 4)" in text
+    assert "## Test\n\nkept as is" in text and text.index("## Serve") > text.index("## Lint")
+
+
+def test_a_server_with_wrong_answers_gets_no_numbers(tmp_path: Path) -> None:
+    """The harness validates content: a bundle that renders differently fails the session."""
+    sys.path.insert(0, str(BENCH))
+    try:
+        import bench_common
+        import serve_bench
+    finally:
+        while str(BENCH) in sys.path:
+            sys.path.remove(str(BENCH))
+    from promptops.bundle import serialise
+    from promptops.pipeline import bundle_at
+
+    pkg = bench_common.make_package(5, tmp_path)
+    good = tmp_path / "good.json"
+    good.write_bytes(serialise(bundle_at(pkg, "main")))
+    (pkg / "partials" / "rules.j2").write_text("A different house style.\n")
+    bad = tmp_path / "bad.json"
+    bad.write_bytes(serialise(bundle_at(pkg, None)))
+    names = [f"task_{i:05d}" for i in range(5)]
+    expected = serve_bench.expected_for(good, names)
+
+    class Cfg:
+        timeout, list_reps, max_gets, get_passes, n = 30.0, 1, 5, 1, 10
+
+    argv = [*bench_common.promptops_cmd(), "serve", "--bundle"]
+    ok = serve_bench.session([*argv, str(good)], Cfg, names, expected)
+    assert ok["ok"], ok.get("error")
+    wrong = serve_bench.session([*argv, str(bad)], Cfg, names, expected)
+    assert not wrong["ok"] and "differ from the Renderer's" in wrong["error"]
+    assert "cold_ms" in wrong and "get_p50" not in wrong
