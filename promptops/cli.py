@@ -117,7 +117,7 @@ def ls_(path: PathArg = None, ref: RefOpt = None, fmt: FormatOpt = Format.text) 
 
 @app.command()
 def check(path: PathArg = None, ref: RefOpt = None) -> None:
-    """Load and validate a package: what a user and CI run."""
+    """Validate, lint and test a package: the gate a user and CI run."""
     from promptops.commands import check as cmd
 
     _done(run_guarded(lambda: cmd.run(path, ref)))
