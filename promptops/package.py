@@ -28,7 +28,7 @@ from promptops.model import (
     Message,
     PromptFile,
 )
-from promptops.sources import MANIFEST, Origin, Source, inside
+from promptops.sources import MANIFEST, Origin, OutsidePackage, Source, inside
 from promptops.templating import environment
 
 PROMPT_SUFFIX = ".prompt.yaml"
@@ -36,6 +36,7 @@ PROMPT_SUFFIX = ".prompt.yaml"
 # worked out only for problems that are actually reported.
 Where = tuple[int, int] | Callable[[], tuple[int, int]]
 PROMPTS_DIR = "prompts/"
+SYMLINK_OUT = "a symlink pointing outside the package; only files inside it are read"
 _parser = environment({})
 
 
@@ -202,6 +203,9 @@ class _Loader:
                 continue
             try:
                 text = decode(name, self.source.read(name))
+            except OutsidePackage:
+                self.problem(origin, at, f"template {name!r} is {SYMLINK_OUT}")
+                continue
             except FileNotFoundError:
                 self.problem(origin, at, f"template {name!r} not found in the package")
                 continue
@@ -228,6 +232,9 @@ class _Loader:
             return
         try:
             self.resources[norm] = self.source.read(norm)
+        except OutsidePackage:
+            self.problem(file.path, pos, f"file {path!r} is {SYMLINK_OUT}")
+            return
         except FileNotFoundError:
             self.problem(file.path, pos, f"file {path!r} not found in the package")
             return

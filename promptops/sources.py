@@ -55,6 +55,11 @@ def find_package(start: Path) -> Path:
     )
 
 
+class OutsidePackage(FileNotFoundError):
+    """A symlink whose target leaves the package: absent for every reader, but the loader
+    says why, since "not found" about a file the author can see sends them hunting."""
+
+
 def inside(path: str) -> str | None:
     """Normalise a package-relative path; None when it escapes the package."""
     if not path or "\\" in path or path.startswith("/") or "\x00" in path:
@@ -88,7 +93,10 @@ class WorktreeSource:
             raise FileNotFoundError(path)
         full = (self.root / norm).resolve()
         # A symlink may point anywhere; only what stays inside the package is readable.
-        if not full.is_relative_to(self.root) or not full.is_file():
+        if not full.is_relative_to(self.root):
+            raise (OutsidePackage if os.path.lexists(self.root / norm) else FileNotFoundError)(
+                path)
+        if not full.is_file():
             raise FileNotFoundError(path)
         return full.read_bytes()
 
@@ -220,7 +228,9 @@ class GitSource:
                 ) from exc
         if mode == 0o120000:  # a symlink: follow it only while it stays in the package
             target = inside(posixpath.join(posixpath.dirname(norm), data.decode()))
-            if target is None or _depth > 8:
+            if target is None:
+                raise OutsidePackage(path)
+            if _depth > 8:
                 raise FileNotFoundError(path)
             return self.read(target, _depth + 1)
         return data

@@ -12,6 +12,7 @@ surface outside the render that earned it.
 
 from __future__ import annotations
 
+import signal
 import threading
 import time
 from typing import Any
@@ -58,6 +59,10 @@ def _start() -> None:
 
 
 def _watch() -> None:
+    # A process-wide SIGTERM goes to any thread that does not block it; if this one took
+    # it, the process would die inside ``atomic_write``, which holds SIGTERM back only in
+    # the writing thread, and leave its named temp file behind.
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
     while True:
         time.sleep(POLL_S)
         if not _active:

@@ -270,7 +270,8 @@ def test_symlink_out_of_the_package_is_not_followed(tmp_path: Path) -> None:
     with pytest.raises(PackageError) as err:
         bundle_at(root)
     assert [str(p) for p in err.value.problems] == [
-        "prompts/p.prompt.yaml:4:7: template 'partials/leak.j2' not found in the package"]
+        "prompts/p.prompt.yaml:4:7: template 'partials/leak.j2' is a symlink pointing outside "
+        "the package; only files inside it are read"]
 
 
 def test_dynamic_include_is_refused(tmp_path: Path) -> None:

@@ -35,6 +35,8 @@ def classify(problem: Problem) -> str:
         return "PO104" if "unknown tag" in msg or "No filter named" in msg else "PO103"
     if "is already used by" in msg:
         return "PO106"
+    if "a symlink pointing outside the package" in msg:
+        return "PO304" if msg.startswith("template ") else "PO306"
     if msg.startswith("dynamic include") or (msg.startswith("template ") and "not found" in msg):
         return "PO301"
     if msg.startswith("include "):

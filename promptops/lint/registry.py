@@ -52,6 +52,8 @@ from promptops.lint.rules import (
     po507_final_newline,
     po508_template_too_long,
     po509_undelimited_argument,
+    po510_unsafe_template_access,
+    po511_resource_exhaustion,
     po601_version_not_bumped,
     po602_insufficient_bump,
 )
@@ -96,6 +98,8 @@ _MODULES: tuple[ModuleType, ...] = (
     po507_final_newline,
     po508_template_too_long,
     po509_undelimited_argument,
+    po510_unsafe_template_access,
+    po511_resource_exhaustion,
     po601_version_not_bumped,
     po602_insufficient_bump,
 )

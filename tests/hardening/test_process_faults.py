@@ -1,11 +1,13 @@
 """Process faults: SIGTERM and SIGKILL while a command writes leave no partial file.
 
 Real `promptops` subprocesses are killed at seeded random delays and, to hit the write
-itself, at the first moment their output folder changes. After each kill the target is
-byte-for-byte its old or its new content and no ``*.tmp`` file is left anywhere.
+itself, at the first moment their output folder changes. After each kill every target
+is byte-for-byte its old or its new content (a removed file: present or gone) and no
+``*.tmp`` file is left anywhere. A command that writes several files may be stopped
+between two of them; each file on its own is never partial.
 
-To add a command (``lint --fix``, ``test --update-snapshots``): write a ``prepare``
-function returning a :class:`Job` and append a row to ``COMMANDS``.
+To add a command: write a ``prepare`` function returning a :class:`Job` and append a row
+to ``COMMANDS``.
 """
 
 from __future__ import annotations
@@ -33,16 +35,41 @@ PNG = b"\x89PNG\r\n\x1a\n"
 class Job:
     cwd: Path
     argv: list[str]
-    target: Path  # the file the command (re)writes
-    old: bytes
-    new: bytes
-    watch: Path  # the folder whose first change means the write is under way
+    targets: dict[Path, tuple[bytes | None, bytes | None]]  # file -> (old, new); None: absent
+    watch: Path  # the folder whose first change means the writes are under way
     roots: tuple[Path, ...]  # where no *.tmp may be left
 
     def reset(self) -> None:
-        if self.target.exists():
-            self.target.chmod(0o644)
-        self.target.write_bytes(self.old)
+        for target, (old, _) in self.targets.items():
+            if target.exists():
+                target.chmod(0o644)
+                target.unlink()
+            if old is not None:
+                target.write_bytes(old)
+
+    def state(self, target: Path) -> bytes | None:
+        return target.read_bytes() if target.exists() else None
+
+    def complete_temp(self, tmp: Path) -> bool:
+        """A SIGKILL leftover: ``.<name>.<pid>.tmp`` beside a target, holding its new bytes."""
+        return any(tmp.parent == t.parent and tmp.name.startswith(f".{t.name}.")
+                   and new is not None and tmp.read_bytes() == new
+                   for t, (_, new) in self.targets.items())
+
+
+def snapshot(root: Path) -> dict[Path, bytes]:
+    """Every file below ``root`` except git's own, for a before/after comparison."""
+    return {p: p.read_bytes() for p in sorted(root.rglob("*"))
+            if p.is_file() and ".git" not in p.relative_to(root).parts}
+
+
+def outcome(job: Job, ref: Path) -> dict[Path, tuple[bytes | None, bytes | None]]:
+    """(old, new) of every file the command changes, from a finished run in a copy."""
+    before = snapshot(job.cwd)
+    after = snapshot(ref)
+    paths = {p.relative_to(job.cwd) for p in before} | {p.relative_to(ref) for p in after}
+    return {job.cwd / rel: (before.get(job.cwd / rel), after.get(ref / rel))
+            for rel in sorted(paths) if before.get(job.cwd / rel) != after.get(ref / rel)}
 
 
 def prepare_build(tmp: Path) -> Job:
@@ -60,7 +87,8 @@ def prepare_build(tmp: Path) -> Job:
     assert cli("build", "-o", str(tmp / "ref"), cwd=root).returncode == 0
     new = (tmp / "ref" / target.name).read_bytes()
     assert new != old
-    return Job(root, ["build", "--force", "-o", str(dist)], target, old, new, dist, (root, dist))
+    return Job(root, ["build", "--force", "-o", str(dist)], {target: (old, new)}, dist,
+               (root, dist))
 
 
 def prepare_bump(tmp: Path) -> Job:
@@ -72,13 +100,64 @@ def prepare_bump(tmp: Path) -> Job:
     assert cli("bump", "patch", cwd=tmp / "ref").returncode == 0
     new = (tmp / "ref" / "promptops.yaml").read_bytes()
     assert new != old and b"1.0.1" in new
-    return Job(root, ["bump", "patch"], target, old, new, root, (root,))
+    return Job(root, ["bump", "patch"], {target: (old, new)}, root, (root,))
+
+
+LINT_FIXES: dict[str, bytes] = {  # one file per fix, each a few KB so a write takes time
+    "prompts/crlf.prompt.yaml": ABOUT.replace("About", "Crlf").encode().replace(b"\n", b"\r\n"),
+    "prompts/spaces.prompt.yaml": ABOUT.replace("About", "Spaces").replace(
+        "\nmessages", "   \nmessages").encode(),
+    "prompts/nonl.prompt.yaml": ABOUT.replace("About", "Nonl").rstrip("\n").encode(),
+    "prompts/order.prompt.yaml": (b"messages:\n  - role: user\n    text: \"Order {{ topic }}\"\n"
+                                  b"# keep this comment\narguments:\n  - {name: topic, "
+                                  b"required: true}\ndescription: Key order\n"),
+}
+
+
+def prepare_lint_fix(tmp: Path) -> Job:
+    filler = "".join(f"# note {i}: {'x' * 60}   \n" for i in range(60))  # trailing spaces too
+    files = {path: data + filler.encode() for path, data in LINT_FIXES.items()}
+    files["prompts/nonl.prompt.yaml"] = filler.encode() + LINT_FIXES["prompts/nonl.prompt.yaml"]
+    repo = repo_with(tmp / "pkg", dict(files))
+    root = Path(repo.working_tree_dir or ".")
+    shutil.copytree(root, tmp / "ref")
+    argv = ["lint", "--fix", "--no-cache"]  # the cache in .git/ is not what is tested here
+    assert cli(*argv, cwd=tmp / "ref").returncode == 0
+    job = Job(root, argv, {}, root / "prompts", (root,))
+    job.targets = outcome(job, tmp / "ref")
+    assert sorted(p.relative_to(root).as_posix() for p in job.targets) == sorted(LINT_FIXES)
+    return job
+
+
+SNAPSHOT_TESTS = "prompt: about\ncases:\n" + "".join(
+    f"  - name: case {i}\n    arguments: {{topic: topic {i}}}\n    expect: {{snapshot: true}}\n"
+    for i in range(4))
+
+
+def prepare_snapshots(tmp: Path) -> Job:
+    snaps = "tests/__snapshots__/about"
+    repo = repo_with(tmp / "pkg", {"tests/about.test.yaml": SNAPSHOT_TESTS})
+    root = Path(repo.working_tree_dir or ".")
+    assert cli("test", cwd=root).returncode == 0  # writes the four new snapshots
+    commit_files(repo, {"prompts/about.prompt.yaml": ABOUT.replace("About", "Now about"),
+                        f"{snaps}/gone_case.json": "{}\n"}, "changed prompt, an obsolete case")
+    (root / snaps / "case_2.json").unlink()  # and one snapshot never written
+    (root / snaps / "case_3.json").unlink()
+    shutil.copytree(root, tmp / "ref")
+    argv = ["test", "--update-snapshots"]
+    assert cli(*argv, cwd=tmp / "ref").returncode == 0
+    job = Job(root, argv, {}, root / snaps, (root,))
+    job.targets = outcome(job, tmp / "ref")
+    kinds = sorted((old is None, new is None) for old, new in job.targets.values())
+    assert kinds == [(False, False)] * 2 + [(False, True)] + [(True, False)] * 2, kinds
+    return job
 
 
 COMMANDS: list[tuple[str, Callable[[Path], Job]]] = [
     ("build", prepare_build),
     ("bump", prepare_bump),
-    # ("lint --fix", prepare_lint_fix), ("test --update-snapshots", prepare_snapshots)
+    ("lint --fix", prepare_lint_fix),
+    ("test --update-snapshots", prepare_snapshots),
 ]
 
 
@@ -118,27 +197,32 @@ def test_kill_leaves_old_or_new_never_partial(tmp_path: Path, command: str,
     start = time.monotonic()
     job.reset()
     assert kill_during(job, signal.SIGTERM, 120.0) == "finished"
-    assert job.target.read_bytes() == job.new
+    assert {t: job.state(t) for t in job.targets} == {t: n for t, (_, n) in job.targets.items()}
     full = time.monotonic() - start
     rng = random.Random(f"{command}-8")
-    swept = 0
     for sig in (signal.SIGTERM, signal.SIGKILL):
         for i in range(KILLS):
             job.reset()
             delay = None if i % 2 else rng.uniform(0.0, full * 1.1)
             kill_during(job, sig, delay)
-            data = job.target.read_bytes()
-            assert data in (job.old, job.new), f"{sig.name} left {len(data)} bytes"
+            for target, (old, new) in job.targets.items():
+                data = job.state(target)
+                assert data in (old, new), f"{sig.name} left {target.name} with " \
+                                           f"{None if data is None else len(data)} bytes"
             leftovers = [p for root in job.roots for p in root.rglob("*.tmp")]
             if sig == signal.SIGKILL and leftovers:  # killed between link and rename
-                assert [p.read_bytes() for p in leftovers] == [job.new], leftovers
-                swept += 1
+                assert all(job.complete_temp(p) for p in leftovers), leftovers
                 job.reset()
                 assert kill_during(job, sig, 120.0) == "finished"  # the next write sweeps it
                 leftovers = [p for root in job.roots for p in root.rglob("*.tmp")]
             assert leftovers == [], f"{sig.name} at {delay} left {leftovers}"
+    what = "the target is" if len(job.targets) == 1 else \
+        f"each of the {len(job.targets)} files it changes is"
     record(AREA, f"SIGTERM and SIGKILL during `{command}` ({KILLS} kills each)", command,
-           "the target is always the old or the new content, never partial; SIGTERM leaves "
+           f"{what} always the old or the new content"
+           + (" (a removed file: present or gone)" if any(
+               n is None for _, n in job.targets.values()) else "")
+           + ", never partial; SIGTERM leaves "
            "no *.tmp file; SIGKILL at most a complete `.<name>.<pid>.tmp`, removed by the "
            "next write",
            f"test_process_faults.py::test_kill_leaves_old_or_new_never_partial[{command}]")

@@ -218,7 +218,7 @@ def test_serve_keeps_its_last_good_bundle(tmp_path: Path) -> None:
         commit_files(repo, {"prompts/about.prompt.yaml": ABOUT, "prompts/leak.prompt.yaml":
                             "messages:\n  - role: user\n    template: partials/leak.j2\n"},
                      "symlink")
-        server.wait_log("template 'partials/leak.j2' not found")
+        server.wait_log("template 'partials/leak.j2' is a symlink pointing outside")
         assert server.text("about", topic="x") == "About x"
         seen.append("symlink out of the package: refused, still serving")
         repo.git.checkout("--orphan", "void")

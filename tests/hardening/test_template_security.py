@@ -6,11 +6,14 @@ of them allocates from hundreds of megabytes to gigabytes before the output cap 
 
 from __future__ import annotations
 
+import json
 import resource
+from pathlib import Path
 from typing import Any
 
 import pytest
 from hardening_helpers import record
+from repo_helpers import write_files
 
 from promptops.errors import INTERNAL_ERROR, RenderError
 from promptops.render import Renderer
@@ -101,3 +104,45 @@ def test_argument_values_are_never_evaluated() -> None:
     record(AREA, "template syntax inside an argument value", "render/serve",
            "rendered verbatim as text, never evaluated",
            "test_template_security.py::test_argument_values_are_never_evaluated")
+
+
+# What lint reports in review, before the template ever renders (the rest are found only
+# by running them: growth inside loops, printing, names that do not exist, includes).
+LINTED = {
+    "PO510": ["walk to __globals__", "walk to __subclasses__", "format-string attribute walk",
+              "__builtins__ / open()"],
+    "PO511": ["`%` with a huge width", "`%` with a `*` width", "str.ljust to 10**9",
+              "str.center to 10**9", "str.zfill to 10**9", "str.format with a huge width",
+              "str.format with a nested width", "str.expandtabs(10**9)", "|center(10**9)",
+              "|indent(10**8)", "|format with a huge width", "|slice into 10**9 parts",
+              "|tojson(indent=10**9)", "integer tower", "`*` 10**8", "recursive macro",
+              "range(10**9)"],
+}
+
+
+def test_lint_reports_hostile_templates_in_review(tmp_path: Path) -> None:
+    from promptops.lint.config import settings
+    from promptops.lint.engine import lint_source
+    from promptops.sources import WorktreeSource
+
+    names = {f"h{i:02d}": what for i, (what, _, _) in enumerate(HOSTILE)}
+    files = {"promptops.yaml": "name: hostile\nversion: 1.0.0\n"}
+    for (key, _), (_, template, _) in zip(names.items(), HOSTILE, strict=True):
+        files[f"prompts/{key}.prompt.yaml"] = (
+            f"description: d\nmessages:\n  - role: user\n    text: {json.dumps(template)}\n")
+    write_files(tmp_path, files)
+    conf = settings(None, ["PO510", "PO511"], [])
+    found: dict[str, list[str]] = {"PO510": [], "PO511": []}
+    for f in lint_source(WorktreeSource(tmp_path), conf, tmp_path).findings:
+        what = names[f.path.removeprefix("prompts/").removesuffix(".prompt.yaml")]
+        assert f.level == "error" and f.line == 4, f
+        if what not in found[f.code]:
+            found[f.code].append(what)
+    order = [what for what, _, _ in HOSTILE]
+    assert {c: sorted(w, key=order.index) for c, w in found.items()} == LINTED
+    record(AREA, "hostile templates linted before they are merged", "lint",
+           f"{len(LINTED['PO510']) + len(LINTED['PO511'])} of the {len(HOSTILE)} hostile "
+           "templates above are reported as errors: PO510 unsafe-template-access ("
+           + ", ".join(LINTED["PO510"]) + "); PO511 resource-exhaustion ("
+           + ", ".join(LINTED["PO511"]) + "); the rest are refused only when rendered",
+           "test_template_security.py::test_lint_reports_hostile_templates_in_review")

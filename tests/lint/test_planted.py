@@ -49,6 +49,8 @@ EXPECTED = [
     ("prompts/p406_empty_message.prompt.yaml", 6, 11, "PO406"),
     ("prompts/p508_long.prompt.yaml", 10, 11, "PO508"),
     ("prompts/p509_undelimited.prompt.yaml", 8, 22, "PO509"),
+    ("prompts/p510_unsafe.prompt.yaml", 6, 17, "PO510"),
+    ("prompts/p511_exhaustion.prompt.yaml", 6, 14, "PO511"),
     ("resources/comment.md", 2, 1, "PO503"),
     ("resources/crlf.md", 1, 10, "PO505"),
     ("resources/hidden.md", 1, 12, "PO502"),
@@ -79,7 +81,7 @@ def test_json_reports_exactly_the_planted_findings(planted: Path) -> None:
     assert code == 1
     assert _found(doc) == EXPECTED
     assert doc["version"] == 1
-    assert doc["summary"] == {"errors": 19, "warnings": 17, "fixable": 4}
+    assert doc["summary"] == {"errors": 21, "warnings": 17, "fixable": 4}
 
 
 def test_sarif_validates_against_the_schema(planted: Path) -> None:

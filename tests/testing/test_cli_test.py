@@ -11,10 +11,10 @@ import pytest
 from jsonschema import Draft202012Validator
 from repo_helpers import commit_files, make_repo
 from ruamel.yaml import YAML
-from testing_helpers import GREET, MANIFEST, package, promptops, xsd_errors
+from testing_helpers import GREET, MANIFEST, junit_errors, package, promptops
 
 from promptops.commands.schema import schema_for
-from promptops.testing.report import Progress
+from promptops.testing.report import Progress, junit_xml
 from promptops.testing.suite import run_suite
 
 GOOD = """\
@@ -150,30 +150,58 @@ def test_ref_tests_a_commit_with_its_snapshots(tmp_path: Path) -> None:
     assert refused.returncode == 2 and "cannot be combined with --ref" in refused.stderr
 
 
+FRAGILE_TESTS = "prompt: fragile\ncases:\n  - {name: crash, arguments: {who: zero}}\n"
+
+
 def test_junit_xml_validates_against_the_junit_schema(tmp_path: Path) -> None:
-    package(tmp_path, {"tests/greet.test.yaml": GOOD, "tests/fragile.test.yaml": (
-        "prompt: fragile\ncases:\n  - {name: crash, arguments: {who: zero}}\n")})
+    package(tmp_path, {"tests/greet.test.yaml": GOOD, "tests/fragile.test.yaml": FRAGILE_TESTS})
     out = tmp_path / "reports" / "junit.xml"
     proc = promptops("test", "--junit-xml", str(out), cwd=tmp_path)
     assert proc.returncode == 1
     data = out.read_bytes()
-    assert xsd_errors(data) == []
+    assert junit_errors(data) == []
     import xml.etree.ElementTree as ET
 
     root = ET.fromstring(data)
-    assert (root.get("tests"), root.get("failures"), root.get("skipped")) == ("7", "2", "1")
+    assert (root.get("tests"), root.get("failures"), root.get("errors")) == ("7", "2", "0")
     assert [s.get("name") for s in root] == ["greetings.fragile", "greetings.greet"]
+    assert [(s.get("tests"), s.get("skipped")) for s in root] == [("2", "0"), ("5", "1")]
     failure = root.find("./testsuite/testcase[@name='wrong on purpose']/failure")
     assert failure is not None and failure.get("message") == "does not contain 'Alice'"
     assert "tests/greet.test.yaml:9:5" in (failure.text or "")
-    assert root.find("./testsuite/testcase[@name='later']/skipped") is not None
-    # the checker is real: it rejects what the schema forbids
-    assert xsd_errors(data.replace(b"<testcase ", b"<testcase bogus=\"1\" ", 1)) == [
-        "testsuites/testsuite[0]/testcase[0]: attribute 'bogus' is not allowed"]
-    broken = data.replace(b'tests="7"', b'tests="seven"', 1)
-    assert xsd_errors(broken) == ["testsuites: tests='seven' is not a xs:nonNegativeInteger"]
-    assert xsd_errors(b"<testsuites><testsuite tests='1'/></testsuites>") == [
-        "testsuites/testsuite[0]: required attribute 'name' missing"]
+    assert root.find("./testsuite/testcase[@name='crash']/failure") is not None
+    skipped = root.find("./testsuite/testcase[@name='later']/skipped")
+    assert skipped is not None and skipped.text == "skipped" and not skipped.attrib
+
+
+def test_junit_schema_rejects_broken_reports(tmp_path: Path) -> None:
+    """The validation can fail: the real report, broken in the ways importers trip over."""
+    package(tmp_path, {"tests/greet.test.yaml": GOOD, "tests/fragile.test.yaml": FRAGILE_TESTS})
+    data = junit_xml(run_suite(tmp_path, None, jobs=1, ci=False))
+    assert junit_errors(data) == []
+
+    def rejected(broken: bytes) -> str:
+        assert broken != data, "the mutation must change the document"
+        errors = junit_errors(broken)
+        assert errors, broken.decode()
+        return "\n".join(errors)
+
+    assert "'bogus' is not allowed" in rejected(
+        data.replace(b"<testcase ", b'<testcase bogus="1" ', 1))
+    assert "'name' is required" in rejected(
+        data.replace(b'<testsuite name="greetings.fragile"', b"<testsuite", 1))
+    # attributes on <skipped>, or a skip total on <testsuites>, are outside the schema
+    assert "'message' is not allowed" in rejected(
+        data.replace(b"<skipped>", b'<skipped message="later">', 1))
+    assert "'skipped' is not allowed" in rejected(
+        data.replace(b"<testsuites ", b'<testsuites skipped="1" ', 1))
+    # children in the wrong order: <system-out> must follow <failure>
+    case = b'<testcase name="x"><system-out>o</system-out><failure message="m"/></testcase>'
+    assert "'failure': This element is not expected" in rejected(
+        data.replace(b"</testsuite>", case + b"</testsuite>", 1))
+    assert "'testsuites': This element is not expected" in rejected(
+        b'<testsuites><testsuites><testsuite name="a" tests="0"/></testsuites></testsuites>')
+    assert "'tests' is required" in rejected(b'<testsuites><testsuite name="a"/></testsuites>')
 
 
 def test_parallel_gives_the_serial_results_in_order(tmp_path: Path) -> None:

@@ -1,4 +1,4 @@
-"""An include reaches outside the package (``../``, an absolute path).
+"""An include reaches outside the package (``../``, an absolute path, a symlink).
 
 Why: a bundle holds only package files and the sandbox cannot read anything else, so
 the include can never work; and a prompt must not depend on files nobody reviews.

@@ -1,0 +1,49 @@
+"""Helpers for the rules that read template ASTs: every template once, and positions.
+
+The sandbox refuses hostile templates at render time; these rules report the same
+templates at review time. They walk every template a prompt renders, included partials
+too, and report at the template's own file and line.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from jinja2 import nodes
+
+from promptops.lint.rules._common import prompt_sources, prompts
+
+
+def template_asts(ctx: Any) -> Iterator[tuple[str, Any, nodes.Template]]:
+    """(path, loc or None, AST) of every distinct template the prompts render."""
+    seen: set[tuple[str, Any]] = set()
+    for prompt in prompts(ctx):
+        for path, loc, source in prompt_sources(ctx, prompt):
+            if (path, loc) in seen:
+                continue
+            seen.add((path, loc))
+            ast = ctx.ast(path, source)
+            if ast is not None:
+                yield path, loc, ast
+
+
+def walk(node: nodes.Node) -> Iterator[nodes.Node]:
+    """Every node below ``node`` in source order (iteratively: templates can nest deep)."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(reversed(list(current.iter_child_nodes())))
+
+
+def position(ctx: Any, path: str, loc: Any, lineno: int, needle: str,
+             skip: int = 0) -> tuple[int, int]:
+    """Line and column of ``needle`` on template line ``lineno``, moved ``skip`` columns
+    right when the needle was found there (``.__class__`` -> the name after the dot)."""
+    line, col = ctx.locate(path, loc, lineno, needle)
+    text = ctx.text(path) or ""
+    lines = text.splitlines()
+    if skip and 0 < line <= len(lines) and lines[line - 1][col - 1:].startswith(needle):
+        col += skip
+    return line, col

@@ -1,0 +1,97 @@
+"""A template reaches for a Python internal (``__class__``, ``__globals__``, ``mro``...).
+
+Why: walking from any value to ``__class__.__mro__``, ``__subclasses__()``,
+``__globals__`` or ``__builtins__`` is the classic Jinja sandbox escape, and no prompt
+needs it. The sandbox refuses every such access when the prompt is rendered, so the
+prompt fails on every request; lint names it in review, before it is merged. Found
+through attributes (``x.__class__``), subscripts (``x['__class__']``), the ``attr``
+filter, bare names (``__builtins__``) and ``str.format`` fields (``'{0.__globals__}'``),
+in inline text and in every partial a prompt includes.
+
+Fails::
+
+    text: "{{ ''.__class__.__mro__[1].__subclasses__() }}"
+
+Passes::
+
+    text: "{{ topic | title }}"
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from string import Formatter
+from typing import Any
+
+from jinja2 import nodes
+
+from promptops.lint.problem import Hit
+from promptops.lint.rules._jinja import position, template_asts, walk
+
+CODE, NAME, LEVEL, NEEDS = "PO510", "unsafe-template-access", "error", "package"
+
+# Internals of functions, frames, generators and coroutines that lead to globals or code.
+_INTERNAL = frozenset({
+    "mro", "func_globals", "func_code", "func_closure", "func_defaults", "im_func",
+    "im_self", "f_globals", "f_locals", "f_builtins", "f_back", "f_code", "tb_frame",
+    "tb_next", "co_code", "gi_frame", "gi_code", "gi_yieldfrom", "cr_frame", "cr_code",
+    "cr_await", "ag_frame", "ag_code",
+})
+_FIRST = re.compile(r"[^.\[]*")
+_STEP = re.compile(r"\.([^.\[]+)|\[([^\]]+)\]")
+
+
+def unsafe(name: object) -> bool:
+    return isinstance(name, str) and (name.startswith("__") or name in _INTERNAL)
+
+
+def _format_fields(fmt: str, depth: int = 0) -> Iterator[tuple[bool, str]]:
+    """(is an attribute, name) of each step a ``str.format`` field walks (``{0.a[b]}``),
+    nested width fields (``{0:{1.a}}``) included."""
+    try:
+        parsed = list(Formatter().parse(fmt))
+    except ValueError:  # a malformed format string fails on its own
+        return
+    for _, field, spec, _ in parsed:
+        head = _FIRST.match(field or "")
+        for m in _STEP.finditer(field or "", head.end() if head else 0):
+            yield (m.group(1) is not None, m.group(1) or m.group(2))
+        if spec and "{" in spec and depth < 2:
+            yield from _format_fields(spec, depth + 1)
+
+
+def _findings(node: nodes.Node) -> Iterator[tuple[str, str, str, int]]:
+    """(how it is reached, name, needle to locate, columns to skip) of each access."""
+    if isinstance(node, nodes.Getattr) and unsafe(node.attr):
+        yield "attribute", node.attr, f".{node.attr}", 1
+    elif isinstance(node, nodes.Getitem) and isinstance(node.arg, nodes.Const):
+        if unsafe(node.arg.value):
+            yield "subscript", node.arg.value, node.arg.value, 0
+    elif isinstance(node, nodes.Filter) and node.name == "attr" and node.args:
+        arg = node.args[0]
+        if isinstance(arg, nodes.Const) and unsafe(arg.value):
+            yield "`attr` filter on", arg.value, arg.value, 0
+    elif isinstance(node, nodes.Name) and node.ctx == "load" and unsafe(node.name):
+        yield "name", node.name, node.name, 0
+    elif isinstance(node, nodes.Call) and isinstance(node.node, nodes.Getattr):
+        owner = node.node.node
+        if node.node.attr in ("format", "format_map") and isinstance(owner, nodes.Const) \
+                and isinstance(owner.value, str):
+            for is_attr, key in _format_fields(owner.value):
+                if unsafe(key):
+                    yield "format field", key, f".{key}" if is_attr else key, int(is_attr)
+
+
+def check(ctx: Any) -> Iterator[Hit]:
+    seen: set[tuple[str, Any, int, str]] = set()
+    for path, loc, ast in template_asts(ctx):
+        for node in walk(ast):
+            for how, name, needle, skip in _findings(node):
+                if (path, loc, node.lineno, name) in seen:
+                    continue
+                seen.add((path, loc, node.lineno, name))
+                line, col = position(ctx, path, loc, node.lineno, needle, skip)
+                yield Hit(path, line, col,
+                          f"{how} {name!r} reaches a Python internal the sandbox refuses "
+                          "(a sandbox escape attempt; the prompt fails on every request)")
