@@ -9,18 +9,30 @@ again by ruamel.yaml, whose error (and position) is the one reported.
 
 from __future__ import annotations
 
+from functools import cache
 from typing import Any
-
-from ruamel.yaml import YAML
-from ruamel.yaml.error import MarkedYAMLError
 
 from promptops import fastyaml
 from promptops.errors import Problem
 
 Loc = tuple[str | int, ...]
 
-_safe = YAML(typ="safe", pure=False)
-_rt = YAML(typ="rt")
+
+
+@cache
+def _ruamel(typ: str) -> Any:
+    """ruamel.yaml, imported only for a problem, a position or a fallback parse: a
+    valid package never needs it, and it costs a long-running `serve` ~3 MB."""
+    from ruamel.yaml import YAML
+
+    return YAML(typ=typ, pure=False) if typ == "safe" else YAML(typ=typ)
+
+
+def _marked_error() -> type[Exception]:
+    from ruamel.yaml.error import MarkedYAMLError
+
+    return MarkedYAMLError
+
 _SHED = object()
 
 
@@ -50,7 +62,7 @@ class LoadedFile:
 
     def _positions(self) -> Any:
         if self._tree is None:
-            self._tree = _rt.load(self.text)
+            self._tree = _ruamel("rt").load(self.text)
         return self._tree
 
     def position(self, loc: Loc, *, key: bool = False) -> tuple[int, int]:
@@ -116,7 +128,9 @@ def load_yaml(path: str, raw: bytes) -> LoadedFile:
     text = decode(path, raw)
     try:
         data = _parse(text)
-    except MarkedYAMLError as exc:
+    except Exception as exc:
+        if not isinstance(exc, _marked_error()):
+            raise
         raise YamlProblem(_yaml_problem(path, text, exc)) from exc
     return LoadedFile(path=path, text=text, data=data)
 
@@ -125,10 +139,10 @@ def _parse(text: str) -> Any:
     try:
         return fastyaml.load(text)
     except Exception:  # any refusal: let ruamel.yaml say what is wrong (MarkedYAMLError)
-        return _safe.load(text)
+        return _ruamel("safe").load(text)
 
 
-def _yaml_problem(path: str, text: str, exc: MarkedYAMLError) -> Problem:
+def _yaml_problem(path: str, text: str, exc: Any) -> Problem:
     mark = exc.problem_mark or exc.context_mark
     what = (exc.problem or exc.context or "invalid YAML").strip()
     hint = ""

@@ -117,6 +117,8 @@ class _Loader:
             return None
         spec: PromptFile | None = self.validate(PromptFile, loaded, loaded.data)
         if spec is not None:
+            if not _KEEP_YAML:
+                loaded.shed()
             _memo_put(("prompt", path, raw), (loaded, spec))
         return loaded, spec
 
@@ -349,17 +351,18 @@ def _position_of(file: LoadedFile, loc: Loc) -> Callable[[], tuple[int, int]]:
 # 1,000 re-parses one file. Bounded; cleared wholesale when full.
 _MEMO: dict[Any, Any] = {}
 _MEMO_MAX = 50_000
+_KEEP_YAML = True
 
 
-def compact_memo() -> None:
-    """Drop the parsed YAML of memoised prompt files (their models hold the content).
+def keep_parsed_yaml(keep: bool) -> None:
+    """Whether memoised prompt files keep their parsed YAML besides their model.
 
-    For long-running processes (serve following git) that keep the memo for fast
-    rebuilds: it about halves what the memo holds. Lint re-parses on demand.
+    Lint reads it (key order); a long-running `serve`, which keeps the memo for fast
+    rebuilds and never lints, turns it off: the model already holds the content, and
+    dropping the second copy as each file is read lowers the peak as well.
     """
-    for value in _MEMO.values():
-        if isinstance(value, tuple) and value and isinstance(value[0], LoadedFile):
-            value[0].shed()
+    global _KEEP_YAML
+    _KEEP_YAML = keep
 
 
 def _memo_get(key: Any) -> Any:

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from promptops.bundle import write_bundle
+from promptops.bundle import compile_bundle, write_bundle
 from promptops.commands._common import package_dir
 from promptops.console import echo, info
+from promptops.errors import PromptopsError
 from promptops.pipeline import bundle_at
 from promptops.sources import head_is_dirty
 
@@ -15,25 +16,26 @@ def run(
     path: Path | None, ref: str, out: Path, worktree: bool, force: bool, no_lint: bool = False
 ) -> int:
     folder = package_dir(path)
-    if worktree:
-        bundle = bundle_at(folder, None)
-    else:
-        if ref == "HEAD" and head_is_dirty(folder):
-            info(
-                "note: the working tree has uncommitted changes; building HEAD as committed "
-                "(use --worktree to build the working tree)"
-            )
-        bundle = bundle_at(folder, ref)
-    if not no_lint:  # after loading, so a broken package reports as it always did
-        from promptops.commands.lint import lint_gate
-        from promptops.errors import PromptopsError
+    rev = None if worktree else ref
+    if not worktree and ref == "HEAD" and head_is_dirty(folder):
+        info(
+            "note: the working tree has uncommitted changes; building HEAD as committed "
+            "(use --worktree to build the working tree)"
+        )
+    package, failure = None, ""
+    if not no_lint:
+        from promptops.commands.lint import lint_gate_loading
 
-        ok, lines, summary = lint_gate(folder, None if worktree else ref)
+        ok, lines, summary, package = lint_gate_loading(folder, rev)
         if not ok:
-            raise PromptopsError(
-                f"lint fails ({summary}); fix the findings or build with --no-lint:\n"
-                + "\n".join(lines)
-            )
+            failure = f"lint fails ({summary}); fix the findings or build with --no-lint:\n"
+            failure += "\n".join(lines)
+    # The package lint loaded makes the bundle too. Otherwise (lint cached, --no-lint) the
+    # pipeline loads it, and a package that does not load reports its positioned problems
+    # there, before any lint verdict, as it always did.
+    bundle = compile_bundle(package) if package is not None else bundle_at(folder, rev)
+    if failure:
+        raise PromptopsError(failure)
     written_path, written = write_bundle(bundle, out, force=force)
     verb = "wrote" if written else "unchanged"
     info(f"{verb} {written_path} ({len(bundle['prompts'])} prompts, {bundle['digest']})")

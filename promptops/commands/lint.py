@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from promptops.commands._common import package_dir
 from promptops.console import echo, info
@@ -19,6 +20,9 @@ from promptops.lint.config import LintSettings, settings
 from promptops.lint.output import Report
 from promptops.lint.problem import Finding
 from promptops.sources import MANIFEST, open_source
+
+if TYPE_CHECKING:
+    from promptops.package import Package
 
 FORMATS = ("text", "json", "github", "sarif")
 
@@ -49,6 +53,15 @@ def _manifest_data(source: cache.MemoSource) -> object:
 
 def findings_for(folder: Path, opts: Options) -> tuple[list[Finding], Report, LintSettings]:
     """Lint one package (from the cache when nothing changed); no printing."""
+    found, report, conf, _ = _findings(folder, opts)
+    return found, report, conf
+
+
+def _findings(
+    folder: Path, opts: Options
+) -> tuple[list[Finding], Report, LintSettings, Package | None]:
+    """findings_for, plus the package lint loaded (None on a cache hit or a broken load)."""
+    loaded: Package | None = None
     source = cache.MemoSource(open_source(folder, opts.ref))
     conf = settings(_manifest_data(source), opts.select, opts.ignore, strict=opts.strict,
                     base=opts.base)
@@ -60,7 +73,8 @@ def findings_for(folder: Path, opts: Options) -> tuple[list[Finding], Report, Li
 
         source.prefetch()
 
-        found = lint_source(source, conf, folder).findings
+        result = lint_source(source, conf, folder)
+        found, loaded = result.findings, result.package
         if opts.use_cache:
             cache.store(where, key, found)
     texts = {}
@@ -73,7 +87,7 @@ def findings_for(folder: Path, opts: Options) -> tuple[list[Finding], Report, Li
     if folder.is_absolute() and folder.is_relative_to(Path.cwd()):
         display = os.path.relpath(folder, Path.cwd())
     report = Report(source.label, source.origin.path, display, texts)
-    return found, report, conf
+    return found, report, conf, loaded
 
 
 def failing(findings: list[Finding], strict: bool) -> bool:
@@ -117,8 +131,16 @@ def _render(findings: list[Finding], report: Report, fmt: str) -> str:
 
 def lint_gate(folder: Path, ref: str | None) -> tuple[bool, list[str], str]:
     """For check, build and release: (passes?, finding lines, summary line)."""
+    ok, lines, summary, _ = lint_gate_loading(folder, ref)
+    return ok, lines, summary
+
+
+def lint_gate_loading(
+    folder: Path, ref: str | None
+) -> tuple[bool, list[str], str, Package | None]:
+    """lint_gate, plus the package it loaded, so `build` need not load it a second time."""
     from promptops.lint.output.text import render, summary
 
-    findings, report, conf = findings_for(folder, Options(ref=ref))
+    findings, report, conf, package = _findings(folder, Options(ref=ref))
     lines = render(findings, report).splitlines()[:-1]
-    return not failing(findings, conf.strict), lines, summary(findings)
+    return not failing(findings, conf.strict), lines, summary(findings), package

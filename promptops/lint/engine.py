@@ -122,6 +122,7 @@ def _load(source: Source) -> tuple[Package | None, bool, list[Problem]]:
 class Result:
     findings: list[Finding]
     files: dict[str, str]  # path -> text, for excerpts and fingerprints
+    package: Package | None = None  # the validated package, when it loaded completely
 
 
 def run_rules(ctx: LintContext, rules: Iterable[Rule]) -> list[Finding]:
@@ -177,4 +178,4 @@ def lint_source(source: Source, settings: LintSettings, package_dir: Path | None
         and f.code not in silenced.get(f.path, {}).get(f.line - 1, set())
     ]
     texts = {f.path: ctx.text(f.path) or "" for f in findings}
-    return Result(findings, texts)
+    return Result(findings, texts, package if complete else None)

@@ -17,13 +17,13 @@ Only committed content is ever served: bundles are built from git objects
 
 from __future__ import annotations
 
-import sys
 import threading
 import time
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from promptops.bundle import Bundle
 from promptops.errors import GitError, PromptopsError, UsageError
@@ -111,9 +111,7 @@ class Follower:
             if cached is not None:
                 cache.remember(commit, package.prefix, tree)
                 return restamp(cached, commit, package.prefix)
-        from promptops import pipeline  # deferred: building imports pydantic, ruamel, GitPython
-
-        bundle = pipeline.bundle_at(package.directory, commit)
+        bundle: Bundle = _pipeline().bundle_at(package.directory, commit)
         cache.store(commit, package.prefix, bundle)
         return bundle
 
@@ -166,15 +164,11 @@ class Follower:
         second on 1,000 prompts) instead of re-parsing only the files that changed.
         Deferred past start-up so it does not compete with the client's first requests.
         """
-        from promptops import package as package_module
-        from promptops import pipeline
-
         for package, commit in zip(self._packages, self._served or (), strict=False):
             try:
-                pipeline.package_at(package.directory, commit)
+                _pipeline().package_at(package.directory, commit)
             except Exception:  # reported when that commit is really rebuilt
                 continue
-        package_module.compact_memo()
 
     def _moved(self, on_change: Callable[[list[Bundle]], None]) -> None:
         if any(gitrefs.busy(r) for r in self._repos):
@@ -203,6 +197,13 @@ class Follower:
             return
         self._served, self._failed = commits, None
         on_change(bundles)
-        built = sys.modules.get("promptops.package")  # None when every bundle came from cache
-        if built is not None:
-            built.compact_memo()
+
+
+def _pipeline() -> Any:
+    """The build, imported on first use: a start from the cache never needs it (pydantic,
+    Jinja's compiler, GitPython: ~18 MB and ~200 ms). A serving process never lints, so
+    the per-file memo it keeps for fast rebuilds drops each file's parsed YAML."""
+    from promptops import package, pipeline
+
+    package.keep_parsed_yaml(False)
+    return pipeline
