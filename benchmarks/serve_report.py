@@ -152,9 +152,11 @@ ANALYSIS = """\
   listing after the first. The harness's own JSON parsing (~25 ms) is part of the figure.
 - **Peak RSS of `promptops serve REPO`**: the bundle server itself is the `--bundle` figure;
   the follower's idle warm-up (one second after start) imports the build stack (pydantic,
-  ruamel.yaml, GitPython, Jinja2's compiler: ~19 MB) and parses the served commit into the
-  per-file memo (~8 MB retained at 1,000 prompts, ~100 MB at 10,000). It is what makes the
-  "never built" rebuild fast; serving `--bundle` avoids it entirely.
+  GitPython, Jinja2's compiler: ~17 MB; ruamel.yaml is imported only to report a problem)
+  and parses the served commit into the per-file memo, which in a serving process keeps
+  each file's validated model and text but not its parsed YAML (~8 MB at 1,000 prompts,
+  ~90 MB at 10,000). It is what makes the "never built" rebuild fast; serving `--bundle`
+  avoids it entirely.
 - **HEAD-to-notification, never built** (1,000 prompts, after the warm-up): ~170 ms is the
   follower's floor (50 ms polling + 120 ms quiet period), the incremental rebuild is ~180 ms,
   of which ~170 ms is waiting for git: `GitSource` lists the tree and reads *every* blob with

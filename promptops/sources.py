@@ -236,6 +236,16 @@ class GitSource:
         return data
 
 
+def open_repo(start: Path, why: str) -> Any:
+    """The GitPython repository holding ``start``; GitError saying ``why`` git is needed."""
+    import git
+
+    try:
+        return git.Repo(start, search_parent_directories=True)
+    except (git.InvalidGitRepositoryError, git.NoSuchPathError) as exc:
+        raise GitError(f"{start} is not inside a git repository; {why}") from exc
+
+
 def open_source(package_dir: Path, ref: str | None) -> Source:
     """The working tree when ``ref`` is None, otherwise the commit it names."""
     if ref is None:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from promptops import sources
 from promptops.diff.changes import Change, counts, required_bump
 from promptops.diff.engine import diff_bundles
 from promptops.errors import GitError
@@ -40,15 +41,10 @@ class Release:
 
 
 def open_repo(package_dir: Path) -> git.Repo:
-    import git
-
-    try:
-        return git.Repo(package_dir, search_parent_directories=True)
-    except (git.InvalidGitRepositoryError, git.NoSuchPathError) as exc:
-        raise GitError(
-            f"{package_dir} is not inside a git repository; releases are git tags: "
-            "run `git init` and commit the package first"
-        ) from exc
+    repo: git.Repo = sources.open_repo(
+        package_dir, "releases are git tags: run `git init` and commit the package first"
+    )
+    return repo
 
 
 def releases(repo: git.Repo, package: str) -> list[Release]:

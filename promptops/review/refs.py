@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from promptops import sources
 from promptops.errors import GitError, UsageError
 from promptops.sources import MANIFEST
 
@@ -31,14 +32,8 @@ class Refs:
 
 
 def open_repo(start: Path) -> git.Repo:
-    import git
-
-    try:
-        return git.Repo(start, search_parent_directories=True)
-    except (git.InvalidGitRepositoryError, git.NoSuchPathError) as exc:
-        raise GitError(
-            f"{start} is not inside a git repository; diff compares git revisions"
-        ) from exc
+    repo: git.Repo = sources.open_repo(start, "diff compares git revisions")
+    return repo
 
 
 def _commit(repo: git.Repo, rev: str) -> str:

@@ -13,6 +13,7 @@ import anyio
 from mcp import ClientSession, StdioServerParameters, types
 from mcp.client.stdio import stdio_client
 from mcp.shared.exceptions import MCPError
+from node_helpers import NODE_DEPS, npm_package
 from serve_helpers import judge_log, kit_files, serve_cmd
 
 from promptops.bundle import serialise
@@ -134,12 +135,8 @@ def test_shared_python_client_check(repo_factory: Any, tmp_path: Path) -> None:
 
 def test_shared_typescript_client_check(repo_factory: Any, tmp_path: Path) -> None:
     """The official TypeScript SDK, pinned, installed once into the user's test cache."""
-    deps = Path.home() / ".cache" / "promptops-tests" / "node"
-    if not (deps / "node_modules" / "@modelcontextprotocol" / "sdk" / "package.json").exists():
-        deps.mkdir(parents=True, exist_ok=True)
-        subprocess.run(["npm", "install", "--no-audit", "--no-fund", "--prefix", str(deps),
-                        "@modelcontextprotocol/sdk@1.32.2"], check=True, capture_output=True,
-                       timeout=300)
+    npm_package("@modelcontextprotocol/sdk", "1.32.2")
+    deps = NODE_DEPS
     bundle = _clean_bundle(repo_factory, tmp_path)
     args = tmp_path / "args.json"
     args.write_text(json.dumps({"code_review": {"code": "x", "language": "go"}}))
