@@ -8,7 +8,6 @@ bundle, lint, test and diff all start here.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -20,14 +19,12 @@ from promptops.errors import PackageError, Problem
 from promptops.loader import LoadedFile, Loc, YamlProblem, decode, load_yaml
 from promptops.mediatypes import TEXT_FALLBACK, guess_type
 from promptops.model import (
-    ARG_NAME_RE,
-    NAME_RE,
     PROMPT_NAME_RE,
-    SEMVER_RE,
     Manifest,
     Message,
     PromptFile,
 )
+from promptops.schema_messages import schema_problem
 from promptops.sources import MANIFEST, Origin, OutsidePackage, Source, inside
 from promptops.templating import environment
 
@@ -143,35 +140,8 @@ class _Loader:
         return None
 
     def _schema_problem(self, model: Any, file: LoadedFile, err: Any) -> None:
-        loc: Loc = tuple(err["loc"])
-        kind = err["type"]
-        where = ".".join(str(x) for x in loc) or "document"
-        if kind == "extra_forbidden":
-            known = _known_keys(model, loc[:-1])
-            close = difflib.get_close_matches(str(loc[-1]), known, n=1)
-            hint = f"; did you mean {close[0]!r}?" if close else f"; allowed: {', '.join(known)}"
-            msg = f"unknown key {loc[-1]!r}{hint}"
-            pos = file.position(loc, key=True)
-        elif kind == "missing":
-            msg = f"missing required key {where!r}"
-            pos = file.position(loc)
-        else:
-            msg = f"{where}: {err['msg'].removeprefix('Value error, ')}"
-            if kind == "string_type" and isinstance(err.get("input"), dict | list):
-                msg += '; a value starting with "{{" must be quoted: text: "{{ x }}"'
-            elif kind == "string_type" and isinstance(err.get("input"), int | float | bool):
-                msg += f"; quote it to keep it text: '{err['input']}'"
-            elif kind == "string_pattern_mismatch":
-                pattern = err["ctx"]["pattern"]
-                rule = _PATTERN_HELP.get(pattern, f"must match {pattern}")
-                msg = f"{where}: {err['input']!r} is not valid: {rule}"
-            elif kind in ("model_type", "dict_type"):
-                keys = ", ".join(_known_keys(model, loc))
-                msg += f"; expected a mapping with keys: {keys}" if keys else ""
-            elif kind == "bool_type":
-                msg += "; write true or false, unquoted"
-            pos = file.position(loc)
-        self.problem(file.path, pos, msg)
+        pos, message = schema_problem(model, file, err)
+        self.problem(file.path, pos, message)
 
     def check_template(self, file: LoadedFile, loc: Loc, source: str) -> None:
         try:
@@ -242,36 +212,6 @@ class _Loader:
             return
         if media is None and guess_type(norm) is None:
             self.problem(file.path, pos, f"cannot tell the mimeType of {path!r}: set mimeType")
-
-
-_PATTERN_HELP = {
-    NAME_RE: "use lowercase letters, digits, '.', '_' and '-', starting and ending with a "
-    "letter or digit, at most 64 characters (e.g. acme-prompts)",
-    SEMVER_RE: "use a SemVer 2.0.0 version such as 1.4.0 or 2.0.0-rc.1",
-    PROMPT_NAME_RE: "use letters, digits, '_', '.' and '-', starting with a letter or digit",
-    ARG_NAME_RE: "an argument name is used as a template variable: letters, digits and '_', "
-    "not starting with a digit",
-}
-
-
-def _known_keys(model: Any, loc: Loc) -> list[str]:
-    schema = model
-    for step in loc:
-        if isinstance(step, int):
-            continue
-        field = schema.model_fields.get(step) if hasattr(schema, "model_fields") else None
-        if field is None:
-            return []
-        schema = _model_of(field.annotation)
-    return list(schema.model_fields) if hasattr(schema, "model_fields") else []
-
-
-def _model_of(annotation: Any) -> Any:
-    for arg in getattr(annotation, "__args__", ()) or ():
-        found = _model_of(arg)
-        if hasattr(found, "model_fields"):
-            return found
-    return annotation
 
 
 def load_package(source: Source) -> Package:
