@@ -120,7 +120,13 @@ def _evaluate(renderer: Renderer, case: Case, policy: SnapshotPolicy) -> Outcome
         result = renderer.get(case.prompt, case.arguments)
     except RenderError as exc:
         if wanted is None:
-            return Outcome("failed", (Failure(f"render failed with error {exc.code}: {exc}"),))
+            message = f"render failed with error {exc.code}: {exc}"
+            if case.smoke and exc.argument is not None:
+                message += (
+                    f"; the smoke case had no valid value for {exc.argument!r}: give the "
+                    "argument `examples:` (a value that passes its rules) to render it with"
+                )
+            return Outcome("failed", (Failure(message),))
         bad = []
         if wanted.code is not None and wanted.code != exc.code:
             bad.append(Failure(f"error code is {exc.code}, expected {wanted.code} ({exc})"))
