@@ -100,13 +100,22 @@ class _Loader:
         self.problems.append(Problem(path, line, col, message))
 
     def prompt_file(self, path: str) -> tuple[LoadedFile, PromptFile | None] | None:
-        """A prompt file, loaded and validated; memoised by content for rebuilds."""
+        """A prompt file, loaded and validated; memoised by content for rebuilds.
+
+        From git the content's name (the blob id) is known before reading it, so a file
+        seen before is not even read; from the working tree the bytes are the key.
+        """
+        key = _prompt_key(self.source, path)
+        hit = _memo_get(key) if key is not None else None
+        if hit is not None:
+            return hit  # type: ignore[no-any-return]
         try:
             raw = self.source.read(path)
         except FileNotFoundError:
             self.problem(path, (1, 1), "file not found")
             return None
-        hit = _memo_get(("prompt", path, raw))
+        key = key or ("prompt", path, raw)
+        hit = _memo_get(key)
         if hit is not None:
             return hit  # type: ignore[no-any-return]
         loaded = self.load(path, raw)
@@ -116,7 +125,7 @@ class _Loader:
         if spec is not None:
             if not _KEEP_YAML:
                 loaded.shed()
-            _memo_put(("prompt", path, raw), (loaded, spec))
+            _memo_put(key, (loaded, spec))
         return loaded, spec
 
     def load(self, path: str, raw: bytes | None = None) -> LoadedFile | None:
@@ -220,6 +229,9 @@ def load_package(source: Source) -> Package:
     files = source.files()
     if MANIFEST not in files:
         raise PackageError([Problem(MANIFEST, 1, 1, "no promptops.yaml in the package folder")])
+    read_ahead = getattr(source, "read_ahead", None)
+    if read_ahead is not None:  # every file but the prompt files seen before, in one call
+        read_ahead([p for p in files if _memo_get(_prompt_key(source, p)) is None])
     manifest_file = ld.load(MANIFEST)
     manifest = ld.validate(Manifest, manifest_file, manifest_file.data) if manifest_file else None
 
@@ -303,6 +315,12 @@ def keep_parsed_yaml(keep: bool) -> None:
     """
     global _KEEP_YAML
     _KEEP_YAML = keep
+
+
+def _prompt_key(source: Source, path: str) -> tuple[str, str, Any] | None:
+    blob_id = getattr(source, "blob_id", None)
+    sha = blob_id(path) if blob_id is not None else None
+    return ("prompt", path, sha) if sha is not None else None
 
 
 def _memo_get(key: Any) -> Any:

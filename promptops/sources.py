@@ -161,6 +161,7 @@ class GitSource:
         )
         self._entries: dict[str, tuple[int, str, int]] | None = None  # path -> mode, sha, size
         self._data: dict[str, bytes] = {}
+        self._read_ahead = False
 
     def _index(self) -> dict[str, tuple[int, str, int]]:
         if self._entries is None:
@@ -175,16 +176,26 @@ class GitSource:
                 size = int(fields[3]) if fields[3].isdigit() else 0  # "BAD": a missing blob
                 entries[path] = (int(fields[0], 8), fields[2].decode(), size)
             self._entries = entries
-            self._prefetch(entries)
         return self._entries
 
-    def _prefetch(self, entries: dict[str, tuple[int, str, int]]) -> None:
-        """Read every small blob through one `git cat-file --batch` call.
+    def blob_id(self, path: str) -> str | None:
+        """The git object id of a file: its content's name, known before reading it."""
+        entry = self._index().get(path)
+        return entry[1] if entry is not None else None
+
+    def read_ahead(self, paths: list[str]) -> None:
+        """Read these files' small blobs now, through one `git cat-file --batch` call.
 
         GitPython reads one object per round trip to its cat-file process; on a
         10,000-prompt package that alone costs seconds, one pipelined call does not.
+        A reader that knows which files it will need (the package loader, which skips
+        files whose blob it has seen before) names them; otherwise the first read
+        reads every small blob ahead.
         """
-        wanted = {sha for _, sha, size in entries.values() if size <= _BATCH_LIMIT}
+        entries = self._index()
+        self._read_ahead = True
+        chosen = {p: entries[p] for p in paths if p in entries and p not in self._data}
+        wanted = {sha for _, sha, size in chosen.values() if size <= _BATCH_LIMIT}
         if not wanted:
             return
         proc = subprocess.run(
@@ -204,7 +215,7 @@ class GitSource:
             size = int(header[2])
             blobs[header[0].decode()] = out[eol + 1 : eol + 1 + size]
             pos = eol + 1 + size + 1
-        for path, (_, sha, _) in entries.items():
+        for path, (_, sha, _) in chosen.items():
             if sha in blobs:
                 self._data[path] = blobs[sha]
 
@@ -217,10 +228,14 @@ class GitSource:
         if entry is None or norm is None:
             raise FileNotFoundError(path)
         mode, sha, _ = entry
+        if not self._read_ahead:
+            self.read_ahead(list(self._index()))
         data = self._data.get(norm)
         if data is None:
             try:
-                data = self.repo.git.cat_file("blob", sha, stdout_as_string=False)
+                data = self.repo.git.cat_file(
+                    "blob", sha, stdout_as_string=False, strip_newline_in_stdout=False
+                )
             except Exception as exc:  # a missing object (shallow or broken clone)
                 raise GitError(
                     f"cannot read {path} ({sha[:12]}) from git: the object is missing or "

@@ -215,3 +215,27 @@ def test_loading_a_bundle_imports_no_heavy_modules(tmp_path: Path) -> None:
     )
     r = subprocess.run([PYTHON, "-c", code], capture_output=True, text=True, check=True)
     assert r.stdout.strip() == "[]"
+
+
+def test_git_reads_every_byte_of_large_and_memoised_files(tmp_path: Path) -> None:
+    """Blobs read one by one (over 1 MiB, or skipped by the read-ahead) keep their last
+    newline: GitPython strips it from command output unless told not to."""
+    from promptops.pipeline import bundle_at
+    from promptops.sources import GitSource
+
+    big = ("x" * 99 + "\n") * 11_000  # 1.1 MB: past the batched read-ahead
+    files = {
+        **PKG,
+        "pkg/prompts/doc.prompt.yaml": (
+            "messages:\n  - role: user\n    resource: {uri: 'file:///big.txt', file: big.txt}\n"
+        ),
+        "pkg/big.txt": big,
+    }
+    repo = make_repo(tmp_path / "r", files)
+    root = Path(repo.working_tree_dir or "")
+    bundle = bundle_at(root / "pkg", "HEAD")
+    assert bundle["resources"]["big.txt"]["text"] == big
+    source = GitSource(root / "pkg", "HEAD")
+    source.read_ahead([])  # nothing read ahead: every read below is a single-object read
+    for path in ("promptops.yaml", "partials/head.j2", "big.txt"):
+        assert source.read(path) == (root / "pkg" / path).read_bytes()
