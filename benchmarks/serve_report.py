@@ -158,11 +158,10 @@ ANALYSIS = """\
   ~90 MB at 10,000). It is what makes the "never built" rebuild fast; serving `--bundle`
   avoids it entirely.
 - **HEAD-to-notification, never built** (1,000 prompts, after the warm-up): ~170 ms is the
-  follower's floor (50 ms polling + 120 ms quiet period), the incremental rebuild is ~180 ms,
-  of which ~170 ms is waiting for git: `GitSource` lists the tree and reads *every* blob with
-  `git cat-file --batch` on each build, although the memo then finds all but one file
-  unchanged. Caching blobs by id across builds (or keying the memo by blob id) would leave
-  one blob to read; a shorter quiet period would lower the floor.
+  follower's floor (50 ms polling + 120 ms quiet period); the incremental rebuild is about
+  80 ms: `git ls-tree` of the commit, one `git cat-file --batch` for the files not seen
+  before (prompt files are memoised by blob id, so an unchanged one is not even read), the
+  bundle compile and its digest. A shorter quiet period would lower the floor.
 """
 
 
