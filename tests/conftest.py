@@ -2,20 +2,20 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
 import git
 import pytest
-from repo_helpers import (  # noqa: F401  re-exported for modules that import conftest
-    FIXTURES,
-    PYTHON,
-    REPO_ROOT,
-    cli_env,
-    commit_files,
-    make_repo,
-    write_files,
-)
+from hypothesis import settings
+from repo_helpers import make_repo
+
+# CI must not be a lottery: property tests draw the same examples on every CI run
+# (derandomize). Locally they explore new ones each run, which is how bugs get found.
+settings.register_profile("ci", derandomize=True, print_blob=True)
+if os.environ.get("CI"):
+    settings.load_profile("ci")
 
 
 @pytest.fixture

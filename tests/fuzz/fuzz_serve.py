@@ -151,7 +151,7 @@ def schema_check(reply: Any, expect: Expect, revision: str) -> str | None:
     try:
         check_message(reply, revision, expect.method)
     except Exception as exc:  # a schema violation: report it, keep fuzzing
-        return f"schema ({revision}): {type(exc).__name__}: {str(exc)[:300]}"
+        return f"schema ({revision}): {type(exc).__name__}: {str(exc)[:300]} in {str(reply)[:300]}"
     return None
 
 

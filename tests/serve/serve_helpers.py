@@ -122,9 +122,11 @@ def check_message(msg: Any, revision: str, method: str | None) -> None:
         return
     new = revision >= "2025-11-25"
     if "error" in msg:
-        if msg.get("id", 0) is None:
-            # JSON-RPC 2.0's `"id": null`: the older schemas cannot express an unknown id,
-            # so the error object is checked against their definition and the null noted.
+        if msg.get("id", 0) is None or ("id" not in msg and not new):
+            # An unknown id: JSON-RPC 2.0's `"id": null` once the connection is on a revision
+            # before 2025-11-25, or left out (the 2025-11-25 form) for an error the server sent
+            # before any revision was chosen (a parse error ahead of `initialize`). The older
+            # schemas can express neither, so the error object is checked on its own.
             assert not new
             sub = {"$schema": _schema(revision)["$schema"], "definitions": _defs(revision),
                    "$ref": "#/definitions/JSONRPCError/properties/error"}
