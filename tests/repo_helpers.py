@@ -7,6 +7,7 @@ tests/, and which one ``import conftest`` finds depends on what pytest collected
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 from collections.abc import Mapping
 from pathlib import Path
@@ -69,3 +70,11 @@ def cli_env(**extra: str) -> dict[str, str]:
 
 
 PYTHON = sys.executable
+
+
+def run_cli(*args: str, cwd: Path | None = None, **env: str) -> subprocess.CompletedProcess[str]:
+    """``python -m promptops ARGS`` as a real subprocess, in ``cli_env`` plus ``env``."""
+    return subprocess.run(
+        [PYTHON, "-m", "promptops", *args], cwd=cwd, env=cli_env(**env),
+        capture_output=True, text=True, check=False,
+    )

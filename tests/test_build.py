@@ -10,7 +10,7 @@ from pathlib import Path
 
 import git
 import pytest
-from repo_helpers import PYTHON, cli_env, commit_files, make_repo
+from repo_helpers import PYTHON, cli_env, commit_files, make_repo, run_cli
 
 from promptops.bundle import load_bundle, parse_bundle
 from promptops.errors import BundleError
@@ -138,22 +138,10 @@ def test_any_changed_byte_fails_verify(tmp_path: Path, where: str) -> None:
     bad.write_bytes(_tampered(original, original.index(where.encode()) + 3))
     with pytest.raises(BundleError, match="digest mismatch"):
         parse_bundle(bad.read_bytes(), str(bad))
-    r = subprocess.run(
-        [PYTHON, "-m", "promptops", "verify", str(bad)],
-        env=cli_env(),
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    r = run_cli("verify", str(bad))
     assert r.returncode == 1
     assert "digest mismatch" in r.stderr and "Traceback" not in r.stderr
-    ok = subprocess.run(
-        [PYTHON, "-m", "promptops", "verify", str(path)],
-        env=cli_env(),
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    ok = run_cli("verify", str(path))
     assert ok.returncode == 0 and "ok (sha256:" in ok.stdout
 
 
@@ -168,13 +156,7 @@ def test_verify_checks_the_schema_beyond_the_digest(tmp_path: Path) -> None:
     bundle["digest"] = digest(bundle)
     bad = tmp_path / "schema.bundle.json"
     bad.write_bytes(serialise(bundle))
-    r = subprocess.run(
-        [PYTHON, "-m", "promptops", "verify", str(bad)],
-        env=cli_env(),
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    r = run_cli("verify", str(bad))
     assert r.returncode == 1
     assert "prompts.0.messages.0.role" in r.stderr
 
@@ -184,13 +166,7 @@ def test_inspect_summarises(tmp_path: Path) -> None:
     root = Path(repo.working_tree_dir)
     assert build(root, "pkg", "-o", "out").returncode == 0
     path = root / "out" / "acme-1.2.0.bundle.json"
-    r = subprocess.run(
-        [PYTHON, "-m", "promptops", "inspect", str(path)],
-        env=cli_env(),
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    r = run_cli("inspect", str(path))
     assert r.returncode == 0
     sha = repo.head.commit.hexsha
     bundle = load_bundle(path)

@@ -9,7 +9,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 from mcp_schema import validate
-from repo_helpers import PYTHON, cli_env, make_repo
+from repo_helpers import make_repo, run_cli
 
 PKG = {
     "promptops.yaml": "name: demo\nversion: 0.1.0\n",
@@ -27,14 +27,7 @@ PKG = {
 
 
 def cli(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [PYTHON, "-m", "promptops", *args],
-        cwd=cwd,
-        env=cli_env(),
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    return run_cli(*args, cwd=cwd)
 
 
 @pytest.fixture
