@@ -1,7 +1,7 @@
 """Validate JSON against a definition of the official MCP JSON Schema of a revision.
 
-The schemas live in the shared folder beside the repository (``../shared/mcp-schema``)
-or wherever ``MCP_SCHEMA_DIR`` points.
+The schemas are vendored in ``tests/data/mcp-schema`` (provenance in ``tests/data/README.md``);
+``MCP_SCHEMA_DIR`` overrides the folder, e.g. to try a newer copy.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import Any
 import jsonschema
 
 REPO = Path(__file__).resolve().parent.parent
-SCHEMA_DIR = Path(os.environ.get("MCP_SCHEMA_DIR", REPO.parent / "shared" / "mcp-schema"))
+SCHEMA_DIR = Path(os.environ.get("MCP_SCHEMA_DIR", REPO / "tests" / "data" / "mcp-schema"))
 
 
 @cache

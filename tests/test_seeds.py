@@ -1,4 +1,4 @@
-"""The prompt examples of the MCP texts in /work/shared/seeds, written as packages.
+"""The prompt examples of the MCP texts the project started from, written as packages.
 
 Each example's `prompts/get` result (through Renderer over bundle_at, the serving path)
 and its `prompts/list` entry (through serve's descriptor for the page's revision) must

@@ -16,14 +16,14 @@ import git
 import jsonschema
 from follow_helpers import BROKEN, commit, init_repo, package
 
-SHARED = Path("/work/shared")
-CLIENT_CHECK = SHARED / "tools" / "clients" / "py_client_check.py"
+DATA = Path(__file__).parents[1] / "data"
+CLIENT_CHECK = DATA / "clients" / "py_client_check.py"
 REVISION = "2025-06-18"
 
 
 @cache
 def _schema() -> dict[str, Any]:
-    return json.loads((SHARED / "mcp-schema" / REVISION / "schema.json").read_text())  # type: ignore[no-any-return]
+    return json.loads((DATA / "mcp-schema" / REVISION / "schema.json").read_text())  # type: ignore[no-any-return]
 
 
 def conforms(msg: Any, definition: str) -> None:

@@ -85,7 +85,7 @@ def test_json_reports_exactly_the_planted_findings(planted: Path) -> None:
 
 
 def test_sarif_validates_against_the_schema(planted: Path) -> None:
-    default = REPO_ROOT.parent / "shared" / "schemas" / "sarif-schema-2.1.0.json"
+    default = REPO_ROOT / "tests" / "data" / "sarif-schema-2.1.0.json"
     schema = json.loads(Path(os.environ.get("SARIF_SCHEMA", default)).read_text())
     proc = promptops("lint", str(planted), "--format", "sarif")
     assert proc.returncode == 1, proc.stderr

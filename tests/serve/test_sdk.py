@@ -20,8 +20,7 @@ from promptops.bundle import serialise
 from promptops.pipeline import bundle_at
 
 TEE = str(Path(__file__).with_name("tee.py"))
-SHARED = Path(os.environ.get("MCP_SCHEMA_DIR", Path(__file__).parents[3] / "shared" / "mcp-schema"))
-CLIENTS = SHARED.parent / "tools" / "clients"
+CLIENTS = Path(__file__).parents[1] / "data" / "clients"  # the shared SDK client checks
 
 
 def _params(log: Path, *args: str) -> StdioServerParameters:
