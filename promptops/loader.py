@@ -4,7 +4,9 @@ Parsing takes the fast path (``promptops.fastyaml``: libyaml with YAML 1.2 typin
 about ten times faster than ruamel.yaml's round-trip loader on prompt-sized files);
 positions are needed only to report a problem, so the round-trip parse that carries
 them runs lazily, for files that have one. A file the fast path refuses is parsed
-again by ruamel.yaml, whose error (and position) is the one reported.
+again by ruamel.yaml, whose error (and position) is the one reported. Both paths hold
+every document to :mod:`promptops.yaml_limits` (nesting, aliases, integer size) before
+anything recursive sees it; a document over a limit is a positioned problem.
 """
 
 from __future__ import annotations
@@ -12,8 +14,9 @@ from __future__ import annotations
 from functools import cache
 from typing import Any
 
-from promptops import fastyaml
+from promptops import fastyaml, yaml_limits
 from promptops.errors import Problem
+from promptops.yaml_limits import LimitExceeded
 
 Loc = tuple[str | int, ...]
 
@@ -128,6 +131,8 @@ def load_yaml(path: str, raw: bytes) -> LoadedFile:
     text = decode(path, raw)
     try:
         data = _parse(text)
+    except LimitExceeded as exc:
+        raise YamlProblem(limit_problem(path, exc)) from None
     except Exception as exc:
         if not isinstance(exc, _marked_error()):
             raise
@@ -135,11 +140,38 @@ def load_yaml(path: str, raw: bytes) -> LoadedFile:
     return LoadedFile(path=path, text=text, data=data)
 
 
+def limit_problem(path: str, exc: LimitExceeded) -> Problem:
+    return Problem(path, exc.line, exc.col,
+                   f"invalid YAML for a package: {exc.message} (limits: SECURITY.md)")
+
+
 def _parse(text: str) -> Any:
     try:
         return fastyaml.load(text)
-    except Exception:  # any refusal: let ruamel.yaml say what is wrong (MarkedYAMLError)
-        return _ruamel("safe").load(text)
+    except LimitExceeded:
+        raise
+    except Exception:  # any other refusal: let ruamel.yaml say what is wrong
+        pass
+    # ruamel.yaml's composer recurses (its C one on the C stack): its events, which
+    # it produces without recursion, are checked first; MarkedYAMLError on bad syntax.
+    yaml_limits.check_events(_ruamel("safe").parse(text))
+    try:
+        data = _ruamel("safe").load(text)
+    except ValueError as exc:  # an integer past Python's int-string limit
+        raise LimitExceeded(*_long_number(text), yaml_limits.int_too_long()) from exc
+    yaml_limits.check_ints(data)
+    return data
+
+
+def _long_number(text: str) -> tuple[int, int]:
+    """Where the first run of more digits than the int limit starts (1-based)."""
+    import re
+
+    found = re.search(f"[0-9_]{{{yaml_limits.MAX_INT_DIGITS + 1},}}", text)
+    if found is None:
+        return 1, 1
+    line = text.count("\n", 0, found.start()) + 1
+    return line, found.start() - (text.rfind("\n", 0, found.start()) + 1) + 1
 
 
 def _yaml_problem(path: str, text: str, exc: Any) -> Problem:
