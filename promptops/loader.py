@@ -155,19 +155,25 @@ def _parse(text: str) -> Any:
     # ruamel.yaml's composer recurses (its C one on the C stack): its events, which
     # it produces without recursion, are checked first; MarkedYAMLError on bad syntax.
     yaml_limits.check_events(_ruamel("safe").parse(text))
+    digits = yaml_limits.MAX_INT_DIGITS
     try:
         data = _ruamel("safe").load(text)
-    except ValueError as exc:  # an integer past Python's int-string limit
-        raise LimitExceeded(*_long_number(text), yaml_limits.int_too_long()) from exc
-    yaml_limits.check_ints(data)
+    except ValueError as exc:  # a decimal integer past Python's int-string limit
+        raise LimitExceeded(*_first(text, f"[0-9_]{{{digits + 1},}}"),
+                            yaml_limits.int_too_long()) from exc
+    try:
+        yaml_limits.check_ints(data)
+    except LimitExceeded:  # hex or octal: as many bits need at least 3,500 digits
+        raise LimitExceeded(*_first(text, "0[xXoO][0-9a-fA-F_]{3500,}"),
+                            yaml_limits.int_too_long()) from None
     return data
 
 
-def _long_number(text: str) -> tuple[int, int]:
-    """Where the first run of more digits than the int limit starts (1-based)."""
+def _first(text: str, pattern: str) -> tuple[int, int]:
+    """Where ``pattern`` first matches in ``text``, 1-based (1, 1 if it does not)."""
     import re
 
-    found = re.search(f"[0-9_]{{{yaml_limits.MAX_INT_DIGITS + 1},}}", text)
+    found = re.search(pattern, text)
     if found is None:
         return 1, 1
     line = text.count("\n", 0, found.start()) + 1
