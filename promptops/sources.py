@@ -239,7 +239,7 @@ def git_words(exc: BaseException) -> str:
     return first[0] if first else type(exc).__name__
 
 
-def _unresolved(repo: Any, rev: str, top: Path) -> str:
+def unresolved(repo: Any, rev: str, top: Path) -> str:
     """Why ``rev`` names no commit, in git's own words when the repository is damaged."""
     import git
 
@@ -255,6 +255,18 @@ def _unresolved(repo: Any, rev: str, top: Path) -> str:
         return (f"the repository at {top} has no commits yet: commit the package first "
                 "(or build the working tree with --worktree)")
     return f"unknown revision {rev!r} in {top}"
+
+
+def no_commits_yet(repo: Any) -> bool:
+    """Whether HEAD has no commit because there is none yet (not because git cannot read
+    the one it names: that is a GitError, exit 2, instead of "no commits yet")."""
+    if repo.head.is_valid():
+        return False
+    top = Path(repo.working_tree_dir or repo.git_dir)
+    why = unresolved(repo, "HEAD", top)
+    if why.startswith("cannot read"):
+        raise GitError(f"{why} ({DAMAGED})")
+    return True
 
 
 class GitSource:
@@ -273,7 +285,7 @@ class GitSource:
         try:
             self.commit = self.repo.commit(rev)
         except (git.BadName, ValueError) as exc:
-            raise GitError(_unresolved(self.repo, rev, top)) from exc
+            raise GitError(unresolved(self.repo, rev, top)) from exc
         self.label = f"{rev} ({self.commit.hexsha[:12]})"
         # GitPython reads the commit and tree objects lazily: a missing one fails here.
         tree = git_read(f"commit {self.label}", lambda: self.commit.tree)

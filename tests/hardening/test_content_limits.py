@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from content_helpers import MANIFEST, PROMPT, cli
 from hardening_helpers import Serve
-from repo_helpers import REPO_ROOT, cli_env, commit_files, make_repo
+from repo_helpers import cli_env, commit_files, make_repo
 
 from promptops.errors import PackageError
 from promptops.pipeline import bundle_at
@@ -105,7 +105,7 @@ def test_40000_deep_yaml_kills_neither_check_nor_a_following_serve(tmp_path: Pat
     """The process is what is under test (a signal, not an exception): real subprocesses."""
     root = package(tmp_path / "pkg", {})
     repo = make_repo(root, {})
-    server = Serve(str(root), cwd=REPO_ROOT)
+    server = Serve(str(root), cwd=tmp_path)
     try:
         server.initialize()
         assert server.text("ok", topic="x") == "About x"
