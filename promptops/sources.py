@@ -177,9 +177,10 @@ def _read_regular(real: Path, path: str) -> bytes:
         fd = os.open(real, os.O_RDONLY | _NOFOLLOW | _NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except OSError as exc:
         raise FileNotFoundError(path) from exc
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise FileNotFoundError(path)
     with open(fd, "rb") as fh:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise FileNotFoundError(path)
         return fh.read()
 
 
