@@ -21,8 +21,10 @@ from promptops.yaml_limits import (
     MAX_INT_DIGITS,
     TOO_DEEP,
     at,
+    check_events,
     check_nodes,
     int_too_long,
+    needs_check,
     too_big,
 )
 
@@ -114,6 +116,8 @@ def compose(loader: Any, text: str) -> Any:
     syntax error to hand to ruamel.yaml (whose C composer would recurse on it).
     """
     try:
+        if needs_check(text)[1]:  # maybe too many nodes: count them before composing any
+            check_events(yaml.parse(text, Loader=yaml.CSafeLoader))
         node = loader.get_single_node()
     except yaml.YAMLError as exc:
         if "maximum nesting depth" in str(getattr(exc, "problem", "")):
