@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -53,9 +54,14 @@ def within_limits_template(size: int) -> str:
 
 
 def yaml_within(size: int) -> str:
-    """A prompt file of ``size`` bytes whose `notes` hold 100-level-deep values."""
+    """A prompt file of ``size`` bytes of small values nested 99 levels deep."""
     unit = "[" * 96 + "1" + "]" * 96
     return PROMPT + "x:\n" + "".join(f"  - {unit}\n" for _ in range(size // (len(unit) + 5)))
+
+
+def many_nodes(lead: str = "") -> str:
+    """A prompt file just under the node limit, with one schema problem to position."""
+    return lead + PROMPT + "x: [" + ", ".join(["a"] * 249_900) + "]\n"
 
 
 def laughs(levels: int) -> str:
@@ -65,9 +71,16 @@ def laughs(levels: int) -> str:
 
 
 def just_under_alias_bound() -> str:
-    """Aliases repeating 990,000 characters: the most the bound lets through."""
-    anchor = "x" * 9_900
-    return (PROMPT + f"a: &a '{anchor}'\n" + "b: [" + ", ".join(["*a"] * 99) + "]\n")
+    """A valid prompt whose 99 messages alias one 9,800-character text: 970,000 characters
+    repeated, about the most the bound lets through, all of it in the bundle."""
+    return (f"description: &a '{'x' * 9_800}'\nmessages:\n"
+            + "".join("  - {role: user, text: *a}\n" for _ in range(99)))
+
+
+def big_template(root: Path, size: int) -> None:
+    (root / "partials").mkdir()
+    (root / "partials" / "t.j2").write_text(within_limits_template(size))
+    (root / "prompts" / "t.prompt.yaml").write_text(block("{% include 'partials/t.j2' %}"))
 
 
 def symlink_loops(root: Path, n: int) -> None:
@@ -93,11 +106,15 @@ CASES: list[tuple[str, str, Callable[[Path], None]]] = [
     ("YAML nesting", "900 block levels (400 KB), refused", lambda r: (
         r / "prompts" / "deep.prompt.yaml").write_text(
         PROMPT + "x:\n" + "".join(" " * i + "-\n" for i in range(900)))),
-    ("YAML nesting", "10 MB of values 99 levels deep (accepted by the limit)", lambda r: (
+    ("YAML volume", "10 MB of values 99 levels deep (2.5 million nodes), refused", lambda r: (
         r / "prompts" / "deep.prompt.yaml").write_text(yaml_within(10_000_000))),
+    ("YAML volume", "249,900 values (just under the node limit), a schema problem",
+     lambda r: (r / "prompts" / "many.prompt.yaml").write_text(many_nodes())),
+    ("YAML volume", "the same on the ruamel.yaml fallback (a complex key)", lambda r: (
+        r / "prompts" / "many.prompt.yaml").write_text(many_nodes("? [a]\n: b\n"))),
     ("YAML aliases", "600 bytes expanding to 100 MB (billion laughs), refused", lambda r: (
         r / "prompts" / "lol.prompt.yaml").write_text(laughs(6))),
-    ("YAML aliases", "aliases repeating 990,000 characters (just under the bound)", lambda r: (
+    ("YAML aliases", "aliases repeating 970,000 characters (just under the bound)", lambda r: (
         r / "prompts" / "lol.prompt.yaml").write_text(just_under_alias_bound())),
     ("YAML integers", "an integer of 1,000,000 digits, refused", lambda r: (
         r / "prompts" / "big.prompt.yaml").write_text(PROMPT + "x: " + "9" * 1_000_000 + "\n")),
@@ -109,10 +126,8 @@ CASES: list[tuple[str, str, Callable[[Path], None]]] = [
     ("template nesting", "5,000 nested `{% if %}`, refused", lambda r: (
         r / "prompts" / "t.prompt.yaml").write_text(block("{% if 1 %}" * 5_000 + "x"
                                                           + "{% endif %}" * 5_000))),
-    ("template nesting", "1 MB of template at every nesting limit (accepted)", lambda r: (
-        r / "partials").mkdir() or (r / "partials" / "t.j2").write_text(
-        within_limits_template(1_000_000)) or (r / "prompts" / "t.prompt.yaml").write_text(
-        block("{% include 'partials/t.j2' %}"))),
+    ("template nesting", "1 MB of template at every nesting limit (accepted)",
+     lambda r: big_template(r, 1_000_000)),
     ("symlinks", "1,000 symlink loops, each included", lambda r: symlink_loops(r, 1_000)),
     ("git paths", "1,000 includes of `.git/...` files", lambda r: git_paths(r, 1_000)),
 ]
@@ -131,8 +146,10 @@ def measure(root: Path, runs: int) -> tuple[str, float, float]:
         proc.returncode = os.waitstatus_to_exitcode(status)
         times.append(time.perf_counter() - start)
         peaks.append(usage.ru_maxrss / 1024)
-        first = next((ln for ln in err.splitlines() if ln.strip()), "")
-        outcome = f"exit {proc.returncode}" + (f": {first.split(': ', 1)[-1][:90]}"
+        lines = [ln for ln in err.splitlines() if ln.strip()]
+        said = next((ln for ln in lines if re.match(r"\S+:\d+:\d+: |error: ", ln)
+                     and "[warning]" not in ln), lines[-1] if lines else "")
+        outcome = f"exit {proc.returncode}" + (f": {said.split(': ', 1)[-1][:90]}"
                                                if proc.returncode else "")
     return outcome, statistics.median(times), statistics.median(peaks)
 

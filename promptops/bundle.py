@@ -150,14 +150,15 @@ class _Folder:
             os.close(self.fd)
 
 
-def _open_folder(folder: Path, root: Path | None, *, create: bool) -> _Folder:
+def _open_folder(folder: Path, root: Path | None, *, create: bool,
+                 target: Path | None = None) -> _Folder:
     """``folder`` opened for writing in; with ``root``, never through a symlink below it.
 
     Without ``root`` the folder is the operator's choice (``-o``, a cache) and is
     created and followed as given. With ``root`` (the package folder), every folder
     from ``root`` down is opened relative to its parent with O_NOFOLLOW, created when
     missing: a committed ``tests/__snapshots__/x -> /elsewhere`` is refused, also if it
-    appears between two steps of the walk.
+    appears between two steps of the walk. ``target`` is the file the refusal names.
     """
     if root is None:
         if create:
@@ -170,13 +171,13 @@ def _open_folder(folder: Path, root: Path | None, *, create: bool) -> _Folder:
         for part in rel:
             here = here / part
             if here.is_symlink():
-                raise UnsafeWrite(folder, here.relative_to(root).as_posix())
+                raise UnsafeWrite(target or folder, here.relative_to(root).as_posix())
             if create and not here.exists():
                 here.mkdir()
         return _Folder(folder, None)
     fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
     for i, part in enumerate(rel):
-        fd = _step(fd, part, folder, "/".join(rel[: i + 1]), create)  # closes the old fd
+        fd = _step(fd, part, target or folder, "/".join(rel[: i + 1]), create)  # closes fd
     return _Folder(folder, fd)
 
 
@@ -241,7 +242,7 @@ def atomic_write(path: Path, data: bytes, *, mode: int = 0o644, root: Path | Non
     :class:`WriteError` naming the path, and the old file is untouched, mode included.
     """
     try:
-        folder = _open_folder(path.parent, root, create=True)
+        folder = _open_folder(path.parent, root, create=True, target=path)
         try:
             if root is not None and _is_link(folder.at(path.name), folder.fd):
                 raise UnsafeWrite(path, "/".join(_below(path, root)), errno.ELOOP)
@@ -327,7 +328,7 @@ def remove_file(path: Path, *, root: Path) -> bool:
     """Delete ``path`` (inside the package ``root``) and then its folder if it is empty,
     never through a symlinked folder; False if it was not there."""
     try:
-        folder = _open_folder(path.parent, root, create=False)
+        folder = _open_folder(path.parent, root, create=False, target=path)
     except FileNotFoundError:
         return False
     except WriteError:
@@ -360,7 +361,7 @@ def read_existing(path: Path, root: Path | None) -> bytes | None:
         except FileNotFoundError:
             return None
     try:
-        folder = _open_folder(path.parent, root, create=False)
+        folder = _open_folder(path.parent, root, create=False, target=path)
     except FileNotFoundError:
         return None
     try:

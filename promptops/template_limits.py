@@ -57,45 +57,66 @@ class NestingGuard(Extension):
         return _guarded(stream)
 
 
+_BEGIN, _NAME, _OP, _OPENING, _CLOSING, _ITEM, _ASSIGN, _END = range(1, 9)
+_CODE = {"variable_begin": _BEGIN, "block_begin": _BEGIN, "name": _NAME, "comma": _ITEM,
+         "colon": _ITEM, "assign": _ASSIGN, "variable_end": _END, "block_end": _END,
+         **dict.fromkeys(_OPERATORS, _OP), **dict.fromkeys(_OPEN, _OPENING),
+         **dict.fromkeys(_CLOSE, _CLOSING)}
+
+
 def _guarded(stream: TokenStream) -> Iterator[Token]:
+    """The tokens, unchanged, until one crosses a limit (then TemplateSyntaxError there).
+
+    On the parse path of every template, so written for speed: one dict lookup for
+    the tokens that cannot nest anything (text, names, literals).
+    """
+    code_of = _CODE.get
     blocks = 0  # block tags open
     levels: list[int] = []  # per open bracket (plus the tag itself): operators in this item
     depth = 0  # sum(levels) + open brackets: how deep the current point can nest
     tag: str | None = None  # the first name of the current {% %} tag
     assigns = False  # the current `set` tag has `=` (then it opens no block)
     for token in stream:
-        kind = token.type
-        if kind in ("variable_begin", "block_begin"):
-            levels, depth, tag, assigns = [0], 0, "" if kind == "block_begin" else None, False
-        elif kind == "name" and tag == "":  # the tag's name: {% if ... %}, {% endfor %}
-            tag = token.value
-            if tag in _OPENERS:
-                blocks += 1
-                if blocks > MAX_BLOCK_DEPTH:
-                    _refuse(token, _TOO_MANY_BLOCKS)
-            elif tag.startswith("end"):
-                blocks -= 1
-        elif kind in _OPERATORS or (kind == "name" and token.value in _WORD_OPERATORS):
+        code = code_of(token.type)
+        if code is None:
+            yield token
+            continue
+        if code == _NAME:
+            if tag == "":  # the tag's name: {% if ... %}, {% endfor %}
+                tag = token.value
+                if tag in _OPENERS:
+                    blocks += 1
+                    if blocks > MAX_BLOCK_DEPTH:
+                        _refuse(token, _TOO_MANY_BLOCKS)
+                elif tag.startswith("end"):
+                    blocks -= 1
+            elif token.value in _WORD_OPERATORS and levels:
+                levels[-1] += 1
+                depth += 1
+        elif code == _OP:
             if levels:
                 levels[-1] += 1
                 depth += 1
-        elif kind in _OPEN:
+        elif code == _BEGIN:
+            levels, depth, assigns = [0], 0, False
+            tag = "" if token.type == "block_begin" else None
+        elif code == _OPENING:
             if len(levels) > MAX_BRACKET_DEPTH:
                 _refuse(token, f"more than {MAX_BRACKET_DEPTH} brackets open inside each other")
             if levels:
                 levels[-1] += 1  # the call, subscript or literal wraps what it follows
             levels.append(0)
             depth += 2
-        elif kind in _CLOSE:
+        elif code == _CLOSING:
             if len(levels) > 1:
                 depth -= levels.pop() + 1
-        elif kind in ("comma", "colon"):
+        elif code == _ITEM:
             if levels:
                 depth -= levels[-1]
                 levels[-1] = 0
-        elif kind == "assign":
+        elif code == _ASSIGN:
             assigns = True
-        elif kind in ("variable_end", "block_end"):
+        else:  # _END
             if tag == "set" and not assigns:  # {% set x %}...{% endset %} is a block
                 blocks += 1
                 if blocks > MAX_BLOCK_DEPTH:

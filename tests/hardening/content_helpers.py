@@ -14,7 +14,10 @@ import traceback
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+import git
+from repo_helpers import commit_files
 from typer.testing import CliRunner
 
 from promptops.cli import app
@@ -55,6 +58,11 @@ def cli(*args: str, at: Path, allowed: tuple[int, ...] = (0, 1, 2)) -> Run:
     return run
 
 
+def first_error(err: str) -> str:
+    """The first line of a refusal that is not a note (build notes uncommitted changes)."""
+    return next(ln for ln in err.splitlines() if ln.strip() and not ln.startswith("note:"))
+
+
 def outside(around: Path, package: Path) -> dict[str, tuple[int, bytes | str]]:
     """Every entry below ``around`` except ``package`` itself: (mode, bytes or link target)."""
     found: dict[str, tuple[int, bytes | str]] = {}
@@ -71,3 +79,13 @@ def outside(around: Path, package: Path) -> dict[str, tuple[int, bytes | str]]:
             else:
                 found[str(path)] = (st.st_mode, "dir")
     return found
+
+
+def serves_the_next_good_commit(server: Any, repo: git.Repo, files: dict[str, str],
+                                prompt: str, expected: str) -> None:
+    """After a bad commit: a good one is served with one list_changed, then a clean exit."""
+    commit_files(repo, files, "good again")
+    server.wait_notification("notifications/prompts/list_changed")
+    assert server.text(prompt, topic="x") == expected
+    assert server.close() == 0
+    assert "Traceback" not in "".join(server.stderr)

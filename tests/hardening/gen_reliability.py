@@ -13,13 +13,15 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
 RECORDS = HERE / "records"
 DOC = REPO / "docs" / "reliability.md"
 AREAS = ["serve process", "serve protocol fuzzing", "template security", "repository faults",
-         "process faults"]
+         "process faults", "package paths", "hostile content", "write faults"]
+MEASURED = HERE / "measured"  # figures benchmarks write (e.g. benchmarks/hostile_bench.py)
 
 
 def limits() -> list[tuple[str, str, str]]:
@@ -27,7 +29,7 @@ def limits() -> list[tuple[str, str, str]]:
     from fuzz_serve import RSS_LIMIT_MB
 
     from promptops import limits as size
-    from promptops import templating
+    from promptops import template_limits, templating, yaml_limits
     from promptops.serve import stdio
 
     return [
@@ -48,6 +50,24 @@ def limits() -> list[tuple[str, str, str]]:
         ("argument values", "100,000 characters unless `maxLength` says otherwise",
          "-32602 naming the argument"),
         ("fuzzed server memory", f"VmRSS under {RSS_LIMIT_MB} MB", "checked by the fuzz driver"),
+        *content_limits(yaml_limits, template_limits),
+    ]
+
+
+def content_limits(y: Any, t: Any) -> list[tuple[str, str, str]]:
+    """What package content may hold (promptops/yaml_limits.py, template_limits.py)."""
+    past = "a positioned problem (file:line:col), exit 1, before any recursive parser runs"
+    return [
+        ("YAML nesting", f"{y.MAX_DEPTH} levels of mappings/sequences, aliases followed",
+         past),
+        ("YAML nodes", f"{y.MAX_NODES:,} a document, aliases expanded", past),
+        ("YAML aliases", f"repeat at most {y.MAX_ALIAS_EXPANSION:,} characters in all; no "
+         "recursive anchor", past),
+        ("YAML integers", f"{y.MAX_INT_DIGITS:,} digits (hex/octal: the same magnitude)", past),
+        ("template block tags", f"{t.MAX_BLOCK_DEPTH} open inside each other", past),
+        ("template brackets", f"{t.MAX_BRACKET_DEPTH} open inside each other", past),
+        ("template expressions", f"{t.MAX_EXPRESSION_DEPTH} levels (operators, filters, "
+         "attributes, calls, brackets)", past),
     ]
 
 
@@ -70,6 +90,7 @@ def render() -> str:
         "| --- | --- | --- |",
     ]
     out += [f"| {a} | {b} | {c} |" for a, b, c in limits()]
+    out += measured()
     known = [a for a in AREAS if any(r["area"] == a for r in records)]
     others = sorted({r["area"] for r in records} - set(AREAS))
     for area in known + others:
@@ -82,6 +103,22 @@ def render() -> str:
             out.append("| " + " | ".join(c.replace("|", "\\|").replace("\n", " ")
                                          for c in cells) + " |")
     return "\n".join(out) + "\n"
+
+
+def measured() -> list[str]:
+    """A section per figures file in ``measured/``: what a benchmark observed, as stored."""
+    out: list[str] = []
+    for path in sorted(MEASURED.glob("*.json")):
+        doc = json.loads(path.read_text(encoding="utf-8"))
+        out += ["", f"## {doc['title']}", "",
+                f"`{doc['command']}` on {doc['machine']} ({doc['date']}); the median of the "
+                "runs, peak RSS of the whole process.", "",
+                "| class | input | outcome | time | peak RSS |", "| --- | --- | --- | --- | --- |"]
+        for r in doc["rows"]:
+            cells = [r["class"], r["input"], r["outcome"], f"{r['seconds'] * 1000:,.0f} ms",
+                     f"{r['peak_rss_mb']:.0f} MB"]
+            out.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
+    return out
 
 
 def main(argv: list[str]) -> int:

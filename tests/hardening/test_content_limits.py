@@ -17,14 +17,15 @@ import sys
 from pathlib import Path
 
 import pytest
-from content_helpers import MANIFEST, PROMPT, cli
-from hardening_helpers import Serve
+from content_helpers import MANIFEST, PROMPT, cli, serves_the_next_good_commit
+from hardening_helpers import Serve, record
 from repo_helpers import cli_env, commit_files, make_repo
 
 from promptops.errors import PackageError
 from promptops.pipeline import bundle_at
 
 YAML_RULE = "invalid YAML for a package: "
+AREA = "hostile content"
 
 
 def deep_flow(n: int) -> str:
@@ -67,6 +68,9 @@ def test_deep_yaml_is_a_positioned_problem(tmp_path: Path, shape: str, depth: in
                                                               str(tmp_path / "d")]):
         run = cli(*args, at=tmp_path, allowed=(1,))
         assert "prompts/deep.prompt.yaml:" + where in run.err + run.out, run
+    record(AREA, f"YAML nested {depth:,} deep ({shape})", "check, lint, build",
+           f"refused: exit 1: {expected}", "test_content_limits.py::"
+           f"test_deep_yaml_is_a_positioned_problem[{shape}-{depth}-{where}]")
 
 
 @pytest.mark.parametrize("shape", ["flow", "block"])
@@ -98,6 +102,10 @@ def test_a_file_of_too_many_nodes_is_refused_before_it_is_composed(tmp_path: Pat
     assert len(found) == 1 and re.match(
         rf"prompts/big.prompt.yaml:\d+:\d+: {YAML_RULE}more than 250,000 nodes \(values, "
         r"mappings and sequences, aliases expanded\)", found[0]), found
+    record(AREA, "10 MB of values nested 99 deep (2.5 million nodes)", "check",
+           f"refused: exit 1: {re.sub(':[0-9]+:[0-9]+:', ':<line>:<col>:', found[0])} (was: 8 "
+           "minutes and 7.4 GB)", "test_content_limits.py::"
+           "test_a_file_of_too_many_nodes_is_refused_before_it_is_composed")
     aliased = PROMPT + "a: &a [" + ", ".join(["1"] * 1_000) + "]\nb: [" + ", ".join(
         ["*a"] * 300) + "]\n"  # 2,000 characters repeated 300 times: under the other bound
     root = package(tmp_path / "pkg2", {"prompts/big.prompt.yaml": aliased})
@@ -144,12 +152,15 @@ def test_40000_deep_yaml_kills_neither_check_nor_a_following_serve(tmp_path: Pat
         line = server.wait_log("does not build")
         assert "prompts/deep.prompt.yaml:4:1011" in "".join(server.stderr), line
         assert server.text("ok", topic="x") == "About x"  # the last good set, still served
-        commit_files(repo, {"prompts/deep.prompt.yaml": PROMPT}, "fixed")
-        server.wait_notification("notifications/prompts/list_changed")
-        assert server.close() == 0
-        assert "Traceback" not in "".join(server.stderr)
+        serves_the_next_good_commit(server, repo, {"prompts/deep.prompt.yaml": PROMPT}, "deep",
+                                    "About x")
     finally:
         server.kill()
+    record(AREA, "YAML nested 40,000 deep committed while serving", "check, serve",
+           "check: exit 1 with the positioned problem (was: SIGSEGV); serve logs `does not "
+           "build`, keeps serving the last good bundle, serves the next good commit",
+           "test_content_limits.py::"
+           "test_40000_deep_yaml_kills_neither_check_nor_a_following_serve")
 
 
 @pytest.mark.parametrize("spelling", ["9" * 4_301, "-" + "1" * 5_000, "0x" + "f" * 3_600,
@@ -168,6 +179,11 @@ def test_an_integer_past_the_int_string_limit(tmp_path: Path, spelling: str, pat
         found[0]), found
     assert "is over the limit of 4,300; quote it to keep it as text" in found[0]
     cli("check", str(root), at=tmp_path, allowed=(1,))
+    if spelling == "9" * 4_301:
+        record(AREA, f"an integer of 4,301 digits ({path} YAML path)", "check",
+               f"refused: exit 1: {found[0]} (was: exit 3, ValueError)",
+               f"test_content_limits.py::test_an_integer_past_the_int_string_limit"
+               f"[{path}-4301 digits]")
 
 
 @pytest.mark.parametrize("lead", ["", "? [a]\n: b\n"], ids=["fast", "fallback"])
@@ -194,6 +210,9 @@ def test_alias_expansion_is_bounded(tmp_path: Path) -> None:
         "in all (expanded, a small file would become a huge bundle) (limits: SECURITY.md)"]
     run = cli("build", str(root), "-o", str(tmp_path / "dist"), at=tmp_path, allowed=(1,))
     assert not (tmp_path / "dist").exists(), run
+    record(AREA, "600 bytes of aliases expanding to 100 MB (billion laughs)", "build",
+           f"refused: exit 1: {problems(root)[0]} (was: a 50 MB bundle from 100 KB)",
+           "test_content_limits.py::test_alias_expansion_is_bounded")
 
 
 def test_ordinary_aliases_still_work(tmp_path: Path) -> None:
@@ -246,6 +265,9 @@ def test_deep_templates_are_positioned_problems(tmp_path: Path, name: str) -> No
                  ["build", str(root), "-o", str(tmp_path / "d")], ["test", str(root)]):
         run = cli(*args, at=tmp_path, allowed=(1,))
         assert "prompts/deep.prompt.yaml:5:7" in run.err + run.out, (args, run)
+    record(AREA, f"a template with {name}", "check, lint, build, test, diff",
+           f"refused: exit 1: {found[1]} (and at the partial that holds it)",
+           f"test_content_limits.py::test_deep_templates_are_positioned_problems[{name}]")
     good = commit_files(repo, {"prompts/deep.prompt.yaml": template("fine"),
                                "partials/deep.j2": "fine\n"}, "fixed")
     run = cli("diff", good, "HEAD~1", at=root)  # the review reports the head as invalid
@@ -292,3 +314,18 @@ def test_the_worst_template_within_the_limits_renders_deep_in_a_stack() -> None:
     for body in worst:
         source = loops + body + "{% endfor %}" * (blocks - 1)
         assert at_depth(600, source) in ("1", "True", "False", str(depth))
+
+
+def test_security_md_states_the_limits_the_code_enforces() -> None:
+    from promptops import template_limits as tl
+    from promptops import yaml_limits as yl
+
+    text = (Path(__file__).resolve().parents[2] / "SECURITY.md").read_text(encoding="utf-8")
+    section = text.split("## What a package may read and write")[1]
+    for stated in (f"| YAML nesting | {yl.MAX_DEPTH} levels", f"| YAML nodes | {yl.MAX_NODES:,} ",
+                   f"at most {yl.MAX_ALIAS_EXPANSION:,} characters",
+                   f"| YAML integers | {yl.MAX_INT_DIGITS:,} decimal digits",
+                   f"| template block tags | {tl.MAX_BLOCK_DEPTH} ",
+                   f"| template brackets | {tl.MAX_BRACKET_DEPTH} ",
+                   f"| template expressions | {tl.MAX_EXPRESSION_DEPTH} levels"):
+        assert stated in section, stated

@@ -17,13 +17,15 @@ from pathlib import Path
 
 import git
 import pytest
-from content_helpers import MANIFEST, PROMPT, SECRET, cli
+from content_helpers import MANIFEST, PROMPT, SECRET, cli, first_error
+from hardening_helpers import record
 from repo_helpers import commit_files, make_repo
 
 from promptops.errors import PackageError
 from promptops.pipeline import bundle_at
 from promptops.sources import GitSource, WorktreeSource
 
+AREA = "package paths"
 GIT_RULE = ("is inside a .git folder; git's own files (which can hold credentials) are never "
             "read as package content")
 LINK_RULE = ("is a symlink into a .git folder; git's own files (which can hold credentials) "
@@ -79,6 +81,11 @@ def test_worktree_never_reads_git_files(tmp_path: Path, kind: str, target: str) 
     assert SECRET not in run.out + run.err and GIT_RULE in run.err
     lint = cli("lint", str(root), "--format", "json", at=tmp_path, allowed=(1,))
     assert SECRET not in lint.out and ("PO304" if kind != "resource" else "PO306") in lint.out
+    if kind == "include":
+        record(AREA, f"`{{% include '{target}' %}}` from the working tree (a token in "
+               ".git/config)", "check, build, lint", f"refused: exit 1: {found[0]}; the token "
+               "is never printed", f"test_package_paths.py::test_worktree_never_reads_git_files"
+               f"[{target}-include]")
 
 
 @pytest.mark.parametrize("kind", ["include", "resource"])
@@ -92,9 +99,14 @@ def test_worktree_never_follows_a_symlink_into_git(tmp_path: Path, kind: str, ho
         os.symlink("../.git/config", root / "partials" / "cfg.j2")
     else:
         os.symlink(".git", root / "gitdir")
-    assert refused(root, None) == [
-        f"prompts/p.prompt.yaml:{WHERE[kind]}: {NOUN[kind]} {target!r} {LINK_RULE}"]
+    found = refused(root, None)
+    assert found == [f"prompts/p.prompt.yaml:{WHERE[kind]}: {NOUN[kind]} {target!r} {LINK_RULE}"]
     assert not any("config" in p and "gitdir" in p for p in WorktreeSource(root).files())
+    if kind == "include":
+        record(AREA, f"a symlink into .git ({how})", "check, build, lint",
+               f"refused: exit 1: {found[0]}",
+               f"test_package_paths.py::test_worktree_never_follows_a_symlink_into_git"
+               f"[{how}-include]")
 
 
 def hand_made_commit(repo: git.Repo, extra: dict[str, tuple[str, bytes]]) -> str:
@@ -144,6 +156,10 @@ def test_a_commit_never_yields_git_files(tmp_path: Path, kind: str, spelling: st
         f"prompts/p.prompt.yaml:{WHERE[kind]}: {NOUN[kind]} '{spelling}/config' {GIT_RULE}"]
     run = cli("build", str(root), "-o", str(tmp_path / "dist"), at=tmp_path, allowed=(1,))
     assert SECRET not in run.out + run.err and not (tmp_path / "dist").exists()
+    if kind == "include":
+        record(AREA, f"a commit whose (hand-made) tree holds `{spelling}/config`", "build",
+               f"refused: exit 1: {first_error(run.err)}",
+               f"test_package_paths.py::test_a_commit_never_yields_git_files[{spelling}-include]")
 
 
 def test_a_committed_symlink_into_git_is_refused(tmp_path: Path) -> None:
@@ -185,8 +201,13 @@ def test_a_symlink_loop_is_named(tmp_path: Path, ref: str | None) -> None:
     os.symlink("b.j2", root / "partials" / "a.j2")
     os.symlink("a.j2", root / "partials" / "b.j2")
     commit_files(repo, {}, "loop")
-    assert refused(root, ref) == ["prompts/p.prompt.yaml:3:11: template 'partials/a.j2' is a "
-                                  "symlink loop (more than 8 links followed)"]
+    found = refused(root, ref)
+    assert found == ["prompts/p.prompt.yaml:3:11: template 'partials/a.j2' is a symlink loop "
+                     "(more than 8 links followed)"]
+    record(AREA, "a symlink loop", f"build ({'working tree' if ref is None else 'git'})",
+           f"refused: exit 1: {found[0]}",
+           "test_package_paths.py::test_a_symlink_loop_is_named"
+           f"[{'worktree' if ref is None else 'git'}]")
 
 
 @pytest.mark.parametrize("ref", [None, "HEAD"], ids=["worktree", "git"])
@@ -202,6 +223,11 @@ def test_a_manifest_or_prompt_linked_out_is_named(tmp_path: Path, ref: str | Non
     assert refused(root, ref) == [f"{which}:1:1: this file {OUT_RULE}"]
     run = cli("check", str(root), *(["--ref", ref] if ref else []), at=tmp_path, allowed=(1,))
     assert f"{which}:1:1: this file {OUT_RULE}" in run.err
+    source = "worktree" if ref is None else "git"
+    record(AREA, f"{which} is a symlink out of the package", f"check ({source})",
+           f"refused: exit 1: {which}:1:1: this file {OUT_RULE} (was: exit 3 or 'file not "
+           "found')", f"test_package_paths.py::test_a_manifest_or_prompt_linked_out_is_named"
+           f"[{which}-{source}]")
 
 
 def test_a_test_file_linked_out_is_named(tmp_path: Path) -> None:
@@ -226,6 +252,10 @@ def test_a_committed_symlink_target_that_is_not_utf8(tmp_path: Path) -> None:
     for args in (["build", str(root), "-o", str(tmp_path / "d")], ["lint", str(root), "--ref",
                                                                       "HEAD"]):
         cli(*args, at=tmp_path, allowed=(1,))
+    record(AREA, "a committed symlink whose target is not UTF-8", "build, lint --ref HEAD",
+           "refused: exit 1: prompts/p.prompt.yaml:3:11: template 'partials/x.j2' not found in "
+           "the package (was: exit 3, UnicodeDecodeError)",
+           "test_package_paths.py::test_a_committed_symlink_target_that_is_not_utf8")
 
 
 def test_a_fifo_in_the_package_does_not_hang_the_reader(tmp_path: Path) -> None:

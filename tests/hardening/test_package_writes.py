@@ -16,7 +16,8 @@ import os
 from pathlib import Path
 
 import pytest
-from content_helpers import MANIFEST, cli, outside
+from content_helpers import MANIFEST, cli, first_error, outside
+from hardening_helpers import normalise, record
 from repo_helpers import make_repo
 
 from promptops import bundle
@@ -48,6 +49,10 @@ def test_a_symlinked_snapshot_folder_is_never_written_through(tmp_path: Path) ->
             f"written: tests/__snapshots__/p {LINK}") in run.err
     assert outside(tmp_path, root) == before
     assert not (tmp_path / "elsewhere" / "ada.json").exists()
+    record("package paths", "a committed symlinked snapshot folder (tests/__snapshots__/p -> "
+           "/elsewhere)", "test", f"refused: exit 1: {first_error(run.err)}; nothing "
+           "outside the package written", "test_package_writes.py::"
+           "test_a_symlinked_snapshot_folder_is_never_written_through")
 
 
 def test_a_symlinked_snapshots_root_is_never_written_through(tmp_path: Path) -> None:
@@ -112,6 +117,10 @@ def test_build_never_writes_through_a_symlinked_dist(tmp_path: Path) -> None:
     run = cli("build", "--no-lint", at=root, allowed=(1,))  # default -o dist, from the package
     assert "dist is a symlink; promptops never writes through a symlink" in run.err
     assert outside(tmp_path, root) == before
+    record("package paths", "a committed symlinked dist/ folder", "build (from the package)",
+           f"refused: exit 1: {normalise(first_error(run.err), root)}; nothing outside "
+           "the package written", "test_package_writes.py::"
+           "test_build_never_writes_through_a_symlinked_dist")
     # an output folder the operator names outside the package is theirs to choose
     assert cli("build", "--no-lint", "-o", str(tmp_path / "out"), at=root).code == 0
 

@@ -25,6 +25,7 @@ from pathlib import Path
 
 import pytest
 from content_helpers import MANIFEST, PROMPT, cli
+from hardening_helpers import record
 from repo_helpers import cli_env, commit_files, make_repo
 
 FILL = "dd if=/dev/zero of=\"$MNT/fill\" bs=1024 2>/dev/null || true"
@@ -76,6 +77,11 @@ def test_a_failed_forced_build_leaves_the_old_bundle_as_it_was(
     root = two_versions(tmp_path / "pkg")
     cause, reason, code = FAULTS[fault]
     name = "demo-1.0.0.bundle.json"
+    record("write faults", f"{fault} while writing the bundle", "build --force",
+           f"exit 1: error: cannot write <out>/{name}: {reason}; the old bundle keeps its "
+           "bytes and its 0444 mode, no temp file is left (was: exit 3, and the old bundle "
+           "made 0644)", "test_write_faults.py::"
+           f"test_a_failed_forced_build_leaves_the_old_bundle_as_it_was[{fault}-real]")
     if how == "real" and namespaces():
         bundle = f"\"$MNT/{name}\""
         script = (f"cd \"$PKG\"\n\"$PY\" -m promptops build --no-lint --ref HEAD~1 -o \"$MNT\" "
