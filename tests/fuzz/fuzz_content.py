@@ -6,7 +6,8 @@ alias chains), alias bombs and recursive anchors, integers past the int-string l
 templates nested deep (brackets, block tags, operator and filter chains), and symlinks
 of every hostile kind (out of the package by absolute and relative paths, into
 ``.git``, loops, dangling, non-UTF-8 targets, symlinked folders on the way to a file,
-symlinked snapshot and output folders, a manifest or prompt that is a link). The
+symlinked snapshot and output folders, a manifest or prompt that is a link), and FIFOs
+where files are read. The
 feature is committed, so both sources (the working tree and ``--ref HEAD``) meet it.
 """
 
@@ -123,7 +124,7 @@ def template_feature(rng: random.Random, pkg: Package) -> None:
 LINK_KINDS = ["absolute out", "relative out", "into .git", "git config by name", "folder out",
               "folder into .git", "loop", "dangling", "not utf-8", "package root",
               "snapshot folder out", "snapshot file out", "dist out", "manifest out",
-              "prompt out", "test file out", "partials folder out", "GIT spelling"]
+              "prompt out", "test file out", "partials folder out", "GIT spelling", "fifo"]
 
 
 def symlink_feature(rng: random.Random, pkg: Package) -> None:
@@ -173,6 +174,9 @@ def symlink_feature(rng: random.Random, pkg: Package) -> None:
     elif kind == "test file out":
         pkg.links["tests/p0.test.yaml"] = str(pkg.secret.parent / "outside" / "t.test.yaml")
         pkg.files.pop("tests/p0.test.yaml", None)
+    elif kind == "fifo":  # not a link, but as hostile: an open() that never returns
+        pkg.fifos += [name, rng.choice(["notes.md", "prompts/f.prompt.yaml",
+                                        "tests/f.test.yaml", "tests/__snapshots__/p0/one.json"])]
     elif kind == "partials folder out":
         pkg.links["partials"] = str(pkg.secret.parent / "outside")
         name = "partials/x.md"
@@ -202,6 +206,7 @@ class Package:
     secret: Path
     files: dict[str, str] = field(default_factory=dict)
     links: dict[str, str | bytes] = field(default_factory=dict)
+    fifos: list[str] = field(default_factory=list)
     features: list[str] = field(default_factory=list)
 
     def write(self, root: Path) -> None:
@@ -217,6 +222,11 @@ class Package:
             elif os.path.lexists(path):
                 path.unlink()
             os.symlink(target, os.fsencode(path) if isinstance(target, bytes) else path)
+        for rel in self.fifos:
+            path = root / rel
+            path.parent.mkdir(parents=True, exist_ok=True)
+            if not os.path.lexists(path):
+                os.mkfifo(path)
 
 
 def outside_world(around: Path) -> Path:

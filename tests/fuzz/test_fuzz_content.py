@@ -43,7 +43,7 @@ def written(root: Path) -> dict[str, bytes]:
         dirnames[:] = [d for d in dirnames if d != ".git"]
         for name in filenames:
             path = Path(dirpath) / name
-            if not path.is_symlink():
+            if path.is_file() and not path.is_symlink():  # not a FIFO: its open would block
                 out[str(path)] = path.read_bytes()
     return out
 

@@ -12,7 +12,9 @@ such for every kind of file (manifest, prompt, test file, snapshot), not "not fo
 from __future__ import annotations
 
 import os
+import re
 import subprocess
+import sys
 from pathlib import Path
 
 import git
@@ -264,7 +266,16 @@ def test_a_fifo_in_the_package_does_not_hang_the_reader(tmp_path: Path) -> None:
                      "prompts/p.prompt.yaml": prompt_naming("include", "partials/x.j2")})
     (root / "partials").mkdir()
     os.mkfifo(root / "partials" / "x.j2")
-    proc = subprocess.run(["timeout", "20", os.sys.executable, "-m", "promptops", "check",
-                           str(root)], capture_output=True, text=True, check=False)
-    assert proc.returncode == 1, proc
-    assert "template 'partials/x.j2' not found in the package" in proc.stderr
+    os.mkfifo(root / "notes.md")  # read by lint's hygiene rules and its cache key
+    os.mkfifo(root / "prompts" / "fifo.prompt.yaml")
+    for args in (["check"], ["lint"], ["build", "--worktree", "-o", "dist"], ["test"]):
+        proc = subprocess.run(["timeout", "20", sys.executable, "-m", "promptops", *args,
+                               str(root)] if args[0] != "build" else
+                              ["timeout", "20", sys.executable, "-m", "promptops", *args],
+                              capture_output=True, text=True, check=False, cwd=root)
+        assert proc.returncode == 1, (args, proc)  # 124 would be the timeout: a hang
+        assert "Traceback" not in proc.stderr and "internal error" not in proc.stderr
+        assert "template 'partials/x.j2' not found in the package" in proc.stdout + proc.stderr
+        said = proc.stdout + proc.stderr
+        assert re.search(r"prompts/fifo.prompt.yaml:1:1: (PO102 \[error\] )?file not found",
+                         said), said
