@@ -188,11 +188,13 @@ class Follower:
         commits = tuple(c for c in heads if c is not None)
         try:
             bundles = self._build(commits)
-        except PromptopsError as exc:
+        except Exception as exc:  # hostile content must never cost the served set
             self._failed = heads
+            why = str(exc) if isinstance(exc, PromptopsError) else (
+                f"{type(exc).__name__}: {exc} (a bug in promptops: please report it)")
             self._log(
                 f"commit {short} does not build; still serving the last "
-                f"good bundles until a commit that builds is checked out:\n{exc}"
+                f"good bundles until a commit that builds is checked out:\n{why}"
             )
             return
         self._served, self._failed = commits, None
