@@ -117,7 +117,7 @@ class _Check:
             name = self.prompt(prompt, i)
             if name is not None:
                 if name in names:
-                    self.bad(f"prompts[{i}].name", f"{name!r} is used by two prompts")
+                    self.bad(f"prompts.{i}.name", f"{name!r} is used by two prompts")
                 names.add(name)
 
     def package(self, pkg: Any) -> None:
@@ -138,7 +138,7 @@ class _Check:
         self.strings(src, "source", ("path",))
 
     def resource(self, res: Any, path: str) -> None:
-        where = f"resources[{path!r}]"
+        where = f"resources.{path}"
         if not self.keys(res, where, RESOURCE_KEYS, ("mimeType",)):
             return
         self.strings(res, where, ("mimeType", "text", "blob"))
@@ -146,7 +146,7 @@ class _Check:
             self.bad(where, "needs exactly one of 'text' and 'blob'")
 
     def prompt(self, p: Any, i: int) -> str | None:
-        where = f"prompts[{i}]"
+        where = f"prompts.{i}"
         if not self.keys(p, where, PROMPT_KEYS, ("name", "arguments", "messages", "source")):
             return None
         self.strings(p, where, ("name", "title", "description", "source"))
@@ -159,7 +159,7 @@ class _Check:
                 self.bad(f"{where}.icons", "is not a list")
             else:
                 for j, icon in enumerate(icons):
-                    self.icon(icon, f"{where}.icons[{j}]")
+                    self.icon(icon, f"{where}.icons.{j}")
         args = p.get("arguments")
         if type(args) is not list:
             self.bad(f"{where}.arguments", "is not a list")
@@ -168,7 +168,7 @@ class _Check:
             for j, arg in enumerate(args):
                 if self.argument(arg, where, j):
                     if arg["name"] in seen:
-                        self.bad(f"{where}.arguments[{j}].name", "is declared twice")
+                        self.bad(f"{where}.arguments.{j}.name", "is declared twice")
                     seen.add(arg["name"])
         messages = p.get("messages")
         if type(messages) is not list:
@@ -180,7 +180,7 @@ class _Check:
         return name if type(name) is str else None
 
     def argument(self, a: Any, prompt: str, j: int) -> bool:
-        where = f"{prompt}.arguments[{j}]"
+        where = f"{prompt}.arguments.{j}"
         if not self.keys(a, where, ARGUMENT_KEYS, ("name",)):
             return False
         self.strings(a, where, ("name", "title", "description", "default", "pattern"))
@@ -205,7 +205,7 @@ class _Check:
         return True
 
     def message(self, m: Any, prompt: str, j: int) -> None:
-        where = f"{prompt}.messages[{j}]"
+        where = f"{prompt}.messages.{j}"
         if not self.keys(m, where, MESSAGE_KEYS, ("role", "type")):
             return
         if m.get("role") not in ("user", "assistant"):

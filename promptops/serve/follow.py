@@ -17,6 +17,7 @@ Only committed content is ever served: bundles are built from git objects
 
 from __future__ import annotations
 
+import signal
 import threading
 import time
 import traceback
@@ -137,6 +138,8 @@ class Follower:
         return tuple(gitrefs.signature(r) for r in self._repos)
 
     def _watch(self, on_change: Callable[[list[Bundle]], None]) -> None:
+        # Signals are for the main thread (it ends the connection); see stdio.Signals.hold.
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM, signal.SIGINT})
         last = self._signature()
         # Check once right away: HEAD may have moved between initial() and start().
         changed_at: float | None = time.monotonic() - QUIET_S

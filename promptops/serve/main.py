@@ -11,9 +11,12 @@ import contextlib
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from promptops.errors import PromptopsError
+
+if TYPE_CHECKING:
+    from promptops.serve.stdio import Signals
 
 USAGE = """\
 promptops serve [PATH ...] [--bundle FILE ...] [--ref REV] [--page-size N] [--ttl-ms N]
@@ -55,6 +58,13 @@ def serve_main(argv: list[str]) -> int:
     signals = Signals()  # first: a SIGTERM while bundles load must not kill the process
     signals.install()
     try:
+        return _main(argv, signals)
+    finally:
+        Signals.hold()  # until exit: see Signals.hold
+
+
+def _main(argv: list[str], signals: Signals) -> int:
+    try:
         args = _parser().parse_args(argv)
     except SystemExit as exc:  # argparse already printed usage or help
         return int(exc.code or 0)
@@ -71,7 +81,7 @@ def serve_main(argv: list[str]) -> int:
         return exc.exit_code
 
 
-def _run(args: Any, signals: Any) -> int:
+def _run(args: Any, signals: Signals) -> int:
     from promptops.serve.protocol import Server
     from promptops.serve.signing import Signer
     from promptops.serve.stdio import Output, serve

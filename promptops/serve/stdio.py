@@ -227,6 +227,17 @@ class Signals:
     def _note(self, signum: int, frame: Any) -> None:
         self.received = True
 
+    @staticmethod
+    def hold() -> None:
+        """Keep SIGTERM/SIGINT pending in the calling thread from now on.
+
+        Other threads call it first thing, so signals reach only the main thread; the
+        main thread calls it when it is done, because interpreter shutdown puts the
+        default (fatal) handlers back and a signal then would end the process with
+        -15 after it did everything right. A signal held until exit is dropped.
+        """
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM, signal.SIGINT})
+
     def wake(self) -> None:
         with contextlib.suppress(OSError):
             os.write(self._write_end, b"\0")
@@ -250,6 +261,7 @@ def serve(server: Any, out: Output, fd: int = 0, signals: Signals | None = None)
         return True
 
     def work() -> None:
+        Signals.hold()
         try:
             loop.run()
         except BaseException:  # the main thread must hear of any end, and why
