@@ -29,7 +29,8 @@ FORMAT = "promptops.bundle/1"
 ARG_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")  # the same as str.isidentifier + isascii
 TOP_KEYS = frozenset({"format", "package", "prompts", "templates", "resources", "source",
                       "digest"})
-PACKAGE_KEYS = frozenset({"name", "version", "description", "instructions", "cacheScope"})
+PACKAGE_KEYS = frozenset({"name", "version", "description", "instructions", "cacheScope",
+                          "limits"})  # limits: the manifest's request bounds (positive ints)
 PROMPT_KEYS = frozenset({"name", "title", "description", "resultDescription", "icons",
                          "arguments", "messages", "source"})
 ARGUMENT_KEYS = frozenset({"name", "title", "description", "required", "default", "enum",
@@ -126,6 +127,8 @@ class _Check:
         self.strings(pkg, "package", ("name", "version", "description", "instructions"))
         if pkg.get("cacheScope", "public") not in ("public", "private"):
             self.bad("package.cacheScope", "is not 'public' or 'private'")
+        if "limits" in pkg and not _limits_ok(pkg["limits"]):
+            self.bad("package.limits", "is not an object of positive integers")
 
     def source(self, src: Any) -> None:
         if not self.keys(src, "source", SOURCE_KEYS, ("commit", "tree", "dirty", "path")):
@@ -279,7 +282,8 @@ def valid(b: Any) -> bool:
     if not (type(pkg) is dict and PACKAGE_KEYS.issuperset(pkg) and _str(pkg.get("name"))
             and _str(pkg.get("version")) and pkg.get("cacheScope") in ("public", "private")
             and type(pkg.get("description", "")) is str
-            and type(pkg.get("instructions", "")) is str):
+            and type(pkg.get("instructions", "")) is str
+            and ("limits" not in pkg or _limits_ok(pkg["limits"]))):
         return False
     if not (type(src) is dict and src.keys() == SOURCE_KEYS and type(src["dirty"]) is bool
             and type(src["path"]) is str and (src["commit"] is None or type(src["commit"]) is str)
@@ -303,6 +307,10 @@ def valid(b: Any) -> bool:
 
 def _str(value: Any) -> bool:
     return type(value) is str
+
+
+def _limits_ok(value: Any) -> bool:
+    return type(value) is dict and all(type(v) is int and v >= 1 for v in value.values())
 
 
 def _strs(value: Any) -> bool:

@@ -28,7 +28,7 @@ from typing import Any
 
 MAX_MESSAGE = 16 * 1024 * 1024  # bytes per message (for stdio: per line, newline excluded)
 MAX_DEPTH = 100  # nested arrays/objects per message
-MAX_VALUES = 100_000  # values per message, counted as commas plus arrays/objects
+MAX_VALUES = 100_000  # values per message, counted as arrays/objects plus the commas between
 _CHUNK = 1 << 16  # the string scan works in slices of this size: bounded temporaries
 _OPEN_CLOSE = bytes.maketrans(b"{}", b"[]")
 _STRUCTURE = bytes(b for b in range(256) if b not in b"[]{},")
@@ -126,7 +126,8 @@ def structure_problem(line: bytes) -> str | None:
     brackets = structure.replace(b",", b"")
     values = len(structure) - len(brackets) + brackets.count(b"[")
     if values > MAX_VALUES:
-        return f"more than {MAX_VALUES:,} values in one message"
+        return (f"more than {MAX_VALUES:,} values in one message (counted as arrays, objects "
+                "and the commas between items)")
     if brackets.count(b"[") > MAX_DEPTH:
         steps = memoryview(brackets.translate(_STEP)).cast("b")
         if max(itertools.accumulate(steps)) > MAX_DEPTH:

@@ -5,7 +5,9 @@
 
 The records (tests/hardening/records/*.json) are checked by the tests that observe each
 fault, so the document says what a test run saw, not what someone wrote. The output
-depends only on the records and on the limits in the code: sorted, no dates, no paths.
+depends only on the records, on the limits in the code and on the measured sections in
+docs/measured/*.md (written by the benchmarks, e.g. benchmarks/stdio_costs.py), which
+are appended as they are: sorted, no dates or paths of their own.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
 RECORDS = HERE / "records"
 DOC = REPO / "docs" / "reliability.md"
+MEASURED = REPO / "docs" / "measured"
 AREAS = ["serve process", "serve protocol fuzzing", "template security", "repository faults",
          "process faults"]
 
@@ -28,13 +31,18 @@ def limits() -> list[tuple[str, str, str]]:
 
     from promptops import limits as size
     from promptops import templating
-    from promptops.serve import stdio
+    from promptops.serve import protocol, stdio, wire
 
     return [
         ("message line", f"{stdio.MAX_LINE // (1024 * 1024)} MiB (newline excluded)",
          "longer: -32600, the rest of the line is discarded, the connection goes on"),
         ("JSON nesting", f"{stdio.MAX_DEPTH} levels of arrays/objects",
          "deeper: -32700 `nested deeper than ...` (Python's json would hit its recursion limit)"),
+        ("JSON values", f"{wire.MAX_VALUES:,} per message (arrays, objects and the commas "
+         "between items, outside strings)", "more: -32700, refused before parsing"),
+        ("batch", f"{protocol.MAX_BATCH} messages; {protocol.BATCH_REPLY_BYTES // (1 << 20)} MiB "
+         f"of replies; {protocol.BATCH_SECONDS:g} s of run time", "more messages: one -32600; "
+         "past the reply or time budget: each further request gets a short -32603"),
         ("render time", f"{templating.RENDER_TIMEOUT_S:g} s wall clock per prompts/get",
          "-32603 `render took longer than ...`, enforced even in loops that call nothing"),
         ("render output", f"{templating.MAX_OUTPUT_CHARS:,} characters", "-32603"),
@@ -81,6 +89,8 @@ def render() -> str:
             cells = [r["fault"], r["command"], r["behaviour"], f"`{r['test']}`"]
             out.append("| " + " | ".join(c.replace("|", "\\|").replace("\n", " ")
                                          for c in cells) + " |")
+    for path in sorted(MEASURED.glob("*.md")):
+        out += ["", path.read_text(encoding="utf-8").strip("\n")]
     return "\n".join(out) + "\n"
 
 
