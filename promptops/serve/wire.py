@@ -75,6 +75,11 @@ def _integer(text: str) -> int | LongInt:
         return LongInt(text)
 
 
+# Built once: json.loads with keyword arguments would build a decoder on every call.
+_DECODE = json.JSONDecoder(parse_constant=_not_json).decode
+_DECODE_LONG = json.JSONDecoder(parse_constant=_not_json, parse_int=_integer).decode
+
+
 def parse(line: bytes) -> Any:
     """The JSON value in ``line``; MessageError (a -32700 message) if it is not acceptable."""
     problem = structure_problem(line)
@@ -85,7 +90,7 @@ def parse(line: bytes) -> Any:
     except UnicodeDecodeError:
         raise MessageError("the line is not valid UTF-8") from None
     try:
-        return json.loads(text, parse_constant=_not_json)
+        return _DECODE(text)
     except MessageError:
         raise
     except json.JSONDecodeError as exc:
@@ -95,7 +100,7 @@ def parse(line: bytes) -> Any:
     except RecursionError:  # unreachable after the pre-scan; kept as a last guard
         raise MessageError(f"nested deeper than {MAX_DEPTH}") from None
     try:
-        return json.loads(text, parse_constant=_not_json, parse_int=_integer)
+        return _DECODE_LONG(text)
     except MessageError:
         raise
     except (ValueError, RecursionError) as exc:

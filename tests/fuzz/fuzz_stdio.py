@@ -22,10 +22,7 @@ import contextlib
 import json
 import queue
 import random
-import subprocess
 import sys
-import tempfile
-import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -33,8 +30,9 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE), str(HERE.parent), str(HERE.parent / "serve")]
 
+import fuzz_serve  # noqa: E402
 from fuzz_oracle import MAX_DEPTH, MAX_VALUES, NO_ID, Expect, Oracle, judge, loads  # noqa: E402
-from fuzz_serve import build_bundle, schema_check  # noqa: E402
+from fuzz_serve import schema_check  # noqa: E402
 
 LINE_BOUND_S = 10.0
 RSS_LIMIT_MB = 300
@@ -143,17 +141,8 @@ class Lines:
         return json.dumps(members).encode()
 
 
-class Server:
-    """One `promptops serve` process; stdout and stderr drained by threads."""
-
-    def __init__(self, bundle: Path) -> None:
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "promptops", "serve", "--bundle", str(bundle)],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        self.replies: queue.Queue[Any] = queue.Queue()
-        self.stderr = bytearray()
-        threading.Thread(target=self._out, daemon=True).start()
-        threading.Thread(target=self._err, daemon=True).start()
+class Server(fuzz_serve.Server):
+    """fuzz_serve's server process, its replies read as the documented rules read JSON."""
 
     def _out(self) -> None:
         assert self.proc.stdout is not None
@@ -164,16 +153,8 @@ class Server:
                 self.replies.put(("unparseable", raw[:200]))
         self.replies.put(EOFError())
 
-    def _err(self) -> None:
-        assert self.proc.stderr is not None
-        for raw in self.proc.stderr:
-            if len(self.stderr) < 1 << 20:
-                self.stderr += raw
-
     def send(self, data: bytes) -> None:
-        assert self.proc.stdin is not None
-        self.proc.stdin.write(data + b"\n")
-        self.proc.stdin.flush()
+        assert self.write(data + b"\n"), "the server stopped reading"
 
     def peak_rss_mb(self) -> float:
         with contextlib.suppress(OSError):
@@ -181,16 +162,6 @@ class Server:
                 if row.startswith("VmHWM:"):
                     return int(row.split()[1]) / 1024
         return 0.0
-
-    def close(self) -> int:
-        assert self.proc.stdin is not None
-        with contextlib.suppress(OSError):
-            self.proc.stdin.close()
-        try:
-            return self.proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            return self.proc.wait()
 
 
 class Report:
@@ -273,14 +244,20 @@ def _for_schema(expect: Expect) -> Expect:
 
 
 def run(seconds: float, seed: int) -> Report:
-    report = Report()
-    rng = random.Random(seed)
-    with tempfile.TemporaryDirectory(prefix="promptops-fuzz-stdio-") as tmp:
-        bundle_path, bundle = build_bundle(Path(tmp))
-        deadline = time.monotonic() + seconds
-        while time.monotonic() < deadline:
-            session(rng, bundle_path, bundle, report, deadline)
+    report: Report = fuzz_serve.run(seconds, seed, session, Report())
     return report
+
+
+def summary(report: Report, seconds: float, seed: int) -> str:
+    rows = [f"fuzz_stdio: seed {seed}, {seconds:g} s, {report.sessions} sessions",
+            f"lines sent: {report.lines} ({report.bytes / 1e6:.1f} MB)",
+            f"most replies to one line: {report.most_replies}",
+            *(f"slowest {kind} line: {took * 1e3:.0f} ms (bound {LINE_BOUND_S:g} s)"
+              for kind, took in report.slowest.items()),
+            f"peak VmHWM: {report.peak_rss:.0f} MB (limit {RSS_LIMIT_MB} MB)",
+            f"invariant violations: {report.violations}",
+            *(f"  - {line}" for line in report.details)]
+    return "\n".join(rows)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -289,15 +266,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seed", type=int, default=1)
     args = p.parse_args(argv)
     report = run(args.seconds, args.seed)
-    print(f"fuzz_stdio: seed {args.seed}, {args.seconds:g} s, {report.sessions} sessions")
-    print(f"lines sent: {report.lines} ({report.bytes / 1e6:.1f} MB)")
-    print(f"most replies to one line: {report.most_replies}")
-    for kind, took in report.slowest.items():
-        print(f"slowest {kind} line: {took * 1e3:.0f} ms (bound {LINE_BOUND_S:g} s)")
-    print(f"peak VmHWM: {report.peak_rss:.0f} MB (limit {RSS_LIMIT_MB} MB)")
-    print(f"invariant violations: {report.violations}")
-    for line in report.details:
-        print(f"  - {line}")
+    print(summary(report, args.seconds, args.seed))
     return 0 if report.violations == 0 else 1
 
 
