@@ -13,10 +13,10 @@ prompt and argument names are unique, and optional fields are absent rather than
 clients whose schema has no null).
 
 It runs on every start, so it comes in two passes: :func:`valid`, a fast yes/no in
-straight-line code (about 1.5 µs per prompt: 15 ms for 10,000 prompts, next to the
-~90 ms ``json.loads`` of such a bundle takes), and only when that says no, the
-detailed :class:`_Check` that words the first few problems with their location. A
-test holds the two to the same answer on thousands of mutated bundles.
+straight-line code (about 3 µs per prompt of two arguments and two messages: 30 ms for
+10,000 prompts, next to the ~70 ms ``json.loads`` of such a bundle takes), and only when
+that says no, the detailed :class:`_Check` that words the first few problems with their
+location. A test holds the two to the same answer on thousands of mutated bundles.
 """
 
 from __future__ import annotations
@@ -26,7 +26,6 @@ import re
 from typing import Any
 
 FORMAT = "promptops.bundle/1"
-ARG_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")  # the same as str.isidentifier + isascii
 TOP_KEYS = frozenset({"format", "package", "prompts", "templates", "resources", "source",
                       "digest"})
 PACKAGE_KEYS = frozenset({"name", "version", "description", "instructions", "cacheScope",
@@ -188,7 +187,7 @@ class _Check:
             return False
         self.strings(a, where, ("name", "title", "description", "default", "pattern"))
         name = a.get("name")
-        if type(name) is not str or ARG_NAME.fullmatch(name) is None:
+        if type(name) is not str or not _arg_name(name):
             self.bad(f"{where}.name", "is not a valid argument name (letters, digits, _)")
             return False
         if "required" in a and type(a["required"]) is not bool:
@@ -309,12 +308,17 @@ def _str(value: Any) -> bool:
     return type(value) is str
 
 
+def _arg_name(name: str) -> bool:
+    """``[A-Za-z_][A-Za-z0-9_]*``, the model's argument name pattern, without a regex."""
+    return name.isidentifier() and name.isascii()
+
+
 def _limits_ok(value: Any) -> bool:
     return type(value) is dict and all(type(v) is int and v >= 1 for v in value.values())
 
 
-def _strs(value: Any) -> bool:
-    return type(value) is list and (not value or set(map(type, value)) == _STRS)
+def _strs(value: list[Any]) -> bool:
+    return not value or set(map(type, value)) == _STRS
 
 
 def _resource_ok(r: Any) -> bool:
@@ -335,12 +339,10 @@ def _prompt_ok(p: dict[str, Any], templates: dict[str, Any], resources: dict[str
     args, messages = g("arguments"), g("messages")
     if type(args) is not list or type(messages) is not list:
         return False
-    seen = set()
     for a in args:
         if type(a) is not dict or not _argument_ok(a):
             return False
-        seen.add(a.get("name"))
-    if len(seen) != len(args):
+    if len(args) > 1 and len({a["name"] for a in args}) != len(args):
         return False
     for m in messages:
         if type(m) is not dict or not _message_ok(m, templates, resources):
@@ -361,7 +363,7 @@ def _argument_ok(a: dict[str, Any]) -> bool:
         if type(value) is not types.get(key):
             return False
     name = a.get("name")
-    return (name is not None and name.isidentifier() and name.isascii()
+    return (name is not None and _arg_name(name)
             and a.get("maxLength", 1) >= 1
             and ("enum" not in a or _strs(a["enum"]))
             and ("examples" not in a or _strs(a["examples"]))
@@ -408,7 +410,8 @@ def _rest_ok(m: dict[str, Any], resources: dict[str, Any]) -> bool:
 
 def _icon_ok(i: Any) -> bool:
     return (type(i) is dict and ICON_KEYS.issuperset(i) and type(i.get("src")) is str
-            and type(i.get("mimeType", "")) is str and ("sizes" not in i or _strs(i["sizes"]))
+            and type(i.get("mimeType", "")) is str
+            and ("sizes" not in i or (type(i["sizes"]) is list and _strs(i["sizes"])))
             and i.get("theme", "light") in ("light", "dark"))
 
 

@@ -21,10 +21,7 @@ from __future__ import annotations
 
 import base64
 import binascii
-import hashlib
-import hmac
 import os
-import secrets
 from pathlib import Path
 
 from promptops.errors import UsageError
@@ -44,7 +41,7 @@ class Signer:
 
     @classmethod
     def random(cls) -> Signer:
-        return cls(secrets.token_bytes(MIN_KEY_BYTES))
+        return cls(os.urandom(MIN_KEY_BYTES))
 
     @classmethod
     def from_file(cls, path: Path) -> Signer:
@@ -78,12 +75,16 @@ class Signer:
             payload, got = _unb64(body), _unb64(tag)
         except (binascii.Error, ValueError):
             return None
+        import hmac  # first use only: a server that never issues a state or cursor skips it
+
         if not hmac.compare_digest(got, self._tag(purpose, payload)):
             return None
         return payload
 
     def _tag(self, purpose: bytes, payload: bytes) -> bytes:
-        return hmac.digest(self._key, purpose + b"\0" + payload, hashlib.sha256)[:TAG_BYTES]
+        import hmac
+
+        return hmac.digest(self._key, purpose + b"\0" + payload, "sha256")[:TAG_BYTES]
 
 
 def _b64(data: bytes) -> str:

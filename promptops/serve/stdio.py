@@ -113,41 +113,41 @@ def lines(fd: int) -> Iterator[bytes | None]:
     """The lines on ``fd`` without their newline, and None for each one over MAX_LINE.
 
     Reads the raw descriptor (no buffered reader whose lock a thread blocked in it would
-    hold at interpreter exit); a final line without a newline still counts; an
-    unreadable descriptor is EOF.
+    hold at interpreter exit) in chunks split at C speed; a line longer than MAX_LINE is
+    reported as soon as it is known to be too long, and the rest of it is dropped as it
+    arrives, never kept. A final line without a newline still counts; an unreadable
+    descriptor is EOF.
     """
-    buf = bytearray()
-    start = scan = 0  # the current line starts at ``start``; no newline before ``scan``
-    skipping = False  # inside a line that was already refused as too long
+    parts: list[bytes] = []  # the line in progress, when it spans chunks
+    size = 0
+    skipping = False  # inside a line already reported as too long
     while True:
-        end = buf.find(b"\n", scan)
-        if end < 0:
-            if skipping:
-                buf.clear()
-                start = scan = 0
-            elif len(buf) - start > MAX_LINE:
-                skipping = True
-                buf.clear()
-                start = scan = 0
+        chunk = _read(fd)
+        if not chunk:
+            if parts and not skipping:
+                yield b"".join(parts)
+            return
+        pieces = chunk.split(b"\n")
+        rest = pieces.pop()  # after the chunk's last newline: the start of the next line
+        for piece in pieces:
+            if skipping:  # this piece ends the line that was too long
+                skipping = False
+                continue
+            if parts:
+                parts.append(piece)
+                size += len(piece)
+                piece = b"".join(parts)
+                parts = []
+            else:
+                size = len(piece)
+            yield piece if size <= MAX_LINE else None
+            size = 0
+        if rest and not skipping:
+            parts.append(rest)
+            size += len(rest)
+            if size > MAX_LINE:
+                parts, size, skipping = [], 0, True
                 yield None
-            elif start:
-                del buf[:start]
-                start = 0
-            scan = len(buf)
-            chunk = _read(fd)
-            if not chunk:
-                if buf and not skipping:
-                    yield bytes(buf[start:])
-                return
-            buf += chunk
-            continue
-        if skipping:
-            skipping = False
-        elif end - start > MAX_LINE:
-            yield None
-        else:
-            yield bytes(buf[start:end])
-        start = scan = end + 1
 
 
 def _read(fd: int) -> bytes:

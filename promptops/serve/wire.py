@@ -22,8 +22,7 @@ from __future__ import annotations
 
 import itertools
 import json
-import re
-import secrets
+import os
 from typing import Any
 
 MAX_MESSAGE = 16 * 1024 * 1024  # bytes per message (for stdio: per line, newline excluded)
@@ -33,8 +32,7 @@ _CHUNK = 1 << 16  # the string scan works in slices of this size: bounded tempor
 _OPEN_CLOSE = bytes.maketrans(b"{}", b"[]")
 _STRUCTURE = bytes(b for b in range(256) if b not in b"[]{},")
 _STEP = bytes.maketrans(b"[]", b"\x01\xff")  # +1 / -1 as signed bytes
-_TOKEN = secrets.token_hex(16)  # marks a LongInt in encode's first pass; unguessable
-_PLACEHOLDER = re.compile(f'"{_TOKEN}:([0-9]+)"')
+_TOKEN = os.urandom(16).hex()  # marks a LongInt in encode's second pass; unguessable
 
 
 class MessageError(ValueError):
@@ -167,4 +165,6 @@ def _dump(message: Any, ascii_only: bool) -> str:
         return f"{_TOKEN}:{len(found) - 1}"
 
     text = json.dumps(message, ensure_ascii=ascii_only, separators=(",", ":"), default=mark)
-    return _PLACEHOLDER.sub(lambda m: found[int(m.group(1))].digits, text)
+    for i, value in enumerate(found):
+        text = text.replace(f'"{_TOKEN}:{i}"', value.digits, 1)
+    return text
