@@ -138,6 +138,11 @@ def structure_problem(line: bytes) -> str | None:
     return None
 
 
+# Built once, like the decoders: json.dumps with keyword arguments builds an encoder per call.
+_COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+_COMPACT_ASCII = json.JSONEncoder(separators=(",", ":")).encode
+
+
 def encode(message: Any) -> bytes:
     """One message as compact UTF-8 JSON (no newline).
 
@@ -146,16 +151,19 @@ def encode(message: Any) -> bytes:
     is written as its digits.
     """
     try:
-        return _dump(message, False).encode()
-    except UnicodeEncodeError:
-        return _dump(message, True).encode()
-
-
-def _dump(message: Any, ascii_only: bool) -> str:
-    try:
-        return json.dumps(message, ensure_ascii=ascii_only, separators=(",", ":"))
+        text = _COMPACT(message)
     except TypeError:  # not plain data: a LongInt (anything else is a bug, and raises)
-        pass
+        text = _with_long_ints(message, False)
+    try:
+        return text.encode()
+    except UnicodeEncodeError:
+        try:
+            return _COMPACT_ASCII(message).encode()
+        except TypeError:
+            return _with_long_ints(message, True).encode()
+
+
+def _with_long_ints(message: Any, ascii_only: bool) -> str:
     found: list[LongInt] = []
 
     def mark(value: object) -> str:
