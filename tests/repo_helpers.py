@@ -13,9 +13,47 @@ from collections.abc import Mapping
 from pathlib import Path
 
 import git
+import pytest
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
+
+# What Windows cannot do, for `@posix_only(WHY)` on the tests that need it (docs/platforms.md).
+SYMLINKS = "creating symlinks needs administrator rights or Developer Mode on Windows"
+SIGNALS = ("POSIX signals: on Windows a SIGTERM is TerminateProcess, which a process can "
+           "neither catch nor hold back")
+MODES = "POSIX permission bits: Windows keeps only a read-only flag"
+
+
+def peak_rss_mb() -> float:
+    """This process's peak resident memory in MiB, on Linux, macOS and Windows alike."""
+    if sys.platform == "win32":
+        import ctypes
+        from ctypes import wintypes
+
+        class Counters(ctypes.Structure):
+            _fields_ = [("cb", wintypes.DWORD), ("PageFaultCount", wintypes.DWORD),
+                        *((name, ctypes.c_size_t) for name in (
+                            "PeakWorkingSetSize", "WorkingSetSize", "QuotaPeakPagedPoolUsage",
+                            "QuotaPagedPoolUsage", "QuotaPeakNonPagedPoolUsage",
+                            "QuotaNonPagedPoolUsage", "PagefileUsage", "PeakPagefileUsage"))]
+
+        counters = Counters()
+        counters.cb = ctypes.sizeof(counters)
+        windll = ctypes.windll  # type: ignore[attr-defined]
+        ok = windll.psapi.GetProcessMemoryInfo(windll.kernel32.GetCurrentProcess(),
+                                               ctypes.byref(counters), counters.cb)
+        assert ok, "GetProcessMemoryInfo failed"
+        return float(counters.PeakWorkingSetSize) / 2**20
+    import resource
+
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux, bytes on macOS
+    return peak / (2**20 if sys.platform == "darwin" else 2**10)
+
+
+def posix_only(reason: str) -> pytest.MarkDecorator:
+    """Skip on Windows, saying why: for tests that exercise a POSIX-only mechanism."""
+    return pytest.mark.skipif(sys.platform == "win32", reason=reason)
 
 
 def write_files(root: Path, files: Mapping[str, str | bytes]) -> list[Path]:
@@ -123,3 +161,21 @@ def run_cli_process(
         [PYTHON, "-m", "promptops", *args], cwd=cwd, env=cli_env(**env),
         capture_output=True, text=True, check=False, timeout=timeout,
     )
+
+
+def checkout_files() -> list[str]:
+    """What a fresh clone of this checkout holds: tracked files, plus new ones not ignored."""
+    listed = subprocess.run(
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        cwd=REPO_ROOT, capture_output=True, check=True).stdout.decode().split("\0")
+    return sorted(rel for rel in listed if rel and (REPO_ROOT / rel).is_file())
+
+
+def copy_checkout(dest: Path) -> Path:
+    """A copy of this checkout's files in ``dest`` (no .git, nothing it ignores)."""
+    import shutil
+
+    for rel in checkout_files():
+        (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(REPO_ROOT / rel, dest / rel)
+    return dest
