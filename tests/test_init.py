@@ -9,6 +9,7 @@ overwrites, and leaves exactly as they are on a second run. The CLI runs in-proc
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -230,7 +231,9 @@ def test_init_refuses_to_overwrite_and_writes_nothing(tmp_path: Path) -> None:
     mine.write_text("my own prompt\n")
     with pytest.raises(UsageError) as err:
         init.run(target)
-    assert str(target / "prompts" / "code_review.prompt.yaml") in str(err.value)
+    assert str(err.value).startswith(
+        f"{os.path.relpath(target, Path.cwd())}/prompts/code_review.prompt.yaml already exists"
+        .replace(os.sep, "/"))
     assert err.value.exit_code == 2
     assert sorted(p.relative_to(target).as_posix() for p in target.rglob("*")) == [
         "prompts", "prompts/code_review.prompt.yaml"]
@@ -424,7 +427,6 @@ def yaml_safe(path: Path) -> dict[str, object]:
 
 def pre_commit_run(root: Path, tmp_path: Path) -> subprocess.CompletedProcess[str]:
     """``pre-commit run --all-files`` with promptops on PATH and a cache of its own."""
-    import os
     import shutil
 
     from repo_helpers import cli_env

@@ -101,7 +101,7 @@ def _plan_package(plan: Plan) -> None:
         if clash:
             more = f" (and {len(clash) - 1} more)" if len(clash) > 1 else ""
             raise UsageError(
-                f"{plan.directory / clash[0]} already exists{more}; init never overwrites "
+                f"{_label(plan, folder / clash[0])} already exists{more}; init never overwrites "
                 "files: move them away or choose another folder"
             )
         for rel, data in files.items():
