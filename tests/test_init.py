@@ -553,7 +553,7 @@ def test_gitignore_merge_appends_once() -> None:
             f"{ln}\n" for ln in ours.splitlines() if ln and not ln.startswith("#")))
 
 
-def test_every_repository_commit_is_real(tmp_path: Path) -> None:
+def test_commit_flag_commits_on_top_of_the_existing_history(tmp_path: Path) -> None:
     """init --commit in a repository with history: the new commit's parent is the old HEAD."""
     repo = _app_repo(tmp_path / "app")
     commit_files(repo, {"src/more.py": "x = 1\n"}, "more")

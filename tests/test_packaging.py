@@ -50,6 +50,15 @@ def _importable(folder: Path) -> list[str]:
             and all(part.isidentifier() for part in p.relative_to(folder).parts)]
 
 
+def test_the_suite_reads_nothing_beside_the_checkout() -> None:
+    """No test reaches for the shared folder beside the checkout: a clone runs alone."""
+    beside = re.compile(r"\.\./shared|/work" r"/shared|parents?\[\d\]\s*/\s*[\"']shared[\"']")
+    found = [rel for rel in checkout_files() if rel.startswith("tests/") and rel.endswith(".py")
+             and beside.search((REPO_ROOT / rel).read_text(encoding="utf-8"))]
+    assert found == []
+    assert beside.search("Path(__file__).parents[2] / " + '"shared"')  # the check can fail
+
+
 def test_the_package_list_covers_the_tree() -> None:
     """A package or starter folder missing from pyproject's list would be left out."""
     listed = PYPROJECT["tool"]["setuptools"]["packages"]
