@@ -232,8 +232,7 @@ def test_init_refuses_to_overwrite_and_writes_nothing(tmp_path: Path) -> None:
     with pytest.raises(UsageError) as err:
         init.run(target)
     assert str(err.value).startswith(
-        f"{os.path.relpath(target, Path.cwd())}/prompts/code_review.prompt.yaml already exists"
-        .replace(os.sep, "/"))
+        f"{target / 'prompts' / 'code_review.prompt.yaml'} already exists; init never overwrites")
     assert err.value.exit_code == 2
     assert sorted(p.relative_to(target).as_posix() for p in target.rglob("*")) == [
         "prompts", "prompts/code_review.prompt.yaml"]

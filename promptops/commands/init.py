@@ -167,11 +167,13 @@ def _plan_workflow(plan: Plan) -> None:
 
 
 def _label(plan: Plan, path: Path) -> str:
-    """A path as the user would type it: relative to the current folder when inside it."""
-    try:
-        return Path(os.path.relpath(path, Path.cwd())).as_posix()
-    except ValueError:  # another drive on Windows
-        return str(path)
+    """A path as the user wrote DIR: absolute if DIR was, else relative to the current folder."""
+    if not plan.directory.is_absolute():
+        try:
+            return Path(os.path.relpath(path, Path.cwd())).as_posix()
+        except ValueError:  # another drive on Windows
+            pass
+    return str(path)
 
 
 def _write(root: Path, path: Path, data: bytes) -> None:
@@ -276,7 +278,7 @@ def _commit_hint(plan: Plan) -> str:
 def _report(plan: Plan, committed: str | None) -> None:
     if settings.verbosity < 0:
         return
-    where = _label(plan, plan.directory) if plan.directory.is_absolute() else str(plan.directory)
+    where = _label(plan, plan.directory)
     nothing = not plan.writes and not committed
     if nothing:
         echo(f"Nothing to do: {where} already holds a prompt package, and its .gitignore, "
