@@ -329,7 +329,7 @@ def test_init_at_the_root_of_an_existing_repository_joins_its_files(tmp_path: Pa
     assert tree(root) == before
 
 
-def test_the_printed_commit_command_works_and_then_build_and_serve_read_it(
+def test_the_printed_commit_command_works_and_then_build_reads_the_commit(
     tmp_path: Path,
 ) -> None:
     repo = _app_repo(tmp_path / "app")
