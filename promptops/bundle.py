@@ -9,10 +9,12 @@ module imports only the standard library at run time.
 from __future__ import annotations
 
 import base64
+import contextlib
 import hashlib
 import json
 import os
 import signal
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -140,25 +142,31 @@ def atomic_write(path: Path, data: bytes, *, mode: int = 0o644) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     _sweep_temps(path)
     tmp = path.parent / f".{path.name}.{os.getpid()}.tmp"
-    held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
+    # Windows has no signal masks; there a kill is TerminateProcess (docs/platforms.md).
+    masks = hasattr(signal, "pthread_sigmask")
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM}) if masks else set()
     try:
         if not _write_anonymous(path.parent, tmp, data, mode):
             tmp.unlink(missing_ok=True)
             with open(os.open(tmp, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600), "wb") as fh:
                 _fill(fh, data, mode)
         os.replace(tmp, path)
+        if not hasattr(os, "fchmod"):  # Windows before 3.13: only the read-only bit, by name
+            os.chmod(path, mode)
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
     finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, held)
+        if masks:
+            signal.pthread_sigmask(signal.SIG_SETMASK, held)
 
 
 def _fill(fh: Any, data: bytes, mode: int) -> None:
     fh.write(data)
     fh.flush()
     os.fsync(fh.fileno())
-    os.fchmod(fh.fileno(), mode)
+    if hasattr(os, "fchmod"):  # POSIX, and Windows from Python 3.13
+        os.fchmod(fh.fileno(), mode)
 
 
 def _write_anonymous(folder: Path, tmp: Path, data: bytes, mode: int) -> bool:
@@ -185,6 +193,10 @@ def _sweep_temps(path: Path) -> None:
     for stale in path.parent.glob(f".{path.name}.*.tmp"):
         pid = stale.name[len(path.name) + 2 : -4]
         if not pid.isdigit() or int(pid) == os.getpid():
+            continue
+        if sys.platform == "win32":  # os.kill would terminate that process, not probe it
+            with contextlib.suppress(OSError):  # a live writer holds it open: unlink fails
+                stale.unlink()
             continue
         try:
             os.kill(int(pid), 0)

@@ -152,8 +152,15 @@ class GitSource:
         try:
             self.tree = tree if self.prefix == "." else tree / self.prefix
         except KeyError as exc:
+            cwd = Path.cwd().resolve()
+            here = os.path.relpath(package_dir, cwd) if top in (cwd, *cwd.parents) else None
+            git_ = "git" if here else f"git -C {top}"
+            hint = (f": it is not committed yet; commit it ({git_} add -- {here or self.prefix}"
+                    f" && {git_} commit -m 'Add {self.prefix}'); `promptops build --worktree` "
+                    "builds uncommitted files"
+                    if self.repo.head.is_valid() and self.commit == self.repo.head.commit else "")
             raise GitError(
-                f"{self.prefix} does not exist at {rev} ({self.commit.hexsha[:12]})"
+                f"{self.prefix} does not exist at {rev} ({self.commit.hexsha[:12]}){hint}"
             ) from exc
         self.label = f"{rev} ({self.commit.hexsha[:12]})"
         self.origin = Origin(

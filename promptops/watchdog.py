@@ -62,7 +62,8 @@ def _watch() -> None:
     # A process-wide SIGTERM goes to any thread that does not block it; if this one took
     # it, the process would die inside ``atomic_write``, which holds SIGTERM back only in
     # the writing thread, and leave its named temp file behind.
-    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
+    if hasattr(signal, "pthread_sigmask"):  # Windows has no signal masks (docs/platforms.md)
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
     while True:
         time.sleep(POLL_S)
         if not _active:
