@@ -139,7 +139,8 @@ class Follower:
 
     def _watch(self, on_change: Callable[[list[Bundle]], None]) -> None:
         # Signals are for the main thread (it ends the connection); see stdio.Signals.hold.
-        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM, signal.SIGINT})
+        if hasattr(signal, "pthread_sigmask"):  # POSIX; Windows has no signal masks
+            signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM, signal.SIGINT})
         last = self._signature()
         # Check once right away: HEAD may have moved between initial() and start().
         changed_at: float | None = time.monotonic() - QUIET_S

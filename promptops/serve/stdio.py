@@ -30,6 +30,7 @@ import select
 import signal
 import sys
 import threading
+import time
 import traceback
 from collections.abc import Iterator
 from typing import Any
@@ -87,8 +88,10 @@ class Output:
 
 def _wait(fd: int, *, writable: bool) -> None:
     want = ([], [fd]) if writable else ([fd], [])
-    with contextlib.suppress(OSError, ValueError):  # the next read or write reports it
+    try:
         select.select(want[0], want[1], [fd], 1.0)
+    except (OSError, ValueError):  # no select() for pipes (Windows): just wait a little
+        time.sleep(0.01)
 
 
 def _silence(fd: int) -> None:
@@ -206,26 +209,38 @@ class Signals:
 
     Install it as early as possible (before bundles load): a signal that arrives before
     the loop starts is then remembered and ends the server as soon as it is ready. It
-    stays installed until the process exits, so a late signal is never fatal.
+    stays installed until the process exits, so a late signal is never fatal. On POSIX
+    the C-level handler writes to a pipe (``signal.set_wakeup_fd``) that the main thread
+    blocks on; Windows has no such pipes (and a kill there is TerminateProcess, which no
+    handler sees), so the main thread polls for Ctrl-C and Ctrl-Break instead.
     """
 
     def __init__(self) -> None:
-        self._read_end, self._write_end = os.pipe()
-        os.set_blocking(self._write_end, False)
         self.received = False
+        self._woken = threading.Event()
+        self._pipe: tuple[int, int] | None = None
+        if os.name == "posix":
+            read_end, write_end = os.pipe()
+            os.set_blocking(write_end, False)
+            self._pipe = (read_end, write_end)
 
     def install(self) -> bool:
         """Take over SIGTERM/SIGINT; False when not called from the main thread."""
+        if threading.current_thread() is not threading.main_thread():
+            return False
         try:
-            signal.set_wakeup_fd(self._write_end, warn_on_full_buffer=False)
+            if self._pipe is not None:
+                signal.set_wakeup_fd(self._pipe[1], warn_on_full_buffer=False)
+            for name in ("SIGTERM", "SIGINT", "SIGBREAK"):
+                if hasattr(signal, name):
+                    signal.signal(getattr(signal, name), self._note)
         except ValueError:
             return False
-        for signum in (signal.SIGTERM, signal.SIGINT):
-            signal.signal(signum, self._note)
         return True
 
     def _note(self, signum: int, frame: Any) -> None:
         self.received = True
+        self._woken.set()
 
     @staticmethod
     def hold() -> None:
@@ -235,16 +250,24 @@ class Signals:
         main thread calls it when it is done, because interpreter shutdown puts the
         default (fatal) handlers back and a signal then would end the process with
         -15 after it did everything right. A signal held until exit is dropped.
+        (Windows has no signal masks and needs none: nothing but Ctrl-C arrives.)
         """
-        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM, signal.SIGINT})
+        if hasattr(signal, "pthread_sigmask"):
+            signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM, signal.SIGINT})
 
     def wake(self) -> None:
-        with contextlib.suppress(OSError):
-            os.write(self._write_end, b"\0")
+        self._woken.set()
+        if self._pipe is not None:
+            with contextlib.suppress(OSError):
+                os.write(self._pipe[1], b"\0")
 
     def wait(self) -> None:
-        while not os.read(self._read_end, 64):  # select and read retry on EINTR (PEP 475)
-            pass
+        if self._pipe is not None:
+            while not os.read(self._pipe[0], 64):  # read retries on EINTR (PEP 475)
+                pass
+        else:
+            while not self._woken.wait(0.2):  # short waits: Ctrl-C is seen between them
+                pass
 
 
 def serve(server: Any, out: Output, fd: int = 0, signals: Signals | None = None) -> bool:

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import git
+from repo_helpers import posix_only
 from serve_helpers import check_message, serve_cmd
 
 from promptops.bundle import serialise
@@ -76,6 +77,7 @@ def _judge(out: bytes, n: int) -> None:
     assert all(r["result"]["contents"][0]["text"] == BIG for r in replies[1::2])
 
 
+@posix_only("os.set_blocking on pipes is POSIX-only before Python 3.12")
 def test_nonblocking_stdout_with_a_slow_reader(repo_factory: Callable[..., git.Repo],
                                                tmp_path: Path) -> None:
     path = _bundle(repo_factory, tmp_path)

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import git
+from repo_helpers import SIGNALS, posix_only
 from serve_helpers import RawClient, envelope, kit_files
 
 from promptops.bundle import serialise
@@ -19,6 +20,7 @@ from promptops.pipeline import bundle_at
 
 MODERN = "2026-07-28"
 SUB = "io.modelcontextprotocol/subscriptionId"
+pytestmark = posix_only(SIGNALS)
 SLOW = ("messages:\n  - role: user\n    text: \"{% set s = 'x' * 1000000 %}"
         "{% for a in s %}{% for b in s %}{% endfor %}{% endfor %}\"\n")
 
