@@ -10,8 +10,9 @@ reply. So one :class:`Budget` per request holds everything the request may still
   in size by the checks below, so none of them runs long;
 * **output**: characters of the whole reply, across all its parts;
 * **work**: characters all the operations of the request may build, together
-  (``WORK_FACTOR`` times the output bound), so a loop that keeps a big value alive on
-  every pass runs out of budget instead of memory;
+  (``WORK_FACTOR`` times the output bound; a list element counts as :data:`ELEMENT`
+  characters), so a loop that keeps a big value alive on every pass runs out of budget
+  instead of memory;
 * **one value**: no single operation may build more than the output bound.
 
 Each check here answers "how big would the result be?" from the operands alone (lengths,
@@ -44,6 +45,9 @@ MAX_DIVISION_WORK = 1 << 36  # bits x bits of one integer division (quadratic in
 MAX_SLICES = 100_000  # the sandbox's own MAX_RANGE
 MAX_MACRO_DEPTH = 100
 MAX_ROUND_DIGITS = 1_000  # |precision| of `round`: 10**precision is computed in C
+ELEMENT = 32  # work one list, tuple or dict element costs: a pointer and, often, a new object
+_CHARS = (str, bytes, bytearray)
+_CONTAINERS = (list, tuple, dict, set, frozenset)
 # The value bound when nothing says otherwise (lint of literal sizes, no active request).
 MAX_VALUE = DEFAULT_OUTPUT_CHARS
 
@@ -166,12 +170,13 @@ class Budget:
         if time.monotonic() > self.deadline:
             raise BudgetExceeded(self.late())
 
-    def spend(self, size: int, what: str) -> None:
-        """One operation is about to build ``size`` characters or elements."""
+    def spend(self, size: int, what: str, weight: int = 1) -> None:
+        """One operation is about to build ``size`` characters, or elements (``weight``
+        :data:`ELEMENT`: a pointer, and often a new object such as the ints of a range)."""
         if size > self.value_chars:
             raise BudgetExceeded(
                 f"{what} would build {size} characters, over the limit {self.value_chars}")
-        self.work_left -= size
+        self.work_left -= size * weight
         if self.work_left < 0:
             raise BudgetExceeded(
                 f"{what}: the request has built more than "
@@ -179,11 +184,21 @@ class Budget:
                 f"work limit ({WORK_FACTOR} x maxOutputChars)")
 
     def grow(self, total: int, added: int, what: str) -> None:
-        """A value grows in place to ``total``: the bound applies to it, the work to ``added``."""
+        """A list grows in place to ``total``: the bound applies to it, the work to ``added``."""
         if total > self.value_chars:
             raise BudgetExceeded(
                 f"{what} would build {total} characters, over the limit {self.value_chars}")
-        self.spend(added, what)
+        self.spend(added, what, ELEMENT)
+
+    def built(self, value: Any, what: str) -> Any:
+        """Charge a value an operation has just built (a string or container its input
+        bounds, such as ``upper``, ``split`` or a slice) and return it."""
+        if isinstance(value, _CHARS):
+            if len(value) > 64:
+                self.spend(len(value), what)
+        elif isinstance(value, _CONTAINERS) and len(value) > 8:
+            self.spend(len(value), what, ELEMENT)
+        return value
 
     def emit(self, size: int) -> None:
         """``size`` characters go into the reply."""
@@ -211,8 +226,8 @@ def current() -> Budget:
     return _local.budget or _IDLE
 
 
-def check_size(size: int, what: str) -> None:
-    current().spend(size, what)
+def check_size(size: int, what: str, weight: int = 1) -> None:
+    current().spend(size, what, weight)
 
 
 def check_bits(bits: int, what: str) -> None:

@@ -24,7 +24,7 @@ from __future__ import annotations
 import builtins
 import pprint
 import re
-from collections.abc import Callable, MutableMapping
+from collections.abc import Callable, Generator, Iterator, MutableMapping
 from typing import Any
 
 from jinja2.filters import make_attrgetter
@@ -62,12 +62,17 @@ def _text_input(value: Any, what: str) -> Any:
 
 
 def _check_result(result: Any, what: str) -> Any:
-    if type(result) is str or isinstance(result, str):
-        bound = limits.current().value_chars
-        if len(result) > bound:
-            raise BudgetExceeded(f"{what} built {len(result)} characters, over the limit "
-                                 f"{bound}")
-    return result
+    """Charge what a filter built; a generator of new lists (``slice``, ``batch``) as it
+    goes (other generators, such as ``unique``'s, yield the items they were given)."""
+    if isinstance(result, Generator):
+        return _charged(result, what) if what in ("`slice`", "`batch`") else result
+    return limits.current().built(result, what)
+
+
+def _charged(items: Iterator[Any], what: str) -> Iterator[Any]:
+    budget = limits.current()
+    for item in items:
+        yield budget.built(item, what)
 
 
 # ---- the replacements ----------------------------------------------------------------
@@ -178,8 +183,7 @@ def install(filters: MutableMapping[str, Filter], tests: MutableMapping[str, Fil
                 replaced = before(*args[skip:], **kwargs)
                 if replaced is not None:
                     args = (*args[:skip], replaced, *args[skip + 1:])
-            result = original(*args, **kwargs)
-            return _check_result(result, what) if text else result
+            return _check_result(original(*args, **kwargs), what)
 
         table[name] = _keep_pass_arg(bounded, original)
 
@@ -281,6 +285,7 @@ def install(filters: MutableMapping[str, Filter], tests: MutableMapping[str, Fil
     for name in ("capitalize", "lower", "upper", "safe", "string", "striptags", "title",
                  "trim", "truncate", "wordcount"):
         wrap(name, text=True)
+    wrap("reverse")
     checks = [("slice", slice_), ("batch", batch), ("tojson", tojson), ("round", rounding),
               ("urlencode", urlencode), ("xmlattr", xmlattr), ("list", listing)]
     for name, check in checks:

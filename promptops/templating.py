@@ -149,12 +149,20 @@ class PromptEnvironment(SandboxedEnvironment):
         for value in (*args, *kwargs.values()):  # `dict(pairs)`, `d.get(k)`, `loop.changed(x)`
             if not isinstance(value, _SCALARS):
                 sizing.check_operand(value, f"an argument of `{name}`")
-        return super().call(__context, __obj, *args, **kwargs)
+        # what a method builds from its input (`upper`, `split`, `copy`) counts as work
+        return budget.built(super().call(__context, __obj, *args, **kwargs), f"`{name}`")
+
+    def getitem(self, obj: Any, argument: Any) -> Any:
+        value = super().getitem(obj, argument)
+        if type(argument) is slice:  # a copy: `s[1:]` in a loop keeps building
+            limits.current().built(value, "a slice")
+        return value
 
     def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
         if operator == "+":
             if isinstance(left, _SEQUENCES) and isinstance(right, _SEQUENCES):
-                limits.check_size(len(left) + len(right), "`+`")
+                limits.check_size(len(left) + len(right), "`+`",
+                                  1 if isinstance(left, str) else limits.ELEMENT)
             return left + right
         if operator == "%":
             if isinstance(left, str):
@@ -188,7 +196,8 @@ class PromptEnvironment(SandboxedEnvironment):
                     f"{MAX_OPERAND_RESULT}"
                 )
             if sized and len(seq) * count > 64:
-                limits.check_size(len(seq) * count, "`*`")
+                limits.check_size(len(seq) * count, "`*`",
+                                  1 if isinstance(seq, str) else limits.ELEMENT)
         if isinstance(left, int) and isinstance(right, int):
             limits.check_bits(left.bit_length() + right.bit_length(), "`*`")
         return left * right
