@@ -43,6 +43,7 @@ MAX_INT_BITS = 1_000_000  # an integer result larger than this is refused
 MAX_POWER_EXPONENT = 1_000
 MAX_DIVISION_WORK = 1 << 36  # bits x bits of one integer division (quadratic in C)
 MAX_SLICES = 100_000  # the sandbox's own MAX_RANGE
+MAX_SORT_ITEMS = 100_000  # sorting is n log n compares in one C call: 400,000 take 0.4 s
 MAX_MACRO_DEPTH = 100
 MAX_ROUND_DIGITS = 1_000  # |precision| of `round`: 10**precision is computed in C
 ELEMENT = 32  # work one list, tuple or dict element costs: a pointer and, often, a new object
@@ -228,6 +229,11 @@ def current() -> Budget:
 
 def check_size(size: int, what: str, weight: int = 1) -> None:
     current().spend(size, what, weight)
+
+
+def check_items(items: int, what: str) -> None:
+    if items > MAX_SORT_ITEMS:
+        raise BudgetExceeded(f"{what} {items} items is over the limit {MAX_SORT_ITEMS}")
 
 
 def check_bits(bits: int, what: str) -> None:

@@ -264,12 +264,17 @@ def install(filters: MutableMapping[str, Filter], tests: MutableMapping[str, Fil
     def xmlattr(d: Any, *args: Any) -> None:
         sizing.measure(d, "`xmlattr`")
 
-    def sized(value: Any, *args: Any, **kwargs: Any) -> Any:
-        """Sorting, hashing and comparing filters: bound the walk of what they compare."""
-        if not isinstance(value, list | tuple | dict | str):
-            value = list(value)
-        sizing.check_operand(value, "comparing or hashing a value")
-        return value
+    def sized(name: str) -> Callable[..., Any]:
+        """Sorting, hashing and comparing filters: bound the walk of what they compare,
+        and the number of items of a sort (n log n compares in one C call)."""
+        def check(value: Any, *args: Any, **kwargs: Any) -> Any:
+            if not isinstance(value, list | tuple | dict | str):
+                value = list(value)
+            if name in ("sort", "dictsort", "groupby"):
+                limits.check_items(len(value), f"`{name}` of")
+            sizing.check_operand(value, "comparing or hashing a value")
+            return value
+        return check
 
     def listing(value: Any) -> None:
         if hasattr(value, "__len__"):
@@ -291,7 +296,7 @@ def install(filters: MutableMapping[str, Filter], tests: MutableMapping[str, Fil
     for name, check in checks:
         wrap(name, check)
     for name in ("sort", "dictsort", "unique", "groupby", "min", "max"):
-        wrap(name, sized)
+        wrap(name, sized(name))
 
     def operands(a: Any, b: Any = None, *rest: Any) -> None:
         sizing.check_operand(a, "comparing or hashing a value")

@@ -67,11 +67,12 @@ class Walk:
         if t is str:
             return self._str(obj), 1, 0
         if t is int:
-            return int(obj.bit_length() * 0.30103) + 2, 1, 0
+            bits = obj.bit_length()
+            return (len(repr(obj)) if bits < 64 else int(bits * 0.30103) + 2), 1, 0
         if t is bool or obj is None:
             return 5, 1, 0
         if t is float:
-            return 24, 1, 0
+            return len(repr(obj)), 1, 0
         key = id(obj)
         hit = self._memo.get(key)
         if hit is not None:

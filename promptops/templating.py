@@ -145,6 +145,7 @@ class PromptEnvironment(SandboxedEnvironment):
                 return super().call(__context, __obj, *args, **kwargs)
         name = getattr(__obj, "__name__", "")
         if isinstance(owner, list | tuple) and name in _COMPARING:
+            limits.check_items(len(owner), f"`{name}` of")
             sizing.check_operand(owner, f"`{name}`")
         for value in (*args, *kwargs.values()):  # `dict(pairs)`, `d.get(k)`, `loop.changed(x)`
             if not isinstance(value, _SCALARS):
