@@ -92,12 +92,10 @@ class Limits:
     @classmethod
     def of(cls, config: Mapping[str, Any] | None) -> Limits:
         """From a bundle's ``package.limits`` (camelCase keys), clamped to the hard caps."""
-        if not config:
+        if not isinstance(config, Mapping) or not config:
             return DEFAULTS
-        timeout = config.get("renderTimeoutMs", DEFAULT_TIMEOUT_MS)
-        output = config.get("maxOutputChars", DEFAULT_OUTPUT_CHARS)
-        return cls(min(max(int(timeout), 1), MAX_TIMEOUT_MS),
-                   min(max(int(output), 1), MAX_OUTPUT_CHARS))
+        return cls(_clamp(config.get("renderTimeoutMs"), DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS),
+                   _clamp(config.get("maxOutputChars"), DEFAULT_OUTPUT_CHARS, MAX_OUTPUT_CHARS))
 
     @property
     def timeout_text(self) -> str:
@@ -105,6 +103,13 @@ class Limits:
 
 
 DEFAULTS = Limits()
+
+
+def _clamp(value: Any, default: int, cap: int) -> int:
+    """A bundle is checked by its schema; whatever it holds, never more than the cap."""
+    if not isinstance(value, int) or isinstance(value, bool):
+        return default
+    return min(max(value, 1), cap)
 
 
 class Budget:

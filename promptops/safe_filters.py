@@ -136,7 +136,7 @@ class _Printer(pprint.PrettyPrinter):
 
 
 def bounded_pprint(value: Any) -> str:
-    walk = sizing.measure(value, "`pprint`")
+    walk = sizing.measure(value, "`pprint`", keys=True)
     if walk.unstable is not None:
         raise sizing._unstable(value, walk.unstable)
     if walk.cyclic:

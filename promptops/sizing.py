@@ -48,12 +48,13 @@ class Walk:
     """One measurement of one value: text size, lines and depth (for indented JSON), and
     what would make the text unstable. Parts are measured once, by ``id``."""
 
-    __slots__ = ("_busy", "_memo", "cyclic", "depth", "json", "limit", "lines", "size",
+    __slots__ = ("_busy", "_memo", "cyclic", "depth", "json", "keys", "limit", "lines", "size",
                  "sort_trouble", "unstable")
 
-    def __init__(self, limit: float, *, json: bool = False) -> None:
+    def __init__(self, limit: float, *, json: bool = False, keys: bool = False) -> None:
         self.limit = limit
         self.json = json
+        self.keys = keys  # look for dict keys pprint would order by id (sort_trouble)
         self.unstable: Any = None  # the first part whose text carries an address
         self.cyclic = False
         self.sort_trouble: Any = None  # a dict whose tuple keys cannot all be ordered
@@ -137,11 +138,14 @@ class Walk:
             depth = max(depth, dv)
             if not n & 1023 and size > self.limit:
                 raise _Over
-        if tuples > 1 and self.sort_trouble is None:
-            try:
-                sorted(k for k in d if type(k) is tuple)
-            except TypeError:
+        if self.keys and tuples > 1 and self.sort_trouble is None:
+            if tuples > limits.MAX_SORT_ITEMS:
                 self.sort_trouble = d
+            else:
+                try:
+                    sorted(k for k in d if type(k) is tuple)
+                except TypeError:
+                    self.sort_trouble = d
         return size, lines + 1, depth + 1
 
     def _str(self, s: str) -> int:
@@ -164,7 +168,7 @@ class Walk:
 
 
 def measure(value: Any, what: str, *, json: bool = False, limit: float | None = None,
-            walk: Walk | None = None) -> Walk:
+            walk: Walk | None = None, keys: bool = False) -> Walk:
     """Walk ``value``; BudgetExceeded if its text would pass the bound (default: one value).
 
     The walk's ``size``, ``lines`` and ``depth`` describe ``value``; passing the same
@@ -172,7 +176,7 @@ def measure(value: Any, what: str, *, json: bool = False, limit: float | None = 
     """
     bound = limits.current().value_chars if limit is None else limit
     if walk is None:
-        walk = Walk(bound, json=json)
+        walk = Walk(bound, json=json, keys=keys)
     try:
         walk.size, walk.lines, walk.depth = walk.measure(value)
     except _Over:
