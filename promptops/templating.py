@@ -172,7 +172,7 @@ class PromptEnvironment(SandboxedEnvironment):
                 limits.check_size(len(left) + sizing.texts_size(values, "`%`"), "`%`")
             else:
                 limits.check_division(left, right, "`%`")
-            return left % right
+            return limits.current().built(left % right, "`%`")  # `'%.1000000f' % x`
         if operator == "//":
             limits.check_division(left, right, "`//`")
             return left // right
@@ -233,7 +233,8 @@ class PromptEnvironment(SandboxedEnvironment):
             mapped = [v for a in args if isinstance(a, Mapping) for v in a.values()]
             limits.check_size(len(fmt) + sizing.texts_size(
                 [*args, *kwargs.values(), *mapped], "`format`"), "`format`")
-            return wrapped(*args, **kwargs)
+            result: str = wrapped(*args, **kwargs)
+            return limits.current().built(result, "`format`")  # type: ignore[no-any-return]
 
         checked.measures_its_arguments = True  # type: ignore[attr-defined]
         return checked
