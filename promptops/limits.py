@@ -44,6 +44,7 @@ MAX_POWER_EXPONENT = 1_000
 MAX_DIVISION_WORK = 1 << 36  # bits x bits of one integer division (quadratic in C)
 MAX_SLICES = 100_000  # the sandbox's own MAX_RANGE
 MAX_SORT_ITEMS = 100_000  # sorting is n log n compares in one C call: 400,000 take 0.4 s
+MAX_PIECES = 500_000  # strings one split makes: each ~60 bytes, so at most ~30 MB at once
 MAX_MACRO_DEPTH = 100
 MAX_ROUND_DIGITS = 1_000  # |precision| of `round`: 10**precision is computed in C
 ELEMENT = 32  # work one list, tuple or dict element costs: a pointer and, often, a new object
@@ -325,3 +326,37 @@ def check_method(owner: Any, name: str, args: tuple[Any, ...], kwargs: dict[str,
             check_size(length, "`to_bytes`")
     elif name == "hex" and isinstance(owner, bytes | bytearray):
         check_size(2 * len(owner), "`hex`")
+    elif name in ("split", "rsplit", "splitlines") and isinstance(owner, str):
+        limit = args[1] if len(args) > 1 else kwargs.get("maxsplit", -1)
+        if isinstance(limit, int) and 0 <= limit < MAX_PIECES:
+            return
+        sep = args[0] if args else kwargs.get("sep")
+        if name == "splitlines":
+            check_pieces(owner, _LINES, "`splitlines`")
+        elif isinstance(sep, str) and sep:
+            pieces = owner.count(sep) + 1
+            if pieces > MAX_PIECES:
+                raise BudgetExceeded(f"`{name}` into {pieces} pieces is over the limit "
+                                     f"{MAX_PIECES}")
+        else:
+            check_pieces(owner, _SPACES, f"`{name}`")
+
+
+_SPACES = r"\s+"
+_LINES = r"\r\n|[\n\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029]"
+
+
+def check_pieces(text: str, separators: str, what: str, per_match: int = 1) -> None:
+    """A split of ``text`` at ``separators`` (a regex) makes at most MAX_PIECES strings.
+
+    Counted without building anything: ``finditer`` yields one match at a time, and a
+    text shorter than the limit cannot have more pieces than characters.
+    """
+    if len(text) < MAX_PIECES // per_match:
+        return
+    pieces = 1
+    for _ in re.finditer(separators, text):
+        pieces += per_match
+        if pieces > MAX_PIECES:
+            raise BudgetExceeded(f"{what} of a text into more than {MAX_PIECES} pieces is "
+                                 "over the limit")

@@ -232,6 +232,13 @@ def install(filters: MutableMapping[str, Filter], tests: MutableMapping[str, Fil
     def wordwrap(s: Any, w: Any = 79, *args: Any, **kwargs: Any) -> None:
         if isinstance(w, int) and w < 1:
             raise BudgetExceeded(f"`wordwrap` width must be at least 1, got {w}")
+        limits.check_pieces(str(s), r"[\s-]+", "`wordwrap`", 2)
+
+    def split_by(regex: str, per_match: int, what: str) -> Callable[..., None]:
+        """Filters that split their text into a list of words first."""
+        def check(s: Any, *args: Any, **kwargs: Any) -> None:
+            limits.check_pieces(str(s), regex, what, per_match)
+        return check
 
     def rounding(value: Any, precision: Any = 0, *args: Any, **kwargs: Any) -> None:
         if isinstance(precision, int) and abs(precision) > limits.MAX_ROUND_DIGITS:
@@ -240,6 +247,7 @@ def install(filters: MutableMapping[str, Filter], tests: MutableMapping[str, Fil
 
     def urlize(value: Any, *args: Any, **kwargs: Any) -> None:
         text = str(value)
+        limits.check_pieces(text, r"\s+", "`urlize`", 2)
         if len(text) > MAX_URLIZE_RUN:
             longest = max((m.end() - m.start() for m in _RUN.finditer(text)), default=0)
             if longest > MAX_URLIZE_RUN:
@@ -287,9 +295,11 @@ def install(filters: MutableMapping[str, Filter], tests: MutableMapping[str, Fil
                         ("forceescape", escape)]
     for name, check in checks:
         wrap(name, check, text=True)
-    for name in ("capitalize", "lower", "upper", "safe", "string", "striptags", "title",
-                 "trim", "truncate", "wordcount"):
+    for name in ("capitalize", "lower", "upper", "safe", "string", "striptags", "trim",
+                 "truncate"):
         wrap(name, text=True)
+    wrap("title", split_by(r"[-\s({\[<]+", 2, "`title`"), text=True)
+    wrap("wordcount", split_by(r"\w+", 1, "`wordcount`"), text=True)
     wrap("reverse")
     checks = [("slice", slice_), ("batch", batch), ("tojson", tojson), ("round", rounding),
               ("urlencode", urlencode), ("xmlattr", xmlattr), ("list", listing)]

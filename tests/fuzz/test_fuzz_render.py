@@ -19,7 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "hardening"))
 from hardening_helpers import record
 
 DRIVER = Path(__file__).resolve().parent / "fuzz_render.py"
-RSS_LIMIT_MB = 300
+RSS_LIMIT_MB = 250
 
 
 def budget() -> str:
