@@ -17,6 +17,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
 RECORDS = HERE / "records"
+MEASURED = HERE / "measured"  # benchmark figures (costs), one JSON file per section
 DOC = REPO / "docs" / "reliability.md"
 AREAS = ["serve process", "serve protocol fuzzing", "template security", "repository faults",
          "process faults"]
@@ -35,13 +36,24 @@ def limits() -> list[tuple[str, str, str]]:
          "longer: -32600, the rest of the line is discarded, the connection goes on"),
         ("JSON nesting", f"{stdio.MAX_DEPTH} levels of arrays/objects",
          "deeper: -32700 `nested deeper than ...` (Python's json would hit its recursion limit)"),
-        ("render time", f"{templating.RENDER_TIMEOUT_S:g} s wall clock per prompts/get",
+        ("request time", f"{templating.RENDER_TIMEOUT_S:g} s wall clock per prompts/get, from "
+         "validation to the last template (`limits.renderTimeoutMs`, at most "
+         f"{size.MAX_TIMEOUT_MS:,} ms)",
          "-32603 `render took longer than ...`, enforced even in loops that call nothing"),
-        ("render output", f"{templating.MAX_OUTPUT_CHARS:,} characters", "-32603"),
+        ("reply size", f"{templating.MAX_OUTPUT_CHARS:,} characters for the whole reply: every "
+         "message, resource and the description (`limits.maxOutputChars`, at most "
+         f"{size.MAX_OUTPUT_CHARS:,})", "-32603 `the reply is over ...`"),
+        ("work per request", f"{size.WORK_FACTOR} x the reply size, in characters built by all "
+         f"operations together (a list element counts {size.ELEMENT})",
+         "-32603 `the request has built more than ...`"),
+        ("argument pattern", "RE2, linear time; value length x program size at most "
+         "50,000 per ms of the request budget", "-32602 naming the argument"),
         ("one `*`", f"{templating.MAX_OPERAND_RESULT:,} items or characters",
          "checked before allocating"),
-        ("any other single operation", f"{size.MAX_VALUE:,} characters or elements",
-         "`%`, `~`, `+`, str methods and filters, format-spec widths: checked before allocating"),
+        ("any other single operation", f"{size.MAX_VALUE:,} characters or elements (the reply "
+         "size)", "`%`, `~`, `+`, `join`, block captures, printing, `tojson`, `pprint`, str "
+         "methods and filters, format-spec widths: checked before allocating; shared parts of "
+         "a list counted every time they occur"),
         ("integers", f"{size.MAX_INT_BITS:,} bits; exponents up to "
          f"{templating.MAX_POWER_EXPONENT}", "-32603"),
         ("macro nesting", f"{templating.MAX_MACRO_DEPTH} calls", "-32603 (recursive macros)"),
@@ -79,9 +91,18 @@ def render() -> str:
                 "| fault | command | observed behaviour | test |", "| --- | --- | --- | --- |"]
         for r in rows:
             cells = [r["fault"], r["command"], r["behaviour"], f"`{r['test']}`"]
-            out.append("| " + " | ".join(c.replace("|", "\\|").replace("\n", " ")
-                                         for c in cells) + " |")
+            out.append(_row(cells))
+    for path in sorted(MEASURED.glob("*.json")):
+        section = json.loads(path.read_text(encoding="utf-8"))
+        out += ["", f"## {section['title']}", "",
+                f"Command: `{section['command']}` ({section['machine']}). {section['note']}",
+                "", _row(section["columns"]), _row(["---"] * len(section["columns"]))]
+        out += [_row(row) for row in section["rows"]]
     return "\n".join(out) + "\n"
+
+
+def _row(cells: list[str]) -> str:
+    return "| " + " | ".join(c.replace("|", "\\|").replace("\n", " ") for c in cells) + " |"
 
 
 def main(argv: list[str]) -> int:
