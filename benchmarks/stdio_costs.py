@@ -7,8 +7,8 @@ read from /proc, belongs to that line alone), is initialised, then sent one line
 the line bound (16 MiB) or past it; the time runs from the first byte written to the
 reply read. Every reply is checked to be the documented one (an error code, or a
 result); a line answered otherwise, or not within ``--timeout``, is flagged, and then
-``--write-docs`` (which rewrites docs/measured/serve-stdio.md, included in
-docs/reliability.md by tests/hardening/gen_reliability.py) refuses.
+``--write`` (which rewrites tests/hardening/measured/serve-stdio.json, a section of
+docs/reliability.md: regenerate it with tests/hardening/gen_reliability.py) refuses.
 """
 
 from __future__ import annotations
@@ -29,7 +29,6 @@ from bench_common import (
     BenchError,
     Conn,
     env_info,
-    env_lines,
     md_table,
     now,
     peak_rss_kb,
@@ -38,7 +37,8 @@ from bench_common import (
 
 MIB = 1024 * 1024
 LIMIT = 16 * MIB
-DOC = REPO_ROOT / "docs" / "measured" / "serve-stdio.md"
+SECTION = REPO_ROOT / "tests" / "hardening" / "measured" / "serve-stdio.json"
+COLUMNS = ["class", "worst line", "line", "reply", "reply size", "time", "peak RSS (idle)"]
 PACKAGE = {
     "promptops.yaml": "name: costs\nversion: 1.0.0\n",
     "prompts/big.prompt.yaml": (
@@ -167,28 +167,22 @@ def measure(path: Path, case: Case, timeout: float) -> dict[str, Any]:
         conn.close()
 
 
-def table(rows: list[dict[str, Any]]) -> str:
-    out = [["class", "worst line", "line", "reply", "reply size", "time", "peak RSS (idle)"]]
+def cells(rows: list[dict[str, Any]]) -> list[list[str]]:
+    out = []
     for r in rows:
         took = f"{r['ms']:,.0f} ms" if r["ms"] is not None else f"> {r['over']:g} s (stopped)"
         out.append([r["class"], r["what"], f"{r['bytes'] / MIB:.1f} MiB", r["reply"],
                     f"{r['reply_bytes'] / 1e6:.2f} MB" if r["reply_bytes"] >= 10_000
                     else f"{r['reply_bytes']} B", took,
                     f"{r['rss_mb']:.0f} MB ({r['base_mb']:.0f} MB)"])
-    return md_table(out)
-
-
-def _env(info: dict[str, Any]) -> list[str]:
-    lines = env_lines(info, os.getloadavg())
-    return [*lines[:-1], lines[-1].replace("medians over several runs are reported",
-                                           "one run per line")]
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--timeout", type=float, default=120.0, help="per line (default 120 s)")
-    ap.add_argument("--write-docs", action="store_true",
-                    help=f"rewrite {DOC.relative_to(REPO_ROOT)}")
+    ap.add_argument("--write", action="store_true",
+                    help=f"rewrite {SECTION.relative_to(REPO_ROOT)}")
     ap.add_argument("--json-out", type=Path)
     args = ap.parse_args(argv)
     info = env_info()
@@ -197,27 +191,31 @@ def main(argv: list[str] | None = None) -> int:
         rows = []
         for case in CASES:
             rows.append(measure(path, case, args.timeout))
-            print(table([rows[-1]]).splitlines()[-1], flush=True)
-    text = table(rows)
-    print(text)
+            print(md_table([COLUMNS, *cells(rows[-1:])]).splitlines()[-1], flush=True)
+    print(md_table([COLUMNS, *cells(rows)]))
     if args.json_out:
         args.json_out.write_text(json.dumps({"env": info, "rows": rows}, indent=1))
     wrong = [r["what"] for r in rows if not r["as_documented"]]
     if wrong:
         print("not answered as documented: " + "; ".join(wrong))
-    if args.write_docs and wrong:
-        print(f"{DOC.relative_to(REPO_ROOT)} not written")
-        return 1
-    if args.write_docs:
-        DOC.parent.mkdir(parents=True, exist_ok=True)
-        DOC.write_text("\n".join([
-            "## Serve stdio: measured cost of the worst line of each class", "",
-            "Measured by `python benchmarks/stdio_costs.py --write-docs` (one fresh server per "
-            "line; time from the first byte written to the reply read; peak RSS is VmHWM, "
-            "the idle server's in brackets). Bounds: 16 MiB per line, 100 levels of nesting, "
-            "100,000 values, batches of 100 messages, 16 MiB or 10 s per batch (SECURITY.md).",
-            "", *_env(info), "", text, ""]))
-        print(f"wrote {DOC.relative_to(REPO_ROOT)}")
+        if args.write:
+            print(f"{SECTION.relative_to(REPO_ROOT)} not written")
+            return 1
+    if args.write:
+        load = os.getloadavg()[0]
+        SECTION.parent.mkdir(parents=True, exist_ok=True)
+        SECTION.write_text(json.dumps({
+            "title": "Measured cost: the worst line of each class (serve stdio)",
+            "command": "python benchmarks/stdio_costs.py --write",
+            "machine": f"Python {info['python']}, {info['cpus']} cores, load average "
+                       f"{load:.1f} at the end; {info['date'][:10]}",
+            "note": "Each row is one line sent to a fresh `promptops serve --bundle`, one run: "
+                    "the time from its first byte written to the reply read, and the peak "
+                    "resident memory (VmHWM) of the server, the idle server's in brackets. "
+                    "Bounds: 16 MiB per line, 100 levels of nesting, 100,000 values, batches "
+                    "of 100 messages with 16 MiB of replies or 10 s of run time (SECURITY.md).",
+            "columns": COLUMNS, "rows": cells(rows)}, indent=2, ensure_ascii=False) + "\n")
+        print(f"wrote {SECTION.relative_to(REPO_ROOT)}")
     return 0
 
 

@@ -100,6 +100,9 @@ def compile_bundle(package: Package) -> Bundle:
                 "description": m.description,
                 "instructions": m.instructions,
                 "cacheScope": m.serve.cacheScope,
+                # only bounds that differ from the defaults: other bundles stay byte-identical
+                "limits": m.limits.model_dump(exclude_defaults=True) or None
+                if m.limits is not None else None,
             }
         ),
         "prompts": prompts,

@@ -22,14 +22,16 @@ location. A test holds the two to the same answer on thousands of mutated bundle
 from __future__ import annotations
 
 import contextlib
-import re
 from typing import Any
+
+from promptops import limits as bounds
+from promptops.patterns import compile_pattern
 
 FORMAT = "promptops.bundle/1"
 TOP_KEYS = frozenset({"format", "package", "prompts", "templates", "resources", "source",
                       "digest"})
 PACKAGE_KEYS = frozenset({"name", "version", "description", "instructions", "cacheScope",
-                          "limits"})  # limits: the manifest's request bounds (positive ints)
+                          "limits"})
 PROMPT_KEYS = frozenset({"name", "title", "description", "resultDescription", "icons",
                          "arguments", "messages", "source"})
 ARGUMENT_KEYS = frozenset({"name", "title", "description", "required", "default", "enum",
@@ -127,7 +129,8 @@ class _Check:
         if pkg.get("cacheScope", "public") not in ("public", "private"):
             self.bad("package.cacheScope", "is not 'public' or 'private'")
         if "limits" in pkg and not _limits_ok(pkg["limits"]):
-            self.bad("package.limits", "is not an object of positive integers")
+            self.bad("package.limits", "is not renderTimeoutMs and/or maxOutputChars within "
+                     "their caps (promptops/limits.py)")
 
     def source(self, src: Any) -> None:
         if not self.keys(src, "source", SOURCE_KEYS, ("commit", "tree", "dirty", "path")):
@@ -201,9 +204,9 @@ class _Check:
         pattern = a.get("pattern")
         if type(pattern) is str:
             try:
-                re.compile(pattern)
-            except (re.error, RecursionError, OverflowError) as exc:
-                self.bad(f"{where}.pattern", f"is not a valid regular expression: {exc}")
+                compile_pattern(pattern)
+            except Exception as exc:  # PatternError, or anything the binding raises
+                self.bad(f"{where}.pattern", f"is not a valid pattern: {exc}")
         return True
 
     def message(self, m: Any, prompt: str, j: int) -> None:
@@ -314,7 +317,10 @@ def _arg_name(name: str) -> bool:
 
 
 def _limits_ok(value: Any) -> bool:
-    return type(value) is dict and all(type(v) is int and v >= 1 for v in value.values())
+    """The manifest's LimitsConfig: each bound an integer from 1 to its hard cap."""
+    caps = {"renderTimeoutMs": bounds.MAX_TIMEOUT_MS, "maxOutputChars": bounds.MAX_OUTPUT_CHARS}
+    return type(value) is dict and all(
+        key in caps and type(v) is int and 1 <= v <= caps[key] for key, v in value.items())
 
 
 def _strs(value: list[Any]) -> bool:
@@ -371,9 +377,10 @@ def _argument_ok(a: dict[str, Any]) -> bool:
 
 
 def _pattern_ok(pattern: str) -> bool:
+    """As the model's validator: the pattern compiles for the linear-time matcher (RE2)."""
     try:
-        re.compile(pattern)
-    except (re.error, RecursionError, OverflowError):
+        compile_pattern(pattern)
+    except Exception:  # PatternError, or anything the binding raises
         return False
     return True
 

@@ -126,6 +126,7 @@ def get_prompt(srv: Server, snap: Snapshot, params: Json, rev: str, caps: Json) 
     entry = snap.index.get(name)
     if entry is None:
         raise Rpc(INVALID_PARAMS, f"unknown prompt {name!r}")
+    budget = entry.renderer.budget()  # the request's clock starts before MRTR's work too
     if rev == eras.MODERN:
         try:
             merged = dict(args or {})
@@ -146,7 +147,7 @@ def get_prompt(srv: Server, snap: Snapshot, params: Json, rev: str, caps: Json) 
                           {"argument": wrong})
             return mrtr.input_required(srv.signer, entry.prompt, missing, merged)
     try:
-        result = entry.renderer.get(name, args)
+        result = entry.renderer.get(name, args, budget)
     except RenderError as exc:
         raise Rpc(exc.code, str(exc), {"argument": exc.argument} if exc.argument else None) from exc
     pkg = entry.bundle["package"]["name"]

@@ -5,9 +5,7 @@
 
 The records (tests/hardening/records/*.json) are checked by the tests that observe each
 fault, so the document says what a test run saw, not what someone wrote. The output
-depends only on the records, on the limits in the code and on the measured sections in
-docs/measured/*.md (written by the benchmarks, e.g. benchmarks/stdio_costs.py), which
-are appended as they are: sorted, no dates or paths of their own.
+depends only on the records and on the limits in the code: sorted, no dates, no paths.
 """
 
 from __future__ import annotations
@@ -19,8 +17,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
 RECORDS = HERE / "records"
+MEASURED = HERE / "measured"  # benchmark figures (costs), one JSON file per section
 DOC = REPO / "docs" / "reliability.md"
-MEASURED = REPO / "docs" / "measured"
 AREAS = ["serve process", "serve protocol fuzzing", "template security", "repository faults",
          "process faults"]
 
@@ -43,13 +41,24 @@ def limits() -> list[tuple[str, str, str]]:
         ("batch", f"{protocol.MAX_BATCH} messages; {protocol.BATCH_REPLY_BYTES // (1 << 20)} MiB "
          f"of replies; {protocol.BATCH_SECONDS:g} s of run time", "more messages: one -32600; "
          "past the reply or time budget: each further request gets a short -32603"),
-        ("render time", f"{templating.RENDER_TIMEOUT_S:g} s wall clock per prompts/get",
+        ("request time", f"{templating.RENDER_TIMEOUT_S:g} s wall clock per prompts/get, from "
+         "validation to the last template (`limits.renderTimeoutMs`, at most "
+         f"{size.MAX_TIMEOUT_MS:,} ms)",
          "-32603 `render took longer than ...`, enforced even in loops that call nothing"),
-        ("render output", f"{templating.MAX_OUTPUT_CHARS:,} characters", "-32603"),
+        ("reply size", f"{templating.MAX_OUTPUT_CHARS:,} characters for the whole reply: every "
+         "message, resource and the description (`limits.maxOutputChars`, at most "
+         f"{size.MAX_OUTPUT_CHARS:,})", "-32603 `the reply is over ...`"),
+        ("work per request", f"{size.WORK_FACTOR} x the reply size, in characters built by all "
+         f"operations together (a list element counts {size.ELEMENT})",
+         "-32603 `the request has built more than ...`"),
+        ("argument pattern", "RE2, linear time; value length x program size at most "
+         "50,000 per ms of the request budget", "-32602 naming the argument"),
         ("one `*`", f"{templating.MAX_OPERAND_RESULT:,} items or characters",
          "checked before allocating"),
-        ("any other single operation", f"{size.MAX_VALUE:,} characters or elements",
-         "`%`, `~`, `+`, str methods and filters, format-spec widths: checked before allocating"),
+        ("any other single operation", f"{size.MAX_VALUE:,} characters or elements (the reply "
+         "size)", "`%`, `~`, `+`, `join`, block captures, printing, `tojson`, `pprint`, str "
+         "methods and filters, format-spec widths: checked before allocating; shared parts of "
+         "a list counted every time they occur"),
         ("integers", f"{size.MAX_INT_BITS:,} bits; exponents up to "
          f"{templating.MAX_POWER_EXPONENT}", "-32603"),
         ("macro nesting", f"{templating.MAX_MACRO_DEPTH} calls", "-32603 (recursive macros)"),
@@ -87,11 +96,18 @@ def render() -> str:
                 "| fault | command | observed behaviour | test |", "| --- | --- | --- | --- |"]
         for r in rows:
             cells = [r["fault"], r["command"], r["behaviour"], f"`{r['test']}`"]
-            out.append("| " + " | ".join(c.replace("|", "\\|").replace("\n", " ")
-                                         for c in cells) + " |")
-    for path in sorted(MEASURED.glob("*.md")):
-        out += ["", path.read_text(encoding="utf-8").strip("\n")]
+            out.append(_row(cells))
+    for path in sorted(MEASURED.glob("*.json")):
+        section = json.loads(path.read_text(encoding="utf-8"))
+        out += ["", f"## {section['title']}", "",
+                f"Command: `{section['command']}` ({section['machine']}). {section['note']}",
+                "", _row(section["columns"]), _row(["---"] * len(section["columns"]))]
+        out += [_row(row) for row in section["rows"]]
     return "\n".join(out) + "\n"
+
+
+def _row(cells: list[str]) -> str:
+    return "| " + " | ".join(c.replace("|", "\\|").replace("\n", " ") for c in cells) + " |"
 
 
 def main(argv: list[str]) -> int:
