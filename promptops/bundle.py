@@ -244,10 +244,10 @@ def _digest_of_serialised(data: bytes) -> str | None:
 
 
 def parse_bundle(data: bytes, label: str) -> Bundle:
-    """Parse and verify: format, digest and the shape serve relies on (stdlib only)."""
+    """Parse and verify: format, digest and the whole shape (stdlib only, see bundle_check)."""
     try:
-        bundle = json.loads(data)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        bundle = json.loads(data, parse_constant=_not_json)
+    except (ValueError, RecursionError) as exc:  # JSONDecodeError, int limit, NaN, nesting
         raise BundleError(f"{label}: not a bundle (invalid JSON: {exc})") from exc
     if not isinstance(bundle, dict) or bundle.get("format") != FORMAT:
         found = bundle.get("format") if isinstance(bundle, dict) else None
@@ -261,8 +261,12 @@ def parse_bundle(data: bytes, label: str) -> Bundle:
         )
     problems = shape_problems(bundle)
     if problems:
-        raise BundleError(f"{label}: invalid bundle: " + "; ".join(problems[:5]))
+        raise BundleError(f"{label}: invalid bundle: " + "; ".join(problems))
     return bundle
+
+
+def _not_json(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
 
 
 def load_bundle(path: Path) -> Bundle:
@@ -274,20 +278,8 @@ def load_bundle(path: Path) -> Bundle:
 
 
 def shape_problems(bundle: Bundle) -> list[str]:
-    """The structural checks serving depends on; the full schema is `promptops schema bundle`."""
-    out: list[str] = []
-    pkg = bundle.get("package")
-    if not isinstance(pkg, dict) or not isinstance(pkg.get("name"), str):
-        out.append("package.name missing")
-    prompts = bundle.get("prompts")
-    if not isinstance(prompts, list):
-        return [*out, "prompts is not a list"]
-    for i, p in enumerate(prompts):
-        if not isinstance(p, dict) or not isinstance(p.get("name"), str):
-            out.append(f"prompts[{i}].name missing")
-        elif not isinstance(p.get("messages"), list) or not isinstance(p.get("arguments"), list):
-            out.append(f"prompts[{i}] lacks messages or arguments")
-    for key in ("templates", "resources", "source"):
-        if not isinstance(bundle.get(key), dict):
-            out.append(f"{key} is not an object")
-    return out
+    """What serving (and `promptops verify`) refuses in the shape of ``bundle``: the first
+    few problems, or []. The rules are in :mod:`promptops.bundle_check`."""
+    from promptops.bundle_check import problems
+
+    return problems(bundle)

@@ -26,6 +26,7 @@ from promptops.bundle import digest, parse_bundle, serialise
 from promptops.limits import BudgetExceeded
 from promptops.render import Renderer
 from promptops.semver import Version
+from promptops.serve import wire
 from promptops.serve.protocol import Server
 from promptops.templating import MAX_OUTPUT_CHARS, environment, render_bounded
 
@@ -93,9 +94,14 @@ def test_protocol_core_answers_as_documented(bundle: dict[str, Any], sequence: l
     sent: list[Any] = []
     server, oracle = Server([bundle], send=sent.append), Oracle(bundle)
     for msg in sequence:
-        data = json.dumps(msg).encode()
+        data = json.dumps(msg).encode()  # may hold Infinity, which is not JSON: -32700
         expected = oracle.line(data)
-        replies = server.handle(json.loads(data))
+        try:
+            parsed = wire.parse(data)
+        except wire.MessageError as exc:
+            replies = [server.reject(-32700, f"parse error: {exc}")]
+        else:
+            replies = server.handle(parsed)
         assert len(replies) == len(expected), (msg, replies, expected)
         for exp, reply in zip(expected, replies, strict=True):
             assert judge(exp, reply) is None, (msg, reply, judge(exp, reply))

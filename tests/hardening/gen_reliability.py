@@ -29,13 +29,18 @@ def limits() -> list[tuple[str, str, str]]:
 
     from promptops import limits as size
     from promptops import templating
-    from promptops.serve import stdio
+    from promptops.serve import protocol, stdio, wire
 
     return [
         ("message line", f"{stdio.MAX_LINE // (1024 * 1024)} MiB (newline excluded)",
          "longer: -32600, the rest of the line is discarded, the connection goes on"),
         ("JSON nesting", f"{stdio.MAX_DEPTH} levels of arrays/objects",
          "deeper: -32700 `nested deeper than ...` (Python's json would hit its recursion limit)"),
+        ("JSON values", f"{wire.MAX_VALUES:,} per message (arrays, objects and the commas "
+         "between items, outside strings)", "more: -32700, refused before parsing"),
+        ("batch", f"{protocol.MAX_BATCH} messages; {protocol.BATCH_REPLY_BYTES // (1 << 20)} MiB "
+         f"of replies; {protocol.BATCH_SECONDS:g} s of run time", "more messages: one -32600; "
+         "past the reply or time budget: each further request gets a short -32603"),
         ("request time", f"{templating.RENDER_TIMEOUT_S:g} s wall clock per prompts/get, from "
          "validation to the last template (`limits.renderTimeoutMs`, at most "
          f"{size.MAX_TIMEOUT_MS:,} ms)",
