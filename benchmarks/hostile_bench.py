@@ -177,10 +177,19 @@ def main(argv: list[str]) -> int:
             print(f"{cls:18} {what:62} {seconds * 1000:8.0f} ms {peak:7.1f} MB  {outcome}",
                   flush=True)
     info = env_info()
-    doc = {"title": "Measured cost of the worst hostile content (`promptops check`)",
-           "command": "python benchmarks/hostile_bench.py --runs 3 --write",
-           "machine": f"{info['cpus']} x {info['cpu']}, Python {info['python']}",
-           "date": info["date"], "rows": rows}
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    doc = {"title": "Measured cost: hostile package content",
+           "command": f"python benchmarks/hostile_bench.py --runs {args.runs} --write",
+           "machine": f"Python {info['python']}, {info['cpus']} cores, load average {load} at "
+                      f"the end; {info['date'][:10]}",
+           "note": "`promptops check` (validate, lint, test) on the worst input of each class "
+                   "of invariants 1 and 2, in a fresh process: the largest input refused and "
+                   "the most expensive one each limit still lets through. Median wall time, "
+                   "spawn to exit; peak RSS of the whole process (the baseline row is the "
+                   "interpreter and imports).",
+           "columns": ["class", "worst input", "outcome", "time", "peak RSS"],
+           "rows": [[r["class"], r["input"], r["outcome"], f"{r['seconds'] * 1000:,.0f} ms",
+                     f"{r['peak_rss_mb']:.0f} MB"] for r in rows]}
     if args.write:
         OUT.parent.mkdir(parents=True, exist_ok=True)
         OUT.write_text(json.dumps(doc, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")

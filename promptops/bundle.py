@@ -16,6 +16,7 @@ import json
 import os
 import signal
 import stat
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -101,6 +102,9 @@ def compile_bundle(package: Package) -> Bundle:
                 "description": m.description,
                 "instructions": m.instructions,
                 "cacheScope": m.serve.cacheScope,
+                # only bounds that differ from the defaults: other bundles stay byte-identical
+                "limits": m.limits.model_dump(exclude_defaults=True) or None
+                if m.limits is not None else None,
             }
         ),
         "prompts": prompts,
@@ -258,7 +262,9 @@ def atomic_write(path: Path, data: bytes, *, mode: int = 0o644, root: Path | Non
 def _write_in(folder: _Folder, path: Path, data: bytes, mode: int) -> None:
     _sweep_temps(folder, path.name)
     tmp = f".{path.name}.{os.getpid()}.tmp"
-    held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
+    # Windows has no signal masks; there a kill is TerminateProcess (docs/platforms.md).
+    masks = hasattr(signal, "pthread_sigmask")
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM}) if masks else set()
     try:
         if not _write_anonymous(folder, tmp, data, mode):
             _unlink(folder, tmp)
@@ -267,11 +273,14 @@ def _write_in(folder: _Folder, path: Path, data: bytes, mode: int) -> None:
                 _fill(fh, data, mode)
         os.replace(folder.at(tmp), folder.at(path.name), src_dir_fd=folder.fd,
                    dst_dir_fd=folder.fd)
+        if not hasattr(os, "fchmod"):  # Windows before 3.13: only the read-only bit, by name
+            os.chmod(path, mode)
     except BaseException:
         _unlink(folder, tmp)
         raise
     finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, held)
+        if masks:
+            signal.pthread_sigmask(signal.SIG_SETMASK, held)
 
 
 def _unlink(folder: _Folder, name: str) -> None:
@@ -283,7 +292,8 @@ def _fill(fh: Any, data: bytes, mode: int) -> None:
     fh.write(data)
     fh.flush()
     os.fsync(fh.fileno())
-    os.fchmod(fh.fileno(), mode)
+    if hasattr(os, "fchmod"):  # POSIX, and Windows from Python 3.13
+        os.fchmod(fh.fileno(), mode)
 
 
 def _write_anonymous(folder: _Folder, tmp: str, data: bytes, mode: int) -> bool:
@@ -315,6 +325,9 @@ def _sweep_temps(folder: _Folder, name: str) -> None:
             continue
         pid = stale[len(name) + 2 : -4]
         if not pid.isdigit() or int(pid) == os.getpid():
+            continue
+        if sys.platform == "win32":  # os.kill would terminate that process, not probe it
+            _unlink(folder, stale)  # a live writer holds it open: the unlink fails
             continue
         try:
             os.kill(int(pid), 0)
@@ -430,10 +443,10 @@ def _digest_of_serialised(data: bytes) -> str | None:
 
 
 def parse_bundle(data: bytes, label: str) -> Bundle:
-    """Parse and verify: format, digest and the shape serve relies on (stdlib only)."""
+    """Parse and verify: format, digest and the whole shape (stdlib only, see bundle_check)."""
     try:
-        bundle = json.loads(data)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        bundle = json.loads(data, parse_constant=_not_json)
+    except (ValueError, RecursionError) as exc:  # JSONDecodeError, int limit, NaN, nesting
         raise BundleError(f"{label}: not a bundle (invalid JSON: {exc})") from exc
     if not isinstance(bundle, dict) or bundle.get("format") != FORMAT:
         found = bundle.get("format") if isinstance(bundle, dict) else None
@@ -447,8 +460,12 @@ def parse_bundle(data: bytes, label: str) -> Bundle:
         )
     problems = shape_problems(bundle)
     if problems:
-        raise BundleError(f"{label}: invalid bundle: " + "; ".join(problems[:5]))
+        raise BundleError(f"{label}: invalid bundle: " + "; ".join(problems))
     return bundle
+
+
+def _not_json(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
 
 
 def load_bundle(path: Path) -> Bundle:
@@ -460,20 +477,8 @@ def load_bundle(path: Path) -> Bundle:
 
 
 def shape_problems(bundle: Bundle) -> list[str]:
-    """The structural checks serving depends on; the full schema is `promptops schema bundle`."""
-    out: list[str] = []
-    pkg = bundle.get("package")
-    if not isinstance(pkg, dict) or not isinstance(pkg.get("name"), str):
-        out.append("package.name missing")
-    prompts = bundle.get("prompts")
-    if not isinstance(prompts, list):
-        return [*out, "prompts is not a list"]
-    for i, p in enumerate(prompts):
-        if not isinstance(p, dict) or not isinstance(p.get("name"), str):
-            out.append(f"prompts[{i}].name missing")
-        elif not isinstance(p.get("messages"), list) or not isinstance(p.get("arguments"), list):
-            out.append(f"prompts[{i}] lacks messages or arguments")
-    for key in ("templates", "resources", "source"):
-        if not isinstance(bundle.get(key), dict):
-            out.append(f"{key} is not an object")
-    return out
+    """What serving (and `promptops verify`) refuses in the shape of ``bundle``: the first
+    few problems, or []. The rules are in :mod:`promptops.bundle_check`."""
+    from promptops.bundle_check import problems
+
+    return problems(bundle)

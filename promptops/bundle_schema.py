@@ -10,7 +10,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from promptops.model import Annotations, Argument, Icon
+from promptops.model import Annotations, Argument, Icon, LimitsConfig
 
 
 class _Strict(BaseModel):
@@ -23,6 +23,8 @@ class BundlePackage(_Strict):
     description: str | None = None
     instructions: str | None = None
     cacheScope: Literal["public", "private"]
+    limits: LimitsConfig | None = Field(None, description="Request bounds that differ from "
+                                        "the defaults")
 
 
 class BundleMessage(_Strict):

@@ -81,11 +81,14 @@ def main(
 @app.command()
 def init(
     directory: Annotated[Path, typer.Argument(help="Folder to create the package in")] = Path("."),
+    commit: Annotated[
+        bool, typer.Option("--commit", help="Inside an existing repository, commit what init wrote")
+    ] = False,
 ) -> None:
     """Scaffold a starter package (prompts, partials, tests, CI workflow)."""
     from promptops.commands import init as cmd
 
-    _done(run_guarded(lambda: cmd.run(directory)))
+    _done(run_guarded(lambda: cmd.run(directory, commit)))
 
 
 @app.command()

@@ -1,38 +1,245 @@
-"""Size checks that run *before* a template operation allocates.
+"""The bounds of one request: its :class:`Budget`, and the size checks that spend from it.
 
-Each function here answers "how big would the result be?" from the operands alone
-(lengths, widths, counts), in constant or one-C-pass time, and raises
-:class:`BudgetExceeded` instead of letting one C call build gigabytes. The render-wide
-output cap in :mod:`promptops.templating` still applies afterwards; these checks exist
-because memory is gone long before any output is produced.
+A ``prompts/get`` renders several templates (every message, resource text and URI, the
+result description); bounding each on its own let 790 bytes of YAML produce a 300 MB
+reply. So one :class:`Budget` per request holds everything the request may still spend:
+
+* **time**: a wall-clock deadline from the moment the request starts (argument
+  validation and pattern matching included), enforced between bytecodes by
+  :mod:`promptops.watchdog`; the C calls the watchdog cannot interrupt are each bounded
+  in size by the checks below, so none of them runs long;
+* **output**: characters of the whole reply, across all its parts;
+* **work**: characters all the operations of the request may build, together
+  (``WORK_FACTOR`` times the output bound; a list element counts as :data:`ELEMENT`
+  characters), so a loop that keeps a big value alive on every pass runs out of budget
+  instead of memory;
+* **one value**: no single operation may build more than the output bound.
+
+Each check here answers "how big would the result be?" from the operands alone (lengths,
+widths, counts, bit lengths) and raises :class:`BudgetExceeded` *before* allocating. The
+defaults can be changed per package (``limits:`` in ``promptops.yaml``), up to the hard
+caps in this module: a package is untrusted, and its author must not be able to grant
+itself unbounded resources.
 """
 
 from __future__ import annotations
 
+import functools
 import re
-from collections.abc import Callable, MutableMapping
-from string import Formatter
+import threading
+import time
+from collections.abc import Mapping
 from typing import Any
 
-from jinja2.exceptions import SecurityError
+from promptops import watchdog
 
-MAX_VALUE = 4_000_000  # characters or elements one operation may produce
-MAX_INT_BITS = 1_000_000
+DEFAULT_TIMEOUT_MS = 2_000
+MAX_TIMEOUT_MS = 10_000  # hard cap of `limits.renderTimeoutMs`
+DEFAULT_OUTPUT_CHARS = 4_000_000
+MAX_OUTPUT_CHARS = 16_000_000  # hard cap of `limits.maxOutputChars`
+WORK_FACTOR = 16  # characters one request may build in all, per character of output bound
+MAX_OPERAND_RESULT = 1_000_000  # elements or characters a single `*` may produce
+MAX_INT_BITS = 1_000_000  # an integer result larger than this is refused
+MAX_POWER_EXPONENT = 1_000
+MAX_DIVISION_WORK = 1 << 36  # bits x bits of one integer division (quadratic in C)
 MAX_SLICES = 100_000  # the sandbox's own MAX_RANGE
+MAX_SORT_ITEMS = 100_000  # sorting is n log n compares in one C call: 400,000 take 0.4 s
+MAX_PIECES = 500_000  # strings one split makes: each ~60 bytes, so at most ~30 MB at once
+MAX_MACRO_DEPTH = 100
+MAX_ROUND_DIGITS = 1_000  # |precision| of `round`: 10**precision is computed in C
+ELEMENT = 32  # work one list, tuple or dict element costs: a pointer and, often, a new object
+_CHARS = (str, bytes, bytearray)
+_CONTAINERS = (list, tuple, dict, set, frozenset)
+# The value bound when nothing says otherwise (lint of literal sizes, no active request).
+MAX_VALUE = DEFAULT_OUTPUT_CHARS
 
-# %[(key)][flags][width][.precision][length]type
-_PERCENT = re.compile(r"%(?:\([^)]*\))?[-#0 +]*(\*|\d+)?(?:\.(\*|\d+))?")
-# [[fill]align][sign][z][#][0][width][grouping][.precision][type]
-_SPEC = re.compile(r"(?:.?[<>=^])?[-+ ]?z?#?0?(\d*)[,_]?(?:\.(\d+))?")
 
 
-class BudgetExceeded(SecurityError):
-    """A template exceeded the render time or size budget."""
+@functools.cache
+def _formats() -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """Compiled on first use: serve imports this module on its cold path."""
+    return (
+        # %[(key)][flags][width][.precision][length]type
+        re.compile(r"%(?:\([^)]*\))?[-#0 +]*(\*|\d+)?(?:\.(\*|\d+))?"),
+        # [[fill]align][sign][z][#][0][width][grouping][.precision][type]
+        re.compile(r"(?:.?[<>=^])?[-+ ]?z?#?0?(\d*)[,_]?(?:\.(\d+))?"),
+    )
 
 
-def check_size(size: int, what: str) -> None:
-    if size > MAX_VALUE:
-        raise BudgetExceeded(f"{what} would build {size} characters, over the limit {MAX_VALUE}")
+class BudgetExceeded(Exception):
+    """A request exceeded its time, output or size budget."""
+
+
+class Limits:
+    """The bounds a package's requests run under: its manifest's, within the hard caps."""
+
+    __slots__ = ("max_output_chars", "render_timeout_ms")
+
+    def __init__(self, render_timeout_ms: int = DEFAULT_TIMEOUT_MS,
+                 max_output_chars: int = DEFAULT_OUTPUT_CHARS) -> None:
+        self.render_timeout_ms = render_timeout_ms
+        self.max_output_chars = max_output_chars
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Limits) and (self.render_timeout_ms, self.max_output_chars) \
+            == (other.render_timeout_ms, other.max_output_chars)
+
+    def __hash__(self) -> int:
+        return hash((self.render_timeout_ms, self.max_output_chars))
+
+    def __repr__(self) -> str:
+        return f"Limits({self.render_timeout_ms}, {self.max_output_chars})"
+
+    @classmethod
+    def of(cls, config: Mapping[str, Any] | None) -> Limits:
+        """From a bundle's ``package.limits`` (camelCase keys), clamped to the hard caps."""
+        if not isinstance(config, Mapping) or not config:
+            return DEFAULTS
+        return cls(_clamp(config.get("renderTimeoutMs"), DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS),
+                   _clamp(config.get("maxOutputChars"), DEFAULT_OUTPUT_CHARS, MAX_OUTPUT_CHARS))
+
+    @property
+    def timeout_text(self) -> str:
+        return f"{self.render_timeout_ms / 1000:g} s"
+
+
+DEFAULTS = Limits()
+
+
+def _clamp(value: Any, default: int, cap: int) -> int:
+    """A bundle is checked by its schema; whatever it holds, never more than the cap."""
+    if not isinstance(value, int) or isinstance(value, bool):
+        return default
+    return min(max(value, 1), cap)
+
+
+class Budget:
+    """What one request may still spend. Enter it (``with budget:``) around the request.
+
+    While entered it is the calling thread's current budget (:func:`current`), which the
+    template sandbox's hooks draw from, and the watchdog holds the thread to its deadline.
+    Entering the same budget again (serve around a request, the renderer inside it) nests.
+    """
+
+    __slots__ = ("_entered", "_outer", "_token", "deadline", "depth", "fired", "limits",
+                 "output_left", "value_chars", "work_left")
+
+    def __init__(self, limits: Limits = DEFAULTS, *, deadline: float | None = None) -> None:
+        self.limits = limits
+        self.deadline = (time.monotonic() + limits.render_timeout_ms / 1000
+                         if deadline is None else deadline)
+        self.output_left: float = limits.max_output_chars
+        self.work_left: float = WORK_FACTOR * limits.max_output_chars
+        self.value_chars = limits.max_output_chars
+        self.depth = 0  # macro calls in progress
+        self.fired = False  # the watchdog interrupted (or was about to interrupt) the request
+        self._entered = 0
+        self._outer: Budget | None = None
+        self._token: list[Any] | None = None
+
+    def __enter__(self) -> Budget:
+        self.check_time()  # a budget handed in late, or the next template of a slow request
+        self._entered += 1
+        if self._entered == 1:
+            self._outer = getattr(_local, "budget", None)
+            _local.budget = self
+            if self.deadline != float("inf"):
+                self._token = watchdog.enter(self.deadline)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._entered -= 1
+        if self._entered:
+            return
+        self.release()
+        if exc[0] is None and self.fired:  # finished, but past the deadline
+            raise BudgetExceeded(self.late())
+
+    def release(self) -> None:
+        """Leave the watchdog and restore the outer budget; safe to call again (a timeout
+        delivered inside this very call leaves it half done: the caller calls it again)."""
+        if self._token is not None:
+            self.fired = watchdog.leave(self._token) or self.fired
+            self._token = None
+        if _local.budget is self:
+            _local.budget = self._outer
+        self._entered = 0
+
+    def settle(self) -> None:
+        """After a timeout escaped ``with budget:``: finish a release it may have cut short."""
+        if self._entered <= 0:
+            self.release()
+
+    def late(self) -> str:
+        return f"render took longer than {self.limits.timeout_text}"
+
+    def check_time(self) -> None:
+        if time.monotonic() > self.deadline:
+            raise BudgetExceeded(self.late())
+
+    def spend(self, size: int, what: str, weight: int = 1) -> None:
+        """One operation is about to build ``size`` characters, or elements (``weight``
+        :data:`ELEMENT`: a pointer, and often a new object such as the ints of a range)."""
+        if size > self.value_chars:
+            raise BudgetExceeded(
+                f"{what} would build {size} characters, over the limit {self.value_chars}")
+        self.work_left -= size * weight
+        if self.work_left < 0:
+            raise BudgetExceeded(
+                f"{what}: the request has built more than "
+                f"{WORK_FACTOR * self.limits.max_output_chars} characters in all, over its "
+                f"work limit ({WORK_FACTOR} x maxOutputChars)")
+
+    def grow(self, total: int, added: int, what: str) -> None:
+        """A list grows in place to ``total``: the bound applies to it, the work to ``added``."""
+        if total > self.value_chars:
+            raise BudgetExceeded(
+                f"{what} would build {total} characters, over the limit {self.value_chars}")
+        self.spend(added, what, ELEMENT)
+
+    def built(self, value: Any, what: str) -> Any:
+        """Charge a value an operation has just built (a string or container its input
+        bounds, such as ``upper``, ``split`` or a slice) and return it."""
+        if isinstance(value, _CHARS):
+            if len(value) > 64:
+                self.spend(len(value), what)
+        elif isinstance(value, _CONTAINERS) and len(value) > 8:
+            self.spend(len(value), what, ELEMENT)
+        return value
+
+    def emit(self, size: int) -> None:
+        """``size`` characters go into the reply."""
+        self.output_left -= size
+        if self.output_left < 0:
+            raise BudgetExceeded(self.too_long())
+
+    def too_long(self) -> str:
+        return (f"the reply is over {self.limits.max_output_chars} characters (all messages, "
+                "resources and the description together)")
+
+
+class _Local(threading.local):
+    budget: Budget | None = None
+
+
+_local = _Local()
+# Used when no request is running (constant folding while a template compiles, lint):
+# sizes are still bounded, time and totals are not.
+_IDLE = Budget(DEFAULTS, deadline=float("inf"))
+_IDLE.work_left = _IDLE.output_left = float("inf")
+
+
+def current() -> Budget:
+    return _local.budget or _IDLE
+
+
+def check_size(size: int, what: str, weight: int = 1) -> None:
+    current().spend(size, what, weight)
+
+
+def check_items(items: int, what: str) -> None:
+    if items > MAX_SORT_ITEMS:
+        raise BudgetExceeded(f"{what} {items} items is over the limit {MAX_SORT_ITEMS}")
 
 
 def check_bits(bits: int, what: str) -> None:
@@ -40,9 +247,19 @@ def check_bits(bits: int, what: str) -> None:
         raise BudgetExceeded(f"{what} would build a {bits}-bit integer, over {MAX_INT_BITS}")
 
 
+def check_division(left: Any, right: Any, what: str) -> None:
+    """``//`` and ``%`` of two integers cost bits x bits in one C call."""
+    if isinstance(left, int) and isinstance(right, int):
+        work = left.bit_length() * right.bit_length()
+        if work > MAX_DIVISION_WORK:
+            raise BudgetExceeded(
+                f"{what} of a {left.bit_length()}-bit by a {right.bit_length()}-bit integer "
+                "is over the division limit")
+
+
 def _width(value: Any, what: str) -> None:
-    if isinstance(value, int) and value > MAX_VALUE:
-        raise BudgetExceeded(f"{what} width {value} is over the limit {MAX_VALUE}")
+    if isinstance(value, int) and value > current().value_chars:
+        raise BudgetExceeded(f"{what} width {value} is over the limit {current().value_chars}")
 
 
 def check_percent(fmt: str, args: Any) -> None:
@@ -50,7 +267,7 @@ def check_percent(fmt: str, args: Any) -> None:
     if "%" not in fmt:
         return
     star = False
-    for m in _PERCENT.finditer(fmt):
+    for m in _formats()[0].finditer(fmt):
         for part in m.groups():
             if part == "*":
                 star = True
@@ -62,7 +279,7 @@ def check_percent(fmt: str, args: Any) -> None:
 
 
 def check_spec(spec: str) -> None:
-    m = _SPEC.match(spec)
+    m = _formats()[1].match(spec)
     if m is not None:
         for part in m.groups():
             if part:
@@ -71,6 +288,8 @@ def check_spec(spec: str) -> None:
 
 def check_format(fmt: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
     """``fmt.format(...)``: literal spec widths, and nested ``{}`` widths once resolved."""
+    from string import Formatter
+
     for _, field, spec, _ in Formatter().parse(fmt):
         if field is None or not spec:
             continue
@@ -82,7 +301,7 @@ def check_format(fmt: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Non
 
 
 def check_method(owner: Any, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
-    """Methods of str/bytes/list whose result size is set by an argument, not the input."""
+    """Methods whose result size is set by an argument, not by the size of the input."""
     if name in ("ljust", "rjust", "center", "zfill") and args:
         _width(args[0], f"`{name}`")
     elif name == "expandtabs":
@@ -100,56 +319,44 @@ def check_method(owner: Any, name: str, args: tuple[Any, ...], kwargs: dict[str,
         if longest > 1:
             check_size(len(owner) * longest, "`translate`")
     elif name in ("extend", "__iadd__") and args and hasattr(args[0], "__len__"):
-        check_size(len(owner) + len(args[0]), f"`{name}`")
+        current().grow(len(owner) + len(args[0]), len(args[0]), f"`{name}`")
+    elif name == "to_bytes":
+        length = args[0] if args else kwargs.get("length", 1)
+        if isinstance(length, int):
+            check_size(length, "`to_bytes`")
+    elif name == "hex" and isinstance(owner, bytes | bytearray):
+        check_size(2 * len(owner), "`hex`")
+    elif name in ("split", "rsplit", "splitlines") and isinstance(owner, str):
+        limit = args[1] if len(args) > 1 else kwargs.get("maxsplit", -1)
+        if isinstance(limit, int) and 0 <= limit < MAX_PIECES:
+            return
+        sep = args[0] if args else kwargs.get("sep")
+        if name == "splitlines":
+            check_pieces(owner, _LINES, "`splitlines`")
+        elif isinstance(sep, str) and sep:
+            pieces = owner.count(sep) + 1
+            if pieces > MAX_PIECES:
+                raise BudgetExceeded(f"`{name}` into {pieces} pieces is over the limit "
+                                     f"{MAX_PIECES}")
+        else:
+            check_pieces(owner, _SPACES, f"`{name}`")
 
 
-def bound_filters(filters: MutableMapping[str, Callable[..., Any]]) -> None:
-    """Wrap the built-in filters whose arguments choose how much they allocate."""
+_SPACES = r"\s+"
+_LINES = r"\r\n|[\n\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029]"
 
-    def guard(name: str, check: Callable[..., None]) -> None:
-        original = filters[name]
 
-        def bounded(*args: Any, **kwargs: Any) -> Any:
-            check(*args, **kwargs)
-            return original(*args, **kwargs)
+def check_pieces(text: str, separators: str, what: str, per_match: int = 1) -> None:
+    """A split of ``text`` at ``separators`` (a regex) makes at most MAX_PIECES strings.
 
-        for attr in ("jinja_pass_arg",):  # keep eval-context/environment passing
-            if hasattr(original, attr):
-                setattr(bounded, attr, getattr(original, attr))
-        filters[name] = bounded
-
-    def center(value: Any, width: Any = 80) -> None:
-        _width(width, "`center`")
-
-    def indent(s: Any, width: Any = 4, *args: Any, **kwargs: Any) -> None:
-        if isinstance(width, int):
-            lines = str(s).count("\n") + 1
-            check_size(len(str(s)) + lines * max(width, 0), "`indent`")
-        elif isinstance(width, str):
-            check_size(len(str(s)) + (str(s).count("\n") + 1) * len(width), "`indent`")
-
-    def replace(ctx: Any, s: Any, old: Any, new: Any, count: Any = None) -> None:
-        text = str(s)
-        check_method(text, "replace", (str(old), str(new)), {})
-
-    def slice_(ctx: Any, value: Any, slices: Any, fill_with: Any = None) -> None:
-        if isinstance(slices, int) and slices > MAX_SLICES:
-            raise BudgetExceeded(f"`slice` into {slices} parts is over the limit {MAX_SLICES}")
-
-    def fmt(value: Any, *args: Any, **kwargs: Any) -> None:
-        check_percent(str(value), kwargs or args)
-
-    def tojson(ctx: Any, value: Any, indent: Any = None) -> None:
-        _width(indent, "`tojson` indent")
-        if isinstance(indent, int) and indent > 64:
-            raise BudgetExceeded(f"`tojson` indent {indent} is over the limit 64")
-
-    def wordwrap(env: Any, s: Any, width: Any = 79, *args: Any, **kwargs: Any) -> None:
-        if isinstance(width, int) and width < 1:
-            raise BudgetExceeded(f"`wordwrap` width must be at least 1, got {width}")
-
-    for name, check in (("center", center), ("indent", indent), ("replace", replace),
-                        ("slice", slice_), ("format", fmt), ("tojson", tojson),
-                        ("wordwrap", wordwrap)):
-        if name in filters:
-            guard(name, check)
+    Counted without building anything: ``finditer`` yields one match at a time, and a
+    text shorter than the limit cannot have more pieces than characters.
+    """
+    if len(text) < MAX_PIECES // per_match:
+        return
+    pieces = 1
+    for _ in re.finditer(separators, text):
+        pieces += per_match
+        if pieces > MAX_PIECES:
+            raise BudgetExceeded(f"{what} of a text into more than {MAX_PIECES} pieces is "
+                                 "over the limit")

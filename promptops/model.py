@@ -7,10 +7,11 @@ Schemas that editors use (``promptops schema``) are generated from these classes
 
 from __future__ import annotations
 
-import re
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from promptops import limits as bounds
 
 NAME_RE = r"^[a-z0-9]([a-z0-9._-]{0,62}[a-z0-9])?$"
 PROMPT_NAME_RE = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$"
@@ -40,6 +41,17 @@ class ServeConfig(Strict):
     )
 
 
+class LimitsConfig(Strict):
+    """Bounds of one prompts/get request (defaults and hard caps: promptops/limits.py)."""
+
+    renderTimeoutMs: int = Field(
+        default=bounds.DEFAULT_TIMEOUT_MS, ge=1, le=bounds.MAX_TIMEOUT_MS,
+        description="Wall-clock budget of one request: validation, matching, every template")
+    maxOutputChars: int = Field(
+        default=bounds.DEFAULT_OUTPUT_CHARS, ge=1, le=bounds.MAX_OUTPUT_CHARS,
+        description="Characters of the whole reply, and of any one value a template builds")
+
+
 class Manifest(Strict):
     """promptops.yaml: the package's identity."""
 
@@ -49,6 +61,8 @@ class Manifest(Strict):
     instructions: str | None = Field(None, description="Served as the MCP server instructions")
     lint: LintConfig = Field(default_factory=lambda: LintConfig())
     serve: ServeConfig = Field(default_factory=lambda: ServeConfig())
+    limits: LimitsConfig | None = Field(
+        None, description="Request bounds, within the hard caps (docs in SECURITY.md)")
 
 
 class Icon(Strict):
@@ -66,17 +80,20 @@ class Argument(Strict):
     default: str | None = Field(None, description="Value of an absent optional argument")
     enum: list[str] | None = Field(None, description="Allowed values; the completion source")
     examples: list[str] | None = Field(None, description="Completion values, not enforced")
-    pattern: str | None = Field(None, description="A regex the whole value must match")
+    pattern: str | None = Field(
+        None, description="An RE2 regular expression the whole value must match")
     maxLength: int = Field(DEFAULT_MAX_LENGTH, ge=1)
 
     @field_validator("pattern")
     @classmethod
     def _compiles(cls, value: str | None) -> str | None:
         if value is not None:
+            from promptops.patterns import PatternError, compile_pattern
+
             try:
-                re.compile(value)
-            except re.error as exc:
-                raise ValueError(f"pattern is not a valid regular expression: {exc}") from exc
+                compile_pattern(value)
+            except PatternError as exc:
+                raise ValueError(str(exc)) from None
         return value
 
 

@@ -4,6 +4,11 @@ The one rendering path: ``serve``, ``render``, ``test`` and ``diff`` all come th
 here with a bundle, so what is tested and reviewed is exactly what is served.
 Validation comes first and each failure names the argument and the rule (MCP asks
 for -32602); a template that fails while rendering is the server's fault (-32603).
+
+A request is bounded as a whole (see :mod:`promptops.limits`): one :class:`Budget`,
+made when :meth:`Renderer.get` starts (or handed in by the caller, who may start the
+clock earlier), covers validation, pattern matching and every template of the reply,
+and its output bound counts every part of the reply, rendered or copied from a file.
 """
 
 from __future__ import annotations
@@ -11,9 +16,12 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from promptops import watchdog
 from promptops.errors import INTERNAL_ERROR, INVALID_PARAMS, RenderError
+from promptops.limits import Budget, BudgetExceeded, Limits, current
 
 Result = dict[str, Any]
+_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
 
 
 class Renderer:
@@ -24,7 +32,12 @@ class Renderer:
         self.prompts: dict[str, dict[str, Any]] = {p["name"]: p for p in bundle["prompts"]}
         self._env: Any = None
         self._compiled: dict[tuple[str, int, str], Any] = {}
-        self._patterns: dict[str, re.Pattern[str]] = {}
+        self._patterns: dict[str, Any] = {}
+        self.limits = Limits.of(bundle.get("package", {}).get("limits"))
+
+    def budget(self) -> Budget:
+        """A fresh budget for one request under this bundle's limits; its clock starts now."""
+        return Budget(self.limits)
 
     def validate(self, name: str, arguments: Any) -> tuple[dict[str, Any], dict[str, str]]:
         """The prompt and the full render context, or RenderError(-32602)."""
@@ -80,10 +93,16 @@ class Renderer:
             )
         pattern = spec.get("pattern")
         if pattern is not None:
-            rx = self._patterns.get(pattern) or self._patterns.setdefault(
-                pattern, re.compile(pattern)
-            )
-            if rx.fullmatch(value) is None:
+            from promptops.patterns import PatternError, compile_pattern
+
+            try:
+                rx = self._patterns.get(pattern) or self._patterns.setdefault(
+                    pattern, compile_pattern(pattern))
+                matched = rx.fullmatch(value, self.limits.render_timeout_ms)
+            except PatternError as exc:  # a bundle built before patterns were RE2, or long
+                raise RenderError(INVALID_PARAMS, f"argument {arg!r} {exc}", argument=arg) \
+                    from None
+            if not matched:
                 raise RenderError(
                     INVALID_PARAMS,
                     f"argument {arg!r} does not match its pattern {pattern!r}",
@@ -91,8 +110,26 @@ class Renderer:
                 )
         return value
 
-    def get(self, name: str, arguments: Any = None) -> Result:
-        """The GetPromptResult for ``name``; RenderError on bad input or a failing template."""
+    def get(self, name: str, arguments: Any = None, budget: Budget | None = None) -> Result:
+        """The GetPromptResult for ``name``; RenderError on bad input or a failing template.
+
+        ``budget`` bounds the whole request (default: a fresh :meth:`budget`); a caller
+        that wants the clock to include its own parsing makes it first and passes it in.
+        """
+        if budget is None:
+            budget = Budget(self.limits)
+        try:
+            with budget:
+                return self._get(name, arguments, budget)
+        except watchdog.RenderTimeout:
+            budget.settle()
+            raise RenderError(INTERNAL_ERROR, f"prompt {name!r}: {budget.late()}") from None
+        except BudgetExceeded as exc:
+            raise RenderError(INTERNAL_ERROR, f"prompt {name!r}: {exc}") from None
+        except RecursionError:
+            raise RenderError(INTERNAL_ERROR, f"prompt {name!r}: nested too deeply") from None
+
+    def _get(self, name: str, arguments: Any, budget: Budget) -> Result:
         prompt, context = self.validate(name, arguments)
         messages = []
         for i, msg in enumerate(prompt["messages"]):
@@ -103,7 +140,7 @@ class Renderer:
             except Exception as exc:  # any template failure is the package's, not the caller's
                 raise RenderError(
                     INTERNAL_ERROR,
-                    f"prompt {name!r} message {i} failed to render: {type(exc).__name__}: {exc}",
+                    f"prompt {name!r} message {i} failed to render: {_describe(exc)}",
                 ) from exc
             if "annotations" in msg:
                 content["annotations"] = msg["annotations"]
@@ -118,9 +155,10 @@ class Renderer:
             except Exception as exc:
                 raise RenderError(
                     INTERNAL_ERROR,
-                    f"prompt {name!r} resultDescription failed to render: "
-                    f"{type(exc).__name__}: {exc}",
+                    f"prompt {name!r} resultDescription failed to render: {_describe(exc)}",
                 ) from exc
+        else:
+            budget.emit(len(described))
         result["description"] = described
         return result
 
@@ -133,7 +171,7 @@ class Renderer:
             env = self.env()
             tpl = env.get_template(source) if field == "template" else env.from_string(source)
             self._compiled[key] = tpl
-        return render_bounded(tpl, ctx)
+        return render_bounded(tpl, ctx, current())
 
     def env(self) -> Any:
         if self._env is None:
@@ -159,6 +197,7 @@ class Renderer:
                 import base64
 
                 data = base64.b64encode(res["text"].encode()).decode("ascii")
+            current().emit(len(data))
             return {"type": kind, "data": data, "mimeType": msg["mimeType"]}
         if kind == "resource":
             body: Result = {
@@ -170,6 +209,7 @@ class Renderer:
             else:
                 res = resources[msg["file"]]
                 body.update({"text": res["text"]} if "text" in res else {"blob": res["blob"]})
+                current().emit(len(res.get("text", res.get("blob", ""))))
             return {"type": "resource", "resource": body}
         if kind == "resource_link":
             link: Result = {
@@ -181,3 +221,8 @@ class Renderer:
                     link[key] = msg[key]
             return link
         raise RenderError(INTERNAL_ERROR, f"unknown message type {kind!r}")
+
+
+def _describe(exc: BaseException) -> str:
+    """``Type: message``, without memory addresses (an error must not vary between runs)."""
+    return _ADDRESS.sub("", f"{type(exc).__name__}: {exc}")

@@ -293,7 +293,14 @@ class GitSource:
         sub = tree if self.prefix == "." else git_read(
             f"the tree of {self.label}", lambda: _subtree(tree, self.prefix))
         if sub is None:
-            raise GitError(f"{self.prefix} does not exist at {self.label}")
+            cwd = Path.cwd().resolve()
+            here = os.path.relpath(package_dir, cwd) if top in (cwd, *cwd.parents) else None
+            git_ = "git" if here else f"git -C {top}"
+            hint = (f": it is not committed yet; commit it ({git_} add -- {here or self.prefix}"
+                    f" && {git_} commit -m 'Add {self.prefix}'); `promptops build --worktree` "
+                    "builds uncommitted files"
+                    if self.repo.head.is_valid() and self.commit == self.repo.head.commit else "")
+            raise GitError(f"{self.prefix} does not exist at {self.label}{hint}")
         self.tree = sub
         self.origin = Origin(
             commit=self.commit.hexsha, tree=self.tree.hexsha, dirty=False, path=self.prefix

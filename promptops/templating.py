@@ -1,115 +1,188 @@
 """The Jinja2 environment every template is parsed and rendered with.
 
 Templates arrive through pull requests from people we do not fully trust, so the
-environment is sandboxed and also bounded. Time: a render has a wall-clock deadline
-enforced by :mod:`promptops.watchdog`, so even a loop that calls nothing is stopped.
-Size: every operation that can build a large value in one C call (``*``, ``%``, ``~``,
-``+``, ``**``, ``str.ljust`` and friends, format-spec widths, the ``center``/``indent``/
-``replace``/``slice``/``tojson`` filters) is checked against :data:`MAX_VALUE` *before*
-it allocates, because the output cap alone only notices after the memory is gone.
-Determinism: ``random`` and ``lipsum`` are removed, and printing a function or any object
-whose text carries a memory address is refused, so a render is a function of (package,
-prompt, arguments) alone.
+environment is sandboxed and also bounded by the request's :class:`~promptops.limits.Budget`.
+
+Time: the watchdog (:mod:`promptops.watchdog`) interrupts Python code past the deadline,
+and every C call a template can reach is kept short by checking, before it runs, the size
+of what it would build or walk. Size: ``*``, ``%``, ``~``, ``+``, ``**``, ``//``, str and
+list methods, format-spec widths and the built-in filters (:mod:`promptops.safe_filters`)
+are checked against the bound of one value before they allocate; block captures
+(``{% set %}...{% endset %}``, ``{% filter %}``, macro bodies, ``caller()``) are joined by
+a bounded ``concat``; printing, ``==``, ``in`` and dict keys measure containers first
+(:mod:`promptops.sizing`), so a list that shares its parts cannot print or compare as
+gigabytes. Output: every chunk is counted against the reply's total.
+
+Determinism: ``random`` and ``lipsum`` are removed, printing a function or a value whose
+text carries a memory address is refused, and so is set arithmetic on dict views (its
+order follows the hash seed), so a render is a function of (package, prompt, arguments).
 """
 
 from __future__ import annotations
 
-import re
-import threading
 import time
 from collections.abc import Mapping
 from typing import Any
 
-from jinja2 import DictLoader, StrictUndefined, Undefined
-from jinja2.compiler import CodeGenerator, Frame
-from jinja2.exceptions import SecurityError
-from jinja2.nodes import Concat
+from jinja2 import DictLoader, StrictUndefined, Undefined, nodes
+from jinja2.compiler import CodeGenerator, Frame, operators
 from jinja2.runtime import Macro
 from jinja2.sandbox import SandboxedEnvironment
 
-from promptops import limits, watchdog
+from promptops import limits, safe_filters, sizing, watchdog
+from promptops.limits import (
+    MAX_MACRO_DEPTH,
+    MAX_OPERAND_RESULT,
+    MAX_POWER_EXPONENT,
+    Budget,
+    BudgetExceeded,
+)
 
-RENDER_TIMEOUT_S = 2.0
-MAX_OUTPUT_CHARS = 4_000_000
-MAX_OPERAND_RESULT = 1_000_000  # elements or characters a single `*` may produce
-MAX_VALUE = MAX_OUTPUT_CHARS  # characters/elements any other single operation may produce
-MAX_POWER_EXPONENT = 1_000
-MAX_INT_BITS = 1_000_000  # an integer result larger than this is refused
-MAX_MACRO_DEPTH = 100
+RENDER_TIMEOUT_S = limits.DEFAULT_TIMEOUT_MS / 1000
+MAX_OUTPUT_CHARS = limits.DEFAULT_OUTPUT_CHARS
+MAX_VALUE = limits.MAX_VALUE
+MAX_INT_BITS = limits.MAX_INT_BITS
 
-BudgetExceeded = limits.BudgetExceeded
+__all__ = ["MAX_MACRO_DEPTH", "MAX_OPERAND_RESULT", "MAX_POWER_EXPONENT", "BudgetExceeded",
+           "PromptEnvironment", "environment", "render_bounded"]
 
-
-class _Budget(threading.local):
-    deadline: float = float("inf")
-    depth: int = 0
-
-
-_budget = _Budget()
-_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
+_SEQUENCES = (str, list, tuple)
+_METHOD_OWNERS = (str, bytes, list, bytearray, int)
+_SCALARS = (str, int, float, bool, type(None))
+_SHALLOW = frozenset({"append", "insert", "extend"})  # store references, compare nothing
+_COMPARING = frozenset({"count", "index", "remove", "sort"})
 
 
 def _finalize(value: Any) -> Any:
-    """Refuse to print what has no stable text: functions and objects shown by address."""
-    if type(value) is str:
+    """What ``{{ value }}`` prints: its text, checked for size and for a stable form."""
+    if type(value) is str or isinstance(value, Undefined):  # strict ones raise when printed
         return value
-    if isinstance(value, Undefined):  # strict ones raise when printed; `x if c` gives ""
-        return value
-    if callable(value):
-        raise SecurityError(
-            f"cannot print {type(value).__name__} {getattr(value, '__name__', '')!s}: a "
-            "function has no stable text (missing call parentheses?)".replace(" :", ":")
-        )
-    if not isinstance(value, int | float | bool | type(None)) and _ADDRESS.search(str(value)):
-        raise SecurityError(
-            f"cannot print a {type(value).__name__}: its text carries a memory address and "
-            "would change on every run"
-        )
-    return value
+    return sizing.to_text(value)
+
+
+def _constant(node: nodes.Expr, frame: Frame) -> bool:
+    try:
+        node.as_const(frame.eval_ctx)
+    except nodes.Impossible:
+        return False
+    return True
 
 
 class _BoundedCodeGenerator(CodeGenerator):
-    """Routes ``~`` through the environment so its result size is checked first."""
+    """Routes ``~``, comparisons of two variables and non-constant dict keys through the
+    environment, so their size (or the cost of comparing and hashing) is checked first."""
 
-    def visit_Concat(self, node: Concat, frame: Frame) -> None:
+    def visit_Concat(self, node: nodes.Concat, frame: Frame) -> None:
         self.write("environment.concat_bounded((")
         for arg in node.nodes:
             self.visit(arg, frame)
             self.write(", ")
         self.write("))")
 
+    def visit_Compare(self, node: nodes.Compare, frame: Frame) -> None:
+        operands = [node.expr, *(op.expr for op in node.ops)]
+        variable = [not _constant(n, frame) for n in operands]
+        # one side constant: the cost is bounded by the constant (`x == 'a'`, `x in [1, 2]`)
+        guard = sum(variable) > 1
+        self.write("(")
+        for i, operand in enumerate(operands):
+            if i:
+                self.write(f" {operators[node.ops[i - 1].op]} ")
+            if guard and variable[i]:
+                self.write("environment.operand(")
+                self.visit(operand, frame)
+                self.write(")")
+            else:
+                self.visit(operand, frame)
+        self.write(")")
+
+    def visit_Dict(self, node: nodes.Dict, frame: Frame) -> None:
+        self.write("{")
+        for idx, item in enumerate(node.items):
+            if idx:
+                self.write(", ")
+            if _constant(item.key, frame):
+                self.visit(item.key, frame)
+            else:
+                self.write("environment.operand(")
+                self.visit(item.key, frame)
+                self.write(")")
+            self.write(": ")
+            self.visit(item.value, frame)
+        self.write("}")
+
 
 class PromptEnvironment(SandboxedEnvironment):
-    intercepted_binops = frozenset({"*", "**", "%", "+"})
+    intercepted_binops = frozenset({"*", "**", "%", "+", "-", "//"})
     code_generator_class = _BoundedCodeGenerator
 
     def call(__self, __context: Any, __obj: Any, *args: Any, **kwargs: Any) -> Any:
-        if time.monotonic() > _budget.deadline:
-            raise BudgetExceeded(f"render took longer than {RENDER_TIMEOUT_S:g} s")
+        budget = limits.current()
+        if time.monotonic() > budget.deadline:
+            raise BudgetExceeded(budget.late())
+        if isinstance(__obj, Macro):
+            if budget.depth >= MAX_MACRO_DEPTH:
+                raise BudgetExceeded(
+                    f"macros nested deeper than {MAX_MACRO_DEPTH} calls (a recursive macro?)")
+            budget.depth += 1
+            try:
+                return super().call(__context, __obj, *args, **kwargs)
+            finally:
+                budget.depth -= 1
+        if getattr(__obj, "measures_its_arguments", False):  # str.format, checked on its own
+            return super().call(__context, __obj, *args, **kwargs)
         owner = getattr(__obj, "__self__", None)
-        if isinstance(owner, str | bytes | list | bytearray):
-            limits.check_method(owner, __obj.__name__, args, kwargs)
-        if not isinstance(__obj, Macro):
-            return super().call(__context, __obj, *args, **kwargs)
-        if _budget.depth >= MAX_MACRO_DEPTH:
-            raise BudgetExceeded(
-                f"macros nested deeper than {MAX_MACRO_DEPTH} calls (a recursive macro?)"
-            )
-        _budget.depth += 1
-        try:
-            return super().call(__context, __obj, *args, **kwargs)
-        finally:
-            _budget.depth -= 1
+        if isinstance(owner, _METHOD_OWNERS):
+            name = getattr(__obj, "__name__", "")
+            limits.check_method(owner, name, args, kwargs)
+            if name == "join" and isinstance(owner, str | bytes) and args:
+                items = list(args[0])
+                limits.check_size(
+                    len(owner) * max(len(items) - 1, 0) + sum(
+                        len(i) if isinstance(i, str | bytes) else 0 for i in items), "`join`")
+                args = (items, *args[1:])
+            if isinstance(owner, list) and name in _SHALLOW:
+                return super().call(__context, __obj, *args, **kwargs)
+        name = getattr(__obj, "__name__", "")
+        if isinstance(owner, list | tuple) and name in _COMPARING:
+            limits.check_items(len(owner), f"`{name}` of")
+            sizing.check_operand(owner, f"`{name}`")
+        for value in (*args, *kwargs.values()):  # `dict(pairs)`, `d.get(k)`, `loop.changed(x)`
+            if not isinstance(value, _SCALARS):
+                sizing.check_operand(value, f"an argument of `{name}`")
+        # what a method builds from its input (`upper`, `split`, `copy`) counts as work
+        return budget.built(super().call(__context, __obj, *args, **kwargs), f"`{name}`")
+
+    def getitem(self, obj: Any, argument: Any) -> Any:
+        value = super().getitem(obj, argument)
+        if type(argument) is slice:  # a copy: `s[1:]` in a loop keeps building
+            limits.current().built(value, "a slice")
+        return value
 
     def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
         if operator == "+":
-            if isinstance(left, str | list | tuple) and isinstance(right, str | list | tuple):
-                limits.check_size(len(left) + len(right), "`+`")
+            if isinstance(left, _SEQUENCES) and isinstance(right, _SEQUENCES):
+                limits.check_size(len(left) + len(right), "`+`",
+                                  1 if isinstance(left, str) else limits.ELEMENT)
             return left + right
         if operator == "%":
             if isinstance(left, str):
                 limits.check_percent(left, right)
-            return left % right
+                values = right if isinstance(right, tuple) else (right,)
+                limits.check_size(len(left) + sizing.texts_size(values, "`%`"), "`%`")
+            else:
+                limits.check_division(left, right, "`%`")
+            return limits.current().built(left % right, "`%`")  # `'%.1000000f' % x`
+        if operator == "//":
+            limits.check_division(left, right, "`//`")
+            return left // right
+        if operator == "-":
+            result = left - right
+            if isinstance(result, set | frozenset):
+                raise BudgetExceeded(
+                    "`-` on dict views builds a set, whose order follows the hash seed and "
+                    "changes between runs; use `reject('in', ...)` to keep an order")
+            return result
         if operator == "**":
             if isinstance(right, int | float) and abs(right) > MAX_POWER_EXPONENT:
                 raise BudgetExceeded(f"exponent {right} is over the limit {MAX_POWER_EXPONENT}")
@@ -117,20 +190,37 @@ class PromptEnvironment(SandboxedEnvironment):
                 limits.check_bits(left.bit_length() * right, "`**`")
             return left**right
         for seq, count in ((left, right), (right, left)):
-            sized = isinstance(seq, str | list | tuple) and isinstance(count, int)
+            sized = isinstance(seq, _SEQUENCES) and isinstance(count, int)
             if sized and len(seq) * count > MAX_OPERAND_RESULT:
                 raise BudgetExceeded(
                     f"`*` would build {len(seq) * count} items, over the limit "
                     f"{MAX_OPERAND_RESULT}"
                 )
+            if sized and len(seq) * count > 64:
+                limits.check_size(len(seq) * count, "`*`",
+                                  1 if isinstance(seq, str) else limits.ELEMENT)
         if isinstance(left, int) and isinstance(right, int):
             limits.check_bits(left.bit_length() + right.bit_length(), "`*`")
         return left * right
 
     def concat_bounded(self, parts: tuple[Any, ...]) -> str:
-        strs = [p if type(p) is str else str(p) for p in parts]
-        limits.check_size(sum(map(len, strs)), "`~`")
+        strs = [p if type(p) is str else sizing.to_text(p, "`~`") for p in parts]
+        size = sum(map(len, strs))
+        if size > 64:
+            limits.check_size(size, "`~`")
         return "".join(strs)
+
+    def concat(self, parts: Any) -> str:
+        """Joins every captured block: set blocks, filter blocks, macros, ``caller()``."""
+        if type(parts) is not list:
+            parts = list(parts)
+        size = sum(map(len, parts))
+        if size > 64:
+            limits.check_size(size, "a captured block")
+        return "".join(parts)
+
+    def operand(self, value: Any) -> Any:
+        return sizing.check_operand(value, "comparing or hashing a value")
 
     def wrap_str_format(self, value: Any) -> Any:
         wrapped = super().wrap_str_format(value)
@@ -140,8 +230,13 @@ class PromptEnvironment(SandboxedEnvironment):
 
         def checked(*args: Any, **kwargs: Any) -> str:
             limits.check_format(fmt, args, kwargs)
-            return wrapped(*args, **kwargs)
+            mapped = [v for a in args if isinstance(a, Mapping) for v in a.values()]
+            limits.check_size(len(fmt) + sizing.texts_size(
+                [*args, *kwargs.values(), *mapped], "`format`"), "`format`")
+            result: str = wrapped(*args, **kwargs)
+            return limits.current().built(result, "`format`")  # type: ignore[no-any-return]
 
+        checked.measures_its_arguments = True  # type: ignore[attr-defined]
         return checked
 
 
@@ -160,36 +255,30 @@ def environment(templates: Mapping[str, str]) -> PromptEnvironment:
     )
     env.globals.pop("lipsum", None)
     env.filters.pop("random", None)
-    limits.bound_filters(env.filters)
+    safe_filters.install(env.filters, env.tests, env)  # type: ignore[arg-type]
     return env
 
 
-def render_bounded(template: Any, context: Mapping[str, Any]) -> str:
-    """Render under the time and output budget, raising BudgetExceeded past either."""
-    deadline = time.monotonic() + RENDER_TIMEOUT_S
-    _budget.deadline = deadline
-    _budget.depth = 0
-    token = watchdog.enter(deadline)
-    fired = False
+def render_bounded(template: Any, context: Mapping[str, Any], budget: Budget | None = None
+                   ) -> str:
+    """Render, drawing time and output from ``budget`` (a fresh default one if None)."""
+    if budget is None:
+        budget = Budget()
     try:
-        try:
+        with budget:
+            left = budget.output_left
             out: list[str] = []
-            size = 0
             for chunk in template.generate(context):
-                size += len(chunk)
-                if size > MAX_OUTPUT_CHARS:
-                    raise BudgetExceeded(f"output is over {MAX_OUTPUT_CHARS} characters")
+                left -= len(chunk)
+                if left < 0:
+                    raise BudgetExceeded(budget.too_long())
                 out.append(chunk)
+            budget.output_left = left
             return "".join(out)
-        finally:
-            fired = watchdog.leave(token)
-            _budget.deadline = float("inf")
     except watchdog.RenderTimeout:
-        fired = True
+        budget.settle()
+        raise BudgetExceeded(budget.late()) from None
     except RecursionError:
         raise BudgetExceeded(
             "template recursion too deep (a recursive include or macro?)"
         ) from None
-    if fired:
-        raise BudgetExceeded(f"render took longer than {RENDER_TIMEOUT_S:g} s")
-    raise AssertionError("unreachable")  # pragma: no cover

@@ -1,13 +1,19 @@
-"""A render deadline that also stops template code which never calls anything.
+"""A request deadline that also stops template code which never calls anything.
 
 Checking the clock in ``call()`` misses loops that only iterate (``{% for c in s %}``
 nested over a long string) and pure-Python filters stuck in one call (``wordwrap``). One
 daemon thread, started on first use, wakes a few times a second and raises
-:class:`RenderTimeout` inside any render thread past its deadline through CPython's
-``PyThreadState_SetAsyncExc``. A render only writes one dict entry on entry and exit, so
-the fast path costs no thread switch. The exception lands between two bytecodes of the
-render; :func:`leave` clears one that was fired but not yet delivered, so it can never
-surface outside the render that earned it.
+:class:`RenderTimeout` inside any request thread past its deadline through CPython's
+``PyThreadState_SetAsyncExc``. A request (a :class:`promptops.limits.Budget`, entered
+once around validation and every template) only writes one dict entry on entry and exit,
+so the fast path costs no thread switch. The exception lands between two bytecodes;
+:func:`leave` clears one that was fired but not yet delivered, so it can never surface
+outside the request that earned it.
+
+An asynchronous exception cannot interrupt a C call, so this is a bound only together
+with the size checks in :mod:`promptops.limits`, :mod:`promptops.sizing` and
+:mod:`promptops.safe_filters`, which keep every C call a template can reach short: the
+deadline holds to within the longest such call plus one poll (docs/reliability.md).
 """
 
 from __future__ import annotations
@@ -62,7 +68,8 @@ def _watch() -> None:
     # A process-wide SIGTERM goes to any thread that does not block it; if this one took
     # it, the process would die inside ``atomic_write``, which holds SIGTERM back only in
     # the writing thread, and leave its named temp file behind.
-    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
+    if hasattr(signal, "pthread_sigmask"):  # Windows has no signal masks (docs/platforms.md)
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
     while True:
         time.sleep(POLL_S)
         if not _active:

@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from repo_helpers import PYTHON, REPO_ROOT
+from repo_helpers import PYTHON, REPO_ROOT, posix_only
 
 BENCH = REPO_ROOT / "benchmarks"
 OTHER_SECTIONS = "# Benchmarks\n\nIntro.\n\n## Test\n\nkept as is\n\n## Lint\n\nalso kept\n"
@@ -37,6 +37,8 @@ def test_build_bench_runs_and_writes_its_section(tmp_path: Path) -> None:
     assert docs.read_text().count("## Build") == 1
 
 
+@posix_only("benchmarks/bench_common.py waits on pipes with select(), which Windows "
+            "offers only for sockets")
 def test_serve_bench_measures_all_servers_and_head_latency(tmp_path: Path) -> None:
     docs = tmp_path / "benchmarks.md"
     docs.write_text(OTHER_SECTIONS)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import git
 import pytest
-from repo_helpers import PYTHON, cli_env, commit_files, make_repo, run_cli
+from repo_helpers import PYTHON, commit_files, make_repo, run_cli, run_cli_process
 
 from promptops.bundle import load_bundle, parse_bundle
 from promptops.errors import BundleError
@@ -30,22 +30,19 @@ PKG = {
 }
 
 
-def build(
-    cwd: Path, *args: str, umask: int | None = None, **env: str
-) -> subprocess.CompletedProcess[str]:
-    def pre() -> None:
-        if umask is not None:
-            os.umask(umask)
+def build(cwd: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    return run_cli("build", *args, cwd=cwd, **env)
 
-    return subprocess.run(
-        [PYTHON, "-m", "promptops", "build", *args],
-        cwd=cwd,
-        env=cli_env(**env),
-        capture_output=True,
-        text=True,
-        preexec_fn=pre,
-        check=False,
-    )
+
+def build_process(
+    cwd: Path, *args: str, umask: int, **env: str
+) -> subprocess.CompletedProcess[str]:
+    """`promptops build` as a fresh process, whose locale, time zone and umask are ``env``."""
+    old = os.umask(umask)  # inherited by the child
+    try:
+        return run_cli_process("build", *args, cwd=cwd, **env)
+    finally:
+        os.umask(old)
 
 
 def test_two_clones_build_identical_bytes(tmp_path: Path) -> None:
@@ -55,10 +52,9 @@ def test_two_clones_build_identical_bytes(tmp_path: Path) -> None:
     # Different mtimes in the second clone: builds read git objects, not the files.
     for f in Path(b.working_tree_dir, "pkg").rglob("*"):
         os.utime(f, (1_000_000, 1_000_000))
-    ra = build(Path(a.working_tree_dir), "pkg", "-o", "out", umask=0o077, LC_ALL="C")
-    rb = build(
-        Path(b.working_tree_dir), "pkg", "-o", "out", umask=0o022, LC_ALL="C.UTF-8", TZ="Asia/Tokyo"
-    )
+    ra = build_process(Path(a.working_tree_dir), "pkg", "-o", "out", umask=0o077, LC_ALL="C")
+    rb = build_process(Path(b.working_tree_dir), "pkg", "-o", "out", umask=0o022,
+                       LC_ALL="C.UTF-8", TZ="Asia/Tokyo")
     assert ra.returncode == 0, ra.stderr
     assert rb.returncode == 0, rb.stderr
     fa = Path(a.working_tree_dir, "out", "acme-1.2.0.bundle.json")

@@ -1,15 +1,21 @@
-"""The foundation commands through the real CLI: exact output and exit codes (issue 2)."""
+"""The foundation commands through the real CLI: exact output and exit codes (issue 2).
+
+In-process (``repo_helpers.run_cli``) except the entry-point test, which starts the
+installed ``promptops`` script and ``python -m promptops`` for real.
+"""
 
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
+import sysconfig
 from pathlib import Path
 
 import jsonschema
 import pytest
 from mcp_schema import validate
-from repo_helpers import make_repo, run_cli
+from repo_helpers import cli_env, make_repo, run_cli, run_cli_process
 
 PKG = {
     "promptops.yaml": "name: demo\nversion: 0.1.0\n",
@@ -134,6 +140,19 @@ def test_version_flag() -> None:
 
     r = cli(Path.cwd(), "--version")
     assert r.returncode == 0 and r.stdout == f"promptops {__version__}\n"
+
+
+def test_the_installed_entry_points_start(pkg: Path) -> None:
+    """``python -m promptops`` and the ``promptops`` script of the install, as processes."""
+    from promptops import __version__
+
+    module = run_cli_process("--version", cwd=pkg)
+    assert (module.returncode, module.stdout) == (0, f"promptops {__version__}\n")
+    script = shutil.which("promptops", path=sysconfig.get_path("scripts"))
+    assert script, "the install provides a promptops command"
+    done = subprocess.run([script, "ls"], cwd=pkg, capture_output=True, text=True,
+                          timeout=120, check=False, env=cli_env())
+    assert done.returncode == 0 and done.stdout.startswith("code_review"), done.stderr
 
 
 @pytest.mark.parametrize("kind", ["manifest", "prompt", "bundle"])

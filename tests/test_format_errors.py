@@ -12,7 +12,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from repo_helpers import FIXTURES, PYTHON, cli_env, make_repo
+from repo_helpers import FIXTURES, make_repo, run_cli
 
 PACKAGE = FIXTURES / "format_errors"
 
@@ -80,8 +80,7 @@ EXPECTED: list[tuple[str, int, int, str, str]] = [
 
 
 def check(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([PYTHON, "-m", "promptops", "check", *args], cwd=cwd, env=cli_env(),
-                          capture_output=True, text=True, timeout=120)
+    return run_cli("check", *args, cwd=cwd)
 
 
 def expected_stderr() -> str:

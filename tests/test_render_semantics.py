@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from repo_helpers import PYTHON, cli_env, make_repo, write_files
+from repo_helpers import PYTHON, SYMLINKS, cli_env, make_repo, posix_only, write_files
 from starter_helpers import mcp_validator
 
 from promptops.errors import INTERNAL_ERROR, INVALID_PARAMS, PackageError, RenderError
@@ -262,6 +262,7 @@ def test_include_from_a_template_file_is_confined_too(tmp_path: Path) -> None:
         "t/a.j2:3:1: include '../../../etc/passwd' is outside the package or not normalised"]
 
 
+@posix_only(SYMLINKS)
 def test_symlink_out_of_the_package_is_not_followed(tmp_path: Path) -> None:
     (tmp_path / "secret.txt").write_text("s3cret")
     root = package(tmp_path / "pkg", {"p": one('{% include "partials/leak.j2" %}')})

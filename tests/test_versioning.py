@@ -8,7 +8,7 @@ from pathlib import Path
 
 import git
 import pytest
-from repo_helpers import FIXTURES, commit_files, make_repo
+from repo_helpers import FIXTURES, MODES, commit_files, make_repo, posix_only
 from versioning_helpers import (
     PLAIN,
     REVIEW,
@@ -81,6 +81,7 @@ def test_steps_and_what_satisfies_a_change() -> None:
 # ---------------------------------------------------------------- bump
 
 
+@posix_only(MODES)  # checks that bump keeps the file's mode (0o640)
 @pytest.mark.parametrize(("kind", "new"), [("major", "2.0.0"), ("minor", "1.5.0"),
                                            ("patch", "1.4.3")])
 def test_bump_golden_keeps_every_other_byte(tmp_path: Path, kind: str, new: str) -> None:

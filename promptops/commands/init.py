@@ -1,27 +1,29 @@
-"""`promptops init DIR`: scaffold the starter package, then make it a git repository.
+"""`promptops init DIR`: scaffold the starter package, alone or inside a repository.
 
-Every existing file is checked before anything is written, so a refused init leaves
-the folder exactly as it was. The JSON Schemas the scaffolded YAML files point at
-(`# yaml-language-server: $schema=...`) are generated from the installed models at
-init time rather than copied, so they always match the promptops that wrote them.
+Outside any repository init makes one and commits the package. Inside one (a monorepo,
+an application repository) it writes the package into DIR, puts the pull-request
+workflow and the pre-commit hooks where git and GitHub look for them (the repository
+root, with ``PACKAGE`` set to DIR), and joins what is already there: the merges are in
+:mod:`promptops.scaffold`. It commits there only when asked (``--commit``): build,
+serve and diff read commits, so the "Next:" lines say how.
+
+Everything is decided before anything is written: a file of the package that exists
+with other content refuses the whole init and leaves the folder as it was. Running init
+again changes nothing and says so.
 """
 
 from __future__ import annotations
 
-import json
 import os
-import re
+import shlex
+from dataclasses import dataclass, field
 from pathlib import Path
 
-import promptops
+from promptops import scaffold
 from promptops.console import echo, settings
-from promptops.errors import UsageError
-from promptops.model import NAME_RE
+from promptops.errors import PromptopsError, UsageError
 
-SCHEMA_DIR = ".promptops/schema"
-_SKIP = frozenset({"__pycache__", ".DS_Store"})
-_FALLBACK_NAME = "starter-prompts"
-_COMMIT_MESSAGE = "Scaffold prompt package with promptops init"
+_FIRST_COMMIT = "Scaffold prompt package with promptops init"
 _IDENTITY = {
     "GIT_AUTHOR_NAME": "promptops init",
     "GIT_AUTHOR_EMAIL": "promptops-init@localhost",
@@ -30,85 +32,195 @@ _IDENTITY = {
 }
 
 
-def starter_dir() -> Path:
-    """The starter package: packaged with promptops, or the repository's templates/."""
-    here = Path(promptops.__file__).resolve().parent
-    for candidate in (here / "_templates", here.parent / "templates"):
-        if (candidate / "promptops.yaml").is_file():
-            return candidate
-    raise UsageError("the starter package is missing from this promptops installation")
+@dataclass
+class Plan:
+    """What init will do: files to write, and a line to say about each file it touched."""
+
+    directory: Path
+    root: Path  # the repository's top folder (DIR itself for a new repository)
+    package: str  # DIR relative to root, POSIX, "." at the root
+    new_repo: bool
+    package_exists: bool = False
+    created: list[str] = field(default_factory=list)  # package files written
+    writes: dict[Path, bytes] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    printed: list[str] = field(default_factory=list)  # snippets for the user to apply
+    owned: list[Path] = field(default_factory=list)  # what --commit commits
 
 
-def package_name(directory: Path) -> str:
-    """A valid package name from the folder name, or the starter's own name."""
-    slug = re.sub(r"[^a-z0-9._-]+", "-", directory.resolve().name.lower()).strip("._-")[:64]
-    return slug if re.match(NAME_RE, slug) else _FALLBACK_NAME
-
-
-def scaffold(directory: Path) -> dict[str, bytes]:
-    """Package-relative path -> content of every file init writes into ``directory``."""
-    root = starter_dir()
-    files: dict[str, bytes] = {}
-    for path in sorted(root.rglob("*")):
-        rel = path.relative_to(root)
-        if path.is_file() and not _SKIP & set(rel.parts):
-            files[rel.as_posix()] = path.read_bytes()
-    name = package_name(directory)
-    manifest = files["promptops.yaml"].decode("utf-8")
-    files["promptops.yaml"] = re.sub(
-        r"(?m)^name: .*$", f"name: {name}", manifest, count=1
-    ).encode("utf-8")
-    for kind, schema in _schemas().items():
-        text = json.dumps(schema, indent=2, ensure_ascii=False) + "\n"
-        files[f"{SCHEMA_DIR}/{kind}.json"] = text.encode("utf-8")
-    return files
-
-
-def _schemas() -> dict[str, object]:
-    from promptops.commands.schema import schema_for
-
-    out: dict[str, object] = {k: schema_for(k) for k in ("manifest", "prompt")}
-    test = schema_for("test")
-    if test != out["prompt"]:  # written once the test file format has its own model
-        out["test"] = test
-    return out
-
-
-def run(directory: Path) -> int:
+def run(directory: Path, commit: bool = False) -> int:
     if directory.exists() and not directory.is_dir():
         raise UsageError(f"{directory} exists and is not a folder")
-    files = scaffold(directory)
-    existing = [rel for rel in files if os.path.lexists(directory / rel)]
-    if existing:
-        more = f" (and {len(existing) - 1} more)" if len(existing) > 1 else ""
-        raise UsageError(
-            f"{directory / existing[0]} already exists{more}; init never overwrites files: "
-            "choose an empty folder"
-        )
-    for rel, content in files.items():
-        target = directory / rel
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(content)
-    created_repo = _git_init(directory, list(files))
-    _report(directory, files, created_repo)
+    plan = _plan(directory)
+    for path, data in plan.writes.items():
+        _write(plan.root, path, data)
+    if plan.new_repo:
+        owned = dict.fromkeys([*plan.owned, *plan.writes])
+        _git_init(plan.root, [p.relative_to(plan.root).as_posix() for p in owned if p.exists()])
+        committed: str | None = _FIRST_COMMIT
+    else:
+        committed = _commit(plan) if commit else None
+    _report(plan, committed)
     return 0
 
 
-def _git_init(directory: Path, paths: list[str]) -> bool:
-    """Make ``directory`` a repository with a first commit unless it is inside one."""
+def _repository_top(directory: Path) -> Path | None:
     import git
 
+    probe = directory.resolve()
+    while not probe.exists():
+        probe = probe.parent
     try:
-        git.Repo(directory, search_parent_directories=True)
-        return False
-    except git.InvalidGitRepositoryError:
-        pass
-    repo = git.Repo.init(directory)
+        repo = git.Repo(probe, search_parent_directories=True)
+    except (git.InvalidGitRepositoryError, git.NoSuchPathError):
+        return None
+    return Path(repo.working_tree_dir).resolve() if repo.working_tree_dir else None
+
+
+def _plan(directory: Path) -> Plan:
+    top = _repository_top(directory)
+    root = top if top is not None else directory.resolve()
+    package = Path(os.path.relpath(directory.resolve(), root)).as_posix()
+    if package.startswith(".."):
+        raise UsageError(f"{directory} is outside the repository at {root}")
+    plan = Plan(directory=directory, root=root, package=package, new_repo=top is None)
+    _plan_package(plan)
+    _plan_precommit(plan)
+    _plan_workflow(plan)
+    return plan
+
+
+def _plan_package(plan: Plan) -> None:
+    files = scaffold.package_files(plan.directory)
+    folder = plan.root / plan.package
+    plan.package_exists = (folder / "promptops.yaml").is_file()
+    if not plan.package_exists:
+        clash = [rel for rel, data in files.items() if rel != ".gitignore"
+                 and os.path.lexists(folder / rel)
+                 and (not (folder / rel).is_file() or (folder / rel).read_bytes() != data)]
+        if clash:
+            more = f" (and {len(clash) - 1} more)" if len(clash) > 1 else ""
+            raise UsageError(
+                f"{_label(plan, folder / clash[0])} already exists{more}; init never overwrites "
+                "files: move them away or choose another folder"
+            )
+        for rel, data in files.items():
+            if rel != ".gitignore" and not (folder / rel).exists():
+                plan.writes[folder / rel] = data
+                plan.created.append(rel)
+    plan.owned += [folder / rel for rel in files if rel != ".gitignore"
+                   and (folder / rel in plan.writes or (folder / rel).is_file())]
+    ignore = folder / ".gitignore"
+    ours = files[".gitignore"].decode("utf-8")
+    label = _label(plan, ignore)
+    if ignore.is_file():
+        merge = scaffold.merge_gitignore(ignore.read_text(encoding="utf-8"), ours)
+        plan.notes.append(f"{label}: {merge.status}")
+        if merge.text is not None:
+            plan.writes[ignore] = merge.text.encode("utf-8")
+    else:
+        plan.writes[ignore] = ours.encode("utf-8")
+        plan.notes.append(f"{label}: created")
+    plan.owned.append(ignore)
+
+
+def _plan_precommit(plan: Plan) -> None:
+    path = plan.root / scaffold.PRECOMMIT
+    label = _label(plan, path)
+    if not path.exists():
+        plan.writes[path] = scaffold.precommit_text(plan.package).encode("utf-8")
+        plan.notes.append(f"{label}: created")
+        plan.owned.append(path)
+        return
+    merge = scaffold.merge_precommit(path.read_text(encoding="utf-8"), plan.package)
+    plan.notes.append(f"{label}: {merge.status}")
+    if merge.text is not None:
+        plan.writes[path] = merge.text.encode("utf-8")
+    if merge.snippet:
+        plan.printed.append(f"# {label}\n{merge.snippet}")
+    else:
+        plan.owned.append(path)
+
+
+def _plan_workflow(plan: Plan) -> None:
+    text = scaffold.workflow_text(plan.package).encode("utf-8")
+    where = "" if plan.package == "." else f" (PACKAGE: {plan.package})"
+    taken: list[str] = []
+    for name in (scaffold.WORKFLOW, scaffold.WORKFLOW_ALTERNATE):
+        path = plan.root / name
+        label = _label(plan, path)
+        if not path.exists():
+            plan.writes[path] = text
+            first = f" ({_label(plan, plan.root / taken[0])} exists)" if taken else ""
+            plan.notes.append(f"{label}: created{where}{first}")
+            plan.owned.append(path)
+            return
+        if path.read_bytes() == text:
+            plan.notes.append(f"{label}: already the promptops workflow{where}")
+            plan.owned.append(path)
+            return
+        taken.append(name)
+    names = " and ".join(_label(plan, plan.root / n) for n in taken)
+    plan.notes.append(f"{names} exist with other content: left unchanged; "
+                      "the workflow for this package is printed below")
+    plan.printed.append(f"# .github/workflows/promptops-<name>.yml\n{text.decode('utf-8')}")
+
+
+def _label(plan: Plan, path: Path) -> str:
+    """A path as the user wrote DIR: absolute if DIR was, else relative to the current folder."""
+    if not plan.directory.is_absolute():
+        try:
+            return Path(os.path.relpath(path, Path.cwd())).as_posix()
+        except ValueError:  # another drive on Windows
+            pass
+    return str(path)
+
+
+def _write(root: Path, path: Path, data: bytes) -> None:
+    """Write atomically, never through a symlink (a file or any folder up to ``root``)."""
+    from promptops.bundle import atomic_write
+
+    for part in (path, *path.parents):
+        if part == root or root not in part.parents:
+            break
+        if part.is_symlink():
+            raise UsageError(f"{part} is a symlink; init writes only real files and folders")
+    mode = path.stat().st_mode & 0o7777 if path.exists() else 0o644
+    atomic_write(path, data, mode=mode)
+
+
+def _git_init(root: Path, paths: list[str]) -> None:
+    """Make ``root`` a repository whose first commit is the package."""
+    import git
+
+    repo = git.Repo.init(root)
     repo.git.add("-f", "--", *paths)
     env = {} if _has_identity(repo) else _IDENTITY
     with repo.git.custom_environment(**env):
-        repo.git.commit("--no-verify", "-q", "-m", _COMMIT_MESSAGE)
-    return True
+        repo.git.commit("--no-verify", "-q", "-m", _FIRST_COMMIT)
+
+
+def _commit(plan: Plan) -> str | None:
+    """Commit exactly the files init owns (other staged work stays staged); the message."""
+    import git
+
+    repo = git.Repo(plan.root)
+    paths = [p.relative_to(plan.root).as_posix() for p in plan.owned if p.exists()]
+    if not repo.git.status("--porcelain", "--untracked-files=all", "--", *paths):
+        return None
+    message = f"Add prompt package {scaffold.package_name(plan.directory)} with promptops init"
+    env = {} if _has_identity(repo) else _IDENTITY
+    try:
+        repo.git.add("-f", "--", *paths)
+        with repo.git.custom_environment(**env):
+            repo.git.commit("-q", "-m", message, "--", *paths)
+    except git.GitCommandError as exc:
+        detail = (exc.stderr or exc.stdout or "").strip().removeprefix("stderr: ").strip(" '")
+        raise PromptopsError(
+            f"the files are written but git refused the commit:\n{detail}\n"
+            f"fix that, then: {_commit_hint(plan)}"
+        ) from exc
+    return message
 
 
 def _has_identity(repo: object) -> bool:
@@ -123,21 +235,80 @@ def _has_identity(repo: object) -> bool:
     )
 
 
-def _report(directory: Path, files: dict[str, bytes], created_repo: bool) -> None:
+def _uncommitted(plan: Plan) -> bool:
+    import git
+
+    repo = git.Repo(plan.root)
+    paths = [p.relative_to(plan.root).as_posix() for p in plan.owned if p.exists()]
+    return bool(paths) and bool(
+        repo.git.status("--porcelain", "--untracked-files=all", "--", *paths)
+    )
+
+
+def _collapse(root: Path, owned: list[Path]) -> list[Path]:
+    """``owned`` with every folder whose files are all owned named once, as the folder."""
+    mine = set(owned)
+    out: list[Path] = []
+    for top in sorted({root / p.relative_to(root).parts[0] for p in owned}):
+        if top in mine or (top.is_dir() and all(
+                f in mine for f in top.rglob("*") if f.is_file() or f.is_symlink())):
+            out.append(top)
+        else:
+            out += sorted(p for p in owned if top in p.parents)
+    return out
+
+
+def _commit_hint(plan: Plan) -> str:
+    """The git commands that commit what init wrote, runnable from the current folder."""
+    folder = plan.root / plan.package
+    if plan.package == ".":
+        paths = _collapse(plan.root, [p for p in plan.owned if p.exists()])
+    else:
+        paths = [folder, *(p for p in plan.owned if folder not in p.parents)]
+    cwd = Path.cwd().resolve()
+    inside = cwd == plan.root or plan.root in cwd.parents
+    git_cmd = "git" if inside else f"git -C {shlex.quote(str(plan.root))}"
+    base = cwd if inside else plan.root
+    rels = " ".join(shlex.quote(Path(os.path.relpath(p, base)).as_posix()) for p in paths)
+    name = scaffold.package_name(plan.directory)
+    return (f"{git_cmd} add -- {rels} && "
+            f"{git_cmd} commit -m {shlex.quote(f'Add prompt package {name}')}")
+
+
+def _report(plan: Plan, committed: str | None) -> None:
     if settings.verbosity < 0:
         return
-    prompts = sorted(p for p in files if p.startswith("prompts/"))
-    echo(f"Created a prompt package in {directory} ({len(files)} files, {len(prompts)} prompts).")
-    if created_repo:
+    where = _label(plan, plan.directory)
+    nothing = not plan.writes and not committed
+    if nothing:
+        echo(f"Nothing to do: {where} already holds a prompt package, and its .gitignore, "
+             "pre-commit hooks and workflow are in place.")
+    elif plan.created:
+        prompts = sum(rel.startswith("prompts/") for rel in plan.created)
+        echo(f"Created a prompt package in {where} "
+             f"({len(plan.created)} files, {prompts} prompts).")
+    elif plan.package_exists:
+        echo(f"{where} already holds a prompt package (promptops.yaml); its files are "
+             "left as they are.")
+    if not nothing:
+        for note in plan.notes:
+            echo(f"  {note}")
+    if plan.new_repo:
         echo("Initialised a git repository and made the first commit.")
-    else:
-        echo("The folder is inside a git repository: review and commit the new files.")
-        echo("Note: GitHub runs .github/workflows/ only at the repository root; move the")
-        echo("workflow there and set its PACKAGE variable to this folder.")
-    cd = "" if directory.resolve() == Path.cwd().resolve() else f"cd {directory}\n  "
-    echo(
-        "\nNext:\n"
-        f"  {cd}promptops ls\n"
-        '  promptops render code_review -a code="def f(): pass"\n'
-        "  promptops check"
-    )
+    elif committed:
+        echo(f'Committed the package and its CI files: "{committed}".')
+    for text in plan.printed:
+        echo("\n" + text.rstrip("\n"))
+    steps = []
+    if not plan.new_repo and not committed and _uncommitted(plan):
+        echo("Nothing is committed yet: build, serve and diff read commits, so commit the "
+             "package first.")
+        steps += [_commit_hint(plan),
+                  f"(or let init commit them: promptops init {shlex.quote(where)} --commit)"]
+    if nothing and not steps:
+        return
+    cd = "" if plan.directory.resolve() == Path.cwd().resolve() else f"cd {shlex.quote(where)}"
+    steps += [s for s in (cd,) if s]
+    steps += ["promptops ls", 'promptops render code_review -a code="def f(): pass"',
+              "promptops check"]
+    echo("\nNext:\n" + "\n".join(f"  {s}" for s in steps))

@@ -38,6 +38,7 @@ _MODULES: tuple[ModuleType, ...] = tuple(
         "po205_default_not_matching_pattern",
         "po206_shadows_jinja_global",
         "po207_unguarded_optional",
+        "po208_costly_pattern",
         "po301_missing_include",
         "po302_circular_include",
         "po303_include_depth",

@@ -2,14 +2,16 @@
 
 A request takes the snapshot reference once and answers everything from it, so a
 reload that swaps in a new snapshot mid-request can never produce a mix of two
-bundles. Cursors name the snapshot they were cut from: a cursor from a replaced
-snapshot is recognised as stale (not invalid) and listing restarts from the top.
+bundles. Cursors name the list, the snapshot they were cut from and a position, sealed
+with the server's key (:mod:`promptops.serve.signing`): one that was never issued is
+refused, and so is one from a snapshot since replaced (*stale*), because continuing it
+in the new list would skip or repeat entries. Both are -32602; the stale one says the
+list changed, so the client lists again from the start. A cursor depends only on
+(key, snapshot, list, position): replicas sharing a key give the same cursors.
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
 import hashlib
 from dataclasses import dataclass, field
 from typing import Any
@@ -17,14 +19,17 @@ from typing import Any
 from promptops.errors import PromptopsError
 from promptops.render import Renderer
 from promptops.serve import eras
+from promptops.serve.signing import Signer
 
 Json = dict[str, Any]
 SCHEME = "promptops"
 MAX_COMPLETIONS = 100
+CURSOR = b"promptops/cursor/v1"
+MAX_CURSOR = 200  # characters; ours are about 50
 
 
 class CursorError(Exception):
-    """A cursor this server never issued (malformed): -32602."""
+    """A cursor this server cannot continue (never issued, or stale): -32602."""
 
 
 def resource_uri(package: str, path: str) -> str:
@@ -107,31 +112,31 @@ class Snapshot:
         parts = [p for p in parts if p]
         return "\n\n".join(parts) if parts else None
 
-    def page(self, items: tuple[str, ...], cursor: Any, size: int) -> tuple[list[str], str | None]:
-        """One page of ``items`` and the cursor for the next, if any."""
-        start = 0 if cursor is None else self._offset(cursor, len(items))
+    def page(self, kind: str, items: tuple[str, ...], cursor: Any, size: int,
+             signer: Signer) -> tuple[list[str], str | None]:
+        """One page of the ``kind`` list ``items`` and the cursor for the next, if any."""
+        start = 0 if cursor is None else self._offset(kind, cursor, len(items), signer)
         chunk = list(items[start : start + size])
         end = start + len(chunk)
-        return chunk, (self._cursor(end) if end < len(items) else None)
+        if end >= len(items):
+            return chunk, None
+        return chunk, signer.seal(CURSOR, f"{kind}:{self.id}:{end}".encode())
 
-    def _cursor(self, offset: int) -> str:
-        raw = f"v1:{self.id}:{offset}".encode()
-        return base64.urlsafe_b64encode(raw).decode().rstrip("=")
-
-    def _offset(self, cursor: Any, total: int) -> int:
-        if not isinstance(cursor, str) or not cursor or len(cursor) > 200:
+    def _offset(self, kind: str, cursor: Any, total: int, signer: Signer) -> int:
+        if not isinstance(cursor, str) or not cursor:
             raise CursorError("cursor must be a string this server returned as nextCursor")
-        try:
-            raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
-            tag, sid, num = raw.split(":")
-            offset = int(num)
-        except (binascii.Error, UnicodeDecodeError, ValueError) as exc:
-            raise CursorError(f"invalid cursor {cursor[:40]!r}: not issued by this server") from exc
-        if tag != "v1" or offset < 0 or not num.isdigit():
+        payload = signer.open(CURSOR, cursor) if len(cursor) <= MAX_CURSOR else None
+        if payload is None:
             raise CursorError(f"invalid cursor {cursor[:40]!r}: not issued by this server")
-        if sid != self.id or offset > total:
-            return 0  # from a snapshot since replaced: restart from the beginning
-        return offset
+        got_kind, sid, num = payload.decode().split(":")
+        if got_kind != kind:
+            raise CursorError(f"invalid cursor {cursor[:40]!r}: it continues another list")
+        if sid != self.id:
+            raise CursorError(
+                f"stale cursor {cursor[:40]!r}: the served prompts changed since it was issued "
+                "(a new commit was checked out); list again from the start"
+            )
+        return min(int(num), total)
 
     def complete(self, prompt_name: str, argument: str, value: str) -> Json:
         """completion/complete for a prompt argument: enum values, then examples."""

@@ -118,3 +118,41 @@ def resource_descriptor(uri: str, path: str, res: Json, rev: str) -> Json:
     if has_titles(rev):
         out["title"] = path.rsplit("/", 1)[-1]
     return out
+
+
+# What a client may ask, per revision (the ClientRequest union of each official schema),
+# beyond the methods this server answers: a -32601 then says why, truthfully.
+_FEATURES = {"tools/list": "tools", "tools/call": "tools", "tasks/get": "tasks",
+             "tasks/result": "tasks", "tasks/cancel": "tasks", "tasks/list": "tasks",
+             "resources/subscribe": "resource subscriptions",
+             "resources/unsubscribe": "resource subscriptions"}
+_SERVER_SENT = ("sampling/createMessage", "roots/list", "elicitation/create")
+_HANDSHAKE_ONLY = ("initialize", "ping", "logging/setLevel", "resources/subscribe",
+                   "resources/unsubscribe", "tasks/get", "tasks/result", "tasks/cancel",
+                   "tasks/list")
+_MODERN_ONLY = ("server/discover", "subscriptions/listen")
+
+
+def defines(rev: str, method: str) -> bool:
+    """Whether ``method`` is a client request in revision ``rev``'s schema."""
+    if method in _MODERN_ONLY:
+        return rev == MODERN
+    if method in _HANDSHAKE_ONLY:
+        return rev != MODERN and (not method.startswith("tasks/") or at_least(rev, "2025-11-25"))
+    return method in _FEATURES or method in (
+        "prompts/list", "prompts/get", "completion/complete", "resources/list",
+        "resources/read", "resources/templates/list")
+
+
+def why_not_offered(method: str, rev: str) -> str:
+    """The -32601 message for a method this server does not answer on revision ``rev``."""
+    shown = method if len(method) <= 100 else method[:100] + "..."
+    if defines(rev, method) and method in _FEATURES:
+        return f"this server offers no {_FEATURES[method]} (it serves prompts): {shown!r}"
+    if method in _SERVER_SENT:
+        return f"{shown!r} is a request a server sends to its client, not one it answers"
+    if method in _MODERN_ONLY or method in _HANDSHAKE_ONLY or method in _FEATURES:
+        why = ("the stateless revision has no initialize, ping, logging/setLevel, resource "
+               "subscriptions or tasks") if rev == MODERN else "negotiated with initialize"
+        return f"method {shown!r} is not part of revision {rev} ({why})"
+    return f"unknown method {shown!r}"

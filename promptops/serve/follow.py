@@ -17,6 +17,7 @@ Only committed content is ever served: bundles are built from git objects
 
 from __future__ import annotations
 
+import signal
 import threading
 import time
 import traceback
@@ -137,6 +138,9 @@ class Follower:
         return tuple(gitrefs.signature(r) for r in self._repos)
 
     def _watch(self, on_change: Callable[[list[Bundle]], None]) -> None:
+        # Signals are for the main thread (it ends the connection); see stdio.Signals.hold.
+        if hasattr(signal, "pthread_sigmask"):  # POSIX; Windows has no signal masks
+            signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM, signal.SIGINT})
         last = self._signature()
         # Check once right away: HEAD may have moved between initial() and start().
         changed_at: float | None = time.monotonic() - QUIET_S
@@ -188,11 +192,13 @@ class Follower:
         commits = tuple(c for c in heads if c is not None)
         try:
             bundles = self._build(commits)
-        except PromptopsError as exc:
+        except Exception as exc:  # hostile content must never cost the served set
             self._failed = heads
+            why = str(exc) if isinstance(exc, PromptopsError) else (
+                f"{type(exc).__name__}: {exc} (a bug in promptops: please report it)")
             self._log(
                 f"commit {short} does not build; still serving the last "
-                f"good bundles until a commit that builds is checked out:\n{exc}"
+                f"good bundles until a commit that builds is checked out:\n{why}"
             )
             return
         self._served, self._failed = commits, None

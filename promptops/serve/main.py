@@ -7,14 +7,20 @@ imports only the standard library, the bundle reader and the renderer.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from promptops.errors import PromptopsError
 
+if TYPE_CHECKING:
+    from promptops.serve.stdio import Signals
+
 USAGE = """\
 promptops serve [PATH ...] [--bundle FILE ...] [--ref REV] [--page-size N] [--ttl-ms N]
+                [--key-file FILE]
 
 Serve MCP prompts over stdio (newline-delimited JSON-RPC on stdin/stdout, logs on
 stderr). PATH mode serves each package at its repository's HEAD (or --ref) and follows
@@ -30,7 +36,11 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--page-size", type=int, default=100, metavar="N",
                    help="prompts per prompts/list page (default 100)")
     p.add_argument("--ttl-ms", type=int, default=60_000, metavar="N",
-                   help="ttlMs on 2026-07-28 discover and list results (default 60000)")
+                   help="ttlMs on 2026-07-28 cacheable results (default 60000)")
+    p.add_argument("--key-file", type=Path, metavar="FILE",
+                   help="key (at least 32 bytes) that signs requestState and cursors, shared "
+                        "by servers that must accept each other's (default: "
+                        "$PROMPTOPS_SERVE_KEY_FILE, else random per process)")
     return p
 
 
@@ -43,6 +53,17 @@ def _log(message: str) -> None:
 
 
 def serve_main(argv: list[str]) -> int:
+    from promptops.serve.stdio import Signals
+
+    signals = Signals()  # first: a SIGTERM while bundles load must not kill the process
+    signals.install()
+    try:
+        return _main(argv, signals)
+    finally:
+        Signals.hold()  # until exit: see Signals.hold
+
+
+def _main(argv: list[str], signals: Signals) -> int:
     try:
         args = _parser().parse_args(argv)
     except SystemExit as exc:  # argparse already printed usage or help
@@ -54,17 +75,19 @@ def serve_main(argv: list[str]) -> int:
         _log("error: --bundle serves fixed bundles; it cannot be combined with PATH or --ref")
         return 2
     try:
-        return _run(args)
+        return _run(args, signals)
     except PromptopsError as exc:
         _log(f"error: {exc}")
         return exc.exit_code
 
 
-def _run(args: Any) -> int:
+def _run(args: Any, signals: Signals) -> int:
     from promptops.serve.protocol import Server
+    from promptops.serve.signing import Signer
     from promptops.serve.stdio import Output, serve
 
-    out = Output(sys.stdout.buffer)
+    signer = Signer.configured(args.key_file)
+    out = Output(1)
     holder: list[Server] = []
 
     def log(message: str) -> None:
@@ -82,7 +105,8 @@ def _run(args: Any) -> int:
 
         follower = Follower(args.paths or [Path(".")], ref=args.ref, log=log)
         bundles = follower.initial()
-    server = Server(bundles, send=out.send, page_size=args.page_size, ttl_ms=args.ttl_ms)
+    server = Server(bundles, send=out.send, page_size=args.page_size, ttl_ms=args.ttl_ms,
+                    signer=signer)
     holder.append(server)
     names = ", ".join(f"{b['package']['name']} {b['package']['version']}" for b in bundles)
     _log(f"serving {len(server.snapshot.names)} prompts from {names or 'no packages'}")
@@ -92,7 +116,17 @@ def _run(args: Any) -> int:
 
         follower.start(on_change)
     try:
-        return serve(server, out)
+        settled = serve(server, out, 0, signals)
     finally:
         if follower is not None:
             follower.stop()
+    if not settled:  # a request was still being answered: do not wait for it
+        _flush()
+        os._exit(0)
+    return 0
+
+
+def _flush() -> None:
+    for stream in (sys.stderr, sys.stdout):
+        with contextlib.suppress(OSError, ValueError):
+            stream.flush()

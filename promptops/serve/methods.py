@@ -39,21 +39,21 @@ def call(srv: Server, snap: Snapshot, method: str, params: Json, id_: Any, caps:
     if method == "subscriptions/listen":
         return listen(srv, params, id_)
     if method == "prompts/list":
-        names, nxt = _page(srv, snap, snap.names, params)
+        names, nxt = _page(srv, snap, "prompts", snap.names, params)
         out = {"prompts": [snap.descriptor(n, rev) for n in names]}
         return {**out, **({"nextCursor": nxt} if nxt else {}), **_cacheable(srv, snap, rev)}
     if method == "prompts/get":
-        return get_prompt(snap, params, rev, caps)
+        return get_prompt(srv, snap, params, rev, caps)
     if method == "completion/complete":
         return {"completion": complete(snap, params)}
     if method == "resources/list":
-        uris, nxt = _page(srv, snap, snap.uris, params)
+        uris, nxt = _page(srv, snap, "resources", snap.uris, params)
         res = [eras.resource_descriptor(u, *snap.resources[u], rev) for u in uris]
         return {"resources": res, **({"nextCursor": nxt} if nxt else {}),
                 **_cacheable(srv, snap, rev)}
     if method == "resources/templates/list":
         return {"resourceTemplates": [], **_cacheable(srv, snap, rev)}
-    return read_resource(snap, params, rev)
+    return {**read_resource(snap, params, rev), **_cacheable(srv, snap, rev)}
 
 
 def capabilities(snap: Snapshot, rev: str) -> Json:
@@ -73,12 +73,13 @@ def _instructions(snap: Snapshot) -> Json:
 
 
 def _cacheable(srv: Server, snap: Snapshot, rev: str) -> Json:
+    """`ttlMs` and `cacheScope`: 2026-07-28 requires both on every CacheableResult."""
     return {"ttlMs": srv.ttl_ms, "cacheScope": snap.cache_scope} if rev == eras.MODERN else {}
 
 
-def _page(srv: Server, snap: Snapshot, items: tuple[str, ...], params: Json) -> Any:
+def _page(srv: Server, snap: Snapshot, kind: str, items: tuple[str, ...], params: Json) -> Any:
     try:
-        return snap.page(items, params.get("cursor"), srv.page_size)
+        return snap.page(kind, items, params.get("cursor"), srv.page_size, srv.signer)
     except CursorError as exc:
         raise Rpc(INVALID_PARAMS, str(exc)) from exc
 
@@ -116,7 +117,7 @@ def listen(srv: Server, params: Json, id_: Any) -> list[Json]:
              "params": {"_meta": {META_SUB: id_}, "notifications": agreed}}]
 
 
-def get_prompt(snap: Snapshot, params: Json, rev: str, caps: Json) -> Json:
+def get_prompt(srv: Server, snap: Snapshot, params: Json, rev: str, caps: Json) -> Json:
     name, args = params.get("name"), params.get("arguments")
     if not isinstance(name, str):
         raise Rpc(INVALID_PARAMS, "prompts/get needs a prompt `name` (a string)")
@@ -125,11 +126,13 @@ def get_prompt(snap: Snapshot, params: Json, rev: str, caps: Json) -> Json:
     entry = snap.index.get(name)
     if entry is None:
         raise Rpc(INVALID_PARAMS, f"unknown prompt {name!r}")
+    budget = entry.renderer.budget()  # the request's clock starts before MRTR's work too
     if rev == eras.MODERN:
         try:
             merged = dict(args or {})
             if "requestState" in params:
-                merged = {**mrtr.decode_state(params["requestState"], name), **merged}
+                merged = {**mrtr.decode_state(srv.signer, params["requestState"], name),
+                          **merged}
             if "inputResponses" in params:
                 merged.update(mrtr.answers(params["inputResponses"]))
         except mrtr.StateError as exc:
@@ -138,9 +141,13 @@ def get_prompt(snap: Snapshot, params: Json, rev: str, caps: Json) -> Json:
         missing = [a["name"] for a in entry.prompt["arguments"]
                    if a.get("required") and a["name"] not in merged]
         if missing and mrtr.can_elicit(caps):
-            return mrtr.input_required(entry.prompt, missing, merged)
+            wrong = next((k for k, v in merged.items() if not isinstance(v, str)), None)
+            if wrong is not None:  # refused now, not carried through a requestState
+                raise Rpc(INVALID_PARAMS, f"argument {wrong!r} must be a string",
+                          {"argument": wrong})
+            return mrtr.input_required(srv.signer, entry.prompt, missing, merged)
     try:
-        result = entry.renderer.get(name, args)
+        result = entry.renderer.get(name, args, budget)
     except RenderError as exc:
         raise Rpc(exc.code, str(exc), {"argument": exc.argument} if exc.argument else None) from exc
     pkg = entry.bundle["package"]["name"]

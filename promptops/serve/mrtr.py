@@ -3,19 +3,23 @@
 Instead of failing a prompts/get that lacks required arguments, a server may answer
 ``input_required`` with an ``elicitation/create`` form; the client retries the same
 request with the user's answers in ``inputResponses`` and our ``requestState``. The
-state carries only what the client already sent us (the prompt name and arguments),
-so nothing in it needs protecting: every value is validated again on the retry.
+state carries the prompt name and the arguments the client sent in the first round.
+It is sealed with the server's key (:mod:`promptops.serve.signing`), so a state is
+accepted only as this server issued it: a client cannot swap in other arguments or
+another prompt, and a forged state is refused before any of it is parsed. Every value
+is still validated again when the prompt is rendered.
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
 import json
 from typing import Any
 
+from promptops.serve.signing import Signer
+
 Json = dict[str, Any]
 INPUT_KEY = "arguments"
+STATE = b"promptops/requestState/v1"
 
 
 class StateError(Exception):
@@ -28,23 +32,22 @@ def can_elicit(capabilities: Json) -> bool:
     return isinstance(el, dict) and (not el or "form" in el)
 
 
-def encode_state(prompt: str, arguments: dict[str, str]) -> str:
-    raw = json.dumps({"prompt": prompt, "arguments": arguments}, separators=(",", ":"))
-    return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
+def encode_state(signer: Signer, prompt: str, arguments: dict[str, Any]) -> str:
+    raw = json.dumps({"prompt": prompt, "arguments": arguments}, separators=(",", ":"),
+                     ensure_ascii=True)  # ASCII: a lone surrogate in a value must survive
+    return signer.seal(STATE, raw.encode())
 
 
-def decode_state(state: Any, prompt: str) -> dict[str, str]:
+def decode_state(signer: Signer, state: Any, prompt: str) -> dict[str, Any]:
     if not isinstance(state, str):
         raise StateError("requestState must be the string this server returned")
-    try:
-        raw = base64.urlsafe_b64decode(state + "=" * (-len(state) % 4))
-        data = json.loads(raw)
-    except (binascii.Error, ValueError) as exc:
-        raise StateError("invalid requestState: not issued by this server") from exc
-    if not isinstance(data, dict) or not isinstance(data.get("arguments"), dict):
-        raise StateError("invalid requestState: not issued by this server")
-    if data.get("prompt") != prompt:
-        raise StateError(f"requestState belongs to prompt {data.get('prompt')!r}, not {prompt!r}")
+    raw = signer.open(STATE, state)
+    if raw is None:
+        raise StateError("invalid requestState: not issued by this server (or by an earlier "
+                         "run of it: send the request again without requestState)")
+    data = json.loads(raw)  # authenticated: exactly what encode_state wrote
+    if data["prompt"] != prompt:
+        raise StateError(f"requestState belongs to prompt {data['prompt']!r}, not {prompt!r}")
     return dict(data["arguments"])
 
 
@@ -84,7 +87,8 @@ def _field(spec: Json) -> Json:
     return out
 
 
-def input_required(prompt: Json, missing: list[str], given: dict[str, str]) -> Json:
+def input_required(signer: Signer, prompt: Json, missing: list[str],
+                   given: dict[str, Any]) -> Json:
     specs = {a["name"]: a for a in prompt["arguments"]}
     form = {
         "mode": "form",
@@ -98,5 +102,5 @@ def input_required(prompt: Json, missing: list[str], given: dict[str, str]) -> J
     return {
         "resultType": "input_required",
         "inputRequests": {INPUT_KEY: {"method": "elicitation/create", "params": form}},
-        "requestState": encode_state(prompt["name"], given),
+        "requestState": encode_state(signer, prompt["name"], given),
     }

@@ -5,17 +5,25 @@ connection's era is chosen by its first request: ``initialize`` starts the hands
 era (2024-11-05 .. 2025-11-25); a request carrying the ``_meta`` envelope (or
 ``server/discover``) starts the stateless 2026-07-28 era. Served data lives in an
 immutable :class:`Snapshot` that :meth:`Server.swap` replaces atomically.
+
+A JSON-RPC batch (2025-03-26 only) is bounded as a whole, because one line of it could
+otherwise ask for unbounded work: at most :data:`MAX_BATCH` messages (more is one
+-32600 error), and once its replies reach :data:`BATCH_REPLY_BYTES` or its requests have
+run :data:`BATCH_SECONDS`, each further request is answered with a short -32603 error
+instead of being run, so a batch line costs at most one bounded reply.
 """
 
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
 from promptops.serve import eras, methods
 from promptops.serve.catalog import Snapshot
 from promptops.serve.rpc import (
+    INTERNAL_ERROR,
     INVALID_PARAMS,
     INVALID_REQUEST,
     META_CAPS,
@@ -28,27 +36,31 @@ from promptops.serve.rpc import (
     Json,
     Rpc,
     error,
+    valid_id,
 )
+from promptops.serve.signing import Signer
+from promptops.serve.wire import encode
 
 LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 BOTH = ("prompts/list", "prompts/get", "completion/complete", "resources/list",
         "resources/read", "resources/templates/list")
 HANDSHAKE_METHODS = frozenset({"initialize", "ping", "logging/setLevel", *BOTH})
 MODERN_METHODS = frozenset({"server/discover", "subscriptions/listen", *BOTH})
-
-
-def _valid_id(id_: Any) -> bool:
-    return isinstance(id_, str) or (isinstance(id_, int) and not isinstance(id_, bool))
+MAX_BATCH = 100  # messages in one batch
+BATCH_REPLY_BYTES = 16 * 1024 * 1024  # encoded replies of one batch
+BATCH_SECONDS = 10.0  # run time of one batch's requests
 
 
 class Server:
     """One connection's protocol state over a swappable snapshot of bundles."""
 
     def __init__(self, bundles: list[Json], *, send: Callable[[Json], None],
-                 page_size: int = 100, ttl_ms: int = 60_000) -> None:
+                 page_size: int = 100, ttl_ms: int = 60_000,
+                 signer: Signer | None = None, batch_seconds: float = BATCH_SECONDS) -> None:
         self._snap = Snapshot.build(bundles)
         self._send = send
-        self.page_size, self.ttl_ms = page_size, ttl_ms
+        self.signer = signer or Signer.random()
+        self.page_size, self.ttl_ms, self.batch_seconds = page_size, ttl_ms, batch_seconds
         self._lock = threading.Lock()
         self.era: str | None = None  # "handshake" | "modern"
         self.revision: str | None = None
@@ -69,8 +81,34 @@ class Server:
             return [self.reject(INVALID_REQUEST, "JSON-RPC batches are only part of 2025-03-26")]
         if not message:
             return [self.reject(INVALID_REQUEST, "empty batch")]
-        replies = [self._id_null(r) for m in message for r in self._one(m, in_batch=True)]
+        if len(message) > MAX_BATCH:
+            return [self.reject(INVALID_REQUEST, f"a batch of {len(message):,} messages is over "
+                                f"the limit of {MAX_BATCH}; send fewer at a time")]
+        replies = self._batch(message)
         return [replies] if replies else []
+
+    def _batch(self, items: list[Any]) -> list[Any]:
+        """Each member's replies, within the batch's reply-size and time budget."""
+        replies: list[Any] = []
+        size, started, over = 2, time.monotonic(), ""
+        for item in items:
+            if not over and time.monotonic() - started > self.batch_seconds:
+                over = f"its requests ran for {self.batch_seconds:g} s"
+            if over and _is_request(item):
+                out = [error(item["id"], INTERNAL_ERROR, f"not run: the batch is over its "
+                             f"budget ({over}); send the request again on its own")]
+            else:
+                out = self._one(item, in_batch=True)
+            for reply in out:
+                n = len(encode(reply)) + 1
+                if size + n > BATCH_REPLY_BYTES:
+                    over = over or f"its replies reached {BATCH_REPLY_BYTES:,} bytes"
+                    reply = error(reply.get("id"), INTERNAL_ERROR, f"reply dropped: the batch "
+                                  f"is over its budget ({over}); send the request on its own")
+                    n = len(encode(reply)) + 1
+                size += n
+                replies.append(self._id_null(reply))
+        return replies
 
     def reject(self, code: int, message: str) -> Json:
         """An error for a message whose id cannot be known (parse errors and the like)."""
@@ -127,18 +165,21 @@ class Server:
 
     # ---- dispatch -----------------------------------------------------------------
     def _one(self, msg: Any, in_batch: bool = False) -> list[Any]:
-        if not isinstance(msg, dict) or msg.get("jsonrpc") != "2.0":
+        if not isinstance(msg, dict):
             return [error(None, INVALID_REQUEST, "not a JSON-RPC 2.0 message")]
         method, id_, params = msg.get("method"), msg.get("id"), msg.get("params", {})
+        if msg.get("jsonrpc") != "2.0":  # answered to its id when it has one a client can match
+            return [error(id_ if valid_id(id_) else None, INVALID_REQUEST,
+                          'not a JSON-RPC 2.0 message: "jsonrpc" must be "2.0"')]
         if not isinstance(method, str):
             if "result" in msg or "error" in msg:
                 return []  # a response: we never send requests, so nothing to match
-            return [error(id_ if _valid_id(id_) else None, INVALID_REQUEST, "method missing")]
+            return [error(id_ if valid_id(id_) else None, INVALID_REQUEST, "method missing")]
         if "id" not in msg:
             if isinstance(params, dict):
                 self._notification(method, params)
             return []
-        if not _valid_id(id_):
+        if not valid_id(id_):
             return [error(None, INVALID_REQUEST, "id must be a string or an integer")]
         if not isinstance(params, dict):
             return [error(id_, INVALID_PARAMS, "params must be an object")]
@@ -162,17 +203,18 @@ class Server:
             self.initialized = True
         elif method == "notifications/cancelled":
             rid = params.get("requestId")
-            with self._lock:
-                self._subs.pop((type(rid).__name__, rid), None)
+            if valid_id(rid):  # anything else cannot name a request of ours: ignored
+                with self._lock:
+                    self._subs.pop((type(rid).__name__, rid), None)
 
     def _request(self, method: str, params: Json, id_: Any) -> Any:
         modern = isinstance(params.get("_meta"), dict) and any(
             str(k).startswith("io.modelcontextprotocol/") for k in params["_meta"])
         if self.era is None:
-            if method == "initialize":
+            if modern or method == "server/discover":
+                self.era = "modern"  # an initialize with the envelope too: -32601 below
+            elif method == "initialize":
                 self.era = "handshake"
-            elif modern or method == "server/discover":
-                self.era = "modern"
             elif method == "ping":
                 return {}
             else:
@@ -180,8 +222,8 @@ class Server:
                           f"{eras.MODERN}, the _meta envelope on every request)")
         known = HANDSHAKE_METHODS if self.era == "handshake" else MODERN_METHODS
         if method not in known:
-            era = f"revision {eras.MODERN}" if self.era == "modern" else "the handshake era"
-            raise Rpc(METHOD_NOT_FOUND, f"method {method!r} is not part of {era}")
+            rev = eras.MODERN if self.era == "modern" else self.revision or eras.LATEST_HANDSHAKE
+            raise Rpc(METHOD_NOT_FOUND, eras.why_not_offered(method, rev))
         caps: Json = {}
         if self.era == "modern":
             caps = self._envelope(params)
@@ -209,3 +251,8 @@ class Server:
             if key in self._subs:
                 raise Rpc(INVALID_REQUEST, f"subscription {id_!r} is already open")
             self._subs[key] = (id_, wants_prompts)
+
+
+def _is_request(msg: Any) -> bool:
+    return (isinstance(msg, dict) and msg.get("jsonrpc") == "2.0"
+            and isinstance(msg.get("method"), str) and "id" in msg and valid_id(msg["id"]))

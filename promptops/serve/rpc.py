@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from promptops import __version__
+from promptops.serve.wire import LongInt
 
 Json = dict[str, Any]
 PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS = -32700, -32600, -32601, -32602
@@ -15,6 +16,12 @@ META_CAPS = "io.modelcontextprotocol/clientCapabilities"
 META_SERVER = "io.modelcontextprotocol/serverInfo"
 META_SUB = "io.modelcontextprotocol/subscriptionId"
 SERVER_INFO = {"name": "promptops", "version": __version__}
+MAX_ERROR_TEXT = 1000  # characters of an error message or data string: quoted values are cut
+
+
+def valid_id(id_: Any) -> bool:
+    """JSON-RPC ids are strings or integers (of any length: see wire.LongInt)."""
+    return isinstance(id_, (str, LongInt)) or (isinstance(id_, int) and not isinstance(id_, bool))
 
 
 class Rpc(Exception):
@@ -26,11 +33,23 @@ class Rpc(Exception):
 
 
 def error(id_: Any, code: int, message: str, data: Any = None) -> Json:
-    """An error reply; without a known id the id is left out (see Server.reject)."""
-    err: Json = {"code": code, "message": message}
+    """An error reply; without a known id the id is left out (see Server.reject).
+
+    Messages quote what the client sent (an unknown prompt name, a URI): quoted text
+    is cut so that an error reply stays small whatever the request held.
+    """
+    err: Json = {"code": code, "message": _clip(message)}
     if data is not None:
+        if isinstance(data, dict):
+            data = {k: _clip(v) if isinstance(v, str) else v for k, v in data.items()}
         err["data"] = data
     out: Json = {"jsonrpc": "2.0", "error": err}
     if id_ is not None:
         out["id"] = id_
     return out
+
+
+def _clip(text: str) -> str:
+    if len(text) <= MAX_ERROR_TEXT:
+        return text
+    return f"{text[:MAX_ERROR_TEXT]}... ({len(text):,} characters in all)"

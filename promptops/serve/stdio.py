@@ -1,66 +1,106 @@
 """The stdio transport: newline-delimited JSON-RPC on stdin/stdout, logs on stderr.
 
-Bytes are read, not text, so a line of invalid UTF-8 becomes a -32700 reply instead of
-killing the reader; one lock serialises stdout because reload notifications are sent
-from the git follower's thread. A closed stdout (the client went away) ends the loop
-quietly; stdin EOF and SIGTERM end it with exit status 0.
+Three promises shape it. **Every line costs O(its length)** and at most one bounded
+reply: lines are cut at :data:`MAX_LINE` while reading (the rest of a longer line is
+discarded without being kept), and :mod:`promptops.serve.wire` parses each with its
+nesting and value bounds. **Every reply is written whole**: stdout is written with
+``os.write`` on the file descriptor in a loop that finishes short writes and waits out
+``EAGAIN`` (a client may hand us a non-blocking pipe), under one lock because reload
+notifications come from the git follower's thread; a reader that hung up ends the
+loop quietly instead. **The exit contract holds in every order**: stdin EOF, SIGTERM
+or SIGINT - before any input, during a request, right after EOF, during shutdown - end
+the process with status 0 after every open ``subscriptions/listen`` got its final
+result.
+
+For that last promise the signal handler never raises (an exception raised at a random
+bytecode could cut a reply in half or be swallowed by a render's error handling). The
+lines are read and answered in a worker thread while the main thread only waits on a
+pipe that the worker writes to when it ends and that ``signal.set_wakeup_fd`` writes
+to when a signal arrives. Whichever comes first, the main thread ends the connection:
+it sends the final results (after any reply being written, which it never cuts) and
+closes the output. A request still being answered when a signal arrives is abandoned
+without a reply - the client is going away - so shutdown never waits for a render.
 """
 
 from __future__ import annotations
 
-import json
+import contextlib
 import os
-import re
+import select
 import signal
 import sys
 import threading
+import time
 import traceback
-from typing import IO, Any
+from collections.abc import Iterator
+from typing import Any
 
-from promptops.serve.rpc import INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR, Json, error
+from promptops.serve import wire
+from promptops.serve.rpc import INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR, error, valid_id
 
-MAX_LINE = 16 * 1024 * 1024  # bytes per message, newline excluded
-MAX_DEPTH = 100  # nested arrays/objects per message; Python's json would RecursionError ~1000
-_STRINGS = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"')
-_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
-
-
-class _Stop(Exception):
-    """Raised by the SIGTERM handler to leave a blocking read."""
+MAX_LINE = wire.MAX_MESSAGE  # bytes per message, newline excluded
+MAX_DEPTH = wire.MAX_DEPTH
+READ_CHUNK = 1 << 16
+FINISH_TIMEOUT_S = 5.0  # how long shutdown waits for a reply being written to a stalled reader
 
 
 class Output:
-    """Thread-safe line writer that goes quiet once the reader has hung up."""
+    """Whole-message writes to a file descriptor, serialised; quiet once the reader is gone."""
 
-    def __init__(self, stream: IO[bytes]) -> None:
-        self._stream = stream
+    def __init__(self, fd: int) -> None:
+        self._fd = fd
         self._lock = threading.Lock()
         self.closed = False
 
     def send(self, message: Any) -> None:
-        try:
-            data = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode()
-        except UnicodeEncodeError:  # a lone surrogate (sent as "\ud800"): echo it escaped
-            data = json.dumps(message, separators=(",", ":")).encode()
-        data += b"\n"
+        data = wire.encode(message) + b"\n"
         with self._lock:
-            if self.closed:
-                return
+            if not self.closed:
+                self._write(data)
+
+    def finish(self, messages: list[Any], timeout: float = FINISH_TIMEOUT_S) -> None:
+        """Write ``messages`` after any reply in progress, then accept no more."""
+        if not self._lock.acquire(timeout=timeout):  # a writer stuck on a reader that
+            self.closed = True  # stopped reading: nothing more can reach it anyway
+            return
+        try:
+            for message in messages:
+                if not self.closed:
+                    self._write(wire.encode(message) + b"\n")
+            self.closed = True
+        finally:
+            self._lock.release()
+
+    def _write(self, data: bytes) -> None:
+        view = memoryview(data)
+        while view:
             try:
-                self._stream.write(data)
-                self._stream.flush()
-            except (BrokenPipeError, ConnectionResetError, ValueError, OSError):
+                written = os.write(self._fd, view)
+            except BlockingIOError:  # a non-blocking pipe that is full: wait, then go on
+                _wait(self._fd, writable=True)
+                continue
+            except OSError:  # EPIPE and friends: the client hung up
                 self.closed = True
-                _silence(self._stream)
+                _silence(self._fd)
+                return
+            view = view[written:]
 
 
-def _silence(stream: IO[bytes]) -> None:
+def _wait(fd: int, *, writable: bool) -> None:
+    want = ([], [fd]) if writable else ([fd], [])
+    try:
+        select.select(want[0], want[1], [fd], 1.0)
+    except (OSError, ValueError):  # no select() for pipes (Windows): just wait a little
+        time.sleep(0.01)
+
+
+def _silence(fd: int) -> None:
     """Point the dead stdout at /dev/null so interpreter shutdown cannot complain."""
     try:
         devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, stream.fileno())
+        os.dup2(devnull, fd)
         os.close(devnull)
-    except (OSError, ValueError):
+    except OSError:
         pass
 
 
@@ -72,81 +112,190 @@ def log(message: str) -> None:
         pass
 
 
-def _read(stream: IO[bytes]) -> bytes | None:
-    """One line without its newline; None at EOF; raises OverflowError past MAX_LINE."""
-    line = stream.readline(MAX_LINE + 1)
-    if not line:
-        return None
-    if len(line) > MAX_LINE and not line.endswith(b"\n"):
-        while True:  # drop the rest of the oversized line, keep the stream in sync
-            rest = stream.readline(1 << 20)
-            if not rest or rest.endswith(b"\n"):
-                break
-        raise OverflowError
-    return line.rstrip(b"\r\n")
+def lines(fd: int) -> Iterator[bytes | None]:
+    """The lines on ``fd`` without their newline, and None for each one over MAX_LINE.
+
+    Reads the raw descriptor (no buffered reader whose lock a thread blocked in it would
+    hold at interpreter exit) in chunks split at C speed; a line longer than MAX_LINE is
+    reported as soon as it is known to be too long, and the rest of it is dropped as it
+    arrives, never kept. A final line without a newline still counts; an unreadable
+    descriptor is EOF.
+    """
+    parts: list[bytes] = []  # the line in progress, when it spans chunks
+    size = 0
+    skipping = False  # inside a line already reported as too long
+    while True:
+        chunk = _read(fd)
+        if not chunk:
+            if parts and not skipping:
+                yield b"".join(parts)
+            return
+        pieces = chunk.split(b"\n")
+        rest = pieces.pop()  # after the chunk's last newline: the start of the next line
+        for piece in pieces:
+            if skipping:  # this piece ends the line that was too long
+                skipping = False
+                continue
+            if parts:
+                parts.append(piece)
+                size += len(piece)
+                piece = b"".join(parts)
+                parts = []
+            else:
+                size = len(piece)
+            yield piece if size <= MAX_LINE else None
+            size = 0
+        if rest and not skipping:
+            parts.append(rest)
+            size += len(rest)
+            if size > MAX_LINE:
+                parts, size, skipping = [], 0, True
+                yield None
 
 
-def _too_deep(line: bytes) -> bool:
-    """Bracket depth outside strings exceeds MAX_DEPTH; cheap unless brackets abound."""
-    if line.count(b"[") + line.count(b"{") <= MAX_DEPTH:
-        return False
-    depth = 0
-    for b in _STRINGS.sub(b"", line).translate(None, _NOT_BRACKETS):
-        depth += 1 if b in (91, 123) else -1
-        if depth > MAX_DEPTH:
-            return True
-    return False
+def _read(fd: int) -> bytes:
+    while True:
+        try:
+            return os.read(fd, READ_CHUNK)
+        except BlockingIOError:  # a non-blocking stdin: wait for data
+            _wait(fd, writable=False)
+        except OSError:
+            return b""
 
 
-def _parse(server: Any, line: bytes) -> tuple[Any, Json | None]:
-    if _too_deep(line):
-        return None, server.reject(PARSE_ERROR, f"parse error: nested deeper than {MAX_DEPTH}")
-    try:
-        return json.loads(line.decode("utf-8")), None
-    except UnicodeDecodeError:
-        return None, server.reject(PARSE_ERROR, "parse error: the line is not valid UTF-8")
-    except ValueError as exc:
-        return None, server.reject(PARSE_ERROR, f"parse error: {exc}")
-    except RecursionError:
-        return None, server.reject(PARSE_ERROR, f"parse error: nested deeper than {MAX_DEPTH}")
+class _Loop:
+    """Reads and answers lines until EOF or a closed stdout (runs in the worker thread)."""
 
+    def __init__(self, server: Any, out: Output, fd: int) -> None:
+        self.server, self.out, self.fd = server, out, fd
+        self.stopping = False  # set by the main thread: the connection has ended
+        self.done = False  # set by the worker: it has left run()
 
-def serve(server: Any, out: Output, stdin: IO[bytes] | None = None) -> int:
-    """Answer messages from stdin until EOF, SIGTERM or a closed stdout; returns 0."""
-    stream = stdin if stdin is not None else sys.stdin.buffer
-
-    def stop(signum: int, frame: Any) -> None:
-        raise _Stop
-
-    previous = signal.signal(signal.SIGTERM, stop)
-    try:
-        while not out.closed:
+    def run(self) -> None:
+        for line in lines(self.fd):
+            if self.stopping or self.out.closed:
+                return
+            if line is not None and not line.strip():
+                continue
             try:
-                line = _read(stream)
-            except OverflowError:
-                out.send(server.reject(INVALID_REQUEST, f"message over {MAX_LINE} bytes"))
-                continue
-            if line is None:
-                break
-            if not line.strip():
-                continue
-            message, failure = _parse(server, line)
-            if failure is not None:
-                out.send(failure)
-                continue
-            try:
-                replies = server.handle(message)
-            except Exception:  # a bug must cost one request, never the server
+                self.answer(line)
+            except Exception:  # a bug must cost one line, never the server
                 log("internal error:\n" + traceback.format_exc())
-                mid = message.get("id") if isinstance(message, dict) else None
-                replies = [error(mid if isinstance(mid, (str, int)) else None, INTERNAL_ERROR,
-                                 "internal error")] if mid is not None else []
-            for reply in replies:
-                out.send(reply)
-    except (_Stop, KeyboardInterrupt):
-        pass
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-    for reply in server.close():
-        out.send(reply)
-    return 0
+
+    def answer(self, line: bytes | None) -> None:
+        server, out = self.server, self.out
+        if line is None:
+            out.send(server.reject(INVALID_REQUEST, f"message over {MAX_LINE} bytes"))
+            return
+        try:
+            message = wire.parse(line)
+        except wire.MessageError as exc:
+            out.send(server.reject(PARSE_ERROR, f"parse error: {exc}"))
+            return
+        try:
+            replies = server.handle(message)
+        except Exception:
+            log("internal error:\n" + traceback.format_exc())
+            mid = message.get("id") if isinstance(message, dict) else None
+            replies = [error(mid, INTERNAL_ERROR, "internal error")] if valid_id(mid) else []
+        if self.stopping:
+            return  # the connection was ended meanwhile: this reply would come too late
+        for reply in replies:
+            out.send(reply)
+
+
+class Signals:
+    """SIGTERM and SIGINT, recorded instead of raised, waking :func:`serve`'s main thread.
+
+    Install it as early as possible (before bundles load): a signal that arrives before
+    the loop starts is then remembered and ends the server as soon as it is ready. It
+    stays installed until the process exits, so a late signal is never fatal. On POSIX
+    the C-level handler writes to a pipe (``signal.set_wakeup_fd``) that the main thread
+    blocks on; Windows has no such pipes (and a kill there is TerminateProcess, which no
+    handler sees), so the main thread polls for Ctrl-C and Ctrl-Break instead.
+    """
+
+    def __init__(self) -> None:
+        self.received = False
+        self._woken = threading.Event()
+        self._pipe: tuple[int, int] | None = None
+        if os.name == "posix":
+            read_end, write_end = os.pipe()
+            os.set_blocking(write_end, False)
+            self._pipe = (read_end, write_end)
+
+    def install(self) -> bool:
+        """Take over SIGTERM/SIGINT; False when not called from the main thread."""
+        if threading.current_thread() is not threading.main_thread():
+            return False
+        try:
+            if self._pipe is not None:
+                signal.set_wakeup_fd(self._pipe[1], warn_on_full_buffer=False)
+            for name in ("SIGTERM", "SIGINT", "SIGBREAK"):
+                if hasattr(signal, name):
+                    signal.signal(getattr(signal, name), self._note)
+        except ValueError:
+            return False
+        return True
+
+    def _note(self, signum: int, frame: Any) -> None:
+        self.received = True
+        self._woken.set()
+
+    @staticmethod
+    def hold() -> None:
+        """Keep SIGTERM/SIGINT pending in the calling thread from now on.
+
+        Other threads call it first thing, so signals reach only the main thread; the
+        main thread calls it when it is done, because interpreter shutdown puts the
+        default (fatal) handlers back and a signal then would end the process with
+        -15 after it did everything right. A signal held until exit is dropped.
+        (Windows has no signal masks and needs none: nothing but Ctrl-C arrives.)
+        """
+        if hasattr(signal, "pthread_sigmask"):
+            signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM, signal.SIGINT})
+
+    def wake(self) -> None:
+        self._woken.set()
+        if self._pipe is not None:
+            with contextlib.suppress(OSError):
+                os.write(self._pipe[1], b"\0")
+
+    def wait(self) -> None:
+        if self._pipe is not None:
+            while not os.read(self._pipe[0], 64):  # read retries on EINTR (PEP 475)
+                pass
+        else:
+            while not self._woken.wait(0.2):  # short waits: Ctrl-C is seen between them
+                pass
+
+
+def serve(server: Any, out: Output, fd: int = 0, signals: Signals | None = None) -> bool:
+    """Answer messages from ``fd`` until EOF, a signal or a closed stdout.
+
+    Returns False when a request was still being answered (its worker thread is left
+    running): the caller should then leave with ``os._exit`` once it has cleaned up.
+    """
+    signals = signals or Signals()
+    loop = _Loop(server, out, fd)
+    if not signals.install():  # not the main thread: no signals to honour, run inline
+        loop.run()
+        out.finish(server.close())
+        return True
+
+    def work() -> None:
+        Signals.hold()
+        try:
+            loop.run()
+        except BaseException:  # the main thread must hear of any end, and why
+            log("internal error:\n" + traceback.format_exc())
+        finally:
+            loop.done = True
+            signals.wake()
+
+    worker = threading.Thread(target=work, name="promptops-stdio", daemon=True)
+    worker.start()
+    signals.wait()
+    loop.stopping = True
+    out.finish(server.close())
+    return loop.done

@@ -19,6 +19,8 @@ from promptops.render import Renderer
 
 MAX_LINE = 16 * 1024 * 1024
 MAX_DEPTH = 100
+MAX_VALUES = 100_000  # arrays, objects and the commas between their items
+MAX_BATCH = 100
 MODERN = "2026-07-28"
 HANDSHAKE = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
 HANDSHAKE_METHODS = {"initialize", "ping", "logging/setLevel", "prompts/list", "prompts/get",
@@ -52,6 +54,36 @@ class State:
     notes: list[str] = field(default_factory=list)
 
 
+class LongInt(str):
+    """An integer id past Python's int-string limit: its digits (JSON-RPC allows any length)."""
+
+
+def loads(text: str) -> Any:
+    """JSON as the documented rules read it: no NaN/Infinity, integers of any length."""
+    def constant(name: str) -> Any:
+        raise ValueError(f"{name} is not JSON")
+
+    def integer(digits: str) -> Any:
+        try:
+            return int(digits)
+        except ValueError:
+            return LongInt(digits)
+
+    return json.loads(text, parse_constant=constant, parse_int=integer)
+
+
+def values(obj: Any) -> int:
+    """Arrays and objects, plus the commas between their items (what MAX_VALUES counts)."""
+    total, stack = 0, [obj]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, dict | list):
+            items = list(value.values() if isinstance(value, dict) else value)
+            total += 1 + max(len(items) - 1, 0)
+            stack.extend(items)
+    return total
+
+
 def depth(obj: Any) -> int:
     """Nesting of arrays/objects, iteratively (the value may be deeper than the C stack)."""
     best, stack = 0, [(obj, 1)]
@@ -77,10 +109,10 @@ class Oracle:
         if not data.strip():
             return []
         try:
-            obj = json.loads(data.decode("utf-8"))
+            obj = loads(data.decode("utf-8"))
         except (UnicodeDecodeError, ValueError, RecursionError):
             return self._ids([Expect(NO_ID, -32700)])
-        if depth(obj) > MAX_DEPTH:
+        if depth(obj) > MAX_DEPTH or values(obj) > MAX_VALUES:
             return self._ids([Expect(NO_ID, -32700)])
         return self._ids(self.message(obj))
 
@@ -98,16 +130,18 @@ class Oracle:
         st = self.state
         if not (st.era == "handshake" and st.revision == "2025-03-26"):
             return [Expect(NO_ID, -32600)]
-        if not obj:
+        if not obj or len(obj) > MAX_BATCH:
             return [Expect(NO_ID, -32600)]
         inner = [e for m in obj for e in self.one(m, True)]
         return [Expect(None, batch=inner)] if inner else []
 
     # ---- one message ----------------------------------------------------------------
     def one(self, msg: Any, in_batch: bool) -> list[Expect]:
-        if not isinstance(msg, dict) or msg.get("jsonrpc") != "2.0":
+        if not isinstance(msg, dict):
             return [Expect(NO_ID, -32600)]
         method, id_, params = msg.get("method"), msg.get("id"), msg.get("params", {})
+        if msg.get("jsonrpc") != "2.0":  # answered to the id whenever it is a valid one
+            return [Expect(id_ if valid_id(id_) else NO_ID, -32600)]
         if not isinstance(method, str):
             if "result" in msg or "error" in msg:
                 return []
@@ -130,10 +164,10 @@ class Oracle:
         modern = isinstance(meta, dict) and any(
             str(k).startswith("io.modelcontextprotocol/") for k in meta)
         if st.era is None:
-            if method == "initialize":
+            if modern or method == "server/discover":
+                st.era = "modern"  # initialize with the envelope included: then -32601
+            elif method == "initialize":
                 st.era = "handshake"
-            elif modern or method == "server/discover":
-                st.era = "modern"
             elif method == "ping":
                 return Expect(id_, check=lambda r: None if r == {} else f"ping gave {r}")
             else:

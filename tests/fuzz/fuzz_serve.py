@@ -229,14 +229,15 @@ def session(rng: random.Random, bundle_path: Path, bundle: dict[str, Any], repor
         report.violation(f"{mode}: traceback on stderr: {text[-2000:]}")
 
 
-def run(seconds: float, seed: int) -> Report:
-    report = Report()
+def run(seconds: float, seed: int, each: Any = None, report: Any = None) -> Any:
+    """Sessions (``each``, default :func:`session`) on one bundle until ``seconds`` are up."""
+    report = Report() if report is None else report
     rng = random.Random(seed)
     with tempfile.TemporaryDirectory(prefix="promptops-fuzz-") as tmp:
         bundle_path, bundle = build_bundle(Path(tmp))
         deadline = time.monotonic() + seconds
         while time.monotonic() < deadline:
-            session(rng, bundle_path, bundle, report, deadline)
+            (each or session)(rng, bundle_path, bundle, report, deadline)
     return report
 
 

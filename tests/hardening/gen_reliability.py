@@ -18,10 +18,10 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
 RECORDS = HERE / "records"
+MEASURED = HERE / "measured"  # benchmark figures (costs), one JSON file per section
 DOC = REPO / "docs" / "reliability.md"
 AREAS = ["serve process", "serve protocol fuzzing", "template security", "repository faults",
          "process faults", "package paths", "hostile content", "write faults"]
-MEASURED = HERE / "measured"  # figures benchmarks write (e.g. benchmarks/hostile_bench.py)
 
 
 def limits() -> list[tuple[str, str, str]]:
@@ -30,20 +30,36 @@ def limits() -> list[tuple[str, str, str]]:
 
     from promptops import limits as size
     from promptops import template_limits, templating, yaml_limits
-    from promptops.serve import stdio
+    from promptops.serve import protocol, stdio, wire
 
     return [
         ("message line", f"{stdio.MAX_LINE // (1024 * 1024)} MiB (newline excluded)",
          "longer: -32600, the rest of the line is discarded, the connection goes on"),
         ("JSON nesting", f"{stdio.MAX_DEPTH} levels of arrays/objects",
          "deeper: -32700 `nested deeper than ...` (Python's json would hit its recursion limit)"),
-        ("render time", f"{templating.RENDER_TIMEOUT_S:g} s wall clock per prompts/get",
+        ("JSON values", f"{wire.MAX_VALUES:,} per message (arrays, objects and the commas "
+         "between items, outside strings)", "more: -32700, refused before parsing"),
+        ("batch", f"{protocol.MAX_BATCH} messages; {protocol.BATCH_REPLY_BYTES // (1 << 20)} MiB "
+         f"of replies; {protocol.BATCH_SECONDS:g} s of run time", "more messages: one -32600; "
+         "past the reply or time budget: each further request gets a short -32603"),
+        ("request time", f"{templating.RENDER_TIMEOUT_S:g} s wall clock per prompts/get, from "
+         "validation to the last template (`limits.renderTimeoutMs`, at most "
+         f"{size.MAX_TIMEOUT_MS:,} ms)",
          "-32603 `render took longer than ...`, enforced even in loops that call nothing"),
-        ("render output", f"{templating.MAX_OUTPUT_CHARS:,} characters", "-32603"),
+        ("reply size", f"{templating.MAX_OUTPUT_CHARS:,} characters for the whole reply: every "
+         "message, resource and the description (`limits.maxOutputChars`, at most "
+         f"{size.MAX_OUTPUT_CHARS:,})", "-32603 `the reply is over ...`"),
+        ("work per request", f"{size.WORK_FACTOR} x the reply size, in characters built by all "
+         f"operations together (a list element counts {size.ELEMENT})",
+         "-32603 `the request has built more than ...`"),
+        ("argument pattern", "RE2, linear time; value length x program size at most "
+         "50,000 per ms of the request budget", "-32602 naming the argument"),
         ("one `*`", f"{templating.MAX_OPERAND_RESULT:,} items or characters",
          "checked before allocating"),
-        ("any other single operation", f"{size.MAX_VALUE:,} characters or elements",
-         "`%`, `~`, `+`, str methods and filters, format-spec widths: checked before allocating"),
+        ("any other single operation", f"{size.MAX_VALUE:,} characters or elements (the reply "
+         "size)", "`%`, `~`, `+`, `join`, block captures, printing, `tojson`, `pprint`, str "
+         "methods and filters, format-spec widths: checked before allocating; shared parts of "
+         "a list counted every time they occur"),
         ("integers", f"{size.MAX_INT_BITS:,} bits; exponents up to "
          f"{templating.MAX_POWER_EXPONENT}", "-32603"),
         ("macro nesting", f"{templating.MAX_MACRO_DEPTH} calls", "-32603 (recursive macros)"),
@@ -90,7 +106,6 @@ def render() -> str:
         "| --- | --- | --- |",
     ]
     out += [f"| {a} | {b} | {c} |" for a, b, c in limits()]
-    out += measured()
     known = [a for a in AREAS if any(r["area"] == a for r in records)]
     others = sorted({r["area"] for r in records} - set(AREAS))
     for area in known + others:
@@ -100,25 +115,18 @@ def render() -> str:
                 "| fault | command | observed behaviour | test |", "| --- | --- | --- | --- |"]
         for r in rows:
             cells = [r["fault"], r["command"], r["behaviour"], f"`{r['test']}`"]
-            out.append("| " + " | ".join(c.replace("|", "\\|").replace("\n", " ")
-                                         for c in cells) + " |")
+            out.append(_row(cells))
+    for path in sorted(MEASURED.glob("*.json")):
+        section = json.loads(path.read_text(encoding="utf-8"))
+        out += ["", f"## {section['title']}", "",
+                f"Command: `{section['command']}` ({section['machine']}). {section['note']}",
+                "", _row(section["columns"]), _row(["---"] * len(section["columns"]))]
+        out += [_row(row) for row in section["rows"]]
     return "\n".join(out) + "\n"
 
 
-def measured() -> list[str]:
-    """A section per figures file in ``measured/``: what a benchmark observed, as stored."""
-    out: list[str] = []
-    for path in sorted(MEASURED.glob("*.json")):
-        doc = json.loads(path.read_text(encoding="utf-8"))
-        out += ["", f"## {doc['title']}", "",
-                f"`{doc['command']}` on {doc['machine']} ({doc['date']}); the median of the "
-                "runs, peak RSS of the whole process.", "",
-                "| class | input | outcome | time | peak RSS |", "| --- | --- | --- | --- | --- |"]
-        for r in doc["rows"]:
-            cells = [r["class"], r["input"], r["outcome"], f"{r['seconds'] * 1000:,.0f} ms",
-                     f"{r['peak_rss_mb']:.0f} MB"]
-            out.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
-    return out
+def _row(cells: list[str]) -> str:
+    return "| " + " | ".join(c.replace("|", "\\|").replace("\n", " ") for c in cells) + " |"
 
 
 def main(argv: list[str]) -> int:

@@ -23,8 +23,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from hardening_helpers import ABOUT, cli, record, repo_with
-from repo_helpers import PYTHON, cli_env, commit_files
+from hardening_helpers import ABOUT, record, repo_with
+from repo_helpers import PYTHON, SIGNALS, cli_env, commit_files, posix_only
+from repo_helpers import run_cli as cli  # the set-up runs in-process; the killed job does not
 
 AREA = "process faults"
 KILLS = 8  # per signal: half at random delays, half when the output folder first changes
@@ -190,6 +191,7 @@ def kill_during(job: Job, sig: int, delay: float | None) -> str:
     return "finished" if proc.returncode == 0 else "killed"
 
 
+@posix_only(SIGNALS)
 @pytest.mark.parametrize(("command", "prepare"), COMMANDS, ids=[c for c, _ in COMMANDS])
 def test_kill_leaves_old_or_new_never_partial(tmp_path: Path, command: str,
                                              prepare: Callable[[Path], Job]) -> None:

@@ -11,8 +11,9 @@ import subprocess
 import time
 from pathlib import Path
 
-from hardening_helpers import cli, record, repo_with
+from hardening_helpers import record, repo_with
 from repo_helpers import PYTHON, cli_env
+from repo_helpers import run_cli as cli  # set-up only: serve itself runs as a process
 
 from promptops.serve.stdio import MAX_DEPTH
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import git
 import pytest
 from hardening_helpers import MANIFEST
-from repo_helpers import commit_files, make_repo
+from repo_helpers import SYMLINKS, commit_files, make_repo, posix_only
 
 from promptops.errors import PackageError
 from promptops.pipeline import bundle_at
@@ -43,6 +43,7 @@ def problems(root: Path, ref: str | None) -> list[str]:
     return [str(p) for p in err.value.problems]
 
 
+@posix_only(SYMLINKS)
 @pytest.mark.parametrize("ref", [None, "HEAD"], ids=["worktree", "git"])
 @pytest.mark.parametrize("target", ["absolute", "relative"])
 def test_symlink_out_is_named_as_such(tmp_path: Path, ref: str | None, target: str) -> None:
@@ -57,6 +58,7 @@ def test_symlink_out_is_named_as_such(tmp_path: Path, ref: str | None, target: s
     assert not any("s3cret" in p for p in found)
 
 
+@posix_only(SYMLINKS)
 @pytest.mark.parametrize("ref", [None, "HEAD"], ids=["worktree", "git"])
 def test_symlink_inside_works_and_dangling_is_not_found(tmp_path: Path, ref: str | None) -> None:
     root = package(tmp_path, "../inside.md", "../nowhere.md")

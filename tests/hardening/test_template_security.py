@@ -7,13 +7,12 @@ of them allocates from hundreds of megabytes to gigabytes before the output cap 
 from __future__ import annotations
 
 import json
-import resource
 from pathlib import Path
 from typing import Any
 
 import pytest
 from hardening_helpers import record
-from repo_helpers import write_files
+from repo_helpers import peak_rss_mb, write_files
 
 from promptops.errors import INTERNAL_ERROR, RenderError
 from promptops.render import Renderer
@@ -83,10 +82,10 @@ def renderer(text: str) -> Renderer:
 
 @pytest.mark.parametrize(("what", "template", "expected"), HOSTILE, ids=[h[0] for h in HOSTILE])
 def test_hostile_template_is_refused(what: str, template: str, expected: str) -> None:
-    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    before = peak_rss_mb()
     with pytest.raises(RenderError) as info:
         renderer(template).get("p", {})
-    grown_mb = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024
+    grown_mb = peak_rss_mb() - before
     message = str(info.value).removeprefix("prompt 'p' message 0 failed to render: ")
     assert info.value.code == INTERNAL_ERROR
     assert message.startswith(expected), message

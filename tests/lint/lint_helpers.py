@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from repo_helpers import PYTHON, REPO_ROOT, cli_env, make_repo, write_files
+from repo_helpers import REPO_ROOT, make_repo, write_files
+from repo_helpers import run_cli as in_process
 
 CASES = Path(__file__).parent / "cases"
 PLANTED = Path(__file__).parent / "fixtures" / "planted"
@@ -64,11 +65,8 @@ def lint_positions(pkg: Path, rule: str, base: str | None) -> list[str]:
 
 
 def promptops(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    """The real CLI in a subprocess."""
-    return subprocess.run(
-        [PYTHON, "-m", "promptops", *args], cwd=cwd or REPO_ROOT, env=cli_env(),
-        capture_output=True, text=True, timeout=120, check=False,
-    )
+    """The real CLI, in-process (``repo_helpers.run_cli``)."""
+    return in_process(*args, cwd=cwd or REPO_ROOT)
 
 
 def run_cli(*args: str) -> tuple[int, str, str]:

@@ -8,11 +8,13 @@ from typing import Any
 
 import pytest
 from lint_helpers import build_case, case_files, lint_positions, load_cases
+from repo_helpers import SYMLINKS, posix_only
 
 from promptops.lint.registry import RULES
 
 _PARAMS = [
-    pytest.param(rule, case, id=f"{rule}-{case['name']}")
+    pytest.param(rule, case, id=f"{rule}-{case['name']}",
+                 marks=[posix_only(SYMLINKS)] if case.get("symlinks") else [])
     for path in case_files()
     for rule, cases in [load_cases(path)]
     for case in cases

@@ -1,10 +1,11 @@
-"""The pull-request workflows and the pre-commit hooks.
+"""The pull-request workflows, the composite Action and the pre-commit hooks.
 
 actionlint itself runs in ``test_actionlint.py``; this file checks what actionlint does
 not: the triggers and exact least permissions these workflows promise, pinned actions,
-shell syntax of every ``run:`` block (the WebAssembly actionlint has no shellcheck), and
-the sticky-comment script itself, executed with node against an in-memory comment store
-to prove a second push updates the one comment.
+``action.yml`` against SchemaStore's action metadata schema (vendored in tests/data),
+shellcheck on the Action's own ``run:`` steps (actionlint reads only workflows), and the
+sticky-comment script itself, executed with node against an in-memory comment store to
+prove a second push updates the one comment and two packages keep one comment each.
 The pre-commit hooks run through the real ``pre-commit`` on a real repository.
 """
 
@@ -20,8 +21,10 @@ from typing import Any
 
 import pytest
 import yaml
+from jsonschema import Draft7Validator
 from repo_helpers import REPO_ROOT, cli_env
 from review_helpers import fixed_commit, fixed_repo
+from test_actionlint import _tool
 
 WORKFLOWS = {
     "starter": (REPO_ROOT / "templates/.github/workflows/promptops.yml", "pull_request"),
@@ -75,7 +78,7 @@ def test_workflow_shell_blocks_parse(which: str) -> None:
 
 _HARNESS = """
 const store = JSON.parse(process.env.EXISTING);
-let next = 1000;
+let next = Math.max(999, ...store.map((c) => c.id)) + 1;
 const github = {
   paginate: async (fn, args) => fn(args),
   rest: { issues: {
@@ -93,24 +96,84 @@ const require = (m) => m === 'fs' ? { readFileSync: () => process.env.REPORT } :
 """
 
 
-@pytest.mark.parametrize("which", sorted(WORKFLOWS))
+ACTION = REPO_ROOT / "action.yml"
+
+
+def _action() -> dict[str, Any]:
+    return yaml.safe_load(ACTION.read_text(encoding="utf-8"))  # type: ignore[no-any-return]
+
+
+def _comment_script(which: str) -> str:
+    steps = (_action()["runs"]["steps"] if which == "action"
+             else _steps(_load(WORKFLOWS[which][0])))
+    (step,) = [s for s in steps if s.get("uses", "").startswith("actions/github-script@")]
+    return str(step["with"]["script"])
+
+
+@pytest.mark.parametrize("which", [*sorted(WORKFLOWS), "action"])
 def test_sticky_comment_is_updated_not_duplicated(which: str) -> None:
     node = shutil.which("node")
     assert node, "node is needed to execute the github-script step"
-    (step,) = [s for s in _steps(_load(WORKFLOWS[which][0]))
-               if s.get("uses", "").startswith("actions/github-script@")]
-    script = _HARNESS % step["with"]["script"]
+    script = _HARNESS % _comment_script(which)
     human = {"id": 1, "issue": 7, "body": "<!-- promptops-diff -->\nquoted by a human",
              "user": {"type": "User"}}
     comments: list[dict[str, Any]] = [human]
-    for push in ("first report", "second report", "third report"):
-        env = dict(os.environ, EXISTING=json.dumps(comments), REPORT=push)
-        done = subprocess.run([node, "-e", script], env=env, capture_output=True, text=True,
-                              timeout=60, check=True)
-        comments = json.loads(done.stdout)
-    bots = [c for c in comments if c["user"]["type"] == "Bot"]
-    assert len(bots) == 1 and bots[0]["body"] == "<!-- promptops-diff -->\nthird report"
+    # Two packages of one repository review the same pull request: one comment each.
+    for push in ("first", "second", "third"):
+        for package in (".", "packages/support"):
+            env = dict(os.environ, EXISTING=json.dumps(comments), PACKAGE=package,
+                       REPORT=f"{push} report of {package}")
+            done = subprocess.run([node, "-e", script], env=env, capture_output=True,
+                                  text=True, timeout=60, check=True)
+            comments = json.loads(done.stdout)
+    bots = sorted(c["body"] for c in comments if c["user"]["type"] == "Bot")
+    assert bots == ["<!-- promptops-diff -->\nthird report of .",
+                    "<!-- promptops-diff packages/support -->\nthird report of packages/support"]
     assert human in comments
+
+
+def test_action_metadata_validates_against_schemastore() -> None:
+    schema = json.loads((REPO_ROOT / "tests/data/github-action.json").read_text("utf-8"))
+    validator = Draft7Validator(schema)
+    data = _action()
+    assert list(validator.iter_errors(data)) == []
+    assert data["runs"]["using"] == "composite"
+    assert set(data["inputs"]) == {"package", "base-ref", "comment", "sarif", "python-version",
+                                   "fail-on"}
+    # The schema can fail: a misspelt key and a run step without its shell are errors.
+    broken = json.loads(json.dumps(data))
+    broken["inputs"]["package"]["defualt"] = "."
+    broken["runs"]["steps"][1].pop("shell")
+    assert len(list(validator.iter_errors(broken))) == 2
+
+
+def test_action_installs_its_own_source_and_runs_every_job() -> None:
+    steps = _action()["runs"]["steps"]
+    runs = "\n".join(s.get("run", "") for s in steps)
+    assert '-m pip install --disable-pip-version-check -q "$GITHUB_ACTION_PATH"' in runs
+    assert "--format sarif" in runs and "--format github" in runs
+    assert "--junit-xml" in runs and "--format markdown" in runs
+    uses = {s["uses"].split("@")[0]: s for s in steps if "uses" in s}
+    assert set(uses) == {"actions/setup-python", "github/codeql-action/upload-sarif",
+                         "actions/upload-artifact", "actions/github-script"}
+    for step in uses.values():
+        assert PINNED.match(step["uses"]), step["uses"]
+    assert "inputs.sarif == 'true'" in next(s for s in steps if s.get("id") == "sarif")["if"]
+    assert "inputs.comment == 'true'" in uses["actions/github-script"]["if"]
+    assert "${{" not in runs, "expressions belong in env:, not inline in shell (injection)"
+
+
+def test_action_shell_steps_pass_shellcheck(tmp_path: Path) -> None:
+    shellcheck = _tool("shellcheck")
+    for step in _action()["runs"]["steps"]:
+        if "run" not in step:
+            continue
+        assert step["shell"] == "bash"
+        script = tmp_path / "step.sh"
+        script.write_text("#!/bin/bash\n" + step["run"], encoding="utf-8")
+        done = subprocess.run([shellcheck, "-s", "bash", str(script)], capture_output=True,
+                              text=True, check=False)
+        assert done.returncode == 0, f"{step.get('name', step.get('id'))}: {done.stdout}"
 
 
 def _hooks() -> list[dict[str, Any]]:

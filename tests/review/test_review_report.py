@@ -12,7 +12,7 @@ from typing import Any
 import git
 import jsonschema
 import pytest
-from repo_helpers import PYTHON, REPO_ROOT, cli_env
+from repo_helpers import REPO_ROOT, run_cli
 from review_helpers import GOLDEN, feature_change, fixed_commit, fixed_repo, starter_files
 
 from promptops.review import build_report, json_schema, to_markdown, to_text
@@ -45,8 +45,7 @@ def _prompt(report: ReviewReport, name: str) -> Any:
 
 
 def run_diff(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([PYTHON, "-m", "promptops", "diff", *args], cwd=cwd, env=cli_env(),
-                          capture_output=True, text=True, timeout=120, check=False)
+    return run_cli("diff", *args, cwd=cwd)
 
 
 def test_partial_edit_shows_rendered_diff_in_every_dependent_prompt(report: ReviewReport) -> None:

@@ -4,6 +4,7 @@ that validates every server message against the official schema of its revision.
 from __future__ import annotations
 
 import json
+import os
 import queue
 import subprocess
 import sys
@@ -157,21 +158,35 @@ def serve_cmd(*args: str) -> list[str]:
 class RawClient:
     """A server subprocess driven by hand-written JSON-RPC lines; every reply is judged."""
 
-    def __init__(self, args: list[str], revision: str, cwd: Path | None = None) -> None:
+    def __init__(self, args: list[str], revision: str, cwd: Path | None = None,
+                 env: dict[str, str] | None = None) -> None:
         self.proc = subprocess.Popen(serve_cmd(*args), stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd)
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd,
+                                     env={**os.environ, **env} if env else None)
         self.revision = revision
         self.methods: dict[Any, str] = {}
         self.seen: list[Any] = []
         self._q: queue.Queue[Any] = queue.Queue()
         self._next = 0
+        self._reading = threading.Event()
+        self._reading.set()
         threading.Thread(target=self._pump, daemon=True).start()
 
     def _pump(self) -> None:
         assert self.proc.stdout is not None
-        for line in self.proc.stdout:
+        while self._reading.wait():
+            line = self.proc.stdout.readline()
+            if not line:
+                break
             self._q.put(json.loads(line))
         self._q.put(EOFError())
+
+    def stop_reading(self) -> None:
+        """Leave the server's stdout unread (after at most one more line) until resumed."""
+        self._reading.clear()
+
+    def resume_reading(self) -> None:
+        self._reading.set()
 
     def write(self, data: bytes) -> None:
         assert self.proc.stdin is not None

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import git
+from repo_helpers import SIGNALS, posix_only
 from serve_helpers import RawClient, envelope, kit_files, serve_cmd
 
 from promptops.bundle import serialise
@@ -68,6 +69,7 @@ def test_oversized_line_is_refused_and_the_stream_continues(raw: Raw) -> None:
     assert c.request("ping")["result"] == {}
 
 
+@posix_only(SIGNALS)
 def test_sigterm_and_closed_stdout_exit_quietly(kit_bundle: Path) -> None:
     proc = subprocess.Popen(serve_cmd("--bundle", str(kit_bundle)), stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)

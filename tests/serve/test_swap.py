@@ -77,10 +77,10 @@ def test_requests_during_swaps_see_one_bundle(repo_factory: Callable[..., git.Re
         stop.set()
         t.join()
     server.swap([second])
-    # a cursor from the replaced snapshot restarts the listing from the top
+    # a cursor from the replaced snapshot is stale: -32602, the client lists again
     again = server.handle({"jsonrpc": "2.0", "id": 2, "method": "prompts/list",
-                           "params": {**envelope(), "cursor": page["nextCursor"]}})[0]["result"]
-    assert again["prompts"][0]["name"] == "broken"
+                           "params": {**envelope(), "cursor": page["nextCursor"]}})[0]["error"]
+    assert again["code"] == -32602 and "stale cursor" in again["message"]
 
 
 def test_path_mode_follows_a_commit(repo_factory: Callable[..., git.Repo]) -> None:

@@ -11,7 +11,7 @@ import textwrap
 from pathlib import Path
 
 from lxml import etree
-from repo_helpers import PYTHON, cli_env, write_files
+from repo_helpers import run_cli, write_files
 
 HERE = Path(__file__).resolve().parent
 
@@ -54,8 +54,8 @@ def package(root: Path, tests: dict[str, str] | None = None, **extra: str) -> Pa
 
 
 def promptops(*args: str, cwd: Path, **env: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([PYTHON, "-m", "promptops", *args], cwd=cwd, env=cli_env(**env),
-                          capture_output=True, text=True, timeout=120, check=False)
+    """The real CLI, in-process (``repo_helpers.run_cli``)."""
+    return run_cli(*args, cwd=cwd, **env)
 
 
 # --- JUnit XML validation against the common schema --------------------------------------

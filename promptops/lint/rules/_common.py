@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from promptops.limits import Limits
 from promptops.lint.problem import Hit
 
 TEMPLATE_SUFFIXES = (".j2", ".jinja", ".jinja2")
@@ -15,6 +16,21 @@ def from_load(ctx: Any, code: str) -> Iterator[Hit]:
     for found, p in ctx.problems:
         if found == code:
             yield Hit(p.path, p.line, p.col, p.message)
+
+
+def package_limits(ctx: Any) -> Limits:
+    """The request bounds the package's manifest sets (within the hard caps)."""
+    manifest = ctx.package.manifest if ctx.package is not None else None
+    config = manifest.limits if manifest is not None else None
+    return Limits.of(config.model_dump() if config is not None else None)
+
+
+def patterned(ctx: Any) -> Iterator[tuple[Any, int, Any]]:
+    """(prompt, index, argument) of every argument with a ``pattern``."""
+    for prompt in prompts(ctx):
+        for i, arg in enumerate(prompt.spec.arguments):
+            if arg.pattern is not None:
+                yield prompt, i, arg
 
 
 def prompts(ctx: Any) -> Any:

@@ -1,7 +1,9 @@
 """An argument's default does not match its ``pattern``.
 
 Why: the pattern says what a valid value looks like; a default that breaks it renders a
-value every request would be refused for.
+value every request would be refused for. The match is the renderer's own (RE2, linear
+time, see ``promptops/patterns.py``), so a pattern that would backtrack for days in
+Python's ``re`` cannot hang lint.
 
 Fails::
 
@@ -18,23 +20,26 @@ Passes::
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from typing import Any
 
 from promptops.lint.problem import Hit
-from promptops.lint.rules._common import prompts
+from promptops.lint.rules._common import package_limits, patterned
+from promptops.patterns import PatternError, compile_pattern
 
 CODE, NAME, LEVEL, NEEDS = "PO205", "default-not-matching-pattern", "error", "package"
 
 
 def check(ctx: Any) -> Iterator[Hit]:
-    for prompt in prompts(ctx):
-        for i, arg in enumerate(prompt.spec.arguments):
-            if arg.pattern is None or arg.default is None:
-                continue
-            if re.fullmatch(arg.pattern, arg.default) is None:
-                line, col = prompt.file.position(("arguments", i, "default"))
-                yield Hit(prompt.path, line, col,
-                          f"default {arg.default!r} of {arg.name!r} does not match its "
-                          f"pattern {arg.pattern!r}")
+    timeout = package_limits(ctx).render_timeout_ms
+    for prompt, i, arg in patterned(ctx):
+        if arg.default is None:
+            continue
+        try:
+            matched = compile_pattern(arg.pattern).fullmatch(arg.default, timeout)
+        except PatternError:  # not RE2 (a load error says so) or a default too long
+            continue
+        if not matched:
+            line, col = prompt.file.position(("arguments", i, "default"))
+            yield Hit(prompt.path, line, col, f"default {arg.default!r} of {arg.name!r} does "
+                      f"not match its pattern {arg.pattern!r}")

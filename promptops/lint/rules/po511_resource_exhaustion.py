@@ -1,14 +1,15 @@
-"""A template asks for more time or memory than a render is allowed.
+"""A template asks for more time or memory than a request is allowed.
 
 Why: ``range(10**9)``, ``'x' * 10**8``, ``'%999999999s'``, ``'x'.ljust(10**9)``,
-``|indent(10**8)``, a huge ``**`` or a macro that calls itself are refused by the
-render budget (see ``docs/reliability.md``), so the prompt fails on every request;
-in review they are resource-exhaustion attempts. The sizes are worked out from the
-literals in the template (``10**9`` included, without computing anything large) and
-compared with the same limits the renderer enforces. A macro that calls itself,
-directly or through other macros of the same template, is reported whatever its base
-case: recursion is cut off at 100 nested calls, and ``{% for ... recursive %}``
-walks a tree without it.
+``|indent(10**8)``, ``|round(10**8, 'ceil')``, ``|batch(10**9, 'x')``,
+``(5).to_bytes(10**10)``, a huge ``**`` or a macro that calls itself are refused by the
+request budget (see ``SECURITY.md``), so the prompt fails on every request; in review
+they are resource-exhaustion attempts. The sizes are worked out from the literals in the
+template (``10**9`` included, without computing anything large) and compared with the
+same limits the renderer enforces, the package's own ``limits`` included. A macro that
+calls itself, directly or through other macros of the same template, is reported
+whatever its base case: recursion is cut off at 100 nested calls, and
+``{% for ... recursive %}`` walks a tree without it.
 
 Fails::
 
@@ -30,13 +31,14 @@ from jinja2.sandbox import MAX_RANGE
 
 from promptops import limits
 from promptops.lint.problem import Hit
+from promptops.lint.rules._common import package_limits
 from promptops.lint.rules._jinja import position, template_asts, walk
 from promptops.templating import MAX_MACRO_DEPTH, MAX_OPERAND_RESULT, MAX_POWER_EXPONENT
 
 CODE, NAME, LEVEL, NEEDS = "PO511", "resource-exhaustion", "error", "package"
 
 HUGE = math.inf  # an integer too large to compute here: over every limit
-_WIDTH_METHODS = ("ljust", "rjust", "center", "zfill", "expandtabs")
+_WIDTH_METHODS = ("ljust", "rjust", "center", "zfill", "expandtabs", "to_bytes")
 
 
 def fold(node: nodes.Node) -> Any:
@@ -154,9 +156,17 @@ def _filter(node: nodes.Filter) -> Iterator[tuple[str, str]]:
                         tuple(fold(a) for a in node.args))
         if found:
             yield name, found
-    elif name in ("center", "indent") and _big(_arg(node, 0, "width"), limits.MAX_VALUE):
+    elif name in ("center", "indent") and _big(_arg(node, 0, "width"), _bound()):
         yield name, f"`{name}` width {_show(_arg(node, 0, 'width'))} is over the limit " \
-                    f"{limits.MAX_VALUE}"
+                    f"{_bound()}"
+    elif name == "round" and _num(_arg(node, 0, "precision")) and \
+            abs(_arg(node, 0, "precision")) > limits.MAX_ROUND_DIGITS:
+        yield name, f"`round` to {_show(_arg(node, 0, 'precision'))} digits is over the " \
+                    f"limit {limits.MAX_ROUND_DIGITS}"
+    elif name == "batch" and _big(_arg(node, 0, "linecount"), _bound()) and \
+            (len(node.args) > 1 or any(kw.key == "fill_with" for kw in node.kwargs)):
+        yield name, f"`batch` of {_show(_arg(node, 0, 'linecount'))} with fill_with is " \
+                    f"over the limit {_bound()}"
     elif name == "slice" and _big(_arg(node, 0, "slices"), limits.MAX_SLICES):
         yield name, f"`slice` into {_show(_arg(node, 0, 'slices'))} parts is over the " \
                     f"limit {limits.MAX_SLICES}"
@@ -174,10 +184,11 @@ def _call(node: nodes.Call) -> Iterator[tuple[str, str]]:
             yield "range", f"`range` of {_show(size)} items is over the sandbox limit " \
                            f"{MAX_RANGE}"
     elif isinstance(target, nodes.Getattr) and target.attr in _WIDTH_METHODS:
-        width = _arg(node, 0, "tabsize" if target.attr == "expandtabs" else "width")
-        if _big(width, limits.MAX_VALUE):
+        width = _arg(node, 0, {"expandtabs": "tabsize", "to_bytes": "length"}.get(
+            target.attr, "width"))
+        if _big(width, _bound()):
             yield f".{target.attr}", f"`{target.attr}` width {_show(width)} is over the limit " \
-                               f"{limits.MAX_VALUE}"
+                               f"{_bound()}"
     elif isinstance(target, nodes.Getattr) and target.attr == "format" and \
             isinstance(target.node, nodes.Const) and isinstance(target.node.value, str):
         args = tuple(fold(a) for a in node.args)
@@ -217,7 +228,17 @@ def _path_back(calls: dict[str, list[tuple[nodes.Call, str]]], start: str,
     return None
 
 
+def _bound() -> int:
+    return limits.current().value_chars
+
+
 def check(ctx: Any) -> Iterator[Hit]:
+    with limits.Budget(package_limits(ctx), deadline=float("inf")):  # the package's bounds
+        hits = list(_templates(ctx))
+    yield from hits
+
+
+def _templates(ctx: Any) -> Iterator[Hit]:
     for path, loc, ast in template_asts(ctx):
         seen: set[tuple[int, str]] = set()
         for node in walk(ast):

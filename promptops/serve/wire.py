@@ -1,0 +1,178 @@
+"""JSON-RPC messages as bytes: a bounded parse of one message and its exact encoding.
+
+Any transport (the stdio loop today, HTTP later) gets a message as bytes and must turn
+it into data without letting the bytes decide what it costs. Python's ``json`` is linear
+in the input, but left alone it would recurse once per nesting level (a RecursionError
+around 1,000, and C-stack use before that), build one object per value (a 16 MiB line
+of ``[{},{},...]`` is millions of dicts, ~400 MB), accept ``NaN``/``Infinity`` (not
+JSON) and refuse integers longer than Python's int-string limit (4,300 digits) that
+are valid JSON. So before parsing, a pre-scan that is linear in the line and made of C
+string operations only (``count``, ``replace``, ``split``, ``translate``) refuses
+messages nested deeper than :data:`MAX_DEPTH` or holding more than :data:`MAX_VALUES`
+values; the parse itself refuses the non-JSON constants and keeps over-long integers
+as :class:`LongInt`, their digits, which :func:`encode` writes back verbatim (a request
+id may be such an integer, and a client must get its own id back).
+
+The common case stays cheap: a line with at most ``MAX_DEPTH`` brackets and few commas
+is settled by three ``bytes.count`` calls, and the integer and constant hooks cost
+nothing unless such a value occurs.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+from typing import Any
+
+MAX_MESSAGE = 16 * 1024 * 1024  # bytes per message (for stdio: per line, newline excluded)
+MAX_DEPTH = 100  # nested arrays/objects per message
+MAX_VALUES = 100_000  # values per message, counted as arrays/objects plus the commas between
+_CHUNK = 1 << 16  # the string scan works in slices of this size: bounded temporaries
+_OPEN_CLOSE = bytes.maketrans(b"{}", b"[]")
+_STRUCTURE = bytes(b for b in range(256) if b not in b"[]{},")
+_STEP = bytes.maketrans(b"[]", b"\x01\xff")  # +1 / -1 as signed bytes
+_TOKEN = os.urandom(16).hex()  # marks a LongInt in encode's second pass; unguessable
+
+
+class MessageError(ValueError):
+    """Bytes that are not one acceptable JSON value: the transport answers -32700."""
+
+
+class LongInt:
+    """A JSON integer with more digits than ``int()`` accepts, kept as its text.
+
+    Valid JSON and a valid JSON-RPC id; it compares and hashes by its digits, is no
+    ``int`` (so arithmetic and argument checks refuse it), and its repr stays short
+    because error messages quote values.
+    """
+
+    __slots__ = ("digits",)
+
+    def __init__(self, digits: str) -> None:
+        self.digits = digits
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, LongInt) and other.digits == self.digits
+
+    def __hash__(self) -> int:
+        return hash((LongInt, self.digits))
+
+    def __repr__(self) -> str:
+        return f"<integer of {len(self.digits.lstrip('-'))} digits>"
+
+
+def _not_json(name: str) -> Any:
+    raise MessageError(f"{name} is not JSON (JSON numbers are finite)")
+
+
+def _integer(text: str) -> int | LongInt:
+    try:
+        return int(text)
+    except ValueError:  # past the int-string limit: keep the digits
+        return LongInt(text)
+
+
+# Built once: json.loads with keyword arguments would build a decoder on every call.
+_DECODE = json.JSONDecoder(parse_constant=_not_json).decode
+_DECODE_LONG = json.JSONDecoder(parse_constant=_not_json, parse_int=_integer).decode
+
+
+def parse(line: bytes) -> Any:
+    """The JSON value in ``line``; MessageError (a -32700 message) if it is not acceptable."""
+    problem = structure_problem(line)
+    if problem is not None:
+        raise MessageError(problem)
+    try:
+        text = line.decode("utf-8")
+    except UnicodeDecodeError:
+        raise MessageError("the line is not valid UTF-8") from None
+    try:
+        return _DECODE(text)
+    except MessageError:
+        raise
+    except json.JSONDecodeError as exc:
+        raise MessageError(str(exc)) from None
+    except ValueError:  # an integer past the int-string limit: parse again, keeping it
+        pass
+    except RecursionError:  # unreachable after the pre-scan; kept as a last guard
+        raise MessageError(f"nested deeper than {MAX_DEPTH}") from None
+    try:
+        return _DECODE_LONG(text)
+    except MessageError:
+        raise
+    except (ValueError, RecursionError) as exc:
+        raise MessageError(str(exc)) from None
+
+
+def structure_problem(line: bytes) -> str | None:
+    """Why ``line`` nests too deep or holds too many values, or None; linear, C-speed.
+
+    Brackets and commas inside strings do not count: escapes are dropped first (a
+    backslash pair, then an escaped quote), after which every quote delimits a string,
+    so the text outside strings is every other piece of a split on quotes. The line is
+    processed in slices so no temporary holds more than one slice's pieces.
+    """
+    opens = line.count(b"[") + line.count(b"{")
+    if opens <= MAX_DEPTH and opens + line.count(b",") <= MAX_VALUES:
+        return None  # an upper bound already within both limits: the usual case
+    text = line.replace(b"\\\\", b"").replace(b'\\"', b"")
+    outside: list[bytes] = []
+    in_string = False
+    for start in range(0, len(text), _CHUNK):
+        pieces = text[start : start + _CHUNK].split(b'"')
+        outside.append(b"".join(pieces[1 if in_string else 0 :: 2]).translate(
+            _OPEN_CLOSE, _STRUCTURE))
+        if len(pieces) % 2 == 0:
+            in_string = not in_string
+    structure = b"".join(outside)
+    brackets = structure.replace(b",", b"")
+    values = len(structure) - len(brackets) + brackets.count(b"[")
+    if values > MAX_VALUES:
+        return (f"more than {MAX_VALUES:,} values in one message (counted as arrays, objects "
+                "and the commas between items)")
+    if brackets.count(b"[") > MAX_DEPTH:
+        steps = memoryview(brackets.translate(_STEP)).cast("b")
+        if max(itertools.accumulate(steps)) > MAX_DEPTH:
+            return f"nested deeper than {MAX_DEPTH}"
+    return None
+
+
+# Built once, like the decoders: json.dumps with keyword arguments builds an encoder per call.
+_COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+_COMPACT_ASCII = json.JSONEncoder(separators=(",", ":")).encode
+
+
+def encode(message: Any) -> bytes:
+    """One message as compact UTF-8 JSON (no newline).
+
+    A lone surrogate (valid in JSON as ``"\\ud800"``, so it can be echoed) cannot be
+    encoded as UTF-8: such a message is written with ASCII escapes instead. A LongInt
+    is written as its digits.
+    """
+    try:
+        text = _COMPACT(message)
+    except TypeError:  # not plain data: a LongInt (anything else is a bug, and raises)
+        text = _with_long_ints(message, False)
+    try:
+        return text.encode()
+    except UnicodeEncodeError:
+        try:
+            return _COMPACT_ASCII(message).encode()
+        except TypeError:
+            return _with_long_ints(message, True).encode()
+
+
+def _with_long_ints(message: Any, ascii_only: bool) -> str:
+    found: list[LongInt] = []
+
+    def mark(value: object) -> str:
+        if not isinstance(value, LongInt):
+            raise TypeError(f"{type(value).__name__} is not JSON serialisable")
+        found.append(value)
+        return f"{_TOKEN}:{len(found) - 1}"
+
+    text = json.dumps(message, ensure_ascii=ascii_only, separators=(",", ":"), default=mark)
+    for i, value in enumerate(found):
+        text = text.replace(f'"{_TOKEN}:{i}"', value.digits, 1)
+    return text

@@ -1,0 +1,158 @@
+"""`serve --bundle` refuses at load every bundle `promptops verify` refuses, and serving a
+bundle that loads never fails on its shape (a KeyError used to surface as -32603).
+
+Thousands of mutations of a real bundle (each field dropped, given a wrong type, an
+extra key...) with the digest recomputed, judged three ways: the fast and the detailed
+pass of promptops.bundle_check agree; whatever the full pydantic schema of `verify`
+refuses, loading refuses; and whatever loads is served (every prompt rendered, every
+resource read, in the oldest and the newest revision) with schema-valid replies only.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import json
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pydantic import ValidationError
+from serve_helpers import check_message, envelope, serve_cmd
+
+from promptops import bundle_check
+from promptops.bundle import digest, parse_bundle, serialise
+from promptops.bundle_schema import BundleFile
+from promptops.errors import BundleError
+from promptops.serve.protocol import Server
+
+ODD: list[Any] = [None, True, 0, -1, 2.5, "", "x", "a-b", [], ["x"], [1], {}, {"k": 1}]
+
+
+def _paths(node: Any, trail: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
+    if isinstance(node, dict):
+        for key, value in node.items():
+            yield (*trail, key)
+            yield from _paths(value, (*trail, key))
+    elif isinstance(node, list):
+        for i, value in enumerate(node):
+            yield (*trail, i)
+            yield from _paths(value, (*trail, i))
+
+
+def _at(bundle: Any, path: tuple[Any, ...]) -> tuple[Any, Any]:
+    node = bundle
+    for step in path[:-1]:
+        node = node[step]
+    return node, path[-1]
+
+
+def mutations(bundle: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
+    for path in _paths(bundle):
+        if path[0] == "digest":
+            continue
+        for kind in ["drop", "extra", *range(len(ODD))]:
+            b = copy.deepcopy(bundle)
+            parent, key = _at(b, path)
+            if kind == "drop":
+                del parent[key]
+            elif kind == "extra":
+                if not isinstance(parent[key], dict):
+                    continue
+                parent[key]["surplus"] = "x"
+            else:
+                parent[key] = copy.deepcopy(ODD[int(kind)])
+            b["digest"] = digest(b)
+            yield f"{kind} {'.'.join(map(str, path))}", b
+
+
+def _schema_ok(b: Any) -> bool:
+    try:
+        BundleFile.model_validate(b)
+    except ValidationError:
+        return False
+    return True
+
+
+def _serve_all(b: dict[str, Any]) -> None:
+    """Every request a client can make of this bundle: none may raise, all schema-valid."""
+    for rev in ("2024-11-05", "2026-07-28"):
+        server = Server([b], send=lambda m: None, page_size=2)
+        meta = envelope({"elicitation": {}}) if rev == "2026-07-28" else {}
+        calls: list[tuple[str, dict[str, Any]]] = [("prompts/list", {}), ("resources/list", {})]
+        if rev != "2026-07-28":
+            calls.insert(0, ("initialize", {"protocolVersion": rev, "capabilities": {}}))
+        for p in b["prompts"]:
+            args = {a["name"]: (a.get("enum") or a.get("examples") or ["ab"])[0]
+                    for a in p["arguments"]}
+            calls += [("prompts/get", {"name": p["name"], "arguments": args}),
+                      ("prompts/get", {"name": p["name"]})]
+            calls += [("completion/complete", {"ref": {"type": "ref/prompt", "name": p["name"]},
+                                               "argument": {"name": a["name"], "value": ""}})
+                      for a in p["arguments"]]
+        calls += [("resources/read", {"uri": f"promptops://{b['package']['name']}/{path}"})
+                  for path in b["resources"]]
+        for i, (method, params) in enumerate(calls):
+            replies = server.handle({"jsonrpc": "2.0", "id": i, "method": method,
+                                     "params": {**meta, **params}})
+            for reply in replies:
+                check_message(reply, rev, method)
+                if "error" in reply:  # a template may fail; the bundle's shape may not
+                    assert reply["error"]["code"] in (-32602, -32603), reply
+                    assert "KeyError" not in reply["error"]["message"], reply
+
+
+def test_load_refuses_what_verify_refuses_and_serves_what_loads(kit_bundle: Path) -> None:
+    base = json.loads(kit_bundle.read_bytes())
+    base["prompts"] = [p for p in base["prompts"] if not p["name"].startswith("p")]  # fillers
+    base["digest"] = digest(base)
+    assert bundle_check.valid(base) and _schema_ok(base)
+    tried = refused = 0
+    for label, b in mutations(base):
+        tried += 1
+        fast = bundle_check.valid(b)
+        check = bundle_check._Check(b)
+        with contextlib.suppress(bundle_check._Found):
+            check.run()
+        assert fast == (not check.problems), (label, check.problems)
+        if not fast:
+            refused += 1
+            with pytest.raises(BundleError):
+                parse_bundle(serialise(b), label)
+            continue
+        assert _schema_ok(b), label  # loads => verify accepts: nothing verify refuses loads
+        _serve_all(b)
+    assert tried > 1000 and refused > tried // 2
+
+
+BROKEN = {  # what the report found (a KeyError at serve time), and its relatives
+    "an argument without a name": lambda b: b["prompts"][1]["arguments"][0].pop("name"),
+    "no package version": lambda b: b["package"].pop("version"),
+    "an image without its file": lambda b: b["prompts"][2]["messages"][0].pop("file"),
+    "a template that is not in the bundle": lambda b: b["templates"].clear(),
+    "a resource with neither text nor blob": lambda b: b["resources"]["notes/guide.md"].pop(
+        "text"),
+    "a null title": lambda b: b["prompts"][1].update(title=None),
+    "a pattern that does not compile": lambda b: b["prompts"][1]["arguments"][2].update(
+        pattern="(["),
+    "two prompts of one name": lambda b: b["prompts"][0].update(name="code_review"),
+}
+
+
+@pytest.mark.parametrize("label", sorted(BROKEN))
+def test_serve_bundle_and_verify_refuse_alike(kit_bundle: Path, tmp_path: Path,
+                                              label: str) -> None:
+    b = json.loads(kit_bundle.read_bytes())
+    BROKEN[label](b)
+    b["digest"] = digest(b)
+    path = tmp_path / "broken.bundle.json"
+    path.write_bytes(serialise(b))
+    served = subprocess.run(serve_cmd("--bundle", str(path)), input=b"", capture_output=True,
+                            timeout=30)
+    assert served.returncode == 1 and b"invalid bundle" in served.stderr, served.stderr
+    assert served.stdout == b"" and b"Traceback" not in served.stderr
+    verified = subprocess.run([*serve_cmd()[:3], "verify", str(path)], capture_output=True,
+                              timeout=60)
+    assert verified.returncode == 1, verified

@@ -1,0 +1,128 @@
+"""The exit contract in every order: exit status 0, and every open subscriptions/listen
+gets its final result, whether SIGTERM comes before any input, during a render, right
+after stdin EOF (how the TypeScript v2 client tears down its probe process) or while the
+server is already shutting down."""
+
+from __future__ import annotations
+
+import signal
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import git
+from repo_helpers import SIGNALS, posix_only
+from serve_helpers import RawClient, envelope, kit_files
+
+from promptops.bundle import serialise
+from promptops.pipeline import bundle_at
+
+MODERN = "2026-07-28"
+SUB = "io.modelcontextprotocol/subscriptionId"
+pytestmark = posix_only(SIGNALS)
+SLOW = ("messages:\n  - role: user\n    text: \"{% set s = 'x' * 1000000 %}"
+        "{% for a in s %}{% for b in s %}{% endfor %}{% endfor %}\"\n")
+
+
+def _bundle(repo_factory: Callable[..., git.Repo], tmp_path: Path) -> Path:
+    files = {**kit_files(extra_prompts=0), "prompts/slow.prompt.yaml": SLOW}
+    root = Path(repo_factory(files).working_tree_dir or ".")
+    path = tmp_path / "kit.bundle.json"
+    path.write_bytes(serialise(bundle_at(root, "HEAD")))
+    return path
+
+
+def _listen(c: RawClient, sid: str) -> None:
+    c.send({"jsonrpc": "2.0", "id": sid, "method": "subscriptions/listen",
+            "params": {**envelope(), "notifications": {"promptsListChanged": True}}})
+
+
+def _ready(c: RawClient) -> None:
+    """Wait for the start line: the server is serving, its signal handling in place."""
+    assert c.proc.stderr is not None
+    line = c.proc.stderr.readline()
+    assert b"serving" in line, line
+
+
+def _rest(c: RawClient) -> list[Any]:
+    """Every message still to come until stdout closes, each judged by the schema."""
+    out = []
+    while True:
+        try:
+            out.append(c.recv(timeout=30))
+        except EOFError:
+            return out
+
+
+def _finals(messages: list[Any]) -> list[Any]:
+    return [m["id"] for m in messages if "result" in m and SUB in m["result"].get("_meta", {})]
+
+
+def test_sigterm_before_any_input(kit_bundle: Path) -> None:
+    c = RawClient(["--bundle", str(kit_bundle)], MODERN)
+    _ready(c)
+    c.proc.send_signal(signal.SIGTERM)
+    assert c.proc.wait(timeout=30) == 0
+    assert _rest(c) == []
+    assert c.proc.stderr is not None and b"Traceback" not in c.proc.stderr.read()
+
+
+def test_sigterm_during_a_render(repo_factory: Callable[..., git.Repo], tmp_path: Path) -> None:
+    c = RawClient(["--bundle", str(_bundle(repo_factory, tmp_path))], MODERN)
+    _listen(c, "sub")
+    assert c.recv()["method"] == "notifications/subscriptions/acknowledged"
+    c.send({"jsonrpc": "2.0", "id": "get", "method": "prompts/get",
+            "params": {**envelope(), "name": "slow"}})  # renders for 2 s, then -32603
+    time.sleep(0.4)
+    c.proc.send_signal(signal.SIGTERM)
+    assert c.proc.wait(timeout=30) == 0
+    rest = _rest(c)
+    assert _finals(rest) == ["sub"]  # the listen ends with its result
+    assert all(m.get("id") != "get" for m in rest)  # the render was abandoned, not awaited
+    assert c.proc.stderr is not None and b"Traceback" not in c.proc.stderr.read()
+
+
+def test_sigterm_right_after_stdin_eof(kit_bundle: Path) -> None:
+    for attempt in range(5):  # the race the TypeScript client creates: try it a few times
+        c = RawClient(["--bundle", str(kit_bundle)], MODERN)
+        subs = [f"s{attempt}-{i}" for i in range(200)]
+        for sid in subs:
+            _listen(c, sid)
+        for _ in subs:
+            c.recv()
+        assert c.proc.stdin is not None
+        c.proc.stdin.close()
+        c.proc.send_signal(signal.SIGTERM)
+        assert c.proc.wait(timeout=30) == 0, attempt
+        assert sorted(_finals(_rest(c))) == sorted(subs), attempt
+        assert c.proc.stderr is not None and b"Traceback" not in c.proc.stderr.read()
+
+
+def test_sigterm_during_shutdown(kit_bundle: Path) -> None:
+    c = RawClient(["--bundle", str(kit_bundle)], MODERN)
+    subs = [f"sub-{i}" for i in range(1500)]  # their final results overflow a pipe buffer
+    for chunk in range(0, len(subs), 100):
+        for sid in subs[chunk : chunk + 100]:
+            _listen(c, sid)
+        for _ in range(100):
+            c.recv()
+    c.stop_reading()
+    assert c.proc.stdin is not None
+    c.proc.stdin.close()  # EOF: the server starts writing 1,500 final results, and blocks
+    time.sleep(0.5)
+    c.proc.send_signal(signal.SIGTERM)
+    c.proc.send_signal(signal.SIGTERM)
+    c.resume_reading()
+    assert c.proc.wait(timeout=30) == 0
+    assert _finals(_rest(c)) == subs
+    assert c.proc.stderr is not None and b"Traceback" not in c.proc.stderr.read()
+
+
+def test_sigint_is_an_orderly_end_too(kit_bundle: Path) -> None:
+    c = RawClient(["--bundle", str(kit_bundle)], MODERN)
+    _listen(c, "sub")
+    c.recv()
+    c.proc.send_signal(signal.SIGINT)
+    assert c.proc.wait(timeout=30) == 0
+    assert _finals(_rest(c)) == ["sub"]
