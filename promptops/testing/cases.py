@@ -20,8 +20,9 @@ from promptops import fastyaml
 from promptops.errors import PackageError
 from promptops.loader import LoadedFile, Loc, YamlProblem, decode, load_yaml
 from promptops.package import Package, _Loader
-from promptops.sources import Source
+from promptops.sources import Refused, Source
 from promptops.testing.model import Expectation, TestFile
+from promptops.yaml_limits import LimitExceeded
 
 TESTS_DIR = "tests/"
 TEST_SUFFIX = ".test.yaml"
@@ -219,12 +220,15 @@ def _parse(ld: _Loader, path: str) -> tuple[LoadedFile, Any] | None:
     except YamlProblem as exc:
         ld.problems.append(exc.problem)
         return None
+    except Refused as exc:
+        ld.problem(path, (1, 1), f"this file is {exc.why}")
+        return None
     loader = _CaseLoader(text)
     try:
-        node = loader.get_single_node()
+        node = fastyaml.compose(loader, text)
         data = loader.construct_document(node) if node is not None else None
         return LoadedFile(path=path, text=text, data=data), node
-    except yaml.YAMLError:
+    except (yaml.YAMLError, LimitExceeded):  # load_yaml says why, positioned
         pass
     finally:
         loader.dispose()
