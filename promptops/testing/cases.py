@@ -52,10 +52,10 @@ class _CaseLoader(fastyaml.FastLoader):
 
 
 class TestFileError(PackageError):
-    """A test file that cannot be run: a configuration error (exit 2), every problem listed."""
+    """A test file that cannot be run: exit 1 with every problem listed, like any other package
+    file that does not load (test files are package content, written by the same authors)."""
 
     __test__ = False
-    exit_code = 2
 
 
 @dataclass(frozen=True)
@@ -128,7 +128,7 @@ def smoke_case(prompt: dict[str, Any]) -> Case:
 
 def load_cases(package: Package, source: Source) -> list[Case]:
     """All cases of the package's tests/**/*.test.yaml, in file order; raises TestFileError
-    (a PromptopsError with exit_code 2 and positioned problems) on a bad test file."""
+    (a PackageError, exit 1, with positioned problems) on a bad test file."""
     ld = _Loader(source)
     cases: list[Case] = []
     taken: dict[tuple[str, str], Case] = {}  # (prompt, snapshot file) -> first case

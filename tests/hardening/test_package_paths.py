@@ -238,7 +238,7 @@ def test_a_test_file_linked_out_is_named(tmp_path: Path) -> None:
     make_repo(root, {"promptops.yaml": MANIFEST, "prompts/p.prompt.yaml": PROMPT})
     (root / "tests").mkdir()
     os.symlink(tmp_path / "cases.test.yaml", root / "tests" / "p.test.yaml")
-    run = cli("test", str(root), at=tmp_path, allowed=(2,))  # a test file problem: exit 2
+    run = cli("test", str(root), at=tmp_path, allowed=(1,))  # a test file problem: exit 1
     assert f"tests/p.test.yaml:1:1: this file {OUT_RULE}" in run.err
 
 
