@@ -25,7 +25,7 @@ from mcp.shared.exceptions import MCPError
 
 from promptops.bundle import load_bundle
 from promptops.errors import RenderError
-from promptops.render import Renderer
+from promptops.render.renderer import Renderer
 
 
 def build_server(bundle: dict[str, Any], page_size: int) -> Server[Any]:

@@ -27,7 +27,7 @@ from promptops.commands import init
 from promptops.errors import UsageError
 from promptops.model import CONTENT_KEYS
 from promptops.pipeline import bundle_at, package_at
-from promptops.render import Renderer
+from promptops.render.renderer import Renderer
 from promptops.testing.model import RENDER_CHECKS
 from promptops.testing.runner import SnapshotPolicy, run_cases
 from promptops.testing.snapshots import obsolete, snapshot_files, stored

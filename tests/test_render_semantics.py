@@ -17,9 +17,10 @@ import pytest
 from repo_helpers import PYTHON, SYMLINKS, cli_env, make_repo, posix_only, write_files
 from starter_helpers import mcp_validator
 
-from promptops.errors import INTERNAL_ERROR, INVALID_PARAMS, PackageError, RenderError
+from promptops.errors import PackageError, RenderError
 from promptops.pipeline import bundle_at
-from promptops.render import Renderer
+from promptops.render.mcp import INTERNAL_ERROR, INVALID_PARAMS, error_code
+from promptops.render.renderer import Renderer
 
 MANIFEST = "name: semantics\nversion: 1.0.0\n"
 PNG = bytes.fromhex(
@@ -190,7 +191,7 @@ def test_each_validation_failure_is_distinct(
     tmp_path: Path, name: str, args: Any, message: str, argument: str | None
 ) -> None:
     err = render_error(renderer(tmp_path, {"v": VALIDATED}), name, args)
-    assert (err.code, str(err), err.argument) == (INVALID_PARAMS, message, argument)
+    assert (error_code(err), str(err), err.argument) == (INVALID_PARAMS, message, argument)
 
 
 def test_valid_arguments_render(tmp_path: Path) -> None:
@@ -202,7 +203,7 @@ def test_valid_arguments_render(tmp_path: Path) -> None:
 def test_default_max_length_is_100000(tmp_path: Path) -> None:
     r = renderer(tmp_path, {"p": one("{{ a | length }}", "arguments: [{name: a}]\n")})
     assert r.get("p", {"a": "x" * 100_000})["messages"][0]["content"]["text"] == "100000"
-    assert render_error(r, "p", {"a": "x" * 100_001}).code == INVALID_PARAMS
+    assert error_code(render_error(r, "p", {"a": "x" * 100_001})) == INVALID_PARAMS
 
 
 # -- the sandbox ---------------------------------------------------------------------------
@@ -236,7 +237,7 @@ ESCAPES = [
 def test_sandbox_escapes_fail_safely(tmp_path: Path, source: str, error: str) -> None:
     r = renderer(tmp_path, {"p": one(source)})
     err = render_error(r, "p")
-    assert err.code == INTERNAL_ERROR
+    assert error_code(err) == INTERNAL_ERROR
     assert str(err).startswith(f"prompt 'p' message 0 failed to render: {error}: ")
     assert "root:" not in str(err)
 
@@ -316,7 +317,7 @@ messages:
 def _render_in_subprocess(root: Path, ref: str | None, **env: str) -> str:
     code = (
         "import json,sys; from pathlib import Path; from promptops.pipeline import bundle_at;"
-        "from promptops.render import Renderer;"
+        "from promptops.render.renderer import Renderer;"
         "ref = sys.argv[2] or None;"
         "print(json.dumps(Renderer(bundle_at(Path(sys.argv[1]), ref)).get('p'), sort_keys=True))"
     )

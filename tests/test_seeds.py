@@ -23,7 +23,7 @@ from repo_helpers import FIXTURES
 from starter_helpers import mcp_validator
 
 from promptops.pipeline import bundle_at
-from promptops.render import Renderer
+from promptops.render.renderer import Renderer
 from promptops.serve.eras import prompt_descriptor
 
 SEEDS = FIXTURES / "seeds"

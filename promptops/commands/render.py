@@ -8,9 +8,8 @@ from typing import Any
 
 from promptops.commands._common import package_dir, parse_arguments
 from promptops.console import echo, style
-from promptops.errors import PromptopsError, RenderError
 from promptops.pipeline import bundle_at
-from promptops.render import Renderer
+from promptops.render.renderer import Renderer
 
 
 def run(
@@ -23,10 +22,7 @@ def run(
 ) -> int:
     arguments = parse_arguments(pairs, args_file)
     bundle = bundle_at(package_dir(path), ref)
-    try:
-        result = Renderer(bundle).get(prompt, arguments)
-    except RenderError as exc:
-        raise PromptopsError(f"{exc} (JSON-RPC error {exc.code})") from exc
+    result = Renderer(bundle).get(prompt, arguments)  # a RenderError says what is wrong
     if fmt == "json":
         echo(json.dumps(result, indent=2, ensure_ascii=False))
     else:

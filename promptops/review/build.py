@@ -15,7 +15,7 @@ from promptops.bundle import Bundle, compile_bundle
 from promptops.diff import Change, Kind, by_level, diff_bundles, required_bump
 from promptops.errors import PackageError, PromptopsError
 from promptops.package import load_package
-from promptops.render import Renderer
+from promptops.render.renderer import Renderer
 from promptops.review import gates
 from promptops.review.cases import ReviewCase, cases_for
 from promptops.review.model import (

@@ -14,7 +14,8 @@ from typing import Any
 
 from promptops.bundle import Bundle
 from promptops.errors import RenderError
-from promptops.render import Renderer
+from promptops.render.mcp import error_code
+from promptops.render.renderer import Renderer
 from promptops.sources import Source
 
 Lines = list[str]
@@ -25,7 +26,7 @@ def render_lines(renderer: Renderer, prompt: str, arguments: dict[str, Any]) -> 
     try:
         result = renderer.get(prompt, arguments)
     except RenderError as exc:
-        return [f"error {exc.code}: {exc}"]
+        return [f"error {error_code(exc)}: {exc}"]
     lines: Lines = []
     for i, msg in enumerate(result["messages"]):
         content = msg["content"]

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from promptops.errors import PromptopsError
-from promptops.render import Renderer
+from promptops.render.renderer import Renderer
 from promptops.serve import eras
 from promptops.serve.signing import Signer
 

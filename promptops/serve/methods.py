@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from promptops.errors import RenderError
+from promptops.render.mcp import error_code
 from promptops.serve import eras, mrtr
 from promptops.serve.catalog import CursorError, Snapshot, resource_uri
 from promptops.serve.rpc import (
@@ -149,7 +150,8 @@ def get_prompt(srv: Server, snap: Snapshot, params: Json, rev: str, caps: Json) 
     try:
         result = entry.renderer.get(name, args, budget)
     except RenderError as exc:
-        raise Rpc(exc.code, str(exc), {"argument": exc.argument} if exc.argument else None) from exc
+        raise Rpc(error_code(exc), str(exc),
+                  {"argument": exc.argument} if exc.argument else None) from exc
     pkg = entry.bundle["package"]["name"]
     for msg, src in zip(result["messages"], entry.prompt["messages"], strict=True):
         msg["content"] = eras.content(msg["content"], src, lambda p: resource_uri(pkg, p), rev)

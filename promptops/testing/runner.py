@@ -20,7 +20,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from promptops.errors import RenderError
-from promptops.render import Renderer
+from promptops.render.mcp import error_code
+from promptops.render.renderer import Renderer
 from promptops.testing.cases import Case
 from promptops.testing.model import Expectation
 
@@ -119,8 +120,9 @@ def _evaluate(renderer: Renderer, case: Case, policy: SnapshotPolicy) -> Outcome
     try:
         result = renderer.get(case.prompt, case.arguments)
     except RenderError as exc:
+        code = error_code(exc)
         if wanted is None:
-            message = f"render failed with error {exc.code}: {exc}"
+            message = f"render failed with error {code}: {exc}"
             if case.smoke and exc.argument is not None:
                 message += (
                     f"; the smoke case had no valid value for {exc.argument!r}: give the "
@@ -128,8 +130,8 @@ def _evaluate(renderer: Renderer, case: Case, policy: SnapshotPolicy) -> Outcome
                 )
             return Outcome("failed", (Failure(message),))
         bad = []
-        if wanted.code is not None and wanted.code != exc.code:
-            bad.append(Failure(f"error code is {exc.code}, expected {wanted.code} ({exc})"))
+        if wanted.code is not None and wanted.code != code:
+            bad.append(Failure(f"error code is {code}, expected {wanted.code} ({exc})"))
         if wanted.message is not None and wanted.message != str(exc):
             bad.append(Failure(f"error message is {str(exc)!r}, expected {wanted.message!r}"))
         if wanted.message_contains is not None and wanted.message_contains not in str(exc):

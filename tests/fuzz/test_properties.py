@@ -24,7 +24,7 @@ from repo_helpers import peak_rss_mb
 
 from promptops.bundle import digest, parse_bundle, serialise
 from promptops.limits import BudgetExceeded
-from promptops.render import Renderer
+from promptops.render.renderer import Renderer
 from promptops.semver import Version
 from promptops.serve import wire
 from promptops.serve.protocol import Server

@@ -282,7 +282,7 @@ def test_after_refusing_deep_templates_the_interpreter_is_sound(tmp_path: Path) 
         root = package(tmp_path / f"p{i}", {"prompts/deep.prompt.yaml": template(body)})
         assert len(problems(root)) == 1
     assert sys.getrecursionlimit() == limit
-    from promptops.render import Renderer
+    from promptops.render.renderer import Renderer
 
     root = package(tmp_path / "fine", {})
     reply = Renderer(bundle_at(root)).get("ok", {"topic": "x"})

@@ -2,8 +2,10 @@
 
 The one rendering path: ``serve``, ``render``, ``test`` and ``diff`` all come through
 here with a bundle, so what is tested and reviewed is exactly what is served.
-Validation comes first and each failure names the argument and the rule (MCP asks
-for -32602); a template that fails while rendering is the server's fault (-32603).
+Validation comes first and each failure names the argument and the rule
+(:class:`~promptops.errors.ArgumentError`, the caller's fault); a template that fails
+while rendering is the package's (:class:`~promptops.errors.TemplateError`). How either
+reaches a client is the front end's business (:mod:`promptops.render.mcp`).
 
 A request is bounded as a whole (see :mod:`promptops.limits`): one :class:`Budget`,
 made when :meth:`Renderer.get` starts (or handed in by the caller, who may start the
@@ -17,7 +19,7 @@ import re
 from typing import Any
 
 from promptops import watchdog
-from promptops.errors import INTERNAL_ERROR, INVALID_PARAMS, RenderError
+from promptops.errors import ArgumentError, RenderError, TemplateError
 from promptops.limits import Budget, BudgetExceeded, Limits, current
 
 Result = dict[str, Any]
@@ -40,27 +42,25 @@ class Renderer:
         return Budget(self.limits)
 
     def validate(self, name: str, arguments: Any) -> tuple[dict[str, Any], dict[str, str]]:
-        """The prompt and the full render context, or RenderError(-32602)."""
+        """The prompt and the full render context, or ArgumentError."""
         prompt = self.prompts.get(name)
         if prompt is None:
-            raise RenderError(INVALID_PARAMS, f"unknown prompt {name!r}")
+            raise ArgumentError(f"unknown prompt {name!r}")
         if arguments is None:
             arguments = {}
         if not isinstance(arguments, dict):
-            raise RenderError(INVALID_PARAMS, "arguments must be an object of strings")
+            raise ArgumentError("arguments must be an object of strings")
         declared = {a["name"]: a for a in prompt["arguments"]}
         for key in arguments:
             if key not in declared:
                 known = ", ".join(declared) or "none"
-                raise RenderError(
-                    INVALID_PARAMS,
+                raise ArgumentError(
                     f"unknown argument {key!r} for prompt {name!r} (declared: {known})",
                     argument=str(key),
                 )
         missing = [a for a in declared if declared[a].get("required") and a not in arguments]
         if missing:
-            raise RenderError(
-                INVALID_PARAMS,
+            raise ArgumentError(
                 f"missing required argument {missing[0]!r} for prompt {name!r}",
                 argument=missing[0],
             )
@@ -75,19 +75,17 @@ class Renderer:
     def _check(self, prompt: str, spec: dict[str, Any], value: Any) -> str:
         arg = spec["name"]
         if not isinstance(value, str):
-            raise RenderError(INVALID_PARAMS, f"argument {arg!r} must be a string", argument=arg)
+            raise ArgumentError(f"argument {arg!r} must be a string", argument=arg)
         limit = spec.get("maxLength", 100_000)
         if len(value) > limit:
-            raise RenderError(
-                INVALID_PARAMS,
+            raise ArgumentError(
                 f"argument {arg!r} is {len(value)} characters, over its maxLength {limit}",
                 argument=arg,
             )
         enum = spec.get("enum")
         if enum is not None and value not in enum:
             allowed = ", ".join(repr(v) for v in enum)
-            raise RenderError(
-                INVALID_PARAMS,
+            raise ArgumentError(
                 f"argument {arg!r} must be one of {allowed}; got {value!r}",
                 argument=arg,
             )
@@ -100,11 +98,10 @@ class Renderer:
                     pattern, compile_pattern(pattern))
                 matched = rx.fullmatch(value, self.limits.render_timeout_ms)
             except PatternError as exc:  # a bundle built before patterns were RE2, or long
-                raise RenderError(INVALID_PARAMS, f"argument {arg!r} {exc}", argument=arg) \
+                raise ArgumentError(f"argument {arg!r} {exc}", argument=arg) \
                     from None
             if not matched:
-                raise RenderError(
-                    INVALID_PARAMS,
+                raise ArgumentError(
                     f"argument {arg!r} does not match its pattern {pattern!r}",
                     argument=arg,
                 )
@@ -123,11 +120,11 @@ class Renderer:
                 return self._get(name, arguments, budget)
         except watchdog.RenderTimeout:
             budget.settle()
-            raise RenderError(INTERNAL_ERROR, f"prompt {name!r}: {budget.late()}") from None
+            raise TemplateError(f"prompt {name!r}: {budget.late()}") from None
         except BudgetExceeded as exc:
-            raise RenderError(INTERNAL_ERROR, f"prompt {name!r}: {exc}") from None
+            raise TemplateError(f"prompt {name!r}: {exc}") from None
         except RecursionError:
-            raise RenderError(INTERNAL_ERROR, f"prompt {name!r}: nested too deeply") from None
+            raise TemplateError(f"prompt {name!r}: nested too deeply") from None
 
     def _get(self, name: str, arguments: Any, budget: Budget) -> Result:
         prompt, context = self.validate(name, arguments)
@@ -138,8 +135,7 @@ class Renderer:
             except RenderError:
                 raise
             except Exception as exc:  # any template failure is the package's, not the caller's
-                raise RenderError(
-                    INTERNAL_ERROR,
+                raise TemplateError(
                     f"prompt {name!r} message {i} failed to render: {_describe(exc)}",
                 ) from exc
             if "annotations" in msg:
@@ -153,8 +149,7 @@ class Renderer:
             try:
                 described = self._render(name, -1, "description", described, context)
             except Exception as exc:
-                raise RenderError(
-                    INTERNAL_ERROR,
+                raise TemplateError(
                     f"prompt {name!r} resultDescription failed to render: {_describe(exc)}",
                 ) from exc
         else:
@@ -220,7 +215,7 @@ class Renderer:
                 if key in msg:
                     link[key] = msg[key]
             return link
-        raise RenderError(INTERNAL_ERROR, f"unknown message type {kind!r}")
+        raise TemplateError(f"unknown message type {kind!r}")
 
 
 def _describe(exc: BaseException) -> str:
