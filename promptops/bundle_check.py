@@ -24,8 +24,8 @@ from __future__ import annotations
 import contextlib
 from typing import Any
 
-from promptops import limits as bounds
-from promptops.patterns import compile_pattern
+from promptops.sandbox import limits as bounds
+from promptops.sandbox.patterns import compile_pattern
 
 FORMAT = "promptops.bundle/1"
 TOP_KEYS = frozenset({"format", "package", "prompts", "templates", "resources", "source",

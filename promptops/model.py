@@ -11,7 +11,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from promptops import limits as bounds
+from promptops.sandbox import limits as bounds
 
 NAME_RE = r"^[a-z0-9]([a-z0-9._-]{0,62}[a-z0-9])?$"
 PROMPT_NAME_RE = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$"
@@ -88,7 +88,7 @@ class Argument(Strict):
     @classmethod
     def _compiles(cls, value: str | None) -> str | None:
         if value is not None:
-            from promptops.patterns import PatternError, compile_pattern
+            from promptops.sandbox.patterns import PatternError, compile_pattern
 
             try:
                 compile_pattern(value)

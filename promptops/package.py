@@ -24,17 +24,17 @@ from promptops.model import (
     Message,
     PromptFile,
 )
+from promptops.sandbox.environment import environment
+from promptops.sandbox.nesting import parse
 from promptops.schema_messages import schema_problem
 from promptops.sources import MANIFEST, Origin, Refused, Source, inside
-from promptops.template_limits import guard, parse
-from promptops.templating import environment
 
 PROMPT_SUFFIX = ".prompt.yaml"
 # A position, or how to compute it: positions need a slow round-trip parse, so they are
 # worked out only for problems that are actually reported.
 Where = tuple[int, int] | Callable[[], tuple[int, int]]
 PROMPTS_DIR = "prompts/"
-_parser = guard(environment({}))
+_parser = environment({})
 
 
 @dataclass(frozen=True)
@@ -339,7 +339,7 @@ def _memo_put(key: Any, value: Any) -> None:
 
 def _references(source: str) -> list[tuple[str | None, int]]:
     """The includes of a template source (memoised); TemplateSyntaxError when it is invalid
-    or nested past the limits of ``promptops.template_limits``."""
+    or nested past the limits of ``promptops.sandbox.nesting``."""
     key = ("refs", source)
     hit = _memo_get(key)
     if hit is None:

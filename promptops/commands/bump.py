@@ -14,9 +14,9 @@ import io
 from pathlib import Path
 from typing import Any
 
-from promptops.bundle import atomic_write
 from promptops.console import echo, info, settings
 from promptops.errors import PackageError, Problem, PromptopsError, UsageError
+from promptops.fsutil import atomic_write
 from promptops.semver import Level, Version
 from promptops.sources import MANIFEST, Refused, WorktreeSource, find_package
 

@@ -178,7 +178,7 @@ def _label(plan: Plan, path: Path) -> str:
 
 def _write(root: Path, path: Path, data: bytes) -> None:
     """Write atomically, never through a symlink (a file or any folder up to ``root``)."""
-    from promptops.bundle import atomic_write
+    from promptops.fsutil import atomic_write
 
     for part in (path, *path.parents):
         if part == root or root not in part.parents:

@@ -19,7 +19,7 @@ def run(
     fmt: str,
     jobs: int | None,
 ) -> int:
-    from promptops.bundle import atomic_write
+    from promptops.fsutil import atomic_write
     from promptops.testing import report
     from promptops.testing.suite import run_suite
 

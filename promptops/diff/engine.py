@@ -170,7 +170,7 @@ def _references(source: str) -> tuple[str, ...]:
     from jinja2 import TemplateSyntaxError
 
     from promptops.package import template_references
-    from promptops.template_limits import parse
+    from promptops.sandbox.nesting import parse
 
     try:
         ast = parse(_parser(), source)
@@ -181,7 +181,6 @@ def _references(source: str) -> tuple[str, ...]:
 
 @lru_cache(maxsize=1)
 def _parser() -> Any:
-    from promptops.template_limits import guard
-    from promptops.templating import environment
+    from promptops.sandbox.environment import environment
 
-    return guard(environment({}))
+    return environment({})

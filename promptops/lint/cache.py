@@ -147,7 +147,7 @@ def _worktree_blobs(source: MemoSource, folder: Path) -> dict[str, str]:
         new[path] = [*sig, out[path]]
     if new != old:
         try:
-            from promptops.bundle import atomic_write
+            from promptops.fsutil import atomic_write
 
             atomic_write(index_path, json.dumps(new).encode())
         except OSError:
@@ -159,8 +159,9 @@ def cache_dir(package_dir: Path) -> Path:
     for folder in (package_dir.resolve(), *package_dir.resolve().parents):
         if (folder / ".git").is_dir():
             return folder / ".git" / "promptops" / "lint"
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "promptops" / "lint"
+    from promptops.fsutil import user_cache_dir
+
+    return user_cache_dir() / "lint"
 
 
 def load(folder: Path, key: str) -> list[Finding] | None:
@@ -172,7 +173,7 @@ def load(folder: Path, key: str) -> list[Finding] | None:
 
 
 def store(folder: Path, key: str, findings: list[Finding]) -> None:
-    from promptops.bundle import atomic_write
+    from promptops.fsutil import atomic_write
 
     try:
         body = json.dumps({"findings": [f.to_json() for f in findings]}).encode()

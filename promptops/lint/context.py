@@ -16,9 +16,9 @@ from jinja2 import TemplateSyntaxError, nodes
 from promptops.errors import Problem
 from promptops.loader import LoadedFile, Loc
 from promptops.package import Package, PromptDef, template_fields
+from promptops.sandbox.environment import PromptEnvironment, environment
+from promptops.sandbox.nesting import parse
 from promptops.sources import Source, inside
-from promptops.template_limits import guard, parse
-from promptops.templating import PromptEnvironment, environment
 
 if TYPE_CHECKING:
     from promptops.bundle import Bundle
@@ -147,7 +147,7 @@ class LintContext:
 
     @cached_property
     def env(self) -> PromptEnvironment:
-        return guard(environment(self.package.templates if self.package else {}))
+        return environment(self.package.templates if self.package else {})
 
     def ast(self, key: str, source: str) -> nodes.Template | None:
         """Parsed once per distinct source text (many prompts share identical text); None

@@ -7,7 +7,7 @@ Validation comes first and each failure names the argument and the rule
 while rendering is the package's (:class:`~promptops.errors.TemplateError`). How either
 reaches a client is the front end's business (:mod:`promptops.render.mcp`).
 
-A request is bounded as a whole (see :mod:`promptops.limits`): one :class:`Budget`,
+A request is bounded as a whole (see :mod:`promptops.sandbox.limits`): one :class:`Budget`,
 made when :meth:`Renderer.get` starts (or handed in by the caller, who may start the
 clock earlier), covers validation, pattern matching and every template of the reply,
 and its output bound counts every part of the reply, rendered or copied from a file.
@@ -18,9 +18,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from promptops import watchdog
 from promptops.errors import ArgumentError, RenderError, TemplateError
-from promptops.limits import Budget, BudgetExceeded, Limits, current
+from promptops.sandbox import watchdog
+from promptops.sandbox.limits import Budget, BudgetExceeded, Limits, current
 
 Result = dict[str, Any]
 _ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
@@ -91,7 +91,7 @@ class Renderer:
             )
         pattern = spec.get("pattern")
         if pattern is not None:
-            from promptops.patterns import PatternError, compile_pattern
+            from promptops.sandbox.patterns import PatternError, compile_pattern
 
             try:
                 rx = self._patterns.get(pattern) or self._patterns.setdefault(
@@ -158,7 +158,7 @@ class Renderer:
         return result
 
     def _render(self, prompt: str, index: int, field: str, source: str, ctx: dict[str, str]) -> str:
-        from promptops.templating import render_bounded
+        from promptops.sandbox.environment import render_bounded
 
         key = (prompt, index, field)
         tpl = self._compiled.get(key)
@@ -170,7 +170,7 @@ class Renderer:
 
     def env(self) -> Any:
         if self._env is None:
-            from promptops.templating import environment
+            from promptops.sandbox.environment import environment
 
             self._env = environment(self.bundle["templates"])
         return self._env

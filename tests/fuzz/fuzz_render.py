@@ -33,9 +33,9 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent.parent))
 
 from promptops.errors import RenderError
-from promptops.patterns import PatternError, compile_pattern
 from promptops.render.mcp import INTERNAL_ERROR, INVALID_PARAMS, error_code
 from promptops.render.renderer import Renderer
+from promptops.sandbox.patterns import PatternError, compile_pattern
 
 TIMEOUT_MS = 300
 MARGIN_S = 1.0  # a loaded 2-core machine delays the watchdog thread; measured overruns are ms

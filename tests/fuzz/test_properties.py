@@ -23,12 +23,13 @@ from hypothesis import strategies as st
 from repo_helpers import peak_rss_mb
 
 from promptops.bundle import digest, parse_bundle, serialise
-from promptops.limits import BudgetExceeded
 from promptops.render.renderer import Renderer
+from promptops.sandbox.environment import environment, render_bounded
+from promptops.sandbox.limits import DEFAULT_OUTPUT_CHARS as MAX_OUTPUT_CHARS
+from promptops.sandbox.limits import BudgetExceeded
 from promptops.semver import Version
 from promptops.serve import wire
 from promptops.serve.protocol import Server
-from promptops.templating import MAX_OUTPUT_CHARS, environment, render_bounded
 
 SETTINGS = settings(max_examples=250, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow,

@@ -292,7 +292,7 @@ def test_the_output_bound_covers_the_whole_reply() -> None:
 
 def test_one_budget_spans_every_render_of_a_request() -> None:
     """The API serve uses to start the clock itself and to bound several renders at once."""
-    from promptops.limits import Budget, Limits
+    from promptops.sandbox.limits import Budget, Limits
 
     r = Renderer(bundle("{{ 'x' * 3000 }}", limits={"maxOutputChars": 5000}))
     budget = r.budget()

@@ -293,8 +293,8 @@ def test_the_worst_template_within_the_limits_renders_deep_in_a_stack() -> None:
     """The limits are low enough: everything they allow at once parses, compiles (Python's
     own limits: 200 nested parentheses, 20 nested loops, 100 indentation levels) and renders
     with 600 frames of the stack already used."""
-    from promptops import template_limits as tl
-    from promptops.templating import environment, render_bounded
+    from promptops.sandbox import nesting as tl
+    from promptops.sandbox.environment import environment, render_bounded
 
     env = tl.guard(environment({}))
     blocks, brackets, depth = tl.MAX_BLOCK_DEPTH, tl.MAX_BRACKET_DEPTH, tl.MAX_EXPRESSION_DEPTH
@@ -317,8 +317,8 @@ def test_the_worst_template_within_the_limits_renders_deep_in_a_stack() -> None:
 
 
 def test_security_md_states_the_limits_the_code_enforces() -> None:
-    from promptops import template_limits as tl
     from promptops import yaml_limits as yl
+    from promptops.sandbox import nesting as tl
 
     text = (Path(__file__).resolve().parents[2] / "SECURITY.md").read_text(encoding="utf-8")
     section = text.split("## What a package may read and write")[1]

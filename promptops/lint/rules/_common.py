@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from promptops.limits import Limits
 from promptops.lint.problem import Hit
+from promptops.sandbox.limits import Limits
 
 TEMPLATE_SUFFIXES = (".j2", ".jinja", ".jinja2")
 
