@@ -48,7 +48,7 @@ def run_guarded(fn: Callable[[], int]) -> int:
              err=True)
         return ExitCode.FAILED
     except Exception as exc:
-        from promptops.sources import DAMAGED, from_git, git_words
+        from promptops.git.history import DAMAGED, from_git, git_words
 
         if from_git(exc):
             echo(f"{style('error', fg='red', bold=True)}: cannot read the git repository: "

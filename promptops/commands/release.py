@@ -25,9 +25,10 @@ from promptops.diff.history import (
     tag_message,
     tag_name,
 )
-from promptops.errors import GitError, PackageError, PromptopsError
+from promptops.errors import PackageError, PromptopsError
+from promptops.git.history import History
 from promptops.semver import Version, satisfies, step_level
-from promptops.sources import find_package, no_commits_yet
+from promptops.sources import find_package
 
 #: Checks a release must pass besides loading: each gets the package folder and the
 #: bundle of HEAD and returns None or a refusal saying what to fix. Lint and test
@@ -65,7 +66,7 @@ class ReleaseRefused(PromptopsError):
 def run(path: Path | None) -> int:
     package_dir = find_package(path or Path.cwd())
     repo = open_repo(package_dir)
-    if no_commits_yet(repo):
+    if repo.no_commits_yet():
         raise ReleaseRefused("the repository has no commits yet: commit the package, then "
                              "run `promptops release`")
     _refuse_dirty(repo, package_dir)
@@ -76,32 +77,22 @@ def run(path: Path | None) -> int:
             raise ReleaseRefused(problem)
     name, version = head["package"]["name"], Version.parse(head["package"]["version"])
     tag = tag_name(name, version)
-    if tag in repo.tags:
+    if repo.has_tag(tag):
         return _existing(repo, package_dir, tag, head)
     prev = latest_release(repo, name, "HEAD")
     changes = _check_against(package_dir, prev, head, version) if prev else []
     message = tag_message(head, content_digest(head), prev, changes)
-    import git
-
-    try:
-        repo.create_tag(tag, ref=repo.head.commit, message=message)
-    except git.GitCommandError as exc:
-        raise GitError(f"git could not create tag {tag}: {exc.stderr.strip()}; if git asks "
-                       "who you are, set `git config user.name` and `user.email`") from exc
-    echo(f"released {tag} at {repo.head.commit.hexsha[:12]} ({head['digest']})")
+    repo.create_tag(tag, message)
+    echo(f"released {tag} at {repo.head_commit()[:12]} ({head['digest']})")
     info(f"next: publish it with `git push origin {tag}`, then `promptops build --ref {tag}`")
     return 0
 
 
-def _refuse_dirty(repo: object, package_dir: Path) -> None:
-    import git
-
-    assert isinstance(repo, git.Repo)
-    top = Path(repo.working_tree_dir or package_dir).resolve()
-    rel = package_dir.resolve().relative_to(top).as_posix()
-    status = repo.git.status("--porcelain", "--untracked-files=all", "--", rel)
-    if status.strip():
-        files = [line[3:] for line in status.splitlines()]
+def _refuse_dirty(repo: History, package_dir: Path) -> None:
+    rel = package_dir.resolve().relative_to(repo.top).as_posix()
+    status = repo.status(rel)
+    if status:
+        files = [line[3:] for line in status]
         shown = ", ".join(files[:5]) + (f" and {len(files) - 5} more" if len(files) > 5 else "")
         raise ReleaseRefused(
             f"the package has uncommitted changes ({shown}); a release tags the committed "
@@ -123,11 +114,8 @@ def _head_bundle(package_dir: Path) -> Bundle:
         ) from exc
 
 
-def _existing(repo: object, package_dir: Path, tag: str, head: Bundle) -> int:
-    import git
-
-    assert isinstance(repo, git.Repo)
-    rel = Release(tag, Version.parse(tag.rsplit("@", 1)[1]), repo.tags[tag].commit.hexsha)
+def _existing(repo: History, package_dir: Path, tag: str, head: Bundle) -> int:
+    rel = Release(tag, Version.parse(tag.rsplit("@", 1)[1]), repo.tag_commit(tag))
     recorded = recorded_digest(repo, tag)
     tagged = release_bundle(package_dir, rel)
     if recorded is None:

@@ -20,6 +20,9 @@ import time
 from pathlib import Path
 
 from promptops import __version__
+from promptops.errors import GitError
+from promptops.git import Repo
+from promptops.git.objects import blob_id
 from promptops.lint.config import LintSettings
 from promptops.lint.problem import Finding
 from promptops.lint.registry import RULES
@@ -27,10 +30,6 @@ from promptops.sources import Source, WorktreeSource
 
 KEEP = 16
 FORMAT = 1
-
-
-def blob_id(data: bytes) -> str:
-    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
 
 
 class MemoSource:
@@ -156,9 +155,14 @@ def _worktree_blobs(source: MemoSource, folder: Path) -> dict[str, str]:
 
 
 def cache_dir(package_dir: Path) -> Path:
-    for folder in (package_dir.resolve(), *package_dir.resolve().parents):
-        if (folder / ".git").is_dir():
-            return folder / ".git" / "promptops" / "lint"
+    """``<common git dir>/promptops/lint`` (every worktree of a repository shares it), or
+    the user cache outside a repository."""
+    try:
+        repo = Repo.find(package_dir)
+    except GitError:  # a .git file git cannot read either: cache like a lone folder
+        repo = None
+    if repo is not None:
+        return repo.common_dir / "promptops" / "lint"
     from promptops.fsutil import user_cache_dir
 
     return user_cache_dir() / "lint"

@@ -36,7 +36,7 @@ from promptops.sources import MANIFEST, Source, find_package, open_source
 
 def build_report(start: Path, base: str, head: str | None, path: Path | None) -> ReviewReport:
     repo = open_repo(start)
-    top = Path(repo.working_tree_dir or start).resolve()
+    top = repo.top
     refs = resolve(repo, base, head)
     if path is not None:
         folder = path if (path / MANIFEST).is_file() or not path.exists() else find_package(path)

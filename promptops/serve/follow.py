@@ -28,7 +28,7 @@ from typing import Any
 
 from promptops.bundle import Bundle
 from promptops.errors import GitError, PromptopsError, UsageError
-from promptops.serve import gitrefs
+from promptops.git import refs as gitrefs
 from promptops.serve.cache import BuildCache, restamp
 
 POLL_S = 0.05
