@@ -47,7 +47,7 @@ BUILD_CHILD = """
 import json, sys, time
 t0 = time.perf_counter()
 from pathlib import Path
-from promptops.pipeline import bundle_at
+from promptops.pipeline.build import bundle_at
 t1 = time.perf_counter()
 first = bundle_at(Path(sys.argv[1]), "main")
 t2 = time.perf_counter()
@@ -56,7 +56,7 @@ second = bundle_at(Path(sys.argv[1]), "changed")
 t3 = time.perf_counter()
 out = Path(sys.argv[2])
 if not out.exists():
-    from promptops.bundle import serialise
+    from promptops.pipeline.bundle import serialise
     out.write_bytes(serialise(first))
 print(json.dumps({"ready": ready, "import_ms": (t1 - t0) * 1e3, "build_ms": (t2 - t1) * 1e3,
                   "rebuild_ms": (t3 - t2) * 1e3, "prompts": len(first["prompts"]),
@@ -66,7 +66,7 @@ LOAD_CHILD = """
 import json, sys, time
 t0 = time.perf_counter()
 from pathlib import Path
-from promptops.bundle import load_bundle
+from promptops.pipeline.bundle import load_bundle
 t1 = time.perf_counter()
 b = load_bundle(Path(sys.argv[1]))
 t2 = time.perf_counter()
@@ -143,7 +143,7 @@ def bench_size(n: int, root: Path, runs: int, log: Any) -> dict[str, Any]:
 
 
 def bench_load(bundle: Path, runs: int) -> dict[str, Any]:
-    from promptops.bundle import load_bundle
+    from promptops.pipeline.bundle import load_bundle
 
     walls, fresh, inproc = [], [], []
     for _ in range(runs):

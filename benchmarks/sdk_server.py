@@ -23,8 +23,8 @@ from mcp.server import Server
 from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
 
-from promptops.bundle import load_bundle
 from promptops.errors import RenderError
+from promptops.pipeline.bundle import load_bundle
 from promptops.render.renderer import Renderer
 
 

@@ -26,11 +26,11 @@ IGNORED: dict[str, list[str]] = {
         "promptops.scaffold -> promptops.commands.schema",
     ],
     "serve's cold path stays light": [
-        "promptops.serve.follow -> promptops.pipeline",
-        "promptops.serve.follow -> promptops.package",
+        "promptops.serve.follow -> promptops.pipeline.build",
+        "promptops.serve.follow -> promptops.pipeline.validate",
     ],
     "lint builds nothing and reads no git itself: its callers hand it what it checks": [
-        "promptops.lint.engine -> promptops.pipeline",
+        "promptops.lint.engine -> promptops.pipeline.build",
         "promptops.lint.cache -> promptops.git",
         "promptops.lint.cache -> promptops.git.objects",
     ],

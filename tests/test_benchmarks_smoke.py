@@ -73,8 +73,8 @@ def test_a_server_with_wrong_answers_gets_no_numbers(tmp_path: Path) -> None:
     finally:
         while str(BENCH) in sys.path:
             sys.path.remove(str(BENCH))
-    from promptops.bundle import serialise
-    from promptops.pipeline import bundle_at
+    from promptops.pipeline.build import bundle_at
+    from promptops.pipeline.bundle import serialise
 
     pkg = bench_common.make_package(5, tmp_path)
     good = tmp_path / "good.json"

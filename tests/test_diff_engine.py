@@ -19,7 +19,7 @@ from promptops.diff import (
     diff_refs,
     required_bump,
 )
-from promptops.pipeline import bundle_at
+from promptops.pipeline.build import bundle_at
 
 MAJOR, MINOR, PATCH = Level.major, Level.minor, Level.patch
 Row = tuple[Kind, Level, str | None, str | None]

@@ -25,8 +25,8 @@ from promptops import __version__, scaffold
 from promptops.about import github_repository
 from promptops.commands import init
 from promptops.errors import UsageError
-from promptops.model import CONTENT_KEYS
-from promptops.pipeline import bundle_at, package_at
+from promptops.pipeline.build import bundle_at, package_at
+from promptops.pipeline.model import CONTENT_KEYS
 from promptops.render.renderer import Renderer
 from promptops.testing.model import RENDER_CHECKS
 from promptops.testing.runner import SnapshotPolicy, run_cases
@@ -184,9 +184,9 @@ def test_starter_shows_every_feature_of_the_format() -> None:
 
 
 def test_starter_tests_cover_every_assertion_kind_and_pass() -> None:
-    from promptops.bundle import compile_bundle
-    from promptops.package import load_package
-    from promptops.sources import WorktreeSource
+    from promptops.pipeline.bundle import compile_bundle
+    from promptops.pipeline.source import WorktreeSource
+    from promptops.pipeline.validate import load_package
 
     source = WorktreeSource(scaffold.starter_dir())
     pkg = load_package(source)

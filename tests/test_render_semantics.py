@@ -18,7 +18,7 @@ from repo_helpers import PYTHON, SYMLINKS, cli_env, make_repo, posix_only, write
 from starter_helpers import mcp_validator
 
 from promptops.errors import PackageError, RenderError
-from promptops.pipeline import bundle_at
+from promptops.pipeline.build import bundle_at
 from promptops.render.mcp import INTERNAL_ERROR, INVALID_PARAMS, error_code
 from promptops.render.renderer import Renderer
 
@@ -316,7 +316,7 @@ messages:
 
 def _render_in_subprocess(root: Path, ref: str | None, **env: str) -> str:
     code = (
-        "import json,sys; from pathlib import Path; from promptops.pipeline import bundle_at;"
+        "import json,sys; from pathlib import Path; from promptops.pipeline.build import bundle_at;"
         "from promptops.render.renderer import Renderer;"
         "ref = sys.argv[2] or None;"
         "print(json.dumps(Renderer(bundle_at(Path(sys.argv[1]), ref)).get('p'), sort_keys=True))"

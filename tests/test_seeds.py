@@ -22,7 +22,7 @@ import pytest
 from repo_helpers import FIXTURES
 from starter_helpers import mcp_validator
 
-from promptops.pipeline import bundle_at
+from promptops.pipeline.build import bundle_at
 from promptops.render.renderer import Renderer
 from promptops.serve.eras import prompt_descriptor
 

@@ -21,7 +21,7 @@ from versioning_helpers import (
 
 from promptops.commands import release as release_cmd
 from promptops.commands.bump import set_version
-from promptops.pipeline import bundle_at
+from promptops.pipeline.build import bundle_at
 from promptops.semver import Level, Version, next_version, satisfies, step_level
 
 # ---------------------------------------------------------------- semver

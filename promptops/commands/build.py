@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from promptops.bundle import compile_bundle, write_bundle
 from promptops.commands._common import package_dir
 from promptops.console import echo, info
 from promptops.errors import PromptopsError
 from promptops.fsutil import inside_folder
-from promptops.pipeline import bundle_at
-from promptops.sources import head_is_dirty
+from promptops.pipeline.build import bundle_at
+from promptops.pipeline.bundle import compile_bundle, write_bundle
+from promptops.pipeline.source import head_is_dirty
 
 
 def run(

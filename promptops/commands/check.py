@@ -10,8 +10,8 @@ from pathlib import Path
 
 from promptops.commands._common import package_dir
 from promptops.console import echo, info
-from promptops.package import load_package
-from promptops.sources import open_source
+from promptops.pipeline.source import open_source
+from promptops.pipeline.validate import load_package
 
 
 def run(path: Path | None, ref: str | None) -> int:

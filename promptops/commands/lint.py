@@ -19,10 +19,10 @@ from promptops.lint import cache
 from promptops.lint.config import LintSettings, settings
 from promptops.lint.output import Report
 from promptops.lint.problem import Finding
-from promptops.sources import MANIFEST, open_source
+from promptops.pipeline.source import MANIFEST, open_source
 
 if TYPE_CHECKING:
-    from promptops.package import Package
+    from promptops.pipeline.validate import Package
 
 FORMATS = ("text", "json", "github", "sarif")
 
@@ -43,7 +43,7 @@ class Options:
 def _manifest_data(source: cache.MemoSource) -> object:
     """The manifest's plain data, leniently: a broken manifest is reported as a finding
     and lint runs with the defaults (fast YAML path only; positions are not needed)."""
-    from promptops import fastyaml
+    from promptops.pipeline.yamlio import fast as fastyaml
 
     try:
         return fastyaml.load(source.read(MANIFEST).decode("utf-8-sig"))

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from promptops.commands._common import package_dir
 from promptops.console import echo, style
-from promptops.pipeline import bundle_at
+from promptops.pipeline.build import bundle_at
 
 
 def run(path: Path | None, ref: str | None, fmt: str) -> int:

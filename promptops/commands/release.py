@@ -12,7 +12,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from promptops.bundle import Bundle
 from promptops.console import echo, info
 from promptops.diff.changes import Change
 from promptops.diff.engine import content_digest, diff_bundles
@@ -27,8 +26,9 @@ from promptops.diff.history import (
 )
 from promptops.errors import PackageError, PromptopsError
 from promptops.git.history import History
+from promptops.pipeline.bundle import Bundle
+from promptops.pipeline.source import find_package
 from promptops.semver import Version, satisfies, step_level
-from promptops.sources import find_package
 
 #: Checks a release must pass besides loading: each gets the package folder and the
 #: bundle of HEAD and returns None or a refusal saying what to fix. Lint and test
@@ -101,7 +101,7 @@ def _refuse_dirty(repo: History, package_dir: Path) -> None:
 
 
 def _head_bundle(package_dir: Path) -> Bundle:
-    from promptops.pipeline import bundle_at
+    from promptops.pipeline.build import bundle_at
 
     try:
         return bundle_at(package_dir, "HEAD")

@@ -8,7 +8,7 @@ from typing import Any
 
 from promptops.commands._common import package_dir, parse_arguments
 from promptops.console import echo, style
-from promptops.pipeline import bundle_at
+from promptops.pipeline.build import bundle_at
 from promptops.render.renderer import Renderer
 
 

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from promptops.diff.changes import Change, Kind
-from promptops.model import DEFAULT_MAX_LENGTH
+from promptops.pipeline.model import DEFAULT_MAX_LENGTH
 from promptops.semver import Level
 
 Arg = dict[str, Any]

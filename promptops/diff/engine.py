@@ -15,9 +15,9 @@ from collections.abc import Iterator
 from functools import lru_cache
 from typing import Any
 
-from promptops.bundle import Bundle, canonical
 from promptops.diff.arguments import diff_arguments
 from promptops.diff.changes import Change, Kind, ordered
+from promptops.pipeline.bundle import Bundle, canonical
 from promptops.semver import Level
 
 _TEMPLATED = ("text", "uri")  # message keys that hold inline Jinja source
@@ -169,7 +169,7 @@ def _references(source: str) -> tuple[str, ...]:
         return ()
     from jinja2 import TemplateSyntaxError
 
-    from promptops.package import template_references
+    from promptops.pipeline.validate import template_references
     from promptops.sandbox.nesting import parse
 
     try:

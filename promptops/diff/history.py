@@ -21,7 +21,7 @@ from promptops.git.history import History, from_git
 from promptops.semver import Level, Version, is_version, next_version, satisfies
 
 if TYPE_CHECKING:
-    from promptops.bundle import Bundle
+    from promptops.pipeline.bundle import Bundle
 
 _DIGEST_LINE = re.compile(r"^bundle-digest: (sha256:[0-9a-f]{64})$", re.MULTILINE)
 MAX_SUMMARY_LINES = 200
@@ -107,7 +107,7 @@ class Status:
 
 def status(package_dir: Path, ref: str | None = None, *, rev: str = "HEAD") -> Status:
     """Compare the package at ``ref`` (None: working tree) with the latest release."""
-    from promptops.pipeline import bundle_at
+    from promptops.pipeline.build import bundle_at
 
     head = bundle_at(package_dir, ref)
     name = head["package"]["name"]
@@ -125,7 +125,7 @@ def status(package_dir: Path, ref: str | None = None, *, rev: str = "HEAD") -> S
 
 
 def release_bundle(package_dir: Path, rel: Release) -> Bundle:
-    from promptops.pipeline import bundle_at
+    from promptops.pipeline.build import bundle_at
 
     try:
         return bundle_at(package_dir, rel.commit)

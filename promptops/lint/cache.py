@@ -26,7 +26,7 @@ from promptops.git.objects import blob_id
 from promptops.lint.config import LintSettings
 from promptops.lint.problem import Finding
 from promptops.lint.registry import RULES
-from promptops.sources import Source, WorktreeSource
+from promptops.pipeline.source import Source, WorktreeSource
 
 KEEP = 16
 FORMAT = 1

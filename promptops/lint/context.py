@@ -14,15 +14,15 @@ from typing import TYPE_CHECKING
 from jinja2 import TemplateSyntaxError, nodes
 
 from promptops.errors import Problem
-from promptops.loader import LoadedFile, Loc
-from promptops.package import Package, PromptDef, template_fields
+from promptops.pipeline.source import Source, inside
+from promptops.pipeline.validate import Package, PromptDef, template_fields
+from promptops.pipeline.yamlio.loader import LoadedFile, Loc
 from promptops.sandbox.environment import PromptEnvironment, environment
 from promptops.sandbox.nesting import parse
-from promptops.sources import Source, inside
 
 if TYPE_CHECKING:
-    from promptops.bundle import Bundle
     from promptops.lint.config import LintSettings
+    from promptops.pipeline.bundle import Bundle
 
 TEXT_SUFFIXES = (".yaml", ".yml", ".j2", ".jinja", ".jinja2", ".md", ".txt")
 

@@ -20,8 +20,8 @@ from promptops.lint.config import LintSettings
 from promptops.lint.context import LintContext
 from promptops.lint.problem import Finding
 from promptops.lint.registry import RULES, Rule, resolve
-from promptops.package import Package, load_package
-from promptops.sources import MANIFEST, REFUSED, Origin, Source
+from promptops.pipeline.source import MANIFEST, REFUSED, Origin, Source
+from promptops.pipeline.validate import Package, load_package
 
 _DISABLE = re.compile(r"promptops:\s*disable=([A-Za-z0-9_,\- ]+)")
 
@@ -87,7 +87,7 @@ def load(
     source: Source, asts: dict[str, Any] | None = None
 ) -> tuple[Package | None, bool, list[Problem]]:
     """(package or partial package or None, complete?, every load problem)."""
-    from promptops import package as loader_module
+    from promptops.pipeline import validate as loader_module
 
     original = getattr(loader_module, "_parser", None)
     if original is not None and asts is not None:
@@ -166,7 +166,7 @@ def lint_source(source: Source, settings: LintSettings, package_dir: Path | None
     package, complete, problems = load(source, asts)
     base_bundle = None
     if settings.base is not None and complete and package_dir is not None:
-        from promptops.pipeline import bundle_at
+        from promptops.pipeline.build import bundle_at
 
         base_bundle = bundle_at(package_dir, settings.base)
     ctx = LintContext(source, settings, package, complete,

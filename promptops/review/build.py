@@ -11,10 +11,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from promptops.bundle import Bundle, compile_bundle
 from promptops.diff import Change, Kind, by_level, diff_bundles, required_bump
 from promptops.errors import PackageError, PromptopsError
-from promptops.package import load_package
+from promptops.pipeline.bundle import Bundle, compile_bundle
+from promptops.pipeline.source import MANIFEST, Source, find_package, open_source
+from promptops.pipeline.validate import load_package
 from promptops.render.renderer import Renderer
 from promptops.review import gates
 from promptops.review.cases import ReviewCase, cases_for
@@ -31,7 +32,6 @@ from promptops.review.model import (
 from promptops.review.refs import Refs, open_repo, packages_in, resolve, touched_packages
 from promptops.review.rendered import reached_templates, render_lines, source_lines, unified
 from promptops.semver import Version, next_version, satisfies
-from promptops.sources import MANIFEST, Source, find_package, open_source
 
 
 def build_report(start: Path, base: str, head: str | None, path: Path | None) -> ReviewReport:

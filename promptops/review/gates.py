@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from promptops.pipeline.source import MANIFEST, Source
 from promptops.review.model import CheckStatus
-from promptops.sources import MANIFEST, Source
 
 __all__ = ["CheckStatus", "lint_status", "test_status"]
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from promptops.errors import GitError, UsageError
 from promptops.git.history import History
-from promptops.sources import MANIFEST
+from promptops.pipeline.source import MANIFEST
 
 
 @dataclass(frozen=True)

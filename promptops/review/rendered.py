@@ -12,11 +12,11 @@ import difflib
 import hashlib
 from typing import Any
 
-from promptops.bundle import Bundle
 from promptops.errors import RenderError
+from promptops.pipeline.bundle import Bundle
+from promptops.pipeline.source import Source
 from promptops.render.mcp import error_code
 from promptops.render.renderer import Renderer
-from promptops.sources import Source
 
 Lines = list[str]
 

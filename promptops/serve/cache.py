@@ -27,9 +27,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 from promptops import __version__
-from promptops.bundle import FORMAT, Bundle, digest, parse_bundle, serialise
 from promptops.errors import BundleError
 from promptops.fsutil import atomic_write
+from promptops.pipeline.bundle import FORMAT, Bundle, digest, parse_bundle, serialise
 
 # A new promptops version may compile the same tree differently: never reuse across them.
 GENERATION = "v1-" + hashlib.sha256(f"{FORMAT} {__version__}".encode()).hexdigest()[:12]

@@ -26,9 +26,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from promptops.bundle import Bundle
 from promptops.errors import GitError, PromptopsError, UsageError
 from promptops.git import refs as gitrefs
+from promptops.pipeline.bundle import Bundle
 from promptops.serve.cache import BuildCache, restamp
 
 POLL_S = 0.05
@@ -209,7 +209,8 @@ def _pipeline() -> Any:
     """The build, imported on first use: a start from the cache never needs it (pydantic,
     Jinja's compiler, GitPython: ~18 MB and ~200 ms). A serving process never lints, so
     the per-file memo it keeps for fast rebuilds drops each file's parsed YAML."""
-    from promptops import package, pipeline
+    from promptops.pipeline import build as pipeline
+    from promptops.pipeline import validate as package
 
     package.keep_parsed_yaml(False)
     return pipeline

@@ -97,7 +97,7 @@ def _run(args: Any, signals: Signals) -> int:
 
     follower = None
     if args.bundle:
-        from promptops.bundle import load_bundle
+        from promptops.pipeline.bundle import load_bundle
 
         bundles = [load_bundle(path) for path in args.bundle]
     else:

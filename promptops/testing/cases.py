@@ -16,13 +16,13 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
-from promptops import fastyaml
 from promptops.errors import PackageError
-from promptops.loader import LoadedFile, Loc, YamlProblem, decode, load_yaml
-from promptops.package import Package, _Loader
-from promptops.sources import Refused, Source
+from promptops.pipeline.source import Refused, Source
+from promptops.pipeline.validate import Package, _Loader
+from promptops.pipeline.yamlio import fast as fastyaml
+from promptops.pipeline.yamlio.limits import LimitExceeded
+from promptops.pipeline.yamlio.loader import LoadedFile, Loc, YamlProblem, decode, load_yaml
 from promptops.testing.model import Expectation, TestFile
-from promptops.yaml_limits import LimitExceeded
 
 TESTS_DIR = "tests/"
 TEST_SUFFIX = ".test.yaml"

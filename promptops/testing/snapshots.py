@@ -15,7 +15,7 @@ from pathlib import Path
 
 from promptops.errors import PackageError, Problem, UnsafeWrite
 from promptops.fsutil import atomic_write, remove_file
-from promptops.sources import Refused, Source
+from promptops.pipeline.source import Refused, Source
 from promptops.testing.cases import SNAPSHOT_DIR, Case
 from promptops.testing.runner import Outcome
 

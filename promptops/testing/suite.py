@@ -12,10 +12,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from promptops.bundle import Bundle, compile_bundle
 from promptops.errors import UsageError
-from promptops.package import Package, load_package
-from promptops.sources import GitSource, Source, open_source
+from promptops.pipeline.bundle import Bundle, compile_bundle
+from promptops.pipeline.source import GitSource, Source, open_source
+from promptops.pipeline.validate import Package, load_package
 from promptops.testing import snapshots
 from promptops.testing.cases import Case, load_cases, select, smoke_case
 from promptops.testing.runner import Outcome, SnapshotPolicy, auto_jobs, run_cases

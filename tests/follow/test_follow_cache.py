@@ -22,8 +22,8 @@ from follow_helpers import (  # noqa: F401  (fixtures)
     user_cache_fixture,
 )
 
-from promptops import pipeline
-from promptops.bundle import Bundle, parse_bundle, serialise
+from promptops.pipeline import build as pipeline
+from promptops.pipeline.bundle import Bundle, parse_bundle, serialise
 from promptops.serve.cache import GENERATION
 from promptops.serve.follow import Follower
 

@@ -56,8 +56,8 @@ PACKAGE = {
 
 
 def build_bundle(root: Path) -> tuple[Path, dict[str, Any]]:
-    from promptops.bundle import serialise
-    from promptops.pipeline import bundle_at
+    from promptops.pipeline.build import bundle_at
+    from promptops.pipeline.bundle import serialise
 
     for rel, text in PACKAGE.items():
         (root / rel).parent.mkdir(parents=True, exist_ok=True)

@@ -22,7 +22,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from repo_helpers import peak_rss_mb
 
-from promptops.bundle import digest, parse_bundle, serialise
+from promptops.pipeline.bundle import digest, parse_bundle, serialise
 from promptops.render.renderer import Renderer
 from promptops.sandbox.environment import environment, render_bounded
 from promptops.sandbox.limits import DEFAULT_OUTPUT_CHARS as MAX_OUTPUT_CHARS
@@ -150,7 +150,7 @@ def test_no_single_operation_allocates_past_the_budget(template: str, n: int) ->
 @SETTINGS
 @given(text=st.text(string.printable + "é\u2028", max_size=200))
 def test_bundles_round_trip_with_a_stable_digest(tmp_path: Path, text: str) -> None:
-    from promptops.pipeline import bundle_at
+    from promptops.pipeline.build import bundle_at
 
     root = tmp_path / "pkg"
     (root / "prompts").mkdir(parents=True, exist_ok=True)

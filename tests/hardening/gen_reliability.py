@@ -28,7 +28,7 @@ def limits() -> list[tuple[str, str, str]]:
     sys.path[:0] = [str(REPO), str(HERE.parent / "fuzz")]
     from fuzz_serve import RSS_LIMIT_MB
 
-    from promptops import yaml_limits
+    from promptops.pipeline.yamlio import limits as yaml_limits
     from promptops.sandbox import limits as size
     from promptops.sandbox import nesting as template_limits
     from promptops.serve import protocol, stdio, wire

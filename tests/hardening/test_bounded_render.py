@@ -357,7 +357,7 @@ def test_limits_over_the_hard_caps_are_refused(tmp_path: Path) -> None:
 
 
 def test_bundles_of_packages_without_limits_do_not_change(tmp_path: Path) -> None:
-    from promptops.pipeline import bundle_at
+    from promptops.pipeline.build import bundle_at
 
     files = {"promptops.yaml": "name: demo\nversion: 1.0.0\n",
              "prompts/p.prompt.yaml": "description: d\nmessages:\n  - role: user\n    text: hi\n"}

@@ -24,8 +24,8 @@ from hardening_helpers import record
 from repo_helpers import commit_files, make_repo
 
 from promptops.errors import PackageError
-from promptops.pipeline import bundle_at
-from promptops.sources import GitSource, WorktreeSource
+from promptops.pipeline.build import bundle_at
+from promptops.pipeline.source import GitSource, WorktreeSource
 
 AREA = "package paths"
 GIT_RULE = ("is inside a .git folder; git's own files (which can hold credentials) are never "

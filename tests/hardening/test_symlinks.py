@@ -17,7 +17,7 @@ from hardening_helpers import MANIFEST
 from repo_helpers import SYMLINKS, commit_files, make_repo, posix_only
 
 from promptops.errors import PackageError
-from promptops.pipeline import bundle_at
+from promptops.pipeline.build import bundle_at
 
 PROMPT = ("messages:\n  - role: user\n    template: partials/leak.j2\n"
           "  - role: user\n    resource: {uri: 'doc://x', file: resources/leak.md}\n")

@@ -123,7 +123,7 @@ LINTED = {
 def test_lint_reports_hostile_templates_in_review(tmp_path: Path) -> None:
     from promptops.lint.config import settings
     from promptops.lint.engine import lint_source
-    from promptops.sources import WorktreeSource
+    from promptops.pipeline.source import WorktreeSource
 
     names = {f"h{i:02d}": what for i, (what, _, _) in enumerate(HOSTILE)}
     files = {"promptops.yaml": "name: hostile\nversion: 1.0.0\n"}

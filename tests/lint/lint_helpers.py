@@ -52,8 +52,8 @@ def lint_positions(pkg: Path, rule: str, base: str | None) -> list[str]:
     """In-process lint of one rule: "path:line:col" of each finding."""
     from promptops.lint.config import settings
     from promptops.lint.engine import lint_source
-    from promptops.loader import load_yaml
-    from promptops.sources import WorktreeSource
+    from promptops.pipeline.source import WorktreeSource
+    from promptops.pipeline.yamlio.loader import load_yaml
 
     try:
         manifest = load_yaml("promptops.yaml", (pkg / "promptops.yaml").read_bytes()).data

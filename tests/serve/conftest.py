@@ -10,8 +10,8 @@ import git
 import pytest
 from serve_helpers import RawClient, kit_files
 
-from promptops.bundle import serialise
-from promptops.pipeline import bundle_at
+from promptops.pipeline.build import bundle_at
+from promptops.pipeline.bundle import serialise
 
 
 @pytest.fixture(autouse=True)

@@ -15,8 +15,8 @@ from typing import Any
 import git
 from serve_helpers import RawClient, check_message
 
-from promptops.bundle import serialise
-from promptops.pipeline import bundle_at
+from promptops.pipeline.build import bundle_at
+from promptops.pipeline.bundle import serialise
 from promptops.serve.protocol import Server
 
 REV = "2025-03-26"

@@ -20,8 +20,8 @@ import git
 from repo_helpers import posix_only
 from serve_helpers import check_message, serve_cmd
 
-from promptops.bundle import serialise
-from promptops.pipeline import bundle_at
+from promptops.pipeline.build import bundle_at
+from promptops.pipeline.bundle import serialise
 
 BIG = "y" * 3_000_000  # a 3 MB reply: about 46 times a pipe's buffer
 PACKAGE: dict[str, str | bytes] = {

@@ -15,8 +15,8 @@ import git
 from repo_helpers import SIGNALS, posix_only
 from serve_helpers import RawClient, envelope, kit_files
 
-from promptops.bundle import serialise
-from promptops.pipeline import bundle_at
+from promptops.pipeline.build import bundle_at
+from promptops.pipeline.bundle import serialise
 
 MODERN = "2026-07-28"
 SUB = "io.modelcontextprotocol/subscriptionId"

@@ -10,7 +10,7 @@ from typing import Any
 import git
 from serve_helpers import RawClient, check_message, commit, envelope, kit_files
 
-from promptops.pipeline import bundle_at
+from promptops.pipeline.build import bundle_at
 from promptops.serve.protocol import Server
 
 MODERN = "2026-07-28"

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from testing_helpers import package, promptops
 
-from promptops.pipeline import bundle_at
+from promptops.pipeline.build import bundle_at
 from promptops.render.renderer import Renderer
 from promptops.testing.cases import slug
 from promptops.testing.suite import run_suite

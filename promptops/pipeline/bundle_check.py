@@ -2,7 +2,7 @@
 
 ``promptops serve --bundle`` must refuse at load every bundle that ``promptops verify``
 refuses, or a request would meet the problem later as a KeyError (-32603). Verify's
-schema is the pydantic model in :mod:`promptops.bundle_schema`, which serving must not
+schema is the pydantic model in :mod:`promptops.pipeline.bundle_schema`, which serving must not
 import (pydantic costs ~100 ms at start), so this module restates it: every key, type,
 literal, pattern and bound of that model, with ``extra`` keys refused. It also checks
 what serving relies on beyond the model, which verify then checks too (it loads through

@@ -16,18 +16,18 @@ from jinja2 import TemplateSyntaxError, nodes
 from pydantic import ValidationError
 
 from promptops.errors import PackageError, Problem
-from promptops.loader import LoadedFile, Loc, YamlProblem, decode, load_yaml
-from promptops.mediatypes import TEXT_FALLBACK, guess_type
-from promptops.model import (
+from promptops.pipeline.mediatypes import TEXT_FALLBACK, guess_type
+from promptops.pipeline.model import (
     PROMPT_NAME_RE,
     Manifest,
     Message,
     PromptFile,
 )
+from promptops.pipeline.source import MANIFEST, Origin, Refused, Source, inside
+from promptops.pipeline.yamlio.loader import LoadedFile, Loc, YamlProblem, decode, load_yaml
+from promptops.pipeline.yamlio.messages import schema_problem
 from promptops.sandbox.environment import environment
 from promptops.sandbox.nesting import parse
-from promptops.schema_messages import schema_problem
-from promptops.sources import MANIFEST, Origin, Refused, Source, inside
 
 PROMPT_SUFFIX = ".prompt.yaml"
 # A position, or how to compute it: positions need a slow round-trip parse, so they are

@@ -7,14 +7,10 @@ there is one way a package becomes something that can be rendered.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from promptops.bundle import Bundle, compile_bundle
-from promptops.package import load_package
-from promptops.sources import open_source
-
-if TYPE_CHECKING:
-    from promptops.package import Package
+from promptops.pipeline.bundle import Bundle, compile_bundle
+from promptops.pipeline.source import open_source
+from promptops.pipeline.validate import Package, load_package
 
 
 def package_at(package_dir: Path, ref: str | None = None) -> Package:

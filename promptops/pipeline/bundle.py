@@ -17,11 +17,11 @@ from typing import TYPE_CHECKING, Any
 
 from promptops.errors import BundleError, UsageError, WriteError
 from promptops.fsutil import atomic_write, read_existing
-from promptops.mediatypes import OCTET, TEXT_FALLBACK, guess_type, is_text
+from promptops.pipeline.mediatypes import OCTET, TEXT_FALLBACK, guess_type, is_text
 
 if TYPE_CHECKING:
-    from promptops.model import Argument, Message
-    from promptops.package import Package
+    from promptops.pipeline.model import Argument, Message
+    from promptops.pipeline.validate import Package
 
 FORMAT = "promptops.bundle/1"
 Bundle = dict[str, Any]
@@ -219,7 +219,7 @@ def load_bundle(path: Path) -> Bundle:
 
 def shape_problems(bundle: Bundle) -> list[str]:
     """What serving (and `promptops verify`) refuses in the shape of ``bundle``: the first
-    few problems, or []. The rules are in :mod:`promptops.bundle_check`."""
-    from promptops.bundle_check import problems
+    few problems, or []. The rules are in :mod:`promptops.pipeline.bundle_check`."""
+    from promptops.pipeline.bundle_check import problems
 
     return problems(bundle)
