@@ -15,7 +15,8 @@ def run(path: Path | None, ref: str | None, fmt: str) -> int:
     prompts = bundle["prompts"]
     if fmt == "json":
         keys = ("name", "title", "description", "arguments")
-        rows = [{k: p[k] for k in keys if k in p} for p in prompts]
+        rows = [{k: p[k] for k in keys if k in p} for p in  # type: ignore[literal-required]
+                prompts]
         echo(json.dumps(rows, indent=2, ensure_ascii=False))
         return 0
     for p in prompts:

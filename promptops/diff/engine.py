@@ -17,10 +17,9 @@ from typing import Any
 
 from promptops.diff.arguments import diff_arguments
 from promptops.diff.changes import Change, Kind, ordered
-from promptops.pipeline.bundle import Bundle, canonical
+from promptops.pipeline.bundle import canonical
+from promptops.pipeline.bundle_types import Bundle, Message, PackageInfo, Prompt
 from promptops.semver import Level
-
-_TEMPLATED = ("text", "uri")  # message keys that hold inline Jinja source
 
 
 def content_digest(bundle: Bundle) -> str:
@@ -67,7 +66,7 @@ def diff_bundles(old: Bundle, new: Bundle) -> list[Change]:
     return ordered(changes)
 
 
-def _package_changes(a: dict[str, Any], b: dict[str, Any]) -> Iterator[Change]:
+def _package_changes(a: PackageInfo, b: PackageInfo) -> Iterator[Change]:
     if a["name"] != b["name"]:
         yield Change(Kind.package_renamed, Level.major, f"package renamed {a['name']!r} -> "
                      f"{b['name']!r}", old=a["name"], new=b["name"])
@@ -82,9 +81,7 @@ def _package_changes(a: dict[str, Any], b: dict[str, Any]) -> Iterator[Change]:
                      old=a.get("cacheScope"), new=b.get("cacheScope"))
 
 
-def _prompt_changes(
-    old: Bundle, a: dict[str, Any], new: Bundle, b: dict[str, Any]
-) -> Iterator[Change]:
+def _prompt_changes(old: Bundle, a: Prompt, new: Bundle, b: Prompt) -> Iterator[Change]:
     name = b["name"]
     yield from diff_arguments(name, a["arguments"], b["arguments"])
     tpl, res = _message_differences(old, a, new, b)
@@ -102,9 +99,8 @@ def _prompt_changes(
                          old=a.get(key), new=b.get(key))
 
 
-def _message_differences(
-    old: Bundle, a: dict[str, Any], new: Bundle, b: dict[str, Any]
-) -> tuple[list[str], list[str]]:
+def _message_differences(old: Bundle, a: Prompt, new: Bundle, b: Prompt
+                         ) -> tuple[list[str], list[str]]:
     """What differs in a prompt's messages: (template details, resource details)."""
     tpl: list[str] = []
     res: list[str] = []
@@ -125,9 +121,9 @@ def _message_differences(
     return tpl, res
 
 
-def _message_view(bundle: Bundle, msg: dict[str, Any]) -> dict[str, Any]:
+def _message_view(bundle: Bundle, msg: Message) -> dict[str, object]:
     """A message with the files it names replaced by their content."""
-    view = dict(msg)
+    view: dict[str, object] = dict(msg)
     if "template" in msg:
         view["template"] = bundle["templates"].get(msg["template"])
     if "file" in msg:
@@ -135,24 +131,24 @@ def _message_view(bundle: Bundle, msg: dict[str, Any]) -> dict[str, Any]:
     return view
 
 
-def _fingerprint(bundle: Bundle, prompt: dict[str, Any]) -> str:
+def _fingerprint(bundle: Bundle, prompt: Prompt) -> str:
     """Everything a prompt serves except its name: equal fingerprints mean a rename."""
-    body = {k: v for k, v in prompt.items() if k not in ("name", "source")}
+    body: dict[str, object] = {k: v for k, v in prompt.items() if k not in ("name", "source")}
     body["messages"] = [_message_view(bundle, m) for m in prompt["messages"]]
     body["partials"] = _reached(bundle, prompt)
     return canonical(body).decode()
 
 
-def _reached(bundle: Bundle, prompt: dict[str, Any]) -> dict[str, str]:
+def _reached(bundle: Bundle, prompt: Prompt) -> dict[str, str]:
     """Every template file a prompt's messages reach, transitively, path -> source."""
     templates: dict[str, str] = bundle["templates"]
     todo: list[str] = []
     for msg in prompt["messages"]:
         if "template" in msg:
             todo.append(msg["template"])
-        for key in _TEMPLATED:
-            if isinstance(msg.get(key), str):
-                todo.extend(_references(msg[key]))
+        for source in (msg.get("text"), msg.get("uri")):  # the templated fields
+            if isinstance(source, str):
+                todo.extend(_references(source))
     seen: dict[str, str] = {}
     while todo:
         path = todo.pop()

@@ -12,31 +12,42 @@ import base64
 import hashlib
 import json
 import os
+from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, NoReturn, cast
 
 from promptops.errors import BundleError, UsageError, WriteError
 from promptops.fsutil import atomic_write, read_existing
+from promptops.pipeline.bundle_types import (
+    FORMAT,
+    Argument,
+    Bundle,
+    Message,
+    PackageInfo,
+    Prompt,
+    Resource,
+)
 from promptops.pipeline.mediatypes import OCTET, TEXT_FALLBACK, guess_type, is_text
 
 if TYPE_CHECKING:
-    from promptops.pipeline.model import Argument, Message
+    from promptops.pipeline import model
     from promptops.pipeline.validate import Package
 
-FORMAT = "promptops.bundle/1"
-Bundle = dict[str, Any]
+__all__ = ["FORMAT", "Bundle", "compile_bundle", "digest", "load_bundle", "parse_bundle",
+           "serialise", "write_bundle"]
 
 
-def _clean(d: dict[str, Any]) -> dict[str, Any]:
+def _clean(d: Mapping[str, object]) -> dict[str, object]:
+    """``d`` without its None values: optional keys are absent from a bundle, never null."""
     return {k: v for k, v in d.items() if v is not None}
 
 
-def _argument(a: Argument) -> dict[str, Any]:
-    return _clean(a.model_dump())
+def _argument(a: model.Argument) -> Argument:
+    return cast(Argument, _clean(a.model_dump()))
 
 
-def _message(m: Message, mime_of: dict[str, str]) -> dict[str, Any]:
-    out: dict[str, Any] = {"role": m.role}
+def _message(m: model.Message, mime_of: dict[str, str]) -> Message:
+    out: dict[str, object] = {"role": m.role}
     if m.text is not None:
         out.update(type="text", text=m.text)
     elif m.template is not None:
@@ -53,10 +64,10 @@ def _message(m: Message, mime_of: dict[str, str]) -> dict[str, Any]:
         out.update(type="resource_link", **m.resource_link.model_dump())
     if m.annotations is not None:
         out["annotations"] = _clean(m.annotations.model_dump())
-    return _clean(out)
+    return cast(Message, _clean(out))
 
 
-def _resource(path: str, raw: bytes) -> dict[str, Any]:
+def _resource(path: str, raw: bytes) -> Resource:
     mime = guess_type(path)
     if mime is None or is_text(mime):
         try:
@@ -71,52 +82,49 @@ def compile_bundle(package: Package) -> Bundle:
     m = package.manifest
     resources = {p: _resource(p, raw) for p, raw in package.resources.items()}
     mime_of = {p: r["mimeType"] for p, r in resources.items()}
-    prompts = []
+    prompts: list[Prompt] = []
     for p in package.prompts:
         s = p.spec
-        prompts.append(
-            _clean(
-                {
-                    "name": p.name,
-                    "title": s.title,
-                    "description": s.description,
-                    "resultDescription": s.resultDescription,
-                    "icons": [_clean(i.model_dump()) for i in s.icons] if s.icons else None,
-                    "arguments": [_argument(a) for a in s.arguments],
-                    "messages": [_message(msg, mime_of) for msg in s.messages],
-                    "source": p.path,
-                }
-            )
-        )
+        prompts.append(cast(Prompt, _clean({
+            "name": p.name,
+            "title": s.title,
+            "description": s.description,
+            "resultDescription": s.resultDescription,
+            "icons": [_clean(i.model_dump()) for i in s.icons] if s.icons else None,
+            "arguments": [_argument(a) for a in s.arguments],
+            "messages": [_message(msg, mime_of) for msg in s.messages],
+            "source": p.path,
+        })))
     o = package.origin
+    info = cast(PackageInfo, _clean({
+        "name": m.name,
+        "version": m.version,
+        "description": m.description,
+        "instructions": m.instructions,
+        "cacheScope": m.serve.cacheScope,
+        # only bounds that differ from the defaults: other bundles stay byte-identical
+        "limits": m.limits.model_dump(exclude_defaults=True) or None
+        if m.limits is not None else None,
+    }))
     body: Bundle = {
         "format": FORMAT,
-        "package": _clean(
-            {
-                "name": m.name,
-                "version": m.version,
-                "description": m.description,
-                "instructions": m.instructions,
-                "cacheScope": m.serve.cacheScope,
-                # only bounds that differ from the defaults: other bundles stay byte-identical
-                "limits": m.limits.model_dump(exclude_defaults=True) or None
-                if m.limits is not None else None,
-            }
-        ),
+        "package": info,
         "prompts": prompts,
         "templates": dict(package.templates),
         "resources": resources,
         "source": {"commit": o.commit, "tree": o.tree, "dirty": o.dirty, "path": o.path},
+        "digest": "",
     }
     body["digest"] = digest(body)
     return body
 
 
-def canonical(obj: Any) -> bytes:
+def canonical(obj: object) -> bytes:
     return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
 
 
-def digest(bundle: Bundle) -> str:
+def digest(bundle: Mapping[str, object]) -> str:
+    """sha256 over the canonical JSON of every key but ``digest`` itself."""
     body = {k: v for k, v in bundle.items() if k != "digest"}
     return "sha256:" + hashlib.sha256(canonical(body)).hexdigest()
 
@@ -202,10 +210,10 @@ def parse_bundle(data: bytes, label: str) -> Bundle:
     problems = shape_problems(bundle)
     if problems:
         raise BundleError(f"{label}: invalid bundle: " + "; ".join(problems))
-    return bundle
+    return cast(Bundle, bundle)  # its whole shape was just checked
 
 
-def _not_json(name: str) -> Any:
+def _not_json(name: str) -> NoReturn:
     raise ValueError(f"{name} is not JSON")
 
 
@@ -217,7 +225,7 @@ def load_bundle(path: Path) -> Bundle:
     return parse_bundle(data, str(path))
 
 
-def shape_problems(bundle: Bundle) -> list[str]:
+def shape_problems(bundle: object) -> list[str]:
     """What serving (and `promptops verify`) refuses in the shape of ``bundle``: the first
     few problems, or []. The rules are in :mod:`promptops.pipeline.bundle_check`."""
     from promptops.pipeline.bundle_check import problems

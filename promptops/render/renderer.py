@@ -16,32 +16,49 @@ and its output bound counts every part of the reply, rendered or copied from a f
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING
 
 from promptops.errors import ArgumentError, RenderError, TemplateError
+from promptops.pipeline import defaults
+from promptops.pipeline.bundle_types import Argument, Bundle, Message, Prompt
+from promptops.render.result import (
+    Content,
+    EmbeddedResource,
+    PromptMessage,
+    PromptResult,
+    ResourceBody,
+    ResourceLink,
+)
 from promptops.sandbox import watchdog
 from promptops.sandbox.limits import Budget, BudgetExceeded, Limits, current
 
-Result = dict[str, Any]
+if TYPE_CHECKING:  # the sandbox is imported when a prompt is first rendered, not before
+    from jinja2 import Template
+
+    from promptops.sandbox.environment import PromptEnvironment
+    from promptops.sandbox.patterns import Pattern
+
 _ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
+_LINK_FIELDS = ("name", "title", "description", "mimeType", "size")
 
 
 class Renderer:
     """Renders the prompts of one bundle; compiled templates are cached per bundle."""
 
-    def __init__(self, bundle: dict[str, Any]) -> None:
+    def __init__(self, bundle: Bundle) -> None:
         self.bundle = bundle
-        self.prompts: dict[str, dict[str, Any]] = {p["name"]: p for p in bundle["prompts"]}
-        self._env: Any = None
-        self._compiled: dict[tuple[str, int, str], Any] = {}
-        self._patterns: dict[str, Any] = {}
-        self.limits = Limits.of(bundle.get("package", {}).get("limits"))
+        self.prompts: dict[str, Prompt] = {p["name"]: p for p in bundle["prompts"]}
+        self._env: PromptEnvironment | None = None
+        self._compiled: dict[tuple[str, int, str], Template] = {}
+        self._patterns: dict[str, Pattern] = {}
+        package = bundle.get("package")
+        self.limits = Limits.of(package.get("limits") if package else None)
 
     def budget(self) -> Budget:
         """A fresh budget for one request under this bundle's limits; its clock starts now."""
         return Budget(self.limits)
 
-    def validate(self, name: str, arguments: Any) -> tuple[dict[str, Any], dict[str, str]]:
+    def validate(self, name: str, arguments: object) -> tuple[Prompt, dict[str, str]]:
         """The prompt and the full render context, or ArgumentError."""
         prompt = self.prompts.get(name)
         if prompt is None:
@@ -72,11 +89,11 @@ class Renderer:
                 context[arg_name] = spec.get("default", "")
         return prompt, context
 
-    def _check(self, prompt: str, spec: dict[str, Any], value: Any) -> str:
+    def _check(self, prompt: str, spec: Argument, value: object) -> str:
         arg = spec["name"]
         if not isinstance(value, str):
             raise ArgumentError(f"argument {arg!r} must be a string", argument=arg)
-        limit = spec.get("maxLength", 100_000)
+        limit = spec.get("maxLength", defaults.MAX_LENGTH)
         if len(value) > limit:
             raise ArgumentError(
                 f"argument {arg!r} is {len(value)} characters, over its maxLength {limit}",
@@ -107,7 +124,8 @@ class Renderer:
                 )
         return value
 
-    def get(self, name: str, arguments: Any = None, budget: Budget | None = None) -> Result:
+    def get(self, name: str, arguments: object = None, budget: Budget | None = None
+            ) -> PromptResult:
         """The GetPromptResult for ``name``; RenderError on bad input or a failing template.
 
         ``budget`` bounds the whole request (default: a fresh :meth:`budget`); a caller
@@ -126,9 +144,9 @@ class Renderer:
         except RecursionError:
             raise TemplateError(f"prompt {name!r}: nested too deeply") from None
 
-    def _get(self, name: str, arguments: Any, budget: Budget) -> Result:
+    def _get(self, name: str, arguments: object, budget: Budget) -> PromptResult:
         prompt, context = self.validate(name, arguments)
-        messages = []
+        messages: list[PromptMessage] = []
         for i, msg in enumerate(prompt["messages"]):
             try:
                 content = self._content(name, i, msg, context)
@@ -141,7 +159,7 @@ class Renderer:
             if "annotations" in msg:
                 content["annotations"] = msg["annotations"]
             messages.append({"role": msg["role"], "content": content})
-        result: Result = {"messages": messages}
+        result: PromptResult = {"messages": messages}
         described = prompt.get("resultDescription", prompt.get("description"))
         if described is False or described is None:
             return result
@@ -168,14 +186,14 @@ class Renderer:
             self._compiled[key] = tpl
         return render_bounded(tpl, ctx, current())
 
-    def env(self) -> Any:
+    def env(self) -> PromptEnvironment:
         if self._env is None:
             from promptops.sandbox.environment import environment
 
             self._env = environment(self.bundle["templates"])
         return self._env
 
-    def _content(self, name: str, i: int, msg: dict[str, Any], ctx: dict[str, str]) -> Result:
+    def _content(self, name: str, i: int, msg: Message, ctx: dict[str, str]) -> Content:
         kind = msg["type"]
         resources = self.bundle["resources"]
         if kind == "text":
@@ -195,7 +213,7 @@ class Renderer:
             current().emit(len(data))
             return {"type": kind, "data": data, "mimeType": msg["mimeType"]}
         if kind == "resource":
-            body: Result = {
+            body: ResourceBody = {
                 "uri": self._render(name, i, "uri", msg["uri"], ctx),
                 "mimeType": msg["mimeType"],
             }
@@ -205,15 +223,16 @@ class Renderer:
                 res = resources[msg["file"]]
                 body.update({"text": res["text"]} if "text" in res else {"blob": res["blob"]})
                 current().emit(len(res.get("text", res.get("blob", ""))))
-            return {"type": "resource", "resource": body}
+            embedded: EmbeddedResource = {"type": "resource", "resource": body}
+            return embedded
         if kind == "resource_link":
-            link: Result = {
+            link: ResourceLink = {
                 "type": "resource_link",
                 "uri": self._render(name, i, "uri", msg["uri"], ctx),
             }
-            for key in ("name", "title", "description", "mimeType", "size"):
+            for key in _LINK_FIELDS:
                 if key in msg:
-                    link[key] = msg[key]
+                    link[key] = msg[key]  # type: ignore[literal-required]
             return link
         raise TemplateError(f"unknown message type {kind!r}")
 

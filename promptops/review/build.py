@@ -9,11 +9,11 @@ prompt it reaches and proves the others unaffected.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from promptops.diff import Change, Kind, by_level, diff_bundles, required_bump
 from promptops.errors import PackageError, PromptopsError
-from promptops.pipeline.bundle import Bundle, compile_bundle
+from promptops.pipeline.bundle import compile_bundle
+from promptops.pipeline.bundle_types import Bundle, Prompt
 from promptops.pipeline.source import MANIFEST, Source, find_package, open_source
 from promptops.pipeline.validate import load_package
 from promptops.render.renderer import Renderer
@@ -27,6 +27,7 @@ from promptops.review.model import (
     PromptReview,
     RefInfo,
     Rename,
+    RenderedDiff,
     ReviewReport,
 )
 from promptops.review.refs import Refs, open_repo, packages_in, resolve, touched_packages
@@ -104,8 +105,9 @@ def review_package(folder: Path, rel: str, refs: Refs) -> PackageReview:
 
 
 def _empty(other: Bundle | None) -> Bundle:
+    """The side a package is missing from: the other side's identity, serving nothing."""
     assert other is not None
-    return {"package": other["package"], "prompts": [], "templates": {}, "resources": {}}
+    return {**other, "prompts": [], "templates": {}, "resources": {}}
 
 
 def _cases(head_src: Source | None, new: Bundle, base_src: Source | None, old: Bundle,
@@ -126,7 +128,7 @@ def _cases(head_src: Source | None, new: Bundle, base_src: Source | None, old: B
 
 
 def _prompt(refs: Refs, old: Bundle, new: Bundle, base_src: Source | None,
-            head_src: Source | None, a: dict[str, Any], b: dict[str, Any],
+            head_src: Source | None, a: Prompt, b: Prompt,
             cases: list[ReviewCase], changes: list[Change]) -> PromptReview:
     ra, rb = Renderer(old), Renderer(new)
     rendered = []
@@ -137,7 +139,7 @@ def _prompt(refs: Refs, old: Bundle, new: Bundle, base_src: Source | None,
         if diff:
             rendered.append(_rendered(case, diff))
     sources: list[FileDiff] = []
-    pairs = [(a["source"], b["source"])]
+    pairs: list[tuple[str | None, str | None]] = [(a["source"], b["source"])]
     ta, tb = reached_templates(old, a), reached_templates(new, b)
     pairs += [(p if p in ta else None, p if p in tb else None)
               for p in sorted(ta.keys() | tb.keys()) if ta.get(p) != tb.get(p)]
@@ -156,9 +158,7 @@ def _prompt(refs: Refs, old: Bundle, new: Bundle, base_src: Source | None,
     )
 
 
-def _rendered(case: ReviewCase, diff: str) -> Any:
-    from promptops.review.model import RenderedDiff
-
+def _rendered(case: ReviewCase, diff: str) -> RenderedDiff:
     return RenderedDiff(case=case.name, smoke=case.smoke, arguments=case.arguments, diff=diff)
 
 

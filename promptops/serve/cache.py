@@ -115,6 +115,6 @@ def restamp(bundle: Bundle, commit: str, path: str) -> Bundle:
     source = bundle["source"]
     if source.get("commit") == commit and source.get("path") == path:
         return bundle
-    out = {**bundle, "source": {**source, "commit": commit, "path": path}}
+    out: Bundle = {**bundle, "source": {**source, "commit": commit, "path": path}}
     out["digest"] = digest(out)
     return out

@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from promptops.errors import PromptopsError
+from promptops.pipeline.bundle_types import Bundle
 from promptops.render.renderer import Renderer
 from promptops.serve import eras
 from promptops.serve.signing import Signer
@@ -63,7 +64,7 @@ class Snapshot:
     def build(cls, bundles: list[Json], previous: Snapshot | None = None) -> Snapshot:
         """Index the bundles; two packages serving one prompt name is an error."""
         reuse = {r.bundle["digest"]: r for r in previous.renderers} if previous else {}
-        renderers = tuple(reuse.get(b["digest"]) or Renderer(b) for b in bundles)
+        renderers = tuple(reuse.get(b["digest"]) or Renderer(cast(Bundle, b)) for b in bundles)
         index: dict[str, Entry] = {}
         resources: dict[str, tuple[str, Json]] = {}
         for bundle, renderer in zip(bundles, renderers, strict=True):

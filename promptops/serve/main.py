@@ -11,11 +11,12 @@ import contextlib
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from promptops.errors import PromptopsError
 
 if TYPE_CHECKING:
+    from promptops.serve.rpc import Json
     from promptops.serve.stdio import Signals
 
 USAGE = """\
@@ -105,8 +106,8 @@ def _run(args: Any, signals: Signals) -> int:
 
         follower = Follower(args.paths or [Path(".")], ref=args.ref, log=log)
         bundles = follower.initial()
-    server = Server(bundles, send=out.send, page_size=args.page_size, ttl_ms=args.ttl_ms,
-                    signer=signer)
+    server = Server(cast("list[Json]", bundles), send=out.send, page_size=args.page_size,
+                    ttl_ms=args.ttl_ms, signer=signer)
     holder.append(server)
     names = ", ".join(f"{b['package']['name']} {b['package']['version']}" for b in bundles)
     _log(f"serving {len(server.snapshot.names)} prompts from {names or 'no packages'}")

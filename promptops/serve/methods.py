@@ -6,7 +6,7 @@ revision (to shape fields) and, in the stateless era, the request's client capab
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from promptops.errors import RenderError
 from promptops.render.mcp import error_code
@@ -148,7 +148,7 @@ def get_prompt(srv: Server, snap: Snapshot, params: Json, rev: str, caps: Json) 
                           {"argument": wrong})
             return mrtr.input_required(srv.signer, entry.prompt, missing, merged)
     try:
-        result = entry.renderer.get(name, args, budget)
+        result = cast(Json, entry.renderer.get(name, args, budget))
     except RenderError as exc:
         raise Rpc(error_code(exc), str(exc),
                   {"argument": exc.argument} if exc.argument else None) from exc

@@ -17,6 +17,8 @@ import yaml
 from pydantic import ValidationError
 
 from promptops.errors import PackageError
+from promptops.pipeline import defaults
+from promptops.pipeline.bundle_types import Prompt
 from promptops.pipeline.source import Refused, Source
 from promptops.pipeline.validate import Package, _Loader
 from promptops.pipeline.yamlio import fast as fastyaml
@@ -106,7 +108,7 @@ def is_test_file(path: str) -> bool:
     return path.startswith(TESTS_DIR) and path.endswith(TEST_SUFFIX)
 
 
-def smoke_case(prompt: dict[str, Any]) -> Case:
+def smoke_case(prompt: Prompt) -> Case:
     """The automatic smoke case of one bundle prompt (bundle["prompts"][i]).
 
     Each argument takes its first example, else its first enum value, else its
@@ -119,7 +121,7 @@ def smoke_case(prompt: dict[str, Any]) -> Case:
         if value is None:
             value = arg.get("default")
         if value is None and arg.get("required"):
-            value = f"example {arg['name']}"[: arg.get("maxLength", 100_000)]
+            value = f"example {arg['name']}"[: arg.get("maxLength", defaults.MAX_LENGTH)]
         if value is not None:
             args[arg["name"]] = value
     return Case(prompt=prompt["name"], name=SMOKE, arguments=args, path="", line=0, col=0,
