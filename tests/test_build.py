@@ -192,7 +192,7 @@ def test_loading_a_bundle_imports_no_heavy_modules(tmp_path: Path) -> None:
 def test_git_reads_every_byte_of_large_and_memoised_files(tmp_path: Path) -> None:
     """Blobs read one by one (over 1 MiB, or skipped by the read-ahead) keep their last
     newline: GitPython strips it from command output unless told not to."""
-    from promptops.pipeline.build import bundle_at
+    from promptops.pipeline.build import Build
     from promptops.pipeline.source import GitSource
 
     big = ("x" * 99 + "\n") * 11_000  # 1.1 MB: past the batched read-ahead
@@ -205,7 +205,7 @@ def test_git_reads_every_byte_of_large_and_memoised_files(tmp_path: Path) -> Non
     }
     repo = make_repo(tmp_path / "r", files)
     root = Path(repo.working_tree_dir or "")
-    bundle = bundle_at(root / "pkg", "HEAD")
+    bundle = Build(root / "pkg", "HEAD").bundle
     assert bundle["resources"]["big.txt"]["text"] == big
     source = GitSource(root / "pkg", "HEAD")
     source.read_ahead([])  # nothing read ahead: every read below is a single-object read

@@ -16,7 +16,7 @@ import pytest
 
 from promptops.commands.schema import schema_for
 from promptops.pipeline import bundle_check, bundle_types
-from promptops.pipeline.build import bundle_at
+from promptops.pipeline.build import Build
 
 HERE = Path(__file__).resolve().parent
 
@@ -63,7 +63,7 @@ def _keys_within(value: object, typed: type, where: str) -> list[str]:
 
 
 def test_a_built_bundle_holds_only_declared_keys() -> None:
-    bundle = bundle_at(HERE / "review" / "fixtures" / "starter")
+    bundle = Build(HERE / "review" / "fixtures" / "starter").bundle
     bad = _keys_within(bundle, bundle_types.Bundle, "bundle")
     bad += _keys_within(bundle["package"], bundle_types.PackageInfo, "package")
     bad += _keys_within(bundle["source"], bundle_types.SourceInfo, "source")

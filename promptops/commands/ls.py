@@ -7,11 +7,11 @@ from pathlib import Path
 
 from promptops.commands._common import package_dir
 from promptops.console import echo, style
-from promptops.pipeline.build import bundle_at
+from promptops.pipeline.build import Build
 
 
 def run(path: Path | None, ref: str | None, fmt: str) -> int:
-    bundle = bundle_at(package_dir(path), ref)
+    bundle = Build(package_dir(path), ref).bundle
     prompts = bundle["prompts"]
     if fmt == "json":
         keys = ("name", "title", "description", "arguments")

@@ -38,18 +38,20 @@ GATES: list[Gate] = []
 
 
 def _test_gate(package_dir: Path, head: Bundle) -> str | None:
+    from promptops.pipeline.build import Build
     from promptops.testing.suite import release_gate
 
-    return release_gate(package_dir, head)
+    return release_gate(Build(package_dir, "HEAD"))
 
 
 GATES.append(_test_gate)
 
 
 def _lint_gate(package_dir: Path, head: Bundle) -> str | None:
-    from promptops.commands.lint import lint_gate
+    from promptops.lint.runner import gate, lint_package
+    from promptops.pipeline.build import Build
 
-    ok, lines, summary = lint_gate(package_dir, "HEAD")
+    ok, lines, summary = gate(lint_package(Build(package_dir, "HEAD", keep_asts=True)))
     if ok:
         return None
     return "lint fails at HEAD (" + summary + "); fix these, commit, then release:\n" + \
@@ -101,10 +103,10 @@ def _refuse_dirty(repo: History, package_dir: Path) -> None:
 
 
 def _head_bundle(package_dir: Path) -> Bundle:
-    from promptops.pipeline.build import bundle_at
+    from promptops.pipeline.build import Build
 
     try:
-        return bundle_at(package_dir, "HEAD")
+        return Build(package_dir, "HEAD").bundle
     except PackageError as exc:
         for p in exc.problems:
             echo(str(p), err=True)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from promptops.commands._common import package_dir, parse_arguments
 from promptops.console import echo, style
-from promptops.pipeline.build import bundle_at
+from promptops.pipeline.build import Build
 from promptops.render import transcript
 from promptops.render.renderer import Renderer
 
@@ -21,7 +21,7 @@ def run(
     fmt: str,
 ) -> int:
     arguments = parse_arguments(pairs, args_file)
-    bundle = bundle_at(package_dir(path), ref)
+    bundle = Build(package_dir(path), ref).bundle
     result = Renderer(bundle).get(prompt, arguments)  # a RenderError says what is wrong
     if fmt == "json":
         echo(json.dumps(result, indent=2, ensure_ascii=False))

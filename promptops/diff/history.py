@@ -107,9 +107,9 @@ class Status:
 
 def status(package_dir: Path, ref: str | None = None, *, rev: str = "HEAD") -> Status:
     """Compare the package at ``ref`` (None: working tree) with the latest release."""
-    from promptops.pipeline.build import bundle_at
+    from promptops.pipeline.build import Build
 
-    head = bundle_at(package_dir, ref)
+    head = Build(package_dir, ref).bundle
     name = head["package"]["name"]
     current = Version.parse(head["package"]["version"])
     repo = open_repo(package_dir)
@@ -125,10 +125,10 @@ def status(package_dir: Path, ref: str | None = None, *, rev: str = "HEAD") -> S
 
 
 def release_bundle(package_dir: Path, rel: Release) -> Bundle:
-    from promptops.pipeline.build import bundle_at
+    from promptops.pipeline.build import Build
 
     try:
-        return bundle_at(package_dir, rel.commit)
+        return Build(package_dir, rel.commit).bundle
     except GitError as exc:
         raise GitError(
             f"cannot read the package at release {rel.tag} ({rel.commit[:12]}): {exc}"

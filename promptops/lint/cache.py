@@ -26,55 +26,10 @@ from promptops.git.objects import blob_id
 from promptops.lint.config import LintSettings
 from promptops.lint.problem import Finding
 from promptops.lint.registry import RULES
-from promptops.pipeline.source import Source, WorktreeSource
+from promptops.pipeline.source import CachingSource, WorktreeSource
 
 KEEP = 16
 FORMAT = 1
-
-
-class MemoSource:
-    """A source that remembers what it read, so hashing and linting read each file once."""
-
-    def __init__(self, inner: Source) -> None:
-        self.inner = inner
-        self.origin = inner.origin
-        self.label = inner.label
-        self._files: list[str] | None = None
-        self._data: dict[str, bytes] = {}
-
-    def files(self) -> list[str]:
-        if self._files is None:
-            self._files = self.inner.files()
-        return self._files
-
-    def prefetch(self) -> None:
-        """Read a working tree's plain files directly, skipping per-file path resolution.
-
-        ``WorktreeSource.read`` resolves every path to refuse symlinks that leave the
-        package, which costs more than the read itself on 10,000 files. Files found by
-        the walk are normalised and inside the root, and the walk does not follow
-        symlinked folders, so only the files that are symlinks need that care: they are
-        left to the inner source.
-        """
-        root = getattr(self.inner, "root", None)
-        if not isinstance(self.inner, WorktreeSource) or root is None:
-            return
-        for path in self.files():
-            full = os.path.join(root, path)
-            if path in self._data:
-                continue
-            try:  # symlinks, and a FIFO whose open would block, are the inner source's
-                if not stat.S_ISREG(os.lstat(full).st_mode):
-                    continue
-                with open(full, "rb") as fh:
-                    self._data[path] = fh.read()
-            except OSError:
-                continue
-
-    def read(self, path: str) -> bytes:
-        if path not in self._data:
-            self._data[path] = self.inner.read(path)
-        return self._data[path]
 
 
 def _code_stamp() -> str:
@@ -85,7 +40,7 @@ def _code_stamp() -> str:
     )
 
 
-def package_key(source: MemoSource, settings: LintSettings, folder: Path) -> str:
+def package_key(source: CachingSource, settings: LintSettings, folder: Path) -> str:
     h = hashlib.sha256()
     rules = ",".join(f"{r.code}:{r.level}" for r in RULES)
     h.update(f"{FORMAT}|{__version__}|{rules}|{settings.key()}|{_code_stamp()}\n".encode())
@@ -106,7 +61,7 @@ def package_key(source: MemoSource, settings: LintSettings, folder: Path) -> str
 _RACY_NS = 2_000_000_000
 
 
-def _worktree_blobs(source: MemoSource, folder: Path) -> dict[str, str]:
+def _worktree_blobs(source: CachingSource, folder: Path) -> dict[str, str]:
     """Blob ids of the working tree's files, reusing ids whose file did not change.
 
     Like git's index: a file whose mtime, size and inode match the recorded ones keeps
@@ -114,7 +69,8 @@ def _worktree_blobs(source: MemoSource, folder: Path) -> dict[str, str]:
     of the record (the same-timestamp race git calls "racily clean"). Symlinks count
     as their target path; a target outside the package is unreadable anyway.
     """
-    root = str(source.inner.root)  # type: ignore[attr-defined]
+    assert isinstance(source.inner, WorktreeSource)
+    root = str(source.inner.root)
     index_path = folder / f"stat-{hashlib.sha1(root.encode()).hexdigest()[:16]}.json"
     try:
         old = json.loads(index_path.read_text(encoding="utf-8"))

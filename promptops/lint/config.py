@@ -12,6 +12,7 @@ from typing import Any
 
 from promptops.lint.registry import RULES, resolve
 from promptops.pipeline import defaults
+from promptops.pipeline.source import MANIFEST, Source
 
 
 @dataclass(frozen=True)
@@ -76,3 +77,14 @@ def settings(
 
 def _flat(values: list[str]) -> list[str]:
     return [part for v in values for part in v.split(",")]
+
+
+def manifest_data(source: Source) -> object:
+    """The manifest's plain data, leniently: a broken manifest is reported as a finding
+    and lint runs with the defaults (fast YAML path only; positions are not needed)."""
+    from promptops.pipeline.yamlio import fast as fastyaml
+
+    try:
+        return fastyaml.load(source.read(MANIFEST).decode("utf-8-sig"))
+    except Exception:
+        return None

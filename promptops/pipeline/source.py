@@ -19,6 +19,7 @@ from __future__ import annotations
 import os
 import posixpath
 import stat
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -26,7 +27,7 @@ from typing import Protocol
 from promptops.errors import GitError, UsageError
 from promptops.git import Repo
 from promptops.git.history import git_read
-from promptops.git.objects import BATCH_LIMIT, Entry, list_tree, read_batch, read_blob
+from promptops.git.objects import BATCH_LIMIT, Entry, blob_id, list_tree, read_batch, read_blob
 
 MANIFEST = "promptops.yaml"
 _SKIP_DIRS = frozenset({"__pycache__", "node_modules", ".venv"})
@@ -47,6 +48,8 @@ class Origin:
 
 
 class Source(Protocol):
+    """Where a package's files come from: what every stage after this one reads."""
+
     origin: Origin
     label: str
 
@@ -55,6 +58,13 @@ class Source(Protocol):
 
     def read(self, path: str) -> bytes:
         """The bytes of one package-relative file; FileNotFoundError when absent."""
+
+    def blob_id(self, path: str) -> str | None:
+        """The git id of a file's content when it is known before reading it, else None
+        (the per-file memo and lint's cache key on it)."""
+
+    def read_ahead(self, paths: list[str]) -> None:
+        """A hint: these files will be read (a source that reads in batches does it now)."""
 
 
 def find_package(start: Path) -> Path:
@@ -135,6 +145,12 @@ class WorktreeSource:
         self.label = str(root)
         self.origin = _worktree_origin(self.root)
 
+    def blob_id(self, path: str) -> str | None:
+        return None  # known only once read: the bytes themselves are the memo's key
+
+    def read_ahead(self, paths: list[str]) -> None:
+        pass  # files are read one by one, as asked
+
     def files(self) -> list[str]:
         found: list[str] = []
         for dirpath, dirnames, filenames in os.walk(self.root):
@@ -163,6 +179,86 @@ class WorktreeSource:
         if real != full and names_git(real.relative_to(self.root).as_posix()):
             raise GitLink(path)
         return _read_regular(real, path)
+
+
+class CachingSource:
+    """A source that remembers what it read, so hashing (lint's cache key) and validating
+    read each file once."""
+
+    def __init__(self, inner: Source) -> None:
+        self.inner = inner
+        self.origin = inner.origin
+        self.label = inner.label
+        self._files: list[str] | None = None
+        self._data: dict[str, bytes] = {}
+
+    def files(self) -> list[str]:
+        if self._files is None:
+            self._files = self.inner.files()
+        return self._files
+
+    def prefetch(self) -> None:
+        """Read a working tree's plain files directly, skipping per-file path resolution.
+
+        ``WorktreeSource.read`` resolves every path to refuse symlinks that leave the
+        package, which costs more than the read itself on 10,000 files. Files found by
+        the walk are normalised and inside the root, and the walk does not follow
+        symlinked folders, so only the files that are symlinks need that care: they are
+        left to the inner source.
+        """
+        if not isinstance(self.inner, WorktreeSource):
+            return
+        root = self.inner.root
+        for path in self.files():
+            full = os.path.join(root, path)
+            if path in self._data:
+                continue
+            try:  # symlinks, and a FIFO whose open would block, are the inner source's
+                if not stat.S_ISREG(os.lstat(full).st_mode):
+                    continue
+                with open(full, "rb") as fh:
+                    self._data[path] = fh.read()
+            except OSError:
+                continue
+
+    def read(self, path: str) -> bytes:
+        if path not in self._data:
+            self._data[path] = self.inner.read(path)
+        return self._data[path]
+
+    def blob_id(self, path: str) -> str | None:
+        return self.inner.blob_id(path)
+
+    def read_ahead(self, paths: list[str]) -> None:
+        self.inner.read_ahead([p for p in paths if p not in self._data])
+
+
+class MemorySource:
+    """A package held in memory: rule cases and tests lint and build it without a disk."""
+
+    def __init__(self, files: Mapping[str, bytes | str], *, label: str = "memory") -> None:
+        self._files = {p: d.encode("utf-8") if isinstance(d, str) else d
+                       for p, d in files.items()}
+        self.label = label
+        self.origin = Origin(commit=None, tree=None, dirty=True, path=".")
+
+    def files(self) -> list[str]:
+        return sorted(self._files)
+
+    def read(self, path: str) -> bytes:
+        norm = inside(path)
+        if norm is None or norm not in self._files:
+            raise FileNotFoundError(path)
+        if names_git(norm):
+            raise GitPath(path)
+        return self._files[norm]
+
+    def blob_id(self, path: str) -> str | None:
+        data = self._files.get(path)
+        return blob_id(data) if data is not None else None
+
+    def read_ahead(self, paths: list[str]) -> None:
+        pass
 
 
 def _read_regular(real: Path, path: str) -> bytes:

@@ -11,10 +11,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from promptops.diff import Change, Kind, by_level, diff_bundles, required_bump
+from promptops.diff.engine import reached_templates
 from promptops.errors import PackageError, PromptopsError
 from promptops.pipeline.bundle import compile_bundle
 from promptops.pipeline.bundle_types import Bundle, Prompt
 from promptops.pipeline.source import MANIFEST, Source, find_package, open_source
+from promptops.pipeline.templates import TemplateIndex
 from promptops.pipeline.validate import load_package
 from promptops.render.renderer import Renderer
 from promptops.review import gates
@@ -31,7 +33,7 @@ from promptops.review.model import (
     ReviewReport,
 )
 from promptops.review.refs import Refs, open_repo, packages_in, resolve, touched_packages
-from promptops.review.rendered import reached_templates, render_lines, source_lines, unified
+from promptops.review.rendered import render_lines, source_lines, unified
 from promptops.semver import Version, next_version, satisfies
 
 
@@ -45,10 +47,11 @@ def build_report(start: Path, base: str, head: str | None, path: Path | None) ->
     else:
         everywhere = packages_in(repo, refs.base) | packages_in(repo, refs.head)
         rels = sorted(everywhere) if len(everywhere) == 1 else touched_packages(repo, refs)
+    index = TemplateIndex()  # the include graph of both ends, parsed once
     return ReviewReport(
         base=RefInfo(spec=refs.base_spec, commit=refs.base),
         head=RefInfo(spec=refs.head_spec, commit=refs.head),
-        packages=[review_package(top / rel, rel, refs) for rel in rels],
+        packages=[review_package(top / rel, rel, refs, index) for rel in rels],
     )
 
 
@@ -71,7 +74,7 @@ def _side(folder: Path, ref: str | None) -> tuple[Source | None, Bundle | None, 
         raise
 
 
-def review_package(folder: Path, rel: str, refs: Refs) -> PackageReview:
+def review_package(folder: Path, rel: str, refs: Refs, index: TemplateIndex) -> PackageReview:
     base_src, old, old_err = _side(folder, refs.base)
     head_src, new, new_err = _side(folder, refs.head)
     if old_err or new_err:
@@ -81,7 +84,7 @@ def review_package(folder: Path, rel: str, refs: Refs) -> PackageReview:
     status = "added" if old is None else "removed" if new is None else "changed"
     old = old or _empty(new)
     new = new or _empty(old)
-    changes = by_level(diff_bundles(old, new))
+    changes = by_level(diff_bundles(old, new, index=index))
     renames = {str(c.old): str(c.prompt) for c in changes if c.kind is Kind.prompt_renamed}
     prompts: list[PromptReview] = []
     unaffected: list[str] = []
@@ -93,7 +96,7 @@ def review_package(folder: Path, rel: str, refs: Refs) -> PackageReview:
             old_name = next((o for o, n in renames.items() if n == name), name)
             if old_name not in a:
                 continue
-            review = _prompt(refs, old, new, base_src, head_src, a[old_name], spec,
+            review = _prompt(refs, index, old, new, base_src, head_src, a[old_name], spec,
                              cases.get(name, []), [c for c in changes if c.prompt == name])
             if review.rendered_changed or review.changes:
                 prompts.append(review)
@@ -127,7 +130,7 @@ def _cases(head_src: Source | None, new: Bundle, base_src: Source | None, old: B
     return out
 
 
-def _prompt(refs: Refs, old: Bundle, new: Bundle, base_src: Source | None,
+def _prompt(refs: Refs, index: TemplateIndex, old: Bundle, new: Bundle, base_src: Source | None,
             head_src: Source | None, a: Prompt, b: Prompt,
             cases: list[ReviewCase], changes: list[Change]) -> PromptReview:
     ra, rb = Renderer(old), Renderer(new)
@@ -140,7 +143,7 @@ def _prompt(refs: Refs, old: Bundle, new: Bundle, base_src: Source | None,
             rendered.append(_rendered(case, diff))
     sources: list[FileDiff] = []
     pairs: list[tuple[str | None, str | None]] = [(a["source"], b["source"])]
-    ta, tb = reached_templates(old, a), reached_templates(new, b)
+    ta, tb = reached_templates(old, a, index), reached_templates(new, b, index)
     pairs += [(p if p in ta else None, p if p in tb else None)
               for p in sorted(ta.keys() | tb.keys()) if ta.get(p) != tb.get(p)]
     for pa, pb in pairs:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import difflib
 
 from promptops.errors import RenderError
-from promptops.pipeline.bundle_types import Bundle, Prompt
 from promptops.pipeline.source import Source
 from promptops.render.mcp import error_code
 from promptops.render.renderer import Renderer
@@ -45,10 +44,3 @@ def source_lines(source: Source | None, path: str | None) -> Lines:
         return source.read(path).decode("utf-8", "replace").splitlines()
     except FileNotFoundError:
         return []
-
-
-def reached_templates(bundle: Bundle, prompt: Prompt) -> dict[str, str]:
-    """Template files a prompt reaches transitively; the diff engine's own walk."""
-    from promptops.diff.engine import _reached
-
-    return _reached(bundle, prompt)

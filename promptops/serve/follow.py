@@ -12,7 +12,7 @@ reaches a commit that builds. While a rebase is under way nothing is rebuilt; it
 (the rebase folder disappearing, the branch ref moving) triggers one rebuild.
 
 Only committed content is ever served: bundles are built from git objects
-(``bundle_at(dir, commit)``), never from the working tree.
+(``Build(dir, commit)``), never from the working tree.
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ from typing import Any
 from promptops.errors import GitError, PromptopsError, UsageError
 from promptops.git import refs as gitrefs
 from promptops.pipeline.bundle import Bundle
+from promptops.pipeline.memo import FileMemo
 from promptops.serve.cache import BuildCache, restamp
 
 POLL_S = 0.05
@@ -51,6 +52,9 @@ class Follower:
     def __init__(self, package_dirs: list[Path], *, ref: str | None, log: Log) -> None:
         self._log = log
         self._ref = ref
+        # Per-file results kept across rebuilds, so a checkout re-parses only what changed.
+        # A serving process never lints: memoised files drop their parsed YAML.
+        self._memo = FileMemo(keep_yaml=False)
         caches: dict[Path, BuildCache] = {}
         self._packages: list[_Package] = []
         for directory in package_dirs:
@@ -112,7 +116,7 @@ class Follower:
             if cached is not None:
                 cache.remember(commit, package.prefix, tree)
                 return restamp(cached, commit, package.prefix)
-        bundle: Bundle = _pipeline().bundle_at(package.directory, commit)
+        bundle: Bundle = _pipeline().Build(package.directory, commit, memo=self._memo).bundle
         cache.store(commit, package.prefix, bundle)
         return bundle
 
@@ -170,7 +174,7 @@ class Follower:
         """
         for package, commit in zip(self._packages, self._served or (), strict=False):
             try:
-                _pipeline().package_at(package.directory, commit)
+                _ = _pipeline().Build(package.directory, commit, memo=self._memo).package
             except Exception:  # reported when that commit is really rebuilt
                 continue
 
@@ -207,10 +211,7 @@ class Follower:
 
 def _pipeline() -> Any:
     """The build, imported on first use: a start from the cache never needs it (pydantic,
-    Jinja's compiler, GitPython: ~18 MB and ~200 ms). A serving process never lints, so
-    the per-file memo it keeps for fast rebuilds drops each file's parsed YAML."""
-    from promptops.pipeline import build as pipeline
-    from promptops.pipeline import validate as package
+    Jinja's compiler, GitPython: ~18 MB and ~200 ms)."""
+    from promptops.pipeline import build
 
-    package.keep_parsed_yaml(False)
-    return pipeline
+    return build

@@ -150,14 +150,14 @@ def test_no_single_operation_allocates_past_the_budget(template: str, n: int) ->
 @SETTINGS
 @given(text=st.text(string.printable + "é\u2028", max_size=200))
 def test_bundles_round_trip_with_a_stable_digest(tmp_path: Path, text: str) -> None:
-    from promptops.pipeline.build import bundle_at
+    from promptops.pipeline.build import Build
 
     root = tmp_path / "pkg"
     (root / "prompts").mkdir(parents=True, exist_ok=True)
     (root / "promptops.yaml").write_text("name: rt\nversion: 0.0.1\n")
     (root / "prompts" / "p.prompt.yaml").write_text(
         "messages:\n  - role: user\n    text: " + json.dumps(text.replace("{", "(")) + "\n")
-    bundle = bundle_at(root)
+    bundle = Build(root).bundle
     again = parse_bundle(serialise(bundle), "round trip")
     assert again == bundle and digest(again) == bundle["digest"]
 

@@ -357,14 +357,14 @@ def test_limits_over_the_hard_caps_are_refused(tmp_path: Path) -> None:
 
 
 def test_bundles_of_packages_without_limits_do_not_change(tmp_path: Path) -> None:
-    from promptops.pipeline.build import bundle_at
+    from promptops.pipeline.build import Build
 
     files = {"promptops.yaml": "name: demo\nversion: 1.0.0\n",
              "prompts/p.prompt.yaml": "description: d\nmessages:\n  - role: user\n    text: hi\n"}
     write_files(tmp_path / "a", files)
     write_files(tmp_path / "b", {**files, "promptops.yaml": files["promptops.yaml"]
                                  + "limits: {renderTimeoutMs: 2000, maxOutputChars: 4000000}\n"})
-    plain, defaults = bundle_at(tmp_path / "a"), bundle_at(tmp_path / "b")
+    plain, defaults = Build(tmp_path / "a").bundle, Build(tmp_path / "b").bundle
     assert sorted(plain["package"]) == ["cacheScope", "name", "version"]
     assert defaults["digest"] == plain["digest"]
 

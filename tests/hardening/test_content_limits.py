@@ -22,7 +22,7 @@ from hardening_helpers import Serve, record
 from repo_helpers import cli_env, commit_files, make_repo
 
 from promptops.errors import PackageError
-from promptops.pipeline.build import bundle_at
+from promptops.pipeline.build import Build
 
 YAML_RULE = "invalid YAML for a package: "
 AREA = "hostile content"
@@ -45,7 +45,7 @@ def package(root: Path, files: dict[str, str | bytes]) -> Path:
 
 def problems(root: Path, ref: str | None = None) -> list[str]:
     with pytest.raises(PackageError) as err:
-        bundle_at(root, ref)
+        _ = Build(root, ref).bundle
     return [str(p) for p in err.value.problems]
 
 
@@ -220,7 +220,7 @@ def test_ordinary_aliases_still_work(tmp_path: Path) -> None:
             "the subject}\nmessages:\n  - &msg {role: user, text: 'About {{ topic }}'}\n"
             "  - *msg\n")
     root = package(tmp_path / "pkg", {"prompts/alias.prompt.yaml": text})
-    prompt = next(p for p in bundle_at(root)["prompts"] if p["name"] == "alias")
+    prompt = next(p for p in Build(root).bundle["prompts"] if p["name"] == "alias")
     assert prompt["messages"] == [{"role": "user", "type": "text", "text": "About {{ topic }}"}] * 2
 
 
@@ -285,7 +285,7 @@ def test_after_refusing_deep_templates_the_interpreter_is_sound(tmp_path: Path) 
     from promptops.render.renderer import Renderer
 
     root = package(tmp_path / "fine", {})
-    reply = Renderer(bundle_at(root)).get("ok", {"topic": "x"})
+    reply = Renderer(Build(root).bundle).get("ok", {"topic": "x"})
     assert reply["messages"][0]["content"]["text"] == "About x"
 
 

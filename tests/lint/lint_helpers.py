@@ -52,6 +52,7 @@ def lint_positions(pkg: Path, rule: str, base: str | None) -> list[str]:
     """In-process lint of one rule: "path:line:col" of each finding."""
     from promptops.lint.config import settings
     from promptops.lint.engine import lint_source
+    from promptops.pipeline.build import Build
     from promptops.pipeline.source import WorktreeSource
     from promptops.pipeline.yamlio.loader import load_yaml
 
@@ -60,7 +61,8 @@ def lint_positions(pkg: Path, rule: str, base: str | None) -> list[str]:
     except Exception:
         manifest = None
     conf = settings(manifest, [rule], [], base=base)
-    result = lint_source(WorktreeSource(pkg), conf, pkg)
+    result = lint_source(WorktreeSource(pkg), conf,
+                         base=(lambda: Build(pkg, base).bundle) if base is not None else None)
     return [f"{f.path}:{f.line}:{f.col}" for f in result.findings]
 
 
