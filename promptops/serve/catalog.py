@@ -18,7 +18,7 @@ from typing import Any
 
 from promptops.errors import PromptopsError
 from promptops.render import Renderer
-from promptops.serve import eras
+from promptops.serve import revisions
 from promptops.serve.signing import Signer
 
 Json = dict[str, Any]
@@ -97,7 +97,7 @@ class Snapshot:
         key = (name, rev)
         hit = self._descriptors.get(key)
         if hit is None:
-            hit = self._descriptors[key] = eras.prompt_descriptor(self.index[name].prompt, rev)
+            hit = self._descriptors[key] = revisions.prompt_descriptor(self.index[name].prompt, rev)
         return hit
 
     @property

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from promptops.errors import PromptopsError
 
 if TYPE_CHECKING:
-    from promptops.serve.stdio import Signals
+    from promptops.serve.transports.stdio import Signals
 
 USAGE = """\
 promptops serve [PATH ...] [--bundle FILE ...] [--ref REV] [--page-size N] [--ttl-ms N]
@@ -53,7 +53,7 @@ def _log(message: str) -> None:
 
 
 def serve_main(argv: list[str]) -> int:
-    from promptops.serve.stdio import Signals
+    from promptops.serve.transports.stdio import Signals
 
     signals = Signals()  # first: a SIGTERM while bundles load must not kill the process
     signals.install()
@@ -84,7 +84,7 @@ def _main(argv: list[str], signals: Signals) -> int:
 def _run(args: Any, signals: Signals) -> int:
     from promptops.serve.protocol import Server
     from promptops.serve.signing import Signer
-    from promptops.serve.stdio import Output, serve
+    from promptops.serve.transports.stdio import Output, serve
 
     signer = Signer.configured(args.key_file)
     out = Output(1)

@@ -9,9 +9,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from promptops.errors import RenderError
-from promptops.serve import eras, mrtr
+from promptops.serve import elicitation, revisions
 from promptops.serve.catalog import CursorError, Snapshot, resource_uri
-from promptops.serve.rpc import (
+from promptops.serve.jsonrpc import (
     INVALID_PARAMS,
     INVALID_REQUEST,
     META_SUB,
@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
 
 def call(srv: Server, snap: Snapshot, method: str, params: Json, id_: Any, caps: Json) -> Any:
-    rev = srv.revision or eras.MODERN
+    rev = srv.revision or revisions.MODERN
     if method == "initialize":
         return initialize(srv, snap, params)
     if method == "ping":
@@ -34,7 +34,8 @@ def call(srv: Server, snap: Snapshot, method: str, params: Json, id_: Any, caps:
     if method == "logging/setLevel":
         return set_level(srv, params)
     if method == "server/discover":
-        return {"supportedVersions": list(eras.SUPPORTED), "capabilities": capabilities(snap, rev),
+        return {"supportedVersions": list(revisions.SUPPORTED),
+                "capabilities": capabilities(snap, rev),
                 **_instructions(snap), **_cacheable(srv, snap, rev)}
     if method == "subscriptions/listen":
         return listen(srv, params, id_)
@@ -48,7 +49,7 @@ def call(srv: Server, snap: Snapshot, method: str, params: Json, id_: Any, caps:
         return {"completion": complete(snap, params)}
     if method == "resources/list":
         uris, nxt = _page(srv, snap, "resources", snap.uris, params)
-        res = [eras.resource_descriptor(u, *snap.resources[u], rev) for u in uris]
+        res = [revisions.resource_descriptor(u, *snap.resources[u], rev) for u in uris]
         return {"resources": res, **({"nextCursor": nxt} if nxt else {}),
                 **_cacheable(srv, snap, rev)}
     if method == "resources/templates/list":
@@ -58,9 +59,9 @@ def call(srv: Server, snap: Snapshot, method: str, params: Json, id_: Any, caps:
 
 def capabilities(snap: Snapshot, rev: str) -> Json:
     caps: Json = {"prompts": {"listChanged": True}}
-    if eras.has_completions_capability(rev):
+    if revisions.has_completions_capability(rev):
         caps["completions"] = {}
-    if rev != eras.MODERN:  # 2026-07-28 logs per request (_meta logLevel), not by setLevel
+    if rev != revisions.MODERN:  # 2026-07-28 logs per request (_meta logLevel), not by setLevel
         caps["logging"] = {}
     if snap.resources:
         caps["resources"] = {}
@@ -74,7 +75,7 @@ def _instructions(snap: Snapshot) -> Json:
 
 def _cacheable(srv: Server, snap: Snapshot, rev: str) -> Json:
     """`ttlMs` and `cacheScope`: 2026-07-28 requires both on every CacheableResult."""
-    return {"ttlMs": srv.ttl_ms, "cacheScope": snap.cache_scope} if rev == eras.MODERN else {}
+    return {"ttlMs": srv.ttl_ms, "cacheScope": snap.cache_scope} if rev == revisions.MODERN else {}
 
 
 def _page(srv: Server, snap: Snapshot, kind: str, items: tuple[str, ...], params: Json) -> Any:
@@ -91,7 +92,7 @@ def initialize(srv: Server, snap: Snapshot, params: Json) -> Json:
     if not isinstance(asked, str) or not isinstance(params.get("capabilities", {}), dict):
         srv.era = None  # nothing was negotiated: the connection is still undecided
         raise Rpc(INVALID_PARAMS, "initialize needs protocolVersion (a string) and capabilities")
-    rev = asked if asked in eras.HANDSHAKE else eras.LATEST_HANDSHAKE
+    rev = asked if asked in revisions.HANDSHAKE else revisions.LATEST_HANDSHAKE
     srv.revision = rev
     return {"protocolVersion": rev, "capabilities": capabilities(snap, rev),
             "serverInfo": SERVER_INFO, **_instructions(snap)}
@@ -127,32 +128,32 @@ def get_prompt(srv: Server, snap: Snapshot, params: Json, rev: str, caps: Json) 
     if entry is None:
         raise Rpc(INVALID_PARAMS, f"unknown prompt {name!r}")
     budget = entry.renderer.budget()  # the request's clock starts before MRTR's work too
-    if rev == eras.MODERN:
+    if rev == revisions.MODERN:
         try:
             merged = dict(args or {})
             if "requestState" in params:
-                merged = {**mrtr.decode_state(srv.signer, params["requestState"], name),
+                merged = {**elicitation.decode_state(srv.signer, params["requestState"], name),
                           **merged}
             if "inputResponses" in params:
-                merged.update(mrtr.answers(params["inputResponses"]))
-        except mrtr.StateError as exc:
+                merged.update(elicitation.answers(params["inputResponses"]))
+        except elicitation.StateError as exc:
             raise Rpc(INVALID_PARAMS, str(exc)) from exc
         args = merged
         missing = [a["name"] for a in entry.prompt["arguments"]
                    if a.get("required") and a["name"] not in merged]
-        if missing and mrtr.can_elicit(caps):
+        if missing and elicitation.can_elicit(caps):
             wrong = next((k for k, v in merged.items() if not isinstance(v, str)), None)
             if wrong is not None:  # refused now, not carried through a requestState
                 raise Rpc(INVALID_PARAMS, f"argument {wrong!r} must be a string",
                           {"argument": wrong})
-            return mrtr.input_required(srv.signer, entry.prompt, missing, merged)
+            return elicitation.input_required(srv.signer, entry.prompt, missing, merged)
     try:
         result = entry.renderer.get(name, args, budget)
     except RenderError as exc:
         raise Rpc(exc.code, str(exc), {"argument": exc.argument} if exc.argument else None) from exc
     pkg = entry.bundle["package"]["name"]
     for msg, src in zip(result["messages"], entry.prompt["messages"], strict=True):
-        msg["content"] = eras.content(msg["content"], src, lambda p: resource_uri(pkg, p), rev)
+        msg["content"] = revisions.content(msg["content"], src, lambda p: resource_uri(pkg, p), rev)
     result["_meta"] = snap.traceability(entry.bundle)
     return result
 
@@ -180,7 +181,7 @@ def read_resource(snap: Snapshot, params: Json, rev: str) -> Json:
         raise Rpc(INVALID_PARAMS, "resources/read needs a `uri` (a string)")
     found = snap.resources.get(uri)
     if found is None:  # 2026-07-28 moved "resource not found" to -32602
-        code = INVALID_PARAMS if rev == eras.MODERN else RESOURCE_NOT_FOUND
+        code = INVALID_PARAMS if rev == revisions.MODERN else RESOURCE_NOT_FOUND
         raise Rpc(code, f"resource not found: {uri}", {"uri": uri})
     _, res = found
     body = {"text": res["text"]} if "text" in res else {"blob": res["blob"]}

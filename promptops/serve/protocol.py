@@ -20,9 +20,9 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from promptops.serve import eras, methods
+from promptops.serve import methods, revisions
 from promptops.serve.catalog import Snapshot
-from promptops.serve.rpc import (
+from promptops.serve.jsonrpc import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
     INVALID_REQUEST,
@@ -219,11 +219,12 @@ class Server:
                 return {}
             else:
                 raise Rpc(INVALID_REQUEST, "not initialized: send initialize first (or, for "
-                          f"{eras.MODERN}, the _meta envelope on every request)")
+                          f"{revisions.MODERN}, the _meta envelope on every request)")
         known = HANDSHAKE_METHODS if self.era == "handshake" else MODERN_METHODS
         if method not in known:
-            rev = eras.MODERN if self.era == "modern" else self.revision or eras.LATEST_HANDSHAKE
-            raise Rpc(METHOD_NOT_FOUND, eras.why_not_offered(method, rev))
+            rev = (revisions.MODERN if self.era == "modern"
+                   else self.revision or revisions.LATEST_HANDSHAKE)
+            raise Rpc(METHOD_NOT_FOUND, revisions.why_not_offered(method, rev))
         caps: Json = {}
         if self.era == "modern":
             caps = self._envelope(params)
@@ -233,14 +234,14 @@ class Server:
     def _envelope(self, params: Json) -> Json:
         meta = params.get("_meta")
         if not isinstance(meta, dict):
-            raise Rpc(INVALID_PARAMS, f"missing params._meta (required by {eras.MODERN})")
+            raise Rpc(INVALID_PARAMS, f"missing params._meta (required by {revisions.MODERN})")
         for key in (META_VERSION, META_CAPS):
             if key not in meta:
                 raise Rpc(INVALID_PARAMS, f"missing _meta key {key!r}")
         version, caps = meta[META_VERSION], meta[META_CAPS]
-        if version != eras.MODERN:
+        if version != revisions.MODERN:
             raise Rpc(UNSUPPORTED_VERSION, "Unsupported protocol version",
-                      {"supported": list(eras.SUPPORTED), "requested": str(version)})
+                      {"supported": list(revisions.SUPPORTED), "requested": str(version)})
         if not isinstance(caps, dict):
             raise Rpc(INVALID_PARAMS, f"_meta key {META_CAPS!r} must be an object")
         return caps

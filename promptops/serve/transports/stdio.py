@@ -36,7 +36,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from promptops.serve import wire
-from promptops.serve.rpc import INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR, error, valid_id
+from promptops.serve.jsonrpc import INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR, error, valid_id
 
 MAX_LINE = wire.MAX_MESSAGE  # bytes per message, newline excluded
 MAX_DEPTH = wire.MAX_DEPTH

@@ -1,0 +1,1 @@
+"""Transports: how messages reach the protocol core (stdio today)."""
