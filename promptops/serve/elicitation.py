@@ -1,4 +1,4 @@
-"""Multi-round-trip requests (2026-07-28): ask the user for missing prompt arguments.
+"""Multi-round-trip requests (MRTR, 2026-07-28): ask the user for missing prompt arguments.
 
 Instead of failing a prompts/get that lacks required arguments, a server may answer
 ``input_required`` with an ``elicitation/create`` form; the client retries the same
@@ -15,9 +15,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from promptops.serve.jsonrpc import Json
 from promptops.serve.signing import Signer
 
-Json = dict[str, Any]
 INPUT_KEY = "arguments"
 STATE = b"promptops/requestState/v1"
 

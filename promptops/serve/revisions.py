@@ -1,4 +1,11 @@
-"""What each MCP revision can carry, and how richer content degrades for older clients.
+"""What each MCP revision carries, and how richer content degrades for older clients.
+
+Revisions come in two eras, and a connection (or, over HTTP, a request) belongs to one:
+the *session* era (2024-11-05 .. 2025-11-25) negotiates a revision once with
+``initialize``; the *stateless* era (2026-07-28) carries the revision and the client's
+capabilities in every request's ``_meta`` envelope. :class:`Era` names them, so that no
+code compares era strings; revisions are ISO dates, and every question about one ("does
+it have titles?") is a helper here, so no module compares revision strings itself.
 
 A client that negotiated an old revision may reject (or silently drop) fields its schema
 does not know, so every outgoing prompt descriptor and content block passes through here
@@ -8,14 +15,47 @@ room for it instead of dropping it.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from enum import Enum
 
-MODERN = "2026-07-28"
-HANDSHAKE = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
-LATEST_HANDSHAKE = HANDSHAKE[0]
-SUPPORTED = (MODERN, *HANDSHAKE)
+from promptops.serve.jsonrpc import Json
 
-Json = dict[str, Any]
+STATELESS_REVISIONS = ("2026-07-28",)
+SESSION_REVISIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
+LATEST_STATELESS = STATELESS_REVISIONS[0]
+LATEST_SESSION = SESSION_REVISIONS[0]
+SUPPORTED = (*STATELESS_REVISIONS, *SESSION_REVISIONS)
+
+# The 2026-07-28 envelope: keys of a request's (and a result's) `_meta`.
+META_PREFIX = "io.modelcontextprotocol/"
+META_VERSION = META_PREFIX + "protocolVersion"
+META_CAPS = META_PREFIX + "clientCapabilities"
+META_SERVER = META_PREFIX + "serverInfo"
+META_SUB = META_PREFIX + "subscriptionId"
+
+
+class Era(Enum):
+    """How a client holds its conversation with the server."""
+
+    SESSION = "session"  # negotiated once: initialize, then requests on that connection
+    STATELESS = "stateless"  # every request carries its revision and capabilities
+
+
+def era_of(revision: str) -> Era:
+    return Era.STATELESS if revision in STATELESS_REVISIONS else Era.SESSION
+
+
+def request_era(method: str, params: Json) -> Era | None:
+    """The era a first request opens: the envelope (or server/discover) is stateless,
+    ``initialize`` opens a session; anything else decides nothing."""
+    meta = params.get("_meta")
+    if isinstance(meta, dict) and any(str(k).startswith(META_PREFIX) for k in meta):
+        return Era.STATELESS  # an initialize with the envelope too: it is then not offered
+    if method == "server/discover":
+        return Era.STATELESS
+    if method == "initialize":
+        return Era.SESSION
+    return None
 
 
 def at_least(revision: str, first: str) -> bool:
@@ -41,6 +81,34 @@ def has_resource_link(rev: str) -> bool:
 
 def has_completions_capability(rev: str) -> bool:
     return at_least(rev, "2025-03-26")
+
+
+def has_cache_hints(rev: str) -> bool:
+    """`ttlMs` and `cacheScope` on every CacheableResult (required from 2026-07-28)."""
+    return at_least(rev, "2026-07-28")
+
+
+def has_input_requests(rev: str) -> bool:
+    """Multi-round-trip requests: ``input_required`` results (from 2026-07-28)."""
+    return at_least(rev, "2026-07-28")
+
+
+def resource_not_found_is_invalid_params(rev: str) -> bool:
+    """2026-07-28 moved "resource not found" from -32002 to -32602."""
+    return at_least(rev, "2026-07-28")
+
+
+def allows_batches(rev: str | None) -> bool:
+    """JSON-RPC batches are part of 2025-03-26 only (added there, removed in 2025-06-18)."""
+    return rev == "2025-03-26"
+
+
+def null_for_unknown_id(rev: str | None) -> bool:
+    """Whether an error reply without a known id says ``"id": null`` (see jsonrpc.null_id).
+
+    Session-era revisions before 2025-11-25 (and a session not yet negotiated) need it.
+    """
+    return not at_least(rev or "", "2025-11-25")
 
 
 def prompt_descriptor(prompt: Json, rev: str) -> Json:
@@ -72,7 +140,7 @@ def _annotations(ann: Json, rev: str) -> Json:
     return {k: v for k, v in ann.items() if k != "lastModified"}
 
 
-def content(block: Json, source: Json, uri_of: Any, rev: str) -> Json:
+def content(block: Json, source: Json, uri_of: Callable[[str], str], rev: str) -> Json:
     """One rendered content block shaped for ``rev``.
 
     ``source`` is the bundle message it came from (for the file an audio clip was read
@@ -120,39 +188,36 @@ def resource_descriptor(uri: str, path: str, res: Json, rev: str) -> Json:
     return out
 
 
+# ---- client requests this server does not answer -----------------------------------
 # What a client may ask, per revision (the ClientRequest union of each official schema),
-# beyond the methods this server answers: a -32601 then says why, truthfully.
-_FEATURES = {"tools/list": "tools", "tools/call": "tools", "tasks/get": "tasks",
-             "tasks/result": "tasks", "tasks/cancel": "tasks", "tasks/list": "tasks",
-             "resources/subscribe": "resource subscriptions",
-             "resources/unsubscribe": "resource subscriptions"}
-_SERVER_SENT = ("sampling/createMessage", "roots/list", "elicitation/create")
-_HANDSHAKE_ONLY = ("initialize", "ping", "logging/setLevel", "resources/subscribe",
-                   "resources/unsubscribe", "tasks/get", "tasks/result", "tasks/cancel",
-                   "tasks/list")
-_MODERN_ONLY = ("server/discover", "subscriptions/listen")
+# beyond the methods this server answers (promptops.serve.methods.METHODS): a -32601
+# then says why, truthfully.
 
 
-def defines(rev: str, method: str) -> bool:
-    """Whether ``method`` is a client request in revision ``rev``'s schema."""
-    if method in _MODERN_ONLY:
-        return rev == MODERN
-    if method in _HANDSHAKE_ONLY:
-        return rev != MODERN and (not method.startswith("tasks/") or at_least(rev, "2025-11-25"))
-    return method in _FEATURES or method in (
-        "prompts/list", "prompts/get", "completion/complete", "resources/list",
-        "resources/read", "resources/templates/list")
+class Unoffered:
+    """A client request of the schemas that belongs to a feature this server lacks."""
+
+    __slots__ = ("feature", "first", "stateless")
+
+    def __init__(self, feature: str, first: str = SESSION_REVISIONS[-1], *,
+                 stateless: bool = True) -> None:
+        self.feature = feature
+        self.first = first  # the first revision that defines it
+        self.stateless = stateless  # also defined by the stateless revisions
+
+    def defined(self, rev: str) -> bool:
+        return at_least(rev, self.first) and (self.stateless or era_of(rev) is Era.SESSION)
 
 
-def why_not_offered(method: str, rev: str) -> str:
-    """The -32601 message for a method this server does not answer on revision ``rev``."""
-    shown = method if len(method) <= 100 else method[:100] + "..."
-    if defines(rev, method) and method in _FEATURES:
-        return f"this server offers no {_FEATURES[method]} (it serves prompts): {shown!r}"
-    if method in _SERVER_SENT:
-        return f"{shown!r} is a request a server sends to its client, not one it answers"
-    if method in _MODERN_ONLY or method in _HANDSHAKE_ONLY or method in _FEATURES:
-        why = ("the stateless revision has no initialize, ping, logging/setLevel, resource "
-               "subscriptions or tasks") if rev == MODERN else "negotiated with initialize"
-        return f"method {shown!r} is not part of revision {rev} ({why})"
-    return f"unknown method {shown!r}"
+UNOFFERED = {
+    "tools/list": Unoffered("tools"),
+    "tools/call": Unoffered("tools"),
+    **{f"tasks/{verb}": Unoffered("tasks", "2025-11-25", stateless=False)
+       for verb in ("get", "result", "cancel", "list")},
+    "resources/subscribe": Unoffered("resource subscriptions", stateless=False),
+    "resources/unsubscribe": Unoffered("resource subscriptions", stateless=False),
+}
+SERVER_SENT = ("sampling/createMessage", "roots/list", "elicitation/create")
+STATELESS_LACKS = ("the stateless revision has no initialize, ping, logging/setLevel, resource "
+                   "subscriptions or tasks")
+SESSION_NEEDS = "negotiated with initialize"

@@ -29,7 +29,8 @@ def limits() -> list[tuple[str, str, str]]:
 
     from promptops import limits as size
     from promptops import templating
-    from promptops.serve import protocol, wire
+    from promptops.serve import jsonrpc as protocol
+    from promptops.serve import wire
     from promptops.serve.transports import stdio
 
     return [
