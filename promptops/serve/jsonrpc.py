@@ -40,7 +40,7 @@ BATCH_SECONDS = 10.0  # run time of one batch's requests
 class RpcError(Exception):
     """A request that gets an error reply; raised anywhere below dispatch."""
 
-    def __init__(self, code: int, message: str, data: Any = None) -> None:
+    def __init__(self, code: int, message: str, data: object = None) -> None:
         super().__init__(message)
         self.code, self.message, self.data = code, message, data
 
@@ -123,7 +123,7 @@ def is_request(msg: object) -> TypeGuard[Json]:
             and isinstance(msg.get("method"), str) and "id" in msg and valid_id(msg["id"]))
 
 
-def error(id_: object, code: int, message: str, data: Any = None) -> Json:
+def error(id_: object, code: int, message: str, data: object = None) -> Json:
     """An error reply; without a known id the id is left out (see Server.reject).
 
     Messages quote what the client sent (an unknown prompt name, a URI): quoted text
