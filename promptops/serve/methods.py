@@ -308,8 +308,9 @@ def not_found(method: str, rev: str) -> str:
 
 
 # ---- failures as JSON-RPC errors: the one place they get a code ------------------------
-# By class, the most specific listed base first. A RenderError carries its own code
-# today (-32602 for the request, -32603 for the template); see rpc_error.
+# By class, looked up along the exception's MRO (a subclass may be listed apart from its
+# base). A RenderError carries its own code today (-32602 for the request, -32603 for
+# the template): rpc_error falls back on it.
 ERROR_CODES: dict[type[Exception], int] = {
     CatalogError: INVALID_PARAMS,  # a cursor not issued or stale; no such completion ref
     StateError: INVALID_PARAMS,  # a requestState or inputResponses this server cannot use

@@ -62,7 +62,7 @@ class Server:
     # ---- sessions ---------------------------------------------------------------------
     def open(self, send: Send) -> Session:
         """A new session whose client ``send`` reaches (replies go back through the caller)."""
-        session = Session(send)
+        session = Session(send, self.catalog)
         with self._lock:
             self._sessions[session] = None
         return session
@@ -71,12 +71,9 @@ class Server:
         """End ``session``: the results that close each of its listen streams, in order."""
         with self._lock:
             self._sessions.pop(session, None)
-        ended = session.end()
-        for sub in ended:
-            self.catalog.unsubscribe(sub)
-        return [reply(sub.id, {"resultType": "complete",
-                               "_meta": {META_SUB: sub.id, META_SERVER: SERVER_INFO}})
-                for sub in ended if sub.id is not None]
+        return [reply(sid, {"resultType": "complete",
+                            "_meta": {META_SUB: sid, META_SERVER: SERVER_INFO}})
+                for sid in session.end()]
 
     # ---- process-wide -----------------------------------------------------------------
     def swap(self, bundles: Sequence[Bundle]) -> bool:
@@ -148,7 +145,6 @@ class Server:
         out = run(method, session, snap, req.params, Call(req.id, rev, caps, self.settings))
         if isinstance(out, Subscribe):
             session.listen(out.subscription)
-            self.catalog.subscribe(out.subscription)
             return [out.acknowledgement]  # goes out instead of a result: the stream stays open
         if era is Era.STATELESS:
             out.setdefault("resultType", "complete")
@@ -157,13 +153,9 @@ class Server:
 
     def _notification(self, session: Session, note: Notification) -> None:
         if note.method == "notifications/initialized":
-            stream = session.mark_initialized()
-            if stream is not None:
-                self.catalog.subscribe(stream)
+            session.mark_initialized()
         elif note.method == "notifications/cancelled":
             rid = note.params.get("requestId")
             if valid_id(rid):  # anything else cannot name a request of ours: ignored
-                ended = session.cancel(rid)
-                if ended is not None:
-                    self.catalog.unsubscribe(ended)
+                session.cancel(rid)
 

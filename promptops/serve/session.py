@@ -8,13 +8,17 @@ chosen by the first request that can choose it (:meth:`Session.admit`), ``initia
 negotiates the revision once, ``notifications/initialized`` opens the session's own
 notification stream, and ``logging/setLevel`` sets what it is told. Handlers call these
 methods; none of them writes a session's state itself.
+
+A session also registers its streams in the catalog itself (its own stream, its listen
+streams) and removes them when they end, under its lock: a stream cannot be opened on a
+session that has ended, so no subscription outlives its session.
 """
 
 from __future__ import annotations
 
 import threading
 
-from promptops.serve.catalog import LIST_CHANGED, Subscription
+from promptops.serve.catalog import LIST_CHANGED, Catalog, Subscription
 from promptops.serve.jsonrpc import (
     INVALID_PARAMS,
     INVALID_REQUEST,
@@ -42,13 +46,15 @@ LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "e
 class Session:
     """The state of one client connection; ``send`` reaches that client."""
 
-    def __init__(self, send: Send) -> None:
+    def __init__(self, send: Send, catalog: Catalog) -> None:
         self.send = send
+        self._catalog = catalog
         self.era: Era | None = None
         self.revision: str | None = None  # negotiated by initialize (session era only)
         self.initialized = False
         self.log_level: str | None = None
         self._lock = threading.Lock()
+        self._ended = False  # by end(): nothing opens on it any more
         self._stream: Subscription | None = None  # the session era's own notifications
         self._listens: dict[tuple[str, object], Subscription] = {}  # by id, 1 apart from "1"
 
@@ -81,16 +87,15 @@ class Session:
         self.revision = asked if asked in SESSION_REVISIONS else LATEST_SESSION
         return self.revision
 
-    def mark_initialized(self) -> Subscription | None:
-        """``notifications/initialized``: the stream to subscribe, the first time only."""
+    def mark_initialized(self) -> None:
+        """``notifications/initialized``: from now on the client hears of changes."""
         if self.era is not Era.SESSION:
-            return None
+            return
         with self._lock:
             self.initialized = True
-            if self._stream is not None:
-                return None
-            self._stream = Subscription(None, frozenset({LIST_CHANGED}), self.send)
-            return self._stream
+            if self._stream is None and not self._ended:
+                self._stream = Subscription(None, frozenset({LIST_CHANGED}), self.send)
+                self._catalog.subscribe(self._stream)
 
     # ---- logging ------------------------------------------------------------------------
     def set_log_level(self, level: object) -> None:
@@ -109,26 +114,33 @@ class Session:
 
     # ---- subscriptions/listen streams --------------------------------------------------
     def listen(self, sub: Subscription) -> None:
-        """Record an open subscriptions/listen stream; its id must not be open already."""
+        """Open a subscriptions/listen stream; its id must not be open already."""
         with self._lock:
+            if self._ended:  # a request that was still being answered when the session ended
+                raise RpcError(INVALID_REQUEST, "the session has ended")
             key = (type(sub.id).__name__, sub.id)
             if key in self._listens:
                 raise RpcError(INVALID_REQUEST, f"subscription {sub.id!r} is already open")
             self._listens[key] = sub
+            self._catalog.subscribe(sub)
 
-    def cancel(self, request_id: RequestId) -> Subscription | None:
-        """``notifications/cancelled`` for a listen stream: the subscription it ends."""
+    def cancel(self, request_id: RequestId) -> None:
+        """``notifications/cancelled``: end the listen stream of that request, if open."""
         with self._lock:
-            return self._listens.pop((type(request_id).__name__, request_id), None)
+            sub = self._listens.pop((type(request_id).__name__, request_id), None)
+            if sub is not None:
+                self._catalog.unsubscribe(sub)
 
-    def end(self) -> list[Subscription]:
-        """Every subscription still open (listen streams first, in order); none after."""
+    def end(self) -> list[RequestId]:
+        """End every stream; the ids of the listen streams that were open, in order."""
         with self._lock:
             subs = list(self._listens.values())
             if self._stream is not None:
                 subs.append(self._stream)
-            self._listens, self._stream = {}, None
-        return subs
+            self._listens, self._stream, self._ended = {}, None, True
+            for sub in subs:
+                self._catalog.unsubscribe(sub)
+        return [sub.id for sub in subs if sub.id is not None]
 
 
 def envelope(params: Json) -> tuple[Json, str]:

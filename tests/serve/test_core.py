@@ -87,6 +87,9 @@ def test_many_sessions_over_one_catalog_hear_each_swap_once(
     assert [f["id"] for f in finals] == [1] and finals[0]["result"]["resultType"] == "complete"
     check_message(finals[0], LATEST_STATELESS, "subscriptions/listen")
     assert server.close(a) == []  # a session-era session has no listen streams to end
+    [late] = _request(server, listen_a, 2, "subscriptions/listen",  # answered after the end
+                      {**envelope(), "notifications": {"promptsListChanged": True}})
+    assert late["error"] == {"code": -32600, "message": "the session has ended"}
     for sent in (legacy_a, legacy_b, modern_a, modern_b):
         sent.clear()
     assert server.swap([first]) is True
