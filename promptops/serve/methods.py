@@ -38,7 +38,9 @@ from promptops.serve.jsonrpc import (
 from promptops.serve.revisions import (
     META_SUB,
     SERVER_SENT,
+    SESSION,
     SESSION_NEEDS,
+    STATELESS,
     STATELESS_LACKS,
     SUPPORTED,
     UNOFFERED,
@@ -244,8 +246,8 @@ def _page(snap: Snapshot, kind: str, items: tuple[str, ...], params: Json,
 
 # ---- the table --------------------------------------------------------------------------
 EVERY_ERA = frozenset(Era)
-SESSION_ERA = frozenset({Era.SESSION})
-STATELESS_ERA = frozenset({Era.STATELESS})
+SESSION_ERA = frozenset({SESSION})
+STATELESS_ERA = frozenset({STATELESS})
 
 # Capabilities are announced in table order (prompts, completions, logging, resources).
 METHODS: dict[str, Method] = {
@@ -287,10 +289,14 @@ def capabilities(snap: Snapshot, rev: str) -> Json:
     return caps
 
 
+# Each era's part of the table, looked up per request without hashing the enum.
+_SESSION_METHODS = {name: m for name, m in METHODS.items() if SESSION in m.eras}
+_STATELESS_METHODS = {name: m for name, m in METHODS.items() if STATELESS in m.eras}
+
+
 def find(method: str, era: Era) -> Method | None:
     """The method as answered in ``era``, or None (then :func:`not_found` says why)."""
-    found = METHODS.get(method)
-    return found if found is not None and era in found.eras else None
+    return (_STATELESS_METHODS if era is STATELESS else _SESSION_METHODS).get(method)
 
 
 def not_found(method: str, rev: str) -> str:
@@ -302,7 +308,7 @@ def not_found(method: str, rev: str) -> str:
     if method in SERVER_SENT:
         return f"{shown!r} is a request a server sends to its client, not one it answers"
     if method in METHODS or lacking is not None:  # answered in the other era, or not at all
-        why = STATELESS_LACKS if era_of(rev) is Era.STATELESS else SESSION_NEEDS
+        why = STATELESS_LACKS if era_of(rev) is STATELESS else SESSION_NEEDS
         return f"method {shown!r} is not part of revision {rev} ({why})"
     return f"unknown method {shown!r}"
 
@@ -319,18 +325,13 @@ FAILURES: tuple[type[Exception], ...] = (RenderError, *ERROR_CODES)
 
 
 def rpc_error(exc: Exception) -> RpcError:
-    """The error reply for a failure a handler let through (one of :data:`FAILURES`)."""
+    """The error reply for a failure a handler let through (one of :data:`FAILURES`).
+
+    The dispatcher calls every handler as ``except FAILURES as exc: raise rpc_error(exc)``.
+    """
     code = next((ERROR_CODES[c] for c in type(exc).__mro__ if c in ERROR_CODES), None)
     if code is None:  # an error that names its own code (RenderError), else the server's fault
         own = getattr(exc, "code", None)
         code = own if isinstance(own, int) else INTERNAL_ERROR
     argument = getattr(exc, "argument", None)
     return RpcError(code, str(exc), {"argument": argument} if argument else None)
-
-
-def run(method: Method, session: Session, snap: Snapshot, params: Json, call: Call) -> Result:
-    """The handler's result; a failure below the protocol is raised as its RpcError."""
-    try:
-        return method.handler(session, snap, params, call)
-    except FAILURES as exc:
-        raise rpc_error(exc) from exc

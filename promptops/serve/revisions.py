@@ -41,8 +41,13 @@ class Era(Enum):
     STATELESS = "stateless"  # every request carries its revision and capabilities
 
 
+# The members as module names, for the per-request path: `Era.X` is a class-attribute
+# look-up through the enum machinery (~40 ns in CPython 3.11), `X` a plain global.
+SESSION, STATELESS = Era.SESSION, Era.STATELESS
+
+
 def era_of(revision: str) -> Era:
-    return Era.STATELESS if revision in STATELESS_REVISIONS else Era.SESSION
+    return STATELESS if revision in STATELESS_REVISIONS else SESSION
 
 
 def request_era(method: str, params: Json) -> Era | None:
@@ -50,11 +55,11 @@ def request_era(method: str, params: Json) -> Era | None:
     ``initialize`` opens a session; anything else decides nothing."""
     meta = params.get("_meta")
     if isinstance(meta, dict) and any(str(k).startswith(META_PREFIX) for k in meta):
-        return Era.STATELESS  # an initialize with the envelope too: it is then not offered
+        return STATELESS  # an initialize with the envelope too: it is then not offered
     if method == "server/discover":
-        return Era.STATELESS
+        return STATELESS
     if method == "initialize":
-        return Era.SESSION
+        return SESSION
     return None
 
 
@@ -206,7 +211,7 @@ class Unoffered:
         self.stateless = stateless  # also defined by the stateless revisions
 
     def defined(self, rev: str) -> bool:
-        return at_least(rev, self.first) and (self.stateless or era_of(rev) is Era.SESSION)
+        return at_least(rev, self.first) and (self.stateless or era_of(rev) is SESSION)
 
 
 UNOFFERED = {

@@ -34,13 +34,23 @@ from promptops.serve.jsonrpc import (
     run_batch,
     valid_id,
 )
-from promptops.serve.methods import SERVER_INFO, Call, Settings, Subscribe, find, not_found, run
+from promptops.serve.methods import (
+    FAILURES,
+    SERVER_INFO,
+    Call,
+    Settings,
+    Subscribe,
+    find,
+    not_found,
+    rpc_error,
+)
 from promptops.serve.revisions import (
     LATEST_SESSION,
     LATEST_STATELESS,
     META_SERVER,
     META_SUB,
-    Era,
+    SESSION,
+    STATELESS,
     allows_batches,
     null_for_unknown_id,
 )
@@ -96,7 +106,7 @@ class Server:
         """Replies to one parsed message (a batch array gives one array reply)."""
         if not isinstance(message, list):
             return [self._finish(session, r) for r in self._one(session, message)]
-        if not (session.era is Era.SESSION and allows_batches(session.revision)):
+        if not (session.era is SESSION and allows_batches(session.revision)):
             return [self.reject(session, RpcError(
                 INVALID_REQUEST, "JSON-RPC batches are only part of 2025-03-26"))]
         problem = batch_problem(message)
@@ -111,9 +121,10 @@ class Server:
         return self._finish(session, error(None, err.code, err.message, err.data))
 
     def _finish(self, session: Session, out: Json) -> Json:
-        if session.era is Era.SESSION and null_for_unknown_id(session.revision):
-            return null_id(out)
-        return out
+        """``out`` as this session's revision writes a reply whose id is unknown."""
+        if "id" in out or session.era is not SESSION:  # the usual case, first
+            return out
+        return null_id(out) if null_for_unknown_id(session.revision) else out
 
     def _one(self, session: Session, msg: object, in_batch: bool = False) -> list[Json]:
         item = read(msg)
@@ -135,18 +146,21 @@ class Server:
             return [reply(req.id, {})]
         method = find(req.method, era)
         if method is None:
-            rev = LATEST_STATELESS if era is Era.STATELESS else session.revision or LATEST_SESSION
+            rev = LATEST_STATELESS if era is STATELESS else session.revision or LATEST_SESSION
             raise RpcError(METHOD_NOT_FOUND, not_found(req.method, rev))
-        if era is Era.STATELESS:
+        if era is STATELESS:
             caps, rev = envelope(req.params)
         else:
             caps, rev = {}, session.revision or LATEST_SESSION
         snap: Snapshot = self.catalog.snapshot  # one snapshot for the whole request
-        out = run(method, session, snap, req.params, Call(req.id, rev, caps, self.settings))
+        try:
+            out = method.handler(session, snap, req.params, Call(req.id, rev, caps, self.settings))
+        except FAILURES as exc:
+            raise rpc_error(exc) from exc
         if isinstance(out, Subscribe):
             session.listen(out.subscription)
             return [out.acknowledgement]  # goes out instead of a result: the stream stays open
-        if era is Era.STATELESS:
+        if era is STATELESS:
             out.setdefault("resultType", "complete")
             out["_meta"] = {**out.get("_meta", {}), META_SERVER: SERVER_INFO}
         return [reply(req.id, out)]

@@ -33,6 +33,7 @@ from promptops.serve.revisions import (
     LATEST_STATELESS,
     META_CAPS,
     META_VERSION,
+    SESSION,
     SESSION_REVISIONS,
     STATELESS_REVISIONS,
     SUPPORTED,
@@ -89,7 +90,7 @@ class Session:
 
     def mark_initialized(self) -> None:
         """``notifications/initialized``: from now on the client hears of changes."""
-        if self.era is not Era.SESSION:
+        if self.era is not SESSION:
             return
         with self._lock:
             self.initialized = True
@@ -106,7 +107,7 @@ class Session:
     def log(self, level: str, message: str) -> None:
         """A notifications/message, if this is a session-era client that asked for ``level``."""
         want = self.log_level
-        if self.era is not Era.SESSION or not self.initialized or want is None:
+        if self.era is not SESSION or not self.initialized or want is None:
             return
         if LEVELS.index(level) >= LEVELS.index(want):
             self.send({"jsonrpc": "2.0", "method": "notifications/message",
