@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import select
 import signal
 import sys
 import threading
@@ -91,6 +90,8 @@ class Output:
 
 
 def _wait(fd: int, *, writable: bool) -> None:
+    import select  # only a non-blocking descriptor ever waits: not imported at start
+
     want = ([], [fd]) if writable else ([fd], [])
     try:
         select.select(want[0], want[1], [fd], 1.0)
