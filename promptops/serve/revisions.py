@@ -68,39 +68,20 @@ def at_least(revision: str, first: str) -> bool:
     return revision >= first
 
 
-def has_titles(rev: str) -> bool:
-    return at_least(rev, "2025-06-18")
+def since(first: str) -> Callable[[str], bool]:
+    """The question "does this revision have it?" for something added in ``first``."""
+    return lambda rev: rev >= first
 
 
-def has_icons(rev: str) -> bool:
-    return at_least(rev, "2025-11-25")
-
-
-def has_audio(rev: str) -> bool:
-    return at_least(rev, "2025-03-26")
-
-
-def has_resource_link(rev: str) -> bool:
-    return at_least(rev, "2025-06-18")
-
-
-def has_completions_capability(rev: str) -> bool:
-    return at_least(rev, "2025-03-26")
-
-
-def has_cache_hints(rev: str) -> bool:
-    """`ttlMs` and `cacheScope` on every CacheableResult (required from 2026-07-28)."""
-    return at_least(rev, "2026-07-28")
-
-
-def has_input_requests(rev: str) -> bool:
-    """Multi-round-trip requests: ``input_required`` results (from 2026-07-28)."""
-    return at_least(rev, "2026-07-28")
-
-
-def resource_not_found_is_invalid_params(rev: str) -> bool:
-    """2026-07-28 moved "resource not found" from -32002 to -32602."""
-    return at_least(rev, "2026-07-28")
+# What each revision carries, by the first revision that has it.
+has_audio = since("2025-03-26")  # AudioContent
+has_completions_capability = since("2025-03-26")  # the `completions` capability
+has_titles = since("2025-06-18")  # `title` on prompts, arguments, resources, links
+has_resource_link = since("2025-06-18")  # ResourceLink content
+has_icons = since("2025-11-25")  # `icons` on prompts and links
+has_cache_hints = since("2026-07-28")  # `ttlMs` and `cacheScope` on every CacheableResult
+has_input_requests = since("2026-07-28")  # multi-round-trip: `input_required` results
+resource_not_found_is_invalid_params = since("2026-07-28")  # -32002 became -32602
 
 
 def allows_batches(rev: str | None) -> bool:
