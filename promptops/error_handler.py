@@ -3,10 +3,17 @@
 Expected errors (a PromptopsError) print their message and exit with their code (1
 problems, 2 usage/configuration); anything else is a bug: exit 3 with a short
 "please report" line, and the traceback only with -v. Ctrl-C exits 130.
+
+Two kinds of failure are not bugs even when they arrive as a plain exception: a
+repository git cannot read (a missing or corrupt object, met by GitPython or gitdb
+somewhere the code did not wrap it) is exit 2 with git's own words, and the file
+system refusing a write or read (no space, read-only, quota, an I/O error) is exit 1
+with the path.
 """
 
 from __future__ import annotations
 
+import errno
 import sys
 import traceback
 from collections.abc import Callable
@@ -33,13 +40,34 @@ def run_guarded(fn: Callable[[], int]) -> int:
         return exc.exit_code
     except BrokenPipeError:
         return 1
+    except OSError as exc:
+        if exc.errno not in _IO_ERRORS:
+            return _bug(exc)
+        where = f" {exc.filename}" if exc.filename else ""
+        echo(f"{style('error', fg='red', bold=True)}: I/O error on{where}: {exc.strerror}",
+             err=True)
+        return 1
     except Exception as exc:
-        echo(
-            f"{style('internal error', fg='red', bold=True)}: {type(exc).__name__}: {exc}\n"
-            f"This is a bug in promptops {__version__}; please report it with the command you "
-            "ran (run again with -v for the traceback).",
-            err=True,
-        )
-        if settings.verbosity > 0:
-            traceback.print_exc(file=sys.stderr)
-        return 3
+        from promptops.sources import DAMAGED, from_git, git_words
+
+        if from_git(exc):
+            echo(f"{style('error', fg='red', bold=True)}: cannot read the git repository: "
+                 f"{git_words(exc)} ({DAMAGED})", err=True)
+            return 2
+        return _bug(exc)
+
+
+_IO_ERRORS = frozenset({errno.ENOSPC, errno.EROFS, errno.EDQUOT, errno.EIO, errno.EACCES,
+                        errno.EPERM, errno.EFBIG, errno.ENAMETOOLONG})
+
+
+def _bug(exc: BaseException) -> int:
+    echo(
+        f"{style('internal error', fg='red', bold=True)}: {type(exc).__name__}: {exc}\n"
+        f"This is a bug in promptops {__version__}; please report it with the command you "
+        "ran (run again with -v for the traceback).",
+        err=True,
+    )
+    if settings.verbosity > 0:
+        traceback.print_exception(exc, file=sys.stderr)
+    return 3

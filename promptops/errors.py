@@ -28,6 +28,32 @@ class GitError(PromptopsError):
     exit_code = 2
 
 
+class WriteError(PromptopsError, OSError):
+    """A file that cannot be written: no space left, a read-only file system, no
+    permission. The environment's fault, not a bug, so exit 1 with the path and the
+    reason; also an OSError, so callers that tolerate a failed write (caches) still do.
+    """
+
+    def __init__(self, path: object, reason: str, errno: int = 0) -> None:
+        OSError.__init__(self, errno, reason, str(path))
+        self.path, self.reason = str(path), reason
+
+    def __str__(self) -> str:
+        return f"cannot write {self.path}: {self.reason}"
+
+
+class UnsafeWrite(WriteError):
+    """A write refused because it would go through a symlink inside the package.
+
+    ``link`` is the package-relative path of the symlink (the file or a folder on the way).
+    """
+
+    def __init__(self, path: object, link: str, errno: int = 0) -> None:
+        super().__init__(path, f"{link} is a symlink; promptops never writes through a "
+                         "symlink inside the package (it could point anywhere)", errno)
+        self.link = link
+
+
 @dataclass(frozen=True, order=True)
 class Problem:
     """One finding in a file, positioned 1-based so editors can jump to it."""

@@ -5,7 +5,9 @@ Measured on the 10,000-prompt benchmark package: ruamel.yaml's C safe loader tak
 resolves scalars by YAML 1.1 rules (``yes`` is true, ``1e3`` a string) and accepts
 duplicate keys, so this loader swaps in the 1.2 core-schema resolvers ruamel.yaml
 uses and refuses duplicates. Anything it cannot parse is re-parsed by ruamel.yaml, so
-every reported problem reads the same whichever path found it.
+every reported problem reads the same whichever path found it, except a document over
+the limits of :mod:`promptops.yaml_limits`, refused here (``LimitExceeded``) before it
+is constructed: it must never reach a parser that recurses.
 """
 
 from __future__ import annotations
@@ -14,6 +16,17 @@ import re
 from typing import Any
 
 import yaml
+
+from promptops.yaml_limits import (
+    MAX_INT_DIGITS,
+    TOO_DEEP,
+    at,
+    check_events,
+    check_nodes,
+    int_too_long,
+    needs_check,
+    too_big,
+)
 
 _BOOL = re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$")
 _INT = re.compile(r"^(?:[-+]?[0-9][0-9_]*|0o[0-7]+|0x[0-9a-fA-F]+)$")  # ruamel allows 1_000
@@ -59,10 +72,17 @@ class FastLoader(yaml.CSafeLoader):
     def construct_yaml_int(self, node: Any) -> int:
         value = str(self.construct_scalar(node)).replace("_", "")
         if value.startswith("0o"):
-            return int(value[2:], 8)
-        if value.startswith("0x"):
-            return int(value[2:], 16)
-        return int(value, 10)
+            number = int(value[2:], 8)
+        elif value.startswith("0x"):
+            number = int(value[2:], 16)
+        else:
+            digits = len(value.lstrip("+-"))
+            if digits > MAX_INT_DIGITS:  # int() itself would refuse, with a ValueError
+                raise at(node.start_mark, int_too_long(digits))
+            number = int(value, 10)
+        if too_big(number):  # hex or octal: no digit limit when parsing, but when printed
+            raise at(node.start_mark, int_too_long())
+        return number
 
 
 FastLoader.yaml_implicit_resolvers = {}  # replaced wholesale by the 1.2 core schema below
@@ -79,5 +99,30 @@ for _tag, _rx, _first in (
 
 
 def load(text: str) -> Any:
-    """Parse one document; yaml.YAMLError on anything wrong (the caller re-parses)."""
-    return yaml.load(text, Loader=FastLoader)  # a safe loader subclass
+    """Parse one document; yaml.YAMLError on anything wrong (the caller re-parses),
+    LimitExceeded on a document over the limits (nothing else should parse it)."""
+    loader = FastLoader(text)  # a safe loader subclass
+    try:
+        node = compose(loader, text)
+        return None if node is None else loader.construct_document(node)
+    finally:
+        loader.dispose()
+
+
+def compose(loader: Any, text: str) -> Any:
+    """The node graph of ``loader``'s single document (``text``), checked against the limits.
+
+    libyaml refuses more than 1,000 levels itself; that too is the depth limit, not a
+    syntax error to hand to ruamel.yaml (whose C composer would recurse on it).
+    """
+    try:
+        if needs_check(text)[1]:  # maybe too many nodes: count them before composing any
+            check_events(yaml.parse(text, Loader=yaml.CSafeLoader))
+        node = loader.get_single_node()
+    except yaml.YAMLError as exc:
+        if "maximum nesting depth" in str(getattr(exc, "problem", "")):
+            raise at(getattr(exc, "problem_mark", None), TOO_DEEP) from None
+        raise
+    if node is not None:
+        check_nodes(node, text)
+    return node

@@ -25,7 +25,8 @@ from promptops.model import (
     PromptFile,
 )
 from promptops.schema_messages import schema_problem
-from promptops.sources import MANIFEST, Origin, OutsidePackage, Source, inside
+from promptops.sources import MANIFEST, Origin, Refused, Source, inside
+from promptops.template_limits import guard, parse
 from promptops.templating import environment
 
 PROMPT_SUFFIX = ".prompt.yaml"
@@ -33,8 +34,7 @@ PROMPT_SUFFIX = ".prompt.yaml"
 # worked out only for problems that are actually reported.
 Where = tuple[int, int] | Callable[[], tuple[int, int]]
 PROMPTS_DIR = "prompts/"
-SYMLINK_OUT = "a symlink pointing outside the package; only files inside it are read"
-_parser = environment({})
+_parser = guard(environment({}))
 
 
 @dataclass(frozen=True)
@@ -111,8 +111,8 @@ class _Loader:
             return hit  # type: ignore[no-any-return]
         try:
             raw = self.source.read(path)
-        except FileNotFoundError:
-            self.problem(path, (1, 1), "file not found")
+        except FileNotFoundError as exc:
+            self._unreadable(path, exc)
             return None
         key = key or ("prompt", path, raw)
         hit = _memo_get(key)
@@ -133,9 +133,13 @@ class _Loader:
             return load_yaml(path, self.source.read(path) if raw is None else raw)
         except YamlProblem as exc:
             self.problems.append(exc.problem)
-        except FileNotFoundError:
-            self.problem(path, (1, 1), "file not found")
+        except FileNotFoundError as exc:
+            self._unreadable(path, exc)
         return None
+
+    def _unreadable(self, path: str, exc: FileNotFoundError) -> None:
+        why = f"this file is {exc.why}" if isinstance(exc, Refused) else "file not found"
+        self.problem(path, (1, 1), why)
 
     def validate(self, model: Any, file: LoadedFile, data: Any) -> Any:
         if not isinstance(data, dict):
@@ -184,8 +188,8 @@ class _Loader:
                 continue
             try:
                 text = decode(name, self.source.read(name))
-            except OutsidePackage:
-                self.problem(origin, at, f"template {name!r} is {SYMLINK_OUT}")
+            except Refused as exc:
+                self.problem(origin, at, f"template {name!r} is {exc.why}")
                 continue
             except FileNotFoundError:
                 self.problem(origin, at, f"template {name!r} not found in the package")
@@ -213,8 +217,8 @@ class _Loader:
             return
         try:
             self.resources[norm] = self.source.read(norm)
-        except OutsidePackage:
-            self.problem(file.path, pos, f"file {path!r} is {SYMLINK_OUT}")
+        except Refused as exc:
+            self.problem(file.path, pos, f"file {path!r} is {exc.why}")
             return
         except FileNotFoundError:
             self.problem(file.path, pos, f"file {path!r} not found in the package")
@@ -334,10 +338,11 @@ def _memo_put(key: Any, value: Any) -> None:
 
 
 def _references(source: str) -> list[tuple[str | None, int]]:
-    """The includes of a template source (memoised); TemplateSyntaxError when it is invalid."""
+    """The includes of a template source (memoised); TemplateSyntaxError when it is invalid
+    or nested past the limits of ``promptops.template_limits``."""
     key = ("refs", source)
     hit = _memo_get(key)
     if hit is None:
-        hit = template_references(_parser.parse(source))
+        hit = template_references(parse(_parser, source))
         _memo_put(key, hit)
     return hit  # type: ignore[no-any-return]

@@ -4,22 +4,37 @@ Both sources answer the same two questions (which files exist below the package 
 and what bytes a file holds) so everything downstream is blind to where it reads from.
 A commit is read from git objects only, never by checking it out, so ``--ref`` sees
 exactly what the commit holds whatever state the working tree is in.
+
+Both also enforce what a package path may name (SECURITY.md, "What a package may
+read and write"), because every reader comes through them: nothing below a folder or
+file named ``.git`` in any case (git's own files: on CI the checkout token sits in
+``.git/config``; worktrees and submodules have a ``.git`` *file*), and a symlink only
+while its target stays inside the package and outside ``.git``. A refused path is
+:class:`Refused`, a ``FileNotFoundError`` (absent for any reader that only asks
+"is it there?") that says why, so the loader's message names the rule.
 """
 
 from __future__ import annotations
 
 import os
 import posixpath
+import stat
 import subprocess
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from promptops.errors import GitError, UsageError
 
+T = TypeVar("T")
 MANIFEST = "promptops.yaml"
 _BATCH_LIMIT = 1 << 20  # blobs up to 1 MiB are read together, larger ones one by one
-_SKIP_DIRS = frozenset({".git", "__pycache__", "node_modules", ".venv"})
+_SKIP_DIRS = frozenset({"__pycache__", "node_modules", ".venv"})
+_MAX_LINKS = 8  # symlinks followed for one path, as the loop bound
+_SYMLINK = 0o120000
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)  # a FIFO must not block the open
 
 
 @dataclass(frozen=True)
@@ -55,9 +70,52 @@ def find_package(start: Path) -> Path:
     )
 
 
-class OutsidePackage(FileNotFoundError):
-    """A symlink whose target leaves the package: absent for every reader, but the loader
-    says why, since "not found" about a file the author can see sends them hunting."""
+class Refused(FileNotFoundError):
+    """A path the package rules forbid reading: absent for every reader, but the loader
+    says why, since "not found" about a file the author can see sends them hunting.
+
+    ``why`` completes a sentence about the path: ``template 'x' is <why>``.
+    """
+
+    why = "refused"
+
+    def __init__(self, path: str) -> None:
+        super().__init__(path)
+        self.path = path
+
+
+class OutsidePackage(Refused):
+    """A symlink whose target leaves the package."""
+
+    why = "a symlink pointing outside the package; only files inside it are read"
+
+
+class GitPath(Refused):
+    """A path inside a ``.git`` folder or file (any case, any depth)."""
+
+    why = ("inside a .git folder; git's own files (which can hold credentials) are never "
+           "read as package content")
+
+
+class GitLink(Refused):
+    """A symlink whose target is inside a ``.git`` folder."""
+
+    why = ("a symlink into a .git folder; git's own files (which can hold credentials) are "
+           "never read as package content")
+
+
+class SymlinkLoop(Refused):
+    """A symlink that never reaches a file (a loop, or more links than :data:`_MAX_LINKS`)."""
+
+    why = f"a symlink loop (more than {_MAX_LINKS} links followed)"
+
+
+REFUSED = (OutsidePackage, GitPath, GitLink, SymlinkLoop)
+
+
+def names_git(path: str) -> bool:
+    """Whether any component of a package-relative POSIX path is ``.git`` in any case."""
+    return ".git" in path.lower() and any(part.lower() == ".git" for part in path.split("/"))
 
 
 def inside(path: str) -> str | None:
@@ -81,24 +139,49 @@ class WorktreeSource:
     def files(self) -> list[str]:
         found: list[str] = []
         for dirpath, dirnames, filenames in os.walk(self.root):
-            dirnames[:] = sorted(d for d in dirnames if d not in _SKIP_DIRS)
+            dirnames[:] = sorted(d for d in dirnames
+                                 if d not in _SKIP_DIRS and d.lower() != ".git")
             rel = Path(dirpath).relative_to(self.root).as_posix()
             for name in filenames:
-                found.append(name if rel == "." else f"{rel}/{name}")
+                if name.lower() != ".git":  # the gitlink file of a worktree or submodule
+                    found.append(name if rel == "." else f"{rel}/{name}")
         return sorted(found)
 
     def read(self, path: str) -> bytes:
         norm = inside(path)
         if norm is None:
             raise FileNotFoundError(path)
-        full = (self.root / norm).resolve()
+        if names_git(norm):
+            raise GitPath(path)
+        full = self.root / norm
+        try:
+            real = full.resolve()
+        except (RuntimeError, OSError) as exc:  # a symlink loop (RuntimeError on 3.11/3.12)
+            raise SymlinkLoop(path) from exc
         # A symlink may point anywhere; only what stays inside the package is readable.
-        if not full.is_relative_to(self.root):
-            raise (OutsidePackage if os.path.lexists(self.root / norm) else FileNotFoundError)(
-                path)
-        if not full.is_file():
-            raise FileNotFoundError(path)
-        return full.read_bytes()
+        if not real.is_relative_to(self.root):
+            raise (OutsidePackage if os.path.lexists(full) else FileNotFoundError)(path)
+        if real != full and names_git(real.relative_to(self.root).as_posix()):
+            raise GitLink(path)
+        return _read_regular(real, path)
+
+
+def _read_regular(real: Path, path: str) -> bytes:
+    """The bytes of a regular file, opened without following a final symlink.
+
+    ``real`` is already resolved, so a symlink there now was swapped in since: refused
+    rather than followed. Non-blocking, so a FIFO cannot hang the reader; anything
+    that is not a regular file (a FIFO, a device, a folder) is absent.
+    """
+    try:
+        fd = os.open(real, os.O_RDONLY | _NOFOLLOW | _NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        raise FileNotFoundError(path) from exc
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise FileNotFoundError(path)
+    with open(fd, "rb") as fh:
+        return fh.read()
 
 
 def _worktree_origin(root: Path) -> Origin:
@@ -114,7 +197,50 @@ def _repo_top(folder: Path) -> Path | None:
     return None
 
 
-def _unresolved(repo: Any, rev: str, top: Path) -> str:
+DAMAGED = "the repository is damaged or a partial clone; `git fsck` lists what is wrong"
+
+
+def git_read(what: str, read: Callable[[], T]) -> T:
+    """``read()``, with any failure of git or GitPython turned into a GitError (exit 2).
+
+    A missing or corrupt object surfaces as whatever the layer that met it raises
+    (GitCommandError, gitdb's BadObject, ValueError, ...); the user needs to hear what
+    could not be read and git's own words for why, not a traceback.
+    """
+    try:
+        return read()
+    except GitError:
+        raise
+    except Exception as exc:
+        if not from_git(exc):
+            raise
+        raise GitError(f"cannot read {what} from git: {git_words(exc)} ({DAMAGED})") from exc
+
+
+def from_git(exc: BaseException) -> bool:
+    """Whether ``exc`` was raised by GitPython or gitdb (a repository that cannot be read)."""
+    if any(type(exc).__module__.startswith(m) for m in ("git.", "gitdb")):
+        return True
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    module = tb.tb_frame.f_globals.get("__name__", "") if tb is not None else ""
+    return module == "git" or module.startswith(("git.", "gitdb"))
+
+
+def git_words(exc: BaseException) -> str:
+    """git's own first ``fatal:``/``error:`` line for a failure, else the exception's text."""
+    stderr = getattr(exc, "stderr", None)
+    text = stderr if isinstance(stderr, str) else str(exc)
+    for line in text.splitlines():
+        for tag in ("fatal:", "error:"):
+            if tag in line:
+                return line.split(tag, 1)[1].strip(" '")
+    first = str(exc).strip().splitlines()
+    return first[0] if first else type(exc).__name__
+
+
+def unresolved(repo: Any, rev: str, top: Path) -> str:
     """Why ``rev`` names no commit, in git's own words when the repository is damaged."""
     import git
 
@@ -125,10 +251,23 @@ def _unresolved(repo: Any, rev: str, top: Path) -> str:
                  if "fatal:" in ln and "Needed a single revision" not in ln]
         if fatal:
             return f"cannot read revision {rev!r} in {top}: {fatal[0]}"
-    if rev == "HEAD" and not repo.git.rev_list("-n1", "--all"):
+    if rev == "HEAD" and not git_read(f"the commits of {top}",
+                                      lambda: repo.git.rev_list("-n1", "--all")):
         return (f"the repository at {top} has no commits yet: commit the package first "
                 "(or build the working tree with --worktree)")
     return f"unknown revision {rev!r} in {top}"
+
+
+def no_commits_yet(repo: Any) -> bool:
+    """Whether HEAD has no commit because there is none yet (not because git cannot read
+    the one it names: that is a GitError, exit 2, instead of "no commits yet")."""
+    if repo.head.is_valid():
+        return False
+    top = Path(repo.working_tree_dir or repo.git_dir)
+    why = unresolved(repo, "HEAD", top)
+    if why.startswith("cannot read"):
+        raise GitError(f"{why} ({DAMAGED})")
+    return True
 
 
 class GitSource:
@@ -147,11 +286,13 @@ class GitSource:
         try:
             self.commit = self.repo.commit(rev)
         except (git.BadName, ValueError) as exc:
-            raise GitError(_unresolved(self.repo, rev, top)) from exc
-        tree = self.commit.tree
-        try:
-            self.tree = tree if self.prefix == "." else tree / self.prefix
-        except KeyError as exc:
+            raise GitError(unresolved(self.repo, rev, top)) from exc
+        self.label = f"{rev} ({self.commit.hexsha[:12]})"
+        # GitPython reads the commit and tree objects lazily: a missing one fails here.
+        tree = git_read(f"commit {self.label}", lambda: self.commit.tree)
+        sub = tree if self.prefix == "." else git_read(
+            f"the tree of {self.label}", lambda: _subtree(tree, self.prefix))
+        if sub is None:
             cwd = Path.cwd().resolve()
             here = os.path.relpath(package_dir, cwd) if top in (cwd, *cwd.parents) else None
             git_ = "git" if here else f"git -C {top}"
@@ -159,10 +300,8 @@ class GitSource:
                     f" && {git_} commit -m 'Add {self.prefix}'); `promptops build --worktree` "
                     "builds uncommitted files"
                     if self.repo.head.is_valid() and self.commit == self.repo.head.commit else "")
-            raise GitError(
-                f"{self.prefix} does not exist at {rev} ({self.commit.hexsha[:12]}){hint}"
-            ) from exc
-        self.label = f"{rev} ({self.commit.hexsha[:12]})"
+            raise GitError(f"{self.prefix} does not exist at {self.label}{hint}")
+        self.tree = sub
         self.origin = Origin(
             commit=self.commit.hexsha, tree=self.tree.hexsha, dirty=False, path=self.prefix
         )
@@ -172,7 +311,9 @@ class GitSource:
 
     def _index(self) -> dict[str, tuple[int, str, int]]:
         if self._entries is None:
-            raw = self.repo.git.ls_tree("-r", "-l", "-z", self.tree.hexsha, stdout_as_string=False)
+            raw = git_read(
+                f"the files of {self.label}", lambda: self.repo.git.ls_tree(
+                    "-r", "-l", "-z", self.tree.hexsha, stdout_as_string=False))
             entries: dict[str, tuple[int, str, int]] = {}
             for record in raw.split(b"\0"):
                 head, _, name = record.partition(b"\t")
@@ -180,6 +321,8 @@ class GitSource:
                 if len(fields) != 4 or fields[1] != b"blob":
                     continue  # submodules (commit entries) are not package files
                 path = name.decode("utf-8", "surrogateescape")
+                if names_git(path):  # only a hand-made tree holds one; never content
+                    continue
                 size = int(fields[3]) if fields[3].isdigit() else 0  # "BAD": a missing blob
                 entries[path] = (int(fields[0], 8), fields[2].decode(), size)
             self._entries = entries
@@ -229,15 +372,39 @@ class GitSource:
     def files(self) -> list[str]:
         return sorted(self._index())
 
-    def read(self, path: str, _depth: int = 0) -> bytes:
+    def read(self, path: str) -> bytes:
         norm = inside(path)
-        entry = self._index().get(norm) if norm else None
-        if entry is None or norm is None:
+        if norm is None:
             raise FileNotFoundError(path)
-        mode, sha, _ = entry
+        if names_git(norm):
+            raise GitPath(path)
+        entries = self._index()
+        # Symlinks are resolved component by component, as the file system would: a link
+        # may be the file itself or any folder on the way to it.
+        for _ in range(_MAX_LINKS + 1):
+            link, rest = _first_link(norm, entries)
+            if link is None:
+                break
+            raw = self._blob(link, entries[link][1])
+            target = raw.decode("utf-8", "surrogateescape")  # link targets are bytes
+            joined = posixpath.join(posixpath.dirname(link), target)
+            following = inside(f"{joined}/{rest}" if rest else joined)
+            if following is None:
+                raise OutsidePackage(path)
+            if names_git(following):
+                raise GitLink(path)
+            norm = following
+        else:
+            raise SymlinkLoop(path)
+        entry = entries.get(norm)
+        if entry is None:
+            raise FileNotFoundError(path)
+        return self._blob(norm, entry[1])
+
+    def _blob(self, path: str, sha: str) -> bytes:
         if not self._read_ahead:
             self.read_ahead(list(self._index()))
-        data = self._data.get(norm)
+        data = self._data.get(path)
         if data is None:
             try:
                 data = self.repo.git.cat_file(
@@ -248,14 +415,28 @@ class GitSource:
                     f"cannot read {path} ({sha[:12]}) from git: the object is missing or "
                     "damaged (a partial or broken clone; `git fsck` lists what is wrong)"
                 ) from exc
-        if mode == 0o120000:  # a symlink: follow it only while it stays in the package
-            target = inside(posixpath.join(posixpath.dirname(norm), data.decode()))
-            if target is None:
-                raise OutsidePackage(path)
-            if _depth > 8:
-                raise FileNotFoundError(path)
-            return self.read(target, _depth + 1)
-        return data
+        return bytes(data)
+
+
+def _subtree(tree: Any, prefix: str) -> Any:
+    try:
+        return tree / prefix
+    except KeyError:  # no such folder in the commit (a missing object raises otherwise)
+        return None
+
+
+def _first_link(norm: str, entries: dict[str, tuple[int, str, int]]) -> tuple[str | None, str]:
+    """The first leading component of ``norm`` that is a symlink, and what follows it."""
+    start = 0
+    while True:
+        cut = norm.find("/", start)
+        prefix = norm if cut < 0 else norm[:cut]
+        entry = entries.get(prefix)
+        if entry is not None and entry[0] == _SYMLINK:
+            return prefix, "" if cut < 0 else norm[cut + 1:]
+        if cut < 0:
+            return None, ""
+        start = cut + 1
 
 
 def open_repo(start: Path, why: str) -> Any:
@@ -278,4 +459,5 @@ def open_source(package_dir: Path, ref: str | None) -> Source:
 def head_is_dirty(package_dir: Path) -> bool:
     """Whether the package folder has uncommitted changes (build warns about them)."""
     src = GitSource(package_dir)
-    return src.repo.is_dirty(untracked_files=True, path=None if src.prefix == "." else src.prefix)
+    return git_read(f"the status of {package_dir}", lambda: src.repo.is_dirty(
+        untracked_files=True, path=None if src.prefix == "." else src.prefix))

@@ -65,11 +65,12 @@ def _start() -> None:
 
 
 def _watch() -> None:
-    # A process-wide SIGTERM goes to any thread that does not block it; if this one took
-    # it, the process would die inside ``atomic_write``, which holds SIGTERM back only in
-    # the writing thread, and leave its named temp file behind.
+    # A process-wide SIGTERM or SIGINT goes to any thread that does not block it; if this
+    # one took it, the process would die inside ``atomic_write``, which holds SIGTERM back
+    # only in the writing thread, and leave its named temp file behind, or miss serve's
+    # orderly exit, whose handlers run in the main thread.
     if hasattr(signal, "pthread_sigmask"):  # Windows has no signal masks (docs/platforms.md)
-        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM, signal.SIGINT})
     while True:
         time.sleep(POLL_S)
         if not _active:

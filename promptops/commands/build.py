@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from promptops.bundle import compile_bundle, write_bundle
+from promptops.bundle import compile_bundle, inside_folder, write_bundle
 from promptops.commands._common import package_dir
 from promptops.console import echo, info
 from promptops.errors import PromptopsError
@@ -36,7 +36,10 @@ def run(
     bundle = compile_bundle(package) if package is not None else bundle_at(folder, rev)
     if failure:
         raise PromptopsError(failure)
-    written_path, written = write_bundle(bundle, out, force=force)
+    # An output folder inside the package (the default `dist/` run from it) is written
+    # like package content: never through a committed symlink.
+    root = folder if inside_folder(out, folder) else None
+    written_path, written = write_bundle(bundle, out, force=force, root=root)
     verb = "wrote" if written else "unchanged"
     info(f"{verb} {written_path} ({len(bundle['prompts'])} prompts, {bundle['digest']})")
     echo(str(written_path))

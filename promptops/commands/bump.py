@@ -16,9 +16,9 @@ from typing import Any
 
 from promptops.bundle import atomic_write
 from promptops.console import echo, info, settings
-from promptops.errors import PromptopsError, UsageError
+from promptops.errors import PackageError, Problem, PromptopsError, UsageError
 from promptops.semver import Level, Version
-from promptops.sources import MANIFEST, find_package
+from promptops.sources import MANIFEST, Refused, WorktreeSource, find_package
 
 _BOM = "\ufeff"
 _PLAIN_END = " \t\r\n,}]#"
@@ -27,7 +27,10 @@ _PLAIN_END = " \t\r\n,}]#"
 def run(kind: str, path: Path | None, pre: str | None = None) -> int:
     package_dir = find_package(path or Path.cwd())
     manifest = package_dir / MANIFEST
-    raw = manifest.read_bytes()
+    try:  # as package content: a manifest that is a symlink out of the package is refused
+        raw = WorktreeSource(package_dir).read(MANIFEST)
+    except Refused as exc:
+        raise PackageError([Problem(MANIFEST, 1, 1, f"this file is {exc.why}")]) from None
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -39,7 +42,8 @@ def run(kind: str, path: Path | None, pre: str | None = None) -> int:
     if not new > current:
         raise UsageError(f"{new} is not above the current version {current}; choose another bump")
     edited, method = set_version(text, str(new))
-    atomic_write(manifest, edited.encode("utf-8"), mode=manifest.stat().st_mode & 0o7777)
+    atomic_write(manifest, edited.encode("utf-8"), mode=manifest.stat().st_mode & 0o7777,
+                 root=package_dir)
     if settings.verbosity > 0:
         info(f"edited {MANIFEST} via {method} edit")
     echo(f"{current} -> {new}")
@@ -47,9 +51,12 @@ def run(kind: str, path: Path | None, pre: str | None = None) -> int:
 
 
 def _current(text: str, manifest: Path) -> Version:
-    from ruamel.yaml import YAML
+    from promptops.loader import YamlProblem, load_yaml
 
-    data = YAML(typ="safe", pure=False).load(text.removeprefix(_BOM))
+    try:  # the package's own loader: its limits keep a hostile manifest from crashing us
+        data = load_yaml(MANIFEST, text.encode("utf-8")).data
+    except YamlProblem as exc:
+        raise PackageError([exc.problem]) from None
     version = data.get("version") if isinstance(data, dict) else None
     if not isinstance(version, str):
         raise UsageError(f"{manifest} has no `version:` string to bump")

@@ -27,7 +27,7 @@ from promptops.diff.history import (
 )
 from promptops.errors import GitError, PackageError, PromptopsError
 from promptops.semver import Version, satisfies, step_level
-from promptops.sources import find_package
+from promptops.sources import find_package, no_commits_yet
 
 #: Checks a release must pass besides loading: each gets the package folder and the
 #: bundle of HEAD and returns None or a refusal saying what to fix. Lint and test
@@ -65,7 +65,7 @@ class ReleaseRefused(PromptopsError):
 def run(path: Path | None) -> int:
     package_dir = find_package(path or Path.cwd())
     repo = open_repo(package_dir)
-    if not repo.head.is_valid():
+    if no_commits_yet(repo):
         raise ReleaseRefused("the repository has no commits yet: commit the package, then "
                              "run `promptops release`")
     _refuse_dirty(repo, package_dir)

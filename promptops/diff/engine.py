@@ -170,9 +170,10 @@ def _references(source: str) -> tuple[str, ...]:
     from jinja2 import TemplateSyntaxError
 
     from promptops.package import template_references
+    from promptops.template_limits import parse
 
     try:
-        ast = _parser().parse(source)
+        ast = parse(_parser(), source)
     except TemplateSyntaxError:
         return ()
     return tuple(name for name, _ in template_references(ast) if name is not None)
@@ -180,6 +181,7 @@ def _references(source: str) -> tuple[str, ...]:
 
 @lru_cache(maxsize=1)
 def _parser() -> Any:
+    from promptops.template_limits import guard
     from promptops.templating import environment
 
-    return environment({})
+    return guard(environment({}))

@@ -62,7 +62,11 @@ def latest_release(repo: git.Repo, package: str, rev: str = "HEAD") -> Release |
     """The highest-precedence release whose commit is ``rev`` or an ancestor of it."""
     try:
         head = repo.commit(rev)
-    except ValueError:
+    except Exception as exc:  # BadName or ValueError: no commit yet, or one git cannot read
+        if not (isinstance(exc, ValueError) or sources.from_git(exc)):
+            raise
+        if rev == "HEAD" and not sources.no_commits_yet(repo):
+            raise
         return None  # no commits yet
     for rel in reversed(releases(repo, package)):
         if repo.is_ancestor(repo.commit(rel.commit), head):

@@ -64,9 +64,9 @@ class MemoSource:
             full = os.path.join(root, path)
             if path in self._data:
                 continue
-            if os.path.islink(full):
-                continue
-            try:
+            try:  # symlinks, and a FIFO whose open would block, are the inner source's
+                if not stat.S_ISREG(os.lstat(full).st_mode):
+                    continue
                 with open(full, "rb") as fh:
                     self._data[path] = fh.read()
             except OSError:
@@ -139,8 +139,11 @@ def _worktree_blobs(source: MemoSource, folder: Path) -> dict[str, str]:
         if entry and entry[:3] == sig and now - st.st_mtime_ns > _RACY_NS:
             out[path] = str(entry[3])
         else:
-            data = source.read(path)
-            out[path] = blob_id(data)
+            try:
+                out[path] = blob_id(source.read(path))
+            except FileNotFoundError:  # not a regular file (a FIFO), or gone since the walk
+                out[path] = "missing"
+                continue
         new[path] = [*sig, out[path]]
     if new != old:
         try:

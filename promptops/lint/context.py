@@ -17,6 +17,7 @@ from promptops.errors import Problem
 from promptops.loader import LoadedFile, Loc
 from promptops.package import Package, PromptDef, template_fields
 from promptops.sources import Source, inside
+from promptops.template_limits import guard, parse
 from promptops.templating import PromptEnvironment, environment
 
 if TYPE_CHECKING:
@@ -146,13 +147,14 @@ class LintContext:
 
     @cached_property
     def env(self) -> PromptEnvironment:
-        return environment(self.package.templates if self.package else {})
+        return guard(environment(self.package.templates if self.package else {}))
 
     def ast(self, key: str, source: str) -> nodes.Template | None:
-        """Parsed once per distinct source text (many prompts share identical text)."""
+        """Parsed once per distinct source text (many prompts share identical text); None
+        when it does not parse or nests past the limits (the loader reported why)."""
         if source not in self._asts:
             try:
-                self._asts[source] = self.env.parse(source)
+                self._asts[source] = parse(self.env, source)
             except TemplateSyntaxError:
                 self._asts[source] = None
         return self._asts[source]

@@ -21,7 +21,7 @@ from promptops.lint.context import LintContext
 from promptops.lint.problem import Finding
 from promptops.lint.registry import RULES, Rule, resolve
 from promptops.package import Package, load_package
-from promptops.sources import MANIFEST, Origin, Source
+from promptops.sources import MANIFEST, REFUSED, Origin, Source
 
 _DISABLE = re.compile(r"promptops:\s*disable=([A-Za-z0-9_,\- ]+)")
 
@@ -35,7 +35,7 @@ def classify(problem: Problem) -> str:
         return "PO104" if "unknown tag" in msg or "No filter named" in msg else "PO103"
     if "is already used by" in msg:
         return "PO106"
-    if "a symlink pointing outside the package" in msg:
+    if any(refused.why in msg for refused in REFUSED):  # a path the package may not name
         return "PO304" if msg.startswith("template ") else "PO306"
     if msg.startswith("dynamic include") or (msg.startswith("template ") and "not found" in msg):
         return "PO301"

@@ -88,5 +88,5 @@ def apply(root: Path, changes: dict[str, tuple[str, str]]) -> None:
 
     for path, (_, new) in changes.items():
         full = root / path
-        atomic_write(full, new.encode("utf-8"), mode=full.stat().st_mode & 0o777)
+        atomic_write(full, new.encode("utf-8"), mode=full.stat().st_mode & 0o777, root=root)
 

@@ -20,8 +20,9 @@ from promptops import fastyaml
 from promptops.errors import PackageError
 from promptops.loader import LoadedFile, Loc, YamlProblem, decode, load_yaml
 from promptops.package import Package, _Loader
-from promptops.sources import Source
+from promptops.sources import Refused, Source
 from promptops.testing.model import Expectation, TestFile
+from promptops.yaml_limits import LimitExceeded
 
 TESTS_DIR = "tests/"
 TEST_SUFFIX = ".test.yaml"
@@ -51,10 +52,10 @@ class _CaseLoader(fastyaml.FastLoader):
 
 
 class TestFileError(PackageError):
-    """A test file that cannot be run: a configuration error (exit 2), every problem listed."""
+    """A test file that cannot be run: exit 1 with every problem listed, like any other package
+    file that does not load (test files are package content, written by the same authors)."""
 
     __test__ = False
-    exit_code = 2
 
 
 @dataclass(frozen=True)
@@ -127,7 +128,7 @@ def smoke_case(prompt: dict[str, Any]) -> Case:
 
 def load_cases(package: Package, source: Source) -> list[Case]:
     """All cases of the package's tests/**/*.test.yaml, in file order; raises TestFileError
-    (a PromptopsError with exit_code 2 and positioned problems) on a bad test file."""
+    (a PackageError, exit 1, with positioned problems) on a bad test file."""
     ld = _Loader(source)
     cases: list[Case] = []
     taken: dict[tuple[str, str], Case] = {}  # (prompt, snapshot file) -> first case
@@ -219,12 +220,15 @@ def _parse(ld: _Loader, path: str) -> tuple[LoadedFile, Any] | None:
     except YamlProblem as exc:
         ld.problems.append(exc.problem)
         return None
+    except Refused as exc:
+        ld.problem(path, (1, 1), f"this file is {exc.why}")
+        return None
     loader = _CaseLoader(text)
     try:
-        node = loader.get_single_node()
+        node = fastyaml.compose(loader, text)
         data = loader.construct_document(node) if node is not None else None
         return LoadedFile(path=path, text=text, data=data), node
-    except yaml.YAMLError:
+    except (yaml.YAMLError, LimitExceeded):  # load_yaml says why, positioned
         pass
     finally:
         loader.dispose()

@@ -3,17 +3,19 @@
 Snapshots are read from the same source as the test files (so ``--ref`` compares with
 what the commit holds) but only ever written to the working tree, atomically, by the
 main process after the run: a crash or a parallel worker never leaves half a file.
+Snapshots are package content like any other: one that is a symlink out of the package
+is refused when read, and no write or removal goes through a symlink inside the package
+(a committed ``tests/__snapshots__/x -> /elsewhere`` would otherwise carry it outside).
 """
 
 from __future__ import annotations
 
-import contextlib
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from promptops.bundle import atomic_write
-from promptops.sources import Source
+from promptops.bundle import atomic_write, remove_file
+from promptops.errors import PackageError, Problem, UnsafeWrite
+from promptops.sources import Refused, Source
 from promptops.testing.cases import SNAPSHOT_DIR, Case
 from promptops.testing.runner import Outcome
 
@@ -34,7 +36,18 @@ def stored(source: Source, existing: list[str], cases: list[Case]) -> dict[str, 
     """The stored bytes of every snapshot the selected cases compare with."""
     present = set(existing)
     wanted = {c.snapshot_path for c in cases if c.wants_snapshot and c.skip is None}
-    return {p: source.read(p) for p in sorted(wanted & present)}
+    out: dict[str, bytes] = {}
+    refused: list[Problem] = []
+    for path in sorted(wanted & present):
+        try:
+            out[path] = source.read(path)
+        except Refused as exc:
+            refused.append(Problem(path, 1, 1, f"snapshot {path!r} is {exc.why}"))
+        except FileNotFoundError:
+            continue  # listed but gone (a dangling symlink): the case writes a new one
+    if refused:
+        raise PackageError(refused)
+    return out
 
 
 def obsolete(existing: list[str], all_cases: list[Case]) -> list[str]:
@@ -56,19 +69,33 @@ def apply(
     runner then never produces content to write).
     """
     report = SnapshotReport()
+    refused: list[Problem] = []
     for case, outcome in zip(cases, outcomes, strict=True):
         if outcome.snapshot is None or root is None:
             continue
-        atomic_write(root / case.snapshot_path, outcome.snapshot.encode("utf-8"))
+        try:
+            atomic_write(root / case.snapshot_path, outcome.snapshot.encode("utf-8"), root=root)
+        except UnsafeWrite as exc:
+            refused.append(_unsafe(case.snapshot_path, exc))
+            continue
         (report.written if outcome.snapshot_state == "new" else report.updated).append(
             case.snapshot_path)
     if update and root is not None:
         for path in stale:
-            target = root / path
-            target.unlink(missing_ok=True)
+            try:
+                remove_file(root / path, root=root)
+            except UnsafeWrite as exc:
+                refused.append(_unsafe(path, exc))
+                continue
             report.removed.append(path)
-            with contextlib.suppress(OSError):  # the prompt's folder, once it is empty
-                os.rmdir(target.parent)
     else:
         report.obsolete = list(stale)
+    if refused:
+        raise PackageError(refused)
     return report
+
+
+def _unsafe(path: str, exc: UnsafeWrite) -> Problem:
+    return Problem(exc.link, 1, 1, f"snapshot {path!r} is not written: {exc.link} is a symlink; "
+                   "promptops never writes through a symlink inside the package (replace it "
+                   "with a real folder or file)")

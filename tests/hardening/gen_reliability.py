@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
@@ -20,7 +21,7 @@ RECORDS = HERE / "records"
 MEASURED = HERE / "measured"  # benchmark figures (costs), one JSON file per section
 DOC = REPO / "docs" / "reliability.md"
 AREAS = ["serve process", "serve protocol fuzzing", "template security", "repository faults",
-         "process faults"]
+         "process faults", "package paths", "hostile content", "write faults"]
 
 
 def limits() -> list[tuple[str, str, str]]:
@@ -28,7 +29,7 @@ def limits() -> list[tuple[str, str, str]]:
     from fuzz_serve import RSS_LIMIT_MB
 
     from promptops import limits as size
-    from promptops import templating
+    from promptops import template_limits, templating, yaml_limits
     from promptops.serve import jsonrpc as protocol
     from promptops.serve import wire
     from promptops.serve.transports import stdio
@@ -67,6 +68,24 @@ def limits() -> list[tuple[str, str, str]]:
         ("argument values", "100,000 characters unless `maxLength` says otherwise",
          "-32602 naming the argument"),
         ("fuzzed server memory", f"VmRSS under {RSS_LIMIT_MB} MB", "checked by the fuzz driver"),
+        *content_limits(yaml_limits, template_limits),
+    ]
+
+
+def content_limits(y: Any, t: Any) -> list[tuple[str, str, str]]:
+    """What package content may hold (promptops/yaml_limits.py, template_limits.py)."""
+    past = "a positioned problem (file:line:col), exit 1, before any recursive parser runs"
+    return [
+        ("YAML nesting", f"{y.MAX_DEPTH} levels of mappings/sequences, aliases followed",
+         past),
+        ("YAML nodes", f"{y.MAX_NODES:,} a document, aliases expanded", past),
+        ("YAML aliases", f"repeat at most {y.MAX_ALIAS_EXPANSION:,} characters in all; no "
+         "recursive anchor", past),
+        ("YAML integers", f"{y.MAX_INT_DIGITS:,} digits (hex/octal: the same magnitude)", past),
+        ("template block tags", f"{t.MAX_BLOCK_DEPTH} open inside each other", past),
+        ("template brackets", f"{t.MAX_BRACKET_DEPTH} open inside each other", past),
+        ("template expressions", f"{t.MAX_EXPRESSION_DEPTH} levels (operators, filters, "
+         "attributes, calls, brackets)", past),
     ]
 
 

@@ -108,11 +108,11 @@ BAD_FILES = {
 
 
 @pytest.mark.parametrize("kind", sorted(BAD_FILES))
-def test_bad_test_file_is_exit_2_with_position(tmp_path: Path, kind: str) -> None:
+def test_bad_test_file_is_exit_1_with_position(tmp_path: Path, kind: str) -> None:
     text, message = BAD_FILES[kind]
     package(tmp_path, {"tests/bad.test.yaml": text})
     proc = promptops("test", cwd=tmp_path)
-    assert proc.returncode == 2, proc.stderr
+    assert proc.returncode == 1, proc.stderr
     assert message in proc.stderr
     assert "Traceback" not in proc.stderr and proc.stdout == ""
 

@@ -1,0 +1,242 @@
+"""What package YAML may hold: bounded nesting, bounded alias expansion, bounded integers.
+
+Every later stage walks the parsed data recursively (ruamel.yaml's round-trip composer
+for positions, pydantic, ``json.dumps`` of the bundle), and ruamel.yaml's C composer
+recurses on the C stack: 40,000 nested ``[`` killed the process with SIGSEGV, a few
+thousand raised RecursionError. Aliases are expanded wherever the data is serialised,
+so a 100 KB file of aliases to aliases became a 50 MB bundle ("billion laughs"). And
+Python refuses to convert integers of more than 4,300 digits to or from text.
+
+So, before anything recursive runs, a document is checked against these limits
+(documented in SECURITY.md, "What package YAML may hold"):
+
+* :data:`MAX_DEPTH` collections (mappings, sequences) nested inside each other,
+  counting through aliases (an alias of a 90-deep anchor at depth 20 is 110 deep);
+* :data:`MAX_NODES` nodes (scalars, mappings, sequences; an alias counts as all the
+  nodes it repeats): every stage costs per node, ruamel.yaml's round-trip tree about
+  1 KB and 90 us each, so 10 MB of small nested values took 8 minutes and 7 GB;
+* :data:`MAX_ALIAS_EXPANSION`: the characters (plus one per node) that aliases may
+  repeat in total, so a document expands to at most its own size plus this much;
+  a recursive alias (an anchor containing itself) is refused outright;
+* :data:`MAX_INT_DIGITS` digits for an integer (the bit length equivalent in hex/octal).
+
+The check costs nearly nothing on ordinary files: every collection needs an indicator
+character of its own (``:``, ``-``, ``?``, ``[``, ``{``), every node one of those or a
+``,``, and every alias a ``*``, so a file with few of them cannot break a limit and is not
+walked (:func:`needs_check`). Others are walked once, without recursion: the libyaml
+node graph on the fast path (:func:`check_nodes`), or the parser's event stream
+(:func:`check_events`; both parsers produce events without recursion), which stops at
+the first limit crossed and so costs at most the limit, whatever the file's size: it
+runs before composing on the fast path when a file could hold too many nodes, and
+always on the ruamel.yaml fallback.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+MAX_DEPTH = 100
+MAX_NODES = 250_000
+MAX_ALIAS_EXPANSION = 1_000_000
+MAX_INT_DIGITS = 4_300
+TOO_BIG = 10**MAX_INT_DIGITS  # the smallest magnitude with more digits than the limit
+
+TOO_DEEP = f"collections nested more than {MAX_DEPTH} levels deep"
+RECURSIVE = "a recursive alias (an anchor that contains itself)"
+TOO_MANY = (f"more than {MAX_NODES:,} nodes (values, mappings and sequences, aliases "
+            "expanded)")
+ALIASES = (f"aliases repeat more than {MAX_ALIAS_EXPANSION:,} characters in all (expanded, "
+           "a small file would become a huge bundle)")
+
+
+class LimitExceeded(Exception):
+    """A document over one of the limits, at a 1-based line and column."""
+
+    def __init__(self, line: int, col: int, message: str) -> None:
+        super().__init__(f"{line}:{col}: {message}")
+        self.line, self.col, self.message = line, col, message
+
+
+def at(mark: Any, message: str) -> LimitExceeded:
+    """The limit error at a parser mark (0-based ``line``/``column``), or at 1:1."""
+    if mark is None:
+        return LimitExceeded(1, 1, message)
+    return LimitExceeded(int(mark.line) + 1, int(mark.column) + 1, message)
+
+
+def needs_check(text: str) -> tuple[bool, bool, bool]:
+    """(could the text nest past the limit, could it hold too many nodes, does it use
+    aliases): bounds from counting characters, not a parse.
+
+    Nested collections each own at least one indicator character, so their depth is
+    at most the number of those characters; a mapping entry is two nodes per ``:``
+    (or ``?``), any other node needs a ``-``, ``,``, ``[`` or ``{``; no ``*``, no alias.
+    """
+    indicators = (text.count(":") + text.count("-") + text.count("[") + text.count("{")
+                  + text.count("?"))
+    nodes = 2 * (indicators + text.count(",")) + 1
+    return indicators >= MAX_DEPTH, nodes > MAX_NODES, "*" in text
+
+
+def check_nodes(root: Any, text: str) -> None:
+    """Check a PyYAML node graph (aliases are shared nodes); LimitExceeded if over."""
+    deep, many, aliases = needs_check(text)
+    if aliases:
+        _check_graph(root)
+    elif deep or many:
+        _check_tree(root)
+
+
+def _children(node: Any) -> list[Any]:
+    value = node.value
+    if not isinstance(value, list):
+        return []
+    if value and isinstance(value[0], tuple):
+        return [n for pair in value for n in pair]
+    return value
+
+
+def _check_tree(root: Any) -> None:
+    stack = [(root, 1)]
+    count = 0
+    while stack:
+        node, depth = stack.pop()
+        count += 1
+        if count > MAX_NODES:
+            raise at(node.start_mark, TOO_MANY)
+        if isinstance(node.value, list):
+            if depth > MAX_DEPTH:
+                raise at(node.start_mark, TOO_DEEP)
+            stack.extend((child, depth + 1) for child in _children(node))
+
+
+def _check_graph(root: Any) -> None:
+    """Depth and expanded size of a graph whose repeated nodes are aliases.
+
+    Nodes are visited in document order, so an anchor is complete (its expanded size
+    and height known) before any alias of it; meeting a node that is still open is a
+    recursive alias.
+    """
+    size: dict[int, int] = {}
+    height: dict[int, int] = {}
+    nodes: dict[int, int] = {}
+    opened: set[int] = set()
+    added = total = 0
+    stack: list[tuple[Any, int, bool, Any]] = [(root, 1, False, None)]
+    while stack:
+        node, depth, leaving, parent_mark = stack.pop()
+        key = id(node)
+        if leaving:
+            kids = _children(node)
+            size[key] = 1 + sum(size[id(k)] for k in kids)
+            height[key] = 1 + max((height[id(k)] for k in kids), default=0)
+            nodes[key] = 1 + sum(nodes[id(k)] for k in kids)
+            opened.discard(key)
+            continue
+        if key in size:  # seen before: this is an alias of it
+            added += size[key]
+            total += nodes[key]
+            if added > MAX_ALIAS_EXPANSION:
+                raise at(parent_mark, ALIASES)
+            if total > MAX_NODES:
+                raise at(parent_mark, TOO_MANY)
+            if depth - 1 + height[key] > MAX_DEPTH:
+                raise at(parent_mark, TOO_DEEP)
+            continue
+        if key in opened:
+            raise at(parent_mark, RECURSIVE)
+        total += 1
+        if total > MAX_NODES:
+            raise at(node.start_mark, TOO_MANY)
+        if not isinstance(node.value, list):
+            size[key], height[key], nodes[key] = len(str(node.value)) + 1, 0, 1
+            continue
+        if depth > MAX_DEPTH:
+            raise at(node.start_mark, TOO_DEEP)
+        opened.add(key)
+        stack.append((node, depth, True, parent_mark))
+        stack.extend((child, depth + 1, False, node.start_mark)
+                     for child in reversed(_children(node)))
+
+
+def check_events(events: Iterable[Any]) -> None:
+    """Check a parser's event stream (PyYAML's or ruamel.yaml's); LimitExceeded if over."""
+    # per open collection: [expanded size, height, expanded nodes, anchor]
+    frames: list[list[Any]] = []
+    anchors: dict[str, tuple[int, int, int]] = {}
+    opened: set[str] = set()
+    added = total = 0
+    for event in events:
+        kind = type(event).__name__
+        anchor = getattr(event, "anchor", None)
+        if kind in ("MappingStartEvent", "SequenceStartEvent"):
+            total += 1
+            if len(frames) >= MAX_DEPTH:
+                raise at(event.start_mark, TOO_DEEP)
+            if total > MAX_NODES:
+                raise at(event.start_mark, TOO_MANY)
+            frames.append([1, 0, 1, anchor])
+            if anchor:
+                opened.add(anchor)
+            continue
+        if kind in ("MappingEndEvent", "SequenceEndEvent"):
+            grown, tall, count, anchor = frames.pop()
+            tall += 1
+            if anchor:
+                anchors[anchor] = (grown, tall, count)
+                opened.discard(anchor)
+        elif kind == "ScalarEvent":
+            grown, tall, count = len(event.value) + 1, 0, 1
+            total += 1
+            if total > MAX_NODES:
+                raise at(event.start_mark, TOO_MANY)
+            if anchor:
+                anchors[anchor] = (grown, tall, count)
+        elif kind == "AliasEvent":
+            if anchor in opened:
+                raise at(event.start_mark, RECURSIVE)
+            grown, tall, count = anchors.get(anchor or "", (0, 0, 0))
+            added += grown
+            total += count
+            if added > MAX_ALIAS_EXPANSION:
+                raise at(event.start_mark, ALIASES)
+            if total > MAX_NODES:
+                raise at(event.start_mark, TOO_MANY)
+            if len(frames) + tall > MAX_DEPTH:
+                raise at(event.start_mark, TOO_DEEP)
+        else:
+            continue
+        if frames:
+            frames[-1][0] += grown
+            frames[-1][1] = max(frames[-1][1], tall)
+            frames[-1][2] += count
+
+
+def int_too_long(digits: int | None = None) -> str:
+    """The refusal of an integer with ``digits`` digits (None: more than the limit)."""
+    count = f"{digits:,}" if digits is not None else f"more than {MAX_INT_DIGITS:,}"
+    return (f"an integer of {count} digits is over the limit of {MAX_INT_DIGITS:,}; "
+            "quote it to keep it as text")
+
+
+def too_big(number: int) -> bool:
+    """Whether ``number`` has more decimal digits than the limit (it would not print)."""
+    return number.bit_length() > 3 * MAX_INT_DIGITS and abs(number) >= TOO_BIG
+
+
+def check_ints(data: Any) -> None:
+    """Refuse integers past the limit anywhere in parsed data (iteratively)."""
+    stack = [data]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, bool):
+            continue
+        if isinstance(item, int):
+            if too_big(item):
+                raise LimitExceeded(1, 1, int_too_long())
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list | tuple | set | frozenset):
+            stack.extend(item)
