@@ -20,16 +20,16 @@ from __future__ import annotations
 import signal
 import threading
 import time
-import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from promptops.bundle import Bundle
-from promptops.errors import GitError, PromptopsError, UsageError
+from promptops.errors import GitError, PromptopsError
 from promptops.serve import gitrefs
 from promptops.serve.cache import BuildCache, restamp
+from promptops.serve.catalog import check_names
 
 POLL_S = 0.05
 QUIET_S = 0.12
@@ -88,17 +88,7 @@ class Follower:
 
     def _build(self, commits: tuple[str, ...]) -> list[Bundle]:
         bundles = [self._bundle(p, c) for p, c in zip(self._packages, commits, strict=True)]
-        owners: dict[str, str] = {}
-        for bundle in bundles:
-            package_name = bundle["package"]["name"]
-            for prompt in bundle["prompts"]:
-                other = owners.setdefault(prompt["name"], package_name)
-                if other != package_name:
-                    raise UsageError(
-                        f"prompt {prompt['name']!r} is defined by both package {other!r} and "
-                        f"package {package_name!r}; prompt names must be unique across the "
-                        "packages served together"
-                    )
+        check_names(bundles)  # a set that cannot be served does not build
         return bundles
 
     def _bundle(self, package: _Package, commit: str) -> Bundle:
@@ -118,7 +108,7 @@ class Follower:
 
     # -- following HEAD -------------------------------------------------------------------
 
-    def start(self, on_change: Callable[[list[Bundle]], None]) -> None:
+    def start(self, on_change: Callable[[list[Bundle]], object]) -> None:
         """Follow HEAD in a daemon thread; a fixed ``ref`` never changes, so then nothing runs."""
         if self._ref is not None or self._thread is not None:
             return
@@ -137,7 +127,7 @@ class Follower:
     def _signature(self) -> tuple[object, ...]:
         return tuple(gitrefs.signature(r) for r in self._repos)
 
-    def _watch(self, on_change: Callable[[list[Bundle]], None]) -> None:
+    def _watch(self, on_change: Callable[[list[Bundle]], object]) -> None:
         # Signals are for the main thread (it ends the connection); see stdio.Signals.hold.
         if hasattr(signal, "pthread_sigmask"):  # POSIX; Windows has no signal masks
             signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM, signal.SIGINT})
@@ -158,6 +148,8 @@ class Follower:
                 try:
                     self._moved(on_change)
                 except Exception:  # the follower must outlive any bug in one rebuild
+                    import traceback  # deferred, like the build: only a bug needs it
+
                     self._log("internal error while following HEAD:\n" + traceback.format_exc())
 
     def _warm(self) -> None:
@@ -174,7 +166,7 @@ class Follower:
             except Exception:  # reported when that commit is really rebuilt
                 continue
 
-    def _moved(self, on_change: Callable[[list[Bundle]], None]) -> None:
+    def _moved(self, on_change: Callable[[list[Bundle]], object]) -> None:
         if any(gitrefs.busy(r) for r in self._repos):
             return  # mid-rebase: wait for it to finish (its end changes the watched files)
         try:

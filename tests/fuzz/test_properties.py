@@ -27,7 +27,7 @@ from promptops.limits import BudgetExceeded
 from promptops.render import Renderer
 from promptops.semver import Version
 from promptops.serve import wire
-from promptops.serve.protocol import Server
+from promptops.serve.connection import Connection as Server
 from promptops.templating import MAX_OUTPUT_CHARS, environment, render_bounded
 
 SETTINGS = settings(max_examples=250, deadline=None,
