@@ -1,0 +1,47 @@
+// The TypeScript SDK v2 client (@modelcontextprotocol/client) over Streamable HTTP, against
+// `promptops serve --http`: MODE legacy (initialize) or auto (2026-07-28 via server/discover);
+// list (every page), get, complete, an unknown prompt; with --listen (2026-07-28) a
+// subscriptions/listen stream that must deliver list_changed, then how it closed.
+// usage: NODE_PATH=<deps>/node_modules node ts_v2.mjs URL MODE [--listen] [--token T]
+import { createRequire } from 'node:module';
+import path from 'node:path';
+const require = createRequire(path.join(process.env.NODE_PATH, 'noop.js'));
+const { Client, StreamableHTTPClientTransport } = await import(require.resolve('@modelcontextprotocol/client'));
+
+const args = process.argv.slice(2);
+const [url, mode] = args;
+const listen = args.includes('--listen');
+const ti = args.indexOf('--token');
+const token = ti > 0 ? args[ti + 1] : undefined;
+const transport = new StreamableHTTPClientTransport(new URL(url), {
+  requestInit: token ? { headers: { Authorization: `Bearer ${token}` } } : undefined,
+});
+const client = new Client({ name: 'ts-v2-check', version: '0.0.1' }, { versionNegotiation: { mode } });
+let changed;
+const gotChange = new Promise((resolve) => { changed = resolve; });
+client.setNotificationHandler('notifications/prompts/list_changed', (n) => changed(n));
+await client.connect(transport);
+console.log('protocol', client.getNegotiatedProtocolVersion?.() ?? transport.protocolVersion);
+let names = [], cursor;
+do {
+  const page = await client.listPrompts(cursor ? { cursor } : undefined);
+  names = names.concat(page.prompts.map((p) => p.name));
+  cursor = page.nextCursor;
+} while (cursor);
+console.log('prompts', names.length, names.join(' '));
+const got = await client.getPrompt({ name: 'code_review', arguments: { code: 'x', language: 'go' } });
+console.log('get', got.messages.map((m) => m.role).join(','));
+const c = await client.complete({ ref: { type: 'ref/prompt', name: 'code_review' }, argument: { name: 'language', value: 'g' } });
+console.log('complete', JSON.stringify(c.completion.values));
+try { await client.getPrompt({ name: 'nope', arguments: {} }); console.log('unknown ok?'); }
+catch (e) { console.log('unknown', e.code); }
+if (listen) {
+  const sub = await client.listen({ promptsListChanged: true });
+  console.log('honored', JSON.stringify(sub.honoredFilter));
+  console.log('ready');
+  const n = await Promise.race([gotChange, new Promise((_, no) => setTimeout(() => no(new Error('no list_changed in 15 s')), 15000).unref())]);
+  console.log('list_changed', JSON.stringify(n.params ?? {}));
+  sub.close();
+  console.log('closed', await sub.closed);
+}
+await client.close();
