@@ -180,3 +180,34 @@ def test_typescript_sdk_list_changed(server: HttpServer, kit_dir: Path, script: 
     assert "list_changed" in out
     if script == "ts_v2.mjs":  # tagged with its subscription, closed by the client
         assert "io.modelcontextprotocol/subscriptionId" in out and "closed local" in out
+
+
+def test_last_event_id_resumes_the_get_stream(server: HttpServer, kit_dir: Path) -> None:
+    import json
+    import time
+
+    from http_helpers import initialize
+
+    sid = initialize(server.url)
+    sse = {"accept": "text/event-stream", "mcp-session-id": sid}
+
+    def first_event(resp: httpx2.Response) -> tuple[str, dict[str, Any]]:
+        eid = ""
+        for line in resp.iter_lines():
+            if line.startswith("id: "):
+                eid = line[4:]
+            elif line.startswith("data: ") and line[6:].strip():
+                return eid, json.loads(line[6:])
+        raise AssertionError("stream ended")
+
+    with httpx2.Client(timeout=15) as c:
+        with c.stream("GET", server.url, headers=sse) as resp:
+            time.sleep(0.2)
+            _commit(kit_dir)
+            eid, note = first_event(resp)
+        assert note["method"] == "notifications/prompts/list_changed" and eid
+        _commit(kit_dir)  # while no stream is open: kept in the replay window
+        time.sleep(1.5)
+        with c.stream("GET", server.url, headers={**sse, "last-event-id": eid}) as resp:
+            again, note = first_event(resp)
+        assert int(again) > int(eid) and note["method"] == "notifications/prompts/list_changed"
