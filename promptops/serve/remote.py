@@ -93,6 +93,14 @@ class Remote:
         self._log(redact(f"following {self.url}@{self.branch} (clone in {self.directory})"))
 
     def fetch(self) -> None:
+        """Bring the local branch to the remote's (under a lock: replicas may share a cache)."""
+        import fcntl  # POSIX; the team server runs on Linux and macOS
+
+        with (self.directory / ".git" / "promptops-fetch.lock").open("a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            self._fetch()
+
+    def _fetch(self) -> None:
         b = self.branch
         assert b is not None, "clone() names the branch"
         self._git("fetch", "--quiet", "origin", f"+refs/heads/{b}:refs/remotes/origin/{b}",
