@@ -503,7 +503,8 @@ class HttpApp:
             note["rpc"] = msg.get("method") if isinstance(msg.get("method"), str) else None
         version = headers.get("mcp-protocol-version")
         if self._stateless(msg, version, headers):
-            return await self._stateless_post(receive, send, headers, principal, msg, version)
+            return await self._stateless_post(scope, receive, send, headers, principal, msg,
+                                              version)
         return await self._session_post(send, headers, principal, msg, version)
 
     @staticmethod
@@ -518,8 +519,9 @@ class HttpApp:
             return True
         return msg.get("method") == "server/discover" and "mcp-session-id" not in headers
 
-    async def _stateless_post(self, receive: Receive, send: SendAsgi, headers: dict[str, str],
-                              principal: Principal, msg: object, version: str | None) -> int:
+    async def _stateless_post(self, scope: Scope, receive: Receive, send: SendAsgi,
+                              headers: dict[str, str], principal: Principal, msg: object,
+                              version: str | None) -> int:
         if not isinstance(msg, dict):
             raise HttpError(400, jsonrpc.INVALID_REQUEST,
                             f"{LATEST_STATELESS} takes one JSON-RPC message per request")
@@ -564,7 +566,8 @@ class HttpApp:
             raise HttpError(400, exc.code, exc.message, rid, exc.data) from None
         server = self.views.server(principal.see)
         if method == "subscriptions/listen":
-            return await self._listen(receive, send, server, principal, msg)
+            client = self._client_key(principal, scope.get("client"))
+            return await self._listen(receive, send, server, client, msg)
         session = server.open(_discard)
         try:
             replies = server.handle(session, msg)
@@ -609,9 +612,9 @@ class HttpApp:
         if self.metrics is not None:
             self.metrics.streams.labels(stream.kind).dec()
 
-    async def _listen(self, receive: Receive, send: SendAsgi, server: Server,
-                      principal: Principal, msg: Json) -> int:
-        stream = self._open_stream("listen", principal.name if self.auth else "listen")
+    async def _listen(self, receive: Receive, send: SendAsgi, server: Server, client: str,
+                      msg: Json) -> int:
+        stream = self._open_stream("listen", client)
         session = server.open(stream.send)
         stream.session, stream.server, stream.final = session, server, True
         try:
