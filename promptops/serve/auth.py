@@ -21,14 +21,16 @@ decide what it may see.
 Visibility patterns (per token, or per OAuth scope) are ``PACKAGE`` or
 ``PACKAGE/PROMPT-GLOB`` (shell-style globs, ``*`` for everything); a prompt a caller
 cannot see does not exist for that caller (see :mod:`promptops.serve.views`).
-The file format, YAML (or JSON, which is YAML)::
+The file is TOML (``tomllib``: the standard library, so serve's import contracts keep
+YAML off its path), or JSON when its name ends in ``.json``::
 
-    tokens:
-      - name: team-a
-        sha256: 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08
-        see: [billing, "shared/review_*"]
-    scopes:            # OAuth mode: scope -> patterns (a token sees the union)
-      prompts.billing: [billing]
+    [[tokens]]
+    name = "team-a"
+    sha256 = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
+    see = ["billing", "shared/review_*"]
+
+    [scopes]           # OAuth mode: scope -> patterns (a token sees the union)
+    "prompts.billing" = ["billing"]
 """
 
 from __future__ import annotations
@@ -93,16 +95,20 @@ def _patterns(where: str, value: object) -> tuple[str, ...]:
 
 def read_access_file(path: Path) -> tuple[dict[str, Principal], dict[str, tuple[str, ...]]]:
     """The tokens (by digest) and the scope map of a tokens file."""
-    import yaml  # PyYAML is a core dependency; imported only when HTTP auth is configured
+    import tomllib
 
     try:
-        data: Any = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        text = path.read_text(encoding="utf-8")
+        data: Any = json.loads(text) if path.suffix == ".json" else tomllib.loads(text)
+    except (OSError, UnicodeDecodeError, ValueError) as exc:  # TOMLDecodeError is a ValueError
         raise AccessFileError(f"{path}: cannot be read: {exc}") from None
     if not isinstance(data, dict) or not set(data) <= {"tokens", "scopes"}:
         raise AccessFileError(f"{path}: expected a mapping with `tokens` and/or `scopes`")
     tokens: dict[str, Principal] = {}
-    for i, entry in enumerate(data.get("tokens") or []):
+    entries = data.get("tokens") or []
+    if not isinstance(entries, list):
+        raise AccessFileError(f"{path}: `tokens` must be a list of tables (TOML [[tokens]])")
+    for i, entry in enumerate(entries):
         where = f"{path}: tokens[{i}]"
         if not isinstance(entry, dict) or not set(entry) <= {"name", "sha256", "see"}:
             raise AccessFileError(f"{where}: expected name, sha256 and see")

@@ -258,3 +258,21 @@ def test_jwt_access_tokens(oauth: tuple[HttpServer, Any]) -> None:
     doc = httpx2.get(srv.base + "/.well-known/oauth-protected-resource/mcp").json()
     assert doc["authorization_servers"] == [ISSUER] and doc["scopes_supported"] == [
         "prompts.read"]
+
+
+def test_tokens_file_in_toml_and_its_errors(tmp_path: Path) -> None:
+    from promptops.serve.auth import AccessFileError, StaticTokens
+
+    good = tmp_path / "tokens.toml"
+    good.write_text(f'[[tokens]]\nname = "a"\nsha256 = "{_digest("tok-a")}"\nsee = ["kit"]\n'
+                    '[scopes]\n"prompts.kit" = ["kit"]\n')
+    auth = StaticTokens(good)
+    assert auth.authenticate("Bearer tok-a").see == ("kit",)
+    for text, word in (('[[tokens]]\nname = "a"\nsha256 = "abc"\n', "sha256"),
+                       ('[[tokens]]\nname = ""\n', "name"),
+                       ('tokens = 3\n', "tokens"), ("[[tokens\n", "cannot be read"),
+                       (f'[[tokens]]\nname = "a"\nsha256 = "{"0" * 64}"\nsee = "kit"\n', "see")):
+        bad = tmp_path / "bad.toml"
+        bad.write_text(text)
+        with pytest.raises(AccessFileError, match=word):
+            StaticTokens(bad)

@@ -280,6 +280,9 @@ class HttpApp:
                  on_stop: Callable[[], None] | None = None) -> None:
         self.views, self.config, self.auth, self.metrics = views, config, auth, metrics
         self.sessions = Sessions(config)
+        self.old_sessions: dict[str, Any] = {}  # 2024-11-05 HTTP+SSE (http_sse.py)
+        root = config.path.rsplit("/", 1)[0]
+        self.sse_path, self.messages_path = root + "/sse", root + "/messages"
         self.streams: dict[Stream, None] = {}
         self.per_client: dict[str, int] = {}
         self.draining = False
@@ -377,6 +380,9 @@ class HttpApp:
         try:
             if path == self.config.path or path == self.config.path + "/":
                 status = await self._mcp(scope, receive, send, note)
+            elif path in (self.sse_path, self.messages_path, self.messages_path + "/"):
+                note["rpc"] = "http+sse"
+                status = await self._old_transport(scope, receive, send, path)
             elif path == "/healthz":
                 status = await _respond(send, 200, b'{"status":"ok"}')
             elif path == "/readyz":
@@ -474,6 +480,37 @@ class HttpApp:
                 return await self._delete(send, headers, principal)
             raise HttpError(405, jsonrpc.INVALID_REQUEST, "Method Not Allowed",
                             headers=[(b"allow", b"GET, POST, DELETE")])
+        except HttpError as exc:
+            return await _respond(send, exc.status, wire.encode(exc.body),
+                                  [JSON_CT, NO_STORE, *exc.headers])
+
+    async def _old_transport(self, scope: Scope, receive: Receive, send: SendAsgi,
+                             path: str) -> int:
+        """2024-11-05 HTTP+SSE: GET the stream, POST messages (transports/http_sse.py)."""
+        from promptops.serve.transports import http_sse
+
+        headers = _headers(scope)
+        try:
+            self._guard(headers)
+            try:
+                principal = await self._principal(headers)
+            except AuthError as exc:
+                challenge = www_authenticate(exc, self.prm_url, self.config.required_scopes)
+                raise HttpError(exc.status, jsonrpc.INVALID_REQUEST, exc.description,
+                                headers=[(b"www-authenticate", challenge.encode())]) from None
+            if path == self.sse_path and scope["method"] == "GET":
+                return await http_sse.open_stream(self, scope, receive, send, principal,
+                                                  self.messages_path + "/")
+            if path != self.sse_path and scope["method"] == "POST":
+                body = await _read_body(receive, self.config.max_body)
+                if body is None:
+                    raise HttpError(413, jsonrpc.INVALID_REQUEST,
+                                    f"Request body over {self.config.max_body} bytes")
+                status = http_sse.post_message(self, scope, principal, body)
+                text = {202: b"Accepted", 400: b"Bad Request: session_id",
+                        404: b"Could not find session"}[status]
+                return await _respond(send, status, text, [(b"content-type", b"text/plain")])
+            raise HttpError(405, jsonrpc.INVALID_REQUEST, "Method Not Allowed")
         except HttpError as exc:
             return await _respond(send, exc.status, wire.encode(exc.body),
                                   [JSON_CT, NO_STORE, *exc.headers])
