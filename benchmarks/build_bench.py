@@ -3,12 +3,12 @@
 For each size a package is generated (``genpkg``) and committed in a fresh repository,
 with a second branch that changes one prompt. Measured, each a median over ``--runs``:
 
-* ``bundle_at`` from a commit in a fresh interpreter per run, so imports are counted
+* ``Build(dir, commit).bundle`` from a commit in a fresh interpreter per run, so imports are counted
   (the process's wall time; inside it, import and build time are reported apart);
 * the ``promptops build`` CLI, spawn to exit;
-* the rebuild after a one-prompt change in the same process (``package.py`` memoises
-  per-file results by content, which makes it incremental: this is what ``serve`` does
-  when HEAD moves);
+* the rebuild after a one-prompt change in the same process (a ``FileMemo`` kept across
+  builds holds per-file results by content, which makes it incremental: this is what
+  ``serve``'s follower does when HEAD moves);
 * ``load_bundle`` of the first size's bundle, in a fresh interpreter (import + load) and
   in this process (load only).
 
@@ -47,16 +47,18 @@ BUILD_CHILD = """
 import json, sys, time
 t0 = time.perf_counter()
 from pathlib import Path
-from promptops.pipeline import bundle_at
+from promptops.pipeline.build import Build
+from promptops.pipeline.memo import FileMemo
 t1 = time.perf_counter()
-first = bundle_at(Path(sys.argv[1]), "main")
+memo = FileMemo()  # kept across rebuilds, as serve's follower keeps it
+first = Build(Path(sys.argv[1]), "main", memo=memo).bundle
 t2 = time.perf_counter()
 ready = time.time()
-second = bundle_at(Path(sys.argv[1]), "changed")
+second = Build(Path(sys.argv[1]), "changed", memo=memo).bundle
 t3 = time.perf_counter()
 out = Path(sys.argv[2])
 if not out.exists():
-    from promptops.bundle import serialise
+    from promptops.pipeline.bundle import serialise
     out.write_bytes(serialise(first))
 print(json.dumps({"ready": ready, "import_ms": (t1 - t0) * 1e3, "build_ms": (t2 - t1) * 1e3,
                   "rebuild_ms": (t3 - t2) * 1e3, "prompts": len(first["prompts"]),
@@ -66,7 +68,7 @@ LOAD_CHILD = """
 import json, sys, time
 t0 = time.perf_counter()
 from pathlib import Path
-from promptops.bundle import load_bundle
+from promptops.pipeline.bundle import load_bundle
 t1 = time.perf_counter()
 b = load_bundle(Path(sys.argv[1]))
 t2 = time.perf_counter()
@@ -107,7 +109,7 @@ def cli_build(pkg: Path, out: Path, flags: list[str], want_digest: str) -> float
     if proc.returncode != 0 or len(written) != 1:
         raise BenchError(f"promptops build {' '.join(flags)} failed: {proc.stderr[-800:]}")
     if json.loads(written[0].read_bytes())["digest"] != want_digest:
-        raise BenchError("promptops build and bundle_at disagree")
+        raise BenchError("promptops build and Build(...).bundle disagree")
     return ms
 
 
@@ -143,7 +145,7 @@ def bench_size(n: int, root: Path, runs: int, log: Any) -> dict[str, Any]:
 
 
 def bench_load(bundle: Path, runs: int) -> dict[str, Any]:
-    from promptops.bundle import load_bundle
+    from promptops.pipeline.bundle import load_bundle
 
     walls, fresh, inproc = [], [], []
     for _ in range(runs):
@@ -170,7 +172,7 @@ def report(sizes: list[dict[str, Any]], load: dict[str, Any], runs: int) -> list
             ["build from a commit, fresh process (spawn to bundle built)", f"{n:,}",
              f"{fmt(s['wall_ms'])} ms", "< 10 s" if target else "",
              met(s["wall_ms"], 10_000) if target else ""],
-            ["  of which imports / `bundle_at`", f"{n:,}",
+            ["  of which imports / `Build(...).bundle`", f"{n:,}",
              f"{fmt(s['import_ms'])} / {fmt(s['build_ms'])} ms", "", ""],
             *[[f"`promptops build --ref main{'' if v == 'default' else ' ' + v}` CLI "
                f"({'with its lint gate, ' if v == 'default' else ''}spawn to exit)", f"{n:,}",
@@ -220,11 +222,11 @@ def main(argv: list[str] | None = None) -> int:
             f"Command: `{cmd.strip()}` ({a.runs} runs per build, medians).",
             "Packages come from `benchmarks/genpkg.py` (every prompt has two arguments, an "
             "assistant message including a two-level partial, every tenth a template file), "
-            "committed in a fresh repository; builds read git objects (`bundle_at(dir, "
-            "\"main\")`). The fresh-process figure includes interpreter start and imports "
-            "(pydantic, ruamel.yaml, GitPython, Jinja2). The rebuild is a second `bundle_at` "
-            "in the same process on a branch that changes one prompt: per-file results are "
-            "memoised by content, so only that file is parsed and validated again (the rest "
+            "committed in a fresh repository; builds read git objects (`Build(dir, "
+            "\"main\").bundle`). The fresh-process figure includes interpreter start and imports "
+            "(pydantic, ruamel.yaml, GitPython, Jinja2). The rebuild is a second build with "
+            "the same `FileMemo` in the same process on a branch that changes one prompt: "
+            "per-file results are memoised by content, so only that file is parsed and validated again (the rest "
             "of the work is reading the tree, compiling the bundle and the digest). The CLI "
             "rows run `promptops build` as a user does: by default it also runs the lint gate "
             "over the commit before writing (cold: its cache is cleared before every run; the lint "

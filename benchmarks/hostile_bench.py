@@ -44,7 +44,7 @@ def block(body: str) -> str:
 
 def within_limits_template(size: int) -> str:
     """As much template text as fits in ``size``, every line at the nesting limits."""
-    from promptops import template_limits as tl
+    from promptops.sandbox import nesting as tl
 
     brackets = "(" * (tl.MAX_BRACKET_DEPTH - 1) + "topic" + ")" * (tl.MAX_BRACKET_DEPTH - 1)
     expr = brackets + " ~ topic" * (tl.MAX_EXPRESSION_DEPTH - 2 * tl.MAX_BRACKET_DEPTH)

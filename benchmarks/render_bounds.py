@@ -77,7 +77,7 @@ CASES: list[tuple[str, str, dict[str, Any] | None, dict[str, str]]] = [
 CHILD = """
 import json, resource, sys, time
 from promptops.errors import RenderError
-from promptops.render import Renderer
+from promptops.render.renderer import Renderer
 bundle, arguments = json.loads(sys.stdin.read())
 renderer = Renderer(bundle)
 renderer.get("warm", {})

@@ -23,9 +23,9 @@ from mcp.server import Server
 from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
 
-from promptops.bundle import load_bundle
 from promptops.errors import RenderError
-from promptops.render import Renderer
+from promptops.pipeline.bundle import load_bundle
+from promptops.render.renderer import Renderer
 
 
 def build_server(bundle: dict[str, Any], page_size: int) -> Server[Any]:

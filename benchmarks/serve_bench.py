@@ -167,8 +167,8 @@ def session(argv: list[str], cfg: Any, expected_names: list[str], expected: dict
 
 
 def expected_for(bundle_file: Path, names: list[str]) -> dict[str, Any]:
-    from promptops.bundle import load_bundle
-    from promptops.render import Renderer
+    from promptops.pipeline.bundle import load_bundle
+    from promptops.render.renderer import Renderer
 
     renderer = Renderer(load_bundle(bundle_file))
     out = {}

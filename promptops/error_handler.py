@@ -20,7 +20,7 @@ from collections.abc import Callable
 
 from promptops import __version__
 from promptops.console import echo, settings, style
-from promptops.errors import PackageError, PromptopsError
+from promptops.errors import ExitCode, PackageError, PromptopsError
 
 
 def run_guarded(fn: Callable[[], int]) -> int:
@@ -28,7 +28,7 @@ def run_guarded(fn: Callable[[], int]) -> int:
         return fn()
     except KeyboardInterrupt:
         echo("interrupted", err=True)
-        return 130
+        return ExitCode.INTERRUPTED
     except PackageError as exc:
         for p in exc.problems:
             echo(f"{style(f'{p.path}:{p.line}:{p.col}', bold=True)}: {p.message}", err=True)
@@ -39,21 +39,21 @@ def run_guarded(fn: Callable[[], int]) -> int:
         echo(f"{style('error', fg='red', bold=True)}: {exc}", err=True)
         return exc.exit_code
     except BrokenPipeError:
-        return 1
+        return ExitCode.FAILED
     except OSError as exc:
         if exc.errno not in _IO_ERRORS:
             return _bug(exc)
         where = f" {exc.filename}" if exc.filename else ""
         echo(f"{style('error', fg='red', bold=True)}: I/O error on{where}: {exc.strerror}",
              err=True)
-        return 1
+        return ExitCode.FAILED
     except Exception as exc:
-        from promptops.sources import DAMAGED, from_git, git_words
+        from promptops.git.history import DAMAGED, from_git, git_words
 
         if from_git(exc):
             echo(f"{style('error', fg='red', bold=True)}: cannot read the git repository: "
                  f"{git_words(exc)} ({DAMAGED})", err=True)
-            return 2
+            return ExitCode.USAGE
         return _bug(exc)
 
 
@@ -70,4 +70,4 @@ def _bug(exc: BaseException) -> int:
     )
     if settings.verbosity > 0:
         traceback.print_exception(exc, file=sys.stderr)
-    return 3
+    return ExitCode.BUG

@@ -1,31 +1,45 @@
-"""The error hierarchy.
+"""The error hierarchy and the exit codes.
 
-Every error a user can cause derives from :class:`PromptopsError` and carries the exit
-code the CLI uses for it, so one handler (``promptops.cli_errors``) can turn any of them
-into a message and an exit status; anything else is a bug (exit 3).
+Every error a user can cause derives from :class:`PromptopsError` and carries the
+:class:`ExitCode` the CLI uses for it, so one handler (``promptops.error_handler``) can
+turn any of them into a message and an exit status; anything else is a bug (exit 3).
+Nothing here knows a protocol: a render failure says whose fault it is
+(:class:`ArgumentError`, :class:`TemplateError`), and each front end (serve's JSON-RPC
+replies, the CLI's messages) words it its own way.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import IntEnum
+
+
+class ExitCode(IntEnum):
+    """What a command's exit status means (docs/cli.md), pre-commit's and httpie's shape."""
+
+    OK = 0
+    FAILED = 1  # an expected failure: findings, failing tests, a refused release
+    USAGE = 2  # bad command-line input, configuration or repository
+    BUG = 3  # an internal error: please report it
+    INTERRUPTED = 130  # Ctrl-C (128 + SIGINT)
 
 
 class PromptopsError(Exception):
     """An expected failure: the message says what went wrong and what to do next."""
 
-    exit_code = 1
+    exit_code = ExitCode.FAILED
 
 
 class UsageError(PromptopsError):
     """Bad command-line input or configuration (exit 2)."""
 
-    exit_code = 2
+    exit_code = ExitCode.USAGE
 
 
 class GitError(PromptopsError):
-    """A revision or repository that cannot be read."""
+    """A revision or repository that cannot be read; the message says what to do next."""
 
-    exit_code = 2
+    exit_code = ExitCode.USAGE
 
 
 class WriteError(PromptopsError, OSError):
@@ -56,12 +70,18 @@ class UnsafeWrite(WriteError):
 
 @dataclass(frozen=True, order=True)
 class Problem:
-    """One finding in a file, positioned 1-based so editors can jump to it."""
+    """One finding in a file, positioned 1-based so editors can jump to it.
+
+    ``code`` is the lint rule the problem belongs to (``PO101`` ...), set where the
+    problem is found: the code that finds it knows what it is, so nothing downstream
+    has to guess it from the wording.
+    """
 
     path: str
     line: int
     col: int
     message: str
+    code: str = ""
 
     def __str__(self) -> str:
         return f"{self.path}:{self.line}:{self.col}: {self.message}"
@@ -80,17 +100,19 @@ class BundleError(PromptopsError):
 
 
 class RenderError(PromptopsError):
-    """A prompt request that cannot be answered.
+    """A prompt request that cannot be answered: the common base of the two below."""
 
-    ``code`` is the JSON-RPC error code MCP asks for: -32602 for a bad request
-    (unknown prompt, argument validation), -32603 for a template that fails.
-    """
-
-    def __init__(self, code: int, message: str, *, argument: str | None = None) -> None:
-        self.code = code
+    def __init__(self, message: str, *, argument: str | None = None) -> None:
         self.argument = argument
         super().__init__(message)
 
 
-INVALID_PARAMS = -32602
-INTERNAL_ERROR = -32603
+class ArgumentError(RenderError):
+    """The request is wrong: an unknown prompt, or an argument its rules refuse.
+
+    ``argument`` names the argument at fault, when one is.
+    """
+
+
+class TemplateError(RenderError):
+    """The package is wrong: a template failed, or the request ran over its bounds."""

@@ -25,7 +25,7 @@ import promptops
 from promptops import __version__
 from promptops.about import github_repository, install_spec
 from promptops.errors import UsageError
-from promptops.model import NAME_RE
+from promptops.pipeline.model import NAME_RE
 
 SCHEMA_DIR = ".promptops/schema"
 PRECOMMIT = ".pre-commit-config.yaml"

@@ -73,15 +73,15 @@ def test_a_server_with_wrong_answers_gets_no_numbers(tmp_path: Path) -> None:
     finally:
         while str(BENCH) in sys.path:
             sys.path.remove(str(BENCH))
-    from promptops.bundle import serialise
-    from promptops.pipeline import bundle_at
+    from promptops.pipeline.build import Build
+    from promptops.pipeline.bundle import serialise
 
     pkg = bench_common.make_package(5, tmp_path)
     good = tmp_path / "good.json"
-    good.write_bytes(serialise(bundle_at(pkg, "main")))
+    good.write_bytes(serialise(Build(pkg, "main").bundle))
     (pkg / "partials" / "rules.j2").write_text("A different house style.\n")
     bad = tmp_path / "bad.json"
-    bad.write_bytes(serialise(bundle_at(pkg, None)))
+    bad.write_bytes(serialise(Build(pkg, None).bundle))
     names = [f"task_{i:05d}" for i in range(5)]
     expected = serve_bench.expected_for(good, names)
 

@@ -12,8 +12,8 @@ import git
 import pytest
 from repo_helpers import PYTHON, commit_files, make_repo, run_cli, run_cli_process
 
-from promptops.bundle import load_bundle, parse_bundle
 from promptops.errors import BundleError
+from promptops.pipeline.bundle import load_bundle, parse_bundle
 
 PKG = {
     "pkg/promptops.yaml": "name: acme\nversion: 1.2.0\ndescription: Acme prompts\n",
@@ -142,7 +142,7 @@ def test_any_changed_byte_fails_verify(tmp_path: Path, where: str) -> None:
 
 
 def test_verify_checks_the_schema_beyond_the_digest(tmp_path: Path) -> None:
-    from promptops.bundle import digest, serialise
+    from promptops.pipeline.bundle import digest, serialise
 
     repo = make_repo(tmp_path / "r", PKG)
     root = Path(repo.working_tree_dir)
@@ -180,7 +180,7 @@ def test_loading_a_bundle_imports_no_heavy_modules(tmp_path: Path) -> None:
     root = Path(repo.working_tree_dir)
     assert build(root, "pkg", "-o", "out").returncode == 0
     code = (
-        "import sys; from pathlib import Path; from promptops.bundle import load_bundle; "
+        "import sys; from pathlib import Path; from promptops.pipeline.bundle import load_bundle; "
         f"load_bundle(Path({str(root / 'out' / 'acme-1.2.0.bundle.json')!r})); "
         "heavy = ('pydantic', 'git', 'typer', 'ruamel', 'jinja2'); "
         "print(sorted(m for m in heavy if m in sys.modules))"
@@ -192,8 +192,8 @@ def test_loading_a_bundle_imports_no_heavy_modules(tmp_path: Path) -> None:
 def test_git_reads_every_byte_of_large_and_memoised_files(tmp_path: Path) -> None:
     """Blobs read one by one (over 1 MiB, or skipped by the read-ahead) keep their last
     newline: GitPython strips it from command output unless told not to."""
-    from promptops.pipeline import bundle_at
-    from promptops.sources import GitSource
+    from promptops.pipeline.build import Build
+    from promptops.pipeline.source import GitSource
 
     big = ("x" * 99 + "\n") * 11_000  # 1.1 MB: past the batched read-ahead
     files = {
@@ -205,7 +205,7 @@ def test_git_reads_every_byte_of_large_and_memoised_files(tmp_path: Path) -> Non
     }
     repo = make_repo(tmp_path / "r", files)
     root = Path(repo.working_tree_dir or "")
-    bundle = bundle_at(root / "pkg", "HEAD")
+    bundle = Build(root / "pkg", "HEAD").bundle
     assert bundle["resources"]["big.txt"]["text"] == big
     source = GitSource(root / "pkg", "HEAD")
     source.read_ahead([])  # nothing read ahead: every read below is a single-object read

@@ -19,7 +19,7 @@ from promptops.diff import (
     diff_refs,
     required_bump,
 )
-from promptops.pipeline import bundle_at
+from promptops.pipeline.build import Build
 
 MAJOR, MINOR, PATCH = Level.major, Level.minor, Level.patch
 Row = tuple[Kind, Level, str | None, str | None]
@@ -268,10 +268,10 @@ def test_working_tree_against_commit_and_content_digest(tmp_path: Path) -> None:
     make_repo(root, base_files(), "v1")
     apply(root, _review_arg("code", maxLength=10))
     assert _rows(diff_refs(root, "HEAD")) == [(Kind.max_length_changed, MAJOR, "review", "code")]
-    head, tree = bundle_at(root, "HEAD"), bundle_at(root)
+    head, tree = Build(root, "HEAD").bundle, Build(root).bundle
     assert content_digest(head) != content_digest(tree)
     apply(root, {"prompts/review.prompt.yaml": prompt_file(REVIEW)})
-    tree = bundle_at(root)
+    tree = Build(root).bundle
     assert head["digest"] != tree["digest"]  # provenance differs (dirty working tree) ...
     assert content_digest(head) == content_digest(tree)  # ... what is served does not
     assert diff_bundles(head, tree) == []

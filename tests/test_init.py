@@ -25,9 +25,9 @@ from promptops import __version__, scaffold
 from promptops.about import github_repository
 from promptops.commands import init
 from promptops.errors import UsageError
-from promptops.model import CONTENT_KEYS
-from promptops.pipeline import bundle_at, package_at
-from promptops.render import Renderer
+from promptops.pipeline.build import Build
+from promptops.pipeline.model import CONTENT_KEYS
+from promptops.render.renderer import Renderer
 from promptops.testing.model import RENDER_CHECKS
 from promptops.testing.runner import SnapshotPolicy, run_cases
 from promptops.testing.snapshots import obsolete, snapshot_files, stored
@@ -114,13 +114,13 @@ def test_the_scaffold_pins_the_promptops_that_wrote_it(demo: Demo) -> None:
 
 def test_init_names_package_after_folder(demo: Demo) -> None:
     root, _ = demo
-    pkg = package_at(root)
+    pkg = Build(root).package
     assert pkg.manifest.name == "demo"
     assert [p.name for p in pkg.prompts] == [
         "code_review", "commit_message", "describe_diagram", "explain_error", "summarize_diff",
     ]
     # --ref reads the first commit and gives the same package
-    assert package_at(root, "HEAD").manifest == pkg.manifest
+    assert Build(root, "HEAD").package.manifest == pkg.manifest
 
 
 def test_package_name_from_folder() -> None:
@@ -149,7 +149,7 @@ def test_check_and_render_on_the_starter(demo: Demo) -> None:
 
 
 def test_starter_renders_valid_mcp_for_every_prompt() -> None:
-    renderer = Renderer(bundle_at(scaffold.starter_dir()))
+    renderer = Renderer(Build(scaffold.starter_dir()).bundle)
     validator = mcp_validator("GetPromptResult")
     kinds = set()
     for name, prompt in renderer.prompts.items():
@@ -162,7 +162,7 @@ def test_starter_renders_valid_mcp_for_every_prompt() -> None:
 
 
 def test_starter_shows_every_feature_of_the_format() -> None:
-    pkg = package_at(scaffold.starter_dir())
+    pkg = Build(scaffold.starter_dir()).package
     specs = [p.spec for p in pkg.prompts]
     messages = [m for s in specs for m in s.messages]
     assert {m.kind for m in messages} == set(CONTENT_KEYS)
@@ -184,9 +184,9 @@ def test_starter_shows_every_feature_of_the_format() -> None:
 
 
 def test_starter_tests_cover_every_assertion_kind_and_pass() -> None:
-    from promptops.bundle import compile_bundle
-    from promptops.package import load_package
-    from promptops.sources import WorktreeSource
+    from promptops.pipeline.bundle import compile_bundle
+    from promptops.pipeline.source import WorktreeSource
+    from promptops.pipeline.validate import load_package
 
     source = WorktreeSource(scaffold.starter_dir())
     pkg = load_package(source)
@@ -511,7 +511,7 @@ def test_init_inside_existing_repo_makes_no_new_repo(tmp_path: Path) -> None:
     assert not (target / ".git").exists()
     assert repo.head.commit.hexsha == head
     assert "packages/prompts/promptops.yaml" in repo.untracked_files
-    assert package_at(target).manifest.name == "prompts"
+    assert Build(target).package.manifest.name == "prompts"
 
 
 # --- the merges, one file style at a time ---------------------------------------------------

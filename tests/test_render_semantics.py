@@ -17,9 +17,10 @@ import pytest
 from repo_helpers import PYTHON, SYMLINKS, cli_env, make_repo, posix_only, write_files
 from starter_helpers import mcp_validator
 
-from promptops.errors import INTERNAL_ERROR, INVALID_PARAMS, PackageError, RenderError
-from promptops.pipeline import bundle_at
-from promptops.render import Renderer
+from promptops.errors import PackageError, RenderError
+from promptops.pipeline.build import Build
+from promptops.render.mcp import INTERNAL_ERROR, INVALID_PARAMS, error_code
+from promptops.render.renderer import Renderer
 
 MANIFEST = "name: semantics\nversion: 1.0.0\n"
 PNG = bytes.fromhex(
@@ -41,7 +42,7 @@ def package(
 
 def renderer(root: Path, prompts: dict[str, str], files: dict[str, str | bytes] | None = None
              ) -> Renderer:
-    return Renderer(bundle_at(package(root, prompts, files)))
+    return Renderer(Build(package(root, prompts, files)).bundle)
 
 
 def one(text: str, arguments: str = "") -> str:
@@ -128,8 +129,8 @@ def test_every_content_type_maps_to_mcp(tmp_path: Path) -> None:
 
 def test_unknown_media_type_is_a_load_problem(tmp_path: Path) -> None:
     with pytest.raises(PackageError) as err:
-        bundle_at(package(tmp_path, {"p": "messages:\n  - role: user\n    image: {file: x.dat}\n"},
-                          {"x.dat": b"\x00"}))
+        _ = Build(package(tmp_path, {"p": "messages:\n  - role: user\n    image: {file: x.dat}\n"},
+                          {"x.dat": b"\x00"})).bundle
     assert [str(p) for p in err.value.problems] == [
         "prompts/p.prompt.yaml:3:19: cannot tell the mimeType of 'x.dat': set mimeType"]
 
@@ -190,7 +191,7 @@ def test_each_validation_failure_is_distinct(
     tmp_path: Path, name: str, args: Any, message: str, argument: str | None
 ) -> None:
     err = render_error(renderer(tmp_path, {"v": VALIDATED}), name, args)
-    assert (err.code, str(err), err.argument) == (INVALID_PARAMS, message, argument)
+    assert (error_code(err), str(err), err.argument) == (INVALID_PARAMS, message, argument)
 
 
 def test_valid_arguments_render(tmp_path: Path) -> None:
@@ -202,7 +203,7 @@ def test_valid_arguments_render(tmp_path: Path) -> None:
 def test_default_max_length_is_100000(tmp_path: Path) -> None:
     r = renderer(tmp_path, {"p": one("{{ a | length }}", "arguments: [{name: a}]\n")})
     assert r.get("p", {"a": "x" * 100_000})["messages"][0]["content"]["text"] == "100000"
-    assert render_error(r, "p", {"a": "x" * 100_001}).code == INVALID_PARAMS
+    assert error_code(render_error(r, "p", {"a": "x" * 100_001})) == INVALID_PARAMS
 
 
 # -- the sandbox ---------------------------------------------------------------------------
@@ -236,7 +237,7 @@ ESCAPES = [
 def test_sandbox_escapes_fail_safely(tmp_path: Path, source: str, error: str) -> None:
     r = renderer(tmp_path, {"p": one(source)})
     err = render_error(r, "p")
-    assert err.code == INTERNAL_ERROR
+    assert error_code(err) == INTERNAL_ERROR
     assert str(err).startswith(f"prompt 'p' message 0 failed to render: {error}: ")
     assert "root:" not in str(err)
 
@@ -247,7 +248,7 @@ def test_include_outside_the_package_is_refused_at_load(tmp_path: Path, target: 
     root = package(tmp_path / "pkg", {"p": one(f'x\n{{% include "{target}" %}}')},
                    {"partials/a.j2": "A"})
     with pytest.raises(PackageError) as err:
-        bundle_at(root)
+        _ = Build(root).bundle
     assert [str(p) for p in err.value.problems] == [
         f"prompts/p.prompt.yaml:5:7: include {target!r} is outside the package or not normalised"
     ]
@@ -257,7 +258,7 @@ def test_include_from_a_template_file_is_confined_too(tmp_path: Path) -> None:
     root = package(tmp_path / "pkg", {"p": "messages:\n  - {role: user, template: t/a.j2}\n"},
                    {"t/a.j2": "one\ntwo\n{% include '../../../etc/passwd' %}\n"})
     with pytest.raises(PackageError) as err:
-        bundle_at(root)
+        _ = Build(root).bundle
     assert [str(p) for p in err.value.problems] == [
         "t/a.j2:3:1: include '../../../etc/passwd' is outside the package or not normalised"]
 
@@ -269,7 +270,7 @@ def test_symlink_out_of_the_package_is_not_followed(tmp_path: Path) -> None:
     (root / "partials").mkdir()
     os.symlink(tmp_path / "secret.txt", root / "partials" / "leak.j2")
     with pytest.raises(PackageError) as err:
-        bundle_at(root)
+        _ = Build(root).bundle
     assert [str(p) for p in err.value.problems] == [
         "prompts/p.prompt.yaml:4:7: template 'partials/leak.j2' is a symlink pointing outside "
         "the package; only files inside it are read"]
@@ -278,7 +279,7 @@ def test_symlink_out_of_the_package_is_not_followed(tmp_path: Path) -> None:
 def test_dynamic_include_is_refused(tmp_path: Path) -> None:
     root = package(tmp_path, {"p": one("{% include name %}", "arguments: [{name: name}]\n")})
     with pytest.raises(PackageError) as err:
-        bundle_at(root)
+        _ = Build(root).bundle
     assert [p.message for p in err.value.problems] == [
         "dynamic include: name the template with a string literal"]
 
@@ -315,10 +316,10 @@ messages:
 
 def _render_in_subprocess(root: Path, ref: str | None, **env: str) -> str:
     code = (
-        "import json,sys; from pathlib import Path; from promptops.pipeline import bundle_at;"
-        "from promptops.render import Renderer;"
+        "import json,sys; from pathlib import Path; from promptops.pipeline.build import Build;"
+        "from promptops.render.renderer import Renderer;"
         "ref = sys.argv[2] or None;"
-        "print(json.dumps(Renderer(bundle_at(Path(sys.argv[1]), ref)).get('p'), sort_keys=True))"
+        "print(json.dumps(Renderer(Build(Path(sys.argv[1]), ref).bundle).get('p'), sort_keys=True))"
     )
     proc = subprocess.run([PYTHON, "-c", code, str(root), ref or ""], env=cli_env(**env),
                           capture_output=True, text=True, timeout=60, check=True)

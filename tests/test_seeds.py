@@ -1,6 +1,6 @@
 """The prompt examples of the MCP texts the project started from, written as packages.
 
-Each example's `prompts/get` result (through Renderer over bundle_at, the serving path)
+Each example's `prompts/get` result (through Renderer over Build(...).bundle, the serving path)
 and its `prompts/list` entry (through serve's descriptor for the page's revision) must
 come out as the text shows, compared as parsed JSON. Where the format cannot express an
 example exactly, the difference is declared in ``gaps`` as {json path: (spec, ours)}, so
@@ -22,8 +22,8 @@ import pytest
 from repo_helpers import FIXTURES
 from starter_helpers import mcp_validator
 
-from promptops.pipeline import bundle_at
-from promptops.render import Renderer
+from promptops.pipeline.build import Build
+from promptops.render.renderer import Renderer
 from promptops.serve.revisions import prompt_descriptor
 
 SEEDS = FIXTURES / "seeds"
@@ -246,7 +246,7 @@ _renderers: dict[str, Renderer] = {}
 
 def renderer(package: str) -> Renderer:
     if package not in _renderers:
-        _renderers[package] = Renderer(bundle_at(SEEDS / package))
+        _renderers[package] = Renderer(Build(SEEDS / package).bundle)
     return _renderers[package]
 
 

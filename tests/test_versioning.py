@@ -21,7 +21,7 @@ from versioning_helpers import (
 
 from promptops.commands import release as release_cmd
 from promptops.commands.bump import set_version
-from promptops.pipeline import bundle_at
+from promptops.pipeline.build import Build
 from promptops.semver import Level, Version, next_version, satisfies, step_level
 
 # ---------------------------------------------------------------- semver
@@ -209,7 +209,7 @@ def test_release_happy_path_then_idempotent(tmp_path: Path) -> None:
     make_repo(root, base_files(), "v1")
     result = promptops("release", cwd=root)
     assert result.returncode == 0, result.stderr
-    digest = bundle_at(root, "HEAD")["digest"]
+    digest = Build(root, "HEAD").bundle["digest"]
     message = _tag_message(root, "demo@1.0.0")
     assert f"bundle-digest: {digest}\n" in message and "First release." in message
     assert git.Repo(root).tags["demo@1.0.0"].commit.hexsha == git.Repo(root).head.commit.hexsha
@@ -307,7 +307,7 @@ def test_release_runs_registered_gates(tmp_path: Path) -> None:
             release_cmd.run(root)
     finally:
         release_cmd.GATES.remove(gate)
-    assert seen == [bundle_at(root, "HEAD")["digest"]]
+    assert seen == [Build(root, "HEAD").bundle["digest"]]
     assert not git.Repo(root).tags
 
 
@@ -320,4 +320,4 @@ def test_release_of_package_in_a_subfolder(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     assert [t.name for t in git.Repo(root).tags] == ["demo@1.0.0"]
     assert "prefix" not in _tag_message(root, "demo@1.0.0")
-    assert bundle_at(root / "pkgs" / "demo", "HEAD")["source"]["path"] == "pkgs/demo"
+    assert Build(root / "pkgs" / "demo", "HEAD").bundle["source"]["path"] == "pkgs/demo"

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from promptops.errors import UsageError
-from promptops.sources import find_package
+from promptops.pipeline.source import find_package
 
 
 def package_dir(path: Path | None) -> Path:
@@ -35,7 +35,7 @@ def parse_arguments(pairs: list[str], args_file: Path | None) -> dict[str, Any]:
             except json.JSONDecodeError as exc:
                 raise UsageError(f"{args_file}:{exc.lineno}:{exc.colno}: {exc.msg}") from exc
         else:
-            from promptops.loader import YamlProblem, load_yaml
+            from promptops.pipeline.yamlio.loader import YamlProblem, load_yaml
 
             try:
                 data = load_yaml(str(args_file), text.encode()).data

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from promptops.bundle import compile_bundle, inside_folder, write_bundle
 from promptops.commands._common import package_dir
 from promptops.console import echo, info
 from promptops.errors import PromptopsError
-from promptops.pipeline import bundle_at
-from promptops.sources import head_is_dirty
+from promptops.fsutil import inside_folder
+from promptops.pipeline.build import Build
+from promptops.pipeline.bundle import write_bundle
+from promptops.pipeline.source import head_is_dirty
 
 
 def run(
@@ -22,18 +23,18 @@ def run(
             "note: the working tree has uncommitted changes; building HEAD as committed "
             "(use --worktree to build the working tree)"
         )
-    package, failure = None, ""
+    build, failure = Build(folder, rev, keep_asts=not no_lint), ""
     if not no_lint:
-        from promptops.commands.lint import lint_gate_loading
+        from promptops.lint.runner import gate, lint_package
 
-        ok, lines, summary, package = lint_gate_loading(folder, rev)
+        ok, lines, summary = gate(lint_package(build))
         if not ok:
             failure = f"lint fails ({summary}); fix the findings or build with --no-lint:\n"
             failure += "\n".join(lines)
-    # The package lint loaded makes the bundle too. Otherwise (lint cached, --no-lint) the
-    # pipeline loads it, and a package that does not load reports its positioned problems
-    # there, before any lint verdict, as it always did.
-    bundle = compile_bundle(package) if package is not None else bundle_at(folder, rev)
+    # The package lint validated makes the bundle too (one Build). Otherwise (lint cached,
+    # --no-lint) it is validated here, and a package that does not validate reports its
+    # positioned problems before any lint verdict, as it always did.
+    bundle = build.bundle
     if failure:
         raise PromptopsError(failure)
     # An output folder inside the package (the default `dist/` run from it) is written

@@ -14,11 +14,11 @@ import io
 from pathlib import Path
 from typing import Any
 
-from promptops.bundle import atomic_write
 from promptops.console import echo, info, settings
 from promptops.errors import PackageError, Problem, PromptopsError, UsageError
+from promptops.fsutil import atomic_write
+from promptops.pipeline.source import MANIFEST, Refused, WorktreeSource, find_package
 from promptops.semver import Level, Version
-from promptops.sources import MANIFEST, Refused, WorktreeSource, find_package
 
 _BOM = "\ufeff"
 _PLAIN_END = " \t\r\n,}]#"
@@ -51,7 +51,7 @@ def run(kind: str, path: Path | None, pre: str | None = None) -> int:
 
 
 def _current(text: str, manifest: Path) -> Version:
-    from promptops.loader import YamlProblem, load_yaml
+    from promptops.pipeline.yamlio.loader import YamlProblem, load_yaml
 
     try:  # the package's own loader: its limits keep a hostile manifest from crashing us
         data = load_yaml(MANIFEST, text.encode("utf-8")).data

@@ -10,22 +10,20 @@ from pathlib import Path
 
 from promptops.commands._common import package_dir
 from promptops.console import echo, info
-from promptops.package import load_package
-from promptops.sources import open_source
+from promptops.pipeline.build import Build
 
 
 def run(path: Path | None, ref: str | None) -> int:
-    folder = package_dir(path)
-    source = open_source(folder, ref)
-    pkg = load_package(source)
+    build = Build(package_dir(path), ref, keep_asts=True)
+    pkg = build.package
     n = len(pkg.prompts)
     info(
         f"{pkg.manifest.name} {pkg.manifest.version}: {n} prompt{'s' if n != 1 else ''}, "
         f"{len(pkg.templates)} template file{'s' if len(pkg.templates) != 1 else ''}: ok"
     )
-    from promptops.commands.lint import lint_gate
+    from promptops.lint.runner import gate, lint_package
 
-    lint_ok, lint_lines, lint_summary = lint_gate(folder, ref)
+    lint_ok, lint_lines, lint_summary = gate(lint_package(build))
     for line in lint_lines:
         echo(line, err=True)
     info(f"lint: {lint_summary}")
@@ -33,7 +31,7 @@ def run(path: Path | None, ref: str | None) -> int:
     from promptops.testing.report import text_lines
     from promptops.testing.suite import run_suite
 
-    result = run_suite(folder, ref, source=source, package=pkg)
+    result = run_suite(build)
     *details, summary = text_lines(result)
     for line in details:
         (info if result.ok else lambda t: echo(t, err=True))(line)

@@ -24,12 +24,6 @@ from promptops.console import echo, settings
 from promptops.errors import PromptopsError, UsageError
 
 _FIRST_COMMIT = "Scaffold prompt package with promptops init"
-_IDENTITY = {
-    "GIT_AUTHOR_NAME": "promptops init",
-    "GIT_AUTHOR_EMAIL": "promptops-init@localhost",
-    "GIT_COMMITTER_NAME": "promptops init",
-    "GIT_COMMITTER_EMAIL": "promptops-init@localhost",
-}
 
 
 @dataclass
@@ -65,16 +59,10 @@ def run(directory: Path, commit: bool = False) -> int:
 
 
 def _repository_top(directory: Path) -> Path | None:
-    import git
+    from promptops.git import Repo
 
-    probe = directory.resolve()
-    while not probe.exists():
-        probe = probe.parent
-    try:
-        repo = git.Repo(probe, search_parent_directories=True)
-    except (git.InvalidGitRepositoryError, git.NoSuchPathError):
-        return None
-    return Path(repo.working_tree_dir).resolve() if repo.working_tree_dir else None
+    repo = Repo.find(directory)
+    return repo.top if repo is not None else None
 
 
 def _plan(directory: Path) -> Plan:
@@ -178,7 +166,7 @@ def _label(plan: Plan, path: Path) -> str:
 
 def _write(root: Path, path: Path, data: bytes) -> None:
     """Write atomically, never through a symlink (a file or any folder up to ``root``)."""
-    from promptops.bundle import atomic_write
+    from promptops.fsutil import atomic_write
 
     for part in (path, *path.parents):
         if part == root or root not in part.parents:
@@ -191,58 +179,36 @@ def _write(root: Path, path: Path, data: bytes) -> None:
 
 def _git_init(root: Path, paths: list[str]) -> None:
     """Make ``root`` a repository whose first commit is the package."""
-    import git
+    from promptops.git.history import init_and_commit
 
-    repo = git.Repo.init(root)
-    repo.git.add("-f", "--", *paths)
-    env = {} if _has_identity(repo) else _IDENTITY
-    with repo.git.custom_environment(**env):
-        repo.git.commit("--no-verify", "-q", "-m", _FIRST_COMMIT)
+    init_and_commit(root, paths, _FIRST_COMMIT)
 
 
 def _commit(plan: Plan) -> str | None:
     """Commit exactly the files init owns (other staged work stays staged); the message."""
-    import git
+    from promptops.git.history import CommitRefused, History
 
-    repo = git.Repo(plan.root)
+    repo = History.open(plan.root, "init commits only inside a repository")
     paths = [p.relative_to(plan.root).as_posix() for p in plan.owned if p.exists()]
-    if not repo.git.status("--porcelain", "--untracked-files=all", "--", *paths):
+    if not repo.status(*paths):
         return None
     message = f"Add prompt package {scaffold.package_name(plan.directory)} with promptops init"
-    env = {} if _has_identity(repo) else _IDENTITY
     try:
-        repo.git.add("-f", "--", *paths)
-        with repo.git.custom_environment(**env):
-            repo.git.commit("-q", "-m", message, "--", *paths)
-    except git.GitCommandError as exc:
-        detail = (exc.stderr or exc.stdout or "").strip().removeprefix("stderr: ").strip(" '")
+        repo.commit_paths(paths, message)
+    except CommitRefused as exc:
         raise PromptopsError(
-            f"the files are written but git refused the commit:\n{detail}\n"
+            f"the files are written but git refused the commit:\n{exc}\n"
             f"fix that, then: {_commit_hint(plan)}"
         ) from exc
     return message
 
 
-def _has_identity(repo: object) -> bool:
-    import git
-
-    assert isinstance(repo, git.Repo)
-    if all(os.environ.get(k) for k in ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL")):
-        return True
-    reader = repo.config_reader()
-    return bool(reader.get_value("user", "name", "")) and bool(
-        reader.get_value("user", "email", "")
-    )
-
-
 def _uncommitted(plan: Plan) -> bool:
-    import git
+    from promptops.git.history import History
 
-    repo = git.Repo(plan.root)
+    repo = History.open(plan.root, "init commits only inside a repository")
     paths = [p.relative_to(plan.root).as_posix() for p in plan.owned if p.exists()]
-    return bool(paths) and bool(
-        repo.git.status("--porcelain", "--untracked-files=all", "--", *paths)
-    )
+    return bool(paths) and bool(repo.status(*paths))
 
 
 def _collapse(root: Path, owned: list[Path]) -> list[Path]:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from promptops.bundle import load_bundle
 from promptops.console import echo, style
+from promptops.pipeline.bundle import load_bundle
 
 
 def run(path: Path, fmt: str) -> int:

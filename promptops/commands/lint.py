@@ -7,22 +7,16 @@ the files and nothing else; the engine (pydantic, Jinja) is imported only on a m
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from promptops.commands._common import package_dir
 from promptops.console import echo, info
 from promptops.errors import UsageError
-from promptops.lint import cache
-from promptops.lint.config import LintSettings, settings
 from promptops.lint.output import Report
 from promptops.lint.problem import Finding
-from promptops.sources import MANIFEST, open_source
-
-if TYPE_CHECKING:
-    from promptops.package import Package
+from promptops.lint.runner import Linted, lint_package
+from promptops.lint.runner import Options as LintOptions
 
 FORMATS = ("text", "json", "github", "sarif")
 
@@ -40,58 +34,15 @@ class Options:
     use_cache: bool = True
 
 
-def _manifest_data(source: cache.MemoSource) -> object:
-    """The manifest's plain data, leniently: a broken manifest is reported as a finding
-    and lint runs with the defaults (fast YAML path only; positions are not needed)."""
-    from promptops import fastyaml
-
-    try:
-        return fastyaml.load(source.read(MANIFEST).decode("utf-8-sig"))
-    except Exception:
-        return None
-
-
-def findings_for(folder: Path, opts: Options) -> tuple[list[Finding], Report, LintSettings]:
+def lint(folder: Path, opts: Options) -> Linted:
     """Lint one package (from the cache when nothing changed); no printing."""
-    found, report, conf, _ = _findings(folder, opts)
-    return found, report, conf
+    from promptops.pipeline.build import Build
 
-
-def _findings(
-    folder: Path, opts: Options
-) -> tuple[list[Finding], Report, LintSettings, Package | None]:
-    """findings_for, plus the package lint loaded (None on a cache hit or a broken load)."""
-    loaded: Package | None = None
-    source = cache.MemoSource(open_source(folder, opts.ref))
-    conf = settings(_manifest_data(source), opts.select, opts.ignore, strict=opts.strict,
-                    base=opts.base)
-    where = cache.cache_dir(folder)
-    key = cache.package_key(source, conf, where) if opts.use_cache else ""
-    found = cache.load(where, key) if opts.use_cache else None
-    if found is None:
-        from promptops.lint.engine import lint_source
-
-        source.prefetch()
-
-        result = lint_source(source, conf, folder)
-        found, loaded = result.findings, result.package
-        if opts.use_cache:
-            cache.store(where, key, found)
-    texts = {}
-    for path in {f.path for f in found}:
-        try:
-            texts[path] = source.read(path).decode("utf-8", "replace")
-        except FileNotFoundError:
-            texts[path] = ""
-    display = str(folder)
-    if folder.is_absolute() and folder.is_relative_to(Path.cwd()):
-        display = os.path.relpath(folder, Path.cwd())
-    report = Report(source.label, source.origin.path, display, texts)
-    return found, report, conf, loaded
-
-
-def failing(findings: list[Finding], strict: bool) -> bool:
-    return any(f.level == "error" or strict for f in findings)
+    build = Build(folder, opts.ref, keep_asts=True)
+    return lint_package(build, LintOptions(select=tuple(opts.select), ignore=tuple(opts.ignore),
+                                           strict=opts.strict, base=opts.base,
+                                           use_cache=opts.use_cache),
+                        build_at=lambda rev: Build(folder, rev).bundle)
 
 
 def run(path: Path | None, opts: Options) -> int:
@@ -100,7 +51,8 @@ def run(path: Path | None, opts: Options) -> int:
     if (opts.fix or opts.diff) and opts.ref is not None:
         raise UsageError("--fix and --diff change the working tree; they cannot take --ref")
     folder = package_dir(path)
-    findings, report, conf = findings_for(folder, opts)
+    linted = lint(folder, opts)
+    findings = linted.findings
     if opts.fix or opts.diff:
         from promptops.lint import fix
 
@@ -110,11 +62,11 @@ def run(path: Path | None, opts: Options) -> int:
         if opts.fix and changes:
             fix.apply(folder, changes)
             info(f"fixed {len(changes)} file{'s' if len(changes) != 1 else ''}")
-            findings, report, conf = findings_for(folder, opts)
+            linted = lint(folder, opts)
         if opts.diff and not opts.fix:
-            return 1 if changes or failing(findings, conf.strict) else 0
-    echo(_render(findings, report, opts.fmt))
-    return 1 if failing(findings, conf.strict) else 0
+            return 1 if changes or linted.failing else 0
+    echo(_render(linted.findings, linted.report, opts.fmt))
+    return 1 if linted.failing else 0
 
 
 def _render(findings: list[Finding], report: Report, fmt: str) -> str:
@@ -127,20 +79,3 @@ def _render(findings: list[Finding], report: Report, fmt: str) -> str:
     else:
         from promptops.lint.output import text as out  # type: ignore[no-redef]
     return out.render(findings, report)
-
-
-def lint_gate(folder: Path, ref: str | None) -> tuple[bool, list[str], str]:
-    """For check, build and release: (passes?, finding lines, summary line)."""
-    ok, lines, summary, _ = lint_gate_loading(folder, ref)
-    return ok, lines, summary
-
-
-def lint_gate_loading(
-    folder: Path, ref: str | None
-) -> tuple[bool, list[str], str, Package | None]:
-    """lint_gate, plus the package it loaded, so `build` need not load it a second time."""
-    from promptops.lint.output.text import render, summary
-
-    findings, report, conf, package = _findings(folder, Options(ref=ref))
-    lines = render(findings, report).splitlines()[:-1]
-    return not failing(findings, conf.strict), lines, summary(findings), package

@@ -7,15 +7,16 @@ from pathlib import Path
 
 from promptops.commands._common import package_dir
 from promptops.console import echo, style
-from promptops.pipeline import bundle_at
+from promptops.pipeline.build import Build
 
 
 def run(path: Path | None, ref: str | None, fmt: str) -> int:
-    bundle = bundle_at(package_dir(path), ref)
+    bundle = Build(package_dir(path), ref).bundle
     prompts = bundle["prompts"]
     if fmt == "json":
         keys = ("name", "title", "description", "arguments")
-        rows = [{k: p[k] for k in keys if k in p} for p in prompts]
+        rows = [{k: p[k] for k in keys if k in p} for p in  # type: ignore[literal-required]
+                prompts]
         echo(json.dumps(rows, indent=2, ensure_ascii=False))
         return 0
     for p in prompts:

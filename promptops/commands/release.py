@@ -12,7 +12,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from promptops.bundle import Bundle
 from promptops.console import echo, info
 from promptops.diff.changes import Change
 from promptops.diff.engine import content_digest, diff_bundles
@@ -25,9 +24,11 @@ from promptops.diff.history import (
     tag_message,
     tag_name,
 )
-from promptops.errors import GitError, PackageError, PromptopsError
+from promptops.errors import PackageError, PromptopsError
+from promptops.git.history import History
+from promptops.pipeline.bundle import Bundle
+from promptops.pipeline.source import find_package
 from promptops.semver import Version, satisfies, step_level
-from promptops.sources import find_package, no_commits_yet
 
 #: Checks a release must pass besides loading: each gets the package folder and the
 #: bundle of HEAD and returns None or a refusal saying what to fix. Lint and test
@@ -37,18 +38,20 @@ GATES: list[Gate] = []
 
 
 def _test_gate(package_dir: Path, head: Bundle) -> str | None:
+    from promptops.pipeline.build import Build
     from promptops.testing.suite import release_gate
 
-    return release_gate(package_dir, head)
+    return release_gate(Build(package_dir, "HEAD"))
 
 
 GATES.append(_test_gate)
 
 
 def _lint_gate(package_dir: Path, head: Bundle) -> str | None:
-    from promptops.commands.lint import lint_gate
+    from promptops.lint.runner import gate, lint_package
+    from promptops.pipeline.build import Build
 
-    ok, lines, summary = lint_gate(package_dir, "HEAD")
+    ok, lines, summary = gate(lint_package(Build(package_dir, "HEAD", keep_asts=True)))
     if ok:
         return None
     return "lint fails at HEAD (" + summary + "); fix these, commit, then release:\n" + \
@@ -65,7 +68,7 @@ class ReleaseRefused(PromptopsError):
 def run(path: Path | None) -> int:
     package_dir = find_package(path or Path.cwd())
     repo = open_repo(package_dir)
-    if no_commits_yet(repo):
+    if repo.no_commits_yet():
         raise ReleaseRefused("the repository has no commits yet: commit the package, then "
                              "run `promptops release`")
     _refuse_dirty(repo, package_dir)
@@ -76,32 +79,22 @@ def run(path: Path | None) -> int:
             raise ReleaseRefused(problem)
     name, version = head["package"]["name"], Version.parse(head["package"]["version"])
     tag = tag_name(name, version)
-    if tag in repo.tags:
+    if repo.has_tag(tag):
         return _existing(repo, package_dir, tag, head)
     prev = latest_release(repo, name, "HEAD")
     changes = _check_against(package_dir, prev, head, version) if prev else []
     message = tag_message(head, content_digest(head), prev, changes)
-    import git
-
-    try:
-        repo.create_tag(tag, ref=repo.head.commit, message=message)
-    except git.GitCommandError as exc:
-        raise GitError(f"git could not create tag {tag}: {exc.stderr.strip()}; if git asks "
-                       "who you are, set `git config user.name` and `user.email`") from exc
-    echo(f"released {tag} at {repo.head.commit.hexsha[:12]} ({head['digest']})")
+    repo.create_tag(tag, message)
+    echo(f"released {tag} at {repo.head_commit()[:12]} ({head['digest']})")
     info(f"next: publish it with `git push origin {tag}`, then `promptops build --ref {tag}`")
     return 0
 
 
-def _refuse_dirty(repo: object, package_dir: Path) -> None:
-    import git
-
-    assert isinstance(repo, git.Repo)
-    top = Path(repo.working_tree_dir or package_dir).resolve()
-    rel = package_dir.resolve().relative_to(top).as_posix()
-    status = repo.git.status("--porcelain", "--untracked-files=all", "--", rel)
-    if status.strip():
-        files = [line[3:] for line in status.splitlines()]
+def _refuse_dirty(repo: History, package_dir: Path) -> None:
+    rel = package_dir.resolve().relative_to(repo.top).as_posix()
+    status = repo.status(rel)
+    if status:
+        files = [line[3:] for line in status]
         shown = ", ".join(files[:5]) + (f" and {len(files) - 5} more" if len(files) > 5 else "")
         raise ReleaseRefused(
             f"the package has uncommitted changes ({shown}); a release tags the committed "
@@ -110,10 +103,10 @@ def _refuse_dirty(repo: object, package_dir: Path) -> None:
 
 
 def _head_bundle(package_dir: Path) -> Bundle:
-    from promptops.pipeline import bundle_at
+    from promptops.pipeline.build import Build
 
     try:
-        return bundle_at(package_dir, "HEAD")
+        return Build(package_dir, "HEAD").bundle
     except PackageError as exc:
         for p in exc.problems:
             echo(str(p), err=True)
@@ -123,11 +116,8 @@ def _head_bundle(package_dir: Path) -> Bundle:
         ) from exc
 
 
-def _existing(repo: object, package_dir: Path, tag: str, head: Bundle) -> int:
-    import git
-
-    assert isinstance(repo, git.Repo)
-    rel = Release(tag, Version.parse(tag.rsplit("@", 1)[1]), repo.tags[tag].commit.hexsha)
+def _existing(repo: History, package_dir: Path, tag: str, head: Bundle) -> int:
+    rel = Release(tag, Version.parse(tag.rsplit("@", 1)[1]), repo.tag_commit(tag))
     recorded = recorded_digest(repo, tag)
     tagged = release_bundle(package_dir, rel)
     if recorded is None:

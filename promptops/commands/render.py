@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 from promptops.commands._common import package_dir, parse_arguments
 from promptops.console import echo, style
-from promptops.errors import PromptopsError, RenderError
-from promptops.pipeline import bundle_at
-from promptops.render import Renderer
+from promptops.pipeline.build import Build
+from promptops.render import transcript
+from promptops.render.renderer import Renderer
 
 
 def run(
@@ -22,38 +21,10 @@ def run(
     fmt: str,
 ) -> int:
     arguments = parse_arguments(pairs, args_file)
-    bundle = bundle_at(package_dir(path), ref)
-    try:
-        result = Renderer(bundle).get(prompt, arguments)
-    except RenderError as exc:
-        raise PromptopsError(f"{exc} (JSON-RPC error {exc.code})") from exc
+    bundle = Build(package_dir(path), ref).bundle
+    result = Renderer(bundle).get(prompt, arguments)  # a RenderError says what is wrong
     if fmt == "json":
         echo(json.dumps(result, indent=2, ensure_ascii=False))
     else:
-        echo(transcript(result))
+        echo(transcript.terminal(result, lambda head: style(head, bold=True)))
     return 0
-
-
-def transcript(result: dict[str, Any]) -> str:
-    """A readable rendering: one block per message, headed by its role and content type."""
-    parts: list[str] = []
-    for i, msg in enumerate(result["messages"]):
-        content = msg["content"]
-        kind = content["type"]
-        head = style(f"── {msg['role']}", bold=True) + (f" ({kind})" if kind != "text" else "")
-        parts.append(head if i == 0 else "\n" + head)
-        parts.append(_body(content))
-    return "\n".join(parts)
-
-
-def _body(content: dict[str, Any]) -> str:
-    kind = content["type"]
-    if kind == "text":
-        return str(content["text"]).rstrip("\n")
-    if kind in ("image", "audio"):
-        return f"[{content['mimeType']}, {len(content['data']) * 3 // 4} bytes]"
-    if kind == "resource":
-        res = content["resource"]
-        body = res.get("text") if "text" in res else f"[{len(res['blob']) * 3 // 4} bytes]"
-        return f"{res['uri']} ({res['mimeType']})\n{str(body).rstrip(chr(10))}"
-    return f"{content.get('name', '')} -> {content['uri']}"

@@ -10,7 +10,7 @@ from promptops.console import echo
 
 def schema_for(kind: str) -> dict[str, Any]:
     if kind == "bundle":
-        from promptops.bundle_schema import BundleFile
+        from promptops.pipeline.bundle_schema import BundleFile
 
         model: Any = BundleFile
     elif kind == "test":
@@ -18,7 +18,7 @@ def schema_for(kind: str) -> dict[str, Any]:
 
         model = TestFile
     else:
-        from promptops.model import Manifest, PromptFile
+        from promptops.pipeline.model import Manifest, PromptFile
 
         model = Manifest if kind == "manifest" else PromptFile
     out: dict[str, Any] = {"$schema": "https://json-schema.org/draft/2020-12/schema"}

@@ -19,7 +19,8 @@ def run(
     fmt: str,
     jobs: int | None,
 ) -> int:
-    from promptops.bundle import atomic_write
+    from promptops.fsutil import atomic_write
+    from promptops.pipeline.build import Build
     from promptops.testing import report
     from promptops.testing.suite import run_suite
 
@@ -27,7 +28,8 @@ def run(
         raise UsageError(f"-j must be at least 1, got {jobs}")
     bar = report.Progress()
     try:
-        result = run_suite(package_dir(path), ref, patterns=patterns, update=update, jobs=jobs,
+        result = run_suite(Build(package_dir(path), ref), patterns=patterns, update=update,
+                           jobs=jobs,
                            progress=bar)
     finally:
         bar.close()

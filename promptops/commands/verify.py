@@ -6,10 +6,10 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from promptops.bundle import load_bundle
-from promptops.bundle_schema import BundleFile
 from promptops.console import echo
 from promptops.errors import BundleError
+from promptops.pipeline.bundle import load_bundle
+from promptops.pipeline.bundle_schema import BundleFile
 
 
 def run(path: Path) -> int:

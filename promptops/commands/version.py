@@ -13,7 +13,7 @@ from pathlib import Path
 from promptops.console import echo, style
 from promptops.diff.changes import counts
 from promptops.diff.history import Status, status
-from promptops.sources import find_package
+from promptops.pipeline.source import find_package
 
 
 def run(path: Path | None, fmt: str) -> int:

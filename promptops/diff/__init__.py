@@ -31,6 +31,6 @@ __all__ = [
 
 def diff_refs(package_dir: Path, base: str | None, head: str | None = None) -> list[Change]:
     """Changes from the package at ``base`` to ``head`` (a git revision; None: working tree)."""
-    from promptops.pipeline import bundle_at
+    from promptops.pipeline.build import Build
 
-    return diff_bundles(bundle_at(package_dir, base), bundle_at(package_dir, head))
+    return diff_bundles(Build(package_dir, base).bundle, Build(package_dir, head).bundle)

@@ -16,10 +16,9 @@ from collections.abc import Iterator
 from typing import Any
 
 from promptops.diff.changes import Change, Kind
-from promptops.model import DEFAULT_MAX_LENGTH
+from promptops.pipeline import defaults
+from promptops.pipeline.bundle_types import Argument as Arg
 from promptops.semver import Level
-
-Arg = dict[str, Any]
 
 
 def diff_arguments(prompt: str, old: list[Arg], new: list[Arg]) -> Iterator[Change]:
@@ -66,8 +65,8 @@ def _argument(prompt: str, name: str, a: Arg, b: Arg) -> Iterator[Change]:
         else:
             what = "pattern added" if pat_a is None else "pattern changed"
             yield change(Kind.pattern_changed, Level.major, what, pat_a, pat_b)
-    len_a = a.get("maxLength", DEFAULT_MAX_LENGTH)
-    len_b = b.get("maxLength", DEFAULT_MAX_LENGTH)
+    len_a = a.get("maxLength", defaults.MAX_LENGTH)
+    len_b = b.get("maxLength", defaults.MAX_LENGTH)
     if len_a != len_b:
         tighter = len_b < len_a
         yield change(

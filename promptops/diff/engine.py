@@ -12,15 +12,13 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterator
-from functools import lru_cache
-from typing import Any
 
-from promptops.bundle import Bundle, canonical
 from promptops.diff.arguments import diff_arguments
 from promptops.diff.changes import Change, Kind, ordered
+from promptops.pipeline.bundle import canonical
+from promptops.pipeline.bundle_types import Bundle, Message, PackageInfo, Prompt
+from promptops.pipeline.templates import TemplateIndex
 from promptops.semver import Level
-
-_TEMPLATED = ("text", "uri")  # message keys that hold inline Jinja source
 
 
 def content_digest(bundle: Bundle) -> str:
@@ -40,16 +38,18 @@ def content_digest(bundle: Bundle) -> str:
     return "sha256:" + hashlib.sha256(canonical(body)).hexdigest()
 
 
-def diff_bundles(old: Bundle, new: Bundle) -> list[Change]:
+def diff_bundles(old: Bundle, new: Bundle, *, index: TemplateIndex | None = None
+                 ) -> list[Change]:
     """Every change from ``old`` to ``new``, classified, in stable order."""
+    index = index if index is not None else TemplateIndex()
     changes = list(_package_changes(old["package"], new["package"]))
     a = {p["name"]: p for p in old["prompts"]}
     b = {p["name"]: p for p in new["prompts"]}
     removed = sorted(a.keys() - b.keys())
     added = sorted(b.keys() - a.keys())
-    prints = {n: _fingerprint(new, b[n]) for n in added}
+    prints = {n: _fingerprint(new, b[n], index) for n in added}
     for name in removed:
-        twin = next((n for n in added if prints[n] == _fingerprint(old, a[name])), None)
+        twin = next((n for n in added if prints[n] == _fingerprint(old, a[name], index)), None)
         if twin is not None:
             added.remove(twin)
             changes.append(
@@ -61,13 +61,13 @@ def diff_bundles(old: Bundle, new: Bundle) -> list[Change]:
     for name in added:
         changes.append(Change(Kind.prompt_added, Level.minor, "prompt added", prompt=name))
     for name in sorted(a.keys() & b.keys()):
-        changes.extend(_prompt_changes(old, a[name], new, b[name]))
+        changes.extend(_prompt_changes(old, a[name], new, b[name], index))
     if not changes and content_digest(old) != content_digest(new):
         changes.append(Change(Kind.other_changed, Level.patch, "served content changed"))
     return ordered(changes)
 
 
-def _package_changes(a: dict[str, Any], b: dict[str, Any]) -> Iterator[Change]:
+def _package_changes(a: PackageInfo, b: PackageInfo) -> Iterator[Change]:
     if a["name"] != b["name"]:
         yield Change(Kind.package_renamed, Level.major, f"package renamed {a['name']!r} -> "
                      f"{b['name']!r}", old=a["name"], new=b["name"])
@@ -82,12 +82,11 @@ def _package_changes(a: dict[str, Any], b: dict[str, Any]) -> Iterator[Change]:
                      old=a.get("cacheScope"), new=b.get("cacheScope"))
 
 
-def _prompt_changes(
-    old: Bundle, a: dict[str, Any], new: Bundle, b: dict[str, Any]
-) -> Iterator[Change]:
+def _prompt_changes(old: Bundle, a: Prompt, new: Bundle, b: Prompt, index: TemplateIndex
+                    ) -> Iterator[Change]:
     name = b["name"]
     yield from diff_arguments(name, a["arguments"], b["arguments"])
-    tpl, res = _message_differences(old, a, new, b)
+    tpl, res = _message_differences(old, a, new, b, index)
     if tpl:
         yield Change(Kind.template_changed, Level.patch,
                      f"template text changed ({'; '.join(tpl)})", prompt=name, new=tpl)
@@ -102,9 +101,8 @@ def _prompt_changes(
                          old=a.get(key), new=b.get(key))
 
 
-def _message_differences(
-    old: Bundle, a: dict[str, Any], new: Bundle, b: dict[str, Any]
-) -> tuple[list[str], list[str]]:
+def _message_differences(old: Bundle, a: Prompt, new: Bundle, b: Prompt, index: TemplateIndex
+                         ) -> tuple[list[str], list[str]]:
     """What differs in a prompt's messages: (template details, resource details)."""
     tpl: list[str] = []
     res: list[str] = []
@@ -117,7 +115,7 @@ def _message_differences(
             continue
         both_text = x["type"] == "text" and y["type"] == "text"
         (tpl if both_text or x["type"] != y["type"] else res).append(f"message {i + 1}")
-    reach_a, reach_b = _reached(old, a), _reached(new, b)
+    reach_a, reach_b = reached_templates(old, a, index), reached_templates(new, b, index)
     own = {m["template"] for m in ma + mb if "template" in m}
     for path in sorted(reach_a.keys() | reach_b.keys()):
         if reach_a.get(path) != reach_b.get(path) and path not in own:
@@ -125,9 +123,9 @@ def _message_differences(
     return tpl, res
 
 
-def _message_view(bundle: Bundle, msg: dict[str, Any]) -> dict[str, Any]:
+def _message_view(bundle: Bundle, msg: Message) -> dict[str, object]:
     """A message with the files it names replaced by their content."""
-    view = dict(msg)
+    view: dict[str, object] = dict(msg)
     if "template" in msg:
         view["template"] = bundle["templates"].get(msg["template"])
     if "file" in msg:
@@ -135,53 +133,22 @@ def _message_view(bundle: Bundle, msg: dict[str, Any]) -> dict[str, Any]:
     return view
 
 
-def _fingerprint(bundle: Bundle, prompt: dict[str, Any]) -> str:
+def _fingerprint(bundle: Bundle, prompt: Prompt, index: TemplateIndex) -> str:
     """Everything a prompt serves except its name: equal fingerprints mean a rename."""
-    body = {k: v for k, v in prompt.items() if k not in ("name", "source")}
+    body: dict[str, object] = {k: v for k, v in prompt.items() if k not in ("name", "source")}
     body["messages"] = [_message_view(bundle, m) for m in prompt["messages"]]
-    body["partials"] = _reached(bundle, prompt)
+    body["partials"] = reached_templates(bundle, prompt, index)
     return canonical(body).decode()
 
 
-def _reached(bundle: Bundle, prompt: dict[str, Any]) -> dict[str, str]:
+def reached_templates(bundle: Bundle, prompt: Prompt,
+                      index: TemplateIndex | None = None) -> dict[str, str]:
     """Every template file a prompt's messages reach, transitively, path -> source."""
-    templates: dict[str, str] = bundle["templates"]
-    todo: list[str] = []
-    for msg in prompt["messages"]:
-        if "template" in msg:
-            todo.append(msg["template"])
-        for key in _TEMPLATED:
-            if isinstance(msg.get(key), str):
-                todo.extend(_references(msg[key]))
-    seen: dict[str, str] = {}
-    while todo:
-        path = todo.pop()
-        if path in seen or path not in templates:
-            continue
-        seen[path] = templates[path]
-        todo.extend(_references(templates[path]))
-    return dict(sorted(seen.items()))
-
-
-@lru_cache(maxsize=4096)
-def _references(source: str) -> tuple[str, ...]:
-    if "{%" not in source:
-        return ()
-    from jinja2 import TemplateSyntaxError
-
-    from promptops.package import template_references
-    from promptops.template_limits import parse
-
-    try:
-        ast = parse(_parser(), source)
-    except TemplateSyntaxError:
-        return ()
-    return tuple(name for name, _ in template_references(ast) if name is not None)
-
-
-@lru_cache(maxsize=1)
-def _parser() -> Any:
-    from promptops.template_limits import guard
-    from promptops.templating import environment
-
-    return guard(environment({}))
+    index = index if index is not None else TemplateIndex()
+    templates = bundle["templates"]
+    roots = [m["template"] for m in prompt["messages"]
+             if "template" in m and m["template"] in templates]
+    sources = [s for m in prompt["messages"] for s in (m.get("text"), m.get("uri"))
+               if isinstance(s, str)]  # the templated fields
+    names = {*roots, *index.reached(sources + [templates[r] for r in roots], templates)}
+    return {n: templates[n] for n in sorted(names)}

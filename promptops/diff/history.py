@@ -14,16 +14,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from promptops import sources
 from promptops.diff.changes import Change, counts, required_bump
 from promptops.diff.engine import diff_bundles
 from promptops.errors import GitError
+from promptops.git.history import History, from_git
 from promptops.semver import Level, Version, is_version, next_version, satisfies
 
 if TYPE_CHECKING:
-    import git
-
-    from promptops.bundle import Bundle
+    from promptops.pipeline.bundle import Bundle
 
 _DIGEST_LINE = re.compile(r"^bundle-digest: (sha256:[0-9a-f]{64})$", re.MULTILINE)
 MAX_SUMMARY_LINES = 200
@@ -40,47 +38,44 @@ class Release:
     commit: str
 
 
-def open_repo(package_dir: Path) -> git.Repo:
-    repo: git.Repo = sources.open_repo(
-        package_dir, "releases are git tags: run `git init` and commit the package first"
-    )
-    return repo
+def open_repo(package_dir: Path) -> History:
+    return History.open(package_dir,
+                        "releases are git tags: run `git init` and commit the package first")
 
 
-def releases(repo: git.Repo, package: str) -> list[Release]:
+def releases(repo: History, package: str) -> list[Release]:
     """Every release tag of ``package``, lowest precedence first."""
     prefix = f"{package}@"
     found = []
-    for tag in repo.tags:
-        rest = tag.name[len(prefix):] if tag.name.startswith(prefix) else None
+    for name, commit in repo.tags():
+        rest = name[len(prefix):] if name.startswith(prefix) else None
         if rest is not None and is_version(rest):
-            found.append(Release(tag.name, Version.parse(rest), tag.commit.hexsha))
+            found.append(Release(name, Version.parse(rest), commit))
     return sorted(found, key=lambda r: r.version.key())
 
 
-def latest_release(repo: git.Repo, package: str, rev: str = "HEAD") -> Release | None:
+def latest_release(repo: History, package: str, rev: str = "HEAD") -> Release | None:
     """The highest-precedence release whose commit is ``rev`` or an ancestor of it."""
     try:
-        head = repo.commit(rev)
+        head = repo.repo.commit(rev).hexsha
     except Exception as exc:  # BadName or ValueError: no commit yet, or one git cannot read
-        if not (isinstance(exc, ValueError) or sources.from_git(exc)):
+        if not (isinstance(exc, ValueError) or from_git(exc)):
             raise
-        if rev == "HEAD" and not sources.no_commits_yet(repo):
+        if rev == "HEAD" and not repo.no_commits_yet():
             raise
         return None  # no commits yet
     for rel in reversed(releases(repo, package)):
-        if repo.is_ancestor(repo.commit(rel.commit), head):
+        if repo.is_ancestor(rel.commit, head):
             return rel
     return None
 
 
-def recorded_digest(repo: git.Repo, tag: str) -> str | None:
+def recorded_digest(repo: History, tag: str) -> str | None:
     """The bundle digest an annotated release tag records; None if it records none."""
-    ref = repo.tags[tag]
-    obj = ref.tag
-    if obj is None:
+    message = repo.tag_message(tag)
+    if message is None:
         return None
-    found = _DIGEST_LINE.search(obj.message)
+    found = _DIGEST_LINE.search(message)
     return found.group(1) if found else None
 
 
@@ -112,9 +107,9 @@ class Status:
 
 def status(package_dir: Path, ref: str | None = None, *, rev: str = "HEAD") -> Status:
     """Compare the package at ``ref`` (None: working tree) with the latest release."""
-    from promptops.pipeline import bundle_at
+    from promptops.pipeline.build import Build
 
-    head = bundle_at(package_dir, ref)
+    head = Build(package_dir, ref).bundle
     name = head["package"]["name"]
     current = Version.parse(head["package"]["version"])
     repo = open_repo(package_dir)
@@ -130,10 +125,10 @@ def status(package_dir: Path, ref: str | None = None, *, rev: str = "HEAD") -> S
 
 
 def release_bundle(package_dir: Path, rel: Release) -> Bundle:
-    from promptops.pipeline import bundle_at
+    from promptops.pipeline.build import Build
 
     try:
-        return bundle_at(package_dir, rel.commit)
+        return Build(package_dir, rel.commit).bundle
     except GitError as exc:
         raise GitError(
             f"cannot read the package at release {rel.tag} ({rel.commit[:12]}): {exc}"

@@ -20,62 +20,16 @@ import time
 from pathlib import Path
 
 from promptops import __version__
+from promptops.errors import GitError
+from promptops.git import Repo
+from promptops.git.objects import blob_id
 from promptops.lint.config import LintSettings
 from promptops.lint.problem import Finding
 from promptops.lint.registry import RULES
-from promptops.sources import Source, WorktreeSource
+from promptops.pipeline.source import CachingSource, WorktreeSource
 
 KEEP = 16
 FORMAT = 1
-
-
-def blob_id(data: bytes) -> str:
-    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
-
-
-class MemoSource:
-    """A source that remembers what it read, so hashing and linting read each file once."""
-
-    def __init__(self, inner: Source) -> None:
-        self.inner = inner
-        self.origin = inner.origin
-        self.label = inner.label
-        self._files: list[str] | None = None
-        self._data: dict[str, bytes] = {}
-
-    def files(self) -> list[str]:
-        if self._files is None:
-            self._files = self.inner.files()
-        return self._files
-
-    def prefetch(self) -> None:
-        """Read a working tree's plain files directly, skipping per-file path resolution.
-
-        ``WorktreeSource.read`` resolves every path to refuse symlinks that leave the
-        package, which costs more than the read itself on 10,000 files. Files found by
-        the walk are normalised and inside the root, and the walk does not follow
-        symlinked folders, so only the files that are symlinks need that care: they are
-        left to the inner source.
-        """
-        root = getattr(self.inner, "root", None)
-        if not isinstance(self.inner, WorktreeSource) or root is None:
-            return
-        for path in self.files():
-            full = os.path.join(root, path)
-            if path in self._data:
-                continue
-            try:  # symlinks, and a FIFO whose open would block, are the inner source's
-                if not stat.S_ISREG(os.lstat(full).st_mode):
-                    continue
-                with open(full, "rb") as fh:
-                    self._data[path] = fh.read()
-            except OSError:
-                continue
-
-    def read(self, path: str) -> bytes:
-        if path not in self._data:
-            self._data[path] = self.inner.read(path)
-        return self._data[path]
 
 
 def _code_stamp() -> str:
@@ -86,7 +40,7 @@ def _code_stamp() -> str:
     )
 
 
-def package_key(source: MemoSource, settings: LintSettings, folder: Path) -> str:
+def package_key(source: CachingSource, settings: LintSettings, folder: Path) -> str:
     h = hashlib.sha256()
     rules = ",".join(f"{r.code}:{r.level}" for r in RULES)
     h.update(f"{FORMAT}|{__version__}|{rules}|{settings.key()}|{_code_stamp()}\n".encode())
@@ -107,7 +61,7 @@ def package_key(source: MemoSource, settings: LintSettings, folder: Path) -> str
 _RACY_NS = 2_000_000_000
 
 
-def _worktree_blobs(source: MemoSource, folder: Path) -> dict[str, str]:
+def _worktree_blobs(source: CachingSource, folder: Path) -> dict[str, str]:
     """Blob ids of the working tree's files, reusing ids whose file did not change.
 
     Like git's index: a file whose mtime, size and inode match the recorded ones keeps
@@ -115,7 +69,8 @@ def _worktree_blobs(source: MemoSource, folder: Path) -> dict[str, str]:
     of the record (the same-timestamp race git calls "racily clean"). Symlinks count
     as their target path; a target outside the package is unreadable anyway.
     """
-    root = str(source.inner.root)  # type: ignore[attr-defined]
+    assert isinstance(source.inner, WorktreeSource)
+    root = str(source.inner.root)
     index_path = folder / f"stat-{hashlib.sha1(root.encode()).hexdigest()[:16]}.json"
     try:
         old = json.loads(index_path.read_text(encoding="utf-8"))
@@ -147,7 +102,7 @@ def _worktree_blobs(source: MemoSource, folder: Path) -> dict[str, str]:
         new[path] = [*sig, out[path]]
     if new != old:
         try:
-            from promptops.bundle import atomic_write
+            from promptops.fsutil import atomic_write
 
             atomic_write(index_path, json.dumps(new).encode())
         except OSError:
@@ -156,11 +111,17 @@ def _worktree_blobs(source: MemoSource, folder: Path) -> dict[str, str]:
 
 
 def cache_dir(package_dir: Path) -> Path:
-    for folder in (package_dir.resolve(), *package_dir.resolve().parents):
-        if (folder / ".git").is_dir():
-            return folder / ".git" / "promptops" / "lint"
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "promptops" / "lint"
+    """``<common git dir>/promptops/lint`` (every worktree of a repository shares it), or
+    the user cache outside a repository."""
+    try:
+        repo = Repo.find(package_dir)
+    except GitError:  # a .git file git cannot read either: cache like a lone folder
+        repo = None
+    if repo is not None:
+        return repo.common_dir / "promptops" / "lint"
+    from promptops.fsutil import user_cache_dir
+
+    return user_cache_dir() / "lint"
 
 
 def load(folder: Path, key: str) -> list[Finding] | None:
@@ -172,7 +133,7 @@ def load(folder: Path, key: str) -> list[Finding] | None:
 
 
 def store(folder: Path, key: str, findings: list[Finding]) -> None:
-    from promptops.bundle import atomic_write
+    from promptops.fsutil import atomic_write
 
     try:
         body = json.dumps({"findings": [f.to_json() for f in findings]}).encode()

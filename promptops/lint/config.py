@@ -11,16 +11,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from promptops.lint.registry import RULES, resolve
-
-DEFAULT_MAX_TEMPLATE_CHARS = 20_000
-DEFAULT_MAX_INCLUDE_DEPTH = 4
+from promptops.pipeline import defaults
+from promptops.pipeline.source import MANIFEST, Source
 
 
 @dataclass(frozen=True)
 class LintSettings:
     enabled: frozenset[str]
-    max_template_chars: int = DEFAULT_MAX_TEMPLATE_CHARS
-    max_include_depth: int = DEFAULT_MAX_INCLUDE_DEPTH
+    max_template_chars: int = defaults.MAX_TEMPLATE_CHARS
+    max_include_depth: int = defaults.MAX_INCLUDE_DEPTH
     strict: bool = False
     base: str | None = None
 
@@ -65,12 +64,12 @@ def settings(
     enabled -= m_ignore | c_ignore
     if base is None:  # 6xx compare against a base revision; without one they cannot run
         enabled = {c for c in enabled if not c.startswith("PO6")}
-    chars = lint.get("maxTemplateChars", DEFAULT_MAX_TEMPLATE_CHARS)
-    depth = lint.get("maxIncludeDepth", DEFAULT_MAX_INCLUDE_DEPTH)
+    chars = lint.get("maxTemplateChars", defaults.MAX_TEMPLATE_CHARS)
+    depth = lint.get("maxIncludeDepth", defaults.MAX_INCLUDE_DEPTH)
     return LintSettings(
         enabled=frozenset(enabled),
-        max_template_chars=chars if isinstance(chars, int) else DEFAULT_MAX_TEMPLATE_CHARS,
-        max_include_depth=depth if isinstance(depth, int) else DEFAULT_MAX_INCLUDE_DEPTH,
+        max_template_chars=chars if isinstance(chars, int) else defaults.MAX_TEMPLATE_CHARS,
+        max_include_depth=depth if isinstance(depth, int) else defaults.MAX_INCLUDE_DEPTH,
         strict=strict,
         base=base,
     )
@@ -78,3 +77,14 @@ def settings(
 
 def _flat(values: list[str]) -> list[str]:
     return [part for v in values for part in v.split(",")]
+
+
+def manifest_data(source: Source) -> object:
+    """The manifest's plain data, leniently: a broken manifest is reported as a finding
+    and lint runs with the defaults (fast YAML path only; positions are not needed)."""
+    from promptops.pipeline.yamlio import fast as fastyaml
+
+    try:
+        return fastyaml.load(source.read(MANIFEST).decode("utf-8-sig"))
+    except Exception:
+        return None

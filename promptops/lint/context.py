@@ -11,18 +11,17 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING
 
-from jinja2 import TemplateSyntaxError, nodes
+from jinja2 import nodes
 
 from promptops.errors import Problem
-from promptops.loader import LoadedFile, Loc
-from promptops.package import Package, PromptDef, template_fields
-from promptops.sources import Source, inside
-from promptops.template_limits import guard, parse
-from promptops.templating import PromptEnvironment, environment
+from promptops.pipeline.source import Source
+from promptops.pipeline.validate import Package, PromptDef, Validated, template_fields
+from promptops.pipeline.yamlio.loader import LoadedFile, Loc
 
 if TYPE_CHECKING:
-    from promptops.bundle import Bundle
     from promptops.lint.config import LintSettings
+    from promptops.pipeline.bundle_types import Bundle
+    from promptops.sandbox.environment import PromptEnvironment
 
 TEXT_SUFFIXES = (".yaml", ".yml", ".j2", ".jinja", ".jinja2", ".md", ".txt")
 
@@ -46,7 +45,6 @@ class Facts:
     loads: tuple[tuple[str, int], ...]  # variables read, with their line
     stores: frozenset[str]  # names the template binds itself (set, for, macro params)
     calls: tuple[tuple[str, str, int], ...]  # ("filter" | "test", name, line)
-    includes: tuple[tuple[str, int], ...]  # package templates included, normalised
     printed: frozenset[str]  # names that appear inside {{ ... }}
     silent: bool  # prints nothing whatever the arguments (no output, no include)
 
@@ -56,7 +54,6 @@ def _collect(ast: nodes.Template) -> Facts:
     stores: set[str] = set()
     calls: list[tuple[str, str, int]] = []
     printed: set[str] = set()
-    includes: list[tuple[str, int]] = []
     silent = True
     stack: list[tuple[nodes.Node, bool]] = [(ast, False)]
     while stack:
@@ -78,39 +75,32 @@ def _collect(ast: nodes.Template) -> Facts:
         elif isinstance(node, nodes.Macro | nodes.CallBlock):
             stores.update(a.name for a in node.args)
         elif isinstance(node, nodes.Include | nodes.Import | nodes.FromImport | nodes.Extends):
-            target = node.template
-            if isinstance(target, nodes.Const) and isinstance(target.value, str):
-                norm = inside(target.value)
-                if norm is not None:
-                    includes.append((norm, node.lineno))
-            silent = False
+            silent = False  # what it includes is the include graph's (TemplateIndex)
         inner = in_output or isinstance(node, nodes.Output)
         stack.extend((child, inner) for child in reversed(list(node.iter_child_nodes())))
     loads.sort(key=lambda x: x[1])
-    return Facts(tuple(loads), frozenset(stores), tuple(calls), tuple(includes),
-                 frozenset(printed), silent)
+    return Facts(tuple(loads), frozenset(stores), tuple(calls), frozenset(printed), silent)
 
 
 class LintContext:
+    """What the rules read: the source, the validated package and its problems."""
+
     def __init__(
         self,
         source: Source,
         settings: LintSettings,
-        package: Package | None,
-        complete: bool,
-        problems: list[tuple[str, Problem]],
+        validated: Validated,
         base_bundle: Bundle | None = None,
-        asts: dict[str, nodes.Template | None] | None = None,
     ) -> None:
         self.source = source
         self.settings = settings
-        self.package = package
-        self.complete = complete
-        self.problems = problems
+        self.package: Package | None = validated.package
+        self.complete = validated.complete
+        self.problems: list[Problem] = validated.problems
+        self.index = validated.index
         self.base_bundle = base_bundle
         self._raw: dict[str, bytes | None] = {}
         self._text: dict[str, str | None] = {}
-        self._asts: dict[str, nodes.Template | None] = dict(asts or {})
         self._facts: dict[str, Facts | None] = {}
         self._reached: dict[str, list[str]] = {}
 
@@ -145,19 +135,15 @@ class LintContext:
             and not any(s.startswith(".") for s in p.split("/"))
         ]
 
-    @cached_property
+    @property
     def env(self) -> PromptEnvironment:
-        return guard(environment(self.package.templates if self.package else {}))
+        """The sandbox's environment (its filter and test tables)."""
+        return self.index.env
 
     def ast(self, key: str, source: str) -> nodes.Template | None:
-        """Parsed once per distinct source text (many prompts share identical text); None
-        when it does not parse or nests past the limits (the loader reported why)."""
-        if source not in self._asts:
-            try:
-                self._asts[source] = parse(self.env, source)
-            except TemplateSyntaxError:
-                self._asts[source] = None
-        return self._asts[source]
+        """Parsed once per distinct source text (many prompts share identical text), by
+        validation already; None when it does not parse (validation reported why)."""
+        return self.index.ast(source)
 
     def facts(self, key: str, source: str) -> Facts | None:
         """What one walk of the template's AST knows; None when it does not parse."""
@@ -179,24 +165,14 @@ class LintContext:
 
     def includes(self, path: str, source: str) -> list[tuple[str, int]]:
         """Package templates this source includes directly, with the line of each."""
-        facts = self.facts(path, source)
-        return list(facts.includes) if facts else []
+        return list(self.index.includes(source))
 
     def reached(self, path: str, source: str) -> list[str]:
         """Every template file reachable from a source through includes, in order."""
-        if source in self._reached:
-            return self._reached[source]
-        seen: list[str] = []
-        todo = [name for name, _ in self.includes(path, source)]
-        templates = self.package.templates if self.package else {}
-        while todo:
-            name = todo.pop(0)
-            if name in seen or name not in templates:
-                continue
-            seen.append(name)
-            todo.extend(n for n, _ in self.includes(name, templates[name]))
-        self._reached[source] = seen
-        return seen
+        if source not in self._reached:
+            templates = self.package.templates if self.package else {}
+            self._reached[source] = self.index.reached([source], templates)
+        return self._reached[source]
 
     def locate(self, unit_path: str, loc: Loc | None, lineno: int, needle: str) -> tuple[int, int]:
         """File line and column of ``needle`` on template line ``lineno``.

@@ -84,7 +84,7 @@ def unified(changes: dict[str, tuple[str, str]]) -> str:
 
 
 def apply(root: Path, changes: dict[str, tuple[str, str]]) -> None:
-    from promptops.bundle import atomic_write
+    from promptops.fsutil import atomic_write
 
     for path, (_, new) in changes.items():
         full = root / path

@@ -9,13 +9,16 @@ prompt it reaches and proves the others unaffected.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
-from promptops.bundle import Bundle, compile_bundle
 from promptops.diff import Change, Kind, by_level, diff_bundles, required_bump
+from promptops.diff.engine import reached_templates
 from promptops.errors import PackageError, PromptopsError
-from promptops.package import load_package
-from promptops.render import Renderer
+from promptops.pipeline.bundle import compile_bundle
+from promptops.pipeline.bundle_types import Bundle, Prompt
+from promptops.pipeline.source import MANIFEST, Source, find_package, open_source
+from promptops.pipeline.templates import TemplateIndex
+from promptops.pipeline.validate import load_package
+from promptops.render.renderer import Renderer
 from promptops.review import gates
 from promptops.review.cases import ReviewCase, cases_for
 from promptops.review.model import (
@@ -26,17 +29,17 @@ from promptops.review.model import (
     PromptReview,
     RefInfo,
     Rename,
+    RenderedDiff,
     ReviewReport,
 )
 from promptops.review.refs import Refs, open_repo, packages_in, resolve, touched_packages
-from promptops.review.rendered import reached_templates, render_lines, source_lines, unified
+from promptops.review.rendered import render_lines, source_lines, unified
 from promptops.semver import Version, next_version, satisfies
-from promptops.sources import MANIFEST, Source, find_package, open_source
 
 
 def build_report(start: Path, base: str, head: str | None, path: Path | None) -> ReviewReport:
     repo = open_repo(start)
-    top = Path(repo.working_tree_dir or start).resolve()
+    top = repo.top
     refs = resolve(repo, base, head)
     if path is not None:
         folder = path if (path / MANIFEST).is_file() or not path.exists() else find_package(path)
@@ -44,10 +47,11 @@ def build_report(start: Path, base: str, head: str | None, path: Path | None) ->
     else:
         everywhere = packages_in(repo, refs.base) | packages_in(repo, refs.head)
         rels = sorted(everywhere) if len(everywhere) == 1 else touched_packages(repo, refs)
+    index = TemplateIndex()  # the include graph of both ends, parsed once
     return ReviewReport(
         base=RefInfo(spec=refs.base_spec, commit=refs.base),
         head=RefInfo(spec=refs.head_spec, commit=refs.head),
-        packages=[review_package(top / rel, rel, refs) for rel in rels],
+        packages=[review_package(top / rel, rel, refs, index) for rel in rels],
     )
 
 
@@ -70,7 +74,7 @@ def _side(folder: Path, ref: str | None) -> tuple[Source | None, Bundle | None, 
         raise
 
 
-def review_package(folder: Path, rel: str, refs: Refs) -> PackageReview:
+def review_package(folder: Path, rel: str, refs: Refs, index: TemplateIndex) -> PackageReview:
     base_src, old, old_err = _side(folder, refs.base)
     head_src, new, new_err = _side(folder, refs.head)
     if old_err or new_err:
@@ -80,7 +84,7 @@ def review_package(folder: Path, rel: str, refs: Refs) -> PackageReview:
     status = "added" if old is None else "removed" if new is None else "changed"
     old = old or _empty(new)
     new = new or _empty(old)
-    changes = by_level(diff_bundles(old, new))
+    changes = by_level(diff_bundles(old, new, index=index))
     renames = {str(c.old): str(c.prompt) for c in changes if c.kind is Kind.prompt_renamed}
     prompts: list[PromptReview] = []
     unaffected: list[str] = []
@@ -92,7 +96,7 @@ def review_package(folder: Path, rel: str, refs: Refs) -> PackageReview:
             old_name = next((o for o, n in renames.items() if n == name), name)
             if old_name not in a:
                 continue
-            review = _prompt(refs, old, new, base_src, head_src, a[old_name], spec,
+            review = _prompt(refs, index, old, new, base_src, head_src, a[old_name], spec,
                              cases.get(name, []), [c for c in changes if c.prompt == name])
             if review.rendered_changed or review.changes:
                 prompts.append(review)
@@ -104,8 +108,9 @@ def review_package(folder: Path, rel: str, refs: Refs) -> PackageReview:
 
 
 def _empty(other: Bundle | None) -> Bundle:
+    """The side a package is missing from: the other side's identity, serving nothing."""
     assert other is not None
-    return {"package": other["package"], "prompts": [], "templates": {}, "resources": {}}
+    return {**other, "prompts": [], "templates": {}, "resources": {}}
 
 
 def _cases(head_src: Source | None, new: Bundle, base_src: Source | None, old: Bundle,
@@ -125,8 +130,8 @@ def _cases(head_src: Source | None, new: Bundle, base_src: Source | None, old: B
     return out
 
 
-def _prompt(refs: Refs, old: Bundle, new: Bundle, base_src: Source | None,
-            head_src: Source | None, a: dict[str, Any], b: dict[str, Any],
+def _prompt(refs: Refs, index: TemplateIndex, old: Bundle, new: Bundle, base_src: Source | None,
+            head_src: Source | None, a: Prompt, b: Prompt,
             cases: list[ReviewCase], changes: list[Change]) -> PromptReview:
     ra, rb = Renderer(old), Renderer(new)
     rendered = []
@@ -137,8 +142,8 @@ def _prompt(refs: Refs, old: Bundle, new: Bundle, base_src: Source | None,
         if diff:
             rendered.append(_rendered(case, diff))
     sources: list[FileDiff] = []
-    pairs = [(a["source"], b["source"])]
-    ta, tb = reached_templates(old, a), reached_templates(new, b)
+    pairs: list[tuple[str | None, str | None]] = [(a["source"], b["source"])]
+    ta, tb = reached_templates(old, a, index), reached_templates(new, b, index)
     pairs += [(p if p in ta else None, p if p in tb else None)
               for p in sorted(ta.keys() | tb.keys()) if ta.get(p) != tb.get(p)]
     for pa, pb in pairs:
@@ -156,9 +161,7 @@ def _prompt(refs: Refs, old: Bundle, new: Bundle, base_src: Source | None,
     )
 
 
-def _rendered(case: ReviewCase, diff: str) -> Any:
-    from promptops.review.model import RenderedDiff
-
+def _rendered(case: ReviewCase, diff: str) -> RenderedDiff:
     return RenderedDiff(case=case.name, smoke=case.smoke, arguments=case.arguments, diff=diff)
 
 

@@ -11,10 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from promptops.bundle import Bundle
 from promptops.errors import PromptopsError
-from promptops.package import load_package
-from promptops.sources import Source
+from promptops.pipeline.bundle import Bundle
+from promptops.pipeline.source import Source
+from promptops.pipeline.validate import load_package
 from promptops.testing.cases import load_cases, smoke_case
 
 

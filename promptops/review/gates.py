@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from promptops.pipeline.source import MANIFEST, Source
 from promptops.review.model import CheckStatus
-from promptops.sources import MANIFEST, Source
 
 __all__ = ["CheckStatus", "lint_status", "test_status"]
 
@@ -42,11 +42,12 @@ def test_status(source: Source | None, package_dir: Path | None = None) -> Check
     if source is None or package_dir is None:
         return CheckStatus(status="not_available", detail="no package at HEAD")
     try:
+        from promptops.pipeline.build import Build
         from promptops.testing.suite import run_suite
 
-        # A non-None ref makes the run read-only (no snapshot writes); the source given
-        # is what is read, so the working tree is tested when HEAD is the working tree.
-        result = run_suite(package_dir, "review", source=source, jobs=1)
+        # Read-only (a review writes no snapshot); the source given is what is read, so
+        # the working tree is tested when HEAD is the working tree.
+        result = run_suite(Build(package_dir, source=source), writable=False, jobs=1)
     except Exception as exc:  # a gate that cannot run must not stop the review
         return _unavailable(exc)
     return CheckStatus(status="passed" if result.ok else "failed", detail=result.summary())

@@ -11,14 +11,10 @@ from __future__ import annotations
 import posixpath
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from promptops import sources
 from promptops.errors import GitError, UsageError
-from promptops.sources import MANIFEST
-
-if TYPE_CHECKING:
-    import git
+from promptops.git.history import History
+from promptops.pipeline.source import MANIFEST
 
 
 @dataclass(frozen=True)
@@ -31,29 +27,19 @@ class Refs:
     head: str | None  # full commit sha; None: the working tree
 
 
-def open_repo(start: Path) -> git.Repo:
-    repo: git.Repo = sources.open_repo(start, "diff compares git revisions")
-    return repo
+def open_repo(start: Path) -> History:
+    return History.open(start, "diff compares git revisions")
 
 
-def _commit(repo: git.Repo, rev: str) -> str:
-    import git
-
-    try:
-        return repo.commit(rev).hexsha
-    except (git.BadName, ValueError, git.GitCommandError) as exc:
-        raise GitError(f"unknown revision {rev!r}") from exc
+def _commit(repo: History, rev: str) -> str:
+    return repo.commit(rev)
 
 
-def is_revision(repo: git.Repo, rev: str) -> bool:
-    try:
-        _commit(repo, rev)
-    except GitError:
-        return False
-    return True
+def is_revision(repo: History, rev: str) -> bool:
+    return repo.is_revision(rev)
 
 
-def resolve(repo: git.Repo, base: str, head: str | None) -> Refs:
+def resolve(repo: History, base: str, head: str | None) -> Refs:
     """Resolve ``BASE [HEAD]``; ``A...B`` and ``A..B`` in BASE name both ends."""
     for sep in ("...", ".."):
         if sep in base:
@@ -63,46 +49,33 @@ def resolve(repo: git.Repo, base: str, head: str | None) -> Refs:
             left, right = left or "HEAD", right or "HEAD"
             tip = _commit(repo, right)
             if sep == "...":
-                bases = repo.merge_base(_commit(repo, left), tip)
-                if not bases:
-                    raise GitError(f"{left!r} and {right!r} have no common ancestor")
-                return Refs(f"{left} (merge base)", bases[0].hexsha, right, tip)
+                merged = repo.merge_base(_commit(repo, left), tip)
+                if merged is None:
+                    raise GitError(f"{left!r} and {right!r} have no common ancestor; compare "
+                                   f"them directly with `promptops diff {left}..{right}`")
+                return Refs(f"{left} (merge base)", merged, right, tip)
             return Refs(left, _commit(repo, left), right, tip)
     if head is None:
         return Refs(base, _commit(repo, base), "working tree", None)
     return Refs(base, _commit(repo, base), head, _commit(repo, head))
 
 
-def _all_files(repo: git.Repo, commit: str | None) -> list[str]:
-    if commit is None:
-        out = repo.git.ls_files("--cached", "--others", "--exclude-standard", "-z")
-    else:
-        out = repo.git.ls_tree("-r", "--name-only", "-z", commit)
-    return [p for p in out.split("\0") if p]
-
-
-def packages_in(repo: git.Repo, commit: str | None) -> set[str]:
+def packages_in(repo: History, commit: str | None) -> set[str]:
     """Repository-relative folders ("." for the root) holding a manifest at ``commit``."""
     found = set()
-    for path in _all_files(repo, commit):
+    for path in repo.files(commit):
         if posixpath.basename(path) == MANIFEST:
             found.add(posixpath.dirname(path) or ".")
     if commit is None:  # a deleted but still indexed manifest is not a package
-        top = Path(repo.working_tree_dir or ".")
-        found = {p for p in found if (top / p / MANIFEST).is_file()}
+        found = {p for p in found if (repo.top / p / MANIFEST).is_file()}
     return found
 
 
-def changed_files(repo: git.Repo, refs: Refs) -> list[str]:
-    if refs.head is None:
-        out = repo.git.diff("--name-only", "--no-renames", "-z", refs.base)
-        out += "\0" + repo.git.ls_files("--others", "--exclude-standard", "-z")
-    else:
-        out = repo.git.diff("--name-only", "--no-renames", "-z", refs.base, refs.head)
-    return sorted({p for p in out.split("\0") if p})
+def changed_files(repo: History, refs: Refs) -> list[str]:
+    return repo.changed_files(refs.base, refs.head)
 
 
-def touched_packages(repo: git.Repo, refs: Refs) -> list[str]:
+def touched_packages(repo: History, refs: Refs) -> list[str]:
     """Package folders (at either end) with at least one changed file below them.
 
     A file belongs to its innermost package, so editing a nested package does not

@@ -9,53 +9,23 @@ without pasting base64 into a review.
 from __future__ import annotations
 
 import difflib
-import hashlib
-from typing import Any
 
-from promptops.bundle import Bundle
 from promptops.errors import RenderError
-from promptops.render import Renderer
-from promptops.sources import Source
+from promptops.pipeline.source import Source
+from promptops.render.mcp import error_code
+from promptops.render.renderer import Renderer
+from promptops.render.transcript import review_lines
 
 Lines = list[str]
 
 
-def render_lines(renderer: Renderer, prompt: str, arguments: dict[str, Any]) -> Lines:
+def render_lines(renderer: Renderer, prompt: str, arguments: dict[str, object]) -> Lines:
     """The GetPromptResult of one request as lines; a failure is rendered as its error."""
     try:
         result = renderer.get(prompt, arguments)
     except RenderError as exc:
-        return [f"error {exc.code}: {exc}"]
-    lines: Lines = []
-    for i, msg in enumerate(result["messages"]):
-        content = msg["content"]
-        lines.append(f"=== message {i} · {msg['role']} · {content['type']} ===")
-        lines.extend(_content_lines(content))
-    return lines
-
-
-def _content_lines(content: dict[str, Any]) -> Lines:
-    kind = content["type"]
-    if kind == "text":
-        return str(content["text"]).splitlines()
-    if kind in ("image", "audio"):
-        return [f"<{content['mimeType']}, {_blob(content['data'])}>"]
-    if kind == "resource":
-        res = content["resource"]
-        head = f"<resource {res['uri']} {res.get('mimeType', '')}>".replace(" >", ">")
-        if "text" in res:
-            return [head, *str(res["text"]).splitlines()]
-        return [head, f"<{_blob(res['blob'])}>"]
-    if kind == "resource_link":
-        extras = " ".join(f"{k}={content[k]!r}" for k in ("name", "title", "mimeType", "size")
-                          if k in content)
-        return [f"<link {content['uri']} {extras}>".replace(" >", ">")]
-    return [repr(content)]
-
-
-def _blob(data: str) -> str:
-    raw_len = len(data) * 3 // 4 - data.count("=")
-    return f"{raw_len} bytes, sha256 {hashlib.sha256(data.encode()).hexdigest()[:12]}"
+        return [f"error {error_code(exc)}: {exc}"]
+    return review_lines(result)
 
 
 def unified(old: Lines, new: Lines, old_label: str, new_label: str) -> str:
@@ -74,10 +44,3 @@ def source_lines(source: Source | None, path: str | None) -> Lines:
         return source.read(path).decode("utf-8", "replace").splitlines()
     except FileNotFoundError:
         return []
-
-
-def reached_templates(bundle: Bundle, prompt: dict[str, Any]) -> dict[str, str]:
-    """Template files a prompt reaches transitively; the diff engine's own walk."""
-    from promptops.diff.engine import _reached
-
-    return _reached(bundle, prompt)

@@ -27,8 +27,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 from promptops import __version__
-from promptops.bundle import FORMAT, Bundle, atomic_write, digest, parse_bundle, serialise
 from promptops.errors import BundleError
+from promptops.fsutil import atomic_write
+from promptops.pipeline.bundle import FORMAT, Bundle, digest, parse_bundle, serialise
 
 # A new promptops version may compile the same tree differently: never reuse across them.
 GENERATION = "v1-" + hashlib.sha256(f"{FORMAT} {__version__}".encode()).hexdigest()[:12]
@@ -114,6 +115,6 @@ def restamp(bundle: Bundle, commit: str, path: str) -> Bundle:
     source = bundle["source"]
     if source.get("commit") == commit and source.get("path") == path:
         return bundle
-    out = {**bundle, "source": {**source, "commit": commit, "path": path}}
+    out: Bundle = {**bundle, "source": {**source, "commit": commit, "path": path}}
     out["digest"] = digest(out)
     return out

@@ -24,15 +24,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from promptops.errors import UsageError
-from promptops.render import Renderer
+from promptops.errors import ExitCode, UsageError
+from promptops.render.renderer import Renderer
 from promptops.serve import revisions
 from promptops.serve.jsonrpc import Json, RequestId, Send
 from promptops.serve.revisions import META_SUB
 from promptops.serve.signing import Signer
 
 if TYPE_CHECKING:
-    from promptops.bundle import Bundle
+    from promptops.pipeline.bundle_types import Bundle, Prompt, Resource
 
 SCHEME = "promptops"
 MAX_COMPLETIONS = 100
@@ -56,7 +56,7 @@ class NameCollision(UsageError):
     docs/serve.md promises for a set that cannot be served, at start in either mode.
     """
 
-    exit_code = 1
+    exit_code = ExitCode.FAILED
 
     def __init__(self, name: str, first: str, second: str) -> None:
         super().__init__(
@@ -109,7 +109,7 @@ class Subscription:
 class Entry:
     """One served prompt and the bundle it belongs to."""
 
-    prompt: Json
+    prompt: Prompt
     bundle: Bundle
     renderer: Renderer
 
@@ -120,7 +120,7 @@ class Snapshot:
     renderers: tuple[Renderer, ...]
     names: tuple[str, ...]  # sorted: the one stable prompts/list order
     index: dict[str, Entry]
-    resources: dict[str, tuple[str, Json]]  # uri -> (package path, resource)
+    resources: dict[str, tuple[str, Resource]]  # uri -> (package path, resource)
     uris: tuple[str, ...]
     id: str  # short hash of the digests: what cursors are bound to
     digests: frozenset[str] = field(default_factory=frozenset)
@@ -135,7 +135,7 @@ class Snapshot:
         reuse = {r.bundle["digest"]: r for r in previous.renderers} if previous else {}
         renderers = tuple(reuse.get(b["digest"]) or Renderer(b) for b in bundles)
         index: dict[str, Entry] = {}
-        resources: dict[str, tuple[str, Json]] = {}
+        resources: dict[str, tuple[str, Resource]] = {}
         for bundle, renderer in zip(bundles, renderers, strict=True):
             pkg = bundle["package"]["name"]
             for p in bundle["prompts"]:
@@ -172,8 +172,7 @@ class Snapshot:
 
     @property
     def instructions(self) -> str | None:
-        parts = [b["package"].get("instructions") for b in self.bundles]
-        parts = [p for p in parts if p]
+        parts = [p for b in self.bundles if (p := b["package"].get("instructions"))]
         return "\n\n".join(parts) if parts else None
 
     def page(self, kind: str, items: tuple[str, ...], cursor: object, size: int,

@@ -17,7 +17,7 @@ from promptops.serve.server import Server
 from promptops.serve.signing import Signer
 
 if TYPE_CHECKING:
-    from promptops.bundle import Bundle
+    from promptops.pipeline.bundle_types import Bundle
 
 
 class Connection:

@@ -13,9 +13,13 @@ is still validated again when the prompt is rendered.
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
 from promptops.serve.jsonrpc import Json
 from promptops.serve.signing import Signer
+
+if TYPE_CHECKING:
+    from promptops.pipeline.bundle_types import Argument, Prompt
 
 INPUT_KEY = "arguments"
 STATE = b"promptops/requestState/v1"
@@ -68,7 +72,7 @@ def answers(responses: object) -> Json:
             for k, v in content.items()}
 
 
-def _field(spec: Json) -> Json:
+def _field(spec: Argument) -> Json:
     """The form field for one argument: an enum becomes a single-select."""
     out: Json = {"type": "string"}
     if "title" in spec:
@@ -86,7 +90,7 @@ def _field(spec: Json) -> Json:
     return out
 
 
-def input_required(signer: Signer, prompt: Json, missing: list[str],
+def input_required(signer: Signer, prompt: Prompt, missing: list[str],
                    given: Json) -> Json:
     specs = {a["name"]: a for a in prompt["arguments"]}
     form = {

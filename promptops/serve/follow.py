@@ -12,7 +12,7 @@ reaches a commit that builds. While a rebase is under way nothing is rebuilt; it
 (the rebase folder disappearing, the branch ref moving) triggers one rebuild.
 
 Only committed content is ever served: bundles are built from git objects
-(``bundle_at(dir, commit)``), never from the working tree.
+(``Build(dir, commit)``), never from the working tree.
 """
 
 from __future__ import annotations
@@ -23,13 +23,17 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
-from promptops.bundle import Bundle
 from promptops.errors import GitError, PromptopsError
-from promptops.serve import gitrefs
+from promptops.git import refs as gitrefs
+from promptops.pipeline.bundle_types import Bundle
+from promptops.pipeline.memo import FileMemo
 from promptops.serve.cache import BuildCache, restamp
 from promptops.serve.catalog import check_names
+
+if TYPE_CHECKING:
+    from promptops.pipeline.build import Build
 
 POLL_S = 0.05
 QUIET_S = 0.12
@@ -51,6 +55,9 @@ class Follower:
     def __init__(self, package_dirs: list[Path], *, ref: str | None, log: Log) -> None:
         self._log = log
         self._ref = ref
+        # Per-file results kept across rebuilds, so a checkout re-parses only what changed.
+        # A serving process never lints: memoised files drop their parsed YAML.
+        self._memo = FileMemo(keep_yaml=False)
         caches: dict[Path, BuildCache] = {}
         self._packages: list[_Package] = []
         for directory in package_dirs:
@@ -102,7 +109,7 @@ class Follower:
             if cached is not None:
                 cache.remember(commit, package.prefix, tree)
                 return restamp(cached, commit, package.prefix)
-        bundle: Bundle = _pipeline().bundle_at(package.directory, commit)
+        bundle = _build(package.directory, commit, self._memo).bundle
         cache.store(commit, package.prefix, bundle)
         return bundle
 
@@ -162,7 +169,7 @@ class Follower:
         """
         for package, commit in zip(self._packages, self._served or (), strict=False):
             try:
-                _pipeline().package_at(package.directory, commit)
+                _ = _build(package.directory, commit, self._memo).package
             except Exception:  # reported when that commit is really rebuilt
                 continue
 
@@ -197,11 +204,9 @@ class Follower:
         on_change(bundles)
 
 
-def _pipeline() -> Any:
-    """The build, imported on first use: a start from the cache never needs it (pydantic,
-    Jinja's compiler, GitPython: ~18 MB and ~200 ms). A serving process never lints, so
-    the per-file memo it keeps for fast rebuilds drops each file's parsed YAML."""
-    from promptops import package, pipeline
+def _build(directory: Path, commit: str, memo: FileMemo) -> Build:
+    """A build, its module imported on first use: a start from the cache never needs it
+    (pydantic, Jinja's compiler, GitPython: ~18 MB and ~200 ms)."""
+    from promptops.pipeline import build
 
-    package.keep_parsed_yaml(False)
-    return pipeline
+    return build.Build(directory, commit, memo=memo)

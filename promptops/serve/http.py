@@ -124,7 +124,7 @@ def build(args: argparse.Namespace) -> Any:
     follower: Any = None
     remote: Any = None
     if args.bundle:
-        from promptops.bundle import load_bundle
+        from promptops.pipeline.bundle import load_bundle
 
         views = Views([load_bundle(p) for p in args.bundle], settings)
     else:

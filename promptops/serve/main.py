@@ -102,7 +102,7 @@ def _run(args: argparse.Namespace, signals: Signals) -> int:
     out = Output(1)
     follower = None
     if args.bundle:
-        from promptops.bundle import load_bundle
+        from promptops.pipeline.bundle import load_bundle
 
         server = Server(Catalog([load_bundle(path) for path in args.bundle]), settings)
     else:

@@ -15,9 +15,10 @@ used) become JSON-RPC errors in one place, :func:`rpc_error`.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import cast
 
 from promptops import __version__
-from promptops.errors import RenderError
+from promptops.errors import ArgumentError, TemplateError
 from promptops.serve.catalog import LIST_CHANGED, CatalogError, Snapshot, Subscription, resource_uri
 from promptops.serve.elicitation import (
     StateError,
@@ -178,7 +179,7 @@ def get_prompt(session: Session, snap: Snapshot, params: Json, call: Call) -> Js
                 raise RpcError(INVALID_PARAMS, f"argument {wrong!r} must be a string",
                                {"argument": wrong})
             return input_required(signer, entry.prompt, missing, merged)
-    result = entry.renderer.get(name, args, budget)
+    result = cast(Json, entry.renderer.get(name, args, budget))  # the wire form from here
     pkg = entry.bundle["package"]["name"]
     for msg, src in zip(result["messages"], entry.prompt["messages"], strict=True):
         msg["content"] = content(msg["content"], src, lambda p: resource_uri(pkg, p), rev)
@@ -315,13 +316,15 @@ def not_found(method: str, rev: str) -> str:
 
 # ---- failures as JSON-RPC errors: the one place they get a code ------------------------
 # By class, looked up along the exception's MRO (a subclass may be listed apart from its
-# base). A RenderError carries its own code today (-32602 for the request, -32603 for
-# the template): rpc_error falls back on it.
+# base). The renderer says whose fault a failure is, never a protocol code: the codes
+# agree with promptops.render.mcp.error_code (test files and reviews read those).
 ERROR_CODES: dict[type[Exception], int] = {
     CatalogError: INVALID_PARAMS,  # a cursor not issued or stale; no such completion ref
     StateError: INVALID_PARAMS,  # a requestState or inputResponses this server cannot use
+    ArgumentError: INVALID_PARAMS,  # the request's arguments: missing, refused by a rule
+    TemplateError: INTERNAL_ERROR,  # the template failed or ran over its bounds
 }
-FAILURES: tuple[type[Exception], ...] = (RenderError, *ERROR_CODES)
+FAILURES: tuple[type[Exception], ...] = tuple(ERROR_CODES)
 
 
 def rpc_error(exc: Exception) -> RpcError:
@@ -329,9 +332,7 @@ def rpc_error(exc: Exception) -> RpcError:
 
     The dispatcher calls every handler as ``except FAILURES as exc: raise rpc_error(exc)``.
     """
-    code = next((ERROR_CODES[c] for c in type(exc).__mro__ if c in ERROR_CODES), None)
-    if code is None:  # an error that names its own code (RenderError), else the server's fault
-        own = getattr(exc, "code", None)
-        code = own if isinstance(own, int) else INTERNAL_ERROR
+    code = next((ERROR_CODES[c] for c in type(exc).__mro__ if c in ERROR_CODES),
+                INTERNAL_ERROR)
     argument = getattr(exc, "argument", None)
     return RpcError(code, str(exc), {"argument": argument} if argument else None)

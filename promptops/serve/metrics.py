@@ -10,7 +10,8 @@ prometheus-client's multiprocess mode, should someone turn it on).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
@@ -42,7 +43,7 @@ class Metrics:
         self.requests.labels(method, str(status)).inc()
         self.latency.labels(method).observe(seconds)
 
-    def served(self, bundles: Sequence[dict[str, object]]) -> None:
+    def served(self, bundles: Sequence[Mapping[str, Any]]) -> None:
         self.bundle.clear()
         for b in bundles:
             pkg = b.get("package")

@@ -17,8 +17,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from enum import Enum
+from typing import TYPE_CHECKING
 
 from promptops.serve.jsonrpc import Json
+
+if TYPE_CHECKING:  # the bundle's shape: zero import cost
+    from promptops.pipeline.bundle_types import Message, Prompt, Resource
 
 STATELESS_REVISIONS = ("2026-07-28",)
 SESSION_REVISIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
@@ -97,7 +101,7 @@ def null_for_unknown_id(rev: str | None) -> bool:
     return not at_least(rev or "", "2025-11-25")
 
 
-def prompt_descriptor(prompt: Json, rev: str) -> Json:
+def prompt_descriptor(prompt: Prompt, rev: str) -> Json:
     """The prompts/list entry: only the fields the revision's `Prompt` defines."""
     out: Json = {"name": prompt["name"]}
     if has_titles(rev) and "title" in prompt:
@@ -126,7 +130,7 @@ def _annotations(ann: Json, rev: str) -> Json:
     return {k: v for k, v in ann.items() if k != "lastModified"}
 
 
-def content(block: Json, source: Json, uri_of: Callable[[str], str], rev: str) -> Json:
+def content(block: Json, source: Message, uri_of: Callable[[str], str], rev: str) -> Json:
     """One rendered content block shaped for ``rev``.
 
     ``source`` is the bundle message it came from (for the file an audio clip was read
@@ -166,7 +170,7 @@ def content(block: Json, source: Json, uri_of: Callable[[str], str], rev: str) -
     return block
 
 
-def resource_descriptor(uri: str, path: str, res: Json, rev: str) -> Json:
+def resource_descriptor(uri: str, path: str, res: Resource, rev: str) -> Json:
     """A resources/list entry for one package file."""
     out: Json = {"uri": uri, "name": path, "mimeType": res["mimeType"]}
     if has_titles(rev):

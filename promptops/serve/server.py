@@ -57,7 +57,7 @@ from promptops.serve.revisions import (
 from promptops.serve.session import Session, envelope
 
 if TYPE_CHECKING:
-    from promptops.bundle import Bundle
+    from promptops.pipeline.bundle_types import Bundle
 
 
 class Server:

@@ -27,7 +27,7 @@ from promptops.serve.catalog import Catalog
 from promptops.serve.server import Server
 
 if TYPE_CHECKING:
-    from promptops.bundle import Bundle
+    from promptops.pipeline.bundle_types import Bundle
     from promptops.serve.methods import Settings
 
 
@@ -45,7 +45,7 @@ def visible(bundle: Bundle, see: tuple[str, ...]) -> Bundle | None:
                if any(fnmatch.fnmatchcase(p["name"], g) for g in globs)]
     if not prompts:
         return None
-    out = dict(bundle)
+    out = bundle.copy()
     out["prompts"] = prompts
     out["package"] = {**bundle["package"], "cacheScope": "private"}
     return out

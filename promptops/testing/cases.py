@@ -16,13 +16,15 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
-from promptops import fastyaml
 from promptops.errors import PackageError
-from promptops.loader import LoadedFile, Loc, YamlProblem, decode, load_yaml
-from promptops.package import Package, _Loader
-from promptops.sources import Refused, Source
+from promptops.pipeline import defaults
+from promptops.pipeline.bundle_types import Prompt
+from promptops.pipeline.source import Refused, Source
+from promptops.pipeline.validate import Loader, Package
+from promptops.pipeline.yamlio import fast as fastyaml
+from promptops.pipeline.yamlio.limits import LimitExceeded
+from promptops.pipeline.yamlio.loader import LoadedFile, Loc, YamlProblem, decode, load_yaml
 from promptops.testing.model import Expectation, TestFile
-from promptops.yaml_limits import LimitExceeded
 
 TESTS_DIR = "tests/"
 TEST_SUFFIX = ".test.yaml"
@@ -106,7 +108,7 @@ def is_test_file(path: str) -> bool:
     return path.startswith(TESTS_DIR) and path.endswith(TEST_SUFFIX)
 
 
-def smoke_case(prompt: dict[str, Any]) -> Case:
+def smoke_case(prompt: Prompt) -> Case:
     """The automatic smoke case of one bundle prompt (bundle["prompts"][i]).
 
     Each argument takes its first example, else its first enum value, else its
@@ -119,7 +121,7 @@ def smoke_case(prompt: dict[str, Any]) -> Case:
         if value is None:
             value = arg.get("default")
         if value is None and arg.get("required"):
-            value = f"example {arg['name']}"[: arg.get("maxLength", 100_000)]
+            value = f"example {arg['name']}"[: arg.get("maxLength", defaults.MAX_LENGTH)]
         if value is not None:
             args[arg["name"]] = value
     return Case(prompt=prompt["name"], name=SMOKE, arguments=args, path="", line=0, col=0,
@@ -129,7 +131,7 @@ def smoke_case(prompt: dict[str, Any]) -> Case:
 def load_cases(package: Package, source: Source) -> list[Case]:
     """All cases of the package's tests/**/*.test.yaml, in file order; raises TestFileError
     (a PackageError, exit 1, with positioned problems) on a bad test file."""
-    ld = _Loader(source)
+    ld = Loader(source)
     cases: list[Case] = []
     taken: dict[tuple[str, str], Case] = {}  # (prompt, snapshot file) -> first case
     by_name = {p.name: p for p in package.prompts}
@@ -176,7 +178,7 @@ def load_cases(package: Package, source: Source) -> list[Case]:
     return cases
 
 
-def _validate(ld: _Loader, loaded: LoadedFile) -> TestFile | None:
+def _validate(ld: Loader, loaded: LoadedFile) -> TestFile | None:
     """The validated file, or None with its problems recorded.
 
     ``expect`` is a mapping or a list of them; pydantic reports a bad one against
@@ -185,14 +187,14 @@ def _validate(ld: _Loader, loaded: LoadedFile) -> TestFile | None:
     like the key path in the file.
     """
     if not isinstance(loaded.data, dict):
-        return ld.validate(TestFile, loaded, loaded.data)  # type: ignore[no-any-return]
+        return ld.validate(TestFile, loaded, loaded.data)
     try:
         return TestFile.model_validate(loaded.data)
     except ValidationError as exc:
         for err in exc.errors():
             loc = _plain_loc(err["loc"], loaded.data)
             if loc is not None:
-                ld._schema_problem(TestFile, loaded, {**err, "loc": loc})
+                ld.schema_problem(TestFile, loaded, {**err, "loc": loc})
     return None
 
 
@@ -212,7 +214,7 @@ def _plain_loc(loc: tuple[Any, ...], data: Any) -> tuple[Any, ...] | None:
     return tuple(out)
 
 
-def _parse(ld: _Loader, path: str) -> tuple[LoadedFile, Any] | None:
+def _parse(ld: Loader, path: str) -> tuple[LoadedFile, Any] | None:
     """The loaded file and its libyaml node tree (None when only ruamel.yaml parses it)."""
     try:
         raw = ld.source.read(path)

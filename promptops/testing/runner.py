@@ -17,12 +17,17 @@ import re
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import cast
 
 from promptops.errors import RenderError
-from promptops.render import Renderer
+from promptops.pipeline.bundle_types import Bundle
+from promptops.render.mcp import error_code
+from promptops.render.renderer import Renderer
+from promptops.render.result import PromptMessage, PromptResult
+from promptops.render.transcript import searchable_text as message_text
+from promptops.render.transcript import test_transcript as transcript
 from promptops.testing.cases import Case
-from promptops.testing.model import Expectation
+from promptops.testing.model import ErrorExpectation, Expectation
 
 PARALLEL_THRESHOLD = 2000  # cases; below this a pool costs more than it saves
 
@@ -51,42 +56,12 @@ class SnapshotPolicy:
     ci: bool = False  # CI=true: a missing snapshot fails instead of being written
 
 
-def serialise(result: dict[str, Any]) -> str:
+def serialise(result: PromptResult) -> str:
     """The stored form of a snapshot: stable key order, readable, UTF-8."""
     return json.dumps(result, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
 
-def message_text(message: dict[str, Any]) -> str:
-    """What contains/matches search: text content and the text of embedded resources."""
-    content = message["content"]
-    if content["type"] == "text":
-        return str(content["text"])
-    if content["type"] == "resource":
-        return str(content["resource"].get("text", ""))
-    return ""
-
-
-def transcript(messages: list[dict[str, Any]]) -> str:
-    """Rendered messages as text with roles: what a failure diff compares."""
-    out: list[str] = []
-    for i, msg in enumerate(messages):
-        c = msg["content"]
-        kind = c["type"]
-        if kind == "text":
-            out += [f"── [{i}] {msg['role']}", *str(c["text"]).splitlines()]
-        elif kind == "resource":
-            r = c["resource"]
-            out.append(f"── [{i}] {msg['role']} (resource {r['uri']} {r['mimeType']})")
-            out += str(r["text"]).splitlines() if "text" in r else [f"[blob {r['blob'][:24]}…]"]
-        elif kind in ("image", "audio"):
-            out.append(f"── [{i}] {msg['role']} ({kind} {c['mimeType']}, "
-                       f"{len(c['data']) * 3 // 4} bytes, data {c['data'][:16]}…)")
-        else:
-            out.append(f"── [{i}] {msg['role']} ({kind} {c.get('name', '')} -> {c['uri']})")
-    return "\n".join(out) + "\n"
-
-
-def text_diff(expected: Any, actual: Any, label: str) -> str:
+def text_diff(expected: object, actual: object, label: str) -> str:
     """A unified diff of the transcripts (messages, or results holding them); of the JSON
     when the transcripts agree (a changed description or mimeType) or cannot be made."""
     a = b = None
@@ -101,8 +76,11 @@ def text_diff(expected: Any, actual: Any, label: str) -> str:
     return "".join(line if line.endswith("\n") else line + "\n" for line in lines)
 
 
-def _messages(obj: Any) -> list[dict[str, Any]]:
-    return list(obj["messages"]) if isinstance(obj, dict) else list(obj)
+def _messages(obj: object) -> list[PromptMessage]:
+    """The messages of a result, or a list of messages (a snapshot or ``equals`` is JSON
+    as a person wrote or kept it: whatever it holds, a bad one fails the transcript)."""
+    found = obj["messages"] if isinstance(obj, dict) else obj
+    return cast("list[PromptMessage]", list(cast("list[object]", found)))
 
 
 def run_case(renderer: Renderer, case: Case, policy: SnapshotPolicy) -> Outcome:
@@ -119,8 +97,9 @@ def _evaluate(renderer: Renderer, case: Case, policy: SnapshotPolicy) -> Outcome
     try:
         result = renderer.get(case.prompt, case.arguments)
     except RenderError as exc:
+        code = error_code(exc)
         if wanted is None:
-            message = f"render failed with error {exc.code}: {exc}"
+            message = f"render failed with error {code}: {exc}"
             if case.smoke and exc.argument is not None:
                 message += (
                     f"; the smoke case had no valid value for {exc.argument!r}: give the "
@@ -128,8 +107,8 @@ def _evaluate(renderer: Renderer, case: Case, policy: SnapshotPolicy) -> Outcome
                 )
             return Outcome("failed", (Failure(message),))
         bad = []
-        if wanted.code is not None and wanted.code != exc.code:
-            bad.append(Failure(f"error code is {exc.code}, expected {wanted.code} ({exc})"))
+        if wanted.code is not None and wanted.code != code:
+            bad.append(Failure(f"error code is {code}, expected {wanted.code} ({exc})"))
         if wanted.message is not None and wanted.message != str(exc):
             bad.append(Failure(f"error message is {str(exc)!r}, expected {wanted.message!r}"))
         if wanted.message_contains is not None and wanted.message_contains not in str(exc):
@@ -155,7 +134,7 @@ def _evaluate(renderer: Renderer, case: Case, policy: SnapshotPolicy) -> Outcome
     return Outcome("failed" if failures else "passed", tuple(failures), rendered, *snap)
 
 
-def _describe(wanted: Any) -> str:
+def _describe(wanted: ErrorExpectation) -> str:
     parts = [str(wanted.code)] if wanted.code is not None else []
     if wanted.message is not None:
         parts.append(repr(wanted.message))
@@ -164,7 +143,7 @@ def _describe(wanted: Any) -> str:
     return " ".join(parts)
 
 
-def _check(exp: Expectation, messages: list[dict[str, Any]]) -> Iterator[Failure]:
+def _check(exp: Expectation, messages: list[PromptMessage]) -> Iterator[Failure]:
     scope = "" if exp.message is None else f"message {exp.message}: "
     msgs = messages if exp.message is None else messages[exp.message : exp.message + 1]
     if exp.message is not None and not msgs:
@@ -194,7 +173,7 @@ def _check(exp: Expectation, messages: list[dict[str, Any]]) -> Iterator[Failure
 
 
 def _snapshot(
-    case: Case, result: dict[str, Any], policy: SnapshotPolicy
+    case: Case, result: PromptResult, policy: SnapshotPolicy
 ) -> tuple[list[Failure], tuple[str | None, str | None], str]:
     path = case.snapshot_path
     fresh = serialise(result)
@@ -224,7 +203,7 @@ def _snapshot(
 _worker: tuple[Renderer, list[Case], SnapshotPolicy] | None = None
 
 
-def _init_worker(bundle: dict[str, Any], cases: list[Case], policy: SnapshotPolicy) -> None:
+def _init_worker(bundle: Bundle, cases: list[Case], policy: SnapshotPolicy) -> None:
     global _worker
     _worker = (Renderer(bundle), cases, policy)
 
@@ -240,7 +219,7 @@ def auto_jobs(n_cases: int) -> int:
 
 
 def run_cases(
-    bundle: dict[str, Any],
+    bundle: Bundle,
     cases: list[Case],
     policy: SnapshotPolicy,
     jobs: int = 1,

@@ -13,9 +13,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from promptops.bundle import atomic_write, remove_file
 from promptops.errors import PackageError, Problem, UnsafeWrite
-from promptops.sources import Refused, Source
+from promptops.fsutil import atomic_write, remove_file
+from promptops.pipeline.source import Refused, Source
 from promptops.testing.cases import SNAPSHOT_DIR, Case
 from promptops.testing.runner import Outcome
 

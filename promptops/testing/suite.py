@@ -12,10 +12,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from promptops.bundle import Bundle, compile_bundle
 from promptops.errors import UsageError
-from promptops.package import Package, load_package
-from promptops.sources import GitSource, Source, open_source
+from promptops.pipeline.build import Build
+from promptops.pipeline.bundle_types import Bundle
+from promptops.pipeline.source import Source
+from promptops.pipeline.validate import Package
 from promptops.testing import snapshots
 from promptops.testing.cases import Case, load_cases, select, smoke_case
 from promptops.testing.runner import Outcome, SnapshotPolicy, auto_jobs, run_cases
@@ -55,47 +56,46 @@ def all_cases(package: Package, source: Source, bundle: Bundle) -> list[Case]:
 
 
 def run_suite(
-    package_dir: Path,
-    ref: str | None,
+    build: Build,
     *,
     patterns: list[str] | None = None,
     update: bool = False,
     jobs: int | None = None,
     progress: Callable[[int], Callable[[int], None]] | None = None,
-    source: Source | None = None,
-    package: Package | None = None,
-    bundle: Bundle | None = None,
+    writable: bool | None = None,
     ci: bool | None = None,
 ) -> SuiteResult:
-    """Run the package's tests; ``progress(total)`` returns a callback told of finished cases."""
-    if update and ref is not None:
+    """Run the package's tests; ``progress(total)`` returns a callback told of finished cases.
+
+    Snapshots are written only for the working tree (``writable`` defaults to whether the
+    build reads it); a commit's snapshots are read from the commit and never written.
+    """
+    writable = build.ref is None if writable is None else writable
+    if update and not writable:
         raise UsageError("--update-snapshots writes the working tree; it cannot be combined "
                          "with --ref (snapshots are read from the commit there)")
     start = time.perf_counter()
-    source = source or open_source(package_dir, ref)
-    package = package or load_package(source)
-    bundle = bundle or compile_bundle(package)
+    source, package, bundle = build.source, build.package, build.bundle
     everything = all_cases(package, source, bundle)
     chosen = select(everything, patterns or [])
     existing = snapshots.snapshot_files(package.files)
     policy = SnapshotPolicy(
         stored=snapshots.stored(source, existing, chosen),
         update=update,
-        writable=ref is None,
+        writable=writable,
         ci=in_ci() if ci is None else ci,
     )
     tick = progress(len(chosen)) if progress is not None else None
     outcomes = run_cases(bundle, chosen, policy, jobs or auto_jobs(len(chosen)), tick)
-    root = Path(package_dir).resolve() if ref is None else None
+    root = Path(build.path).resolve() if writable else None
     report = snapshots.apply(root, chosen, outcomes, snapshots.obsolete(existing, everything),
                              update)
     return SuiteResult(package, chosen, outcomes, report, time.perf_counter() - start)
 
 
-def release_gate(package_dir: Path, head: Bundle) -> str | None:
+def release_gate(head: Build) -> str | None:
     """The release refusal when the committed tests fail at HEAD (snapshots from HEAD)."""
-    source = GitSource(package_dir, "HEAD")
-    result = run_suite(package_dir, "HEAD", source=source, bundle=head)
+    result = run_suite(head)
     if result.ok:
         return None
     failing = [c.id for c, o in zip(result.cases, result.outcomes, strict=True)

@@ -22,8 +22,8 @@ from follow_helpers import (  # noqa: F401  (fixtures)
     user_cache_fixture,
 )
 
-from promptops import pipeline
-from promptops.bundle import Bundle, parse_bundle, serialise
+from promptops.pipeline import build as pipeline
+from promptops.pipeline.bundle import Bundle, compile_bundle, parse_bundle, serialise
 from promptops.serve.cache import GENERATION
 from promptops.serve.follow import Follower
 
@@ -39,13 +39,14 @@ def repo(tmp_path: Path) -> git.Repo:
 def builds(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str | None]]:
     """Every real build the follower starts, by commit."""
     calls: list[str | None] = []
-    real = pipeline.bundle_at
 
-    def counting(package_dir: Path, ref: str | None = None) -> Bundle:
-        calls.append(ref)
-        return real(package_dir, ref)
+    class Counting(pipeline.Build):
+        @property
+        def bundle(self) -> Bundle:  # type: ignore[override]
+            calls.append(self.ref)
+            return compile_bundle(self.package)
 
-    monkeypatch.setattr(pipeline, "bundle_at", counting)
+    monkeypatch.setattr(pipeline, "Build", Counting)
     yield calls
 
 

@@ -22,9 +22,9 @@ from follow_helpers import (  # noqa: F401  (fixtures)
     write,
 )
 
-from promptops.bundle import parse_bundle, serialise
 from promptops.errors import GitError, UsageError
-from promptops.serve import gitrefs
+from promptops.git import refs as gitrefs
+from promptops.pipeline.bundle import parse_bundle, serialise
 from promptops.serve.follow import Follower
 
 Follow = Callable[..., Follower]

@@ -3,7 +3,7 @@
 An independent model of the documented rules (not a call into the server's own code):
 given the connection's state and the bytes of one line it says how many replies come
 back, in which order, with which id and which error code - or which result, checked
-against an in-process :class:`promptops.render.Renderer` of the same bundle. Both the
+against an in-process :class:`promptops.render.renderer.Renderer` of the same bundle. Both the
 stdio fuzz driver and the hypothesis properties judge the server with it.
 """
 
@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from promptops.errors import RenderError
-from promptops.render import Renderer
+from promptops.render.mcp import error_code
+from promptops.render.renderer import Renderer
 
 MAX_LINE = 16 * 1024 * 1024
 MAX_DEPTH = 100
@@ -239,7 +240,7 @@ class Oracle:
         try:
             want = self.renderer.get(name, args)["messages"]
         except RenderError as exc:
-            return Expect(id_, exc.code)
+            return Expect(id_, error_code(exc))
         return Expect(id_, check=lambda r: None if r.get("messages") == want
                       else "prompts/get result differs from the in-process render")
 

@@ -2,7 +2,7 @@
 
     python tests/fuzz/fuzz_render.py --seconds 5 --seed 1
 
-Each case is one prompts/get through the real :class:`~promptops.render.Renderer` of a
+Each case is one prompts/get through the real :class:`~promptops.render.renderer.Renderer` of a
 bundle whose limits are small (a short deadline, so many cases fit in the time):
 
 * a *pattern* case compiles a generated pattern the way a package load does (nested and
@@ -32,9 +32,10 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent.parent))
 
-from promptops.errors import INTERNAL_ERROR, INVALID_PARAMS, RenderError
-from promptops.patterns import PatternError, compile_pattern
-from promptops.render import Renderer
+from promptops.errors import RenderError
+from promptops.render.mcp import INTERNAL_ERROR, INVALID_PARAMS, error_code
+from promptops.render.renderer import Renderer
+from promptops.sandbox.patterns import PatternError, compile_pattern
 
 TIMEOUT_MS = 300
 MARGIN_S = 1.0  # a loaded 2-core machine delays the watchdog thread; measured overruns are ms
@@ -127,12 +128,12 @@ def run_case(b: dict[str, Any], arguments: dict[str, str],
         outcomes["rendered"] = outcomes.get("rendered", 0) + 1
     except RenderError as exc:
         message = str(exc)
-        kind = message.split(": ", 2)[-1].split(":")[0][:40] if exc.code == INTERNAL_ERROR \
+        kind = message.split(": ", 2)[-1].split(":")[0][:40] if error_code(exc) == INTERNAL_ERROR \
             else "-32602"
         outcomes[kind] = outcomes.get(kind, 0) + 1
         problem = None
-        if exc.code not in (INVALID_PARAMS, INTERNAL_ERROR):
-            problem = f"code {exc.code}"
+        if error_code(exc) not in (INVALID_PARAMS, INTERNAL_ERROR):
+            problem = f"code {error_code(exc)}"
         elif not message or "\n" in message or " at 0x" in message or "Traceback" in message:
             problem = f"unclear error {message[:200]!r}"
     elapsed = time.monotonic() - start

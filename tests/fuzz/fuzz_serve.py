@@ -56,13 +56,13 @@ PACKAGE = {
 
 
 def build_bundle(root: Path) -> tuple[Path, dict[str, Any]]:
-    from promptops.bundle import serialise
-    from promptops.pipeline import bundle_at
+    from promptops.pipeline.build import Build
+    from promptops.pipeline.bundle import serialise
 
     for rel, text in PACKAGE.items():
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_text(text, encoding="utf-8")
-    bundle = bundle_at(root)
+    bundle = Build(root).bundle
     path = root / "fuzzkit.bundle.json"
     path.write_bytes(serialise(bundle))
     return path, bundle

@@ -22,13 +22,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from repo_helpers import peak_rss_mb
 
-from promptops.bundle import digest, parse_bundle, serialise
-from promptops.limits import BudgetExceeded
-from promptops.render import Renderer
+from promptops.pipeline.bundle import digest, parse_bundle, serialise
+from promptops.render.renderer import Renderer
+from promptops.sandbox.environment import environment, render_bounded
+from promptops.sandbox.limits import DEFAULT_OUTPUT_CHARS as MAX_OUTPUT_CHARS
+from promptops.sandbox.limits import BudgetExceeded
 from promptops.semver import Version
 from promptops.serve import wire
 from promptops.serve.connection import Connection as Server
-from promptops.templating import MAX_OUTPUT_CHARS, environment, render_bounded
 
 SETTINGS = settings(max_examples=250, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow,
@@ -149,14 +150,14 @@ def test_no_single_operation_allocates_past_the_budget(template: str, n: int) ->
 @SETTINGS
 @given(text=st.text(string.printable + "é\u2028", max_size=200))
 def test_bundles_round_trip_with_a_stable_digest(tmp_path: Path, text: str) -> None:
-    from promptops.pipeline import bundle_at
+    from promptops.pipeline.build import Build
 
     root = tmp_path / "pkg"
     (root / "prompts").mkdir(parents=True, exist_ok=True)
     (root / "promptops.yaml").write_text("name: rt\nversion: 0.0.1\n")
     (root / "prompts" / "p.prompt.yaml").write_text(
         "messages:\n  - role: user\n    text: " + json.dumps(text.replace("{", "(")) + "\n")
-    bundle = bundle_at(root)
+    bundle = Build(root).bundle
     again = parse_bundle(serialise(bundle), "round trip")
     assert again == bundle and digest(again) == bundle["digest"]
 

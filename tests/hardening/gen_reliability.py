@@ -28,8 +28,9 @@ def limits() -> list[tuple[str, str, str]]:
     sys.path[:0] = [str(REPO), str(HERE.parent / "fuzz")]
     from fuzz_serve import RSS_LIMIT_MB
 
-    from promptops import limits as size
-    from promptops import template_limits, templating, yaml_limits
+    from promptops.pipeline.yamlio import limits as yaml_limits
+    from promptops.sandbox import limits as size
+    from promptops.sandbox import nesting as template_limits
     from promptops.serve import jsonrpc as protocol
     from promptops.serve import wire
     from promptops.serve.transports import stdio
@@ -44,11 +45,11 @@ def limits() -> list[tuple[str, str, str]]:
         ("batch", f"{protocol.MAX_BATCH} messages; {protocol.BATCH_REPLY_BYTES // (1 << 20)} MiB "
          f"of replies; {protocol.BATCH_SECONDS:g} s of run time", "more messages: one -32600; "
          "past the reply or time budget: each further request gets a short -32603"),
-        ("request time", f"{templating.RENDER_TIMEOUT_S:g} s wall clock per prompts/get, from "
+        ("request time", f"{size.DEFAULT_TIMEOUT_MS / 1000:g} s wall clock per prompts/get, from "
          "validation to the last template (`limits.renderTimeoutMs`, at most "
          f"{size.MAX_TIMEOUT_MS:,} ms)",
          "-32603 `render took longer than ...`, enforced even in loops that call nothing"),
-        ("reply size", f"{templating.MAX_OUTPUT_CHARS:,} characters for the whole reply: every "
+        ("reply size", f"{size.DEFAULT_OUTPUT_CHARS:,} characters for the whole reply: every "
          "message, resource and the description (`limits.maxOutputChars`, at most "
          f"{size.MAX_OUTPUT_CHARS:,})", "-32603 `the reply is over ...`"),
         ("work per request", f"{size.WORK_FACTOR} x the reply size, in characters built by all "
@@ -56,15 +57,15 @@ def limits() -> list[tuple[str, str, str]]:
          "-32603 `the request has built more than ...`"),
         ("argument pattern", "RE2, linear time; value length x program size at most "
          "50,000 per ms of the request budget", "-32602 naming the argument"),
-        ("one `*`", f"{templating.MAX_OPERAND_RESULT:,} items or characters",
+        ("one `*`", f"{size.MAX_OPERAND_RESULT:,} items or characters",
          "checked before allocating"),
         ("any other single operation", f"{size.MAX_VALUE:,} characters or elements (the reply "
          "size)", "`%`, `~`, `+`, `join`, block captures, printing, `tojson`, `pprint`, str "
          "methods and filters, format-spec widths: checked before allocating; shared parts of "
          "a list counted every time they occur"),
         ("integers", f"{size.MAX_INT_BITS:,} bits; exponents up to "
-         f"{templating.MAX_POWER_EXPONENT}", "-32603"),
-        ("macro nesting", f"{templating.MAX_MACRO_DEPTH} calls", "-32603 (recursive macros)"),
+         f"{size.MAX_POWER_EXPONENT}", "-32603"),
+        ("macro nesting", f"{size.MAX_MACRO_DEPTH} calls", "-32603 (recursive macros)"),
         ("argument values", "100,000 characters unless `maxLength` says otherwise",
          "-32602 naming the argument"),
         ("fuzzed server memory", f"VmRSS under {RSS_LIMIT_MB} MB", "checked by the fuzz driver"),

@@ -21,8 +21,9 @@ import pytest
 from hardening_helpers import Serve, cli, normalise, record, repo_with
 from repo_helpers import PYTHON, cli_env, write_files
 
-from promptops.errors import INTERNAL_ERROR, INVALID_PARAMS, RenderError
-from promptops.render import Renderer
+from promptops.errors import RenderError
+from promptops.render.mcp import INTERNAL_ERROR, INVALID_PARAMS, error_code
+from promptops.render.renderer import Renderer
 
 AREA = "bounded rendering"
 REDOS = "([A-Z]+-?)+[0-9]+"
@@ -45,7 +46,8 @@ def bundle(*texts: str, arguments: list[dict[str, Any]] | None = None,
 RUNNER = textwrap.dedent("""
     import json, resource, sys, time
     from promptops.errors import RenderError
-    from promptops.render import Renderer
+    from promptops.render.mcp import error_code
+    from promptops.render.renderer import Renderer
     bundle, arguments = json.loads(sys.stdin.read())
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     start = time.monotonic()
@@ -54,7 +56,7 @@ RUNNER = textwrap.dedent("""
         outcome = {"ok": [len(m["content"].get("text", "")) for m in result["messages"]],
                    "text": result["messages"][0]["content"].get("text", "")[:200]}
     except RenderError as exc:
-        outcome = {"code": exc.code, "error": str(exc)}
+        outcome = {"code": error_code(exc), "error": str(exc)}
     outcome["seconds"] = time.monotonic() - start
     outcome["grown_mb"] = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024
     print(json.dumps(outcome))
@@ -156,7 +158,7 @@ def test_a_value_too_long_for_its_pattern_program_is_refused() -> None:
     r = Renderer(bundle("{{ w|length }}", arguments=[spec]))
     with pytest.raises(RenderError) as info:
         r.get("p", {"w": "ab" * 100_000})
-    assert info.value.code == INVALID_PARAMS and info.value.argument == "w"
+    assert error_code(info.value) == INVALID_PARAMS and info.value.argument == "w"
     assert "too long to match against its pattern (a 606-step RE2 program): at most 165016 " \
            "characters within the 2000 ms request budget" in str(info.value)
     assert r.get("p", {"w": "abx" * 1000})["messages"][0]["content"]["text"] == "3000"
@@ -290,7 +292,7 @@ def test_the_output_bound_covers_the_whole_reply() -> None:
 
 def test_one_budget_spans_every_render_of_a_request() -> None:
     """The API serve uses to start the clock itself and to bound several renders at once."""
-    from promptops.limits import Budget, Limits
+    from promptops.sandbox.limits import Budget, Limits
 
     r = Renderer(bundle("{{ 'x' * 3000 }}", limits={"maxOutputChars": 5000}))
     budget = r.budget()
@@ -355,14 +357,14 @@ def test_limits_over_the_hard_caps_are_refused(tmp_path: Path) -> None:
 
 
 def test_bundles_of_packages_without_limits_do_not_change(tmp_path: Path) -> None:
-    from promptops.pipeline import bundle_at
+    from promptops.pipeline.build import Build
 
     files = {"promptops.yaml": "name: demo\nversion: 1.0.0\n",
              "prompts/p.prompt.yaml": "description: d\nmessages:\n  - role: user\n    text: hi\n"}
     write_files(tmp_path / "a", files)
     write_files(tmp_path / "b", {**files, "promptops.yaml": files["promptops.yaml"]
                                  + "limits: {renderTimeoutMs: 2000, maxOutputChars: 4000000}\n"})
-    plain, defaults = bundle_at(tmp_path / "a"), bundle_at(tmp_path / "b")
+    plain, defaults = Build(tmp_path / "a").bundle, Build(tmp_path / "b").bundle
     assert sorted(plain["package"]) == ["cacheScope", "name", "version"]
     assert defaults["digest"] == plain["digest"]
 
@@ -391,7 +393,7 @@ UNSTABLE = [
 SEEDED = textwrap.dedent("""
     import json, sys
     from promptops.errors import RenderError
-    from promptops.render import Renderer
+    from promptops.render.renderer import Renderer
     out = []
     for template in json.loads(sys.argv[1]):
         b = {"templates": {}, "resources": {}, "prompts": [{"name": "p", "arguments": [],

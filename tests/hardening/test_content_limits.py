@@ -22,7 +22,7 @@ from hardening_helpers import Serve, record
 from repo_helpers import cli_env, commit_files, make_repo
 
 from promptops.errors import PackageError
-from promptops.pipeline import bundle_at
+from promptops.pipeline.build import Build
 
 YAML_RULE = "invalid YAML for a package: "
 AREA = "hostile content"
@@ -45,7 +45,7 @@ def package(root: Path, files: dict[str, str | bytes]) -> Path:
 
 def problems(root: Path, ref: str | None = None) -> list[str]:
     with pytest.raises(PackageError) as err:
-        bundle_at(root, ref)
+        _ = Build(root, ref).bundle
     return [str(p) for p in err.value.problems]
 
 
@@ -75,7 +75,7 @@ def test_deep_yaml_is_a_positioned_problem(tmp_path: Path, shape: str, depth: in
 
 @pytest.mark.parametrize("shape", ["flow", "block"])
 def test_nesting_up_to_the_limit_loads(shape: str) -> None:
-    from promptops.loader import YamlProblem, load_yaml
+    from promptops.pipeline.yamlio.loader import YamlProblem, load_yaml
 
     def doc(depth: int) -> str:
         if shape == "flow":
@@ -113,7 +113,7 @@ def test_a_file_of_too_many_nodes_is_refused_before_it_is_composed(tmp_path: Pat
 
 
 def test_a_file_just_under_the_node_limit_loads_and_is_positioned() -> None:
-    from promptops.loader import load_yaml
+    from promptops.pipeline.yamlio.loader import load_yaml
 
     text = "x: [" + ", ".join(["a"] * 249_990) + "]\n"  # 249,993 nodes
     loaded = load_yaml("x.yaml", text.encode())
@@ -188,7 +188,7 @@ def test_an_integer_past_the_int_string_limit(tmp_path: Path, spelling: str, pat
 
 @pytest.mark.parametrize("lead", ["", "? [a]\n: b\n"], ids=["fast", "fallback"])
 def test_the_largest_integer_within_the_limit_loads(lead: str) -> None:
-    from promptops.loader import load_yaml
+    from promptops.pipeline.yamlio.loader import load_yaml
 
     data = load_yaml("x.yaml", f"{lead}x: {'9' * 4_300}\ny: 0x{'f' * 3_500}\n".encode()).data
     assert data["x"] == int("9" * 4_300) and data["y"] == int("f" * 3_500, 16)
@@ -220,7 +220,7 @@ def test_ordinary_aliases_still_work(tmp_path: Path) -> None:
             "the subject}\nmessages:\n  - &msg {role: user, text: 'About {{ topic }}'}\n"
             "  - *msg\n")
     root = package(tmp_path / "pkg", {"prompts/alias.prompt.yaml": text})
-    prompt = next(p for p in bundle_at(root)["prompts"] if p["name"] == "alias")
+    prompt = next(p for p in Build(root).bundle["prompts"] if p["name"] == "alias")
     assert prompt["messages"] == [{"role": "user", "type": "text", "text": "About {{ topic }}"}] * 2
 
 
@@ -282,10 +282,10 @@ def test_after_refusing_deep_templates_the_interpreter_is_sound(tmp_path: Path) 
         root = package(tmp_path / f"p{i}", {"prompts/deep.prompt.yaml": template(body)})
         assert len(problems(root)) == 1
     assert sys.getrecursionlimit() == limit
-    from promptops.render import Renderer
+    from promptops.render.renderer import Renderer
 
     root = package(tmp_path / "fine", {})
-    reply = Renderer(bundle_at(root)).get("ok", {"topic": "x"})
+    reply = Renderer(Build(root).bundle).get("ok", {"topic": "x"})
     assert reply["messages"][0]["content"]["text"] == "About x"
 
 
@@ -293,8 +293,8 @@ def test_the_worst_template_within_the_limits_renders_deep_in_a_stack() -> None:
     """The limits are low enough: everything they allow at once parses, compiles (Python's
     own limits: 200 nested parentheses, 20 nested loops, 100 indentation levels) and renders
     with 600 frames of the stack already used."""
-    from promptops import template_limits as tl
-    from promptops.templating import environment, render_bounded
+    from promptops.sandbox import nesting as tl
+    from promptops.sandbox.environment import environment, render_bounded
 
     env = tl.guard(environment({}))
     blocks, brackets, depth = tl.MAX_BLOCK_DEPTH, tl.MAX_BRACKET_DEPTH, tl.MAX_EXPRESSION_DEPTH
@@ -317,8 +317,8 @@ def test_the_worst_template_within_the_limits_renders_deep_in_a_stack() -> None:
 
 
 def test_security_md_states_the_limits_the_code_enforces() -> None:
-    from promptops import template_limits as tl
-    from promptops import yaml_limits as yl
+    from promptops.pipeline.yamlio import limits as yl
+    from promptops.sandbox import nesting as tl
 
     text = (Path(__file__).resolve().parents[2] / "SECURITY.md").read_text(encoding="utf-8")
     section = text.split("## What a package may read and write")[1]

@@ -24,8 +24,8 @@ from hardening_helpers import record
 from repo_helpers import commit_files, make_repo
 
 from promptops.errors import PackageError
-from promptops.pipeline import bundle_at
-from promptops.sources import GitSource, WorktreeSource
+from promptops.pipeline.build import Build
+from promptops.pipeline.source import GitSource, WorktreeSource
 
 AREA = "package paths"
 GIT_RULE = ("is inside a .git folder; git's own files (which can hold credentials) are never "
@@ -58,7 +58,7 @@ def leaky_repo(root: Path, prompt: str) -> git.Repo:
 
 def refused(root: Path, ref: str | None) -> list[str]:
     with pytest.raises(PackageError) as err:
-        bundle_at(root, ref)
+        _ = Build(root, ref).bundle
     found = [str(p) for p in err.value.problems]
     assert not any(SECRET in p for p in found)
     return found
@@ -191,7 +191,7 @@ def test_a_symlinked_folder_is_followed_only_inside(tmp_path: Path, ref: str | N
     os.unlink(root / "out")
     os.symlink("in", root / "out")  # a link to a link, inside
     commit_files(repo, {}, "inside")
-    assert bundle_at(root, ref)["templates"] == {"in/x.j2": "inside\n", "out/x.j2": "inside\n"}
+    assert Build(root, ref).bundle["templates"] == {"in/x.j2": "inside\n", "out/x.j2": "inside\n"}
 
 
 @pytest.mark.parametrize("ref", [None, "HEAD"], ids=["worktree", "git"])

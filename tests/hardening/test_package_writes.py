@@ -20,7 +20,7 @@ from content_helpers import MANIFEST, cli, first_error, outside
 from hardening_helpers import normalise, record
 from repo_helpers import make_repo
 
-from promptops import bundle
+from promptops import fsutil
 
 PROMPT = ("description: d\narguments:\n  - {name: who, required: true}\n"
           "messages:\n  - role: user\n    text: \"Hello {{ who }}\"\n")
@@ -104,7 +104,7 @@ def test_obsolete_snapshots_are_not_removed_through_a_symlinked_folder(tmp_path:
     # The walk never enters a symlinked folder, so no file below it is obsolete; remove
     # one by name through the writer to prove it refuses too (a path a listing produced).
     with pytest.raises(UnsafeWrite) as err:
-        bundle.remove_file(root / "tests" / "__snapshots__" / "old" / "gone.json", root=root)
+        fsutil.remove_file(root / "tests" / "__snapshots__" / "old" / "gone.json", root=root)
     assert err.value.link == "tests/__snapshots__/old"
     cli("test", str(root), "--update-snapshots", at=tmp_path, allowed=(0,))
     assert outside(tmp_path, root) == before
@@ -169,6 +169,6 @@ def test_a_folder_swapped_for_a_symlink_mid_walk_is_refused(tmp_path: Path,
 
     monkeypatch.setattr(os, "mkdir", mkdir_then_swap)
     with pytest.raises(UnsafeWrite) as err:
-        bundle.atomic_write(root / "tests" / "__snapshots__" / "p" / "x.json", b"{}", root=root)
+        fsutil.atomic_write(root / "tests" / "__snapshots__" / "p" / "x.json", b"{}", root=root)
     assert err.value.link == "tests/__snapshots__" and err.value.errno == errno.ELOOP
     assert outside(tmp_path, root) == before

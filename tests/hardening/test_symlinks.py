@@ -17,7 +17,7 @@ from hardening_helpers import MANIFEST
 from repo_helpers import SYMLINKS, commit_files, make_repo, posix_only
 
 from promptops.errors import PackageError
-from promptops.pipeline import bundle_at
+from promptops.pipeline.build import Build
 
 PROMPT = ("messages:\n  - role: user\n    template: partials/leak.j2\n"
           "  - role: user\n    resource: {uri: 'doc://x', file: resources/leak.md}\n")
@@ -39,7 +39,7 @@ def package(tmp: Path, template_target: str, resource_target: str) -> Path:
 
 def problems(root: Path, ref: str | None) -> list[str]:
     with pytest.raises(PackageError) as err:
-        bundle_at(root, ref)
+        _ = Build(root, ref).bundle
     return [str(p) for p in err.value.problems]
 
 
@@ -67,6 +67,6 @@ def test_symlink_inside_works_and_dangling_is_not_found(tmp_path: Path, ref: str
     os.unlink(root / "resources" / "leak.md")
     os.symlink("../inside.md", root / "resources" / "leak.md")
     commit_files(git.Repo(root), {}, "fixed")
-    bundle = bundle_at(root, ref)
+    bundle = Build(root, ref).bundle
     assert bundle["resources"]["resources/leak.md"]["text"] == "inside\n"
     assert bundle["templates"]["partials/leak.j2"] == "inside\n"

@@ -14,8 +14,9 @@ import pytest
 from hardening_helpers import record
 from repo_helpers import peak_rss_mb, write_files
 
-from promptops.errors import INTERNAL_ERROR, RenderError
-from promptops.render import Renderer
+from promptops.errors import RenderError
+from promptops.render.mcp import INTERNAL_ERROR, error_code
+from promptops.render.renderer import Renderer
 
 AREA = "template security"
 GROWTH_LIMIT_MB = 150
@@ -87,7 +88,7 @@ def test_hostile_template_is_refused(what: str, template: str, expected: str) ->
         renderer(template).get("p", {})
     grown_mb = peak_rss_mb() - before
     message = str(info.value).removeprefix("prompt 'p' message 0 failed to render: ")
-    assert info.value.code == INTERNAL_ERROR
+    assert error_code(info.value) == INTERNAL_ERROR
     assert message.startswith(expected), message
     assert grown_mb < GROWTH_LIMIT_MB, f"peak RSS grew by {grown_mb:.0f} MB"
     assert "root:x:" not in message and " at 0x" not in message
@@ -122,7 +123,7 @@ LINTED = {
 def test_lint_reports_hostile_templates_in_review(tmp_path: Path) -> None:
     from promptops.lint.config import settings
     from promptops.lint.engine import lint_source
-    from promptops.sources import WorktreeSource
+    from promptops.pipeline.source import WorktreeSource
 
     names = {f"h{i:02d}": what for i, (what, _, _) in enumerate(HOSTILE)}
     files = {"promptops.yaml": "name: hostile\nversion: 1.0.0\n"}

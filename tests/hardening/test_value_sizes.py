@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from jinja2.utils import htmlsafe_json_dumps
 
-from promptops.sizing import Walk
+from promptops.sandbox.sizing import Walk
 
 text = st.text(max_size=40) | st.text(alphabet="<>&'\"\\\n\t\x01é漢\U0001f600", max_size=300)
 leaves = (st.none() | st.booleans() | st.integers() | st.integers(min_value=2**70)

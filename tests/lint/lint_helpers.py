@@ -52,15 +52,17 @@ def lint_positions(pkg: Path, rule: str, base: str | None) -> list[str]:
     """In-process lint of one rule: "path:line:col" of each finding."""
     from promptops.lint.config import settings
     from promptops.lint.engine import lint_source
-    from promptops.loader import load_yaml
-    from promptops.sources import WorktreeSource
+    from promptops.pipeline.build import Build
+    from promptops.pipeline.source import WorktreeSource
+    from promptops.pipeline.yamlio.loader import load_yaml
 
     try:
         manifest = load_yaml("promptops.yaml", (pkg / "promptops.yaml").read_bytes()).data
     except Exception:
         manifest = None
     conf = settings(manifest, [rule], [], base=base)
-    result = lint_source(WorktreeSource(pkg), conf, pkg)
+    result = lint_source(WorktreeSource(pkg), conf,
+                         base=(lambda: Build(pkg, base).bundle) if base is not None else None)
     return [f"{f.path}:{f.line}:{f.col}" for f in result.findings]
 
 

@@ -10,8 +10,8 @@ import git
 import pytest
 from serve_helpers import RawClient, kit_files
 
-from promptops.bundle import serialise
-from promptops.pipeline import bundle_at
+from promptops.pipeline.build import Build
+from promptops.pipeline.bundle import serialise
 
 
 @pytest.fixture(autouse=True)
@@ -29,7 +29,7 @@ def kit_repo(repo_factory: Callable[..., git.Repo]) -> Path:
 @pytest.fixture
 def kit_bundle(kit_repo: Path, tmp_path: Path) -> Path:
     path = tmp_path / "kit.bundle.json"
-    path.write_bytes(serialise(bundle_at(kit_repo, "HEAD")))
+    path.write_bytes(serialise(Build(kit_repo, "HEAD").bundle))
     return path
 
 

@@ -15,8 +15,8 @@ from typing import Any
 import git
 from serve_helpers import RawClient, check_message
 
-from promptops.bundle import serialise
-from promptops.pipeline import bundle_at
+from promptops.pipeline.build import Build
+from promptops.pipeline.bundle import serialise
 from promptops.serve.connection import Connection as Server
 
 REV = "2025-03-26"
@@ -38,7 +38,7 @@ URI = "promptops://batchy/notes/big.md"
 
 def _bundle(repo_factory: Callable[..., git.Repo], tmp_path: Path) -> tuple[Path, Any]:
     root = Path(repo_factory(PACKAGE).working_tree_dir or ".")
-    bundle = bundle_at(root, "HEAD")
+    bundle = Build(root, "HEAD").bundle
     path = tmp_path / "batchy.bundle.json"
     path.write_bytes(serialise(bundle))
     return path, bundle

@@ -3,7 +3,7 @@ bundle that loads never fails on its shape (a KeyError used to surface as -32603
 
 Thousands of mutations of a real bundle (each field dropped, given a wrong type, an
 extra key...) with the digest recomputed, judged three ways: the fast and the detailed
-pass of promptops.bundle_check agree; whatever the full pydantic schema of `verify`
+pass of promptops.pipeline.bundle_check agree; whatever the full pydantic schema of `verify`
 refuses, loading refuses; and whatever loads is served (every prompt rendered, every
 resource read, in the oldest and the newest revision) with schema-valid replies only.
 """
@@ -22,10 +22,10 @@ import pytest
 from pydantic import ValidationError
 from serve_helpers import check_message, envelope, serve_cmd
 
-from promptops import bundle_check
-from promptops.bundle import digest, parse_bundle, serialise
-from promptops.bundle_schema import BundleFile
 from promptops.errors import BundleError
+from promptops.pipeline import bundle_check
+from promptops.pipeline.bundle import digest, parse_bundle, serialise
+from promptops.pipeline.bundle_schema import BundleFile
 from promptops.serve.connection import Connection as Server
 
 ODD: list[Any] = [None, True, 0, -1, 2.5, "", "x", "a-b", [], ["x"], [1], {}, {"k": 1}]

@@ -17,7 +17,7 @@ import git
 import pytest
 from serve_helpers import check_message, commit, envelope, kit_files
 
-from promptops.pipeline import bundle_at
+from promptops.pipeline.build import Build
 from promptops.serve.catalog import LIST_CHANGED, Catalog, NameCollision
 from promptops.serve.methods import METHODS, capabilities, not_found
 from promptops.serve.revisions import LATEST_STATELESS, SESSION_REVISIONS, Era
@@ -31,10 +31,10 @@ SUB = "io.modelcontextprotocol/subscriptionId"
 def bundles(repo_factory: Callable[..., git.Repo]) -> tuple[dict[str, Any], dict[str, Any]]:
     repo = repo_factory(kit_files(extra_prompts=2))
     root = Path(repo.working_tree_dir or ".")
-    first = bundle_at(root, "HEAD")
+    first = Build(root, "HEAD").bundle
     commit(repo, {"prompts/zz_new.prompt.yaml": "messages:\n  - role: user\n    text: new\n"},
            "add a prompt")
-    return first, bundle_at(root, "HEAD")
+    return first, Build(root, "HEAD").bundle
 
 
 def _request(server: Server, session: Session, id_: Any, method: str,

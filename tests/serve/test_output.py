@@ -20,8 +20,8 @@ import git
 from repo_helpers import posix_only
 from serve_helpers import check_message, serve_cmd
 
-from promptops.bundle import serialise
-from promptops.pipeline import bundle_at
+from promptops.pipeline.build import Build
+from promptops.pipeline.bundle import serialise
 
 BIG = "y" * 3_000_000  # a 3 MB reply: about 46 times a pipe's buffer
 PACKAGE: dict[str, str | bytes] = {
@@ -37,7 +37,7 @@ REV = "2025-11-25"
 def _bundle(repo_factory: Callable[..., git.Repo], tmp_path: Path) -> Path:
     root = Path(repo_factory(PACKAGE).working_tree_dir or ".")
     path = tmp_path / "wide.bundle.json"
-    path.write_bytes(serialise(bundle_at(root, "HEAD")))
+    path.write_bytes(serialise(Build(root, "HEAD").bundle))
     return path
 
 

@@ -13,8 +13,8 @@ import git
 from repo_helpers import SIGNALS, posix_only
 from serve_helpers import RawClient, envelope, kit_files, serve_cmd
 
-from promptops.bundle import serialise
-from promptops.pipeline import bundle_at
+from promptops.pipeline.build import Build
+from promptops.pipeline.bundle import serialise
 
 Raw = Callable[..., RawClient]
 
@@ -134,8 +134,8 @@ def test_path_mode_serves_head_not_the_worktree(repo_factory: Callable[..., git.
         assert names == ["broken", "code_review", "media"]
         meta = c.request("prompts/get", {"name": "media"})["result"]["_meta"]
         assert meta["promptops/commit"] == repo.head.commit.hexsha
-        assert meta["promptops/digest"] == bundle_at(root, "HEAD")["digest"]
-        assert serialise(bundle_at(root, "HEAD"))  # the same commit builds the same bundle
+        assert meta["promptops/digest"] == Build(root, "HEAD").bundle["digest"]
+        assert serialise(Build(root, "HEAD").bundle)  # the same commit builds the same bundle
     finally:
         rc, err = c.close()
         assert rc == 0, err

@@ -16,8 +16,8 @@ from mcp.shared.exceptions import MCPError
 from node_helpers import NODE_DEPS, npm_package
 from serve_helpers import judge_log, kit_files, serve_cmd
 
-from promptops.bundle import serialise
-from promptops.pipeline import bundle_at
+from promptops.pipeline.build import Build
+from promptops.pipeline.bundle import serialise
 
 TEE = str(Path(__file__).with_name("tee.py"))
 CLIENTS = Path(__file__).parents[1] / "data" / "clients"  # the shared SDK client checks
@@ -113,7 +113,7 @@ def _clean_bundle(repo_factory: Any, tmp_path: Path) -> Path:
     del files["prompts/broken.prompt.yaml"]  # the check renders every prompt
     root = Path(repo_factory(files).working_tree_dir)
     bundle = tmp_path / "kit.bundle.json"
-    bundle.write_bytes(serialise(bundle_at(root, "HEAD")))
+    bundle.write_bytes(serialise(Build(root, "HEAD").bundle))
     return bundle
 
 

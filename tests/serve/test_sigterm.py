@@ -15,8 +15,8 @@ import git
 from repo_helpers import SIGNALS, posix_only
 from serve_helpers import RawClient, envelope, kit_files
 
-from promptops.bundle import serialise
-from promptops.pipeline import bundle_at
+from promptops.pipeline.build import Build
+from promptops.pipeline.bundle import serialise
 
 MODERN = "2026-07-28"
 SUB = "io.modelcontextprotocol/subscriptionId"
@@ -29,7 +29,7 @@ def _bundle(repo_factory: Callable[..., git.Repo], tmp_path: Path) -> Path:
     files = {**kit_files(extra_prompts=0), "prompts/slow.prompt.yaml": SLOW}
     root = Path(repo_factory(files).working_tree_dir or ".")
     path = tmp_path / "kit.bundle.json"
-    path.write_bytes(serialise(bundle_at(root, "HEAD")))
+    path.write_bytes(serialise(Build(root, "HEAD").bundle))
     return path
 
 

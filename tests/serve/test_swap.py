@@ -10,7 +10,7 @@ from typing import Any
 import git
 from serve_helpers import RawClient, check_message, commit, envelope, kit_files
 
-from promptops.pipeline import bundle_at
+from promptops.pipeline.build import Build
 from promptops.serve.connection import Connection as Server
 
 MODERN = "2026-07-28"
@@ -19,10 +19,10 @@ MODERN = "2026-07-28"
 def _two_commits(repo_factory: Callable[..., git.Repo]) -> tuple[dict[str, Any], dict[str, Any]]:
     repo = repo_factory(kit_files())
     root = Path(repo.working_tree_dir or ".")
-    first = bundle_at(root, "HEAD")
+    first = Build(root, "HEAD").bundle
     commit(repo, {"prompts/zz_new.prompt.yaml":
                         "messages:\n  - role: user\n    text: new\n"}, "add a prompt")
-    return first, bundle_at(root, "HEAD")
+    return first, Build(root, "HEAD").bundle
 
 
 def test_swap_notifies_each_listener_once(repo_factory: Callable[..., git.Repo]) -> None:

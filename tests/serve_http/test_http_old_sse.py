@@ -13,15 +13,15 @@ from mcp import ClientSession, types
 from mcp.client.sse import sse_client
 from mcp.shared.exceptions import MCPError
 
-from promptops.bundle import serialise
-from promptops.pipeline import bundle_at
+from promptops.pipeline.build import Build
+from promptops.pipeline.bundle import serialise
 
 
 @pytest.fixture(scope="module")
 def server(kit_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[HttpServer]:
     tmp = tmp_path_factory.mktemp("old-sse")
     bundle = tmp / "kit.bundle.json"
-    bundle.write_bytes(serialise(bundle_at(kit_dir, "HEAD")))
+    bundle.write_bytes(serialise(Build(kit_dir, "HEAD").bundle))
     srv = HttpServer(["--bundle", str(bundle), "--page-size", "4"], tmp / "server.log")
     yield srv
     assert srv.stop() == 0, srv.stderr()

@@ -11,8 +11,8 @@ from typing import Any
 import httpx2
 from http_helpers import HttpServer, initialize, modern
 
-from promptops.bundle import serialise
-from promptops.pipeline import bundle_at
+from promptops.pipeline.build import Build
+from promptops.pipeline.bundle import serialise
 
 
 def _read_all(url: str, body: Any, headers: dict[str, str], out: list[Any],
@@ -29,7 +29,7 @@ def _read_all(url: str, body: Any, headers: dict[str, str], out: list[Any],
 
 def test_sigterm_ends_streams_with_their_final_result(kit_dir: Path, tmp_path: Path) -> None:
     bundle = tmp_path / "kit.bundle.json"
-    bundle.write_bytes(serialise(bundle_at(kit_dir, "HEAD")))
+    bundle.write_bytes(serialise(Build(kit_dir, "HEAD").bundle))
     srv = HttpServer(["--bundle", str(bundle)], tmp_path / "server.log")
     streams: list[list[Any]] = []
     threads = []

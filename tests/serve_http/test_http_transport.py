@@ -19,14 +19,14 @@ import httpx2
 import pytest
 from http_helpers import JSON_ACCEPT, META, HttpServer, initialize, modern, post
 
-from promptops.bundle import serialise
-from promptops.pipeline import bundle_at
+from promptops.pipeline.build import Build
+from promptops.pipeline.bundle import serialise
 
 
 @pytest.fixture(scope="module")
 def bundle(kit_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("b") / "kit.bundle.json"
-    path.write_bytes(serialise(bundle_at(kit_dir, "HEAD")))
+    path.write_bytes(serialise(Build(kit_dir, "HEAD").bundle))
     return path
 
 

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 from testing_helpers import package
 
+from promptops.pipeline.build import Build
 from promptops.testing.suite import SuiteResult, run_suite
 
 EQUALS_OK = """
@@ -40,7 +41,7 @@ def run(tmp_path: Path, expect: str, arguments: str = "{who: Ada}") -> SuiteResu
     test = f"prompt: greet\ncases:\n  - name: the case\n    arguments: {arguments}\n" \
            f"    expect:\n      {body}\n"
     package(tmp_path, {"tests/greet.test.yaml": test})
-    return run_suite(tmp_path, None, patterns=["greet::the case"], ci=False)
+    return run_suite(Build(tmp_path), patterns=["greet::the case"], ci=False)
 
 
 @pytest.mark.parametrize("kind", sorted(KINDS))
@@ -116,7 +117,7 @@ def test_template_failure_is_an_internal_error_code(tmp_path: Path) -> None:
           - name: unexpected crash
             arguments: {who: zero}
     """})
-    result = run_suite(tmp_path, None, patterns=["fragile::d*", "crash"], ci=False)
+    result = run_suite(Build(tmp_path), patterns=["fragile::d*", "crash"], ci=False)
     assert [o.status for o in result.outcomes] == ["passed", "failed"]
     assert result.outcomes[1].failures[0].message.startswith(
         "render failed with error -32603: prompt 'fragile' message 0 failed to render")
@@ -131,7 +132,7 @@ def test_skip_and_smoke_cases(tmp_path: Path) -> None:
     """}, **{"prompts/strict.prompt.yaml": (
         "arguments:\n  - {name: key, required: true, pattern: '[A-Z]+-[0-9]+'}\n"
         "messages:\n  - {role: user, text: '{{ key }}'}\n")})
-    result = run_suite(tmp_path, None, ci=False)
+    result = run_suite(Build(tmp_path), ci=False)
     got = [(c.id, c.smoke, o.status) for c, o in zip(result.cases, result.outcomes, strict=True)]
     assert got == [
         ("greet::later", False, "skipped"), ("greet::no checks renders", False, "passed"),

@@ -14,6 +14,7 @@ from ruamel.yaml import YAML
 from testing_helpers import GREET, MANIFEST, junit_errors, package, promptops
 
 from promptops.commands.schema import schema_for
+from promptops.pipeline.build import Build
 from promptops.testing.report import Progress, junit_xml
 from promptops.testing.suite import run_suite
 
@@ -177,7 +178,7 @@ def test_junit_xml_validates_against_the_junit_schema(tmp_path: Path) -> None:
 def test_junit_schema_rejects_broken_reports(tmp_path: Path) -> None:
     """The validation can fail: the real report, broken in the ways importers trip over."""
     package(tmp_path, {"tests/greet.test.yaml": GOOD, "tests/fragile.test.yaml": FRAGILE_TESTS})
-    data = junit_xml(run_suite(tmp_path, None, jobs=1, ci=False))
+    data = junit_xml(run_suite(Build(tmp_path), jobs=1, ci=False))
     assert junit_errors(data) == []
 
     def rejected(broken: bytes) -> str:
@@ -209,8 +210,8 @@ def test_parallel_gives_the_serial_results_in_order(tmp_path: Path) -> None:
         f"  - name: case {i}\n    arguments: {{who: {'zero' if i % 7 == 0 else f'n{i}'}}}\n"
         f"    expect: {{contains: ['n{i}']}}\n" for i in range(120))
     package(tmp_path, {"tests/fragile.test.yaml": f"prompt: fragile\ncases:\n{cases}"})
-    serial = run_suite(tmp_path, None, jobs=1, ci=False)
-    parallel = run_suite(tmp_path, None, jobs=2, ci=False)
+    serial = run_suite(Build(tmp_path), jobs=1, ci=False)
+    parallel = run_suite(Build(tmp_path), jobs=2, ci=False)
     assert parallel.cases == serial.cases
     assert [replace(o, seconds=0) for o in parallel.outcomes] == [
         replace(o, seconds=0) for o in serial.outcomes]

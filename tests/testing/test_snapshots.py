@@ -7,8 +7,8 @@ from pathlib import Path
 
 from testing_helpers import package, promptops
 
-from promptops.pipeline import bundle_at
-from promptops.render import Renderer
+from promptops.pipeline.build import Build
+from promptops.render.renderer import Renderer
 from promptops.testing.cases import slug
 from promptops.testing.suite import run_suite
 
@@ -43,7 +43,7 @@ def test_missing_snapshots_are_written_then_compared(tmp_path: Path) -> None:
     assert first.stdout.splitlines() == [  # in case order
         f"wrote new snapshot {WARM}", f"wrote new snapshot {COLD}", "4 passed, 0 failed"]
     # the exact GetPromptResult, pretty-printed with sorted keys and a final newline
-    expected = Renderer(bundle_at(tmp_path)).get("greet", {"who": "Ada"})
+    expected = Renderer(Build(tmp_path).bundle).get("greet", {"who": "Ada"})
     text = (tmp_path / WARM).read_text(encoding="utf-8")
     assert text == json.dumps(expected, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
     assert not list((tmp_path / "tests" / "__snapshots__" / "greet").glob(".*"))  # no temp files
@@ -76,10 +76,10 @@ def test_changed_output_fails_with_diff_until_updated(tmp_path: Path) -> None:
 
 def test_description_only_change_diffs_the_json(tmp_path: Path) -> None:
     package(tmp_path, {"tests/greet.test.yaml": TESTS})
-    run_suite(tmp_path, None, ci=False)
+    run_suite(Build(tmp_path), ci=False)
     prompt = tmp_path / "prompts" / "greet.prompt.yaml"
     prompt.write_text(prompt.read_text().replace("Greets someone", "Greets anyone"))
-    result = run_suite(tmp_path, None, ci=False, patterns=["warm"])
+    result = run_suite(Build(tmp_path), ci=False, patterns=["warm"])
     diff = result.outcomes[0].failures[0].diff or ""
     assert '-  "description": "Greets someone",\n+  "description": "Greets anyone",\n' in diff
 
@@ -113,7 +113,7 @@ def test_obsolete_snapshots_reported_and_removed_only_on_update(tmp_path: Path) 
     ]
     assert (tmp_path / COLD).exists() and stale.exists()
     # -k narrows what runs, never what counts as obsolete
-    narrow = run_suite(tmp_path, None, patterns=["icy"], ci=False)
+    narrow = run_suite(Build(tmp_path), patterns=["icy"], ci=False)
     assert narrow.snapshots.obsolete == ["tests/__snapshots__/gone/old.json", COLD]
     update = promptops("test", "--update-snapshots", cwd=tmp_path)
     assert f"removed obsolete snapshot {COLD}" in update.stdout
@@ -124,6 +124,6 @@ def test_obsolete_snapshots_reported_and_removed_only_on_update(tmp_path: Path) 
 
 def test_invalid_snapshot_file_is_an_error(tmp_path: Path) -> None:
     package(tmp_path, {"tests/greet.test.yaml": TESTS, WARM: "{not json"})
-    result = run_suite(tmp_path, None, ci=False, patterns=["warm"])
+    result = run_suite(Build(tmp_path), ci=False, patterns=["warm"])
     assert [o.status for o in result.outcomes] == ["error"]
     assert result.summary() == "0 passed, 0 failed, 1 errors"

@@ -5,16 +5,16 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from promptops.limits import Limits
 from promptops.lint.problem import Hit
+from promptops.sandbox.limits import Limits
 
 TEMPLATE_SUFFIXES = (".j2", ".jinja", ".jinja2")
 
 
 def from_load(ctx: Any, code: str) -> Iterator[Hit]:
-    """Loader problems the engine classified as ``code``, as they were positioned."""
-    for found, p in ctx.problems:
-        if found == code:
+    """The problems validation found for rule ``code``, as they were positioned."""
+    for p in ctx.problems:
+        if p.code == code:
             yield Hit(p.path, p.line, p.col, p.message)
 
 

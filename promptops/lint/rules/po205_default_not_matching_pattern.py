@@ -25,7 +25,7 @@ from typing import Any
 
 from promptops.lint.problem import Hit
 from promptops.lint.rules._common import package_limits, patterned
-from promptops.patterns import PatternError, compile_pattern
+from promptops.sandbox.patterns import PatternError, compile_pattern
 
 CODE, NAME, LEVEL, NEEDS = "PO205", "default-not-matching-pattern", "error", "package"
 

@@ -33,7 +33,7 @@ from typing import Any
 
 from promptops.lint.problem import Hit
 from promptops.lint.rules._common import package_limits, patterned
-from promptops.patterns import PatternError, compile_pattern, nested_quantifier
+from promptops.sandbox.patterns import PatternError, compile_pattern, nested_quantifier
 
 CODE, NAME, LEVEL, NEEDS = "PO208", "costly-pattern", "warning", "package"
 

@@ -21,7 +21,7 @@ from typing import Any
 
 from promptops.lint.problem import Hit
 from promptops.lint.rules._common import prompts
-from promptops.mediatypes import guess_type
+from promptops.pipeline.mediatypes import guess_type
 
 CODE, NAME, LEVEL, NEEDS = "PO404", "media-type-mismatch", "error", "package"
 

@@ -29,11 +29,11 @@ from typing import Any
 from jinja2 import nodes
 from jinja2.sandbox import MAX_RANGE
 
-from promptops import limits
 from promptops.lint.problem import Hit
 from promptops.lint.rules._common import package_limits
 from promptops.lint.rules._jinja import position, template_asts, walk
-from promptops.templating import MAX_MACRO_DEPTH, MAX_OPERAND_RESULT, MAX_POWER_EXPONENT
+from promptops.sandbox import limits
+from promptops.sandbox.limits import MAX_MACRO_DEPTH, MAX_OPERAND_RESULT, MAX_POWER_EXPONENT
 
 CODE, NAME, LEVEL, NEEDS = "PO511", "resource-exhaustion", "error", "package"
 

@@ -1,11 +1,11 @@
 """Stage 1: bytes from a source -> parsed YAML documents that can answer "where?".
 
-Parsing takes the fast path (``promptops.fastyaml``: libyaml with YAML 1.2 typing,
+Parsing takes the fast path (``promptops.pipeline.yamlio.fast``: libyaml with YAML 1.2 typing,
 about ten times faster than ruamel.yaml's round-trip loader on prompt-sized files);
 positions are needed only to report a problem, so the round-trip parse that carries
 them runs lazily, for files that have one. A file the fast path refuses is parsed
 again by ruamel.yaml, whose error (and position) is the one reported. Both paths hold
-every document to :mod:`promptops.yaml_limits` (nesting, aliases, integer size) before
+every document to :mod:`promptops.pipeline.yamlio.limits` (nesting, aliases, integer size) before
 anything recursive sees it; a document over a limit is a positioned problem.
 """
 
@@ -14,9 +14,10 @@ from __future__ import annotations
 from functools import cache
 from typing import Any
 
-from promptops import fastyaml, yaml_limits
 from promptops.errors import Problem
-from promptops.yaml_limits import LimitExceeded
+from promptops.pipeline.yamlio import fast as fastyaml
+from promptops.pipeline.yamlio import limits as yaml_limits
+from promptops.pipeline.yamlio.limits import LimitExceeded
 
 Loc = tuple[str | int, ...]
 

@@ -6,7 +6,7 @@ reply. So one :class:`Budget` per request holds everything the request may still
 
 * **time**: a wall-clock deadline from the moment the request starts (argument
   validation and pattern matching included), enforced between bytecodes by
-  :mod:`promptops.watchdog`; the C calls the watchdog cannot interrupt are each bounded
+  :mod:`promptops.sandbox.watchdog`; the C calls the watchdog cannot interrupt are each bounded
   in size by the checks below, so none of them runs long;
 * **output**: characters of the whole reply, across all its parts;
 * **work**: characters all the operations of the request may build, together
@@ -31,7 +31,7 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from promptops import watchdog
+from promptops.sandbox import watchdog
 
 DEFAULT_TIMEOUT_MS = 2_000
 MAX_TIMEOUT_MS = 10_000  # hard cap of `limits.renderTimeoutMs`

@@ -2,7 +2,7 @@
 
 ``promptops serve --bundle`` must refuse at load every bundle that ``promptops verify``
 refuses, or a request would meet the problem later as a KeyError (-32603). Verify's
-schema is the pydantic model in :mod:`promptops.bundle_schema`, which serving must not
+schema is the pydantic model in :mod:`promptops.pipeline.bundle_schema`, which serving must not
 import (pydantic costs ~100 ms at start), so this module restates it: every key, type,
 literal, pattern and bound of that model, with ``extra`` keys refused. It also checks
 what serving relies on beyond the model, which verify then checks too (it loads through
@@ -24,24 +24,21 @@ from __future__ import annotations
 import contextlib
 from typing import Any
 
-from promptops import limits as bounds
-from promptops.patterns import compile_pattern
+from promptops.pipeline import bundle_types as t
+from promptops.pipeline.bundle_types import FORMAT
+from promptops.sandbox import limits as bounds
+from promptops.sandbox.patterns import compile_pattern
 
-FORMAT = "promptops.bundle/1"
-TOP_KEYS = frozenset({"format", "package", "prompts", "templates", "resources", "source",
-                      "digest"})
-PACKAGE_KEYS = frozenset({"name", "version", "description", "instructions", "cacheScope",
-                          "limits"})
-PROMPT_KEYS = frozenset({"name", "title", "description", "resultDescription", "icons",
-                         "arguments", "messages", "source"})
-ARGUMENT_KEYS = frozenset({"name", "title", "description", "required", "default", "enum",
-                           "examples", "pattern", "maxLength"})
-MESSAGE_KEYS = frozenset({"role", "type", "text", "template", "file", "uri", "mimeType", "name",
-                          "title", "description", "size", "annotations"})
-ICON_KEYS = frozenset({"src", "mimeType", "sizes", "theme"})
-ANNOTATION_KEYS = frozenset({"audience", "priority", "lastModified"})
-RESOURCE_KEYS = frozenset({"mimeType", "text", "blob"})
-SOURCE_KEYS = frozenset({"commit", "tree", "dirty", "path"})
+# The keys come from the one statement of the format, the TypedDicts.
+TOP_KEYS = t.keys(t.Bundle)
+PACKAGE_KEYS = t.keys(t.PackageInfo)
+PROMPT_KEYS = t.keys(t.Prompt)
+ARGUMENT_KEYS = t.keys(t.Argument)
+MESSAGE_KEYS = t.keys(t.Message)
+ICON_KEYS = t.keys(t.Icon)
+ANNOTATION_KEYS = t.keys(t.Annotations)
+RESOURCE_KEYS = t.keys(t.Resource)
+SOURCE_KEYS = t.keys(t.SourceInfo)
 MESSAGE_STRINGS = ("text", "template", "file", "uri", "mimeType", "name", "title",
                    "description")
 NEEDS = {  # what serving reads from a message of each type, besides role and type

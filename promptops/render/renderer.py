@@ -2,10 +2,12 @@
 
 The one rendering path: ``serve``, ``render``, ``test`` and ``diff`` all come through
 here with a bundle, so what is tested and reviewed is exactly what is served.
-Validation comes first and each failure names the argument and the rule (MCP asks
-for -32602); a template that fails while rendering is the server's fault (-32603).
+Validation comes first and each failure names the argument and the rule
+(:class:`~promptops.errors.ArgumentError`, the caller's fault); a template that fails
+while rendering is the package's (:class:`~promptops.errors.TemplateError`). How either
+reaches a client is the front end's business (:mod:`promptops.render.mcp`).
 
-A request is bounded as a whole (see :mod:`promptops.limits`): one :class:`Budget`,
+A request is bounded as a whole (see :mod:`promptops.sandbox.limits`): one :class:`Budget`,
 made when :meth:`Renderer.get` starts (or handed in by the caller, who may start the
 clock earlier), covers validation, pattern matching and every template of the reply,
 and its output bound counts every part of the reply, rendered or copied from a file.
@@ -14,53 +16,68 @@ and its output bound counts every part of the reply, rendered or copied from a f
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING
 
-from promptops import watchdog
-from promptops.errors import INTERNAL_ERROR, INVALID_PARAMS, RenderError
-from promptops.limits import Budget, BudgetExceeded, Limits, current
+from promptops.errors import ArgumentError, RenderError, TemplateError
+from promptops.pipeline import defaults
+from promptops.pipeline.bundle_types import Argument, Bundle, Message, Prompt
+from promptops.render.result import (
+    Content,
+    EmbeddedResource,
+    PromptMessage,
+    PromptResult,
+    ResourceBody,
+    ResourceLink,
+)
+from promptops.sandbox import watchdog
+from promptops.sandbox.limits import Budget, BudgetExceeded, Limits, current
 
-Result = dict[str, Any]
+if TYPE_CHECKING:  # the sandbox is imported when a prompt is first rendered, not before
+    from jinja2 import Template
+
+    from promptops.sandbox.environment import PromptEnvironment
+    from promptops.sandbox.patterns import Pattern
+
 _ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
+_LINK_FIELDS = ("name", "title", "description", "mimeType", "size")
 
 
 class Renderer:
     """Renders the prompts of one bundle; compiled templates are cached per bundle."""
 
-    def __init__(self, bundle: dict[str, Any]) -> None:
+    def __init__(self, bundle: Bundle) -> None:
         self.bundle = bundle
-        self.prompts: dict[str, dict[str, Any]] = {p["name"]: p for p in bundle["prompts"]}
-        self._env: Any = None
-        self._compiled: dict[tuple[str, int, str], Any] = {}
-        self._patterns: dict[str, Any] = {}
-        self.limits = Limits.of(bundle.get("package", {}).get("limits"))
+        self.prompts: dict[str, Prompt] = {p["name"]: p for p in bundle["prompts"]}
+        self._env: PromptEnvironment | None = None
+        self._compiled: dict[tuple[str, int, str], Template] = {}
+        self._patterns: dict[str, Pattern] = {}
+        package = bundle.get("package")
+        self.limits = Limits.of(package.get("limits") if package else None)
 
     def budget(self) -> Budget:
         """A fresh budget for one request under this bundle's limits; its clock starts now."""
         return Budget(self.limits)
 
-    def validate(self, name: str, arguments: Any) -> tuple[dict[str, Any], dict[str, str]]:
-        """The prompt and the full render context, or RenderError(-32602)."""
+    def validate(self, name: str, arguments: object) -> tuple[Prompt, dict[str, str]]:
+        """The prompt and the full render context, or ArgumentError."""
         prompt = self.prompts.get(name)
         if prompt is None:
-            raise RenderError(INVALID_PARAMS, f"unknown prompt {name!r}")
+            raise ArgumentError(f"unknown prompt {name!r}")
         if arguments is None:
             arguments = {}
         if not isinstance(arguments, dict):
-            raise RenderError(INVALID_PARAMS, "arguments must be an object of strings")
+            raise ArgumentError("arguments must be an object of strings")
         declared = {a["name"]: a for a in prompt["arguments"]}
         for key in arguments:
             if key not in declared:
                 known = ", ".join(declared) or "none"
-                raise RenderError(
-                    INVALID_PARAMS,
+                raise ArgumentError(
                     f"unknown argument {key!r} for prompt {name!r} (declared: {known})",
                     argument=str(key),
                 )
         missing = [a for a in declared if declared[a].get("required") and a not in arguments]
         if missing:
-            raise RenderError(
-                INVALID_PARAMS,
+            raise ArgumentError(
                 f"missing required argument {missing[0]!r} for prompt {name!r}",
                 argument=missing[0],
             )
@@ -72,45 +89,43 @@ class Renderer:
                 context[arg_name] = spec.get("default", "")
         return prompt, context
 
-    def _check(self, prompt: str, spec: dict[str, Any], value: Any) -> str:
+    def _check(self, prompt: str, spec: Argument, value: object) -> str:
         arg = spec["name"]
         if not isinstance(value, str):
-            raise RenderError(INVALID_PARAMS, f"argument {arg!r} must be a string", argument=arg)
-        limit = spec.get("maxLength", 100_000)
+            raise ArgumentError(f"argument {arg!r} must be a string", argument=arg)
+        limit = spec.get("maxLength", defaults.MAX_LENGTH)
         if len(value) > limit:
-            raise RenderError(
-                INVALID_PARAMS,
+            raise ArgumentError(
                 f"argument {arg!r} is {len(value)} characters, over its maxLength {limit}",
                 argument=arg,
             )
         enum = spec.get("enum")
         if enum is not None and value not in enum:
             allowed = ", ".join(repr(v) for v in enum)
-            raise RenderError(
-                INVALID_PARAMS,
+            raise ArgumentError(
                 f"argument {arg!r} must be one of {allowed}; got {value!r}",
                 argument=arg,
             )
         pattern = spec.get("pattern")
         if pattern is not None:
-            from promptops.patterns import PatternError, compile_pattern
+            from promptops.sandbox.patterns import PatternError, compile_pattern
 
             try:
                 rx = self._patterns.get(pattern) or self._patterns.setdefault(
                     pattern, compile_pattern(pattern))
                 matched = rx.fullmatch(value, self.limits.render_timeout_ms)
             except PatternError as exc:  # a bundle built before patterns were RE2, or long
-                raise RenderError(INVALID_PARAMS, f"argument {arg!r} {exc}", argument=arg) \
+                raise ArgumentError(f"argument {arg!r} {exc}", argument=arg) \
                     from None
             if not matched:
-                raise RenderError(
-                    INVALID_PARAMS,
+                raise ArgumentError(
                     f"argument {arg!r} does not match its pattern {pattern!r}",
                     argument=arg,
                 )
         return value
 
-    def get(self, name: str, arguments: Any = None, budget: Budget | None = None) -> Result:
+    def get(self, name: str, arguments: object = None, budget: Budget | None = None
+            ) -> PromptResult:
         """The GetPromptResult for ``name``; RenderError on bad input or a failing template.
 
         ``budget`` bounds the whole request (default: a fresh :meth:`budget`); a caller
@@ -123,29 +138,28 @@ class Renderer:
                 return self._get(name, arguments, budget)
         except watchdog.RenderTimeout:
             budget.settle()
-            raise RenderError(INTERNAL_ERROR, f"prompt {name!r}: {budget.late()}") from None
+            raise TemplateError(f"prompt {name!r}: {budget.late()}") from None
         except BudgetExceeded as exc:
-            raise RenderError(INTERNAL_ERROR, f"prompt {name!r}: {exc}") from None
+            raise TemplateError(f"prompt {name!r}: {exc}") from None
         except RecursionError:
-            raise RenderError(INTERNAL_ERROR, f"prompt {name!r}: nested too deeply") from None
+            raise TemplateError(f"prompt {name!r}: nested too deeply") from None
 
-    def _get(self, name: str, arguments: Any, budget: Budget) -> Result:
+    def _get(self, name: str, arguments: object, budget: Budget) -> PromptResult:
         prompt, context = self.validate(name, arguments)
-        messages = []
+        messages: list[PromptMessage] = []
         for i, msg in enumerate(prompt["messages"]):
             try:
                 content = self._content(name, i, msg, context)
             except RenderError:
                 raise
             except Exception as exc:  # any template failure is the package's, not the caller's
-                raise RenderError(
-                    INTERNAL_ERROR,
+                raise TemplateError(
                     f"prompt {name!r} message {i} failed to render: {_describe(exc)}",
                 ) from exc
             if "annotations" in msg:
                 content["annotations"] = msg["annotations"]
             messages.append({"role": msg["role"], "content": content})
-        result: Result = {"messages": messages}
+        result: PromptResult = {"messages": messages}
         described = prompt.get("resultDescription", prompt.get("description"))
         if described is False or described is None:
             return result
@@ -153,8 +167,7 @@ class Renderer:
             try:
                 described = self._render(name, -1, "description", described, context)
             except Exception as exc:
-                raise RenderError(
-                    INTERNAL_ERROR,
+                raise TemplateError(
                     f"prompt {name!r} resultDescription failed to render: {_describe(exc)}",
                 ) from exc
         else:
@@ -163,7 +176,7 @@ class Renderer:
         return result
 
     def _render(self, prompt: str, index: int, field: str, source: str, ctx: dict[str, str]) -> str:
-        from promptops.templating import render_bounded
+        from promptops.sandbox.environment import render_bounded
 
         key = (prompt, index, field)
         tpl = self._compiled.get(key)
@@ -173,14 +186,14 @@ class Renderer:
             self._compiled[key] = tpl
         return render_bounded(tpl, ctx, current())
 
-    def env(self) -> Any:
+    def env(self) -> PromptEnvironment:
         if self._env is None:
-            from promptops.templating import environment
+            from promptops.sandbox.environment import environment
 
             self._env = environment(self.bundle["templates"])
         return self._env
 
-    def _content(self, name: str, i: int, msg: dict[str, Any], ctx: dict[str, str]) -> Result:
+    def _content(self, name: str, i: int, msg: Message, ctx: dict[str, str]) -> Content:
         kind = msg["type"]
         resources = self.bundle["resources"]
         if kind == "text":
@@ -200,7 +213,7 @@ class Renderer:
             current().emit(len(data))
             return {"type": kind, "data": data, "mimeType": msg["mimeType"]}
         if kind == "resource":
-            body: Result = {
+            body: ResourceBody = {
                 "uri": self._render(name, i, "uri", msg["uri"], ctx),
                 "mimeType": msg["mimeType"],
             }
@@ -210,17 +223,18 @@ class Renderer:
                 res = resources[msg["file"]]
                 body.update({"text": res["text"]} if "text" in res else {"blob": res["blob"]})
                 current().emit(len(res.get("text", res.get("blob", ""))))
-            return {"type": "resource", "resource": body}
+            embedded: EmbeddedResource = {"type": "resource", "resource": body}
+            return embedded
         if kind == "resource_link":
-            link: Result = {
+            link: ResourceLink = {
                 "type": "resource_link",
                 "uri": self._render(name, i, "uri", msg["uri"], ctx),
             }
-            for key in ("name", "title", "description", "mimeType", "size"):
+            for key in _LINK_FIELDS:
                 if key in msg:
-                    link[key] = msg[key]
+                    link[key] = msg[key]  # type: ignore[literal-required]
             return link
-        raise RenderError(INTERNAL_ERROR, f"unknown message type {kind!r}")
+        raise TemplateError(f"unknown message type {kind!r}")
 
 
 def _describe(exc: BaseException) -> str:

@@ -9,8 +9,8 @@ from __future__ import annotations
 import difflib
 from typing import Any
 
-from promptops.loader import LoadedFile, Loc
-from promptops.model import ARG_NAME_RE, NAME_RE, PROMPT_NAME_RE, SEMVER_RE
+from promptops.pipeline.model import ARG_NAME_RE, NAME_RE, PROMPT_NAME_RE, SEMVER_RE
+from promptops.pipeline.yamlio.loader import LoadedFile, Loc
 
 
 def schema_problem(model: Any, file: LoadedFile, err: Any) -> tuple[tuple[int, int], str]:

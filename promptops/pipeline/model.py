@@ -11,7 +11,8 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from promptops import limits as bounds
+from promptops.pipeline import defaults
+from promptops.sandbox import limits as bounds
 
 NAME_RE = r"^[a-z0-9]([a-z0-9._-]{0,62}[a-z0-9])?$"
 PROMPT_NAME_RE = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$"
@@ -21,7 +22,6 @@ SEMVER_RE = (
     r"(?:-((?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)(?:\.(?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*))*))?"
     r"(?:\+([0-9a-zA-Z-]+(?:\.[0-9a-zA-Z-]+)*))?$"
 )
-DEFAULT_MAX_LENGTH = 100_000
 
 
 class Strict(BaseModel):
@@ -31,8 +31,10 @@ class Strict(BaseModel):
 class LintConfig(Strict):
     select: list[str] = Field(default_factory=list, description="Rule codes or names to run")
     ignore: list[str] = Field(default_factory=list, description="Rule codes or names to skip")
-    maxTemplateChars: int = Field(default=20_000, ge=1, description="PO508: longest template")
-    maxIncludeDepth: int = Field(default=4, ge=1, description="PO303: deepest include chain")
+    maxTemplateChars: int = Field(default=defaults.MAX_TEMPLATE_CHARS, ge=1,
+                                  description="PO508: longest template")
+    maxIncludeDepth: int = Field(default=defaults.MAX_INCLUDE_DEPTH, ge=1,
+                                 description="PO303: deepest include chain")
 
 
 class ServeConfig(Strict):
@@ -82,13 +84,13 @@ class Argument(Strict):
     examples: list[str] | None = Field(None, description="Completion values, not enforced")
     pattern: str | None = Field(
         None, description="An RE2 regular expression the whole value must match")
-    maxLength: int = Field(DEFAULT_MAX_LENGTH, ge=1)
+    maxLength: int = Field(defaults.MAX_LENGTH, ge=1)
 
     @field_validator("pattern")
     @classmethod
     def _compiles(cls, value: str | None) -> str | None:
         if value is not None:
-            from promptops.patterns import PatternError, compile_pattern
+            from promptops.sandbox.patterns import PatternError, compile_pattern
 
             try:
                 compile_pattern(value)

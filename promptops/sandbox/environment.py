@@ -1,17 +1,19 @@
 """The Jinja2 environment every template is parsed and rendered with.
 
 Templates arrive through pull requests from people we do not fully trust, so the
-environment is sandboxed and also bounded by the request's :class:`~promptops.limits.Budget`.
+environment is sandboxed and also bounded by the request's
+:class:`~promptops.sandbox.limits.Budget`.
 
-Time: the watchdog (:mod:`promptops.watchdog`) interrupts Python code past the deadline,
-and every C call a template can reach is kept short by checking, before it runs, the size
-of what it would build or walk. Size: ``*``, ``%``, ``~``, ``+``, ``**``, ``//``, str and
-list methods, format-spec widths and the built-in filters (:mod:`promptops.safe_filters`)
-are checked against the bound of one value before they allocate; block captures
-(``{% set %}...{% endset %}``, ``{% filter %}``, macro bodies, ``caller()``) are joined by
-a bounded ``concat``; printing, ``==``, ``in`` and dict keys measure containers first
-(:mod:`promptops.sizing`), so a list that shares its parts cannot print or compare as
-gigabytes. Output: every chunk is counted against the reply's total.
+Time: the watchdog (:mod:`promptops.sandbox.watchdog`) interrupts Python code past the
+deadline, and every C call a template can reach is kept short by checking, before it
+runs, the size of what it would build or walk. Size: ``*``, ``%``, ``~``, ``+``, ``**``,
+``//``, str and list methods, format-spec widths and the built-in filters
+(:mod:`promptops.sandbox.filters`) are checked against the bound of one value before they
+allocate; block captures (``{% set %}...{% endset %}``, ``{% filter %}``, macro bodies,
+``caller()``) are joined by a bounded ``concat``; printing, ``==``, ``in`` and dict keys
+measure containers first (:mod:`promptops.sandbox.sizing`), so a list that shares its
+parts cannot print or compare as gigabytes. Output: every chunk is counted against the
+reply's total.
 
 Determinism: ``random`` and ``lipsum`` are removed, printing a function or a value whose
 text carries a memory address is refused, and so is set arithmetic on dict views (its
@@ -29,22 +31,16 @@ from jinja2.compiler import CodeGenerator, Frame, operators
 from jinja2.runtime import Macro
 from jinja2.sandbox import SandboxedEnvironment
 
-from promptops import limits, safe_filters, sizing, watchdog
-from promptops.limits import (
+from promptops.sandbox import filters as safe_filters
+from promptops.sandbox import limits, sizing, watchdog
+from promptops.sandbox.limits import (
     MAX_MACRO_DEPTH,
     MAX_OPERAND_RESULT,
     MAX_POWER_EXPONENT,
     Budget,
     BudgetExceeded,
 )
-
-RENDER_TIMEOUT_S = limits.DEFAULT_TIMEOUT_MS / 1000
-MAX_OUTPUT_CHARS = limits.DEFAULT_OUTPUT_CHARS
-MAX_VALUE = limits.MAX_VALUE
-MAX_INT_BITS = limits.MAX_INT_BITS
-
-__all__ = ["MAX_MACRO_DEPTH", "MAX_OPERAND_RESULT", "MAX_POWER_EXPONENT", "BudgetExceeded",
-           "PromptEnvironment", "environment", "render_bounded"]
+from promptops.sandbox.nesting import guard
 
 _SEQUENCES = (str, list, tuple)
 _METHOD_OWNERS = (str, bytes, list, bytearray, int)
@@ -241,7 +237,12 @@ class PromptEnvironment(SandboxedEnvironment):
 
 
 def environment(templates: Mapping[str, str]) -> PromptEnvironment:
-    """An environment whose includes resolve only among ``templates`` (package files)."""
+    """An environment whose includes resolve only among ``templates`` (package files).
+
+    The one factory: validation, lint and rendering all parse with it, so the nesting
+    limits of :mod:`promptops.sandbox.nesting` hold for a bundle read from disk as for
+    a package being loaded (a hand-made bundle cannot crash the renderer's parser).
+    """
     env = PromptEnvironment(
         loader=DictLoader(dict(templates)),
         undefined=StrictUndefined,
@@ -256,7 +257,7 @@ def environment(templates: Mapping[str, str]) -> PromptEnvironment:
     env.globals.pop("lipsum", None)
     env.filters.pop("random", None)
     safe_filters.install(env.filters, env.tests, env)  # type: ignore[arg-type]
-    return env
+    return guard(env)
 
 
 def render_bounded(template: Any, context: Mapping[str, Any], budget: Budget | None = None

@@ -6,7 +6,7 @@ resolves scalars by YAML 1.1 rules (``yes`` is true, ``1e3`` a string) and accep
 duplicate keys, so this loader swaps in the 1.2 core-schema resolvers ruamel.yaml
 uses and refuses duplicates. Anything it cannot parse is re-parsed by ruamel.yaml, so
 every reported problem reads the same whichever path found it, except a document over
-the limits of :mod:`promptops.yaml_limits`, refused here (``LimitExceeded``) before it
+the limits of :mod:`promptops.pipeline.yamlio.limits`, refused here (``LimitExceeded``) before it
 is constructed: it must never reach a parser that recurses.
 """
 
@@ -17,7 +17,7 @@ from typing import Any
 
 import yaml
 
-from promptops.yaml_limits import (
+from promptops.pipeline.yamlio.limits import (
     MAX_INT_DIGITS,
     TOO_DEEP,
     at,

@@ -4,15 +4,15 @@ Checking the clock in ``call()`` misses loops that only iterate (``{% for c in s
 nested over a long string) and pure-Python filters stuck in one call (``wordwrap``). One
 daemon thread, started on first use, wakes a few times a second and raises
 :class:`RenderTimeout` inside any request thread past its deadline through CPython's
-``PyThreadState_SetAsyncExc``. A request (a :class:`promptops.limits.Budget`, entered
+``PyThreadState_SetAsyncExc``. A request (a :class:`promptops.sandbox.limits.Budget`, entered
 once around validation and every template) only writes one dict entry on entry and exit,
 so the fast path costs no thread switch. The exception lands between two bytecodes;
 :func:`leave` clears one that was fired but not yet delivered, so it can never surface
 outside the request that earned it.
 
 An asynchronous exception cannot interrupt a C call, so this is a bound only together
-with the size checks in :mod:`promptops.limits`, :mod:`promptops.sizing` and
-:mod:`promptops.safe_filters`, which keep every C call a template can reach short: the
+with the size checks in :mod:`promptops.sandbox.limits`, :mod:`promptops.sandbox.sizing` and
+:mod:`promptops.sandbox.filters`, which keep every C call a template can reach short: the
 deadline holds to within the longest such call plus one poll (docs/reliability.md).
 """
 

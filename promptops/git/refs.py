@@ -1,4 +1,4 @@
-"""Reading where HEAD points with the standard library only.
+"""Reading where HEAD points with the standard library only (was serve/gitrefs.py).
 
 ``promptops serve`` must answer ``initialize`` quickly and notice a checkout within
 200 ms. Importing GitPython costs ~100 ms and spawning ``git`` every 50 ms would be
@@ -16,17 +16,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from promptops.errors import GitError
+from promptops.git import Repo
+
+__all__ = ["Head", "Repo", "busy", "locate", "read_head", "rev_parse", "signature",
+           "symbolic_ref", "tree_of", "watched"]
 
 _SHA = re.compile(r"^(?:[0-9a-f]{40}|[0-9a-f]{64})$")
 _BUSY = ("rebase-merge", "rebase-apply")  # a rebase moves a detached HEAD step by step
 Stat = tuple[int, int, int] | None
-
-
-@dataclass(frozen=True)
-class Repo:
-    top: Path  # the working tree root
-    git_dir: Path  # this working tree's git dir: HEAD lives here
-    common_dir: Path  # shared by all worktrees: refs, packed-refs, objects, our cache
 
 
 @dataclass(frozen=True)
@@ -37,33 +34,9 @@ class Head:
 
 def locate(package_dir: Path) -> tuple[Repo, str]:
     """The repository holding ``package_dir`` and the package's path inside it ("." at the top)."""
-    folder = package_dir.resolve()
-    for top in (folder, *folder.parents):
-        dotgit = top / ".git"
-        if dotgit.is_dir():
-            git_dir = dotgit
-        elif dotgit.is_file():
-            git_dir = _gitdir_file(dotgit)
-        else:
-            continue
-        common = git_dir
-        pointer = git_dir / "commondir"  # linked worktrees share the main repository's refs
-        if pointer.is_file():
-            common = (git_dir / pointer.read_text().strip()).resolve()
-        prefix = folder.relative_to(top).as_posix()
-        return Repo(top=top, git_dir=git_dir, common_dir=common), prefix
-    raise GitError(
-        f"{package_dir} is not inside a git repository; `promptops serve` follows git "
-        "(commit the package, or serve a built bundle with --bundle)"
-    )
-
-
-def _gitdir_file(dotgit: Path) -> Path:
-    """Worktrees and submodules have a ``.git`` file saying where their git dir is."""
-    text = dotgit.read_text().strip()
-    if not text.startswith("gitdir:"):
-        raise GitError(f"{dotgit}: not a gitdir file")
-    return (dotgit.parent / text[len("gitdir:") :].strip()).resolve()
+    repo = Repo.locate(package_dir, "`promptops serve` follows git (commit the package, or "
+                       "serve a built bundle with --bundle)")
+    return repo, repo.prefix
 
 
 def _reftable(repo: Repo) -> bool:
@@ -149,10 +122,16 @@ def signature(repo: Repo) -> tuple[Stat, ...]:
     return tuple(stat(p) for p in watched(repo))
 
 
+def no_git_env() -> dict[str, str]:
+    """The environment minus ``GIT_*``: a variable a hook or a parent git set (GIT_DIR,
+    GIT_INDEX_FILE, GIT_WORK_TREE) would point our git calls at another repository."""
+    return {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+
+
 def _git(repo: Repo, *args: str) -> str | None:
     import subprocess  # deferred: a start from the cache spawns nothing
 
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env = no_git_env()
     try:
         done = subprocess.run(
             ["git", "-C", str(repo.top), *args],

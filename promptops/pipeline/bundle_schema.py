@@ -10,7 +10,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from promptops.model import Annotations, Argument, Icon, LimitsConfig
+from promptops.pipeline.model import Annotations, Argument, Icon, LimitsConfig
 
 
 class _Strict(BaseModel):

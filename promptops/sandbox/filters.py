@@ -4,7 +4,7 @@ Most built-ins are one C call over their input (``str()``, ``json.dumps``, ``sor
 ``str.join``) or let an argument choose the size of the result (``center(10**9)``,
 ``batch(10**9, 'x')``, ``round(x, 10**8)`` computes ``10**(10**8)``). Each is wrapped
 here so that the size of what it would produce, or the cost of what it would compare,
-is checked against the request's budget first (see :mod:`promptops.sizing`). Three are
+is checked against the request's budget first (see :mod:`promptops.sandbox.sizing`). Three are
 replaced because their cost is not linear in their input and output:
 
 * ``sum`` over lists or tuples is quadratic (each ``+`` copies the total so far): the
@@ -30,8 +30,8 @@ from typing import Any
 from jinja2.filters import make_attrgetter
 from jinja2.utils import _PassArg
 
-from promptops import limits, sizing
-from promptops.limits import BudgetExceeded
+from promptops.sandbox import limits, sizing
+from promptops.sandbox.limits import BudgetExceeded
 
 MAX_URLIZE_RUN = 1_000  # `.`, `,`, `)` or `>` in a row; Jinja's urlize is quadratic in it
 MAX_SUM_BITS = 2_000_000_000  # bits of all integers one `sum` adds (0.1 s)

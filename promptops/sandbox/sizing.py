@@ -31,8 +31,8 @@ from jinja2.exceptions import SecurityError
 from jinja2.runtime import LoopContext, Macro, TemplateReference, Undefined
 from jinja2.utils import Namespace
 
-from promptops import limits
-from promptops.limits import BudgetExceeded
+from promptops.sandbox import limits
+from promptops.sandbox.limits import BudgetExceeded
 
 _VIEWS = {type({}.keys()): 11, type({}.values()): 13, type({}.items()): 12}  # "dict_keys(...)"
 _NAMED = (LoopContext, Macro, TemplateModule, TemplateReference, Undefined, type, range)

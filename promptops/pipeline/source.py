@@ -19,17 +19,17 @@ from __future__ import annotations
 import os
 import posixpath
 import stat
-import subprocess
-from collections.abc import Callable
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import Protocol
 
 from promptops.errors import GitError, UsageError
+from promptops.git import Repo
+from promptops.git.history import git_read
+from promptops.git.objects import BATCH_LIMIT, Entry, blob_id, list_tree, read_batch, read_blob
 
-T = TypeVar("T")
 MANIFEST = "promptops.yaml"
-_BATCH_LIMIT = 1 << 20  # blobs up to 1 MiB are read together, larger ones one by one
 _SKIP_DIRS = frozenset({"__pycache__", "node_modules", ".venv"})
 _MAX_LINKS = 8  # symlinks followed for one path, as the loop bound
 _SYMLINK = 0o120000
@@ -48,6 +48,8 @@ class Origin:
 
 
 class Source(Protocol):
+    """Where a package's files come from: what every stage after this one reads."""
+
     origin: Origin
     label: str
 
@@ -56,6 +58,13 @@ class Source(Protocol):
 
     def read(self, path: str) -> bytes:
         """The bytes of one package-relative file; FileNotFoundError when absent."""
+
+    def blob_id(self, path: str) -> str | None:
+        """The git id of a file's content when it is known before reading it, else None
+        (the per-file memo and lint's cache key on it)."""
+
+    def read_ahead(self, paths: list[str]) -> None:
+        """A hint: these files will be read (a source that reads in batches does it now)."""
 
 
 def find_package(start: Path) -> Path:
@@ -136,6 +145,12 @@ class WorktreeSource:
         self.label = str(root)
         self.origin = _worktree_origin(self.root)
 
+    def blob_id(self, path: str) -> str | None:
+        return None  # known only once read: the bytes themselves are the memo's key
+
+    def read_ahead(self, paths: list[str]) -> None:
+        pass  # files are read one by one, as asked
+
     def files(self) -> list[str]:
         found: list[str] = []
         for dirpath, dirnames, filenames in os.walk(self.root):
@@ -166,6 +181,86 @@ class WorktreeSource:
         return _read_regular(real, path)
 
 
+class CachingSource:
+    """A source that remembers what it read, so hashing (lint's cache key) and validating
+    read each file once."""
+
+    def __init__(self, inner: Source) -> None:
+        self.inner = inner
+        self.origin = inner.origin
+        self.label = inner.label
+        self._files: list[str] | None = None
+        self._data: dict[str, bytes] = {}
+
+    def files(self) -> list[str]:
+        if self._files is None:
+            self._files = self.inner.files()
+        return self._files
+
+    def prefetch(self) -> None:
+        """Read a working tree's plain files directly, skipping per-file path resolution.
+
+        ``WorktreeSource.read`` resolves every path to refuse symlinks that leave the
+        package, which costs more than the read itself on 10,000 files. Files found by
+        the walk are normalised and inside the root, and the walk does not follow
+        symlinked folders, so only the files that are symlinks need that care: they are
+        left to the inner source.
+        """
+        if not isinstance(self.inner, WorktreeSource):
+            return
+        root = self.inner.root
+        for path in self.files():
+            full = os.path.join(root, path)
+            if path in self._data:
+                continue
+            try:  # symlinks, and a FIFO whose open would block, are the inner source's
+                if not stat.S_ISREG(os.lstat(full).st_mode):
+                    continue
+                with open(full, "rb") as fh:
+                    self._data[path] = fh.read()
+            except OSError:
+                continue
+
+    def read(self, path: str) -> bytes:
+        if path not in self._data:
+            self._data[path] = self.inner.read(path)
+        return self._data[path]
+
+    def blob_id(self, path: str) -> str | None:
+        return self.inner.blob_id(path)
+
+    def read_ahead(self, paths: list[str]) -> None:
+        self.inner.read_ahead([p for p in paths if p not in self._data])
+
+
+class MemorySource:
+    """A package held in memory: rule cases and tests lint and build it without a disk."""
+
+    def __init__(self, files: Mapping[str, bytes | str], *, label: str = "memory") -> None:
+        self._files = {p: d.encode("utf-8") if isinstance(d, str) else d
+                       for p, d in files.items()}
+        self.label = label
+        self.origin = Origin(commit=None, tree=None, dirty=True, path=".")
+
+    def files(self) -> list[str]:
+        return sorted(self._files)
+
+    def read(self, path: str) -> bytes:
+        norm = inside(path)
+        if norm is None or norm not in self._files:
+            raise FileNotFoundError(path)
+        if names_git(norm):
+            raise GitPath(path)
+        return self._files[norm]
+
+    def blob_id(self, path: str) -> str | None:
+        data = self._files.get(path)
+        return blob_id(data) if data is not None else None
+
+    def read_ahead(self, paths: list[str]) -> None:
+        pass
+
+
 def _read_regular(real: Path, path: str) -> bytes:
     """The bytes of a regular file, opened without following a final symlink.
 
@@ -185,189 +280,69 @@ def _read_regular(real: Path, path: str) -> bytes:
 
 
 def _worktree_origin(root: Path) -> Origin:
-    top = _repo_top(root)
-    rel = root.relative_to(top).as_posix() if top else "."
-    return Origin(commit=None, tree=None, dirty=True, path=rel)
-
-
-def _repo_top(folder: Path) -> Path | None:
-    for candidate in (folder, *folder.parents):
-        if (candidate / ".git").exists():
-            return candidate
-    return None
-
-
-DAMAGED = "the repository is damaged or a partial clone; `git fsck` lists what is wrong"
-
-
-def git_read(what: str, read: Callable[[], T]) -> T:
-    """``read()``, with any failure of git or GitPython turned into a GitError (exit 2).
-
-    A missing or corrupt object surfaces as whatever the layer that met it raises
-    (GitCommandError, gitdb's BadObject, ValueError, ...); the user needs to hear what
-    could not be read and git's own words for why, not a traceback.
-    """
     try:
-        return read()
-    except GitError:
-        raise
-    except Exception as exc:
-        if not from_git(exc):
-            raise
-        raise GitError(f"cannot read {what} from git: {git_words(exc)} ({DAMAGED})") from exc
-
-
-def from_git(exc: BaseException) -> bool:
-    """Whether ``exc`` was raised by GitPython or gitdb (a repository that cannot be read)."""
-    if any(type(exc).__module__.startswith(m) for m in ("git.", "gitdb")):
-        return True
-    tb = exc.__traceback__
-    while tb is not None and tb.tb_next is not None:
-        tb = tb.tb_next
-    module = tb.tb_frame.f_globals.get("__name__", "") if tb is not None else ""
-    return module == "git" or module.startswith(("git.", "gitdb"))
-
-
-def git_words(exc: BaseException) -> str:
-    """git's own first ``fatal:``/``error:`` line for a failure, else the exception's text."""
-    stderr = getattr(exc, "stderr", None)
-    text = stderr if isinstance(stderr, str) else str(exc)
-    for line in text.splitlines():
-        for tag in ("fatal:", "error:"):
-            if tag in line:
-                return line.split(tag, 1)[1].strip(" '")
-    first = str(exc).strip().splitlines()
-    return first[0] if first else type(exc).__name__
-
-
-def unresolved(repo: Any, rev: str, top: Path) -> str:
-    """Why ``rev`` names no commit, in git's own words when the repository is damaged."""
-    import git
-
-    try:
-        repo.git.rev_parse("--verify", "--end-of-options", f"{rev}^{{commit}}")
-    except git.GitCommandError as exc:
-        fatal = [ln.split("fatal:", 1)[1].strip(" '") for ln in str(exc.stderr).splitlines()
-                 if "fatal:" in ln and "Needed a single revision" not in ln]
-        if fatal:
-            return f"cannot read revision {rev!r} in {top}: {fatal[0]}"
-    if rev == "HEAD" and not git_read(f"the commits of {top}",
-                                      lambda: repo.git.rev_list("-n1", "--all")):
-        return (f"the repository at {top} has no commits yet: commit the package first "
-                "(or build the working tree with --worktree)")
-    return f"unknown revision {rev!r} in {top}"
-
-
-def no_commits_yet(repo: Any) -> bool:
-    """Whether HEAD has no commit because there is none yet (not because git cannot read
-    the one it names: that is a GitError, exit 2, instead of "no commits yet")."""
-    if repo.head.is_valid():
-        return False
-    top = Path(repo.working_tree_dir or repo.git_dir)
-    why = unresolved(repo, "HEAD", top)
-    if why.startswith("cannot read"):
-        raise GitError(f"{why} ({DAMAGED})")
-    return True
+        repo = Repo.find(root)
+    except GitError:  # a .git file git cannot read either: the folder stands alone
+        repo = None
+    return Origin(commit=None, tree=None, dirty=True, path=repo.prefix if repo else ".")
 
 
 class GitSource:
     """The package exactly as one commit holds it, read from git objects."""
 
     def __init__(self, package_dir: Path, rev: str = "HEAD") -> None:
-        import git  # deferred: GitPython costs ~100 ms to import
+        from promptops.git.history import History
 
         package_dir = package_dir.resolve()
-        try:
-            self.repo = git.Repo(package_dir, search_parent_directories=True)
-        except (git.InvalidGitRepositoryError, git.NoSuchPathError) as exc:
-            raise GitError(f"{package_dir} is not inside a git repository") from exc
-        top = Path(self.repo.working_tree_dir or package_dir).resolve()
+        self.history = History.open(package_dir, "build, serve and --ref read commits: "
+                                    "`git init` and commit the package, or read the working "
+                                    "tree (no --ref; `promptops build --worktree`)")
+        top = self.history.top
         self.prefix = package_dir.relative_to(top).as_posix()
-        try:
-            self.commit = self.repo.commit(rev)
-        except (git.BadName, ValueError) as exc:
-            raise GitError(unresolved(self.repo, rev, top)) from exc
-        self.label = f"{rev} ({self.commit.hexsha[:12]})"
-        # GitPython reads the commit and tree objects lazily: a missing one fails here.
-        tree = git_read(f"commit {self.label}", lambda: self.commit.tree)
-        sub = tree if self.prefix == "." else git_read(
-            f"the tree of {self.label}", lambda: _subtree(tree, self.prefix))
-        if sub is None:
+        at = self.history.tree_at(rev, self.prefix)
+        self.label = at.label
+        if at.tree is None:
             cwd = Path.cwd().resolve()
             here = os.path.relpath(package_dir, cwd) if top in (cwd, *cwd.parents) else None
             git_ = "git" if here else f"git -C {top}"
             hint = (f": it is not committed yet; commit it ({git_} add -- {here or self.prefix}"
                     f" && {git_} commit -m 'Add {self.prefix}'); `promptops build --worktree` "
-                    "builds uncommitted files"
-                    if self.repo.head.is_valid() and self.commit == self.repo.head.commit else "")
+                    "builds uncommitted files" if at.at_head else "")
             raise GitError(f"{self.prefix} does not exist at {self.label}{hint}")
-        self.tree = sub
-        self.origin = Origin(
-            commit=self.commit.hexsha, tree=self.tree.hexsha, dirty=False, path=self.prefix
-        )
-        self._entries: dict[str, tuple[int, str, int]] | None = None  # path -> mode, sha, size
+        self.tree = at.tree
+        self.origin = Origin(commit=at.commit, tree=at.tree, dirty=False, path=self.prefix)
+        self._entries: dict[str, Entry] | None = None
         self._data: dict[str, bytes] = {}
         self._read_ahead = False
 
-    def _index(self) -> dict[str, tuple[int, str, int]]:
+    def _index(self) -> dict[str, Entry]:
         if self._entries is None:
-            raw = git_read(
-                f"the files of {self.label}", lambda: self.repo.git.ls_tree(
-                    "-r", "-l", "-z", self.tree.hexsha, stdout_as_string=False))
-            entries: dict[str, tuple[int, str, int]] = {}
-            for record in raw.split(b"\0"):
-                head, _, name = record.partition(b"\t")
-                fields = head.split()
-                if len(fields) != 4 or fields[1] != b"blob":
-                    continue  # submodules (commit entries) are not package files
-                path = name.decode("utf-8", "surrogateescape")
-                if names_git(path):  # only a hand-made tree holds one; never content
-                    continue
-                size = int(fields[3]) if fields[3].isdigit() else 0  # "BAD": a missing blob
-                entries[path] = (int(fields[0], 8), fields[2].decode(), size)
-            self._entries = entries
+            listed = git_read(f"the files of {self.label}",
+                              lambda: list_tree(self.history.git, self.tree))
+            # only a hand-made tree holds a .git path; it is never content
+            self._entries = {p: e for p, e in listed.items() if not names_git(p)}
         return self._entries
 
     def blob_id(self, path: str) -> str | None:
         """The git object id of a file: its content's name, known before reading it."""
         entry = self._index().get(path)
-        return entry[1] if entry is not None else None
+        return entry.sha if entry is not None else None
 
     def read_ahead(self, paths: list[str]) -> None:
         """Read these files' small blobs now, through one `git cat-file --batch` call.
 
-        GitPython reads one object per round trip to its cat-file process; on a
-        10,000-prompt package that alone costs seconds, one pipelined call does not.
         A reader that knows which files it will need (the package loader, which skips
         files whose blob it has seen before) names them; otherwise the first read
-        reads every small blob ahead.
+        reads every small blob ahead (:mod:`promptops.git.objects` says why).
         """
         entries = self._index()
         self._read_ahead = True
         chosen = {p: entries[p] for p in paths if p in entries and p not in self._data}
-        wanted = {sha for _, sha, size in chosen.values() if size <= _BATCH_LIMIT}
-        if not wanted:
-            return
-        proc = subprocess.run(
-            ["git", "cat-file", "--batch"],
-            input="".join(f"{sha}\n" for sha in sorted(wanted)).encode(),
-            cwd=self.repo.git_dir,
-            capture_output=True,
-            check=False,
-        )
-        out, pos, blobs = proc.stdout, 0, {}
-        while pos < len(out):
-            eol = out.index(b"\n", pos)
-            header = out[pos:eol].split()
-            if len(header) != 3:  # "<sha> missing": leave it to read(), which reports it
-                pos = eol + 1
-                continue
-            size = int(header[2])
-            blobs[header[0].decode()] = out[eol + 1 : eol + 1 + size]
-            pos = eol + 1 + size + 1
-        for path, (_, sha, _) in chosen.items():
-            if sha in blobs:
-                self._data[path] = blobs[sha]
+        blobs = read_batch(self.history.git_dir,
+                           {e.sha for e in chosen.values() if e.size <= BATCH_LIMIT})
+        for path, entry in chosen.items():
+            if entry.sha in blobs:
+                self._data[path] = blobs[entry.sha]
 
     def files(self) -> list[str]:
         return sorted(self._index())
@@ -385,7 +360,7 @@ class GitSource:
             link, rest = _first_link(norm, entries)
             if link is None:
                 break
-            raw = self._blob(link, entries[link][1])
+            raw = self._blob(link, entries[link].sha)
             target = raw.decode("utf-8", "surrogateescape")  # link targets are bytes
             joined = posixpath.join(posixpath.dirname(link), target)
             following = inside(f"{joined}/{rest}" if rest else joined)
@@ -399,54 +374,27 @@ class GitSource:
         entry = entries.get(norm)
         if entry is None:
             raise FileNotFoundError(path)
-        return self._blob(norm, entry[1])
+        return self._blob(norm, entry.sha)
 
     def _blob(self, path: str, sha: str) -> bytes:
         if not self._read_ahead:
             self.read_ahead(list(self._index()))
         data = self._data.get(path)
-        if data is None:
-            try:
-                data = self.repo.git.cat_file(
-                    "blob", sha, stdout_as_string=False, strip_newline_in_stdout=False
-                )
-            except Exception as exc:  # a missing object (shallow or broken clone)
-                raise GitError(
-                    f"cannot read {path} ({sha[:12]}) from git: the object is missing or "
-                    "damaged (a partial or broken clone; `git fsck` lists what is wrong)"
-                ) from exc
-        return bytes(data)
+        return data if data is not None else read_blob(self.history.git, path, sha)
 
 
-def _subtree(tree: Any, prefix: str) -> Any:
-    try:
-        return tree / prefix
-    except KeyError:  # no such folder in the commit (a missing object raises otherwise)
-        return None
-
-
-def _first_link(norm: str, entries: dict[str, tuple[int, str, int]]) -> tuple[str | None, str]:
+def _first_link(norm: str, entries: dict[str, Entry]) -> tuple[str | None, str]:
     """The first leading component of ``norm`` that is a symlink, and what follows it."""
     start = 0
     while True:
         cut = norm.find("/", start)
         prefix = norm if cut < 0 else norm[:cut]
         entry = entries.get(prefix)
-        if entry is not None and entry[0] == _SYMLINK:
+        if entry is not None and entry.mode == _SYMLINK:
             return prefix, "" if cut < 0 else norm[cut + 1:]
         if cut < 0:
             return None, ""
         start = cut + 1
-
-
-def open_repo(start: Path, why: str) -> Any:
-    """The GitPython repository holding ``start``; GitError saying ``why`` git is needed."""
-    import git
-
-    try:
-        return git.Repo(start, search_parent_directories=True)
-    except (git.InvalidGitRepositoryError, git.NoSuchPathError) as exc:
-        raise GitError(f"{start} is not inside a git repository; {why}") from exc
 
 
 def open_source(package_dir: Path, ref: str | None) -> Source:
@@ -459,5 +407,4 @@ def open_source(package_dir: Path, ref: str | None) -> Source:
 def head_is_dirty(package_dir: Path) -> bool:
     """Whether the package folder has uncommitted changes (build warns about them)."""
     src = GitSource(package_dir)
-    return git_read(f"the status of {package_dir}", lambda: src.repo.is_dirty(
-        untracked_files=True, path=None if src.prefix == "." else src.prefix))
+    return src.history.is_dirty(src.prefix)

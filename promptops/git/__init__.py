@@ -1,0 +1,73 @@
+"""Git, in one place: which repository holds a folder, and everything read from it.
+
+:meth:`Repo.locate` is the one way promptops finds a repository (the build, lint's cache,
+serve's follower, init, review and release all ask it), with the standard library only,
+since serve calls it on its cold path. The modules below divide the work by cost:
+:mod:`~promptops.git.refs` reads refs from files (stdlib, every 50 ms while serving),
+:mod:`~promptops.git.objects` reads trees and blobs through ``git`` pipes (the build),
+:mod:`~promptops.git.history` holds what needs GitPython (tags, merge bases, status,
+commits). Every :class:`~promptops.errors.GitError` says what to do next, as
+pre-commit's git errors do.
+
+Nothing else is imported here: ``import promptops.git.refs`` must not pull in GitPython.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from promptops.errors import GitError
+
+
+@dataclass(frozen=True)
+class Repo:
+    """A repository as git lays it out on disk, and where a folder sits inside it.
+
+    Equal repositories compare equal whatever folder they were located from: ``prefix``
+    belongs to the question, not to the repository.
+    """
+
+    top: Path  # the working tree root
+    git_dir: Path  # this working tree's git dir: HEAD lives here
+    common_dir: Path  # shared by all worktrees: refs, packed-refs, objects, our caches
+    prefix: str = field(default=".", compare=False)  # the located folder, "." at the top
+
+    @classmethod
+    def find(cls, path: Path) -> Repo | None:
+        """The repository holding ``path`` (a folder that may not exist yet: its nearest
+        existing parent is asked), or None outside any repository."""
+        folder = path.resolve()
+        for top in (folder, *folder.parents):
+            dotgit = top / ".git"
+            if dotgit.is_dir():
+                git_dir = dotgit
+            elif dotgit.is_file():
+                git_dir = _gitdir_file(dotgit)
+            else:
+                continue
+            common = git_dir
+            pointer = git_dir / "commondir"  # linked worktrees share the main repository's refs
+            if pointer.is_file():
+                common = (git_dir / pointer.read_text().strip()).resolve()
+            return cls(top=top, git_dir=git_dir, common_dir=common,
+                       prefix=folder.relative_to(top).as_posix())
+        return None
+
+    @classmethod
+    def locate(cls, path: Path, why: str) -> Repo:
+        """The repository holding ``path``; a GitError saying ``why`` git is needed when
+        there is none (``why`` completes "... is not inside a git repository; ")."""
+        repo = cls.find(path)
+        if repo is None:
+            raise GitError(f"{path} is not inside a git repository; {why}")
+        return repo
+
+
+def _gitdir_file(dotgit: Path) -> Path:
+    """Worktrees and submodules have a ``.git`` file saying where their git dir is."""
+    text = dotgit.read_text().strip()
+    if not text.startswith("gitdir:"):
+        raise GitError(f"{dotgit}: not a gitdir file; git cannot read this repository either "
+                       "(`git status` says what is wrong)")
+    return (dotgit.parent / text[len("gitdir:") :].strip()).resolve()

@@ -1,0 +1,91 @@
+"""Git objects: the files of a tree and their bytes, read through pipes to ``git``.
+
+A build reads every file of a commit. GitPython reads one object per round trip to its
+``cat-file`` process, which on a 10,000-prompt package costs seconds; here the whole tree
+is listed by one ``ls-tree`` and the small blobs come back from one ``cat-file --batch``.
+:func:`blob_id` names content the way git does, so a working-tree file and a committed
+one with the same bytes have the same id (lint's cache and the per-file memo key on it).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import subprocess
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from promptops.errors import GitError
+
+if TYPE_CHECKING:
+    from git.cmd import Git
+
+BATCH_LIMIT = 1 << 20  # blobs up to 1 MiB are read together, larger ones one by one
+
+def blob_id(data: bytes) -> str:
+    """The id git gives ``data`` as a blob: ``sha1("blob <size>\\0" + data)``."""
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One file of a tree: its mode (``0o120000`` for a symlink), blob id and size."""
+
+    mode: int
+    sha: str
+    size: int
+
+
+def list_tree(git: Git, tree: str) -> dict[str, Entry]:
+    """Every blob below ``tree`` by path (``ls-tree -r -l``); submodules are skipped.
+
+    ``git`` is a GitPython ``repo.git``: a missing or damaged tree raises its
+    GitCommandError, which the caller words (see ``history.git_read``).
+    """
+    raw: bytes = git.ls_tree("-r", "-l", "-z", tree, stdout_as_string=False)
+    entries: dict[str, Entry] = {}
+    for record in raw.split(b"\0"):
+        head, _, name = record.partition(b"\t")
+        fields = head.split()
+        if len(fields) != 4 or fields[1] != b"blob":
+            continue  # submodules (commit entries) are not files
+        size = int(fields[3]) if fields[3].isdigit() else 0  # "BAD": a missing blob
+        entries[name.decode("utf-8", "surrogateescape")] = Entry(
+            int(fields[0], 8), fields[2].decode(), size)
+    return entries
+
+
+def read_batch(git_dir: str, shas: set[str]) -> dict[str, bytes]:
+    """The bytes of many blobs through one ``git cat-file --batch``; a missing one is
+    left out (reading it alone then says what is wrong)."""
+    if not shas:
+        return {}
+    proc = subprocess.run(
+        ["git", "cat-file", "--batch"],
+        input="".join(f"{sha}\n" for sha in sorted(shas)).encode(),
+        cwd=git_dir,
+        capture_output=True,
+        check=False,
+    )
+    out, pos, blobs = proc.stdout, 0, {}
+    while pos < len(out):
+        eol = out.index(b"\n", pos)
+        header = out[pos:eol].split()
+        if len(header) != 3:  # "<sha> missing"
+            pos = eol + 1
+            continue
+        size = int(header[2])
+        blobs[header[0].decode()] = out[eol + 1 : eol + 1 + size]
+        pos = eol + 1 + size + 1
+    return blobs
+
+
+def read_blob(git: Git, path: str, sha: str) -> bytes:
+    """One blob's bytes; GitError naming the file when the object cannot be read."""
+    try:
+        data = git.cat_file("blob", sha, stdout_as_string=False, strip_newline_in_stdout=False)
+    except Exception as exc:  # a missing object (shallow or broken clone)
+        raise GitError(
+            f"cannot read {path} ({sha[:12]}) from git: the object is missing or "
+            "damaged (a partial or broken clone; `git fsck` lists what is wrong)"
+        ) from exc
+    return bytes(data)

@@ -1,0 +1,110 @@
+"""Lint one package, from the cache when nothing changed: what the command and the gate run.
+
+Lint is handed what it checks (a :class:`Subject`: a package at a revision, its files and,
+on demand, the validated package) and builds nothing itself: ``promptops lint`` and the
+gates of ``check``, ``build`` and ``release`` hand it their
+:class:`~promptops.pipeline.build.Build`, so a build that lints validates once. The
+cached path reads and hashes the files and nothing else; validation and the rules run
+only on a miss.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
+
+from promptops.lint import cache
+from promptops.lint.config import LintSettings, manifest_data, settings
+from promptops.lint.output import Report
+from promptops.lint.problem import Finding
+from promptops.pipeline.source import CachingSource, Source
+
+if TYPE_CHECKING:
+    from promptops.pipeline.bundle_types import Bundle
+    from promptops.pipeline.validate import Package, Validated
+
+
+class Subject(Protocol):
+    """What lint reads: a package folder at a revision (a Build is one)."""
+
+    path: Path
+    ref: str | None
+
+    @property
+    def source(self) -> Source: ...
+
+    @property
+    def validated(self) -> Validated: ...
+
+
+@dataclass(frozen=True)
+class Options:
+    """What the command line adds to the manifest's ``lint:`` settings."""
+
+    select: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+    strict: bool = False
+    base: str | None = None  # the revision 6xx rules compare with
+    use_cache: bool = True
+
+
+@dataclass(frozen=True)
+class Linted:
+    findings: list[Finding]
+    report: Report
+    settings: LintSettings
+    package: Package | None = None  # what lint validated (None on a cache hit or a failure)
+
+    @property
+    def failing(self) -> bool:
+        """Errors fail; with ``strict`` warnings fail too."""
+        return any(f.level == "error" or self.settings.strict for f in self.findings)
+
+
+def lint_package(subject: Subject, opts: Options = Options(), *,
+                 build_at: Callable[[str], Bundle] | None = None) -> Linted:
+    """Lint ``subject``; ``build_at(rev)`` builds the bundle of the base revision the
+    settings name, when the package validates and a 6xx rule can use it."""
+    source = subject.source
+    files = source if isinstance(source, CachingSource) else CachingSource(source)
+    conf = settings(manifest_data(files), list(opts.select), list(opts.ignore),
+                    strict=opts.strict, base=opts.base)
+    where = cache.cache_dir(subject.path)
+    key = cache.package_key(files, conf, where) if opts.use_cache else ""
+    found = cache.load(where, key) if opts.use_cache else None
+    package = None
+    if found is None:
+        from promptops.lint.engine import lint_source
+
+        files.prefetch()
+        validated = subject.validated if files is source else None
+        base: Callable[[], Bundle] | None = None
+        if build_at is not None and conf.base is not None:
+            base = partial(build_at, conf.base)
+        result = lint_source(files, conf, base=base, validated=validated)
+        found, package = result.findings, result.package
+        if opts.use_cache:
+            cache.store(where, key, found)
+    texts = {}
+    for path in {f.path for f in found}:
+        try:
+            texts[path] = files.read(path).decode("utf-8", "replace")
+        except FileNotFoundError:
+            texts[path] = ""
+    folder = subject.path
+    display = str(folder)
+    if folder.is_absolute() and folder.is_relative_to(Path.cwd()):
+        display = os.path.relpath(folder, Path.cwd())
+    return Linted(found, Report(files.label, files.origin.path, display, texts), conf, package)
+
+
+def gate(linted: Linted) -> tuple[bool, list[str], str]:
+    """For check, build and release: (passes?, finding lines, summary line)."""
+    from promptops.lint.output.text import render, summary
+
+    lines = render(linted.findings, linted.report).splitlines()[:-1]
+    return not linted.failing, lines, summary(linted.findings)

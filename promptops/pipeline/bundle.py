@@ -1,0 +1,233 @@
+"""Stage 3: a validated package -> a bundle, the immutable unit that is served.
+
+A bundle is canonical JSON (sorted keys, fixed separators, UTF-8) so the same commit
+gives the same bytes anywhere; its ``digest`` is sha256 over that serialisation
+without the digest itself. Reading a bundle is on ``serve``'s cold path, so this
+module imports only the standard library at run time.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, NoReturn, cast
+
+from promptops.errors import BundleError, UsageError, WriteError
+from promptops.fsutil import atomic_write, read_existing
+from promptops.pipeline.bundle_types import (
+    FORMAT,
+    Argument,
+    Bundle,
+    Message,
+    PackageInfo,
+    Prompt,
+    Resource,
+)
+from promptops.pipeline.mediatypes import OCTET, TEXT_FALLBACK, guess_type, is_text
+
+if TYPE_CHECKING:
+    from promptops.pipeline import model
+    from promptops.pipeline.validate import Package
+
+__all__ = ["FORMAT", "Bundle", "compile_bundle", "digest", "load_bundle", "parse_bundle",
+           "serialise", "write_bundle"]
+
+
+def _clean(d: Mapping[str, object]) -> dict[str, object]:
+    """``d`` without its None values: optional keys are absent from a bundle, never null."""
+    return {k: v for k, v in d.items() if v is not None}
+
+
+def _argument(a: model.Argument) -> Argument:
+    return cast(Argument, _clean(a.model_dump()))
+
+
+def _message(m: model.Message, mime_of: dict[str, str]) -> Message:
+    out: dict[str, object] = {"role": m.role}
+    if m.text is not None:
+        out.update(type="text", text=m.text)
+    elif m.template is not None:
+        out.update(type="text", template=m.template)
+    elif m.resource is not None:
+        r = m.resource
+        mime = r.mimeType or (mime_of[r.file] if r.file else TEXT_FALLBACK)
+        out.update(type="resource", uri=r.uri, mimeType=mime, text=r.text, file=r.file)
+    elif m.image is not None or m.audio is not None:
+        media = m.image or m.audio
+        assert media is not None
+        out.update(type=m.kind, file=media.file, mimeType=media.mimeType or mime_of[media.file])
+    elif m.resource_link is not None:
+        out.update(type="resource_link", **m.resource_link.model_dump())
+    if m.annotations is not None:
+        out["annotations"] = _clean(m.annotations.model_dump())
+    return cast(Message, _clean(out))
+
+
+def _resource(path: str, raw: bytes) -> Resource:
+    mime = guess_type(path)
+    if mime is None or is_text(mime):
+        try:
+            return {"mimeType": mime or TEXT_FALLBACK, "text": raw.decode("utf-8")}
+        except UnicodeDecodeError:
+            mime = mime or OCTET
+    return {"mimeType": mime, "blob": base64.b64encode(raw).decode("ascii")}
+
+
+def compile_bundle(package: Package) -> Bundle:
+    """Everything serve needs and nothing else: no timestamps, paths or user names."""
+    m = package.manifest
+    resources = {p: _resource(p, raw) for p, raw in package.resources.items()}
+    mime_of = {p: r["mimeType"] for p, r in resources.items()}
+    prompts: list[Prompt] = []
+    for p in package.prompts:
+        s = p.spec
+        prompts.append(cast(Prompt, _clean({
+            "name": p.name,
+            "title": s.title,
+            "description": s.description,
+            "resultDescription": s.resultDescription,
+            "icons": [_clean(i.model_dump()) for i in s.icons] if s.icons else None,
+            "arguments": [_argument(a) for a in s.arguments],
+            "messages": [_message(msg, mime_of) for msg in s.messages],
+            "source": p.path,
+        })))
+    o = package.origin
+    info = cast(PackageInfo, _clean({
+        "name": m.name,
+        "version": m.version,
+        "description": m.description,
+        "instructions": m.instructions,
+        "cacheScope": m.serve.cacheScope,
+        # only bounds that differ from the defaults: other bundles stay byte-identical
+        "limits": m.limits.model_dump(exclude_defaults=True) or None
+        if m.limits is not None else None,
+    }))
+    body: Bundle = {
+        "format": FORMAT,
+        "package": info,
+        "prompts": prompts,
+        "templates": dict(package.templates),
+        "resources": resources,
+        "source": {"commit": o.commit, "tree": o.tree, "dirty": o.dirty, "path": o.path},
+        "digest": "",
+    }
+    body["digest"] = digest(body)
+    return body
+
+
+def canonical(obj: object) -> bytes:
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def digest(bundle: Mapping[str, object]) -> str:
+    """sha256 over the canonical JSON of every key but ``digest`` itself."""
+    body = {k: v for k, v in bundle.items() if k != "digest"}
+    return "sha256:" + hashlib.sha256(canonical(body)).hexdigest()
+
+
+def serialise(bundle: Bundle) -> bytes:
+    return canonical(bundle) + b"\n"
+
+
+def file_name(bundle: Bundle) -> str:
+    pkg = bundle["package"]
+    return f"{pkg['name']}-{pkg['version']}.bundle.json"
+
+
+def write_bundle(bundle: Bundle, out_dir: Path, *, force: bool = False,
+                 root: Path | None = None) -> tuple[Path, bool]:
+    """Write read-only; (path, written). Same content is a no-op, different needs force.
+
+    ``root`` is the package folder when ``out_dir`` is inside it (see ``atomic_write``).
+    A failed write leaves the old bundle exactly as it was, its read-only mode included:
+    the new one is renamed over it (which needs no write permission on the file).
+    """
+    path = out_dir / file_name(bundle)
+    data = serialise(bundle)
+    try:
+        existing = read_existing(path, root)
+    except WriteError:
+        raise
+    except OSError as exc:
+        raise WriteError(path, exc.strerror or str(exc), exc.errno or 0) from exc
+    if existing is not None:
+        if existing == data:
+            return path, False
+        if not force:
+            raise UsageError(
+                f"{path} exists with different content; a released version's bundle must not "
+                "change: bump the version, or pass --force to overwrite"
+            )
+    replace_readonly = existing is not None and os.name == "nt"  # Windows refuses to
+    if replace_readonly:
+        path.chmod(0o644)
+    try:
+        atomic_write(path, data, mode=0o444, root=root)
+    except BaseException:
+        if replace_readonly:
+            path.chmod(0o444)
+        raise
+    return path, True
+
+
+def _digest_of_serialised(data: bytes) -> str | None:
+    """The digest of ``data`` if it has the exact layout ``serialise`` writes, else None.
+
+    Sorted keys put ``digest`` first, so the bytes the digest covers are the file without
+    that member: hashing them avoids re-serialising the whole bundle (half the load time
+    of a large bundle, which is on serve's cold path). Any other layout returns None and
+    the caller recomputes from the parsed object; a match is as strong as that check.
+    """
+    if not data.startswith(b'{"digest":"sha256:') or not data.endswith(b"}\n"):
+        return None
+    end = data.find(b'",', 18)
+    if end != 18 + 64:
+        return None
+    body = b"{" + data[end + 2 : -1]
+    return "sha256:" + hashlib.sha256(body).hexdigest()
+
+
+def parse_bundle(data: bytes, label: str) -> Bundle:
+    """Parse and verify: format, digest and the whole shape (stdlib only, see bundle_check)."""
+    try:
+        bundle = json.loads(data, parse_constant=_not_json)
+    except (ValueError, RecursionError) as exc:  # JSONDecodeError, int limit, NaN, nesting
+        raise BundleError(f"{label}: not a bundle (invalid JSON: {exc})") from exc
+    if not isinstance(bundle, dict) or bundle.get("format") != FORMAT:
+        found = bundle.get("format") if isinstance(bundle, dict) else None
+        raise BundleError(f"{label}: unknown bundle format {found!r}; expected {FORMAT!r}")
+    want = bundle.get("digest")
+    got = want if _digest_of_serialised(data) == want else digest(bundle)
+    if want != got:
+        raise BundleError(
+            f"{label}: digest mismatch (file says {want}, content is {got}); the bundle was "
+            "modified after it was built: rebuild it with `promptops build`"
+        )
+    problems = shape_problems(bundle)
+    if problems:
+        raise BundleError(f"{label}: invalid bundle: " + "; ".join(problems))
+    return cast(Bundle, bundle)  # its whole shape was just checked
+
+
+def _not_json(name: str) -> NoReturn:
+    raise ValueError(f"{name} is not JSON")
+
+
+def load_bundle(path: Path) -> Bundle:
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise BundleError(f"cannot read bundle {path}: {exc.strerror}") from exc
+    return parse_bundle(data, str(path))
+
+
+def shape_problems(bundle: object) -> list[str]:
+    """What serving (and `promptops verify`) refuses in the shape of ``bundle``: the first
+    few problems, or []. The rules are in :mod:`promptops.pipeline.bundle_check`."""
+    from promptops.pipeline.bundle_check import problems
+
+    return problems(bundle)

@@ -1,0 +1,124 @@
+"""The bundle format as types: what every stage after the build reads, at no import cost.
+
+A bundle is plain JSON (see :mod:`promptops.pipeline.bundle`); these TypedDicts give it
+names, so the renderer, the test runner, the diff engine and serve read
+``bundle["prompts"][0]["arguments"]`` with mypy checking every key instead of a test
+noticing a renamed one. They are the one statement of the format's keys: the
+standard-library check serving runs at load (:mod:`~.bundle_check`) takes its key sets
+from here, and a test holds them and the pydantic model behind ``promptops verify`` and
+``promptops schema bundle`` (:mod:`~.bundle_schema`) to the same keys.
+
+This module does without ``from __future__ import annotations``: a TypedDict's
+``NotRequired`` keys are known at run time only when its annotations are evaluated, and
+bundle_check reads ``__required_keys__`` and ``__optional_keys__``.
+"""
+
+from typing import Literal, NotRequired, TypedDict
+
+FORMAT = "promptops.bundle/1"
+
+Role = Literal["user", "assistant"]
+Kind = Literal["text", "image", "audio", "resource", "resource_link"]  # a message's content
+
+
+class Icon(TypedDict):
+    src: str
+    mimeType: NotRequired[str]
+    sizes: NotRequired[list[str]]
+    theme: NotRequired[Literal["light", "dark"]]
+
+
+class Annotations(TypedDict, total=False):
+    audience: list[Role]
+    priority: float
+    lastModified: str
+
+
+class Argument(TypedDict):
+    """A declared argument; ``required`` and ``maxLength`` are always written by the build
+    but optional to a reader (absent: not required, ``defaults.MAX_LENGTH``)."""
+
+    name: str
+    title: NotRequired[str]
+    description: NotRequired[str]
+    required: NotRequired[bool]
+    default: NotRequired[str]
+    enum: NotRequired[list[str]]
+    examples: NotRequired[list[str]]
+    pattern: NotRequired[str]
+    maxLength: NotRequired[int]
+
+
+class Message(TypedDict):
+    """One message as the package declares it: the templates (``text``, ``uri``), files
+    (``template`` into ``templates``, ``file`` into ``resources``) and fixed fields."""
+
+    role: Role
+    type: Kind
+    text: NotRequired[str]
+    template: NotRequired[str]
+    file: NotRequired[str]
+    uri: NotRequired[str]
+    mimeType: NotRequired[str]
+    name: NotRequired[str]
+    title: NotRequired[str]
+    description: NotRequired[str]
+    size: NotRequired[int]
+    annotations: NotRequired[Annotations]
+
+
+class Prompt(TypedDict):
+    name: str
+    title: NotRequired[str]
+    description: NotRequired[str]
+    resultDescription: NotRequired[str | Literal[False]]
+    icons: NotRequired[list[Icon]]
+    arguments: list[Argument]
+    messages: list[Message]
+    source: str  # the prompt file, relative to the package
+
+
+class Resource(TypedDict):
+    """A file a message embeds: text, or base64 ``blob`` for anything else."""
+
+    mimeType: str
+    text: NotRequired[str]
+    blob: NotRequired[str]
+
+
+class Limits(TypedDict, total=False):
+    renderTimeoutMs: int
+    maxOutputChars: int
+
+
+class PackageInfo(TypedDict):
+    name: str
+    version: str
+    description: NotRequired[str]
+    instructions: NotRequired[str]
+    cacheScope: Literal["public", "private"]
+    limits: NotRequired[Limits]  # only bounds that differ from the defaults
+
+
+class SourceInfo(TypedDict):
+    """Where the bundle was built from: reproducible, so no absolute paths."""
+
+    commit: str | None
+    tree: str | None
+    dirty: bool
+    path: str  # the package folder relative to the repository root
+
+
+class Bundle(TypedDict):
+    format: str
+    package: PackageInfo
+    prompts: list[Prompt]
+    templates: dict[str, str]  # every template file a prompt reaches, by path
+    resources: dict[str, Resource]
+    source: SourceInfo
+    digest: str  # sha256 over the canonical JSON of every other key
+
+
+def keys(kind: type) -> frozenset[str]:
+    """Every key a TypedDict of this module declares, required or not."""
+    return frozenset(kind.__required_keys__ | kind.__optional_keys__)  # type: ignore[attr-defined]

@@ -1,0 +1,61 @@
+"""Per-file results by content, kept by whoever rebuilds.
+
+Rebuilds mostly see files they have seen before: serve following git rebuilds on every
+checkout, and a commit that changes one prompt of 1,000 should re-parse one file. A
+:class:`FileMemo` holds each prompt file's parsed and validated result by its content's
+name (the git blob id when the source knows it before reading, else the bytes) and each
+template source's includes, so a rebuild skips what did not change.
+
+The memo belongs to its caller, never to the process: serve's follower keeps one for
+its lifetime, a build without one starts empty, so an in-process test or command never
+inherits what another left behind. Standard library only: the follower creates its memo
+on serve's cold path.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from promptops.pipeline.model import PromptFile
+    from promptops.pipeline.yamlio.loader import LoadedFile
+
+Ref = tuple[str | None, int]  # a template reference: the name (None when dynamic), its line
+PromptKey = tuple[str, str, "str | bytes"]  # ("prompt", path, blob id or content)
+
+
+class FileMemo:
+    """Parsed prompt files by content and template includes by source, bounded.
+
+    ``keep_yaml`` says whether a memoised prompt file keeps its parsed YAML beside its
+    model: lint reads it (key order); a long-running serve, which never lints, drops it
+    as each file is read, since the model already holds the content.
+    """
+
+    def __init__(self, *, keep_yaml: bool = True, max_entries: int = 50_000) -> None:
+        self.keep_yaml = keep_yaml
+        self.max_entries = max_entries
+        self._prompts: dict[PromptKey, tuple[LoadedFile, PromptFile]] = {}
+        self._refs: dict[str, tuple[Ref, ...]] = {}
+
+    def prompt(self, key: PromptKey) -> tuple[LoadedFile, PromptFile] | None:
+        return self._prompts.get(key)
+
+    def keep_prompt(self, key: PromptKey, loaded: LoadedFile, spec: PromptFile) -> None:
+        if not self.keep_yaml:
+            loaded.shed()
+        self._make_room()
+        self._prompts[key] = (loaded, spec)
+
+    def references(self, source: str) -> tuple[Ref, ...] | None:
+        return self._refs.get(source)
+
+    def keep_references(self, source: str, refs: tuple[Ref, ...]) -> None:
+        self._make_room()
+        self._refs[source] = refs
+
+    def _make_room(self) -> None:
+        """Cleared wholesale when full: a rebuild after that re-parses, nothing is wrong."""
+        if len(self._prompts) + len(self._refs) >= self.max_entries:
+            self._prompts.clear()
+            self._refs.clear()

@@ -1,0 +1,124 @@
+"""The include graph, computed once: which templates a template reaches, and its AST.
+
+Validation asks which files a prompt's templates include (to load them and report the
+missing ones), lint asks for the ASTs to inspect and for every partial a prompt reaches,
+and the diff engine asks which partials a prompt's served text depends on. They used to
+ask three parsers with three normalisations; a :class:`TemplateIndex` is now the one
+parser (the sandbox's environment, so its nesting limits hold) and the one walk.
+
+An index is owned by whoever builds: a :class:`~promptops.pipeline.build.Build` makes one
+and hands it to lint with the validated package, so lint inspects the ASTs validation
+parsed instead of parsing every template twice. Whether it keeps ASTs is the owner's
+choice (lint wants them; a build that only serves does not need the memory).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from functools import cached_property
+from typing import TYPE_CHECKING
+
+from jinja2 import TemplateSyntaxError, nodes
+
+from promptops.pipeline.memo import FileMemo, Ref
+from promptops.pipeline.source import inside
+from promptops.sandbox.nesting import parse
+
+if TYPE_CHECKING:
+    from promptops.sandbox.environment import PromptEnvironment
+
+_REFERENCES = (nodes.Include, nodes.Import, nodes.FromImport, nodes.Extends)
+
+
+def references_in(ast: nodes.Template) -> tuple[Ref, ...]:
+    """Names reached by include/import/extends with their line; None for dynamic ones."""
+    refs: list[Ref] = []
+    for node in ast.find_all(_REFERENCES):
+        target = node.template  # type: ignore[attr-defined]  # all four node types have it
+        name = (target.value if isinstance(target, nodes.Const) and isinstance(target.value, str)
+                else None)
+        refs.append((name, node.lineno))
+    return tuple(refs)
+
+
+class TemplateIndex:
+    """Parses template sources once and answers what each includes."""
+
+    def __init__(self, memo: FileMemo | None = None, *, keep_asts: bool = False) -> None:
+        self.memo = memo if memo is not None else FileMemo()
+        self.keep_asts = keep_asts
+        self._asts: dict[str, nodes.Template | None] = {}
+        self._includes: dict[str, tuple[tuple[str, int], ...]] = {}
+
+    @cached_property
+    def env(self) -> PromptEnvironment:
+        """The sandbox's environment, for parsing and for its filter and test tables."""
+        from promptops.sandbox.environment import environment
+
+        return environment({})
+
+    def parse(self, source: str) -> nodes.Template:
+        """The AST of ``source``; TemplateSyntaxError when it is invalid or nested past the
+        limits of :mod:`promptops.sandbox.nesting`."""
+        if source in self._asts:
+            ast = self._asts[source]
+            if ast is None:
+                return parse(self.env, source)  # raises again, positioned
+            return ast
+        try:
+            ast = parse(self.env, source)
+        except TemplateSyntaxError:
+            if self.keep_asts:
+                self._asts[source] = None
+            raise
+        if self.keep_asts:
+            self._asts[source] = ast
+        return ast
+
+    def ast(self, source: str) -> nodes.Template | None:
+        """:meth:`parse`, or None when the source does not parse (validation said why)."""
+        try:
+            return self.parse(source)
+        except TemplateSyntaxError:
+            return None
+
+    def references(self, source: str) -> tuple[Ref, ...]:
+        """Every include, import and extends of ``source``, as written, with its line;
+        TemplateSyntaxError when the source does not parse (validation reports it)."""
+        found = self.memo.references(source)
+        if found is None:
+            found = references_in(self.parse(source))
+            self.memo.keep_references(source, found)
+        return found
+
+    def includes(self, source: str) -> tuple[tuple[str, int], ...]:
+        """The package templates ``source`` names, normalised, with their line: what a
+        render can actually reach (dynamic names, and names that leave the package, are
+        validation problems and reach nothing). Empty when the source does not parse."""
+        found = self._includes.get(source)
+        if found is None:
+            found = ()
+            if "{%" in source:  # include, import and extends are all statements
+                try:
+                    refs = self.references(source)
+                except TemplateSyntaxError:
+                    refs = ()
+                found = tuple((norm, line) for name, line in refs
+                              if name is not None and (norm := inside(name)) is not None)
+            self._includes[source] = found
+        return found
+
+    def reached(self, sources: Iterable[str], templates: Mapping[str, str]) -> list[str]:
+        """Every template of ``templates`` that ``sources`` reach through includes,
+        transitively, nearest first."""
+        seen: list[str] = []
+        known: set[str] = set()
+        todo = [name for source in sources for name, _ in self.includes(source)]
+        while todo:
+            name = todo.pop(0)
+            if name in known or name not in templates:
+                continue
+            known.add(name)
+            seen.append(name)
+            todo.extend(n for n, _ in self.includes(templates[name]))
+        return seen
