@@ -107,7 +107,8 @@ def build(args: argparse.Namespace) -> Any:
     from promptops.serve.methods import Settings
     from promptops.serve.metrics import Metrics
     from promptops.serve.signing import Signer
-    from promptops.serve.transports.http import HttpApp, HttpConfig, log
+    from promptops.serve.transports.http import HttpApp, HttpConfig
+    from promptops.serve.transports.stdio import log
     from promptops.serve.views import Views
 
     if args.page_size < 1 or args.ttl_ms < 0:
@@ -219,7 +220,7 @@ def create_app(argv: list[str] | None = None) -> Any:
 
 
 def http_main(argv: list[str]) -> int:
-    from promptops.serve.transports.http import log
+    from promptops.serve.transports.stdio import log
 
     try:
         args = parser().parse_args(argv)

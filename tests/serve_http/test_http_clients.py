@@ -18,9 +18,9 @@ import pytest
 from http_helpers import HttpServer
 from mcp import Client, types
 from mcp.client.streamable_http import streamable_http_client
-from mcp.shared.exceptions import MCPError
 from node_helpers import NODE_DEPS, npm_package
 from repo_helpers import commit_files
+from test_sdk import _code  # tests/serve: the error code of an SDK call
 
 CLIENTS = Path(__file__).with_name("clients")
 
@@ -42,14 +42,6 @@ def _commit(kit_dir: Path) -> None:
     commit_files(git.Repo(kit_dir), {f"prompts/new{n:03d}.prompt.yaml":
                                      f"description: new {n}\nmessages:\n  - role: user\n"
                                      f"    text: new {n}\n"}, f"add new{n:03d}")
-
-
-async def _code(awaitable: Any) -> int | None:
-    try:
-        await awaitable
-    except MCPError as exc:
-        return exc.error.code
-    return None
 
 
 async def _exercise(c: Client) -> None:

@@ -56,6 +56,7 @@ from promptops.serve.revisions import (
     SUPPORTED,
 )
 from promptops.serve.session import envelope
+from promptops.serve.transports.stdio import log, log_bug
 
 if TYPE_CHECKING:
     from promptops.serve.auth import JwtTokens, StaticTokens
@@ -263,14 +264,6 @@ def _cache_headers(reply: Json, authenticated: bool) -> list[tuple[bytes, bytes]
     return out
 
 
-def log(message: str) -> None:
-    try:
-        sys.stderr.write(f"promptops serve: {message}\n")
-        sys.stderr.flush()
-    except (OSError, ValueError):
-        pass
-
-
 class HttpApp:
     """The ASGI application (see the module docstring); ``drain()`` ends its streams."""
 
@@ -451,6 +444,16 @@ class HttpApp:
             return _hostname(rest) in LOOPBACK_HOSTS
         return False
 
+    async def _admit(self, headers: dict[str, str]) -> Principal:
+        """The caller, once Origin/Host pass: 403, or 401/403 with WWW-Authenticate."""
+        self._guard(headers)
+        try:
+            return await self._principal(headers)
+        except AuthError as exc:
+            challenge = www_authenticate(exc, self.prm_url, self.config.required_scopes)
+            raise HttpError(exc.status, jsonrpc.INVALID_REQUEST, exc.description,
+                            headers=[(b"www-authenticate", challenge.encode())]) from None
+
     async def _principal(self, headers: dict[str, str]) -> Principal:
         if self.auth is None:
             return ANONYMOUS
@@ -463,13 +466,7 @@ class HttpApp:
                    note: dict[str, Any]) -> int:
         headers = _headers(scope)
         try:
-            self._guard(headers)
-            try:
-                principal = await self._principal(headers)
-            except AuthError as exc:
-                challenge = www_authenticate(exc, self.prm_url, self.config.required_scopes)
-                raise HttpError(exc.status, jsonrpc.INVALID_REQUEST, exc.description,
-                                headers=[(b"www-authenticate", challenge.encode())]) from None
+            principal = await self._admit(headers)
             note["principal"] = principal.name if self.auth is not None else None
             verb = scope["method"]
             if verb == "POST":
@@ -491,13 +488,7 @@ class HttpApp:
 
         headers = _headers(scope)
         try:
-            self._guard(headers)
-            try:
-                principal = await self._principal(headers)
-            except AuthError as exc:
-                challenge = www_authenticate(exc, self.prm_url, self.config.required_scopes)
-                raise HttpError(exc.status, jsonrpc.INVALID_REQUEST, exc.description,
-                                headers=[(b"www-authenticate", challenge.encode())]) from None
+            principal = await self._admit(headers)
             if path == self.sse_path and scope["method"] == "GET":
                 return await http_sse.open_stream(self, scope, receive, send, principal,
                                                   self.messages_path + "/")
@@ -609,7 +600,7 @@ class HttpApp:
         try:
             replies = server.handle(session, msg)
         except Exception:
-            _log_bug()
+            log_bug()
             replies = list(jsonrpc.internal_error(msg))
         finally:
             server.close(session)
@@ -736,7 +727,7 @@ class HttpApp:
         try:
             return hs.server.handle(hs.session, msg)
         except Exception:
-            _log_bug()
+            log_bug()
             return list(jsonrpc.internal_error(msg))
 
     async def _get(self, scope: Scope, receive: Receive, send: SendAsgi,
@@ -797,12 +788,6 @@ def _hostname(authority: str) -> str:
 
 def _discard(message: Outbound) -> None:
     """A throwaway session's ``send``: a stateless request has no stream of its own."""
-
-
-def _log_bug() -> None:
-    import traceback
-
-    log("internal error:\n" + traceback.format_exc())
 
 
 async def _read_body(receive: Receive, limit: int) -> bytes | None:

@@ -70,9 +70,9 @@ def post_message(app: HttpApp, scope: Scope, principal: Principal, body: bytes) 
     try:
         replies = old.server.handle(old.session, message)
     except Exception:
-        from promptops.serve.transports.http import _log_bug
+        from promptops.serve.transports.stdio import log_bug
 
-        _log_bug()
+        log_bug()
         replies = list(jsonrpc.internal_error(message))
     for reply in replies:
         old.stream.send(reply)

@@ -4,6 +4,7 @@
 // usage: NODE_PATH=<deps>/node_modules node ts_v1.mjs URL [--wait-change] [--token T]
 import { createRequire } from 'node:module';
 import path from 'node:path';
+import { exercise } from './exercise.mjs';
 const require = createRequire(path.join(process.env.NODE_PATH, 'noop.js'));
 const { Client } = require('@modelcontextprotocol/sdk/client/index.js');
 const { StreamableHTTPClientTransport } = require('@modelcontextprotocol/sdk/client/streamableHttp.js');
@@ -23,19 +24,7 @@ const gotChange = new Promise((resolve) => { changed = resolve; });
 client.setNotificationHandler(PromptListChangedNotificationSchema, () => changed());
 await client.connect(transport);
 console.log('protocol', transport.protocolVersion, 'session', transport.sessionId);
-let names = [], cursor;
-do {
-  const page = await client.listPrompts(cursor ? { cursor } : undefined);
-  names = names.concat(page.prompts.map((p) => p.name));
-  cursor = page.nextCursor;
-} while (cursor);
-console.log('prompts', names.length, names.join(' '));
-const got = await client.getPrompt({ name: 'code_review', arguments: { code: 'x', language: 'go' } });
-console.log('get', got.messages.map((m) => m.role).join(','));
-const c = await client.complete({ ref: { type: 'ref/prompt', name: 'code_review' }, argument: { name: 'language', value: 'g' } });
-console.log('complete', JSON.stringify(c.completion.values));
-try { await client.getPrompt({ name: 'nope', arguments: {} }); console.log('unknown ok?'); }
-catch (e) { console.log('unknown', e.code); }
+await exercise(client);
 if (wait) {
   console.log('ready');
   await Promise.race([gotChange, new Promise((_, no) => setTimeout(() => no(new Error('no list_changed in 15 s')), 15000).unref())]);

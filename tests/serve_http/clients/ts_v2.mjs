@@ -5,6 +5,7 @@
 // usage: NODE_PATH=<deps>/node_modules node ts_v2.mjs URL MODE [--listen] [--token T]
 import { createRequire } from 'node:module';
 import path from 'node:path';
+import { exercise } from './exercise.mjs';
 const require = createRequire(path.join(process.env.NODE_PATH, 'noop.js'));
 const { Client, StreamableHTTPClientTransport } = await import(require.resolve('@modelcontextprotocol/client'));
 
@@ -22,19 +23,7 @@ const gotChange = new Promise((resolve) => { changed = resolve; });
 client.setNotificationHandler('notifications/prompts/list_changed', (n) => changed(n));
 await client.connect(transport);
 console.log('protocol', client.getNegotiatedProtocolVersion?.() ?? transport.protocolVersion);
-let names = [], cursor;
-do {
-  const page = await client.listPrompts(cursor ? { cursor } : undefined);
-  names = names.concat(page.prompts.map((p) => p.name));
-  cursor = page.nextCursor;
-} while (cursor);
-console.log('prompts', names.length, names.join(' '));
-const got = await client.getPrompt({ name: 'code_review', arguments: { code: 'x', language: 'go' } });
-console.log('get', got.messages.map((m) => m.role).join(','));
-const c = await client.complete({ ref: { type: 'ref/prompt', name: 'code_review' }, argument: { name: 'language', value: 'g' } });
-console.log('complete', JSON.stringify(c.completion.values));
-try { await client.getPrompt({ name: 'nope', arguments: {} }); console.log('unknown ok?'); }
-catch (e) { console.log('unknown', e.code); }
+await exercise(client);
 if (listen) {
   const sub = await client.listen({ promptsListChanged: true });
   console.log('honored', JSON.stringify(sub.honoredFilter));
