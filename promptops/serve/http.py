@@ -89,6 +89,9 @@ def parser() -> argparse.ArgumentParser:
 def _bind(args: argparse.Namespace) -> tuple[str, int]:
     host, port = "127.0.0.1", 8080
     spec = args.http or ""
+    if spec and not re.fullmatch(r"(.*:)?\d+", spec) and Path(spec).exists():
+        args.paths.insert(0, Path(spec))  # `--http PATH`: the bare flag, then a package
+        spec = ""
     if spec:
         h, sep, p = spec.rpartition(":")
         if not sep:
@@ -113,10 +116,10 @@ def build(args: argparse.Namespace) -> Any:
 
     if args.page_size < 1 or args.ttl_ms < 0:
         raise UsageError("--page-size must be at least 1 and --ttl-ms at least 0")
+    host, port = _bind(args)
     if args.bundle and (args.paths or args.ref or args.repo):
         raise UsageError("--bundle serves fixed bundles; it cannot be combined with PATH, "
                          "--ref or --repo")
-    host, port = _bind(args)
     settings = Settings(page_size=args.page_size, ttl_ms=args.ttl_ms,
                         signer=Signer.configured(args.key_file))
     metrics = Metrics()
@@ -216,7 +219,8 @@ def create_app(argv: list[str] | None = None) -> Any:
     """The ASGI app for ``argv`` (default: ``$PROMPTOPS_SERVE_ARGS``, shell-quoted)."""
     if argv is None:
         argv = shlex.split(os.environ.get("PROMPTOPS_SERVE_ARGS", ""))
-    return build(parser().parse_args(["--http", *argv] if "--http" not in argv else argv))
+    # "--http=" (empty): the bind is the ASGI server's; a bare "--http" would take a PATH
+    return build(parser().parse_args(["--http=", *argv]))
 
 
 def http_main(argv: list[str]) -> int:
