@@ -646,20 +646,26 @@ class HttpApp:
         session = server.open(stream.send)
         stream.session, stream.server, stream.final = session, server, True
         try:
-            replies = server.handle(session, msg)
+            try:
+                replies = server.handle(session, msg)
+            except Exception:
+                log_bug()
+                replies = list(jsonrpc.internal_error(msg))
             ack = replies[0] if replies else None
             if not isinstance(ack, dict) or "error" in ack or "result" in ack:
-                server.close(session)
                 out = ack if isinstance(ack, dict) else jsonrpc.internal_error(msg)[0]
                 return await _respond(send, _status_for(out), wire.encode(out),
                                       [JSON_CT, NO_STORE])
             await send({"type": "http.response.start", "status": 200, "headers": SSE_HEADERS})
             await send({"type": "http.response.body", "body": sse_frame(ack),
                         "more_body": True})
-            if await self._pump(stream, receive, send) == "disconnect":
-                server.close(session)  # HTTP cancellation: nothing more is sent for it
+            await self._pump(stream, receive, send)
             return 200
         finally:
+            # Closed by its client (HTTP cancellation: nothing more is sent for it), ended
+            # for a reader that fell behind, or drained (then already closed): either way
+            # the session and its subscription end with the stream.
+            server.close(session)
             self._close_stream(stream)
 
     async def _pump(self, stream: Stream, receive: Receive, send: SendAsgi) -> str:
