@@ -31,6 +31,20 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def wait_healthy(base: str, proc: subprocess.Popen[Any], why: Any, timeout: float = 30) -> None:
+    """Until ``base``/healthz answers; ``why()`` says what went wrong if ``proc`` exits."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise AssertionError(f"server exited {proc.returncode}:\n{why()}")
+        try:
+            httpx2.get(base + "/healthz", timeout=1)
+            return
+        except httpx2.HTTPError:
+            time.sleep(0.05)
+    raise AssertionError(f"server did not start:\n{why()}")
+
+
 class HttpServer:
     """``promptops serve --http 127.0.0.1:PORT ARGS`` until stop(); stderr kept in a file."""
 
@@ -47,18 +61,8 @@ class HttpServer:
                                      env={**os.environ, **(env or {})})
         self._wait_ready()
 
-    def _wait_ready(self, timeout: float = 30.0) -> None:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise AssertionError(f"server exited {self.proc.returncode}:\n{self.stderr()}")
-            try:
-                if httpx2.get(self.base + "/healthz", timeout=1).status_code == 200:
-                    return
-            except httpx2.HTTPError:
-                pass
-            time.sleep(0.05)
-        raise AssertionError(f"server did not start:\n{self.stderr()}")
+    def _wait_ready(self) -> None:
+        wait_healthy(self.base, self.proc, self.stderr)
 
     def stderr(self) -> str:
         self._err.flush()

@@ -6,12 +6,10 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
-import httpx2
 import pytest
-from http_helpers import free_port, modern, post
+from http_helpers import free_port, modern, post, wait_healthy
 
 from promptops.errors import UsageError
 
@@ -24,15 +22,8 @@ def test_uvicorn_factory_reads_promptops_serve_args(kit_dir: Path, tmp_path: Pat
                             env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
         url = f"http://127.0.0.1:{port}/mcp"
-        deadline = time.monotonic() + 30
-        while True:
-            assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
-            try:
-                httpx2.get(f"http://127.0.0.1:{port}/healthz", timeout=1)
-                break
-            except httpx2.HTTPError:
-                assert time.monotonic() < deadline
-                time.sleep(0.05)
+        wait_healthy(f"http://127.0.0.1:{port}", proc,
+                     lambda: proc.stderr.read() if proc.stderr else "")
         b, h = modern("prompts/list")
         result = post(url, b, h).json()["result"]
         assert len(result["prompts"]) == 2 and result["nextCursor"]  # --page-size 2 applied

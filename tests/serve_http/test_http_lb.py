@@ -20,7 +20,7 @@ from pathlib import Path
 import git
 import httpx2
 import pytest
-from http_helpers import HttpServer, free_port, initialize, modern, post
+from http_helpers import HttpServer, free_port, initialize, modern, post, wait_healthy
 from mcp import Client, types
 from mcp.client.streamable_http import streamable_http_client
 from repo_helpers import commit_files
@@ -88,15 +88,8 @@ class Proxy:
         self.url = f"http://127.0.0.1:{port}/mcp"
         self.proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.DEVNULL,
                                      stderr=(cwd / "proxy.err").open("wb"))
-        deadline = time.monotonic() + 10
-        while True:
-            assert self.proc.poll() is None, (cwd / "proxy.err").read_text()
-            try:
-                httpx2.get(f"http://127.0.0.1:{port}/healthz", timeout=1)
-                return
-            except httpx2.HTTPError:
-                assert time.monotonic() < deadline
-                time.sleep(0.05)
+        wait_healthy(f"http://127.0.0.1:{port}", self.proc,
+                     lambda: (cwd / "proxy.err").read_text(), timeout=10)
 
     def stop(self) -> None:
         self.proc.terminate()
