@@ -60,6 +60,10 @@ class Reporter:
 
 
 def serve_main(argv: list[str]) -> int:
+    if any(a == "--http" or a.startswith("--http=") for a in argv):
+        from promptops.serve.http import http_main  # the team server: its own module
+
+        return http_main(argv)
     signals = Signals()  # first: a SIGTERM while bundles load must not kill the process
     signals.install()
     try:

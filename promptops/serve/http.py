@@ -1,0 +1,256 @@
+"""`promptops serve --http`: the team server, as an ASGI app and as a command.
+
+:func:`create_app` is the importable factory (``uvicorn --factory
+promptops.serve.http:create_app``, ``gunicorn -k uvicorn_worker.UvicornWorker
+'promptops.serve.http:create_app()'``): called bare, it reads the same options as the
+command from ``$PROMPTOPS_SERVE_ARGS``, so every deployment is configured one way.
+:func:`http_main` is the command: it builds the app and runs it on uvicorn (httptools and
+uvloop when installed) with a graceful-shutdown bound, draining streams on SIGTERM.
+
+Kept apart from ``promptops.serve.main`` so the stdio path never imports uvicorn,
+prometheus-client or PyJWT (tests/serve_http/test_cold_path.py checks that).
+What is served comes from the same places as on stdio - package folders followed at
+their HEAD, fixed ``--bundle`` files - plus ``--repo URL[@BRANCH]``, a remote repository
+followed by fetching (:mod:`promptops.serve.remote`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shlex
+import signal
+import sys
+from pathlib import Path
+from typing import Any
+
+from promptops.errors import PromptopsError, UsageError
+
+USAGE = """\
+promptops serve --http [HOST:]PORT [--path /mcp] [PATH ... | --bundle FILE ... |
+                --repo URL[@BRANCH] [--poll 30s] [--webhook-secret-env NAME]]
+                [--tokens FILE] [--jwks-url URL | --jwks-file FILE] [--audience URI]
+                [--issuer ISS] [--require-scope S] [--allow-origin O] [--allow-host H]
+                [--max-body BYTES] [--session-idle 30m] [--max-streams N] [--replica-id ID]
+                [--page-size N] [--ttl-ms N] [--key-file FILE] [--no-access-log]
+
+Serve MCP prompts over Streamable HTTP (every revision: sessions for 2025-03-26 ..
+2025-11-25, stateless 2026-07-28) at http://HOST:PORT/mcp. Logs go to stderr."""
+
+
+def _duration(text: str) -> float:
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*", text)
+    if not m:
+        raise argparse.ArgumentTypeError(f"not a duration: {text!r} (e.g. 30s, 5m, 250ms)")
+    return float(m.group(1)) * {"ms": 0.001, "s": 1, "m": 60, "h": 3600}[m.group(2) or "s"]
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="promptops serve", usage=USAGE)
+    p.add_argument("paths", nargs="*", type=Path, help="package folders (default: .)")
+    p.add_argument("--http", nargs="?", const="", default=None, metavar="[HOST:]PORT",
+                   help="serve over HTTP (default 127.0.0.1:8080)")
+    p.add_argument("--host", help="address to bind (overrides --http's host)")
+    p.add_argument("--port", type=int, help="port to bind (overrides --http's port)")
+    p.add_argument("--path", default="/mcp", help="the MCP endpoint path (default /mcp)")
+    p.add_argument("--bundle", action="append", type=Path, default=[], metavar="FILE")
+    p.add_argument("--ref", help="serve this commit and do not follow HEAD")
+    p.add_argument("--repo", metavar="URL[@BRANCH]", help="follow a remote repository")
+    p.add_argument("--poll", type=_duration, default=30.0, metavar="DURATION",
+                   help="fetch interval for --repo (default 30s; backs off on failure)")
+    p.add_argument("--webhook-secret-env", metavar="NAME",
+                   help="environment variable holding the webhook secret (enables "
+                        "POST /hooks/git: GitHub X-Hub-Signature-256 or GitLab X-Gitlab-Token)")
+    p.add_argument("--page-size", type=int, default=100, metavar="N")
+    p.add_argument("--ttl-ms", type=int, default=60_000, metavar="N")
+    p.add_argument("--key-file", type=Path, metavar="FILE",
+                   help="key shared by replicas so cursors work across them")
+    p.add_argument("--tokens", type=Path, metavar="FILE", help="static bearer tokens (hashed)")
+    p.add_argument("--jwks-url", metavar="URL", help="OAuth: the issuer's JWKS URL")
+    p.add_argument("--jwks-file", type=Path, metavar="FILE", help="OAuth: a JWKS file")
+    p.add_argument("--audience", metavar="URI", help="OAuth: our canonical resource URI")
+    p.add_argument("--issuer", metavar="ISS", help="OAuth: the expected issuer")
+    p.add_argument("--require-scope", action="append", default=[], metavar="SCOPE")
+    p.add_argument("--allow-origin", action="append", default=[], metavar="ORIGIN")
+    p.add_argument("--allow-host", action="append", default=[], metavar="HOST")
+    p.add_argument("--max-body", type=int, default=4 * 1024 * 1024, metavar="BYTES")
+    p.add_argument("--session-idle", type=_duration, default=1800.0, metavar="DURATION")
+    p.add_argument("--max-sessions", type=int, default=10_000, metavar="N")
+    p.add_argument("--max-streams", type=int, default=256, metavar="N",
+                   help="open SSE streams per client (default 256)")
+    p.add_argument("--replica-id", metavar="ID",
+                   help="prefix session ids with ID. (nginx affinity, docs/http.md)")
+    p.add_argument("--shutdown-timeout", type=_duration, default=10.0, metavar="DURATION")
+    p.add_argument("--no-access-log", action="store_true")
+    return p
+
+
+def _bind(args: argparse.Namespace) -> tuple[str, int]:
+    host, port = "127.0.0.1", 8080
+    spec = args.http or ""
+    if spec and not re.fullmatch(r"(.*:)?\d+", spec) and Path(spec).exists():
+        args.paths.insert(0, Path(spec))  # `--http PATH`: the bare flag, then a package
+        spec = ""
+    if spec:
+        h, sep, p = spec.rpartition(":")
+        if not sep:
+            h, p = "", spec
+        if h:
+            host = h.strip("[]")
+        try:
+            port = int(p)
+        except ValueError:
+            raise UsageError(f"--http {spec!r}: expected [HOST:]PORT") from None
+    return args.host or host, args.port if args.port is not None else port
+
+
+def build(args: argparse.Namespace) -> Any:
+    """The HttpApp for parsed arguments (nothing bound or started yet)."""
+    from promptops.serve.methods import Settings
+    from promptops.serve.metrics import Metrics
+    from promptops.serve.signing import Signer
+    from promptops.serve.transports.http import HttpApp, HttpConfig
+    from promptops.serve.transports.stdio import log
+    from promptops.serve.views import Views
+
+    if args.page_size < 1 or args.ttl_ms < 0:
+        raise UsageError("--page-size must be at least 1 and --ttl-ms at least 0")
+    host, port = _bind(args)
+    if args.bundle and (args.paths or args.ref or args.repo):
+        raise UsageError("--bundle serves fixed bundles; it cannot be combined with PATH, "
+                         "--ref or --repo")
+    settings = Settings(page_size=args.page_size, ttl_ms=args.ttl_ms,
+                        signer=Signer.configured(args.key_file))
+    metrics = Metrics()
+    auth = _auth(args)
+    views: Views
+    follower: Any = None
+    remote: Any = None
+    if args.bundle:
+        from promptops.pipeline.bundle import load_bundle
+
+        views = Views([load_bundle(p) for p in args.bundle], settings)
+    else:
+        from promptops.serve.follow import Follower
+
+        dirs = args.paths or [Path(".")]
+        if args.repo:
+            from promptops.serve.remote import Remote
+
+            remote = Remote(args.repo, poll_s=args.poll, log=log)
+            remote.clone()
+            dirs = [remote.directory / d for d in dirs]
+        def report(message: str) -> None:
+            log(message)
+            if "does not build" in message:
+                metrics.failed.inc()
+
+        follower = Follower(dirs, ref=args.ref, log=report)
+        views = Views(follower.initial(), settings)
+    metrics.served(views.bundles)
+
+    def swapped(bundles: Any) -> None:
+        if views.swap(bundles):
+            metrics.reloads.inc()
+            metrics.served(bundles)
+            log(f"serving {sum(len(b['prompts']) for b in bundles)} prompts from "
+                + ", ".join(f"{b['package']['name']}@{(b['source'].get('commit') or '')[:12]}"
+                            for b in bundles))
+
+    webhook = None
+    if args.webhook_secret_env:
+        secret = os.environ.get(args.webhook_secret_env)
+        if not secret:
+            raise UsageError(f"--webhook-secret-env {args.webhook_secret_env}: the variable "
+                             "is not set or empty")
+        from promptops.serve.remote import verify_webhook
+
+        def webhook(headers: dict[str, str], body: bytes) -> int:
+            if not verify_webhook(secret, headers, body):
+                return 401
+            if remote is not None:
+                remote.wake()
+            return 202
+
+    config = HttpConfig(
+        host=host, port=port, path=args.path, allow_origins=args.allow_origin,
+        allow_hosts=args.allow_host, max_body=args.max_body, session_idle_s=args.session_idle,
+        max_sessions=args.max_sessions, max_streams=args.max_streams,
+        replica_id=args.replica_id, access_log=not args.no_access_log,
+        resource=args.audience, required_scopes=args.require_scope, issuer=args.issuer,
+        webhook=webhook)
+
+    def start() -> None:
+        if follower is not None and args.ref is None:
+            follower.start(swapped)
+        if remote is not None:
+            remote.start()
+
+    def stop() -> None:
+        if remote is not None:
+            remote.stop()
+        if follower is not None:
+            follower.stop()
+
+    app = HttpApp(views, config, auth=auth, metrics=metrics, on_start=start, on_stop=stop)
+    snap_prompts = sum(len(b["prompts"]) for b in views.bundles)
+    log(f"serving {snap_prompts} prompts over HTTP at "
+        f"http://{host if ':' not in host else f'[{host}]'}:{port}{config.path}")
+    return app
+
+
+def _auth(args: argparse.Namespace) -> Any:
+    from promptops.serve.auth import JwtTokens, StaticTokens, read_access_file
+
+    if args.jwks_url or args.jwks_file:
+        if not args.audience:
+            raise UsageError("OAuth mode needs --audience (our canonical resource URI)")
+        scopes = read_access_file(args.tokens)[1] if args.tokens else {}
+        return JwtTokens(audience=args.audience, issuer=args.issuer, jwks_url=args.jwks_url,
+                         jwks_file=args.jwks_file, required_scopes=args.require_scope,
+                         scope_map=scopes)
+    if args.tokens:
+        return StaticTokens(args.tokens)
+    return None
+
+
+def create_app(argv: list[str] | None = None) -> Any:
+    """The ASGI app for ``argv`` (default: ``$PROMPTOPS_SERVE_ARGS``, shell-quoted)."""
+    if argv is None:
+        argv = shlex.split(os.environ.get("PROMPTOPS_SERVE_ARGS", ""))
+    # "--http=" (empty): the bind is the ASGI server's; a bare "--http" would take a PATH
+    return build(parser().parse_args(["--http=", *argv]))
+
+
+def http_main(argv: list[str]) -> int:
+    from promptops.serve.transports.stdio import log
+
+    try:
+        args = parser().parse_args(argv)
+    except SystemExit as exc:
+        return int(exc.code or 0)
+    # Until uvicorn takes over, and after it gives the handlers back (it re-raises the
+    # signal it caught once it is done): a SIGTERM is a request to stop, never a crash.
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda s, f: None)
+    try:
+        app = build(args)
+    except PromptopsError as exc:
+        log(f"error: {exc}")
+        return exc.exit_code
+    import uvicorn
+
+    host, port = app.config.host, app.config.port
+    config = uvicorn.Config(app, host=host, port=port, lifespan="on", access_log=False,
+                            log_level="warning", timeout_graceful_shutdown=max(
+                                1, int(args.shutdown_timeout)),
+                            timeout_keep_alive=5, backlog=2048, server_header=False)
+    server = uvicorn.Server(config)
+    try:
+        server.run()
+    except OSError as exc:  # the port is taken, say
+        log(f"error: cannot serve on {host}:{port}: {exc}")
+        return 1
+    sys.stderr.flush()
+    return 0

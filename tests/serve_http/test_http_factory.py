@@ -1,0 +1,50 @@
+"""`create_app` as an ASGI factory under plain uvicorn, configured from the environment."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from http_helpers import free_port, modern, post, wait_healthy
+
+from promptops.errors import UsageError
+
+
+def test_uvicorn_factory_reads_promptops_serve_args(kit_dir: Path, tmp_path: Path) -> None:
+    port = free_port()
+    env = {**os.environ, "PROMPTOPS_SERVE_ARGS": f"{kit_dir} --page-size 2 --no-access-log"}
+    proc = subprocess.Popen([sys.executable, "-m", "uvicorn", "--factory",
+                             "promptops.serve.http:create_app", "--port", str(port)],
+                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        url = f"http://127.0.0.1:{port}/mcp"
+        wait_healthy(f"http://127.0.0.1:{port}", proc,
+                     lambda: proc.stderr.read() if proc.stderr else "")
+        b, h = modern("prompts/list")
+        result = post(url, b, h).json()["result"]
+        assert len(result["prompts"]) == 2 and result["nextCursor"]  # --page-size 2 applied
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(15)
+
+
+def test_http_flag_spellings(tmp_path: Path) -> None:
+    from promptops.serve.http import _bind, parser
+
+    def bind(*argv: str) -> tuple[str, int, list[Path]]:
+        args = parser().parse_args(list(argv))
+        host, port = _bind(args)
+        return host, port, args.paths
+
+    assert bind("--http", ":9000")[:2] == ("127.0.0.1", 9000)
+    assert bind("--http", "0.0.0.0:81")[:2] == ("0.0.0.0", 81)
+    assert bind("--http", "[::1]:82")[:2] == ("::1", 82)
+    assert bind("--http", "83")[:2] == ("127.0.0.1", 83)
+    assert bind("--http", "--port", "84")[:2] == ("127.0.0.1", 84)  # the bench's spelling
+    assert bind("--http", str(tmp_path)) == ("127.0.0.1", 8080, [tmp_path])
+    with pytest.raises(UsageError, match="HOST:"):
+        bind("--http", "no-such-folder")

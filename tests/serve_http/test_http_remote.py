@@ -1,0 +1,214 @@
+"""Following a remote repository: a push reaches listeners via the webhook within 1 s and
+via polling within one poll interval; forged webhooks are 401; a commit that does not
+build is skipped. A local bare repository stands in for the remote."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import subprocess
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx2
+import pytest
+from http_helpers import HttpServer, modern, post
+from repo_helpers import make_repo
+
+SECRET = "It's a Secret to Everybody"
+POLL_S = 2.0
+
+
+def _git(*args: str, cwd: Path) -> None:
+    subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True)
+
+
+@pytest.fixture(scope="module")
+def remote(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """(bare remote, a developer's clone that pushes to it)."""
+    tmp = tmp_path_factory.mktemp("remote")
+    dev = tmp / "dev"
+    make_repo(dev, {"promptops.yaml": "name: team\nversion: 1.0.0\n",
+                    "prompts/hello.prompt.yaml": "description: hi\nmessages:\n"
+                                                 "  - role: user\n    text: hello\n"})
+    bare = tmp / "remote.git"
+    _git("clone", "--bare", "-q", str(dev), str(bare), cwd=tmp)
+    _git("remote", "add", "origin", str(bare), cwd=dev)
+    return bare, dev
+
+
+_n = iter(range(1000))
+
+
+def _push(dev: Path, text: str | None = None) -> str:
+    n = next(_n)
+    name = f"prompts/p{n:03d}.prompt.yaml"
+    (dev / name).parent.mkdir(parents=True, exist_ok=True)
+    (dev / name).write_text(text or f"description: p{n}\nmessages:\n  - role: user\n"
+                                    f"    text: p{n}\n")
+    _git("add", "-A", cwd=dev)
+    _git("commit", "-qm", f"p{n}", cwd=dev)
+    _git("push", "-q", "origin", "main", cwd=dev)
+    return name.split("/")[1].split(".")[0]
+
+
+def _server(bare: Path, tmp: Path, env: dict[str, str], poll: str) -> HttpServer:
+    return HttpServer(["--repo", f"file://{bare}@main", "--poll", poll,
+                       "--webhook-secret-env", "HOOK_SECRET"], tmp / "server.log",
+                      env={**env, "HOOK_SECRET": SECRET})
+
+
+@pytest.fixture(scope="module")
+def hooked(remote: tuple[Path, Path], tmp_path_factory: pytest.TempPathFactory,
+           ) -> Iterator[HttpServer]:
+    tmp = tmp_path_factory.mktemp("h")
+    srv = _server(remote[0], tmp, {"XDG_CACHE_HOME": str(tmp / "cache")}, "1h")
+    yield srv
+    assert srv.stop() == 0, srv.stderr()
+
+
+@pytest.fixture(scope="module")
+def polled(remote: tuple[Path, Path], tmp_path_factory: pytest.TempPathFactory,
+           ) -> Iterator[HttpServer]:
+    tmp = tmp_path_factory.mktemp("p")  # a replica of its own: its own clone
+    srv = _server(remote[0], tmp, {"XDG_CACHE_HOME": str(tmp / "cache")}, f"{POLL_S}s")
+    yield srv
+    assert srv.stop() == 0, srv.stderr()
+
+
+class Listener:
+    """A 2026-07-28 subscriptions/listen stream read in a thread; notes the arrival times."""
+
+    def __init__(self, url: str) -> None:
+        self.events: list[tuple[float, dict[str, Any]]] = []
+        self.acked = threading.Event()
+        self._client = httpx2.Client(timeout=httpx2.Timeout(30, read=60))
+        body, headers = modern("subscriptions/listen",
+                               {"notifications": {"promptsListChanged": True}}, rid="l1")
+        self._cm = self._client.stream("POST", url, content=json.dumps(body), headers=headers)
+        self._resp = self._cm.__enter__()
+        threading.Thread(target=self._read, daemon=True).start()
+        assert self.acked.wait(10)
+
+    def _read(self) -> None:
+        try:
+            for line in self._resp.iter_lines():
+                if line.startswith("data: "):
+                    msg = json.loads(line[6:])
+                    if msg.get("method") == "notifications/subscriptions/acknowledged":
+                        self.acked.set()
+                    else:
+                        self.events.append((time.monotonic(), msg))
+        except httpx2.HTTPError:
+            pass
+
+    def wait(self, count: int, timeout: float) -> float:
+        deadline = time.monotonic() + timeout
+        while len(self.events) < count:
+            if time.monotonic() > deadline:
+                raise AssertionError(f"{len(self.events)} events after {timeout} s")
+            time.sleep(0.01)
+        return self.events[count - 1][0]
+
+    def close(self) -> None:
+        self._client.close()
+
+
+def _names(url: str) -> list[str]:
+    b, h = modern("prompts/list")
+    return [p["name"] for p in post(url, b, h).json()["result"]["prompts"]]
+
+
+def _hook(url: str, body: bytes, headers: dict[str, str]) -> httpx2.Response:
+    return httpx2.post(url.replace("/mcp", "/hooks/git"), content=body, headers=headers)
+
+
+def _github(body: bytes, secret: str = SECRET) -> dict[str, str]:
+    sig = hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
+    return {"x-github-event": "push", "x-hub-signature-256": f"sha256={sig}"}
+
+
+def test_forged_webhooks_are_401(hooked: HttpServer) -> None:
+    body = b'{"ref":"refs/heads/main"}'
+    assert _hook(hooked.url, body, _github(body, "wrong")).status_code == 401
+    assert _hook(hooked.url, body, {}).status_code == 401
+    assert _hook(hooked.url, body, {"x-gitlab-token": "wrong"}).status_code == 401
+    assert _hook(hooked.url, body, {"x-hub-signature": "sha1=00"}).status_code == 401
+    tampered = _github(body)
+    assert _hook(hooked.url, body + b" ", tampered).status_code == 401
+    assert _hook(hooked.url, body, _github(body)).status_code == 202
+    assert _hook(hooked.url, body, {"x-gitlab-token": SECRET}).status_code == 202
+
+
+def test_push_reaches_listeners_via_webhook_within_1s(
+        hooked: HttpServer, remote: tuple[Path, Path]) -> None:
+    listeners = [Listener(hooked.url) for _ in range(3)]
+    try:
+        name = _push(remote[1])
+        body = json.dumps({"ref": "refs/heads/main"}).encode()
+        sent = time.monotonic()
+        assert _hook(hooked.url, body, _github(body)).status_code == 202
+        arrived = max(listener.wait(1, 5) for listener in listeners)
+        assert arrived - sent < 1.0, f"{arrived - sent:.3f} s"
+        for listener in listeners:
+            meta = listener.events[0][1]["params"]["_meta"]
+            assert meta["io.modelcontextprotocol/subscriptionId"] == "l1"
+        assert name in _names(hooked.url)
+    finally:
+        for listener in listeners:
+            listener.close()
+
+
+def test_broken_commit_is_skipped_last_good_stays(
+        hooked: HttpServer, remote: tuple[Path, Path]) -> None:
+    before = _names(hooked.url)
+    broken = _push(remote[1], "messages: [not: valid: yaml\n")
+    body = b"{}"
+    assert _hook(hooked.url, body, _github(body)).status_code == 202
+    deadline = time.monotonic() + 10
+    while "does not build" not in hooked.stderr():
+        assert time.monotonic() < deadline, hooked.stderr()
+        time.sleep(0.05)
+    assert _names(hooked.url) == before
+    assert httpx2.get(hooked.base + "/readyz").status_code == 200
+    metrics = httpx2.get(hooked.base + "/metrics").text
+    assert "promptops_failed_builds_total 1.0" in metrics
+    _git("rm", "-q", f"prompts/{broken}.prompt.yaml", cwd=remote[1])  # repaired for the rest
+    _git("commit", "-qm", "repair", cwd=remote[1])
+    _git("push", "-q", "origin", "main", cwd=remote[1])
+
+
+def test_push_reaches_listeners_via_polling_within_one_interval(
+        polled: HttpServer, remote: tuple[Path, Path]) -> None:
+    listener = Listener(polled.url)
+    try:
+        pushed = time.monotonic()
+        name = _push(remote[1])
+        arrived = listener.wait(1, POLL_S * 3)
+        # within one poll interval, plus the follower's build (well under a second)
+        assert arrived - pushed < POLL_S + 1.0, f"{arrived - pushed:.3f} s"
+        assert name in _names(polled.url)
+    finally:
+        listener.close()
+
+
+def test_credentials_never_logged(tmp_path: Path, remote: tuple[Path, Path]) -> None:
+    from promptops.serve.remote import redact, split_spec
+
+    assert redact("fatal: https://bob:hunter2@git.example.com/x.git") == \
+        "fatal: https://***@git.example.com/x.git"
+    assert split_spec("https://git.example.com/team/prompts.git@release") == (
+        "https://git.example.com/team/prompts.git", "release")
+    assert split_spec("git@github.com:team/prompts.git") == ("git@github.com:team/prompts.git",
+                                                             None)
+    import sys
+
+    # a start that fails: what it logs masks the password
+    done = subprocess.run([sys.executable, "-m", "promptops", "serve", "--http", "127.0.0.1:1",
+                   "--repo", "https://bob:hunter2@127.0.0.1:1/nothing.git"],
+                  capture_output=True, text=True, timeout=60)
+    assert done.returncode != 0 and "hunter2" not in done.stderr and "***@" in done.stderr
