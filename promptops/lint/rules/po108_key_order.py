@@ -1,8 +1,10 @@
 """Keys of a prompt, argument or message are not in the conventional order.
 
 Why: reviewers read a prompt top-down: identity (name, title, description), then its
-arguments, then messages; an argument reads name, title, description, required,
-default, enum, pattern, maxLength, examples. A consistent order makes diffs small
+arguments, then messages. The order is the one the format's model declares (docs/format.md
+lists the keys in that order), so every documented key has its place:
+name, title, description, resultDescription, icons, arguments, messages; an argument reads
+name, title, description, required, default, enum, examples, pattern, maxLength. A consistent order makes diffs small
 and reviews fast. ``--fix`` reorders the keys, keeping comments.
 
 Fails::
@@ -26,15 +28,16 @@ from collections.abc import Iterator
 from typing import Any
 
 from promptops.lint.problem import Hit
+from promptops.model import Argument, Message, PromptFile
 from promptops.lint.rules._common import prompts
 
 CODE, NAME, LEVEL, NEEDS, FIXABLE = "PO108", "key-order", "warning", "package", True
 
-PROMPT_ORDER = ("name", "title", "description", "icons", "arguments", "messages")
-ARGUMENT_ORDER = ("name", "title", "description", "required", "default", "enum", "pattern",
-                  "maxLength", "examples")
-MESSAGE_ORDER = ("role", "text", "template", "resource", "image", "audio", "resource_link",
-                 "annotations")
+# The order is the format's own: the model declares every documented key once, in reading
+# order, so a key added to the format (``resultDescription``) is placed without editing lint.
+PROMPT_ORDER = tuple(PromptFile.model_fields)
+ARGUMENT_ORDER = tuple(Argument.model_fields)
+MESSAGE_ORDER = tuple(Message.model_fields)
 
 
 def out_of_order(keys: list[Any], order: tuple[str, ...]) -> Any:

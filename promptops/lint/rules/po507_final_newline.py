@@ -1,11 +1,15 @@
 """A file does not end with a newline.
 
-Why: the last line of a template file then renders without its line end, and tools
-(``cat``, diffs) show "No newline at end of file". ``--fix`` adds one.
+Why: tools (``cat``, diffs, editors) show "No newline at end of file", and the next
+edit shows a change on a line nobody touched. ``--fix`` adds one. A template file (a message
+body, a partial) is not reported: the renderer keeps a template's final newline, so whether
+it has one decides what the model receives (a partial included mid-sentence would gain a line
+break); that is the author's text, not hygiene. The fix is proven on the spot like every fix:
+a resource a prompt embeds would change, so there it is refused.
 
 Fails::
 
-    Answer in Markdown.⏎ missing
+    title: Greeting⏎ missing (promptops.yaml, a prompt file, a resource)
 
 Passes::
 
@@ -23,8 +27,11 @@ CODE, NAME, LEVEL, NEEDS, FIXABLE = "PO507", "final-newline", "warning", "raw", 
 
 
 def check(ctx: Any) -> Iterator[Hit]:
+    templates = ctx.package.templates if ctx.package is not None else {}
     for path in ctx.text_files:
         text = ctx.text(path)
+        if path in templates:
+            continue  # its last byte is prompt text: the author's choice, not hygiene
         if text and not text.endswith("\n"):
             last = text.split("\n")
             yield Hit(path, len(last), len(last[-1]) + 1, "no newline at the end of the file")
