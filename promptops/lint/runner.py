@@ -61,8 +61,9 @@ class Linted:
 
     @property
     def failing(self) -> bool:
-        """Errors fail; with ``strict`` warnings fail too."""
-        return any(f.level == "error" or self.settings.strict for f in self.findings)
+        """Errors fail; with ``strict`` warnings fail too; info never fails (nor any gate)."""
+        return any(f.level == "error" or (self.settings.strict and f.level == "warning")
+                   for f in self.findings)
 
 
 def lint_package(subject: Subject, opts: Options = Options(), *,

@@ -39,7 +39,8 @@ def test_clean_package_exits_0_and_says_so(tmp_path: Path) -> None:
 
 
 def test_text_format_and_summary(tmp_path: Path) -> None:
-    write_files(tmp_path, {**CLEAN, "prompts/greet.prompt.yaml": UNDECLARED + "# note  \n"})
+    write_files(tmp_path, {**CLEAN, "prompts/greet.prompt.yaml": UNDECLARED,
+                           "resources/notes.md": "note  \n"})
     proc = promptops("lint", str(tmp_path))
     assert proc.returncode == 1
     lines = proc.stdout.splitlines()
@@ -74,7 +75,8 @@ def test_github_annotations(tmp_path: Path) -> None:
 
 
 def test_select_and_ignore_from_cli_and_manifest(tmp_path: Path) -> None:
-    write_files(tmp_path, {**CLEAN, "prompts/greet.prompt.yaml": UNDECLARED + "# note  \n"})
+    write_files(tmp_path, {**CLEAN, "prompts/greet.prompt.yaml": UNDECLARED,
+                           "resources/notes.md": "note  \n"})
     codes = lambda *a: {f["code"] for f in lint_json(tmp_path, *a)[1]["findings"]}  # noqa: E731
     assert codes() == {"PO201", "PO504"}
     assert codes("--select", "PO2") == {"PO201"}

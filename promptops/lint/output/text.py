@@ -12,7 +12,7 @@ def render(findings: list[Finding], report: Report) -> str:
     color = use_color()
     for f in findings:
         where = style(f"{report.shown_path(f.path)}:{f.line}:{f.col}", bold=True)
-        level = style(f.level, fg="red" if f.level == "error" else "yellow")
+        level = style(f.level, fg={"error": "red", "warning": "yellow"}.get(f.level, "blue"))
         out.append(f"{where}: {f.code} [{level}] {f.message}")
         if color:
             src = report.line_text(f.path, f.line)
@@ -25,12 +25,15 @@ def render(findings: list[Finding], report: Report) -> str:
 
 def summary(findings: list[Finding]) -> str:
     errors = sum(f.level == "error" for f in findings)
-    warnings = len(findings) - errors
+    notes = sum(f.level == "info" for f in findings)
+    warnings = len(findings) - errors - notes
     fixable = sum(f.fixable for f in findings)
     if not findings:
         return "no problems found"
     text = f"{errors} error{'s' if errors != 1 else ''}, {warnings} warning" \
         f"{'s' if warnings != 1 else ''}"
+    if notes:
+        text += f", {notes} info"
     if fixable:
         text += f" ({fixable} fixable with `promptops lint --fix`)"
     return text

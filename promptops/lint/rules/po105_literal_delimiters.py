@@ -32,7 +32,8 @@ _SPAN = re.compile(r"`[^`\n]*?(\{\{|\{%|\{#)[^`\n]*?`")
 _RAW = re.compile(r"\{%[-+]?\s*raw\s*[-+]?%\}.*?\{%[-+]?\s*endraw\s*[-+]?%\}", re.S)
 _EXPR = re.compile(r"\{\{(.*?)\}\}", re.S)
 _WORD = re.compile(r"[A-Za-z_]\w*")
-_LITERAL = re.compile(r"\b(?:literal(?:ly)?|verbatim|syntax|placeholders?|escaped?|as[- ]is)\b", re.I)
+_LITERAL = re.compile(
+    r"\b(?:literal(?:ly)?|verbatim|syntax|placeholders?|escaped?|as[- ]is)\b", re.I)
 
 
 def meant(span: str, declared: set[str]) -> bool:

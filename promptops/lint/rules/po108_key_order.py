@@ -4,8 +4,8 @@ Why: reviewers read a prompt top-down: identity (name, title, description), then
 arguments, then messages. The order is the one the format's model declares (docs/format.md
 lists the keys in that order), so every documented key has its place:
 name, title, description, resultDescription, icons, arguments, messages; an argument reads
-name, title, description, required, default, enum, examples, pattern, maxLength. A consistent order makes diffs small
-and reviews fast. ``--fix`` reorders the keys, keeping comments.
+name, title, description, required, default, enum, pattern, maxLength, examples. A
+consistent order makes diffs small and reviews fast. ``--fix`` reorders the keys, keeping comments.
 
 Fails::
 
@@ -28,8 +28,8 @@ from collections.abc import Iterator
 from typing import Any
 
 from promptops.lint.problem import Hit
-from promptops.model import Argument, Message, PromptFile
 from promptops.lint.rules._common import prompts
+from promptops.model import Argument, Message, PromptFile
 
 CODE, NAME, LEVEL, NEEDS, FIXABLE = "PO108", "key-order", "warning", "package", True
 

@@ -1,9 +1,11 @@
 """A ``user`` message opens with system-style instructions ("You are ...").
 
-Why: MCP prompts have no system role; persona and ground rules belong in a leading
-``assistant`` message (the preamble), where the model reads them as its own voice.
-In a user message they read as the user's request and are easier to override. A
-heuristic, so a warning.
+Why: MCP prompts have no system role (the format's policy: the client owns the system
+prompt), so a persona can only go in a message. A leading ``assistant`` message reads it in
+the model's own voice; in a user message it reads as the user's request. The advice is
+contested: real MCP servers put personas in user messages on purpose, and neither choice
+reaches a system prompt. So it is ``info``: shown when selected (``--select PO402``), never
+by default, and it never fails a gate.
 
 Fails::
 
@@ -27,7 +29,7 @@ from typing import Any
 from promptops.lint.problem import Hit
 from promptops.lint.rules._common import prompts
 
-CODE, NAME, LEVEL, NEEDS = "PO402", "system-in-user-message", "warning", "package"
+CODE, NAME, LEVEL, NEEDS = "PO402", "system-in-user-message", "info", "package"
 
 _SYSTEM = re.compile(
     r"^\s*(?:system\s*:|you are (?:an? |the )|act as (?:an? |the )|your role is|"

@@ -5,8 +5,8 @@ indentation the model gets; and YAML forbids tabs for indentation, so a block th
 them is one edit away from not loading. Use spaces. Only tabs that reach the rendered text
 as indentation are reported, once per template: a tab after text on its line (columns of a
 table of data) is content the author meant. A text file served as it is (a resource) has
-no template to tell data from layout: its first tab is reported. Not fixed automatically: the right number of
-spaces depends on intent.
+no template to tell data from layout: its first tab is reported. Not fixed automatically:
+the right number of spaces depends on intent.
 
 Fails::
 
@@ -44,7 +44,8 @@ def check(ctx: Any) -> Iterator[Hit]:
         text = ctx.text(path) or ""
         lines = text.split("\n")
         at = lines[line - 1].find("\t") if 0 < line <= len(lines) else -1
-        yield Hit(path, line, at + 1 if at >= 0 else col, f"a tab indents the rendered text{more}; use spaces")
+        yield Hit(path, line, at + 1 if at >= 0 else col,
+                  f"a tab indents the rendered text{more}; use spaces")
     for path, text in verbatim_files(ctx):
         for n, raw in enumerate(text.split("\n"), 1):
             at = raw.rstrip(" \t\r").find("\t")  # trailing tabs are PO504's

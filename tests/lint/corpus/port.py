@@ -80,7 +80,6 @@ def string_args(inputs: dict[str, Any], names: dict[str, str]) -> dict[str, str]
 def port() -> None:
     sys.path[:0] = [str(CORPUS / "judges")]
     from judges import entry_dir, load_manifest  # tests/corpus/judges/judges.py
-
     from promptops.interop import ir
     from promptops.interop.importers import IMPORTERS
 
@@ -105,13 +104,19 @@ def port() -> None:
             names = {a.name: ident(a.name) for a in prompt.arguments}
             messages: list[dict[str, Any]] = []
             flat: list[Any] = []
+            dropped: set[str] = set()  # arguments only the left-out constructs read
             for item in prompt.messages:
                 if isinstance(item, ir.Loop):
-                    flat.extend(item.messages)
+                    left_out.append(f"{name}: messages repeated over {item.argument!r}")
+                    dropped.add(item.argument)
                 elif isinstance(item, ir.Splice):
                     left_out.append(f"{name}: history splice of {item.argument!r}")
+                    dropped.add(item.argument)
                 else:
                     flat.append(item)
+                    for part in item.parts:
+                        if isinstance(part, ir.Media):
+                            dropped.update(re.findall(r"\w+", part.url))
             for i, msg in enumerate(flat):
                 text = "".join(p.template for p in msg.parts if isinstance(p, ir.Text))
                 if any(not isinstance(p, ir.Text) for p in msg.parts):
@@ -132,8 +137,15 @@ def port() -> None:
                 spec["title"] = prompt.title
             if prompt.description:
                 spec["description"] = prompt.description
+            kept = "".join(m.get("text", "") for m in messages) + "".join(
+                (OUT / m["template"]).read_text(encoding="utf-8") for m in messages
+                if "template" in m)
             args = []
             for a in prompt.arguments:
+                if names[a.name] in dropped and not re.search(
+                        rf"\b{re.escape(names[a.name])}\b", kept):
+                    left_out.append(f"{name}: argument {a.name!r}, read only by what is left out")
+                    continue
                 arg: dict[str, Any] = {"name": names[a.name]}
                 if a.description:
                     arg["description"] = a.description
