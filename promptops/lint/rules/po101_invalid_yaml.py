@@ -4,6 +4,8 @@ Why: an unparsable file stops the whole package from loading; the finding points
 the character the parser choked on, with a hint for the usual causes (tabs, a value
 starting with ``{{``, an unclosed quote, a duplicate key).
 
+Measured on the real-prompt corpus: no finding in 78 prompts.
+
 Fails::
 
     messages:

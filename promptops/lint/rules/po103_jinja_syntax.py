@@ -3,6 +3,8 @@
 Why: the prompt would fail on every request. The position is the file line inside a
 ``text: |`` block (template line n of a block is file line block start + n - 1).
 
+Measured on the real-prompt corpus: no finding in 78 prompts.
+
 Fails::
 
     text: |

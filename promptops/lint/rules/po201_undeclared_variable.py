@@ -3,6 +3,8 @@
 Why: templates render with ``StrictUndefined``, so the prompt fails on every request
 with "'topic' is undefined"; usually a typo or an argument that was renamed.
 
+Measured on the real-prompt corpus: no finding in 78 prompts.
+
 Fails::
 
     arguments:

@@ -3,6 +3,8 @@
 Why: clients ask users for it and the answer is thrown away; usually the template was
 edited and the argument forgotten, or the template uses a misspelt name.
 
+Measured on the real-prompt corpus: no finding in 78 prompts.
+
 Fails::
 
     arguments:

