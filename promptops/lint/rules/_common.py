@@ -39,17 +39,7 @@ def prompts(ctx: Any) -> Any:
 
 def prompt_sources(ctx: Any, prompt: Any) -> list[tuple[str, Any, str]]:
     """(path, loc or None, source) of every template a prompt renders, includes too."""
-    out: list[tuple[str, Any, str]] = []
-    seen: set[tuple[str, Any]] = set()
-    for unit in ctx.units(prompt):
-        items = [(unit.path, unit.loc, unit.source)] + [
-            (p, None, ctx.package.templates[p]) for p in ctx.reached(unit.path, unit.source)
-        ]
-        for path, loc, src in items:
-            if (path, loc) not in seen:
-                seen.add((path, loc))
-                out.append((path, loc, src))
-    return out
+    return ctx.sources(prompt)  # type: ignore[no-any-return]
 
 
 def argument_loc(prompt: Any, name: str) -> tuple[int, int]:

@@ -47,10 +47,7 @@ def output_data(ctx: Any, source: str) -> list[tuple[int, str, bool]]:
 
     A template that does not lex yields nothing (PO103 reports it).
     """
-    try:
-        tokens = list(ctx.env.lex(source))
-    except Exception:  # a TemplateSyntaxError: the loader's PO103 already says where
-        return []
+    tokens = ctx.tokens(source)
     last = len(tokens) - 1
     return [(lineno, value, i == last) for i, (lineno, kind, value) in enumerate(tokens)
             if kind == "data"]
@@ -73,10 +70,7 @@ def indent_tab_lines(ctx: Any, source: str) -> list[int]:
     A tab after other text on the line (a column separator in a table of data) is content
     the author meant, not indentation.
     """
-    try:
-        tokens = list(ctx.env.lex(source))
-    except Exception:
-        return []
+    tokens = ctx.tokens(source)
     out: list[int] = []
     at_start = True
     for lineno, kind, value in tokens:

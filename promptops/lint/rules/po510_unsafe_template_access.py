@@ -87,13 +87,16 @@ def _findings(node: nodes.Node) -> Iterator[tuple[str, str, str, int]]:
 
 def check(ctx: Any) -> Iterator[Hit]:
     seen: set[tuple[str, Any, int, str]] = set()
+    walked: dict[int, list[tuple[int, str, str, str, int]]] = {}  # one walk per distinct AST
     for path, loc, ast in template_asts(ctx):
-        for node in walk(ast):
-            for how, name, needle, skip in _findings(node):
-                if (path, loc, node.lineno, name) in seen:
-                    continue
-                seen.add((path, loc, node.lineno, name))
-                line, col = position(ctx, path, loc, node.lineno, needle, skip)
-                yield Hit(path, line, col,
-                          f"{how} {name!r} reaches a Python internal the sandbox refuses "
-                          "(a sandbox escape attempt; the prompt fails on every request)")
+        if id(ast) not in walked:
+            walked[id(ast)] = [(node.lineno, *found) for node in walk(ast)
+                               for found in _findings(node)]
+        for lineno, how, name, needle, skip in walked[id(ast)]:
+            if (path, loc, lineno, name) in seen:
+                continue
+            seen.add((path, loc, lineno, name))
+            line, col = position(ctx, path, loc, lineno, needle, skip)
+            yield Hit(path, line, col,
+                      f"{how} {name!r} reaches a Python internal the sandbox refuses "
+                      "(a sandbox escape attempt; the prompt fails on every request)")

@@ -241,16 +241,20 @@ def check(ctx: Any) -> Iterator[Hit]:
 
 
 def _templates(ctx: Any) -> Iterator[Hit]:
+    walked: dict[int, tuple[list[tuple[int, str, str]], list[Any]]] = {}  # per distinct AST
     for path, loc, ast in template_asts(ctx):
+        if id(ast) not in walked:
+            walked[id(ast)] = ([(node.lineno, *found) for node in walk(ast)
+                                for found in _sizes(node)], list(_recursive_calls(ast)))
+        sizes, recursive = walked[id(ast)]
         seen: set[tuple[int, str]] = set()
-        for node in walk(ast):
-            for needle, message in _sizes(node):
-                if (node.lineno, message) not in seen:
-                    seen.add((node.lineno, message))
-                    line, col = position(ctx, path, loc, node.lineno, needle,
-                                         int(needle.startswith(".")))
-                    yield Hit(path, line, col, message)
-        for call, name, cycle in _recursive_calls(ast):
+        for lineno, needle, message in sizes:
+            if (lineno, message) not in seen:
+                seen.add((lineno, message))
+                line, col = position(ctx, path, loc, lineno, needle,
+                                     int(needle.startswith(".")))
+                yield Hit(path, line, col, message)
+        for call, name, cycle in recursive:
             through = f" through {' -> '.join(repr(c) for c in cycle[:-1])}" \
                 if len(cycle) > 1 else ""
             line, col = position(ctx, path, loc, call.lineno, cycle[0])
