@@ -142,8 +142,12 @@ def lint(
         list[str] | None, typer.Option("--select", help="Only these rules (codes/names)")
     ] = None,
     ignore: Annotated[list[str] | None, typer.Option("--ignore", help="Skip these rules")] = None,
-    fix: Annotated[bool, typer.Option("--fix", help="Apply the safe fixes")] = False,
+    fix: Annotated[bool, typer.Option(
+        "--fix", help="Apply the fixes proven not to change any rendered output")] = False,
     diff: Annotated[bool, typer.Option("--diff", help="Show the fixes, write nothing")] = False,
+    unsafe_fixes: Annotated[bool, typer.Option(
+        "--unsafe-fixes", help="With --fix/--diff: also the fixes that change rendered output "
+        "(the rendered difference is shown)")] = False,
     strict: Annotated[bool, typer.Option("--strict", help="Warnings fail too")] = False,
     base: Annotated[
         str | None, typer.Option("--base", help="Check versioning against this revision")
@@ -153,8 +157,9 @@ def lint(
     """Check prompts for broken, unsafe and unreviewable content."""
     from promptops.commands import lint as cmd
 
-    opts = cmd.Options(ref, fmt.value, select or [], ignore or [], fix, diff, strict, base,
-                       not no_cache)
+    opts = cmd.Options(ref=ref, fmt=fmt.value, select=select or [], ignore=ignore or [],
+                       fix=fix, diff=diff, unsafe_fixes=unsafe_fixes, strict=strict, base=base,
+                       use_cache=not no_cache)
     _done(run_guarded(lambda: cmd.run(path, opts)))
 
 

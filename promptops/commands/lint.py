@@ -9,14 +9,20 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from promptops.commands._common import package_dir
 from promptops.console import echo, info
-from promptops.errors import UsageError
+from promptops.errors import PackageError, UsageError
 from promptops.lint.output import Report
 from promptops.lint.problem import Finding
 from promptops.lint.runner import Linted, lint_package
 from promptops.lint.runner import Options as LintOptions
+
+if TYPE_CHECKING:
+    from promptops.pipeline.bundle_types import Bundle
+    from promptops.pipeline.source import Source
+    from promptops.pipeline.validate import Package
 
 FORMATS = ("text", "json", "github", "sarif")
 
@@ -29,6 +35,7 @@ class Options:
     ignore: list[str] = field(default_factory=list)
     fix: bool = False
     diff: bool = False
+    unsafe_fixes: bool = False
     strict: bool = False
     base: str | None = None
     use_cache: bool = True
@@ -54,11 +61,25 @@ def run(path: Path | None, opts: Options) -> int:
     linted = lint(folder, opts)
     findings = linted.findings
     if opts.fix or opts.diff:
-        from promptops.lint import fix
+        from promptops.lint import fix, proof
+        from promptops.pipeline.source import open_source
 
-        changes = fix.planned(folder, findings)
+        candidates = fix.candidates(folder, findings)
+        source = open_source(folder, None)
+        refused: list[proof.Refusal] = []
+        if opts.unsafe_fixes:
+            changes = {path: texts["*"] for path, texts in candidates.items()}
+            shown = proof.rendered_diff(source, changes, _samples) if changes else ""
+            if shown:
+                info("these fixes change what the package serves:\n" + shown.rstrip("\n"))
+        elif candidates:
+            changes, refused = proof.prove(source, candidates, _samples)
+        else:
+            changes = {}
+        for refusal in refused:
+            info(str(refusal))
         if opts.diff:
-            echo(fix.unified(changes).rstrip("\n"))
+            echo(fix.unified(folder, changes).rstrip("\n"))
         if opts.fix and changes:
             fix.apply(folder, changes)
             info(f"fixed {len(changes)} file{'s' if len(changes) != 1 else ''}")
@@ -67,6 +88,21 @@ def run(path: Path | None, opts: Options) -> int:
             return 1 if changes or linted.failing else 0
     echo(_render(linted.findings, linted.report, opts.fmt))
     return 1 if linted.failing else 0
+
+
+def _samples(package: Package, bundle: Bundle, source: Source) -> list[
+        tuple[str, str, dict[str, str]]]:
+    """Every argument sample the package has: its test cases and each prompt's smoke case
+    (what the fix proof renders before and after)."""
+    from promptops.testing.cases import smoke_case
+    from promptops.testing.suite import all_cases
+
+    try:
+        cases = all_cases(package, source, bundle)
+    except PackageError:  # a test file that does not load (`promptops test` reports it)
+        cases = [smoke_case(p) for p in bundle["prompts"]]
+    return [(c.prompt, "smoke" if c.smoke else f"{c.path}:{c.line}",
+             {k: str(v) for k, v in c.arguments.items()}) for c in cases]
 
 
 def _render(findings: list[Finding], report: Report, fmt: str) -> str:

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING
 
-from jinja2 import nodes
+from jinja2 import TemplateSyntaxError, nodes
 
 from promptops.errors import Problem
 from promptops.pipeline.source import Source

@@ -2,8 +2,9 @@
 
 A rule is a module under ``promptops.lint.rules``: its docstring is its documentation
 (what, why, a failing and a passing example) and it defines ``CODE``, ``NAME``,
-``LEVEL``, ``NEEDS`` (what the engine must provide: ``raw`` files, ``load`` problems,
-a ``package``, the ``whole`` package or a ``base`` bundle), ``FIXABLE`` and ``check``.
+``LEVEL`` (``error``, ``warning`` or ``info``), ``NEEDS`` (what the engine must provide:
+``raw`` files, ``load`` problems, a ``package``, the ``whole`` package or a ``base`` bundle)
+and ``check``; a rule that can repair what it finds also defines ``fix(text) -> text``.
 Adding a rule means adding a module and a line here, nothing else.
 """
 
@@ -77,6 +78,7 @@ class Rule:
     fixable: bool
     doc: str
     check: Callable[[Any], Iterable[Hit]]
+    fix: Callable[[str], str] | None = None  # the rule's own repair of a file's text
 
     @property
     def summary(self) -> str:
@@ -89,9 +91,10 @@ def _rule(module: ModuleType) -> Rule:
         name=module.NAME,
         level=module.LEVEL,
         needs=module.NEEDS,
-        fixable=getattr(module, "FIXABLE", False),
+        fixable=hasattr(module, "fix"),
         doc=module.__doc__ or "",
         check=module.check,
+        fix=getattr(module, "fix", None),
     )
 
 

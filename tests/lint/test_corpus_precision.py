@@ -19,7 +19,7 @@ from promptops.lint.config import settings
 from promptops.lint.engine import lint_source
 from promptops.lint.problem import Finding
 from promptops.lint.registry import RULES
-from promptops.sources import WorktreeSource
+from promptops.pipeline.source import WorktreeSource
 
 CORPUS = Path(__file__).parent / "corpus"
 PACKAGE = CORPUS / "package"
@@ -38,7 +38,7 @@ def judged() -> dict[str, Any]:
 @pytest.fixture(scope="module")
 def found() -> list[Finding]:
     manifest = yaml.safe_load((PACKAGE / "promptops.yaml").read_text(encoding="utf-8"))
-    return lint_source(WorktreeSource(PACKAGE), settings(manifest, [], []), PACKAGE).findings
+    return lint_source(WorktreeSource(PACKAGE), settings(manifest, [], [])).findings
 
 
 def _verdicts(judged: dict[str, Any]) -> dict[str, str]:

@@ -31,9 +31,9 @@ from typing import Any
 
 from promptops.lint.problem import Hit
 from promptops.lint.rules._common import prompts
-from promptops.model import Argument, Message, PromptFile
+from promptops.pipeline.model import Argument, Message, PromptFile
 
-CODE, NAME, LEVEL, NEEDS, FIXABLE = "PO108", "key-order", "warning", "package", True
+CODE, NAME, LEVEL, NEEDS = "PO108", "key-order", "warning", "package"
 
 # The order is the format's own: the model declares every documented key once, in reading
 # order, so a key added to the format (``resultDescription``) is placed without editing lint.
@@ -74,3 +74,26 @@ def check(ctx: Any) -> Iterator[Hit]:
                 line, col = prompt.file.position((*loc, key), key=True)
                 yield Hit(prompt.path, line, col,
                           f"key {key!r} is out of order (expected: {', '.join(order)})")
+
+
+def fix(text: str) -> str:
+    """Prompt, argument and message keys in the format's order, comments kept (ruamel.yaml
+    round-trip editing moves a comment with its key)."""
+    import io
+
+    from ruamel.yaml import YAML
+
+    yaml = YAML(typ="rt")
+    yaml.preserve_quotes = True
+    yaml.width = 4096
+    yaml.indent(mapping=2, sequence=4, offset=2)
+    data = yaml.load(text)
+    for _, mapping, order in places(data):
+        if out_of_order(list(mapping), order) is None:
+            continue
+        rank = {k: i for i, k in enumerate(order)}
+        for key in sorted(mapping, key=lambda k: rank.get(k, len(order))):
+            mapping.move_to_end(key)  # type: ignore[attr-defined]  # a CommentedMap
+    out = io.StringIO()
+    yaml.dump(data, out)
+    return out.getvalue()

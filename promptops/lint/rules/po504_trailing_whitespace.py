@@ -37,7 +37,7 @@ from promptops.lint.rules._rendered import (
     verbatim_files,
 )
 
-CODE, NAME, LEVEL, NEEDS, FIXABLE = "PO504", "trailing-whitespace", "warning", "raw", True
+CODE, NAME, LEVEL, NEEDS = "PO504", "trailing-whitespace", "warning", "raw"
 
 _END = re.compile(r"[ \t]+(?=\r?\n)|[ \t]+\Z")
 

@@ -22,7 +22,7 @@ from typing import Any
 
 from promptops.lint.problem import Hit
 
-CODE, NAME, LEVEL, NEEDS, FIXABLE = "PO505", "crlf", "warning", "raw", True
+CODE, NAME, LEVEL, NEEDS = "PO505", "crlf", "warning", "raw"
 
 
 def check(ctx: Any) -> Iterator[Hit]:
@@ -33,3 +33,7 @@ def check(ctx: Any) -> Iterator[Hit]:
             count = text.count("\r\n")
             yield Hit(path, line, len(text.split("\n")[line - 1]),
                       f"CRLF line endings ({count} line{'s' if count != 1 else ''})")
+
+
+def fix(text: str) -> str:
+    return text.replace("\r\n", "\n")

@@ -25,7 +25,7 @@ from typing import Any
 
 from promptops.lint.problem import Hit
 
-CODE, NAME, LEVEL, NEEDS, FIXABLE = "PO507", "final-newline", "warning", "raw", True
+CODE, NAME, LEVEL, NEEDS = "PO507", "final-newline", "warning", "raw"
 
 
 def check(ctx: Any) -> Iterator[Hit]:
@@ -37,3 +37,7 @@ def check(ctx: Any) -> Iterator[Hit]:
         if text and not text.endswith("\n"):
             last = text.split("\n")
             yield Hit(path, len(last), len(last[-1]) + 1, "no newline at the end of the file")
+
+
+def fix(text: str) -> str:
+    return text + "\n" if text and not text.endswith("\n") else text
