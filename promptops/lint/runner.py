@@ -58,6 +58,7 @@ class Linted:
     report: Report
     settings: LintSettings
     package: Package | None = None  # what lint validated (None on a cache hit or a failure)
+    how: str = "full"  # "cached" | "incremental" (edited prompts re-linted) | "full"
 
     @property
     def failing(self) -> bool:
@@ -75,9 +76,16 @@ def lint_package(subject: Subject, opts: Options = Options(), *,
     conf = settings(manifest_data(files), list(opts.select), list(opts.ignore),
                     strict=opts.strict, base=opts.base)
     where = cache.cache_dir(subject.path)
-    key = cache.package_key(files, conf, where) if opts.use_cache else ""
+    ids = cache.blobs(files, where) if opts.use_cache else {}
+    key = cache.package_key(files, conf, where, ids) if opts.use_cache else ""
     found = cache.load(where, key) if opts.use_cache else None
     package = None
+    how = "cached" if found is not None else "full"
+    if found is None and opts.use_cache and conf.base is None:
+        found = _incremental(files, conf, where, ids)
+        if found is not None:
+            how = "incremental"
+            cache.store(where, key, found)
     if found is None:
         from promptops.lint.engine import lint_source
 
@@ -90,6 +98,9 @@ def lint_package(subject: Subject, opts: Options = Options(), *,
         found, package = result.findings, result.package
         if opts.use_cache:
             cache.store(where, key, found)
+            if result.deps is not None and result.names is not None:
+                cache.store_last(where, conf, {"blobs": ids, "findings": found,
+                                               "deps": result.deps, "names": result.names})
     texts = {}
     for path in {f.path for f in found}:
         try:
@@ -100,7 +111,23 @@ def lint_package(subject: Subject, opts: Options = Options(), *,
     display = str(folder)
     if folder.is_absolute() and folder.is_relative_to(Path.cwd()):
         display = os.path.relpath(folder, Path.cwd())
-    return Linted(found, Report(files.label, files.origin.path, display, texts), conf, package)
+    return Linted(found, Report(files.label, files.origin.path, display, texts), conf, package,
+                  how)
+
+
+def _incremental(files: CachingSource, conf: LintSettings, where: Path,
+                 ids: dict[str, str]) -> list[Finding] | None:
+    """The findings after an edit from the last full record, when that is exact; else None."""
+    last = cache.load_last(where, conf)
+    if last is None:
+        return None
+    from promptops.lint.engine import lint_source
+    from promptops.lint.incremental import relint
+
+    found = relint(files, ids, last, lambda subset: lint_source(subset, conf))
+    if found is not None:
+        cache.store_last(where, conf, {**last, "blobs": ids, "findings": found})
+    return found
 
 
 def gate(linted: Linted) -> tuple[bool, list[str], str]:
