@@ -29,15 +29,16 @@ CROSS = frozenset({"PO106", "PO302", "PO303", "PO305"})
 
 
 class Subset:
-    """The package without the prompt files of ``drop``: what the edited prompts see."""
+    """The manifest, the edited prompts and the files they read: what those prompts see (no
+    other file is read, so a one-prompt edit costs one prompt, not a package walk)."""
 
-    def __init__(self, inner: Source, drop: set[str]) -> None:
-        self.inner, self.drop = inner, drop
+    def __init__(self, inner: Source, keep: set[str]) -> None:
+        self.inner, self.keep = inner, keep
         self.origin: Origin = inner.origin
         self.label = inner.label
 
     def files(self) -> list[str]:
-        return [f for f in self.inner.files() if f not in self.drop]
+        return [f for f in self.inner.files() if f in self.keep]
 
     def read(self, path: str) -> bytes:
         return self.inner.read(path)
@@ -66,12 +67,12 @@ def relint(source: Source, blobs: Mapping[str, str], last: Mapping[str, Any],
     affected = {p for p in deps if p in changed or changed.intersection(deps[p])}
     if len(affected) * 2 > len(deps):  # most of the package: a full run is as cheap
         return None
-    result = run(Subset(source, set(deps) - affected))
+    reach = {f for p in affected for f in deps[p]}
+    result = run(Subset(source, {MANIFEST} | affected | reach))
     if result.deps is None or result.names is None or any(
             result.deps.get(p) != deps[p] or result.names.get(p) != names[p]
             for p in affected):
         return None
-    reach = {f for p in affected for f in deps[p]}
     others = {f for p, files in deps.items() if p not in affected for f in files}
     shared = reach & others
     old: list[Finding] = last["findings"]
