@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from promptops.lint import cache
 from promptops.lint.config import LintSettings, manifest_data, settings
-from promptops.lint.output import Report
+from promptops.lint.output import Report, Texts
 from promptops.lint.problem import Finding
 from promptops.pipeline.source import CachingSource, Source
 
@@ -101,12 +101,13 @@ def lint_package(subject: Subject, opts: Options = Options(), *,
             if result.deps is not None and result.names is not None:
                 cache.store_last(where, conf, {"blobs": ids, "findings": found,
                                                "deps": result.deps, "names": result.names})
-    texts = {}
-    for path in {f.path for f in found}:
+    def read(path: str) -> str:
         try:
-            texts[path] = files.read(path).decode("utf-8", "replace")
+            return files.read(path).decode("utf-8", "replace")
         except FileNotFoundError:
-            texts[path] = ""
+            return ""
+
+    texts = Texts(read)
     folder = subject.path
     display = str(folder)
     if folder.is_absolute() and folder.is_relative_to(Path.cwd()):
