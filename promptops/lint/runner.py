@@ -137,3 +137,14 @@ def gate(linted: Linted) -> tuple[bool, list[str], str]:
 
     lines = render(linted.findings, linted.report).splitlines()[:-1]
     return not linted.failing, lines, summary(linted.findings)
+
+
+def refusal(subject: Subject) -> str | None:
+    """Why a commit must not be built or served (lint errors), or None: `build`'s lint gate
+    as one sentence, for `serve` (which keeps the last good set and logs this)."""
+    ok, lines, summary = gate(lint_package(subject))
+    if ok:
+        return None
+    shown = "\n".join(lines[:20]) + (f"\n... and {len(lines) - 20} more" if len(lines) > 20
+                                     else "")
+    return f"lint fails ({summary}); `promptops build` refuses it too:\n{shown}"

@@ -20,6 +20,7 @@ from promptops.errors import PromptopsError
 from promptops.serve.transports.stdio import Signals, log
 
 if TYPE_CHECKING:
+    from promptops.serve.follow import Gate
     from promptops.serve.server import Server
 
 USAGE = """\
@@ -59,16 +60,17 @@ class Reporter:
         self.server.log("warning", message)
 
 
-def serve_main(argv: list[str]) -> int:
+def serve_main(argv: list[str], gate: Gate | None = None) -> int:
+    """``gate``: what refuses a commit (the entry point passes lint's, as `build` applies)."""
     signals = Signals()  # first: a SIGTERM while bundles load must not kill the process
     signals.install()
     try:
-        return _main(argv, signals)
+        return _main(argv, signals, gate)
     finally:
         Signals.hold()  # until exit: see Signals.hold
 
 
-def _main(argv: list[str], signals: Signals) -> int:
+def _main(argv: list[str], signals: Signals, gate: Gate | None = None) -> int:
     try:
         args = _parser().parse_args(argv)
     except SystemExit as exc:  # argparse already printed usage or help
@@ -80,13 +82,13 @@ def _main(argv: list[str], signals: Signals) -> int:
         log("error: --bundle serves fixed bundles; it cannot be combined with PATH or --ref")
         return 2
     try:
-        return _run(args, signals)
+        return _run(args, signals, gate)
     except PromptopsError as exc:
         log(f"error: {exc}")
         return exc.exit_code
 
 
-def _run(args: argparse.Namespace, signals: Signals) -> int:
+def _run(args: argparse.Namespace, signals: Signals, gate: Gate | None = None) -> int:
     from promptops.serve.catalog import Catalog
     from promptops.serve.methods import Settings
     from promptops.serve.server import Server
@@ -105,7 +107,8 @@ def _run(args: argparse.Namespace, signals: Signals) -> int:
         from promptops.serve.follow import Follower
 
         server = Server(Catalog(), settings)  # filled below: the follower logs to its sessions
-        follower = Follower(args.paths or [Path(".")], ref=args.ref, log=Reporter(server))
+        follower = Follower(args.paths or [Path(".")], ref=args.ref, log=Reporter(server),
+                            gate=gate)
         server.catalog.swap(follower.initial())
     snap = server.catalog.snapshot
     names = ", ".join(f"{b['package']['name']} {b['package']['version']}" for b in snap.bundles)
