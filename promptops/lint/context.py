@@ -106,6 +106,21 @@ class LintContext:
         self._tokens: dict[str, list[tuple[int, str, str]]] = {}
         self._sources: dict[str, list[tuple[str, Loc | None, str]]] = {}
 
+    @property
+    def pkg(self) -> Package:
+        """The package, for rules that need one (``NEEDS`` package/whole/base: the engine
+        runs them only when validation gave one)."""
+        if self.package is None:
+            raise RuntimeError("a rule that needs the package ran without one")
+        return self.package
+
+    @property
+    def base(self) -> Bundle:
+        """The base revision's bundle, for the 6xx rules (``NEEDS = "base"``)."""
+        if self.base_bundle is None:
+            raise RuntimeError("a rule that needs a base bundle ran without one")
+        return self.base_bundle
+
     @cached_property
     def files(self) -> list[str]:
         return self.source.files()

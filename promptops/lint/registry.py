@@ -63,6 +63,7 @@ from promptops.lint.rules import (  # one line per rule: the table is visible to
 )
 
 if TYPE_CHECKING:
+    from promptops.lint.context import LintContext
     from promptops.lint.problem import Hit
 
 _MODULES: tuple[ModuleType, ...] = (
@@ -118,7 +119,7 @@ class Rule:
     needs: str
     fixable: bool
     doc: str
-    check: Callable[[Any], Iterable[Hit]]
+    check: Callable[[LintContext], Iterable[Hit]]
     fix: Callable[[str], str] | None = None  # the rule's own repair of a file's text
 
     @property

@@ -12,14 +12,18 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from promptops.lint.rules._common import prompt_sources, prompts
+
+if TYPE_CHECKING:
+    from promptops.lint.context import LintContext
+
 
 _TRAILING = re.compile(r"[ \t]+(?=\n)|[ \t]+\Z")
 
 
-def template_sources(ctx: Any) -> Iterator[tuple[str, Any, str]]:
+def template_sources(ctx: LintContext) -> Iterator[tuple[str, Any, str]]:
     """(path, loc or None, source) of every distinct template the prompts render."""
     seen: set[tuple[str, Any]] = set()
     for prompt in prompts(ctx):
@@ -29,7 +33,7 @@ def template_sources(ctx: Any) -> Iterator[tuple[str, Any, str]]:
                 yield path, loc, source
 
 
-def verbatim_files(ctx: Any) -> Iterator[tuple[str, str]]:
+def verbatim_files(ctx: LintContext) -> Iterator[tuple[str, str]]:
     """(path, text) of the text files served as they are (resources, notes): not YAML, whose
     prompt text is judged through its template scalars, and not templates, judged by the
     lexer. Their every byte can reach a client, so their raw lines are judged."""
@@ -42,7 +46,7 @@ def verbatim_files(ctx: Any) -> Iterator[tuple[str, str]]:
             yield path, text
 
 
-def output_data(ctx: Any, source: str) -> list[tuple[int, str, bool]]:
+def output_data(ctx: LintContext, source: str) -> list[tuple[int, str, bool]]:
     """(template line where it starts, text, last token?) of each literal piece of output.
 
     A template that does not lex yields nothing (PO103 reports it).
@@ -53,7 +57,7 @@ def output_data(ctx: Any, source: str) -> list[tuple[int, str, bool]]:
             if kind == "data"]
 
 
-def trailing_lines(ctx: Any, source: str) -> list[int]:
+def trailing_lines(ctx: LintContext, source: str) -> list[int]:
     """Template lines whose trailing whitespace is output."""
     out: list[int] = []
     for lineno, data, final in output_data(ctx, source):
@@ -64,7 +68,7 @@ def trailing_lines(ctx: Any, source: str) -> list[int]:
     return out
 
 
-def indent_tab_lines(ctx: Any, source: str) -> list[int]:
+def indent_tab_lines(ctx: LintContext, source: str) -> list[int]:
     """Template lines whose output starts with a tab: a tab used as indentation.
 
     A tab after other text on the line (a column separator in a table of data) is content
@@ -83,7 +87,8 @@ def indent_tab_lines(ctx: Any, source: str) -> list[int]:
     return out
 
 
-def file_position(ctx: Any, path: str, loc: Any, lineno: int, line_text: str) -> tuple[int, int]:
+def file_position(ctx: LintContext, path: str, loc: Any, lineno: int,
+                  line_text: str) -> tuple[int, int]:
     """File line and column of the end of template line ``lineno``'s visible text."""
     line, col = ctx.locate(path, loc, lineno, "")
     text = ctx.text(path) or ""

@@ -22,10 +22,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING
 
 from promptops.lint.problem import Hit
 from promptops.lint.rules._common import prompts
+
+if TYPE_CHECKING:
+    from promptops.lint.context import LintContext
+
 
 CODE, NAME, LEVEL, NEEDS = "PO105", "literal-delimiters", "warning", "package"
 
@@ -47,13 +51,13 @@ def meant(span: str, declared: set[str]) -> bool:
     return all(set(_WORD.findall(m.group(1))) & declared for m in _EXPR.finditer(span))
 
 
-def check(ctx: Any) -> Iterator[Hit]:
+def check(ctx: LintContext) -> Iterator[Hit]:
     done: set[str] = set()
     for prompt in prompts(ctx):
         declared = {a.name for a in prompt.spec.arguments}
         for unit in ctx.units(prompt):
             for path, loc, source in [(unit.path, unit.loc, unit.source)] + [
-                (p, None, ctx.package.templates[p]) for p in ctx.reached(unit.path, unit.source)
+                (p, None, ctx.pkg.templates[p]) for p in ctx.reached(unit.path, unit.source)
             ]:
                 key = f"{path}:{loc}"
                 if key in done:

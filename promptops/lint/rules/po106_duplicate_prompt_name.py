@@ -17,10 +17,14 @@ Passes::
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from promptops.lint.problem import Hit
 from promptops.lint.rules._common import from_load, prompts
+
+if TYPE_CHECKING:
+    from promptops.lint.context import LintContext
+
 
 CODE, NAME, LEVEL, NEEDS = "PO106", "duplicate-prompt-name", "error", "load"
 
@@ -29,7 +33,7 @@ def _fold(name: str) -> str:
     return name.lower().replace("-", "_")
 
 
-def check(ctx: Any) -> Iterator[Hit]:
+def check(ctx: LintContext) -> Iterator[Hit]:
     yield from from_load(ctx, CODE)
     first: dict[str, Any] = {}
     for prompt in sorted(prompts(ctx), key=lambda p: p.path):

@@ -27,11 +27,15 @@ Passes::
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from promptops.lint.problem import Hit
 from promptops.lint.rules._common import prompts
 from promptops.pipeline.model import Argument, Message, PromptFile
+
+if TYPE_CHECKING:
+    from promptops.lint.context import LintContext
+
 
 CODE, NAME, LEVEL, NEEDS = "PO108", "key-order", "warning", "package"
 
@@ -66,7 +70,7 @@ def places(data: Any) -> Iterator[tuple[tuple[Any, ...], dict[str, Any], tuple[s
                     yield (field, i), item, order
 
 
-def check(ctx: Any) -> Iterator[Hit]:
+def check(ctx: LintContext) -> Iterator[Hit]:
     for prompt in prompts(ctx):
         for loc, mapping, order in places(prompt.file.data):
             key = out_of_order(list(mapping), order)

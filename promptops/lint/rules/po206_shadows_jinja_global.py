@@ -18,10 +18,14 @@ Passes::
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING
 
 from promptops.lint.problem import Hit
 from promptops.lint.rules._common import argument_loc, prompts
+
+if TYPE_CHECKING:
+    from promptops.lint.context import LintContext
+
 
 CODE, NAME, LEVEL, NEEDS = "PO206", "shadows-jinja-global", "error", "package"
 
@@ -29,7 +33,7 @@ SPECIAL = frozenset({"loop", "self", "caller", "varargs", "kwargs", "super", "na
                      "true", "false", "none", "True", "False", "None"})
 
 
-def check(ctx: Any) -> Iterator[Hit]:
+def check(ctx: LintContext) -> Iterator[Hit]:
     reserved = set(ctx.env.globals) | SPECIAL
     for prompt in prompts(ctx):
         for arg in prompt.spec.arguments:

@@ -21,15 +21,19 @@ Passes::
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING
 
 from promptops.lint.problem import Hit
 from promptops.lint.rules._common import argument_loc, prompts
 
+if TYPE_CHECKING:
+    from promptops.lint.context import LintContext
+
+
 CODE, NAME, LEVEL, NEEDS = "PO401", "missing-description", "warning", "package"
 
 
-def check(ctx: Any) -> Iterator[Hit]:
+def check(ctx: LintContext) -> Iterator[Hit]:
     for prompt in prompts(ctx):
         bare = [a.name for a in prompt.spec.arguments if not (a.description or "").strip()]
         args = ", ".join(repr(n) for n in bare[:5]) + (", ..." if len(bare) > 5 else "")

@@ -26,10 +26,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING
 
 from promptops.lint.problem import Hit
 from promptops.lint.rules._common import prompts
+
+if TYPE_CHECKING:
+    from promptops.lint.context import LintContext
+
 
 CODE, NAME, LEVEL, NEEDS = "PO402", "system-in-user-message", "info", "package"
 
@@ -40,7 +44,7 @@ _SYSTEM = re.compile(
 )
 
 
-def check(ctx: Any) -> Iterator[Hit]:
+def check(ctx: LintContext) -> Iterator[Hit]:
     for prompt in prompts(ctx):
         for i, msg in enumerate(prompt.spec.messages):
             if msg.role == "user" and msg.text is not None and _SYSTEM.match(msg.text):

@@ -19,11 +19,15 @@ Passes::
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING
 
 from promptops.lint.problem import Hit
 from promptops.lint.rules._common import prompts
 from promptops.pipeline.mediatypes import guess_type
+
+if TYPE_CHECKING:
+    from promptops.lint.context import LintContext
+
 
 CODE, NAME, LEVEL, NEEDS = "PO404", "media-type-mismatch", "error", "package"
 
@@ -55,7 +59,7 @@ _ALIASES = {"audio/x-wav": "audio/wav", "audio/wave": "audio/wav", "image/jpg": 
             "audio/mp3": "audio/mpeg"}
 
 
-def check(ctx: Any) -> Iterator[Hit]:
+def check(ctx: LintContext) -> Iterator[Hit]:
     for prompt in prompts(ctx):
         for i, msg in enumerate(prompt.spec.messages):
             for kind in ("image", "audio"):
@@ -63,7 +67,7 @@ def check(ctx: Any) -> Iterator[Hit]:
                 if media is None:
                     continue
                 declared = media.mimeType or guess_type(media.file)
-                data = ctx.package.resources.get(media.file)
+                data = ctx.pkg.resources.get(media.file)
                 actual = sniff(data) if data is not None else None
                 declared = _ALIASES.get(declared or "", declared)
                 if data is not None and actual != declared:

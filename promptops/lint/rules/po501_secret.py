@@ -18,9 +18,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING
 
 from promptops.lint.problem import Hit
+
+if TYPE_CHECKING:
+    from promptops.lint.context import LintContext
+
 
 CODE, NAME, LEVEL, NEEDS = "PO501", "secret", "error", "raw"
 
@@ -40,7 +44,7 @@ HINTS = ("AKIA", "ASIA", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", 
          "AIza", "k_live_", "PRIVATE KEY")
 
 
-def check(ctx: Any) -> Iterator[Hit]:
+def check(ctx: LintContext) -> Iterator[Hit]:
     for path in ctx.text_files:
         text = ctx.text(path)
         if not text or not any(h in text for h in HINTS):

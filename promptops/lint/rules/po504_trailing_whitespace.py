@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING
 
 from promptops.lint.problem import Hit
 from promptops.lint.rules._rendered import (
@@ -37,12 +37,16 @@ from promptops.lint.rules._rendered import (
     verbatim_files,
 )
 
+if TYPE_CHECKING:
+    from promptops.lint.context import LintContext
+
+
 CODE, NAME, LEVEL, NEEDS = "PO504", "trailing-whitespace", "warning", "raw"
 
 _END = re.compile(r"[ \t]+(?=\r?\n)|[ \t]+\Z")
 
 
-def check(ctx: Any) -> Iterator[Hit]:
+def check(ctx: LintContext) -> Iterator[Hit]:
     for path, loc, source in template_sources(ctx):
         found = trailing_lines(ctx, source)
         if not found:

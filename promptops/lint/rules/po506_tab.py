@@ -22,7 +22,7 @@ Passes::
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING
 
 from promptops.lint.problem import Hit
 from promptops.lint.rules._rendered import (
@@ -32,10 +32,14 @@ from promptops.lint.rules._rendered import (
     verbatim_files,
 )
 
+if TYPE_CHECKING:
+    from promptops.lint.context import LintContext
+
+
 CODE, NAME, LEVEL, NEEDS = "PO506", "tab", "warning", "raw"
 
 
-def check(ctx: Any) -> Iterator[Hit]:
+def check(ctx: LintContext) -> Iterator[Hit]:
     for path, loc, source in template_sources(ctx):
         found = indent_tab_lines(ctx, source)
         if not found:

@@ -41,10 +41,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from promptops.lint.problem import Hit
 from promptops.lint.rules._common import prompts
+
+if TYPE_CHECKING:
+    from promptops.lint.context import LintContext
+
 
 CODE, NAME, LEVEL, NEEDS = "PO509", "undelimited-argument", "warning", "package"
 
@@ -99,7 +103,7 @@ def _expressions(source: str) -> Iterator[tuple[int, int, str]]:
         yield m.start(), m.end(), m.group(1)
 
 
-def check(ctx: Any) -> Iterator[Hit]:
+def check(ctx: LintContext) -> Iterator[Hit]:
     for prompt in prompts(ctx):
         free = {a.name: a for a in prompt.spec.arguments
                 if a.enum is None and a.pattern is None and not _numeric(a)}

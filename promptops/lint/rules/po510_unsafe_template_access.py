@@ -24,12 +24,16 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from string import Formatter
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from jinja2 import nodes
 
 from promptops.lint.problem import Hit
 from promptops.lint.rules._jinja import position, template_asts, walk
+
+if TYPE_CHECKING:
+    from promptops.lint.context import LintContext
+
 
 CODE, NAME, LEVEL, NEEDS = "PO510", "unsafe-template-access", "error", "package"
 
@@ -85,7 +89,7 @@ def _findings(node: nodes.Node) -> Iterator[tuple[str, str, str, int]]:
                     yield "format field", key, f".{key}" if is_attr else key, int(is_attr)
 
 
-def check(ctx: Any) -> Iterator[Hit]:
+def check(ctx: LintContext) -> Iterator[Hit]:
     seen: set[tuple[str, Any, int, str]] = set()
     walked: dict[int, list[tuple[int, str, str, str, int]]] = {}  # one walk per distinct AST
     for path, loc, ast in template_asts(ctx):

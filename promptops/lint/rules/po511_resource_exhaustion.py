@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from jinja2 import nodes
 from jinja2.sandbox import MAX_RANGE
@@ -36,6 +36,10 @@ from promptops.lint.rules._common import package_limits
 from promptops.lint.rules._jinja import position, template_asts, walk
 from promptops.sandbox import limits
 from promptops.sandbox.limits import MAX_MACRO_DEPTH, MAX_OPERAND_RESULT, MAX_POWER_EXPONENT
+
+if TYPE_CHECKING:
+    from promptops.lint.context import LintContext
+
 
 CODE, NAME, LEVEL, NEEDS = "PO511", "resource-exhaustion", "error", "package"
 
@@ -234,13 +238,13 @@ def _bound() -> int:
     return limits.current().value_chars
 
 
-def check(ctx: Any) -> Iterator[Hit]:
+def check(ctx: LintContext) -> Iterator[Hit]:
     with limits.Budget(package_limits(ctx), deadline=float("inf")):  # the package's bounds
         hits = list(_templates(ctx))
     yield from hits
 
 
-def _templates(ctx: Any) -> Iterator[Hit]:
+def _templates(ctx: LintContext) -> Iterator[Hit]:
     walked: dict[int, tuple[list[tuple[int, str, str]], list[Any]]] = {}  # per distinct AST
     for path, loc, ast in template_asts(ctx):
         if id(ast) not in walked:

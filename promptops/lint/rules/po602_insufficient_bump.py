@@ -18,19 +18,23 @@ Passes::
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING
 
 from promptops.lint.problem import Hit
+
+if TYPE_CHECKING:
+    from promptops.lint.context import LintContext
+
 
 CODE, NAME, LEVEL, NEEDS = "PO602", "insufficient-bump", "error", "base"
 
 
-def check(ctx: Any) -> Iterator[Hit]:
+def check(ctx: LintContext) -> Iterator[Hit]:
     from promptops.diff import by_level, diff_bundles, required_bump
     from promptops.pipeline.bundle import compile_bundle
     from promptops.semver import Version, satisfies
 
-    head, base = compile_bundle(ctx.package), ctx.base_bundle
+    head, base = compile_bundle(ctx.pkg), ctx.base
     old = Version.parse(base["package"]["version"])
     new = Version.parse(head["package"]["version"])
     if old == new:
@@ -38,7 +42,7 @@ def check(ctx: Any) -> Iterator[Hit]:
     changes = diff_bundles(base, head)
     needed = required_bump(changes)
     if needed is not None and not satisfies(old, new, needed):
-        line, col = ctx.package.manifest_file.position(("version",))
+        line, col = ctx.pkg.manifest_file.position(("version",))
         worst = by_level(changes)[0]
         yield Hit("promptops.yaml", line, col,
                   f"{old} -> {new} is not enough: the changes since {ctx.settings.base} need "
