@@ -9,7 +9,7 @@ from promptops.commands.choices import SchemaKind
 from promptops.console import Console
 
 
-def schema_for(kind: str) -> dict[str, Any]:
+def schema_for(kind: str) -> dict[str, object]:
     if kind == "bundle":
         from promptops.pipeline.bundle_schema import BundleFile
 
@@ -22,7 +22,7 @@ def schema_for(kind: str) -> dict[str, Any]:
         from promptops.pipeline.model import Manifest, PromptFile
 
         model = Manifest if kind == "manifest" else PromptFile
-    out: dict[str, Any] = {"$schema": "https://json-schema.org/draft/2020-12/schema"}
+    out: dict[str, object] = {"$schema": "https://json-schema.org/draft/2020-12/schema"}
     out.update(model.model_json_schema())
     return out
 
