@@ -14,7 +14,7 @@ import re
 from pathlib import Path
 
 from promptops.commands._common import package_dir
-from promptops.console import echo, info, style
+from promptops.console import Console
 from promptops.pipeline.build import Build
 from promptops.pipeline.source import CachingSource
 
@@ -31,20 +31,21 @@ def _orphan_tests(source: CachingSource, loaded: set[str]) -> list[str]:
     ]
 
 
-def run(path: Path | None, ref: str | None) -> int:
+def run(*, path: Path | None, ref: str | None, console: Console) -> int:
     build = Build(package_dir(path), ref, keep_asts=True)
     validated = build.validated
     pkg = validated.package
     for p in validated.problems:
-        echo(f"{style(f'{p.path}:{p.line}:{p.col}', bold=True)}: {p.message}", err=True)
+        where = console.style(f"{p.path}:{p.line}:{p.col}", bold=True)
+        console.echo(f"{where}: {p.message}", err=True)
     if validated.problems:
         n = len(validated.problems)
-        echo(f"{n} problem{'s' if n != 1 else ''} found", err=True)
+        console.echo(f"{n} problem{'s' if n != 1 else ''} found", err=True)
     if pkg is None:
         return 1
     n = len(pkg.prompts)
     verdict = "ok" if validated.complete else "the rest is checked below"
-    info(
+    console.info(
         f"{pkg.manifest.name} {pkg.manifest.version}: {n} prompt{'s' if n != 1 else ''}, "
         f"{len(pkg.templates)} template file{'s' if len(pkg.templates) != 1 else ''}: {verdict}"
     )
@@ -55,10 +56,10 @@ def run(path: Path | None, ref: str | None) -> int:
         listed = {(p.path, p.line, p.col, p.message) for p in validated.problems}
         linted = dataclasses.replace(linted, findings=[
             f for f in linted.findings if (f.path, f.line, f.col, f.message) not in listed])
-    lint_ok, lint_lines, lint_summary = gate(linted)
+    lint_ok, lint_lines, lint_summary = gate(linted, console)
     for line in lint_lines:
-        echo(line, err=True)
-    info(f"lint: {lint_summary}")
+        console.echo(line, err=True)
+    console.info(f"lint: {lint_summary}")
     # --- test: `promptops test` semantics, snapshots included ---
     from promptops.testing.report import text_lines
     from promptops.testing.suite import run_suite
@@ -72,12 +73,12 @@ def run(path: Path | None, ref: str | None) -> int:
             pkg, files=tuple(f for f in pkg.files if f not in hidden))
         if hidden:
             k = len(hidden)
-            info(f"tests: {k} test file{'s' if k != 1 else ''} of prompts that do not load: "
-                 "not run")
+            console.info(f"tests: {k} test file{'s' if k != 1 else ''} of prompts that do not "
+                         "load: not run")
         build = partial
     result = run_suite(build)
     *details, summary = text_lines(result)
     for line in details:
-        (info if result.ok else lambda t: echo(t, err=True))(line)
-    info(f"tests: {summary}")
+        (console.info if result.ok else lambda t: console.echo(t, err=True))(line)
+    console.info(f"tests: {summary}")
     return 0 if result.ok and lint_ok and validated.complete else 1

@@ -19,7 +19,7 @@ import os
 import stat
 import time
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 from promptops import __version__
 from promptops.errors import GitError
@@ -161,19 +161,29 @@ def store(folder: Path, key: str, findings: list[Finding]) -> None:
         pass
 
 
-def load_last(folder: Path, settings: LintSettings) -> dict[str, Any] | None:
+class Record(TypedDict):
+    """The last full run: what an incremental run starts from."""
+
+    blobs: dict[str, str]  # path -> blob id
+    findings: list[Finding]
+    deps: dict[str, list[str]]  # prompt file -> the other files it reads
+    names: dict[str, str]  # prompt file -> prompt name
+
+
+def load_last(folder: Path, settings: LintSettings) -> Record | None:
     """The last full record under these settings (blobs, findings, dependencies, names): what
     an incremental run starts from (promptops.lint.incremental)."""
     try:
         data = json.loads((folder / f"last-{settings_key(settings)[:32]}.json").read_text(
             encoding="utf-8"))
-        data["findings"] = [Finding.from_json(f) for f in data["findings"]]
-        return data if isinstance(data, dict) else None
+        return Record(blobs=dict(data["blobs"]), deps=dict(data["deps"]),
+                      names=dict(data["names"]),
+                      findings=[Finding.from_json(f) for f in data["findings"]])
     except (OSError, ValueError, KeyError, TypeError):
         return None
 
 
-def store_last(folder: Path, settings: LintSettings, record: dict[str, Any]) -> None:
+def store_last(folder: Path, settings: LintSettings, record: Record) -> None:
     from promptops.fsutil import atomic_write
 
     body = {**record, "findings": [f.to_json() for f in record["findings"]]}

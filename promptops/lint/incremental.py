@@ -18,8 +18,8 @@ whenever the edit cannot change a finding elsewhere, and a full run is made othe
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
 
+from promptops.lint.cache import Record
 from promptops.lint.engine import Result
 from promptops.lint.problem import Finding
 from promptops.pipeline.source import MANIFEST, Origin, Source
@@ -50,7 +50,7 @@ class Subset:
         self.inner.read_ahead(paths)
 
 
-def relint(source: Source, blobs: Mapping[str, str], last: Mapping[str, Any],
+def relint(source: Source, blobs: Mapping[str, str], last: Record,
            run: Callable[[Source], Result]) -> list[Finding] | None:
     """The findings after an edit, from ``last`` and a run on the edited prompts alone; None
     when only a full run can give them exactly."""

@@ -17,13 +17,14 @@ Passes::
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from promptops.lint.problem import Hit
 from promptops.lint.rules._common import from_load, prompts
 
 if TYPE_CHECKING:
     from promptops.lint.context import LintContext
+    from promptops.pipeline.validate import PromptDef
 
 
 CODE, NAME, LEVEL, NEEDS = "PO106", "duplicate-prompt-name", "error", "load"
@@ -35,7 +36,7 @@ def _fold(name: str) -> str:
 
 def check(ctx: LintContext) -> Iterator[Hit]:
     yield from from_load(ctx, CODE)
-    first: dict[str, Any] = {}
+    first: dict[str, PromptDef] = {}
     for prompt in sorted(prompts(ctx), key=lambda p: p.path):
         key = _fold(prompt.name)
         if key in first:
