@@ -4,12 +4,11 @@ Lint's synthetic benchmark prompts have almost no findings, so they hide what co
 real prompts (placing findings, judging rendered text). This copies the 78 ported corpus
 prompts, their templates and their test files round-robin until there are ``n`` prompts
 (``<name>-<k>``), and makes every prompt include one shared partial, so "one edited partial
-included everywhere" can be measured. Usage: python benchmarks/corpus_pkg.py N OUT [--git]
+included everywhere" can be measured. Used by ``benchmarks/lint_bench.py --corpus N``.
 """
 
 from __future__ import annotations
 
-import argparse
 import re
 import shutil
 from pathlib import Path
@@ -58,17 +57,3 @@ def generate(n: int, out: Path) -> Path:
     return out
 
 
-if __name__ == "__main__":
-    import sys
-
-    sys.path.insert(0, str(Path(__file__).parent))
-    from genpkg import commit
-
-    ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("n", type=int)
-    ap.add_argument("out", type=Path)
-    ap.add_argument("--git", action="store_true", help="git init and commit")
-    a = ap.parse_args()
-    generate(a.n, a.out)
-    if a.git:
-        commit(a.out)
