@@ -14,10 +14,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from promptops.diff.changes import Change, Kind
 from promptops.pipeline import defaults
 from promptops.pipeline.bundle_types import Argument as Arg
-from promptops.semver import Level
+from promptops.versioning.changes import Change, Kind
+from promptops.versioning.semver import Level
 
 
 def diff_arguments(prompt: str, old: list[Arg], new: list[Arg]) -> Iterator[Change]:
