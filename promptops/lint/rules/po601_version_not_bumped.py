@@ -30,8 +30,8 @@ CODE, NAME, LEVEL, NEEDS = "PO601", "version-not-bumped", "error", "base"
 
 
 def check(ctx: LintContext) -> Iterator[Hit]:
-    from promptops.diff import content_digest
     from promptops.pipeline.bundle import compile_bundle
+    from promptops.versioning import content_digest
 
     head = compile_bundle(ctx.pkg)
     base = ctx.base
