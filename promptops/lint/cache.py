@@ -12,12 +12,14 @@ a repository); the newest 16 are kept.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import stat
 import time
 from pathlib import Path
+from typing import TypedDict
 
 from promptops import __version__
 from promptops.errors import GitError
@@ -40,21 +42,33 @@ def _code_stamp() -> str:
     )
 
 
-def package_key(source: CachingSource, settings: LintSettings, folder: Path) -> str:
-    h = hashlib.sha256()
+def settings_key(settings: LintSettings) -> str:
+    """What results depend on besides the files: format, version, rules, settings, code."""
     rules = ",".join(f"{r.code}:{r.level}" for r in RULES)
-    h.update(f"{FORMAT}|{__version__}|{rules}|{settings.key()}|{_code_stamp()}\n".encode())
-    blobs = _worktree_blobs(source, folder) if isinstance(source.inner, WorktreeSource) else None
+    return hashlib.sha256(
+        f"{FORMAT}|{__version__}|{rules}|{settings.key()}|{_code_stamp()}".encode()).hexdigest()
+
+
+def blobs(source: CachingSource, folder: Path) -> dict[str, str]:
+    """path -> blob id of every package file ("missing" for a dangling symlink)."""
+    if isinstance(source.inner, WorktreeSource):
+        return _worktree_blobs(source, folder)
+    out: dict[str, str] = {}
     for path in source.files():
-        if blobs is not None:
-            h.update(f"{path}\0{blobs[path]}\n".encode("utf-8", "surrogateescape"))
-            continue
         try:
-            data = source.read(path)
+            out[path] = blob_id(source.read(path))
         except FileNotFoundError:  # a dangling symlink: its absence is part of the state
-            h.update(f"{path}\0missing\n".encode("utf-8", "surrogateescape"))
-            continue
-        h.update(f"{path}\0{blob_id(data)}\n".encode("utf-8", "surrogateescape"))
+            out[path] = "missing"
+    return out
+
+
+def package_key(source: CachingSource, settings: LintSettings, folder: Path,
+                ids: dict[str, str] | None = None) -> str:
+    h = hashlib.sha256()
+    h.update(f"{settings_key(settings)}\n".encode())
+    ids = blobs(source, folder) if ids is None else ids
+    for path in source.files():
+        h.update(f"{path}\0{ids.get(path, 'missing')}\n".encode("utf-8", "surrogateescape"))
     return h.hexdigest()
 
 
@@ -138,9 +152,41 @@ def store(folder: Path, key: str, findings: list[Finding]) -> None:
     try:
         body = json.dumps({"findings": [f.to_json() for f in findings]}).encode()
         atomic_write(folder / f"{key}.json", body)
-        entries = sorted((p for p in folder.glob("*.json") if not p.name.startswith("stat-")),
+        entries = sorted((p for p in folder.glob("*.json")
+                          if not p.name.startswith(("stat-", "last-"))),
                          key=lambda p: p.stat().st_mtime, reverse=True)
         for old in entries[KEEP:]:
             old.unlink(missing_ok=True)
     except OSError:  # a read-only .git must not fail the lint
         pass
+
+
+class Record(TypedDict):
+    """The last full run: what an incremental run starts from."""
+
+    blobs: dict[str, str]  # path -> blob id
+    findings: list[Finding]
+    deps: dict[str, list[str]]  # prompt file -> the other files it reads
+    names: dict[str, str]  # prompt file -> prompt name
+
+
+def load_last(folder: Path, settings: LintSettings) -> Record | None:
+    """The last full record under these settings (blobs, findings, dependencies, names): what
+    an incremental run starts from (promptops.lint.incremental)."""
+    try:
+        data = json.loads((folder / f"last-{settings_key(settings)[:32]}.json").read_text(
+            encoding="utf-8"))
+        return Record(blobs=dict(data["blobs"]), deps=dict(data["deps"]),
+                      names=dict(data["names"]),
+                      findings=[Finding.from_json(f) for f in data["findings"]])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def store_last(folder: Path, settings: LintSettings, record: Record) -> None:
+    from promptops.fsutil import atomic_write
+
+    body = {**record, "findings": [f.to_json() for f in record["findings"]]}
+    with contextlib.suppress(OSError):  # a read-only .git must not fail the lint
+        atomic_write(folder / f"last-{settings_key(settings)[:32]}.json",
+                     json.dumps(body).encode())

@@ -61,6 +61,8 @@ def settings(
         enabled = c_select
     elif m_select:
         enabled = m_select
+    else:  # info rules are advice: shown when selected, never by default
+        enabled -= {r.code for r in RULES if r.level == "info"}
     enabled -= m_ignore | c_ignore
     if base is None:  # 6xx compare against a base revision; without one they cannot run
         enabled = {c for c in enabled if not c.startswith("PO6")}

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING
 
-from jinja2 import nodes
+from jinja2 import TemplateSyntaxError, nodes
 
 from promptops.errors import Problem
 from promptops.pipeline.source import Source
@@ -103,6 +103,23 @@ class LintContext:
         self._text: dict[str, str | None] = {}
         self._facts: dict[str, Facts | None] = {}
         self._reached: dict[str, list[str]] = {}
+        self._tokens: dict[str, list[tuple[int, str, str]]] = {}
+        self._sources: dict[str, list[tuple[str, Loc | None, str]]] = {}
+
+    @property
+    def pkg(self) -> Package:
+        """The package, for rules that need one (``NEEDS`` package/whole/base: the engine
+        runs them only when validation gave one)."""
+        if self.package is None:
+            raise RuntimeError("a rule that needs the package ran without one")
+        return self.package
+
+    @property
+    def base(self) -> Bundle:
+        """The base revision's bundle, for the 6xx rules (``NEEDS = "base"``)."""
+        if self.base_bundle is None:
+            raise RuntimeError("a rule that needs a base bundle ran without one")
+        return self.base_bundle
 
     @cached_property
     def files(self) -> list[str]:
@@ -151,6 +168,37 @@ class LintContext:
             ast = self.ast(key, source)
             self._facts[source] = None if ast is None else _collect(ast)
         return self._facts[source]
+
+    def tokens(self, source: str) -> list[tuple[int, str, str]]:
+        """Jinja's token stream of a source, lexed once per distinct text for every rule that
+        judges rendered text (the lexer applies trim_blocks, lstrip_blocks and ``-``/``+``
+        exactly as rendering does); empty when it does not lex (PO103 says why)."""
+        found = self._tokens.get(source)
+        if found is None:
+            try:
+                found = list(self.env.lex(source))
+            except TemplateSyntaxError:
+                found = []
+            self._tokens[source] = found
+        return found
+
+    def sources(self, prompt: PromptDef) -> list[tuple[str, Loc | None, str]]:
+        """(path, loc or None, source) of every template a prompt renders, includes too; once
+        per prompt for all the rules that ask."""
+        found = self._sources.get(prompt.path)
+        if found is None:
+            found = []
+            seen: set[tuple[str, Loc | None]] = set()
+            templates = self.package.templates if self.package else {}
+            for unit in self.units(prompt):
+                items = [(unit.path, unit.loc, unit.source)] + [
+                    (p, None, templates[p]) for p in self.reached(unit.path, unit.source)]
+                for path, loc, src in items:
+                    if (path, loc) not in seen:
+                        seen.add((path, loc))
+                        found.append((path, loc, src))
+            self._sources[prompt.path] = found
+        return found
 
     def units(self, prompt: PromptDef) -> list[Unit]:
         out: list[Unit] = []

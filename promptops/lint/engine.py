@@ -31,6 +31,10 @@ class Result:
     findings: list[Finding]
     files: dict[str, str]  # path -> text, for excerpts and fingerprints
     package: Package | None = None  # the validated package, when it loaded completely
+    # prompt file -> every other file it reads (templates reached, resources), and its name:
+    # what an incremental run needs to know which findings an edit can change
+    deps: dict[str, list[str]] | None = None
+    names: dict[str, str] | None = None
 
 
 def run_rules(ctx: LintContext, rules: Iterable[Rule]) -> list[Finding]:
@@ -86,4 +90,17 @@ def lint_source(source: Source, settings: LintSettings, package_dir: Path | None
         and f.code not in silenced.get(f.path, {}).get(f.line - 1, set())
     ]
     texts = {f.path: ctx.text(f.path) or "" for f in findings}
-    return Result(findings, texts, validated.package if validated.complete else None)
+    deps: dict[str, list[str]] = {}
+    names: dict[str, str] = {}
+    for prompt in ctx.package.prompts if ctx.package is not None else ():
+        files = {path for path, _, _ in ctx.sources(prompt)}
+        for msg in prompt.spec.messages:
+            for body in (msg.resource, msg.image, msg.audio):
+                file = getattr(body, "file", None)
+                if isinstance(file, str):
+                    files.add(file)
+        files.discard(prompt.path)
+        deps[prompt.path] = sorted(files)
+        names[prompt.path] = prompt.name
+    return Result(findings, texts, validated.package if validated.complete else None,
+                  deps, names)

@@ -1,80 +1,60 @@
-"""``--fix`` and ``--diff``: the safe, mechanical fixes.
+"""``--fix`` and ``--diff``: each fixable rule's own ``fix(text) -> text``, proven safe.
 
-Whitespace fixes (PO504 trailing whitespace, PO505 CRLF, PO507 final newline) are
-plain text edits; key order (PO108) goes through ruamel.yaml round-trip editing so
-comments move with their keys. A file is written with ``atomic_write``, so an
-interrupted fix never leaves half a prompt.
+A rule module that can repair what it finds defines ``fix`` beside ``check`` (sqlfluff's
+shape: the fix lives with the rule). This module only plans: for every file a fixable
+finding is in, the text after each rule's fix alone and after all of them in registry order.
+:mod:`promptops.lint.proof` then decides which of those may be written. A file is written
+with ``atomic_write``, so an interrupted fix never leaves half a prompt.
 """
 
 from __future__ import annotations
 
 import difflib
-import io
 from pathlib import Path
 
 from promptops.lint.problem import Finding
-from promptops.lint.rules.po108_key_order import out_of_order, places
+from promptops.lint.registry import BY_CODE
 
-FIXABLE = frozenset({"PO504", "PO505", "PO507", "PO108"})
-
-
-def fix_text(text: str, codes: set[str]) -> str:
-    if "PO505" in codes:
-        text = text.replace("\r\n", "\n")
-    if "PO504" in codes:
-        ends_crlf = "PO505" not in codes and "\r\n" in text
-        sep = "\r\n" if ends_crlf else "\n"
-        text = sep.join(line.rstrip(" \t") for line in text.split(sep))
-    if "PO507" in codes and text and not text.endswith("\n"):
-        text += "\n"
-    return text
+# The order fixes compose in: line endings first, so the others see LF text.
+ORDER = ("PO505", "PO108", "PO504", "PO507")
 
 
-def reorder_keys(text: str) -> str:
-    """Prompt, argument and message keys in the conventional order, comments kept."""
-    from ruamel.yaml import YAML
-
-    yaml = YAML(typ="rt")
-    yaml.preserve_quotes = True
-    yaml.width = 4096
-    yaml.indent(mapping=2, sequence=4, offset=2)
-    data = yaml.load(text)
-    for _, mapping, order in places(data):
-        if out_of_order(list(mapping), order) is None:
-            continue
-        rank = {k: i for i, k in enumerate(order)}
-        for key in sorted(mapping, key=lambda k: rank.get(k, len(order))):
-            mapping.move_to_end(key)  # type: ignore[attr-defined]  # a CommentedMap
-    out = io.StringIO()
-    yaml.dump(data, out)
-    return out.getvalue()
+def _apply(code: str, text: str) -> str:
+    fix = BY_CODE[code].fix
+    if fix is None:
+        return text
+    try:
+        return fix(text)
+    except Exception:  # a file the fix cannot parse (ruamel) is left for a human
+        return text
 
 
-def planned(root: Path, findings: list[Finding]) -> dict[str, tuple[str, str]]:
-    """path -> (old text, fixed text) for every file a fixable finding is in."""
+def candidates(root: Path, findings: list[Finding]) -> dict[str, dict[str, str]]:
+    """path -> {code: text after that fix alone, "*": text after all} for changed files."""
     by_path: dict[str, set[str]] = {}
     for f in findings:
-        if f.code in FIXABLE:
+        if BY_CODE[f.code].fix is not None:
             by_path.setdefault(f.path, set()).add(f.code)
-    out: dict[str, tuple[str, str]] = {}
+    out: dict[str, dict[str, str]] = {}
     for path, codes in sorted(by_path.items()):
-        full = root / path
-        old = full.read_bytes().decode("utf-8")
+        old = (root / path).read_bytes().decode("utf-8")
+        texts: dict[str, str] = {}
         new = old
-        if "PO108" in codes:
-            try:
-                new = reorder_keys(new.replace("\r\n", "\n") if "PO505" in codes else new)
-            except Exception:  # a file ruamel cannot round-trip is left for a human
-                new = old
-        new = fix_text(new, codes)
+        for code in sorted(codes, key=lambda c: ORDER.index(c) if c in ORDER else len(ORDER)):
+            alone = _apply(code, old)
+            if alone != old:
+                texts[code] = alone
+            new = _apply(code, new)
         if new != old:
-            out[path] = (old, new)
+            texts["*"] = new
+            out[path] = texts
     return out
 
 
-def unified(changes: dict[str, tuple[str, str]]) -> str:
+def unified(root: Path, changes: dict[str, str]) -> str:
     parts: list[str] = []
-    for path, (old, new) in changes.items():
+    for path, new in changes.items():
+        old = (root / path).read_bytes().decode("utf-8")
         parts.extend(difflib.unified_diff(
             old.splitlines(keepends=True), new.splitlines(keepends=True),
             fromfile=f"a/{path}", tofile=f"b/{path}",
@@ -83,10 +63,9 @@ def unified(changes: dict[str, tuple[str, str]]) -> str:
                    for p in parts)
 
 
-def apply(root: Path, changes: dict[str, tuple[str, str]]) -> None:
+def apply(root: Path, changes: dict[str, str]) -> None:
     from promptops.fsutil import atomic_write
 
-    for path, (_, new) in changes.items():
+    for path, new in changes.items():
         full = root / path
         atomic_write(full, new.encode("utf-8"), mode=full.stat().st_mode & 0o777, root=root)
-

@@ -26,7 +26,7 @@ class Finding:
     col: int
     code: str
     name: str
-    level: str  # "error" | "warning"
+    level: str  # "error" | "warning" | "info" (advice: shown when selected, never fails)
     message: str
     fixable: bool = False
 

@@ -2,69 +2,112 @@
 
 A rule is a module under ``promptops.lint.rules``: its docstring is its documentation
 (what, why, a failing and a passing example) and it defines ``CODE``, ``NAME``,
-``LEVEL``, ``NEEDS`` (what the engine must provide: ``raw`` files, ``load`` problems,
-a ``package``, the ``whole`` package or a ``base`` bundle), ``FIXABLE`` and ``check``.
-Adding a rule means adding a module and a line here, nothing else.
+``LEVEL`` (``error``, ``warning`` or ``info``), ``NEEDS`` (what the engine must provide:
+``raw`` files, ``load`` problems, a ``package``, the ``whole`` package or a ``base`` bundle)
+and ``check``; a rule that can repair what it finds also defines ``fix(text) -> text``.
+Adding a rule means adding a module and its name to the import and the table here
+(explicit imports, as yamllint's rules/__init__.py: the import graph, IDEs and dead-code
+tools see every rule).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from importlib import import_module
 from types import ModuleType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from promptops.errors import UsageError
+from promptops.lint.rules import (  # one line per rule: the table is visible to every tool
+    po101_invalid_yaml,
+    po102_schema_violation,
+    po103_jinja_syntax,
+    po104_unknown_jinja_name,
+    po105_literal_delimiters,
+    po106_duplicate_prompt_name,
+    po107_name_mismatch,
+    po108_key_order,
+    po201_undeclared_variable,
+    po202_unused_argument,
+    po203_required_with_default,
+    po204_default_not_in_enum,
+    po205_default_not_matching_pattern,
+    po206_shadows_jinja_global,
+    po207_unguarded_optional,
+    po208_costly_pattern,
+    po301_missing_include,
+    po302_circular_include,
+    po303_include_depth,
+    po304_include_outside_package,
+    po305_unused_partial,
+    po306_resource_missing,
+    po401_missing_description,
+    po402_system_in_user_message,
+    po403_enum_too_large,
+    po404_media_type_mismatch,
+    po405_empty_resource,
+    po406_empty_message,
+    po501_secret,
+    po502_invisible_unicode,
+    po503_html_comment,
+    po504_trailing_whitespace,
+    po505_crlf,
+    po506_tab,
+    po507_final_newline,
+    po508_template_too_long,
+    po509_undelimited_argument,
+    po510_unsafe_template_access,
+    po511_resource_exhaustion,
+    po601_version_not_bumped,
+    po602_insufficient_bump,
+)
 
 if TYPE_CHECKING:
+    from promptops.lint.context import LintContext
     from promptops.lint.problem import Hit
 
-_MODULES: tuple[ModuleType, ...] = tuple(
-    import_module(f"promptops.lint.rules.{name}")
-    for name in (
-        "po101_invalid_yaml",
-        "po102_schema_violation",
-        "po103_jinja_syntax",
-        "po104_unknown_jinja_name",
-        "po105_literal_delimiters",
-        "po106_duplicate_prompt_name",
-        "po107_name_mismatch",
-        "po108_key_order",
-        "po201_undeclared_variable",
-        "po202_unused_argument",
-        "po203_required_with_default",
-        "po204_default_not_in_enum",
-        "po205_default_not_matching_pattern",
-        "po206_shadows_jinja_global",
-        "po207_unguarded_optional",
-        "po208_costly_pattern",
-        "po301_missing_include",
-        "po302_circular_include",
-        "po303_include_depth",
-        "po304_include_outside_package",
-        "po305_unused_partial",
-        "po306_resource_missing",
-        "po401_missing_description",
-        "po402_system_in_user_message",
-        "po403_enum_too_large",
-        "po404_media_type_mismatch",
-        "po405_empty_resource",
-        "po406_empty_message",
-        "po501_secret",
-        "po502_invisible_unicode",
-        "po503_html_comment",
-        "po504_trailing_whitespace",
-        "po505_crlf",
-        "po506_tab",
-        "po507_final_newline",
-        "po508_template_too_long",
-        "po509_undelimited_argument",
-        "po510_unsafe_template_access",
-        "po511_resource_exhaustion",
-        "po601_version_not_bumped",
-        "po602_insufficient_bump",
-    )
+_MODULES: tuple[ModuleType, ...] = (
+    po101_invalid_yaml,
+    po102_schema_violation,
+    po103_jinja_syntax,
+    po104_unknown_jinja_name,
+    po105_literal_delimiters,
+    po106_duplicate_prompt_name,
+    po107_name_mismatch,
+    po108_key_order,
+    po201_undeclared_variable,
+    po202_unused_argument,
+    po203_required_with_default,
+    po204_default_not_in_enum,
+    po205_default_not_matching_pattern,
+    po206_shadows_jinja_global,
+    po207_unguarded_optional,
+    po208_costly_pattern,
+    po301_missing_include,
+    po302_circular_include,
+    po303_include_depth,
+    po304_include_outside_package,
+    po305_unused_partial,
+    po306_resource_missing,
+    po401_missing_description,
+    po402_system_in_user_message,
+    po403_enum_too_large,
+    po404_media_type_mismatch,
+    po405_empty_resource,
+    po406_empty_message,
+    po501_secret,
+    po502_invisible_unicode,
+    po503_html_comment,
+    po504_trailing_whitespace,
+    po505_crlf,
+    po506_tab,
+    po507_final_newline,
+    po508_template_too_long,
+    po509_undelimited_argument,
+    po510_unsafe_template_access,
+    po511_resource_exhaustion,
+    po601_version_not_bumped,
+    po602_insufficient_bump,
 )
 
 
@@ -76,7 +119,8 @@ class Rule:
     needs: str
     fixable: bool
     doc: str
-    check: Callable[[Any], Iterable[Hit]]
+    check: Callable[[LintContext], Iterable[Hit]]
+    fix: Callable[[str], str] | None = None  # the rule's own repair of a file's text
 
     @property
     def summary(self) -> str:
@@ -89,9 +133,10 @@ def _rule(module: ModuleType) -> Rule:
         name=module.NAME,
         level=module.LEVEL,
         needs=module.NEEDS,
-        fixable=getattr(module, "FIXABLE", False),
+        fixable=hasattr(module, "fix"),
         doc=module.__doc__ or "",
         check=module.check,
+        fix=getattr(module, "fix", None),
     )
 
 

@@ -17,9 +17,10 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
+from promptops.console import PLAIN_AUTO, Console
 from promptops.lint import cache
 from promptops.lint.config import LintSettings, manifest_data, settings
-from promptops.lint.output import Report
+from promptops.lint.output import Report, Texts
 from promptops.lint.problem import Finding
 from promptops.pipeline.source import CachingSource, Source
 
@@ -58,11 +59,13 @@ class Linted:
     report: Report
     settings: LintSettings
     package: Package | None = None  # what lint validated (None on a cache hit or a failure)
+    how: str = "full"  # "cached" | "incremental" (edited prompts re-linted) | "full"
 
     @property
     def failing(self) -> bool:
-        """Errors fail; with ``strict`` warnings fail too."""
-        return any(f.level == "error" or self.settings.strict for f in self.findings)
+        """Errors fail; with ``strict`` warnings fail too; info never fails (nor any gate)."""
+        return any(f.level == "error" or (self.settings.strict and f.level == "warning")
+                   for f in self.findings)
 
 
 def lint_package(subject: Subject, opts: Options = Options(), *,
@@ -74,9 +77,16 @@ def lint_package(subject: Subject, opts: Options = Options(), *,
     conf = settings(manifest_data(files), list(opts.select), list(opts.ignore),
                     strict=opts.strict, base=opts.base)
     where = cache.cache_dir(subject.path)
-    key = cache.package_key(files, conf, where) if opts.use_cache else ""
+    ids = cache.blobs(files, where) if opts.use_cache else {}
+    key = cache.package_key(files, conf, where, ids) if opts.use_cache else ""
     found = cache.load(where, key) if opts.use_cache else None
     package = None
+    how = "cached" if found is not None else "full"
+    if found is None and opts.use_cache and conf.base is None:
+        found = _incremental(files, conf, where, ids)
+        if found is not None:
+            how = "incremental"
+            cache.store(where, key, found)
     if found is None:
         from promptops.lint.engine import lint_source
 
@@ -89,22 +99,53 @@ def lint_package(subject: Subject, opts: Options = Options(), *,
         found, package = result.findings, result.package
         if opts.use_cache:
             cache.store(where, key, found)
-    texts = {}
-    for path in {f.path for f in found}:
+            if result.deps is not None and result.names is not None:
+                cache.store_last(where, conf, {"blobs": ids, "findings": found,
+                                               "deps": result.deps, "names": result.names})
+    def read(path: str) -> str:
         try:
-            texts[path] = files.read(path).decode("utf-8", "replace")
+            return files.read(path).decode("utf-8", "replace")
         except FileNotFoundError:
-            texts[path] = ""
+            return ""
+
+    texts = Texts(read)
     folder = subject.path
     display = str(folder)
     if folder.is_absolute() and folder.is_relative_to(Path.cwd()):
         display = os.path.relpath(folder, Path.cwd())
-    return Linted(found, Report(files.label, files.origin.path, display, texts), conf, package)
+    return Linted(found, Report(files.label, files.origin.path, display, texts), conf, package,
+                  how)
 
 
-def gate(linted: Linted) -> tuple[bool, list[str], str]:
+def _incremental(files: CachingSource, conf: LintSettings, where: Path,
+                 ids: dict[str, str]) -> list[Finding] | None:
+    """The findings after an edit from the last full record, when that is exact; else None."""
+    last = cache.load_last(where, conf)
+    if last is None:
+        return None
+    from promptops.lint.engine import lint_source
+    from promptops.lint.incremental import relint
+
+    found = relint(files, ids, last, lambda subset: lint_source(subset, conf))
+    if found is not None:
+        cache.store_last(where, conf, {**last, "blobs": ids, "findings": found})
+    return found
+
+
+def gate(linted: Linted, console: Console = PLAIN_AUTO) -> tuple[bool, list[str], str]:
     """For check, build and release: (passes?, finding lines, summary line)."""
     from promptops.lint.output.text import render, summary
 
-    lines = render(linted.findings, linted.report).splitlines()[:-1]
+    lines = render(linted.findings, linted.report, console).splitlines()[:-1]
     return not linted.failing, lines, summary(linted.findings)
+
+
+def refusal(subject: Subject) -> str | None:
+    """Why a commit must not be built or served (lint errors), or None: `build`'s lint gate
+    as one sentence, for `serve` (which keeps the last good set and logs this)."""
+    ok, lines, summary = gate(lint_package(subject))
+    if ok:
+        return None
+    shown = "\n".join(lines[:20]) + (f"\n... and {len(lines) - 20} more" if len(lines) > 20
+                                     else "")
+    return f"lint fails ({summary}); `promptops build` refuses it too:\n{shown}"

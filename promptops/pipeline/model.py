@@ -81,10 +81,11 @@ class Argument(Strict):
     required: bool = False
     default: str | None = Field(None, description="Value of an absent optional argument")
     enum: list[str] | None = Field(None, description="Allowed values; the completion source")
-    examples: list[str] | None = Field(None, description="Completion values, not enforced")
     pattern: str | None = Field(
         None, description="An RE2 regular expression the whole value must match")
     maxLength: int = Field(defaults.MAX_LENGTH, ge=1)
+    # Fields in reading order: lint's key order (PO108) is this order.
+    examples: list[str] | None = Field(None, description="Completion values, not enforced")
 
     @field_validator("pattern")
     @classmethod

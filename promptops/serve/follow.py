@@ -39,6 +39,10 @@ POLL_S = 0.05
 QUIET_S = 0.12
 WARM_AFTER_S = 1.0  # idle time after start before the build machinery is warmed up
 Log = Callable[[str], None]
+# What `build` refuses, serve refuses too (issue 15): a gate gets each freshly built commit
+# and returns why it must not be served, or None. serve never imports lint itself (its cold
+# path stays light and lint sits beside it): the entry point hands the gate in.
+Gate = Callable[["Build"], "str | None"]
 
 
 @dataclass(frozen=True)
@@ -52,12 +56,14 @@ class _Package:
 class Follower:
     """The bundles to serve for a set of package folders, kept in step with their HEADs."""
 
-    def __init__(self, package_dirs: list[Path], *, ref: str | None, log: Log) -> None:
+    def __init__(self, package_dirs: list[Path], *, ref: str | None, log: Log,
+                 gate: Gate | None = None) -> None:
         self._log = log
+        self._gate = gate
         self._ref = ref
         # Per-file results kept across rebuilds, so a checkout re-parses only what changed.
-        # A serving process never lints: memoised files drop their parsed YAML.
-        self._memo = FileMemo(keep_yaml=False)
+        # Without a gate a serving process never lints: memoised files drop their parsed YAML.
+        self._memo = FileMemo(keep_yaml=gate is not None)
         caches: dict[Path, BuildCache] = {}
         self._packages: list[_Package] = []
         for directory in package_dirs:
@@ -109,7 +115,11 @@ class Follower:
             if cached is not None:
                 cache.remember(commit, package.prefix, tree)
                 return restamp(cached, commit, package.prefix)
-        bundle = _build(package.directory, commit, self._memo).bundle
+        built = _build(package.directory, commit, self._memo)
+        bundle = built.bundle
+        refused = self._gate(built) if self._gate is not None else None
+        if refused is not None:  # never stored: the cache holds only what may be served
+            raise PromptopsError(f"{package.directory.name} at {commit[:12]}: {refused}")
         cache.store(commit, package.prefix, bundle)
         return bundle
 

@@ -20,6 +20,7 @@ from promptops.errors import PromptopsError
 from promptops.serve.transports.stdio import Signals, log
 
 if TYPE_CHECKING:
+    from promptops.serve.follow import Gate
     from promptops.serve.server import Server
 
 USAGE = """\
@@ -33,10 +34,11 @@ HEAD; --bundle serves verified bundle files that never change."""
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="promptops serve", usage=USAGE, add_help=True)
-    p.add_argument("paths", nargs="*", type=Path, help="package folders (default: .)")
+    p.add_argument("paths", nargs="*", type=Path, metavar="PATH",
+                   help="package folders (default: .)")
     p.add_argument("--bundle", action="append", type=Path, default=[], metavar="FILE",
                    help="a built bundle to serve (repeatable); not combined with PATH")
-    p.add_argument("--ref", help="serve this commit and do not follow HEAD")
+    p.add_argument("--ref", metavar="REV", help="serve this commit and do not follow HEAD")
     p.add_argument("--page-size", type=int, default=100, metavar="N",
                    help="prompts per prompts/list page (default 100)")
     p.add_argument("--ttl-ms", type=int, default=60_000, metavar="N",
@@ -59,7 +61,8 @@ class Reporter:
         self.server.log("warning", message)
 
 
-def serve_main(argv: list[str]) -> int:
+def serve_main(argv: list[str], gate: Gate | None = None) -> int:
+    """``gate``: what refuses a commit (the entry point passes lint's, as `build` applies)."""
     if any(a == "--http" or a.startswith("--http=") for a in argv):
         from promptops.serve.http import http_main  # the team server: its own module
 
@@ -67,12 +70,12 @@ def serve_main(argv: list[str]) -> int:
     signals = Signals()  # first: a SIGTERM while bundles load must not kill the process
     signals.install()
     try:
-        return _main(argv, signals)
+        return _main(argv, signals, gate)
     finally:
         Signals.hold()  # until exit: see Signals.hold
 
 
-def _main(argv: list[str], signals: Signals) -> int:
+def _main(argv: list[str], signals: Signals, gate: Gate | None = None) -> int:
     try:
         args = _parser().parse_args(argv)
     except SystemExit as exc:  # argparse already printed usage or help
@@ -84,13 +87,13 @@ def _main(argv: list[str], signals: Signals) -> int:
         log("error: --bundle serves fixed bundles; it cannot be combined with PATH or --ref")
         return 2
     try:
-        return _run(args, signals)
+        return _run(args, signals, gate)
     except PromptopsError as exc:
         log(f"error: {exc}")
         return exc.exit_code
 
 
-def _run(args: argparse.Namespace, signals: Signals) -> int:
+def _run(args: argparse.Namespace, signals: Signals, gate: Gate | None = None) -> int:
     from promptops.serve.catalog import Catalog
     from promptops.serve.methods import Settings
     from promptops.serve.server import Server
@@ -109,7 +112,8 @@ def _run(args: argparse.Namespace, signals: Signals) -> int:
         from promptops.serve.follow import Follower
 
         server = Server(Catalog(), settings)  # filled below: the follower logs to its sessions
-        follower = Follower(args.paths or [Path(".")], ref=args.ref, log=Reporter(server))
+        follower = Follower(args.paths or [Path(".")], ref=args.ref, log=Reporter(server),
+                            gate=gate)
         server.catalog.swap(follower.initial())
     snap = server.catalog.snapshot
     names = ", ".join(f"{b['package']['name']} {b['package']['version']}" for b in snap.bundles)

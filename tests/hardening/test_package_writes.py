@@ -128,7 +128,7 @@ def test_build_never_writes_through_a_symlinked_dist(tmp_path: Path) -> None:
 def test_lint_fix_never_writes_through_a_symlinked_prompt(tmp_path: Path) -> None:
     root = package(tmp_path)
     real = root / "prompts" / "real.yaml"
-    real.write_text(PROMPT.replace('"Hello {{ who }}"', '"Hello {{ who }}"   '))  # PO504
+    real.write_text(PROMPT.rstrip("\n"))  # PO507, a fix proven not to change the output
     os.symlink("real.yaml", root / "prompts" / "q.prompt.yaml")
     run = cli("lint", "--fix", str(root), at=tmp_path, allowed=(1,))
     assert "prompts/q.prompt.yaml is a symlink; promptops never writes through" in run.err

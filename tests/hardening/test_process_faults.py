@@ -106,8 +106,9 @@ def prepare_bump(tmp: Path) -> Job:
 
 LINT_FIXES: dict[str, bytes] = {  # one file per fix, each a few KB so a write takes time
     "prompts/crlf.prompt.yaml": ABOUT.replace("About", "Crlf").encode().replace(b"\n", b"\r\n"),
-    "prompts/spaces.prompt.yaml": ABOUT.replace("About", "Spaces").replace(
-        "\nmessages", "   \nmessages").encode(),
+    # trailing spaces a prompt would send are never fixed without --unsafe-fixes (issue 15):
+    # a resource no prompt embeds is a fix the proof allows
+    "resources/spaces.md": b"Spaces   \nmore   \n",
     "prompts/nonl.prompt.yaml": ABOUT.replace("About", "Nonl").rstrip("\n").encode(),
     "prompts/order.prompt.yaml": (b"messages:\n  - role: user\n    text: \"Order {{ topic }}\"\n"
                                   b"# keep this comment\narguments:\n  - {name: topic, "

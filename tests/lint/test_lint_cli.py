@@ -39,7 +39,8 @@ def test_clean_package_exits_0_and_says_so(tmp_path: Path) -> None:
 
 
 def test_text_format_and_summary(tmp_path: Path) -> None:
-    write_files(tmp_path, {**CLEAN, "prompts/greet.prompt.yaml": UNDECLARED + "# note  \n"})
+    write_files(tmp_path, {**CLEAN, "prompts/greet.prompt.yaml": UNDECLARED,
+                           "resources/notes.md": "note  \n"})
     proc = promptops("lint", str(tmp_path))
     assert proc.returncode == 1
     lines = proc.stdout.splitlines()
@@ -74,7 +75,8 @@ def test_github_annotations(tmp_path: Path) -> None:
 
 
 def test_select_and_ignore_from_cli_and_manifest(tmp_path: Path) -> None:
-    write_files(tmp_path, {**CLEAN, "prompts/greet.prompt.yaml": UNDECLARED + "# note  \n"})
+    write_files(tmp_path, {**CLEAN, "prompts/greet.prompt.yaml": UNDECLARED,
+                           "resources/notes.md": "note  \n"})
     codes = lambda *a: {f["code"] for f in lint_json(tmp_path, *a)[1]["findings"]}  # noqa: E731
     assert codes() == {"PO201", "PO504"}
     assert codes("--select", "PO2") == {"PO201"}
@@ -141,7 +143,7 @@ def test_results_are_cached_by_content(tmp_path: Path) -> None:
                          "partials/p.j2": "x\n"})
     assert [f["code"] for f in lint_json(tmp_path)[1]["findings"]] == ["PO305", "PO201"]
     entries = [p for p in (tmp_path / ".git" / "promptops" / "lint").glob("*.json")
-               if not p.name.startswith("stat-")]
+               if not p.name.startswith(("stat-", "last-"))]
     assert len(entries) == 1
     # Prove the second run reads the cache: plant a finding only the cache knows.
     data = json.loads(entries[0].read_text())
@@ -192,7 +194,8 @@ def test_build_refuses_lint_errors_unless_no_lint(tmp_path: Path) -> None:
 
 def test_release_gate_refuses_lint_errors(tmp_path: Path) -> None:
     from promptops.commands.release import GATES
+    from promptops.pipeline.build import Build
 
     make_repo(tmp_path, {**CLEAN, "prompts/greet.prompt.yaml": UNDECLARED})
-    refusals = [gate(tmp_path, {}) for gate in GATES if gate.__name__ == "_lint_gate"]
+    refusals = [gate(Build(tmp_path, "HEAD")) for gate in GATES if gate.__name__ == "_lint_gate"]
     assert refusals and refusals[0] is not None and "PO201" in refusals[0]

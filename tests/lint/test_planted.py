@@ -61,6 +61,8 @@ EXPECTED = [
     ("resources/ws.md", 2, 10, "PO504"),
 ]
 FIXABLE = {"PO108", "PO504", "PO505", "PO507"}
+INFO = {r.code for r in RULES if r.level == "info"}  # shown when selected, not by default
+DEFAULT = [e for e in EXPECTED if e[3] not in INFO]
 
 
 @pytest.fixture
@@ -80,9 +82,18 @@ def test_every_rule_is_planted_once_except_versioning() -> None:
 def test_json_reports_exactly_the_planted_findings(planted: Path) -> None:
     code, doc = lint_json(planted)
     assert code == 1
-    assert _found(doc) == EXPECTED
+    assert _found(doc) == DEFAULT
     assert doc["version"] == 1
-    assert doc["summary"] == {"errors": 21, "warnings": 18, "fixable": 4}
+    assert doc["summary"] == {"errors": 21, "warnings": 17, "fixable": 4}
+
+
+def test_info_rules_yield_their_planted_problems_when_selected(planted: Path) -> None:
+    proc = promptops("lint", str(planted), "--format", "json", *[
+        a for code in sorted(INFO) for a in ("--select", code)])
+    doc = json.loads(proc.stdout)
+    assert INFO and _found(doc) == [e for e in EXPECTED if e[3] in INFO]
+    assert doc["summary"]["info"] == len(INFO)
+    assert proc.returncode == 0, "info never fails"
 
 
 def test_sarif_validates_against_the_schema(planted: Path) -> None:
@@ -95,7 +106,7 @@ def test_sarif_validates_against_the_schema(planted: Path) -> None:
     run = sarif["runs"][0]
     assert {r["id"] for r in run["tool"]["driver"]["rules"]} == {r.code for r in RULES}
     assert all(r["help"]["text"] for r in run["tool"]["driver"]["rules"])
-    assert len(run["results"]) == len(EXPECTED)
+    assert len(run["results"]) == len(DEFAULT)
     prints = [r["partialFingerprints"]["primaryLocationLineHash"] for r in run["results"]]
     assert len(set(prints)) == len(prints)
 
@@ -117,10 +128,10 @@ def test_fix_then_second_run_reports_only_the_unfixable(planted: Path) -> None:
     comment_file = planted / "prompts" / "p108_order.prompt.yaml"
     proc = promptops("lint", str(planted), "--fix", "--format", "json")
     assert proc.returncode == 1, proc.stderr
-    assert _found(json.loads(proc.stdout)) == [e for e in EXPECTED if e[3] not in FIXABLE]
+    assert _found(json.loads(proc.stdout)) == [e for e in DEFAULT if e[3] not in FIXABLE]
     code, doc = lint_json(planted)
     assert code == 1
-    assert _found(doc) == [e for e in EXPECTED if e[3] not in FIXABLE]
+    assert _found(doc) == [e for e in DEFAULT if e[3] not in FIXABLE]
     fixed = comment_file.read_text()
     assert fixed.index("description:") < fixed.index("arguments:")
     assert "# keep this comment" in fixed

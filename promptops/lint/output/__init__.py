@@ -2,7 +2,21 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+
+
+class Texts(dict[str, str]):
+    """path -> text, read on first use: only colour excerpts and SARIF fingerprints need a
+    finding's line, so printing 10,000 findings as JSON reads no file at all."""
+
+    def __init__(self, read: Callable[[str], str]) -> None:
+        super().__init__()
+        self._read = read
+
+    def __missing__(self, path: str) -> str:
+        self[path] = text = self._read(path)
+        return text
 
 
 @dataclass(frozen=True)
@@ -21,5 +35,6 @@ class Report:
         return path if self.display in ("", ".") else f"{self.display}/{path}"
 
     def line_text(self, path: str, line: int) -> str:
-        lines = self.texts.get(path, "").split("\n")
+        lines = self.texts[path].split("\n") if isinstance(self.texts, Texts) else \
+            self.texts.get(path, "").split("\n")
         return lines[line - 1].rstrip("\r") if 0 < line <= len(lines) else ""

@@ -15,7 +15,7 @@ def _escape(text: str, *, prop: bool = False) -> str:
 def render(findings: list[Finding], report: Report) -> str:
     out = []
     for f in findings:
-        kind = "error" if f.level == "error" else "warning"
+        kind = {"error": "error", "warning": "warning"}.get(f.level, "notice")
         props = (f"file={_escape(report.repo_path(f.path), prop=True)},line={f.line},"
                  f"col={f.col},title={_escape(f'{f.code} {f.name}', prop=True)}")
         out.append(f"::{kind} {props}::{_escape(f.message)}")

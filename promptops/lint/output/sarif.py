@@ -21,6 +21,9 @@ from promptops.lint.registry import RULES
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 
 
+# SARIF 2.1.0 levels: "note" is its name for information.
+_LEVEL = {"error": "error", "warning": "warning", "info": "note"}
+
 def _rule(r: Any) -> dict[str, Any]:
     rule: dict[str, Any] = {
         "id": r.code,
@@ -28,7 +31,7 @@ def _rule(r: Any) -> dict[str, Any]:
         "shortDescription": {"text": r.summary},
         "fullDescription": {"text": " ".join(r.doc.strip().split("\n\n")[0].split())},
         "help": {"text": r.doc.strip(), "markdown": r.doc.strip()},
-        "defaultConfiguration": {"level": r.level},
+        "defaultConfiguration": {"level": _LEVEL[r.level]},
         "properties": {"tags": ["promptops"]},
     }
     help_uri = docs_url("rules.md", f"{r.code.lower()}-{r.name}")
@@ -44,7 +47,7 @@ def render(findings: list[Finding], report: Report) -> str:
         results.append({
             "ruleId": f.code,
             "ruleIndex": index[f.code],
-            "level": f.level,
+            "level": _LEVEL[f.level],
             "message": {"text": f.message},
             "locations": [{
                 "physicalLocation": {

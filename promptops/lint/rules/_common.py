@@ -3,29 +3,33 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from promptops.lint.problem import Hit
 from promptops.sandbox.limits import Limits
 
+if TYPE_CHECKING:
+    from promptops.lint.context import LintContext
+
+
 TEMPLATE_SUFFIXES = (".j2", ".jinja", ".jinja2")
 
 
-def from_load(ctx: Any, code: str) -> Iterator[Hit]:
+def from_load(ctx: LintContext, code: str) -> Iterator[Hit]:
     """The problems validation found for rule ``code``, as they were positioned."""
     for p in ctx.problems:
         if p.code == code:
             yield Hit(p.path, p.line, p.col, p.message)
 
 
-def package_limits(ctx: Any) -> Limits:
+def package_limits(ctx: LintContext) -> Limits:
     """The request bounds the package's manifest sets (within the hard caps)."""
     manifest = ctx.package.manifest if ctx.package is not None else None
     config = manifest.limits if manifest is not None else None
     return Limits.of(config.model_dump() if config is not None else None)
 
 
-def patterned(ctx: Any) -> Iterator[tuple[Any, int, Any]]:
+def patterned(ctx: LintContext) -> Iterator[tuple[Any, int, Any]]:
     """(prompt, index, argument) of every argument with a ``pattern``."""
     for prompt in prompts(ctx):
         for i, arg in enumerate(prompt.spec.arguments):
@@ -33,23 +37,13 @@ def patterned(ctx: Any) -> Iterator[tuple[Any, int, Any]]:
                 yield prompt, i, arg
 
 
-def prompts(ctx: Any) -> Any:
+def prompts(ctx: LintContext) -> Any:
     return ctx.package.prompts if ctx.package is not None else ()
 
 
-def prompt_sources(ctx: Any, prompt: Any) -> list[tuple[str, Any, str]]:
+def prompt_sources(ctx: LintContext, prompt: Any) -> list[tuple[str, Any, str]]:
     """(path, loc or None, source) of every template a prompt renders, includes too."""
-    out: list[tuple[str, Any, str]] = []
-    seen: set[tuple[str, Any]] = set()
-    for unit in ctx.units(prompt):
-        items = [(unit.path, unit.loc, unit.source)] + [
-            (p, None, ctx.package.templates[p]) for p in ctx.reached(unit.path, unit.source)
-        ]
-        for path, loc, src in items:
-            if (path, loc) not in seen:
-                seen.add((path, loc))
-                out.append((path, loc, src))
-    return out
+    return ctx.sources(prompt)
 
 
 def argument_loc(prompt: Any, name: str) -> tuple[int, int]:

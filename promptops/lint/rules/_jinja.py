@@ -8,14 +8,17 @@ too, and report at the template's own file and line.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from jinja2 import nodes
 
 from promptops.lint.rules._common import prompt_sources, prompts
 
+if TYPE_CHECKING:
+    from promptops.lint.context import LintContext
 
-def template_asts(ctx: Any) -> Iterator[tuple[str, Any, nodes.Template]]:
+
+def template_asts(ctx: LintContext) -> Iterator[tuple[str, Any, nodes.Template]]:
     """(path, loc or None, AST) of every distinct template the prompts render."""
     seen: set[tuple[str, Any]] = set()
     for prompt in prompts(ctx):
@@ -37,7 +40,7 @@ def walk(node: nodes.Node) -> Iterator[nodes.Node]:
         stack.extend(reversed(list(current.iter_child_nodes())))
 
 
-def position(ctx: Any, path: str, loc: Any, lineno: int, needle: str,
+def position(ctx: LintContext, path: str, loc: Any, lineno: int, needle: str,
              skip: int = 0) -> tuple[int, int]:
     """Line and column of ``needle`` on template line ``lineno``, moved ``skip`` columns
     right when the needle was found there (``.__class__`` -> the name after the dot)."""

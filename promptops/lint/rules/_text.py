@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from promptops.lint.context import LintContext
 
 
-def lines(ctx: Any) -> Iterator[tuple[str, int, str]]:
+def lines(ctx: LintContext) -> Iterator[tuple[str, int, str]]:
     """(path, 1-based line, line without its end) of every package text file."""
     for path in ctx.text_files:
         text = ctx.text(path)
@@ -18,7 +21,7 @@ def lines(ctx: Any) -> Iterator[tuple[str, int, str]]:
 
 
 def first_per_line(
-    ctx: Any, rx: re.Pattern[str], *, ascii_only: bool = False
+    ctx: LintContext, rx: re.Pattern[str], *, ascii_only: bool = False
 ) -> Iterator[tuple[str, int, int, str]]:
     """(path, line, column, match) of the first match of ``rx`` on each line.
 

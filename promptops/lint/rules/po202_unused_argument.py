@@ -3,6 +3,8 @@
 Why: clients ask users for it and the answer is thrown away; usually the template was
 edited and the argument forgotten, or the template uses a misspelt name.
 
+Measured on the real-prompt corpus: no finding in 78 prompts.
+
 Fails::
 
     arguments:
@@ -23,15 +25,19 @@ Passes::
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING
 
 from promptops.lint.problem import Hit
 from promptops.lint.rules._common import argument_loc, prompt_sources, prompts
 
+if TYPE_CHECKING:
+    from promptops.lint.context import LintContext
+
+
 CODE, NAME, LEVEL, NEEDS = "PO202", "unused-argument", "warning", "package"
 
 
-def check(ctx: Any) -> Iterator[Hit]:
+def check(ctx: LintContext) -> Iterator[Hit]:
     for prompt in prompts(ctx):
         used: set[str] = set()
         complete = True

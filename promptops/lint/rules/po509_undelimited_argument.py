@@ -1,32 +1,54 @@
-"""A free-text argument is interpolated into the first or an assistant message bare.
+"""Untrusted text is interpolated bare where the model takes instructions from.
 
-Why: text a user controls lands where the model takes instructions from (the opening
-message, or the model's own voice), so "ignore the above and ..." works. Fence it with
-delimiters the model can see: quotes, backticks, a code fence or an XML-style tag.
-Arguments with an ``enum`` or a ``pattern`` are constrained and not reported. A
-heuristic, so a warning.
+Why: an injection surface is where text the prompt's author did not write lands with the
+author's authority: retrieved or third-party content (documents, search results, another
+agent's output, a web page) anywhere in the instructions, or the user's own request placed
+in the model's voice (an ``assistant`` message, the format's place for a system prompt).
+"Ignore the above and ..." then works. Fence it with delimiters the model can see: quotes,
+backticks, a code fence or an XML-style tag.
+
+Not a surface, measured on real prompts (most of the old findings): the request itself in a
+user message (``Question: {{ question }}`` in the last user message *is* the request), a
+caller's setting (a persona, a language, a name), a number, and arguments constrained by
+``enum`` or ``pattern``. Third-party content is recognised by the argument's name or
+description (context, document, retrieved, search, research, source, page, email, feedback,
+response ...). A user message followed by more of the prompt's own messages is a surface too:
+the argument is then content the later instructions act on, not the request. A heuristic, so
+a warning, reported once per argument and prompt.
+
+Measured on the real-prompt corpus: 14/17 findings real (82%).
 
 Fails::
 
-    - role: assistant
-      text: "I will review {{ code }} now."
+    arguments: [{name: context}, {name: question}]
+    messages:
+      - role: assistant
+        text: "Answer from these documents: {{ context }}"
+      - role: user
+        text: "{{ question }}"
 
 Passes::
 
-    - role: assistant
-      text: |
-        I will review the code between the tags.
-        <code>{{ code }}</code>
+    arguments: [{name: context}, {name: question}]
+    messages:
+      - role: assistant
+        text: "Answer from the documents in the tags. <docs>{{ context }}</docs>"
+      - role: user
+        text: "Question: {{ question }}"
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from promptops.lint.problem import Hit
 from promptops.lint.rules._common import prompts
+
+if TYPE_CHECKING:
+    from promptops.lint.context import LintContext
+
 
 CODE, NAME, LEVEL, NEEDS = "PO509", "undelimited-argument", "warning", "package"
 
@@ -45,29 +67,72 @@ def delimited(source: str, start: int, end: int) -> bool:
     return tag is not None and after.lstrip().startswith(f"</{tag.group(1)}>")
 
 
+_THIRD_PARTY = re.compile(
+    r"context|document|\bdocs?\b|retriev|search|research|source|\bpages?\b|html|e-?mail|"
+    r"article|transcript|feedback|response|completion|passage|snippet|chunk|excerpt|"
+    r"web|scraped|tool.?output|results?\b", re.I)
+_REQUEST = re.compile(r"^(?:question|query|input|request|message|prompt|user_?input|ask)s?$",
+                      re.I)
+_NUMBER = re.compile(r"amount|count|number|\bnum\b|\bage\b|price|quantity|total|year|"
+                     r"limit|^n$|^max|^min", re.I)
+_WORDS = re.compile(r"(?<=[a-z])(?=[A-Z])|_|-")
+
+
+def _words(name: str) -> str:
+    return " ".join(_WORDS.split(name))
+
+
+def third_party(arg: Any) -> bool:
+    """Content from elsewhere, by what the argument's name or description says it holds."""
+    return bool(_THIRD_PARTY.search(_words(arg.name))
+                or (arg.description and _THIRD_PARTY.search(arg.description)))
+
+
+def _numeric(arg: Any) -> bool:
+    if _NUMBER.search(_words(arg.name)):
+        return True
+    try:
+        float(arg.default or "x")
+    except ValueError:
+        return False
+    return True
+
+
 def _expressions(source: str) -> Iterator[tuple[int, int, str]]:
     for m in re.finditer(r"\{\{-?(.*?)-?\}\}", source, re.S):
         yield m.start(), m.end(), m.group(1)
 
 
-def check(ctx: Any) -> Iterator[Hit]:
+def check(ctx: LintContext) -> Iterator[Hit]:
     for prompt in prompts(ctx):
-        free = {a.name for a in prompt.spec.arguments if a.enum is None and a.pattern is None}
+        free = {a.name: a for a in prompt.spec.arguments
+                if a.enum is None and a.pattern is None and not _numeric(a)}
+        if not free:
+            continue
+        last = len(prompt.spec.messages) - 1
+        reported: set[str] = set()  # once per argument and prompt
         for unit in ctx.units(prompt):
-            if not free or not (unit.message == 0 or unit.role == "assistant"):
-                continue
             facts = ctx.facts(unit.path, unit.source)
             if facts is None or (unit.loc is not None and unit.loc[-1] == "uri"):
                 continue
-            printed = facts.printed & free
+            assistant = unit.role == "assistant"
+            followed = not assistant and unit.message is not None and unit.message < last
+            surface = {
+                name for name in facts.printed & set(free)
+                if third_party(free[name]) or followed
+                or (assistant and _REQUEST.match(name))
+            }
             for start, end, inner in _expressions(unit.source):
-                names = set(re.findall(r"[A-Za-z_]\w*", inner)) & printed
+                names = set(re.findall(r"[A-Za-z_]\w*", inner)) & surface - reported
                 if not names or delimited(unit.source, start, end):
                     continue
+                reported |= names
                 lineno = unit.source.count("\n", 0, start) + 1
                 first = sorted(names)[0]
                 line, col = ctx.locate(unit.path, unit.loc, lineno, unit.source[start:end])
+                what = "third-party content" if third_party(free[first]) else "text"
+                where = "an assistant message" if assistant else "a user message" + (
+                    " the prompt's own messages follow" if followed else "")
                 yield Hit(unit.path, line, col,
-                          f"argument {first!r} is interpolated into the "
-                          f"{'assistant' if unit.role == 'assistant' else 'first'} message "
+                          f"argument {first!r} ({what}) is interpolated into {where} "
                           "without delimiters (prompt injection surface)")

@@ -1,0 +1,111 @@
+"""What of a template's source text reaches the rendered prompt, line by line.
+
+The hygiene rules used to judge raw file lines, so whitespace that YAML or Jinja throws
+away (an indentation-only blank line of a ``text: |`` block, a space before ``{%-``, a
+comment) was reported as if the model saw it: half of all findings on real prompts. Jinja's
+own lexer, configured exactly as the renderer is (``trim_blocks``, ``lstrip_blocks``, ``-``
+and ``+`` markers), yields the literal text that is output; these helpers find lines in it
+and map them back to the file, so a rule reports only what reaches the model.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+from promptops.lint.rules._common import prompt_sources, prompts
+
+if TYPE_CHECKING:
+    from promptops.lint.context import LintContext
+
+
+_TRAILING = re.compile(r"[ \t]+(?=\n)|[ \t]+\Z")
+
+
+def template_sources(ctx: LintContext) -> Iterator[tuple[str, Any, str]]:
+    """(path, loc or None, source) of every distinct template the prompts render."""
+    seen: set[tuple[str, Any]] = set()
+    for prompt in prompts(ctx):
+        for path, loc, source in prompt_sources(ctx, prompt):
+            if (path, loc) not in seen:
+                seen.add((path, loc))
+                yield path, loc, source
+
+
+def verbatim_files(ctx: LintContext) -> Iterator[tuple[str, str]]:
+    """(path, text) of the text files served as they are (resources, notes): not YAML, whose
+    prompt text is judged through its template scalars, and not templates, judged by the
+    lexer. Their every byte can reach a client, so their raw lines are judged."""
+    templates = ctx.package.templates if ctx.package is not None else {}
+    for path in ctx.text_files:
+        if path.endswith((".yaml", ".yml")) or path in templates:
+            continue
+        text = ctx.text(path)
+        if text:
+            yield path, text
+
+
+def output_data(ctx: LintContext, source: str) -> list[tuple[int, str, bool]]:
+    """(template line where it starts, text, last token?) of each literal piece of output.
+
+    A template that does not lex yields nothing (PO103 reports it).
+    """
+    tokens = ctx.tokens(source)
+    last = len(tokens) - 1
+    return [(lineno, value, i == last) for i, (lineno, kind, value) in enumerate(tokens)
+            if kind == "data"]
+
+
+def trailing_lines(ctx: LintContext, source: str) -> list[int]:
+    """Template lines whose trailing whitespace is output."""
+    out: list[int] = []
+    for lineno, data, final in output_data(ctx, source):
+        for m in _TRAILING.finditer(data):
+            if m.end() == len(data) and not final:
+                continue  # text before a tag or an expression on the same line
+            out.append(lineno + data.count("\n", 0, m.start()))
+    return out
+
+
+def indent_tab_lines(ctx: LintContext, source: str) -> list[int]:
+    """Template lines whose output starts with a tab: a tab used as indentation.
+
+    A tab after other text on the line (a column separator in a table of data) is content
+    the author meant, not indentation.
+    """
+    tokens = ctx.tokens(source)
+    out: list[int] = []
+    at_start = True
+    for lineno, kind, value in tokens:
+        if kind == "data":
+            for i, piece in enumerate(value.split("\n")):
+                if (i > 0 or at_start) and piece.lstrip(" ").startswith("\t"):
+                    out.append(lineno + i)
+        if value:
+            at_start = value.endswith("\n")
+    return out
+
+
+def file_position(ctx: LintContext, path: str, loc: Any, lineno: int,
+                  line_text: str) -> tuple[int, int]:
+    """File line and column of the end of template line ``lineno``'s visible text."""
+    line, col = ctx.locate(path, loc, lineno, "")
+    text = ctx.text(path) or ""
+    lines = text.split("\n")
+    if 0 < line <= len(lines):
+        visible = lines[line - 1].rstrip(" \t\r")
+        if line_text and visible.endswith(line_text.rstrip(" \t")):
+            return line, len(visible) + 1
+    return line, col
+
+
+def runs(numbers: list[int]) -> list[tuple[int, int]]:
+    """Consecutive line numbers grouped: [3, 4, 5, 9] -> [(3, 5), (9, 9)]."""
+    out: list[tuple[int, int]] = []
+    for n in sorted(set(numbers)):
+        if out and n == out[-1][1] + 1:
+            out[-1] = (out[-1][0], n)
+        else:
+            out.append((n, n))
+    return out
