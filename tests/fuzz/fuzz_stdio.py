@@ -23,6 +23,7 @@ import json
 import queue
 import random
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -243,8 +244,20 @@ def _for_schema(expect: Expect) -> Expect:
                                                          method=expect.method)
 
 
-def run(seconds: float, seed: int) -> Report:
-    report: Report = fuzz_serve.run(seconds, seed, session, Report())
+def run(seconds: float, seed: int, min_lines: int = 0) -> Report:
+    """Sessions for ``seconds``, and on until ``min_lines`` lines covering every class went out.
+
+    The floor makes what a run covers independent of how busy the machine is: a loaded CI
+    runner takes longer, it does not test less (a time box alone sent 13 lines under load).
+    """
+    report = Report()
+    rng = random.Random(seed)
+    with tempfile.TemporaryDirectory(prefix="promptops-fuzz-") as tmp:
+        bundle_path, bundle = fuzz_serve.build_bundle(Path(tmp))
+        deadline = time.monotonic() + seconds
+        while (time.monotonic() < deadline or report.lines < min_lines
+               or not all(report.slowest.values())) and report.sessions < 10_000:
+            session(rng, bundle_path, bundle, report, max(deadline, time.monotonic() + 1.0))
     return report
 
 
