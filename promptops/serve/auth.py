@@ -40,9 +40,12 @@ import hmac
 import json
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from promptops.errors import UsageError
+
+if TYPE_CHECKING:
+    import jwt
 
 EVERYTHING: tuple[str, ...] = ("*",)
 
@@ -174,7 +177,7 @@ class JwtTokens:
         self._client = jwt.PyJWKClient(jwks_url, cache_jwk_set=True, lifespan=300) \
             if jwks_url else None
         self._file = jwks_file
-        self._keys: dict[str, Any] = {}
+        self._keys: dict[str, jwt.PyJWK] = {}
         if jwks_file is not None:
             self.reload()
 
@@ -188,7 +191,7 @@ class JwtTokens:
         self._keys = {k.key_id: k for k in jwks.keys if k.key_id}
         return f"JWKS reloaded from {self._file}: {len(self._keys)} key(s)"
 
-    def _key(self, token: str) -> Any:
+    def _key(self, token: str) -> jwt.PyJWK:
         jwt = self._jwt
         try:
             if self._client is not None:  # blocking urllib: the transport calls us in a thread
@@ -235,7 +238,8 @@ def www_authenticate(err: AuthError, metadata_url: str, scopes: Sequence[str]) -
 
 def resource_metadata(resource: str, issuer: str | None, scopes: Sequence[str]) -> bytes:
     """RFC 9728 Protected Resource Metadata for our MCP endpoint."""
-    doc: dict[str, Any] = {"resource": resource, "bearer_methods_supported": ["header"]}
+    doc: dict[str, str | list[str]] = {"resource": resource,
+                                       "bearer_methods_supported": ["header"]}
     if issuer:
         doc["authorization_servers"] = [issuer]
     if scopes:

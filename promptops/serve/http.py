@@ -22,10 +22,18 @@ import re
 import shlex
 import signal
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from promptops.errors import PromptopsError, UsageError
+
+if TYPE_CHECKING:
+    from promptops.pipeline.bundle_types import Bundle
+    from promptops.serve.auth import JwtTokens, StaticTokens
+    from promptops.serve.follow import Follower
+    from promptops.serve.remote import Remote
+    from promptops.serve.transports.http import HttpApp
 
 USAGE = """\
 promptops serve --http [HOST:]PORT [--path /mcp] [PATH ... | --bundle FILE ... |
@@ -105,7 +113,7 @@ def _bind(args: argparse.Namespace) -> tuple[str, int]:
     return args.host or host, args.port if args.port is not None else port
 
 
-def build(args: argparse.Namespace) -> Any:
+def build(args: argparse.Namespace) -> HttpApp:
     """The HttpApp for parsed arguments (nothing bound or started yet)."""
     from promptops.serve.methods import Settings
     from promptops.serve.metrics import Metrics
@@ -125,8 +133,8 @@ def build(args: argparse.Namespace) -> Any:
     metrics = Metrics()
     auth = _auth(args)
     views: Views
-    follower: Any = None
-    remote: Any = None
+    follower: Follower | None = None
+    remote: Remote | None = None
     if args.bundle:
         from promptops.pipeline.bundle import load_bundle
 
@@ -150,7 +158,7 @@ def build(args: argparse.Namespace) -> Any:
         views = Views(follower.initial(), settings)
     metrics.served(views.bundles)
 
-    def swapped(bundles: Any) -> None:
+    def swapped(bundles: Sequence[Bundle]) -> None:
         if views.swap(bundles):
             metrics.reloads.inc()
             metrics.served(bundles)
@@ -200,7 +208,7 @@ def build(args: argparse.Namespace) -> Any:
     return app
 
 
-def _auth(args: argparse.Namespace) -> Any:
+def _auth(args: argparse.Namespace) -> StaticTokens | JwtTokens | None:
     from promptops.serve.auth import JwtTokens, StaticTokens, read_access_file
 
     if args.jwks_url or args.jwks_file:
@@ -215,7 +223,7 @@ def _auth(args: argparse.Namespace) -> Any:
     return None
 
 
-def create_app(argv: list[str] | None = None) -> Any:
+def create_app(argv: list[str] | None = None) -> HttpApp:
     """The ASGI app for ``argv`` (default: ``$PROMPTOPS_SERVE_ARGS``, shell-quoted)."""
     if argv is None:
         argv = shlex.split(os.environ.get("PROMPTOPS_SERVE_ARGS", ""))

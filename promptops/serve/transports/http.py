@@ -43,7 +43,8 @@ import threading
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable, Iterable, MutableMapping
-from typing import TYPE_CHECKING, Any
+from types import FrameType
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from promptops.serve import jsonrpc, wire
 from promptops.serve.auth import ANONYMOUS, AuthError, Principal, www_authenticate
@@ -64,9 +65,19 @@ if TYPE_CHECKING:
     from promptops.serve.metrics import Metrics
     from promptops.serve.server import Server
     from promptops.serve.session import Session
+    from promptops.serve.transports.http_sse import OldSession
     from promptops.serve.views import Views
 
 Scope = MutableMapping[str, Any]
+
+
+class Note(TypedDict):
+    """What one request leaves for its access-log line and metrics."""
+
+    rpc: str | None
+    principal: str | None
+
+
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
 SendAsgi = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 
@@ -252,7 +263,7 @@ def _status_for(reply: Json) -> int:
     return 500
 
 
-def _cache_headers(reply: Json, authenticated: bool) -> list[tuple[bytes, bytes]]:
+def _cache_headers(reply: Json, *, authenticated: bool) -> list[tuple[bytes, bytes]]:
     result = reply.get("result")
     if not isinstance(result, dict) or "ttlMs" not in result:
         return [NO_STORE]
@@ -273,7 +284,7 @@ class HttpApp:
                  on_stop: Callable[[], None] | None = None) -> None:
         self.views, self.config, self.auth, self.metrics = views, config, auth, metrics
         self.sessions = Sessions(config)
-        self.old_sessions: dict[str, Any] = {}  # 2024-11-05 HTTP+SSE (http_sse.py)
+        self.old_sessions: dict[str, OldSession] = {}  # 2024-11-05 HTTP+SSE (http_sse.py)
         root = config.path.rsplit("/", 1)[0]
         self.sse_path, self.messages_path = root + "/sse", root + "/messages"
         self.streams: dict[Stream, None] = {}
@@ -333,7 +344,7 @@ class HttpApp:
         loop = self.loop
         assert loop is not None
 
-        def handler(signum: int, frame: Any) -> None:
+        def handler(signum: int, frame: FrameType | None) -> None:
             loop.call_soon_threadsafe(self.drain)
             if callable(previous):
                 previous(signum, frame)
@@ -368,7 +379,7 @@ class HttpApp:
     async def _http(self, scope: Scope, receive: Receive, send: SendAsgi) -> None:
         path: str = scope["path"]
         started = time.perf_counter()
-        note: dict[str, Any] = {"rpc": None, "principal": None}
+        note: Note = {"rpc": None, "principal": None}
         status = 500
         try:
             if path == self.config.path or path == self.config.path + "/":
@@ -399,7 +410,7 @@ class HttpApp:
             if self.metrics is not None and note["rpc"] is not None:
                 self.metrics.observe(note["rpc"], status, time.perf_counter() - started)
 
-    def _access(self, scope: Scope, status: int, started: float, note: dict[str, Any]) -> None:
+    def _access(self, scope: Scope, status: int, started: float, note: Note) -> None:
         client = scope.get("client") or ("", 0)
         entry = {"ts": round(time.time(), 3), "remote": client[0], "verb": scope["method"],
                  "path": scope["path"], "status": status,
@@ -463,7 +474,7 @@ class HttpApp:
         return self.auth.authenticate(header)
 
     async def _mcp(self, scope: Scope, receive: Receive, send: SendAsgi,
-                   note: dict[str, Any]) -> int:
+                   note: Note) -> int:
         headers = _headers(scope)
         try:
             principal = await self._admit(headers)
@@ -509,7 +520,7 @@ class HttpApp:
     # ---- POST ---------------------------------------------------------------------------
     async def _post(self, scope: Scope, receive: Receive, send: SendAsgi,
                     headers: dict[str, str], principal: Principal,
-                    note: dict[str, Any]) -> int:
+                    note: Note) -> int:
         ctype = headers.get("content-type", "").split(";", 1)[0].strip().lower()
         if ctype != "application/json":
             raise HttpError(415, jsonrpc.INVALID_REQUEST,
@@ -607,7 +618,7 @@ class HttpApp:
         out = replies[0] if replies else jsonrpc.error(rid, jsonrpc.INTERNAL_ERROR, "no reply")
         assert isinstance(out, dict)
         return await _respond(send, _status_for(out), wire.encode(out),
-                              [JSON_CT, *_cache_headers(out, self.auth is not None)])
+                              [JSON_CT, *_cache_headers(out, authenticated=self.auth is not None)])
 
     def _client_key(self, principal: Principal, scope_client: object) -> str:
         if self.auth is not None:
