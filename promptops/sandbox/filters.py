@@ -178,6 +178,15 @@ def install(filters: MutableMapping[str, Filter], tests: MutableMapping[str, Fil
         skip = _offset(original)
         what = f"`{name}`"
 
+        if text and before is None and not skip:  # `capitalize`, `upper`...: per-call fast
+            def bounded_text(value: Any, *args: Any, **kwargs: Any) -> Any:
+                if type(value) is not str:
+                    value = _text_input(value, what)
+                return _check_result(original(value, *args, **kwargs), what)
+
+            table[name] = _keep_pass_arg(bounded_text, original)
+            return
+
         def bounded(*args: Any, **kwargs: Any) -> Any:
             if text and len(args) > skip:
                 args = (*args[:skip], _text_input(args[skip], what), *args[skip + 1:])
