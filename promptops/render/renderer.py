@@ -16,6 +16,7 @@ and its output bound counts every part of the reply, rendered or copied from a f
 from __future__ import annotations
 
 import re
+from collections import ChainMap
 from typing import TYPE_CHECKING
 
 from promptops.errors import ArgumentError, RenderError, TemplateError
@@ -51,6 +52,7 @@ class Renderer:
         self._env: PromptEnvironment | None = None
         self._compiled: dict[tuple[str, int, str], _Compiled] = {}
         self._rules: dict[str, _Rules] = {}
+        self._globals: dict[str, object] | None = None  # env.globals, flattened once
         self._patterns: dict[str, Pattern] = {}
         package = bundle.get("package")
         self.limits = Limits.of(package.get("limits") if package else None)
@@ -188,7 +190,9 @@ class Renderer:
         if compiled is None:
             env = self.env()
             tpl = env.get_template(source) if field == "template" else env.from_string(source)
-            compiled = self._compiled[key] = _Compiled(tpl)
+            if self._globals is None:
+                self._globals = dict(env.globals)
+            compiled = self._compiled[key] = _Compiled(tpl, self._globals)
         return compiled.render(ctx, current())
 
     def env(self) -> PromptEnvironment:
@@ -283,9 +287,13 @@ class _Compiled:
 
     __slots__ = ("globals", "template")
 
-    def __init__(self, template: Template) -> None:
+    def __init__(self, template: Template, shared: dict[str, object] | None = None) -> None:
         self.template = template
-        self.globals: dict[str, object] = dict(template.globals)
+        # ``shared``: the renderer's one flat copy of its environment's globals, for the
+        # templates that add none of their own (all of ours): one dict, not one each
+        own = template.globals.maps[0] if isinstance(template.globals, ChainMap) else None
+        self.globals: dict[str, object] = (shared if shared is not None and own == {}
+                                           else dict(template.globals))
 
     def render(self, ctx: dict[str, str], budget: Budget) -> str:
         from jinja2.runtime import new_context
