@@ -41,7 +41,7 @@ class _CaseLoader(fastyaml.FastLoader):
 
     _memo: dict[tuple[str, tuple[bool, bool]], Any] = {}  # noqa: RUF012  a shared cache
 
-    def resolve(self, kind: Any, value: Any, implicit: Any) -> Any:
+    def resolve(self, kind: Any, value: Any, implicit: Any) -> Any:  # noqa: ANN401  (PyYAML's)
         if kind is not yaml.ScalarNode or len(value) > 64:
             return super().resolve(kind, value, implicit)  # type: ignore[no-untyped-call]
         key = (value, tuple(implicit))
@@ -64,7 +64,7 @@ class TestFileError(PackageError):
 class Case:
     prompt: str
     name: str
-    arguments: dict[str, Any]
+    arguments: dict[str, object]
     path: str  # package-relative test file ("" for smoke cases)
     line: int  # 1-based position of the case in its file (0 for smoke)
     col: int
@@ -115,7 +115,7 @@ def smoke_case(prompt: Prompt) -> Case:
     default; a required argument with none of these gets a placeholder. The case
     passes when the prompt renders without error.
     """
-    args: dict[str, Any] = {}
+    args: dict[str, object] = {}
     for arg in prompt["arguments"]:
         value = next((v[0] for v in (arg.get("examples"), arg.get("enum")) if v), None)
         if value is None:
@@ -198,7 +198,7 @@ def _validate(ld: Loader, loaded: LoadedFile) -> TestFile | None:
     return None
 
 
-def _plain_loc(loc: tuple[Any, ...], data: Any) -> tuple[Any, ...] | None:
+def _plain_loc(loc: tuple[Any, ...], data: Any) -> tuple[Any, ...] | None:  # noqa: ANN401
     out: list[Any] = []
     node = data
     for step in loc:
@@ -241,7 +241,7 @@ def _parse(ld: Loader, path: str) -> tuple[LoadedFile, Any] | None:
         return None
 
 
-def _case_position(loaded: LoadedFile, node: Any, index: int) -> tuple[int, int]:
+def _case_position(loaded: LoadedFile, node: Any, index: int) -> tuple[int, int]:  # noqa: ANN401
     if isinstance(node, yaml.MappingNode):
         for key, value in node.value:
             if key.value == "cases" and isinstance(value, yaml.SequenceNode):

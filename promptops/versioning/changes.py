@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from promptops.semver import Level
+from promptops.versioning.semver import Level
 
 
 class Kind(StrEnum):
@@ -71,7 +71,7 @@ class Change:
         where = f"prompt {self.prompt!r}: " if self.prompt is not None else "package: "
         return f"{self.level.value}: {where}{self.message}"
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return {
             "kind": self.kind.value,
             "level": self.level.value,
