@@ -10,13 +10,13 @@ checks the new content is served. Three cases:
 * ``cached``: BRANCH was served once before, so its bundle is in the cache;
 * ``never built``: BRANCH is a new commit made for this run, so its tree was never
   built: the rebuild is part of the latency;
-* ``never built, at once``: as above but checked out right after initialize, before
-  the server's idle warm-up (importing the build stack and parsing the served commit,
-  one second after start) has run: the worst case.
+* ``never built, at once``: as above but checked out right after initialize.
 
 In the first two cases the checkout waits until the server's CPU time has been still
-for 300 ms (at least 1.5 s after start), i.e. after the warm-up, as when a developer
-switches branch some time after the client started the server.
+for 300 ms (at least 1.5 s after start), as when a developer switches branch some time
+after the client started the server. (Since issue 17 the server has no idle warm-up:
+the first never-built checkout of a session imports the build and parses every file in
+both never-built cases.)
 """
 
 from __future__ import annotations

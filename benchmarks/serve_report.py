@@ -97,9 +97,8 @@ JSON-RPC over real pipes, protocol 2025-06-18. Servers:
   client spawns it).
 - **promptops repo (cached)**: `promptops serve REPO` on a commit whose bundle is already in
   the build cache `.git/promptops` (one untimed session fills it first; it is never cleared).
-  This server also follows HEAD: one second after start it warms up (imports the build
-  stack and parses the served commit) so that a later checkout rebuilds quickly; that
-  happens during the measured session and is included in its peak RSS and get latencies.
+  This server also follows HEAD; since issue 17 it loads nothing of the build until HEAD
+  moves to a commit that is not cached (there is no idle warm-up any more).
 - **SDK low-level**: `benchmarks/sdk_server.py`, the official MCP Python SDK
   (`mcp==2.3.0`) low-level `Server` serving the same bundle and rendering with promptops'
   own `Renderer` (same Jinja sandbox, validation and template cache): only the protocol
@@ -125,10 +124,11 @@ one prompt), timed from checkout's return until `notifications/prompts/list_chan
 arrives; a `prompts/get` then checks the changed prompt is served. *cached*: BRANCH was
 served before, its bundle is in `.git/promptops` (not cleared). *never built*: a new commit
 per run, so its tree was never built and the (incremental) rebuild is included. In both,
-the checkout waits until the server has been idle for 300 ms (after its warm-up), as when a
-developer switches branch a while after the client started it. *never built, at once*: the
-checkout follows the initialize reply immediately, before the warm-up: the rebuild must
-first import the build stack and parse every file (the worst case; no target). The
+the checkout waits until the server has been idle for 300 ms, as when a developer switches
+branch a while after the client started it. *never built, at once*: the checkout follows
+the initialize reply immediately. Without the idle warm-up (dropped in issue 17 for memory)
+the first never-built checkout of a session imports the build stack and parses every file
+in both cases; later ones re-parse only what changed (docs/following.md). The
 follower polls every 50 ms and waits for 120 ms of quiet, so ~170 ms is the floor.
 """
 
@@ -150,14 +150,11 @@ ANALYSIS = """\
   serialise; the descriptors are now built once per snapshot and revision
   (`Snapshot.descriptor` in `serve/catalog.py`), which removed another ~30 ms from every
   listing after the first. The harness's own JSON parsing (~25 ms) is part of the figure.
-- **Peak RSS of `promptops serve REPO`**: the bundle server itself is the `--bundle` figure;
-  the follower's idle warm-up (one second after start) imports the build stack (pydantic,
-  GitPython, Jinja2's compiler: ~17 MB; ruamel.yaml is imported only to report a problem)
-  and parses the served commit into the per-file memo, which in a serving process keeps
-  each file's validated model and text but not its parsed YAML (~8 MB at 1,000 prompts,
-  ~90 MB at 10,000). It is what makes the "never built" rebuild fast; serving `--bundle`
-  avoids it entirely.
-- **HEAD-to-notification, never built** (1,000 prompts, after the warm-up): ~170 ms is the
+- **Peak RSS of `promptops serve REPO`**: the `--bundle` figure until HEAD first moves to a
+  commit that is not cached; that rebuild imports the build stack (pydantic, GitPython,
+  Jinja2's compiler: ~17 MB) and fills the per-file memo, which keeps each file's validated
+  model and text but not its parsed YAML (~8 MB at 1,000 prompts, ~90 MB at 10,000).
+- **HEAD-to-notification, never built** (1,000 prompts, memo filled): ~170 ms is the
   follower's floor (50 ms polling + 120 ms quiet period); the incremental rebuild is about
   80 ms: `git ls-tree` of the commit, one `git cat-file --batch` for the files not seen
   before (prompt files are memoised by blob id, so an unchanged one is not even read), the

@@ -187,8 +187,11 @@ def _digest_of_serialised(data: bytes) -> str | None:
     end = data.find(b'",', 18)
     if end != 18 + 64:
         return None
-    body = b"{" + data[end + 2 : -1]
-    return "sha256:" + hashlib.sha256(body).hexdigest()
+    # Hashed in place: slicing and prefixing the bytes made two copies of the file, which
+    # set serve's peak RSS at 10,000 prompts (+30 MB over the parsed bundle; issue 17).
+    body = hashlib.sha256(b"{")
+    body.update(memoryview(data)[end + 2 : -1])
+    return "sha256:" + body.hexdigest()
 
 
 def parse_bundle(data: bytes, label: str) -> Bundle:

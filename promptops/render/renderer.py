@@ -16,6 +16,7 @@ and its output bound counts every part of the reply, rendered or copied from a f
 from __future__ import annotations
 
 import re
+from collections import ChainMap
 from typing import TYPE_CHECKING
 
 from promptops.errors import ArgumentError, RenderError, TemplateError
@@ -49,7 +50,9 @@ class Renderer:
         self.bundle = bundle
         self.prompts: dict[str, Prompt] = {p["name"]: p for p in bundle["prompts"]}
         self._env: PromptEnvironment | None = None
-        self._compiled: dict[tuple[str, int, str], Template] = {}
+        self._compiled: dict[tuple[str, int, str], _Compiled] = {}
+        self._rules: dict[str, _Rules] = {}
+        self._globals: dict[str, object] | None = None  # env.globals, flattened once
         self._patterns: dict[str, Pattern] = {}
         package = bundle.get("package")
         self.limits = Limits.of(package.get("limits") if package else None)
@@ -60,34 +63,40 @@ class Renderer:
 
     def validate(self, name: str, arguments: object) -> tuple[Prompt, dict[str, str]]:
         """The prompt and the full render context, or ArgumentError."""
-        prompt = self.prompts.get(name)
-        if prompt is None:
-            raise ArgumentError(f"unknown prompt {name!r}")
+        rules = self._rules.get(name)
+        if rules is None:
+            prompt = self.prompts.get(name)
+            if prompt is None:
+                raise ArgumentError(f"unknown prompt {name!r}")
+            rules = self._rules[name] = _Rules(prompt)
         if arguments is None:
             arguments = {}
         if not isinstance(arguments, dict):
             raise ArgumentError("arguments must be an object of strings")
-        declared = {a["name"]: a for a in prompt["arguments"]}
+        declared = rules.declared
         for key in arguments:
             if key not in declared:
-                known = ", ".join(declared) or "none"
                 raise ArgumentError(
-                    f"unknown argument {key!r} for prompt {name!r} (declared: {known})",
+                    f"unknown argument {key!r} for prompt {name!r} (declared: {rules.known})",
                     argument=str(key),
                 )
-        missing = [a for a in declared if declared[a].get("required") and a not in arguments]
-        if missing:
-            raise ArgumentError(
-                f"missing required argument {missing[0]!r} for prompt {name!r}",
-                argument=missing[0],
-            )
-        context: dict[str, str] = {}
-        for arg_name, spec in declared.items():
+        for arg_name in rules.required:
+            if arg_name not in arguments:
+                raise ArgumentError(
+                    f"missing required argument {arg_name!r} for prompt {name!r}",
+                    argument=arg_name,
+                )
+        context = dict(rules.base)
+        plain = rules.plain
+        for arg_name in rules.order:  # declaration order: the first bad one is reported
             if arg_name in arguments:
-                context[arg_name] = self._check(name, spec, arguments[arg_name])
-            else:
-                context[arg_name] = spec.get("default", "")
-        return prompt, context
+                value = arguments[arg_name]
+                limit = plain.get(arg_name)
+                if limit is not None and type(value) is str and len(value) <= limit:
+                    context[arg_name] = value
+                else:
+                    context[arg_name] = self._check(name, declared[arg_name], value)
+        return rules.prompt, context
 
     def _check(self, prompt: str, spec: Argument, value: object) -> str:
         arg = spec["name"]
@@ -176,15 +185,15 @@ class Renderer:
         return result
 
     def _render(self, prompt: str, index: int, field: str, source: str, ctx: dict[str, str]) -> str:
-        from promptops.sandbox.environment import render_bounded
-
         key = (prompt, index, field)
-        tpl = self._compiled.get(key)
-        if tpl is None:
+        compiled = self._compiled.get(key)
+        if compiled is None:
             env = self.env()
             tpl = env.get_template(source) if field == "template" else env.from_string(source)
-            self._compiled[key] = tpl
-        return render_bounded(tpl, ctx, current())
+            if self._globals is None:
+                self._globals = dict(env.globals)
+            compiled = self._compiled[key] = _Compiled(tpl, self._globals)
+        return compiled.render(ctx, current())
 
     def env(self) -> PromptEnvironment:
         if self._env is None:
@@ -240,3 +249,77 @@ class Renderer:
 def _describe(exc: BaseException) -> str:
     """``Type: message``, without memory addresses (an error must not vary between runs)."""
     return _ADDRESS.sub("", f"{type(exc).__name__}: {exc}")
+
+
+class _Rules:
+    """One prompt's argument rules, read from the bundle once instead of on every request.
+
+    ``plain`` maps each argument that has no ``enum`` or ``pattern`` to its length limit:
+    a string within it is the whole check, so the usual request never calls
+    :meth:`Renderer._check`, which still reports every failure in its own words.
+    """
+
+    __slots__ = ("base", "declared", "known", "order", "plain", "prompt", "required")
+
+    def __init__(self, prompt: Prompt) -> None:
+        self.prompt = prompt
+        self.declared: dict[str, Argument] = {a["name"]: a for a in prompt["arguments"]}
+        self.order = tuple(self.declared)
+        self.known = ", ".join(self.declared) or "none"
+        self.required = tuple(n for n, a in self.declared.items() if a.get("required"))
+        self.base: dict[str, str] = {n: a.get("default", "") for n, a in self.declared.items()}
+        self.plain: dict[str, int] = {
+            n: a.get("maxLength", defaults.MAX_LENGTH) for n, a in self.declared.items()
+            if a.get("enum") is None and a.get("pattern") is None}
+
+
+class _Compiled:
+    """A compiled template and what rendering it needs, prepared once per template.
+
+    ``Template.generate`` builds each render's context by flattening the template's
+    globals (a ``ChainMap`` over the environment's) twice: a sixth of a ``prompts/get``.
+    Here they are flattened once per template and the context is made from a plain dict.
+    Everything else is :func:`promptops.sandbox.environment.render_bounded`'s: each
+    chunk counted before it is kept (counting in batches was tried and dropped: a batch
+    of fresh large chunks may hold many times the output bound before it is counted), the
+    deadline, the error translation and the traceback rewriting of ``generate``.
+    """
+
+    __slots__ = ("globals", "template")
+
+    def __init__(self, template: Template, shared: dict[str, object] | None = None) -> None:
+        self.template = template
+        # ``shared``: the renderer's one flat copy of its environment's globals, for the
+        # templates that add none of their own (all of ours): one dict, not one each
+        own = template.globals.maps[0] if isinstance(template.globals, ChainMap) else None
+        self.globals: dict[str, object] = (shared if shared is not None and own == {}
+                                           else dict(template.globals))
+
+    def render(self, ctx: dict[str, str], budget: Budget) -> str:
+        from jinja2.runtime import new_context
+
+        budget.check_time()  # the next template of a slow request starts late
+        tpl, flat = self.template, self.globals
+        env = tpl.environment
+        left = budget.output_left
+        parts: list[str] = []
+        try:
+            try:
+                for chunk in tpl.root_render_func(
+                        new_context(env, tpl.name, tpl.blocks, {**flat, **ctx}, True, flat)):
+                    left -= len(chunk)  # each chunk before it is kept: the bound is exact
+                    if left < 0:
+                        break
+                    parts.append(chunk)
+            except Exception:  # as Template.generate does: the traceback names template lines
+                env.handle_exception()
+        except watchdog.RenderTimeout:
+            budget.settle()
+            raise BudgetExceeded(budget.late()) from None
+        except RecursionError:
+            raise BudgetExceeded(
+                "template recursion too deep (a recursive include or macro?)") from None
+        if left < 0:
+            raise BudgetExceeded(budget.too_long())
+        budget.output_left = left
+        return "".join(parts)

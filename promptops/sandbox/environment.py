@@ -28,7 +28,7 @@ from typing import Any
 
 from jinja2 import DictLoader, StrictUndefined, Undefined, nodes
 from jinja2.compiler import CodeGenerator, Frame, operators
-from jinja2.runtime import Macro
+from jinja2.runtime import LoopContext, Macro
 from jinja2.sandbox import SandboxedEnvironment
 
 from promptops.sandbox import filters as safe_filters
@@ -47,11 +47,20 @@ _METHOD_OWNERS = (str, bytes, list, bytearray, int)
 _SCALARS = (str, int, float, bool, type(None))
 _SHALLOW = frozenset({"append", "insert", "extend"})  # store references, compare nothing
 _COMPARING = frozenset({"count", "index", "remove", "sort"})
+_SMALL_INT = 1 << 64  # an int this small prints in 20 digits: sizing.to_text would pass it
+# What a template may read of `loop`: public, plain values and the two methods (calls
+# still go through `call`). SandboxedEnvironment.getattr allows exactly these too.
+_LOOP_ATTRIBUTES = frozenset({"index", "index0", "revindex", "revindex0", "first", "last",
+                              "length", "depth", "depth0", "previtem", "nextitem", "cycle",
+                              "changed"})
 
 
 def _finalize(value: Any) -> Any:
     """What ``{{ value }}`` prints: its text, checked for size and for a stable form."""
-    if type(value) is str or isinstance(value, Undefined):  # strict ones raise when printed
+    t = type(value)
+    if t is str or isinstance(value, Undefined):  # strict ones raise when printed
+        return value
+    if t is int and -_SMALL_INT < value < _SMALL_INT:  # `loop.index`: nothing to check
         return value
     return sizing.to_text(value)
 
@@ -148,6 +157,13 @@ class PromptEnvironment(SandboxedEnvironment):
                 sizing.check_operand(value, f"an argument of `{name}`")
         # what a method builds from its input (`upper`, `split`, `copy`) counts as work
         return budget.built(super().call(__context, __obj, *args, **kwargs), f"`{name}`")
+
+    def getattr(self, obj: Any, attribute: str) -> Any:
+        # `loop.index` in a for loop is the commonest attribute a prompt reads; the sandbox
+        # would allow it after three checks per read (is_safe_attribute and its helpers)
+        if type(obj) is LoopContext and attribute in _LOOP_ATTRIBUTES:
+            return getattr(obj, attribute)
+        return super().getattr(obj, attribute)
 
     def getitem(self, obj: Any, argument: Any) -> Any:
         value = super().getitem(obj, argument)

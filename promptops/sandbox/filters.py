@@ -64,6 +64,8 @@ def _text_input(value: Any, what: str) -> Any:
 def _check_result(result: Any, what: str) -> Any:
     """Charge what a filter built; a generator of new lists (``slice``, ``batch``) as it
     goes (other generators, such as ``unique``'s, yield the items they were given)."""
+    if type(result) is str:  # the usual case, without the ABC check of a Generator
+        return limits.current().built(result, what)
     if isinstance(result, Generator):
         return _charged(result, what) if what in ("`slice`", "`batch`") else result
     return limits.current().built(result, what)
@@ -175,6 +177,15 @@ def install(filters: MutableMapping[str, Filter], tests: MutableMapping[str, Fil
         original = table[name]
         skip = _offset(original)
         what = f"`{name}`"
+
+        if text and before is None and not skip:  # `capitalize`, `upper`...: per-call fast
+            def bounded_text(value: Any, *args: Any, **kwargs: Any) -> Any:
+                if type(value) is not str:
+                    value = _text_input(value, what)
+                return _check_result(original(value, *args, **kwargs), what)
+
+            table[name] = _keep_pass_arg(bounded_text, original)
+            return
 
         def bounded(*args: Any, **kwargs: Any) -> Any:
             if text and len(args) > skip:

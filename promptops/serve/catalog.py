@@ -39,6 +39,7 @@ MAX_COMPLETIONS = 100
 CURSOR = b"promptops/cursor/v1"
 MAX_CURSOR = 200  # characters; ours are about 50
 LIST_CHANGED = "notifications/prompts/list_changed"
+_SHAPED = frozenset({"audio", "resource_link"})  # content kinds a revision may reshape
 
 
 class CatalogError(Exception):
@@ -105,13 +106,24 @@ class Subscription:
             self.send({**note, "params": {**note.get("params", {}), "_meta": {META_SUB: self.id}}})
 
 
-@dataclass(frozen=True)
 class Entry:
-    """One served prompt and the bundle it belongs to."""
+    """One served prompt, the bundle it belongs to, and what its replies share.
 
-    prompt: Prompt
-    bundle: Bundle
-    renderer: Renderer
+    Made once per snapshot, so a ``prompts/get`` reads instead of recomputing: ``meta``
+    is the result's traceability ``_meta`` (one dict per bundle, shared by every reply
+    and never mutated: the stateless era copies it to add its own keys), and ``shaped``
+    says whether a content block can need reshaping for an older revision at all
+    (audio, resource links, annotations); a prompt of only text, images and embedded
+    resources without annotations is sent as rendered to every revision.
+    """
+
+    __slots__ = ("bundle", "meta", "prompt", "renderer", "shaped")
+
+    def __init__(self, prompt: Prompt, bundle: Bundle, renderer: Renderer,
+                 meta: Json | None = None) -> None:
+        self.prompt, self.bundle, self.renderer = prompt, bundle, renderer
+        self.meta = meta if meta is not None else traceability(bundle)
+        self.shaped = any(m["type"] in _SHAPED or "annotations" in m for m in prompt["messages"])
 
 
 @dataclass(frozen=True)
@@ -138,8 +150,9 @@ class Snapshot:
         resources: dict[str, tuple[str, Resource]] = {}
         for bundle, renderer in zip(bundles, renderers, strict=True):
             pkg = bundle["package"]["name"]
+            meta = traceability(bundle)
             for p in bundle["prompts"]:
-                index[p["name"]] = Entry(p, bundle, renderer)
+                index[p["name"]] = Entry(p, bundle, renderer, meta)
             for path, res in bundle["resources"].items():
                 resources[resource_uri(pkg, path)] = (path, res)
         digests = [b["digest"] for b in bundles]
@@ -223,15 +236,20 @@ class Snapshot:
 
     def traceability(self, bundle: Bundle) -> Json:
         """The `_meta` that ties a rendered prompt to the exact bundle and commit."""
-        meta: Json = {
-            "promptops/package": bundle["package"]["name"],
-            "promptops/version": bundle["package"]["version"],
-            "promptops/digest": bundle["digest"],
-        }
-        commit = bundle["source"].get("commit")
-        if commit:
-            meta["promptops/commit"] = commit
-        return meta
+        return traceability(bundle)
+
+
+def traceability(bundle: Bundle) -> Json:
+    """The `_meta` that ties a rendered prompt to the exact bundle and commit."""
+    meta: Json = {
+        "promptops/package": bundle["package"]["name"],
+        "promptops/version": bundle["package"]["version"],
+        "promptops/digest": bundle["digest"],
+    }
+    commit = bundle["source"].get("commit")
+    if commit:
+        meta["promptops/commit"] = commit
+    return meta
 
 
 class Catalog:

@@ -13,6 +13,14 @@ reaches a commit that builds. While a rebase is under way nothing is rebuilt; it
 
 Only committed content is ever served: bundles are built from git objects
 (``Build(dir, commit)``), never from the working tree.
+
+Nothing of the build is loaded before HEAD first moves to a commit the cache does not
+hold. An earlier version warmed up one second after start (imported the build stack and
+parsed the served commit into the memo) so that the first such rebuild would re-parse
+only what changed; that cost every server ~26 MB at 1,000 prompts (~100 MB at 10,000)
+for a checkout most editor windows never see, doubling the memory of `--bundle`. Now the
+first never-built checkout pays the import and a full parse (~0.8 s at 1,000 prompts,
+docs/benchmarks.md), and fills the memo, so every later one re-parses only what changed.
 """
 
 from __future__ import annotations
@@ -37,7 +45,6 @@ if TYPE_CHECKING:
 
 POLL_S = 0.05
 QUIET_S = 0.12
-WARM_AFTER_S = 1.0  # idle time after start before the build machinery is warmed up
 Log = Callable[[str], None]
 # What `build` refuses, serve refuses too (issue 15): a gate gets each freshly built commit
 # and returns why it must not be served, or None. serve never imports lint itself (its cold
@@ -151,15 +158,11 @@ class Follower:
         last = self._signature()
         # Check once right away: HEAD may have moved between initial() and start().
         changed_at: float | None = time.monotonic() - QUIET_S
-        warm_at: float | None = time.monotonic() + WARM_AFTER_S
         while not self._stop.wait(POLL_S):
             sig = self._signature()
             now = time.monotonic()
             if sig != last:
                 last, changed_at = sig, now
-            elif warm_at is not None and changed_at is None and now >= warm_at:
-                warm_at = None
-                self._warm()
             elif changed_at is not None and now - changed_at >= QUIET_S:
                 changed_at = None
                 try:
@@ -168,20 +171,6 @@ class Follower:
                     import traceback  # deferred, like the build: only a bug needs it
 
                     self._log("internal error while following HEAD:\n" + traceback.format_exc())
-
-    def _warm(self) -> None:
-        """Import the build and parse the served commits once, while nothing happens.
-
-        A start from the cache imports none of the build machinery and has parsed no
-        file; without this, the first rebuild after HEAD moves would pay both (about a
-        second on 1,000 prompts) instead of re-parsing only the files that changed.
-        Deferred past start-up so it does not compete with the client's first requests.
-        """
-        for package, commit in zip(self._packages, self._served or (), strict=False):
-            try:
-                _ = _build(package.directory, commit, self._memo).package
-            except Exception:  # reported when that commit is really rebuilt
-                continue
 
     def _moved(self, on_change: Callable[[list[Bundle]], object]) -> None:
         if any(gitrefs.busy(r) for r in self._repos):

@@ -180,10 +180,11 @@ def get_prompt(session: Session, snap: Snapshot, params: Json, call: Call) -> Js
                                {"argument": wrong})
             return input_required(signer, entry.prompt, missing, merged)
     result = cast(Json, entry.renderer.get(name, args, budget))  # the wire form from here
-    pkg = entry.bundle["package"]["name"]
-    for msg, src in zip(result["messages"], entry.prompt["messages"], strict=True):
-        msg["content"] = content(msg["content"], src, lambda p: resource_uri(pkg, p), rev)
-    result["_meta"] = snap.traceability(entry.bundle)
+    if entry.shaped:  # only audio, links and annotations can differ between revisions
+        pkg = entry.bundle["package"]["name"]
+        for msg, src in zip(result["messages"], entry.prompt["messages"], strict=True):
+            msg["content"] = content(msg["content"], src, lambda p: resource_uri(pkg, p), rev)
+    result["_meta"] = entry.meta
     return result
 
 
