@@ -210,6 +210,49 @@ def schema(kind: Annotated[SchemaKind, typer.Argument(help="Which file kind")]) 
     _done(run_guarded(lambda: cmd.run(kind.value)))
 
 
+class Client(StrEnum):
+    claude_desktop = "claude-desktop"
+    claude_code = "claude-code"
+    vscode = "vscode"
+    cursor = "cursor"
+    json = "json"
+
+
+@app.command()
+def install(
+    client: Annotated[Client, typer.Argument(help="The MCP client to configure")],
+    path: PathArg = None,
+    name: Annotated[
+        str | None, typer.Option("--name", help="Server name (default: the package name)")
+    ] = None,
+    scope: Annotated[
+        str | None,
+        typer.Option("--scope", metavar="SCOPE",
+                     help="claude-code: local (default), user or project; vscode and cursor: "
+                          "user (default) or workspace"),
+    ] = None,
+    config: Annotated[
+        Path | None, typer.Option("--config", metavar="FILE",
+                                  help="Write this file instead of the client's own")
+    ] = None,
+    force: Annotated[
+        bool, typer.Option("--force", help="Replace a server of the same name")
+    ] = False,
+    print_only: Annotated[
+        bool, typer.Option("--print", help="Show the change to the file; write nothing")
+    ] = False,
+    worktree: Annotated[
+        bool, typer.Option("--worktree", help="Serve the working tree (serve --worktree)")
+    ] = False,
+) -> None:
+    """Add this package to an MCP client's config, with absolute paths a GUI app can run."""
+    from promptops.commands import install as cmd
+
+    _done(run_guarded(lambda: cmd.run(
+        client=client.value, path=path, name=name, scope=scope, config=config, force=force,
+        print_only=print_only, worktree=worktree)))
+
+
 @app.command()
 def build(
     path: PathArg = None,

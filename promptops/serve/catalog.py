@@ -169,4 +169,6 @@ class Snapshot:
         commit = bundle["source"].get("commit")
         if commit:
             meta["promptops/commit"] = commit
+        elif bundle["source"].get("dirty"):  # built from a working tree (serve --worktree)
+            meta["promptops/worktree"] = True
         return meta

@@ -20,12 +20,13 @@ if TYPE_CHECKING:
     from promptops.serve.stdio import Signals
 
 USAGE = """\
-promptops serve [PATH ...] [--bundle FILE ...] [--ref REV] [--page-size N] [--ttl-ms N]
-                [--key-file FILE]
+promptops serve [PATH ...] [--bundle FILE ...] [--ref REV] [--worktree] [--page-size N]
+                [--ttl-ms N] [--key-file FILE]
 
 Serve MCP prompts over stdio (newline-delimited JSON-RPC on stdin/stdout, logs on
 stderr). PATH mode serves each package at its repository's HEAD (or --ref) and follows
-HEAD; --bundle serves verified bundle files that never change."""
+HEAD; --worktree (alias --dev) serves the working tree and follows every save;
+--bundle serves verified bundle files that never change."""
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -34,6 +35,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--bundle", action="append", type=Path, default=[], metavar="FILE",
                    help="a built bundle to serve (repeatable); not combined with PATH")
     p.add_argument("--ref", help="serve this commit and do not follow HEAD")
+    p.add_argument("--worktree", "--dev", action="store_true",
+                   help="development mode: serve the working tree, uncommitted edits "
+                        "included, and reload on every save")
     p.add_argument("--page-size", type=int, default=100, metavar="N",
                    help="prompts per prompts/list page (default 100)")
     p.add_argument("--ttl-ms", type=int, default=60_000, metavar="N",
@@ -75,6 +79,10 @@ def _main(argv: list[str], signals: Signals) -> int:
     if args.bundle and (args.paths or args.ref):
         _log("error: --bundle serves fixed bundles; it cannot be combined with PATH or --ref")
         return 2
+    if args.worktree and (args.bundle or args.ref):
+        _log("error: --worktree serves the working tree; it cannot be combined with "
+             "--bundle or --ref")
+        return 2
     try:
         return _run(args, signals)
     except PromptopsError as exc:
@@ -96,11 +104,16 @@ def _run(args: Any, signals: Signals) -> int:
         if holder:  # also to a handshake client that enabled logging
             holder[0].log("warning", message)
 
-    follower = None
+    follower: Any = None
     if args.bundle:
         from promptops.pipeline.bundle import load_bundle
 
         bundles = [load_bundle(path) for path in args.bundle]
+    elif args.worktree:
+        from promptops.serve.watch import Worktree
+
+        follower = Worktree(args.paths or [Path(".")], log=log)
+        bundles = follower.initial()
     else:
         from promptops.serve.follow import Follower
 
@@ -110,7 +123,12 @@ def _run(args: Any, signals: Signals) -> int:
                     ttl_ms=args.ttl_ms, signer=signer)
     holder.append(server)
     names = ", ".join(f"{b['package']['name']} {b['package']['version']}" for b in bundles)
-    _log(f"serving {len(server.snapshot.names)} prompts from {names or 'no packages'}")
+    mode = " (working tree, development mode: following saves)" if args.worktree else ""
+    _log(f"serving {len(server.snapshot.names)} prompts from {names or 'no packages'}{mode}")
+    if not args.bundle and not args.worktree and args.ref is None:
+        from promptops.serve.watch import dirty_notice
+
+        dirty_notice(args.paths or [Path(".")], _log)
     if follower is not None and args.ref is None:
         def on_change(bundles: list[Any]) -> None:
             server.swap(bundles)
