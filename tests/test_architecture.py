@@ -79,3 +79,14 @@ def test_a_broken_contract_fails_the_check(tmp_path: Path) -> None:
     )
     run = lint_imports(config)
     assert run.returncode == 1 and "a contract the code breaks BROKEN" in run.stdout, run.stdout
+
+
+def test_serve_is_layered_from_the_envelope_up() -> None:
+    """The review's serve order: jsonrpc < catalog/session < methods < server < transports."""
+    layered = next(c for c in _contracts() if str(c["name"]).startswith("serve is layered"))
+    layers = [str(x) for x in layered["layers"]]  # type: ignore[attr-defined]
+    order = ["promptops.serve.transports", "promptops.serve.server", "promptops.serve.methods",
+             "promptops.serve.session", "promptops.serve.catalog", "promptops.serve.jsonrpc"]
+    where = [next(i for i, layer in enumerate(layers) if name in layer) for name in order]
+    assert where == sorted(where) and len(set(where)) == len(where)
+    assert not layered.get("ignore_imports")

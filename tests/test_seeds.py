@@ -24,7 +24,7 @@ from starter_helpers import mcp_validator
 
 from promptops.pipeline.build import Build
 from promptops.render.renderer import Renderer
-from promptops.serve.eras import prompt_descriptor
+from promptops.serve.revisions import prompt_descriptor
 
 SEEDS = FIXTURES / "seeds"
 MISSING = "<absent>"

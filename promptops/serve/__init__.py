@@ -1,1 +1,1 @@
-"""The MCP prompts server: protocol core, stdio loop and git following."""
+"""The MCP prompts server: protocol core, sessions, catalog, transports and git following."""

@@ -1,4 +1,4 @@
-"""The served state as one immutable snapshot: bundles, renderers, indexes, cursors.
+"""The served state: one immutable snapshot per process, swapped whole, and who hears of it.
 
 A request takes the snapshot reference once and answers everything from it, so a
 reload that swaps in a new snapshot mid-request can never produce a mix of two
@@ -8,51 +8,119 @@ refused, and so is one from a snapshot since replaced (*stale*), because continu
 in the new list would skip or repeat entries. Both are -32602; the stale one says the
 list changed, so the client lists again from the start. A cursor depends only on
 (key, snapshot, list, position): replicas sharing a key give the same cursors.
+
+The :class:`Catalog` is process-wide, not per connection: any number of sessions answer
+from it (stdio has one, an HTTP server many), and each place that wants to hear of a
+change - a session-era client that sent ``notifications/initialized``, a 2026-07-28
+``subscriptions/listen`` stream - is a :class:`Subscription` with its own ``send``, so a
+swap reaches every stream of every session once.
 """
 
 from __future__ import annotations
 
 import hashlib
+import threading
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import TYPE_CHECKING
 
-from promptops.errors import PromptopsError
-from promptops.pipeline.bundle_types import Bundle
+from promptops.errors import ExitCode, UsageError
 from promptops.render.renderer import Renderer
-from promptops.serve import eras
+from promptops.serve import revisions
+from promptops.serve.jsonrpc import Json, RequestId, Send
+from promptops.serve.revisions import META_SUB
 from promptops.serve.signing import Signer
 
-Json = dict[str, Any]
+if TYPE_CHECKING:
+    from promptops.pipeline.bundle_types import Bundle, Prompt, Resource
+
 SCHEME = "promptops"
 MAX_COMPLETIONS = 100
 CURSOR = b"promptops/cursor/v1"
 MAX_CURSOR = 200  # characters; ours are about 50
+LIST_CHANGED = "notifications/prompts/list_changed"
 
 
-class CursorError(Exception):
-    """A cursor this server cannot continue (never issued, or stale): -32602."""
+class CatalogError(Exception):
+    """A request the catalog cannot answer as asked (-32602): its message says why."""
+
+
+class CursorError(CatalogError):
+    """A cursor this server cannot continue (never issued, or stale)."""
+
+
+class NameCollision(UsageError):
+    """Two served packages define one prompt name: the set cannot be served.
+
+    A usage error (the packages chosen do not go together), with exit status 1 as
+    docs/serve.md promises for a set that cannot be served, at start in either mode.
+    """
+
+    exit_code = ExitCode.FAILED
+
+    def __init__(self, name: str, first: str, second: str) -> None:
+        super().__init__(
+            f"prompt {name!r} is defined by both package {first!r} and package {second!r}; "
+            "it cannot be served by both packages: prompt names must be unique across the "
+            "packages served together (rename one of them)"
+        )
+
+
+def check_names(bundles: Sequence[Bundle]) -> None:
+    """Raise :class:`NameCollision` when two of ``bundles`` serve one prompt name."""
+    owners: dict[str, str] = {}
+    for bundle in bundles:
+        package = bundle["package"]["name"]
+        for prompt in bundle["prompts"]:
+            first = owners.get(prompt["name"])
+            if first is not None:  # the same package twice collides too: one name, one entry
+                raise NameCollision(prompt["name"], first, package)
+            owners[prompt["name"]] = package
 
 
 def resource_uri(package: str, path: str) -> str:
     return f"{SCHEME}://{package}/{path}"
 
 
+class Subscription:
+    """One stream that hears of changes: ``send`` gets each notification it ``wants``.
+
+    ``id`` is the ``subscriptions/listen`` request's id, which tags every notification
+    (``_meta`` subscriptionId) and is answered with a final result when the stream ends;
+    None is a session-era client's own stream, whose notifications carry no tag. Equal
+    only to itself: two streams are two subscriptions whatever they hold.
+    """
+
+    __slots__ = ("id", "send", "wants")
+
+    def __init__(self, id_: RequestId | None, wants: frozenset[str], send: Send) -> None:
+        self.id = id_
+        self.wants = wants  # notification methods, e.g. LIST_CHANGED
+        self.send = send
+
+    def deliver(self, note: Json) -> None:
+        if self.id is None:
+            self.send(note)
+        else:
+            self.send({**note, "params": {**note.get("params", {}), "_meta": {META_SUB: self.id}}})
+
+
 @dataclass(frozen=True)
 class Entry:
     """One served prompt and the bundle it belongs to."""
 
-    prompt: Json
-    bundle: Json
+    prompt: Prompt
+    bundle: Bundle
     renderer: Renderer
 
 
 @dataclass(frozen=True)
 class Snapshot:
-    bundles: tuple[Json, ...]
+    bundles: tuple[Bundle, ...]
     renderers: tuple[Renderer, ...]
     names: tuple[str, ...]  # sorted: the one stable prompts/list order
     index: dict[str, Entry]
-    resources: dict[str, tuple[str, Json]]  # uri -> (package path, resource)
+    resources: dict[str, tuple[str, Resource]]  # uri -> (package path, resource)
     uris: tuple[str, ...]
     id: str  # short hash of the digests: what cursors are bound to
     digests: frozenset[str] = field(default_factory=frozenset)
@@ -61,22 +129,16 @@ class Snapshot:
     _descriptors: dict[tuple[str, str], Json] = field(default_factory=dict, compare=False)
 
     @classmethod
-    def build(cls, bundles: list[Json], previous: Snapshot | None = None) -> Snapshot:
-        """Index the bundles; two packages serving one prompt name is an error."""
+    def build(cls, bundles: Sequence[Bundle], previous: Snapshot | None = None) -> Snapshot:
+        """Index the bundles; two packages serving one prompt name is NameCollision."""
+        check_names(bundles)
         reuse = {r.bundle["digest"]: r for r in previous.renderers} if previous else {}
-        renderers = tuple(reuse.get(b["digest"]) or Renderer(cast(Bundle, b)) for b in bundles)
+        renderers = tuple(reuse.get(b["digest"]) or Renderer(b) for b in bundles)
         index: dict[str, Entry] = {}
-        resources: dict[str, tuple[str, Json]] = {}
+        resources: dict[str, tuple[str, Resource]] = {}
         for bundle, renderer in zip(bundles, renderers, strict=True):
             pkg = bundle["package"]["name"]
             for p in bundle["prompts"]:
-                other = index.get(p["name"])
-                if other is not None:
-                    raise PromptopsError(
-                        f"prompt {p['name']!r} is served by both package "
-                        f"{other.bundle['package']['name']!r} and {pkg!r}; prompt names must "
-                        "be unique across served packages: rename one of them"
-                    )
                 index[p["name"]] = Entry(p, bundle, renderer)
             for path, res in bundle["resources"].items():
                 resources[resource_uri(pkg, path)] = (path, res)
@@ -98,7 +160,8 @@ class Snapshot:
         key = (name, rev)
         hit = self._descriptors.get(key)
         if hit is None:
-            hit = self._descriptors[key] = eras.prompt_descriptor(self.index[name].prompt, rev)
+            hit = self._descriptors[key] = revisions.prompt_descriptor(self.index[name].prompt,
+                                                                       rev)
         return hit
 
     @property
@@ -109,11 +172,10 @@ class Snapshot:
 
     @property
     def instructions(self) -> str | None:
-        parts = [b["package"].get("instructions") for b in self.bundles]
-        parts = [p for p in parts if p]
+        parts = [p for b in self.bundles if (p := b["package"].get("instructions"))]
         return "\n\n".join(parts) if parts else None
 
-    def page(self, kind: str, items: tuple[str, ...], cursor: Any, size: int,
+    def page(self, kind: str, items: tuple[str, ...], cursor: object, size: int,
              signer: Signer) -> tuple[list[str], str | None]:
         """One page of the ``kind`` list ``items`` and the cursor for the next, if any."""
         start = 0 if cursor is None else self._offset(kind, cursor, len(items), signer)
@@ -123,7 +185,7 @@ class Snapshot:
             return chunk, None
         return chunk, signer.seal(CURSOR, f"{kind}:{self.id}:{end}".encode())
 
-    def _offset(self, kind: str, cursor: Any, total: int, signer: Signer) -> int:
+    def _offset(self, kind: str, cursor: object, total: int, signer: Signer) -> int:
         if not isinstance(cursor, str) or not cursor:
             raise CursorError("cursor must be a string this server returned as nextCursor")
         payload = signer.open(CURSOR, cursor) if len(cursor) <= MAX_CURSOR else None
@@ -143,10 +205,10 @@ class Snapshot:
         """completion/complete for a prompt argument: enum values, then examples."""
         entry = self.index.get(prompt_name)
         if entry is None:
-            raise KeyError(f"unknown prompt {prompt_name!r}")
+            raise CatalogError(f"unknown prompt {prompt_name!r}")
         spec = next((a for a in entry.prompt["arguments"] if a["name"] == argument), None)
         if spec is None:
-            raise KeyError(f"prompt {prompt_name!r} has no argument {argument!r}")
+            raise CatalogError(f"prompt {prompt_name!r} has no argument {argument!r}")
         prefix = value.casefold()
         seen: dict[str, None] = {}
         for v in [*(spec.get("enum") or []), *(spec.get("examples") or [])]:
@@ -159,7 +221,7 @@ class Snapshot:
             "hasMore": len(values) > MAX_COMPLETIONS,
         }
 
-    def traceability(self, bundle: Json) -> Json:
+    def traceability(self, bundle: Bundle) -> Json:
         """The `_meta` that ties a rendered prompt to the exact bundle and commit."""
         meta: Json = {
             "promptops/package": bundle["package"]["name"],
@@ -172,3 +234,45 @@ class Snapshot:
         elif bundle["source"].get("dirty"):  # built from a working tree (serve --worktree)
             meta["promptops/worktree"] = True
         return meta
+
+
+class Catalog:
+    """What one process serves: the current :class:`Snapshot` and its subscriptions.
+
+    :meth:`swap` replaces the snapshot atomically and tells every subscription that
+    wants it, once, outside the lock (a slow reader never holds up a swap's callers).
+    """
+
+    def __init__(self, bundles: Sequence[Bundle] = ()) -> None:
+        self._snap = Snapshot.build(bundles)
+        self._lock = threading.Lock()
+        self._subs: dict[Subscription, None] = {}  # an ordered set: notified in subscription order
+
+    @property
+    def snapshot(self) -> Snapshot:
+        return self._snap
+
+    def swap(self, bundles: Sequence[Bundle]) -> bool:
+        """Serve ``bundles`` from now on; False (and nobody told) if nothing changed.
+
+        Raises :class:`NameCollision` (and keeps the current snapshot) for a set that
+        cannot be served; a reload's caller decides whether that is fatal.
+        """
+        new = Snapshot.build(bundles, self._snap)
+        with self._lock:
+            if new.digests == self._snap.digests:
+                return False
+            self._snap = new
+            told = [s for s in self._subs if LIST_CHANGED in s.wants]
+        note: Json = {"jsonrpc": "2.0", "method": LIST_CHANGED}
+        for sub in told:
+            sub.deliver(note)
+        return True
+
+    def subscribe(self, sub: Subscription) -> None:
+        with self._lock:
+            self._subs[sub] = None
+
+    def unsubscribe(self, sub: Subscription) -> None:
+        with self._lock:
+            self._subs.pop(sub, None)

@@ -20,17 +20,20 @@ from __future__ import annotations
 import signal
 import threading
 import time
-import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
-from promptops.errors import GitError, PromptopsError, UsageError
+from promptops.errors import GitError, PromptopsError
 from promptops.git import refs as gitrefs
-from promptops.pipeline.bundle import Bundle
+from promptops.pipeline.bundle_types import Bundle
 from promptops.pipeline.memo import FileMemo
 from promptops.serve.cache import BuildCache, restamp
+from promptops.serve.catalog import check_names
+
+if TYPE_CHECKING:
+    from promptops.pipeline.build import Build
 
 POLL_S = 0.05
 QUIET_S = 0.12
@@ -92,17 +95,7 @@ class Follower:
 
     def _build(self, commits: tuple[str, ...]) -> list[Bundle]:
         bundles = [self._bundle(p, c) for p, c in zip(self._packages, commits, strict=True)]
-        owners: dict[str, str] = {}
-        for bundle in bundles:
-            package_name = bundle["package"]["name"]
-            for prompt in bundle["prompts"]:
-                other = owners.setdefault(prompt["name"], package_name)
-                if other != package_name:
-                    raise UsageError(
-                        f"prompt {prompt['name']!r} is defined by both package {other!r} and "
-                        f"package {package_name!r}; prompt names must be unique across the "
-                        "packages served together"
-                    )
+        check_names(bundles)  # a set that cannot be served does not build
         return bundles
 
     def _bundle(self, package: _Package, commit: str) -> Bundle:
@@ -116,13 +109,13 @@ class Follower:
             if cached is not None:
                 cache.remember(commit, package.prefix, tree)
                 return restamp(cached, commit, package.prefix)
-        bundle: Bundle = _pipeline().Build(package.directory, commit, memo=self._memo).bundle
+        bundle = _build(package.directory, commit, self._memo).bundle
         cache.store(commit, package.prefix, bundle)
         return bundle
 
     # -- following HEAD -------------------------------------------------------------------
 
-    def start(self, on_change: Callable[[list[Bundle]], None]) -> None:
+    def start(self, on_change: Callable[[list[Bundle]], object]) -> None:
         """Follow HEAD in a daemon thread; a fixed ``ref`` never changes, so then nothing runs."""
         if self._ref is not None or self._thread is not None:
             return
@@ -141,7 +134,7 @@ class Follower:
     def _signature(self) -> tuple[object, ...]:
         return tuple(gitrefs.signature(r) for r in self._repos)
 
-    def _watch(self, on_change: Callable[[list[Bundle]], None]) -> None:
+    def _watch(self, on_change: Callable[[list[Bundle]], object]) -> None:
         # Signals are for the main thread (it ends the connection); see stdio.Signals.hold.
         if hasattr(signal, "pthread_sigmask"):  # POSIX; Windows has no signal masks
             signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM, signal.SIGINT})
@@ -162,6 +155,8 @@ class Follower:
                 try:
                     self._moved(on_change)
                 except Exception:  # the follower must outlive any bug in one rebuild
+                    import traceback  # deferred, like the build: only a bug needs it
+
                     self._log("internal error while following HEAD:\n" + traceback.format_exc())
 
     def _warm(self) -> None:
@@ -174,11 +169,11 @@ class Follower:
         """
         for package, commit in zip(self._packages, self._served or (), strict=False):
             try:
-                _ = _pipeline().Build(package.directory, commit, memo=self._memo).package
+                _ = _build(package.directory, commit, self._memo).package
             except Exception:  # reported when that commit is really rebuilt
                 continue
 
-    def _moved(self, on_change: Callable[[list[Bundle]], None]) -> None:
+    def _moved(self, on_change: Callable[[list[Bundle]], object]) -> None:
         if any(gitrefs.busy(r) for r in self._repos):
             return  # mid-rebase: wait for it to finish (its end changes the watched files)
         try:
@@ -209,9 +204,9 @@ class Follower:
         on_change(bundles)
 
 
-def _pipeline() -> Any:
-    """The build, imported on first use: a start from the cache never needs it (pydantic,
-    Jinja's compiler, GitPython: ~18 MB and ~200 ms)."""
+def _build(directory: Path, commit: str, memo: FileMemo) -> Build:
+    """A build, its module imported on first use: a start from the cache never needs it
+    (pydantic, Jinja's compiler, GitPython: ~18 MB and ~200 ms)."""
     from promptops.pipeline import build
 
-    return build
+    return build.Build(directory, commit, memo=memo)

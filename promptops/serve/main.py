@@ -1,7 +1,10 @@
-"""`promptops serve`: parse arguments, load bundles, run the stdio loop.
+"""`promptops serve`: parse arguments, then wire the catalog, the core and a transport.
 
 argparse rather than typer: MCP clients spawn this on every start, and the serving path
-imports only the standard library, the bundle reader and the renderer.
+imports only the standard library, the bundle reader and the renderer. Nothing here
+answers a message: the follower (or the bundle files) fills the
+:class:`~promptops.serve.catalog.Catalog`, :class:`~promptops.serve.server.Server` answers
+for sessions over it, and the stdio transport carries the one session of this process.
 """
 
 from __future__ import annotations
@@ -11,13 +14,15 @@ import contextlib
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING
 
 from promptops.errors import PromptopsError
+from promptops.serve.transports.stdio import Signals, log
 
 if TYPE_CHECKING:
-    from promptops.serve.rpc import Json
-    from promptops.serve.stdio import Signals
+    from promptops.serve.follow import Follower
+    from promptops.serve.server import Server
+    from promptops.serve.watch import Worktree
 
 USAGE = """\
 promptops serve [PATH ...] [--bundle FILE ...] [--ref REV] [--worktree] [--page-size N]
@@ -49,17 +54,18 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
-def _log(message: str) -> None:
-    try:
-        sys.stderr.write(f"promptops serve: {message}\n")
-        sys.stderr.flush()
-    except (OSError, ValueError):
-        pass
+class Reporter:
+    """The follower's messages: to stderr, and to each session that enabled logging."""
+
+    def __init__(self, server: Server) -> None:
+        self.server = server
+
+    def __call__(self, message: str) -> None:
+        log(message)
+        self.server.log("warning", message)
 
 
 def serve_main(argv: list[str]) -> int:
-    from promptops.serve.stdio import Signals
-
     signals = Signals()  # first: a SIGTERM while bundles load must not kill the process
     signals.install()
     try:
@@ -74,66 +80,59 @@ def _main(argv: list[str], signals: Signals) -> int:
     except SystemExit as exc:  # argparse already printed usage or help
         return int(exc.code or 0)
     if args.page_size < 1 or args.ttl_ms < 0:
-        _log("error: --page-size must be at least 1 and --ttl-ms at least 0")
+        log("error: --page-size must be at least 1 and --ttl-ms at least 0")
         return 2
     if args.bundle and (args.paths or args.ref):
-        _log("error: --bundle serves fixed bundles; it cannot be combined with PATH or --ref")
+        log("error: --bundle serves fixed bundles; it cannot be combined with PATH or --ref")
         return 2
     if args.worktree and (args.bundle or args.ref):
-        _log("error: --worktree serves the working tree; it cannot be combined with "
-             "--bundle or --ref")
+        log("error: --worktree serves the working tree; it cannot be combined with "
+            "--bundle or --ref")
         return 2
     try:
         return _run(args, signals)
     except PromptopsError as exc:
-        _log(f"error: {exc}")
+        log(f"error: {exc}")
         return exc.exit_code
 
 
-def _run(args: Any, signals: Signals) -> int:
-    from promptops.serve.protocol import Server
+def _run(args: argparse.Namespace, signals: Signals) -> int:
+    from promptops.serve.catalog import Catalog
+    from promptops.serve.methods import Settings
+    from promptops.serve.server import Server
     from promptops.serve.signing import Signer
-    from promptops.serve.stdio import Output, serve
+    from promptops.serve.transports.stdio import Output, serve
 
-    signer = Signer.configured(args.key_file)
+    settings = Settings(page_size=args.page_size, ttl_ms=args.ttl_ms,
+                        signer=Signer.configured(args.key_file))
     out = Output(1)
-    holder: list[Server] = []
-
-    def log(message: str) -> None:
-        _log(message)
-        if holder:  # also to a handshake client that enabled logging
-            holder[0].log("warning", message)
-
-    follower: Any = None
+    follower: Follower | Worktree | None = None
     if args.bundle:
         from promptops.pipeline.bundle import load_bundle
 
-        bundles = [load_bundle(path) for path in args.bundle]
+        server = Server(Catalog([load_bundle(path) for path in args.bundle]), settings)
     elif args.worktree:
         from promptops.serve.watch import Worktree
 
-        follower = Worktree(args.paths or [Path(".")], log=log)
-        bundles = follower.initial()
+        server = Server(Catalog(), settings)
+        follower = Worktree(args.paths or [Path(".")], log=Reporter(server))
+        server.catalog.swap(follower.initial())
     else:
         from promptops.serve.follow import Follower
 
-        follower = Follower(args.paths or [Path(".")], ref=args.ref, log=log)
-        bundles = follower.initial()
-    server = Server(cast("list[Json]", bundles), send=out.send, page_size=args.page_size,
-                    ttl_ms=args.ttl_ms, signer=signer)
-    holder.append(server)
-    names = ", ".join(f"{b['package']['name']} {b['package']['version']}" for b in bundles)
+        server = Server(Catalog(), settings)  # filled below: the follower logs to its sessions
+        follower = Follower(args.paths or [Path(".")], ref=args.ref, log=Reporter(server))
+        server.catalog.swap(follower.initial())
+    snap = server.catalog.snapshot
+    names = ", ".join(f"{b['package']['name']} {b['package']['version']}" for b in snap.bundles)
     mode = " (working tree, development mode: following saves)" if args.worktree else ""
-    _log(f"serving {len(server.snapshot.names)} prompts from {names or 'no packages'}{mode}")
+    log(f"serving {len(snap.names)} prompts from {names or 'no packages'}{mode}")
     if not args.bundle and not args.worktree and args.ref is None:
         from promptops.serve.watch import dirty_notice
 
-        dirty_notice(args.paths or [Path(".")], _log)
+        dirty_notice(args.paths or [Path(".")], log)
     if follower is not None and args.ref is None:
-        def on_change(bundles: list[Any]) -> None:
-            server.swap(bundles)
-
-        follower.start(on_change)
+        follower.start(server.swap)
     try:
         settled = serve(server, out, 0, signals)
     finally:

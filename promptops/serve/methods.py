@@ -1,71 +1,230 @@
-"""The MCP methods, each answered from one snapshot for one connection's revision.
+"""The MCP methods this server answers, as one table: name -> handler, eras, capability.
 
-Era rules live in :mod:`promptops.serve.protocol`; here a handler only needs the
-revision (to shape fields) and, in the stateless era, the request's client capabilities.
+A handler takes the session, the one snapshot the request is answered from, the params
+and a :class:`Call` (the request's id and revision, the client capabilities of a
+stateless request, the server's settings), and returns the result; it never writes a
+session's state except through the session's own methods. Everything else is derived
+from :data:`METHODS` so that a new method is one row and one function: which methods an
+era answers, the capabilities announced (in table order), and what "method not found"
+says about a method that is not answered (see :func:`not_found`).
+
+Failures below the protocol (a render error, a cursor or requestState that cannot be
+used) become JSON-RPC errors in one place, :func:`rpc_error`.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, cast
+from collections.abc import Callable
+from typing import cast
 
-from promptops.errors import RenderError
-from promptops.render.mcp import error_code
-from promptops.serve import eras, mrtr
-from promptops.serve.catalog import CursorError, Snapshot, resource_uri
-from promptops.serve.rpc import (
-    INVALID_PARAMS,
-    INVALID_REQUEST,
-    META_SUB,
-    RESOURCE_NOT_FOUND,
-    SERVER_INFO,
-    Json,
-    Rpc,
+from promptops import __version__
+from promptops.errors import ArgumentError, TemplateError
+from promptops.serve.catalog import LIST_CHANGED, CatalogError, Snapshot, Subscription, resource_uri
+from promptops.serve.elicitation import (
+    StateError,
+    answers,
+    can_elicit,
+    decode_state,
+    input_required,
 )
+from promptops.serve.jsonrpc import (
+    BATCH_SECONDS,
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    RESOURCE_NOT_FOUND,
+    Json,
+    RequestId,
+    RpcError,
+)
+from promptops.serve.revisions import (
+    META_SUB,
+    SERVER_SENT,
+    SESSION,
+    SESSION_NEEDS,
+    STATELESS,
+    STATELESS_LACKS,
+    SUPPORTED,
+    UNOFFERED,
+    Era,
+    content,
+    era_of,
+    has_cache_hints,
+    has_completions_capability,
+    has_input_requests,
+    resource_descriptor,
+    resource_not_found_is_invalid_params,
+)
+from promptops.serve.session import Session
+from promptops.serve.signing import Signer
 
-if TYPE_CHECKING:
-    from promptops.serve.protocol import Server
-
-
-def call(srv: Server, snap: Snapshot, method: str, params: Json, id_: Any, caps: Json) -> Any:
-    rev = srv.revision or eras.MODERN
-    if method == "initialize":
-        return initialize(srv, snap, params)
-    if method == "ping":
-        return {}
-    if method == "logging/setLevel":
-        return set_level(srv, params)
-    if method == "server/discover":
-        return {"supportedVersions": list(eras.SUPPORTED), "capabilities": capabilities(snap, rev),
-                **_instructions(snap), **_cacheable(srv, snap, rev)}
-    if method == "subscriptions/listen":
-        return listen(srv, params, id_)
-    if method == "prompts/list":
-        names, nxt = _page(srv, snap, "prompts", snap.names, params)
-        out = {"prompts": [snap.descriptor(n, rev) for n in names]}
-        return {**out, **({"nextCursor": nxt} if nxt else {}), **_cacheable(srv, snap, rev)}
-    if method == "prompts/get":
-        return get_prompt(srv, snap, params, rev, caps)
-    if method == "completion/complete":
-        return {"completion": complete(snap, params)}
-    if method == "resources/list":
-        uris, nxt = _page(srv, snap, "resources", snap.uris, params)
-        res = [eras.resource_descriptor(u, *snap.resources[u], rev) for u in uris]
-        return {"resources": res, **({"nextCursor": nxt} if nxt else {}),
-                **_cacheable(srv, snap, rev)}
-    if method == "resources/templates/list":
-        return {"resourceTemplates": [], **_cacheable(srv, snap, rev)}
-    return {**read_resource(snap, params, rev), **_cacheable(srv, snap, rev)}
+SERVER_INFO = {"name": "promptops", "version": __version__}
 
 
-def capabilities(snap: Snapshot, rev: str) -> Json:
-    caps: Json = {"prompts": {"listChanged": True}}
-    if eras.has_completions_capability(rev):
-        caps["completions"] = {}
-    if rev != eras.MODERN:  # 2026-07-28 logs per request (_meta logLevel), not by setLevel
-        caps["logging"] = {}
-    if snap.resources:
-        caps["resources"] = {}
-    return caps
+# Plain classes rather than dataclasses: see promptops.serve.jsonrpc (cold path).
+
+
+class Settings:
+    """The server's own choices, the same for every session (read only)."""
+
+    __slots__ = ("batch_seconds", "page_size", "signer", "ttl_ms")
+
+    def __init__(self, *, page_size: int = 100, ttl_ms: int = 60_000,
+                 signer: Signer | None = None, batch_seconds: float = BATCH_SECONDS) -> None:
+        self.page_size = page_size  # entries per list page
+        self.ttl_ms = ttl_ms  # ttlMs on cacheable results (2026-07-28)
+        self.signer = signer or Signer.random()  # seals cursors and requestState
+        self.batch_seconds = batch_seconds  # run time of one JSON-RPC batch
+
+
+class Call:
+    """What a handler knows of its request beyond the params."""
+
+    __slots__ = ("capabilities", "id", "revision", "settings")
+
+    def __init__(self, id_: RequestId, revision: str, capabilities: Json,
+                 settings: Settings) -> None:
+        self.id = id_
+        self.revision = revision  # the session's, or the stateless request's envelope's
+        self.capabilities = capabilities  # a stateless request's client capabilities, else {}
+        self.settings = settings
+
+
+class Subscribe:
+    """subscriptions/listen's outcome: a stream to open, acknowledged instead of a result."""
+
+    __slots__ = ("acknowledgement", "subscription")
+
+    def __init__(self, subscription: Subscription, acknowledgement: Json) -> None:
+        self.subscription, self.acknowledgement = subscription, acknowledgement
+
+
+Result = Json | Subscribe
+Handler = Callable[[Session, Snapshot, Json, Call], Result]
+
+
+class Method:
+    """One row of :data:`METHODS`."""
+
+    __slots__ = ("capability", "eras", "handler")
+
+    def __init__(self, handler: Handler, eras: frozenset[Era],
+                 capability: str | None = None) -> None:
+        self.handler = handler
+        self.eras = eras  # the eras that answer it
+        self.capability = capability  # the server capability it belongs to
+
+
+# ---- handlers ---------------------------------------------------------------------------
+def initialize(session: Session, snap: Snapshot, params: Json, call: Call) -> Json:
+    rev = session.initialize(params)
+    return {"protocolVersion": rev, "capabilities": capabilities(snap, rev),
+            "serverInfo": SERVER_INFO, **_instructions(snap)}
+
+
+def ping(session: Session, snap: Snapshot, params: Json, call: Call) -> Json:
+    return {}
+
+
+def set_level(session: Session, snap: Snapshot, params: Json, call: Call) -> Json:
+    session.set_log_level(params.get("level"))
+    return {}
+
+
+def discover(session: Session, snap: Snapshot, params: Json, call: Call) -> Json:
+    return {"supportedVersions": list(SUPPORTED),
+            "capabilities": capabilities(snap, call.revision), **_instructions(snap),
+            **_cacheable(snap, call)}
+
+
+def listen(session: Session, snap: Snapshot, params: Json, call: Call) -> Subscribe:
+    wanted = params.get("notifications")
+    if not isinstance(wanted, dict):
+        raise RpcError(INVALID_PARAMS, "subscriptions/listen needs a `notifications` object")
+    prompts = wanted.get("promptsListChanged") is True
+    sub = Subscription(call.id, frozenset({LIST_CHANGED} if prompts else ()), session.send)
+    agreed = {"promptsListChanged": True} if prompts else {}
+    return Subscribe(sub, {"jsonrpc": "2.0", "method": "notifications/subscriptions/acknowledged",
+                           "params": {"_meta": {META_SUB: call.id}, "notifications": agreed}})
+
+
+def list_prompts(session: Session, snap: Snapshot, params: Json, call: Call) -> Json:
+    names, nxt = _page(snap, "prompts", snap.names, params, call)
+    out = {"prompts": [snap.descriptor(n, call.revision) for n in names]}
+    return {**out, **({"nextCursor": nxt} if nxt else {}), **_cacheable(snap, call)}
+
+
+def get_prompt(session: Session, snap: Snapshot, params: Json, call: Call) -> Json:
+    name, args = params.get("name"), params.get("arguments")
+    if not isinstance(name, str):
+        raise RpcError(INVALID_PARAMS, "prompts/get needs a prompt `name` (a string)")
+    if args is not None and not isinstance(args, dict):
+        raise RpcError(INVALID_PARAMS, "arguments must be an object of strings")
+    entry = snap.index.get(name)
+    if entry is None:
+        raise RpcError(INVALID_PARAMS, f"unknown prompt {name!r}")
+    budget = entry.renderer.budget()  # the request's clock starts before MRTR's work too
+    rev, signer = call.revision, call.settings.signer
+    if has_input_requests(rev):
+        merged = dict(args or {})
+        if "requestState" in params:
+            merged = {**decode_state(signer, params["requestState"], name), **merged}
+        if "inputResponses" in params:
+            merged.update(answers(params["inputResponses"]))
+        args = merged
+        missing = [a["name"] for a in entry.prompt["arguments"]
+                   if a.get("required") and a["name"] not in merged]
+        if missing and can_elicit(call.capabilities):
+            wrong = next((k for k, v in merged.items() if not isinstance(v, str)), None)
+            if wrong is not None:  # refused now, not carried through a requestState
+                raise RpcError(INVALID_PARAMS, f"argument {wrong!r} must be a string",
+                               {"argument": wrong})
+            return input_required(signer, entry.prompt, missing, merged)
+    result = cast(Json, entry.renderer.get(name, args, budget))  # the wire form from here
+    pkg = entry.bundle["package"]["name"]
+    for msg, src in zip(result["messages"], entry.prompt["messages"], strict=True):
+        msg["content"] = content(msg["content"], src, lambda p: resource_uri(pkg, p), rev)
+    result["_meta"] = snap.traceability(entry.bundle)
+    return result
+
+
+def complete(session: Session, snap: Snapshot, params: Json, call: Call) -> Json:
+    ref, arg = params.get("ref"), params.get("argument")
+    if not isinstance(ref, dict) or not isinstance(arg, dict):
+        raise RpcError(INVALID_PARAMS, "completion/complete needs `ref` and `argument` objects")
+    if ref.get("type") != "ref/prompt":
+        raise RpcError(INVALID_PARAMS, f"no completions for {ref.get('type')!r}: this server "
+                       "has no resource templates")
+    name, value = arg.get("name"), arg.get("value")
+    if not isinstance(ref.get("name"), str) or not isinstance(name, str) or not isinstance(
+            value, str):
+        raise RpcError(INVALID_PARAMS,
+                       "ref.name, argument.name and argument.value must be strings")
+    return {"completion": snap.complete(ref["name"], name, value)}
+
+
+def list_resources(session: Session, snap: Snapshot, params: Json, call: Call) -> Json:
+    uris, nxt = _page(snap, "resources", snap.uris, params, call)
+    res = [resource_descriptor(u, *snap.resources[u], call.revision) for u in uris]
+    return {"resources": res, **({"nextCursor": nxt} if nxt else {}), **_cacheable(snap, call)}
+
+
+def list_resource_templates(session: Session, snap: Snapshot, params: Json, call: Call) -> Json:
+    return {"resourceTemplates": [], **_cacheable(snap, call)}
+
+
+def read_resource(session: Session, snap: Snapshot, params: Json, call: Call) -> Json:
+    uri = params.get("uri")
+    if not isinstance(uri, str):
+        raise RpcError(INVALID_PARAMS, "resources/read needs a `uri` (a string)")
+    found = snap.resources.get(uri)
+    if found is None:
+        code = (INVALID_PARAMS if resource_not_found_is_invalid_params(call.revision)
+                else RESOURCE_NOT_FOUND)
+        raise RpcError(code, f"resource not found: {uri}", {"uri": uri})
+    _, res = found
+    body = {"text": res["text"]} if "text" in res else {"blob": res["blob"]}
+    return {"contents": [{"uri": uri, "mimeType": res["mimeType"], **body}],
+            **_cacheable(snap, call)}
 
 
 def _instructions(snap: Snapshot) -> Json:
@@ -73,117 +232,107 @@ def _instructions(snap: Snapshot) -> Json:
     return {"instructions": text} if text else {}
 
 
-def _cacheable(srv: Server, snap: Snapshot, rev: str) -> Json:
+def _cacheable(snap: Snapshot, call: Call) -> Json:
     """`ttlMs` and `cacheScope`: 2026-07-28 requires both on every CacheableResult."""
-    return {"ttlMs": srv.ttl_ms, "cacheScope": snap.cache_scope} if rev == eras.MODERN else {}
+    if not has_cache_hints(call.revision):
+        return {}
+    return {"ttlMs": call.settings.ttl_ms, "cacheScope": snap.cache_scope}
 
 
-def _page(srv: Server, snap: Snapshot, kind: str, items: tuple[str, ...], params: Json) -> Any:
-    try:
-        return snap.page(kind, items, params.get("cursor"), srv.page_size, srv.signer)
-    except CursorError as exc:
-        raise Rpc(INVALID_PARAMS, str(exc)) from exc
+def _page(snap: Snapshot, kind: str, items: tuple[str, ...], params: Json,
+          call: Call) -> tuple[list[str], str | None]:
+    return snap.page(kind, items, params.get("cursor"), call.settings.page_size,
+                     call.settings.signer)
 
 
-def initialize(srv: Server, snap: Snapshot, params: Json) -> Json:
-    if srv.revision is not None:
-        raise Rpc(INVALID_REQUEST, "already initialized")
-    asked = params.get("protocolVersion")
-    if not isinstance(asked, str) or not isinstance(params.get("capabilities", {}), dict):
-        srv.era = None  # nothing was negotiated: the connection is still undecided
-        raise Rpc(INVALID_PARAMS, "initialize needs protocolVersion (a string) and capabilities")
-    rev = asked if asked in eras.HANDSHAKE else eras.LATEST_HANDSHAKE
-    srv.revision = rev
-    return {"protocolVersion": rev, "capabilities": capabilities(snap, rev),
-            "serverInfo": SERVER_INFO, **_instructions(snap)}
+# ---- the table --------------------------------------------------------------------------
+EVERY_ERA = frozenset(Era)
+SESSION_ERA = frozenset({SESSION})
+STATELESS_ERA = frozenset({STATELESS})
+
+# Capabilities are announced in table order (prompts, completions, logging, resources).
+METHODS: dict[str, Method] = {
+    "prompts/list": Method(list_prompts, EVERY_ERA, "prompts"),
+    "prompts/get": Method(get_prompt, EVERY_ERA, "prompts"),
+    "completion/complete": Method(complete, EVERY_ERA, "completions"),
+    "logging/setLevel": Method(set_level, SESSION_ERA, "logging"),
+    "resources/list": Method(list_resources, EVERY_ERA, "resources"),
+    "resources/read": Method(read_resource, EVERY_ERA, "resources"),
+    "resources/templates/list": Method(list_resource_templates, EVERY_ERA, "resources"),
+    "initialize": Method(initialize, SESSION_ERA),
+    "ping": Method(ping, SESSION_ERA),
+    "server/discover": Method(discover, STATELESS_ERA),
+    "subscriptions/listen": Method(listen, STATELESS_ERA),
+}
+
+# What each capability says, for a snapshot and revision; None: not announced.
+_CAPABILITIES: dict[str, Callable[[Snapshot, str], Json | None]] = {
+    "prompts": lambda snap, rev: {"listChanged": True},
+    "completions": lambda snap, rev: {} if has_completions_capability(rev) else None,
+    "logging": lambda snap, rev: {},
+    "resources": lambda snap, rev: {} if snap.resources else None,
+}
 
 
-def set_level(srv: Server, params: Json) -> Json:
-    level = params.get("level")
-    if level not in ("debug", "info", "notice", "warning", "error", "critical", "alert",
-                     "emergency"):
-        raise Rpc(INVALID_PARAMS, f"unknown log level {level!r}")
-    srv.log_level = level
-    return {}
+def capabilities(snap: Snapshot, rev: str) -> Json:
+    """The capabilities of the methods answered in ``rev``'s era."""
+    era = era_of(rev)
+    caps: Json = {}
+    seen: set[str] = set()
+    for method in METHODS.values():
+        name = method.capability
+        if name is None or name in seen or era not in method.eras:
+            continue
+        seen.add(name)
+        value = _CAPABILITIES[name](snap, rev)
+        if value is not None:
+            caps[name] = value
+    return caps
 
 
-def listen(srv: Server, params: Json, id_: Any) -> list[Json]:
-    wanted = params.get("notifications")
-    if not isinstance(wanted, dict):
-        raise Rpc(INVALID_PARAMS, "subscriptions/listen needs a `notifications` object")
-    prompts = wanted.get("promptsListChanged") is True
-    srv.subscribe(id_, prompts)
-    agreed = {"promptsListChanged": True} if prompts else {}
-    return [{"jsonrpc": "2.0", "method": "notifications/subscriptions/acknowledged",
-             "params": {"_meta": {META_SUB: id_}, "notifications": agreed}}]
+# Each era's part of the table, looked up per request without hashing the enum.
+_SESSION_METHODS = {name: m for name, m in METHODS.items() if SESSION in m.eras}
+_STATELESS_METHODS = {name: m for name, m in METHODS.items() if STATELESS in m.eras}
 
 
-def get_prompt(srv: Server, snap: Snapshot, params: Json, rev: str, caps: Json) -> Json:
-    name, args = params.get("name"), params.get("arguments")
-    if not isinstance(name, str):
-        raise Rpc(INVALID_PARAMS, "prompts/get needs a prompt `name` (a string)")
-    if args is not None and not isinstance(args, dict):
-        raise Rpc(INVALID_PARAMS, "arguments must be an object of strings")
-    entry = snap.index.get(name)
-    if entry is None:
-        raise Rpc(INVALID_PARAMS, f"unknown prompt {name!r}")
-    budget = entry.renderer.budget()  # the request's clock starts before MRTR's work too
-    if rev == eras.MODERN:
-        try:
-            merged = dict(args or {})
-            if "requestState" in params:
-                merged = {**mrtr.decode_state(srv.signer, params["requestState"], name),
-                          **merged}
-            if "inputResponses" in params:
-                merged.update(mrtr.answers(params["inputResponses"]))
-        except mrtr.StateError as exc:
-            raise Rpc(INVALID_PARAMS, str(exc)) from exc
-        args = merged
-        missing = [a["name"] for a in entry.prompt["arguments"]
-                   if a.get("required") and a["name"] not in merged]
-        if missing and mrtr.can_elicit(caps):
-            wrong = next((k for k, v in merged.items() if not isinstance(v, str)), None)
-            if wrong is not None:  # refused now, not carried through a requestState
-                raise Rpc(INVALID_PARAMS, f"argument {wrong!r} must be a string",
-                          {"argument": wrong})
-            return mrtr.input_required(srv.signer, entry.prompt, missing, merged)
-    try:
-        result = cast(Json, entry.renderer.get(name, args, budget))
-    except RenderError as exc:
-        raise Rpc(error_code(exc), str(exc),
-                  {"argument": exc.argument} if exc.argument else None) from exc
-    pkg = entry.bundle["package"]["name"]
-    for msg, src in zip(result["messages"], entry.prompt["messages"], strict=True):
-        msg["content"] = eras.content(msg["content"], src, lambda p: resource_uri(pkg, p), rev)
-    result["_meta"] = snap.traceability(entry.bundle)
-    return result
+def find(method: str, era: Era) -> Method | None:
+    """The method as answered in ``era``, or None (then :func:`not_found` says why)."""
+    return (_STATELESS_METHODS if era is STATELESS else _SESSION_METHODS).get(method)
 
 
-def complete(snap: Snapshot, params: Json) -> Json:
-    ref, arg = params.get("ref"), params.get("argument")
-    if not isinstance(ref, dict) or not isinstance(arg, dict):
-        raise Rpc(INVALID_PARAMS, "completion/complete needs `ref` and `argument` objects")
-    if ref.get("type") != "ref/prompt":
-        raise Rpc(INVALID_PARAMS, f"no completions for {ref.get('type')!r}: this server has "
-                  "no resource templates")
-    name, value = arg.get("name"), arg.get("value")
-    if not isinstance(ref.get("name"), str) or not isinstance(name, str) or not isinstance(
-            value, str):
-        raise Rpc(INVALID_PARAMS, "ref.name, argument.name and argument.value must be strings")
-    try:
-        return snap.complete(ref["name"], name, value)
-    except KeyError as exc:
-        raise Rpc(INVALID_PARAMS, str(exc.args[0])) from exc
+def not_found(method: str, rev: str) -> str:
+    """The -32601 message for a method this server does not answer on revision ``rev``."""
+    shown = method if len(method) <= 100 else method[:100] + "..."
+    lacking = UNOFFERED.get(method)
+    if lacking is not None and lacking.defined(rev):
+        return f"this server offers no {lacking.feature} (it serves prompts): {shown!r}"
+    if method in SERVER_SENT:
+        return f"{shown!r} is a request a server sends to its client, not one it answers"
+    if method in METHODS or lacking is not None:  # answered in the other era, or not at all
+        why = STATELESS_LACKS if era_of(rev) is STATELESS else SESSION_NEEDS
+        return f"method {shown!r} is not part of revision {rev} ({why})"
+    return f"unknown method {shown!r}"
 
 
-def read_resource(snap: Snapshot, params: Json, rev: str) -> Json:
-    uri = params.get("uri")
-    if not isinstance(uri, str):
-        raise Rpc(INVALID_PARAMS, "resources/read needs a `uri` (a string)")
-    found = snap.resources.get(uri)
-    if found is None:  # 2026-07-28 moved "resource not found" to -32602
-        code = INVALID_PARAMS if rev == eras.MODERN else RESOURCE_NOT_FOUND
-        raise Rpc(code, f"resource not found: {uri}", {"uri": uri})
-    _, res = found
-    body = {"text": res["text"]} if "text" in res else {"blob": res["blob"]}
-    return {"contents": [{"uri": uri, "mimeType": res["mimeType"], **body}]}
+# ---- failures as JSON-RPC errors: the one place they get a code ------------------------
+# By class, looked up along the exception's MRO (a subclass may be listed apart from its
+# base). The renderer says whose fault a failure is, never a protocol code: the codes
+# agree with promptops.render.mcp.error_code (test files and reviews read those).
+ERROR_CODES: dict[type[Exception], int] = {
+    CatalogError: INVALID_PARAMS,  # a cursor not issued or stale; no such completion ref
+    StateError: INVALID_PARAMS,  # a requestState or inputResponses this server cannot use
+    ArgumentError: INVALID_PARAMS,  # the request's arguments: missing, refused by a rule
+    TemplateError: INTERNAL_ERROR,  # the template failed or ran over its bounds
+}
+FAILURES: tuple[type[Exception], ...] = tuple(ERROR_CODES)
+
+
+def rpc_error(exc: Exception) -> RpcError:
+    """The error reply for a failure a handler let through (one of :data:`FAILURES`).
+
+    The dispatcher calls every handler as ``except FAILURES as exc: raise rpc_error(exc)``.
+    """
+    code = next((ERROR_CODES[c] for c in type(exc).__mro__ if c in ERROR_CODES),
+                INTERNAL_ERROR)
+    argument = getattr(exc, "argument", None)
+    return RpcError(code, str(exc), {"argument": argument} if argument else None)

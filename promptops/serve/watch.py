@@ -94,6 +94,7 @@ class Worktree:
         """Every package from its working tree; raises on the first problem."""
         from promptops.pipeline.build import Build
         from promptops.pipeline.memo import FileMemo
+        from promptops.serve.catalog import check_names
 
         if self._memo is None:  # a serving process never lints: files drop their YAML
             self._memo = FileMemo(keep_yaml=False)
@@ -164,21 +165,6 @@ class Worktree:
             bundles = self._try_build()
             if bundles is not None:
                 on_change(bundles)
-
-
-def check_names(bundles: list[Bundle]) -> None:
-    """A set that cannot be served together (one prompt name in two packages) raises."""
-    from promptops.errors import UsageError
-
-    owners: dict[str, str] = {}
-    for bundle in bundles:
-        package = bundle["package"]["name"]
-        for prompt in bundle["prompts"]:
-            other = owners.setdefault(prompt["name"], package)
-            if other != package:
-                raise UsageError(f"prompt {prompt['name']!r} is defined by both package "
-                                 f"{other!r} and package {package!r}; prompt names must be "
-                                 "unique across the packages served together")
 
 
 def dirty_notice(package_dirs: Iterable[Path], log: Log) -> threading.Thread:

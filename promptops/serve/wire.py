@@ -23,7 +23,7 @@ from __future__ import annotations
 import itertools
 import json
 import os
-from typing import Any
+from typing import NoReturn
 
 MAX_MESSAGE = 16 * 1024 * 1024  # bytes per message (for stdio: per line, newline excluded)
 MAX_DEPTH = 100  # nested arrays/objects per message
@@ -62,7 +62,7 @@ class LongInt:
         return f"<integer of {len(self.digits.lstrip('-'))} digits>"
 
 
-def _not_json(name: str) -> Any:
+def _not_json(name: str) -> NoReturn:
     raise MessageError(f"{name} is not JSON (JSON numbers are finite)")
 
 
@@ -78,7 +78,7 @@ _DECODE = json.JSONDecoder(parse_constant=_not_json).decode
 _DECODE_LONG = json.JSONDecoder(parse_constant=_not_json, parse_int=_integer).decode
 
 
-def parse(line: bytes) -> Any:
+def parse(line: bytes) -> object:
     """The JSON value in ``line``; MessageError (a -32700 message) if it is not acceptable."""
     problem = structure_problem(line)
     if problem is not None:
@@ -143,7 +143,7 @@ _COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 _COMPACT_ASCII = json.JSONEncoder(separators=(",", ":")).encode
 
 
-def encode(message: Any) -> bytes:
+def encode(message: object) -> bytes:
     """One message as compact UTF-8 JSON (no newline).
 
     A lone surrogate (valid in JSON as ``"\\ud800"``, so it can be echoed) cannot be
@@ -163,7 +163,7 @@ def encode(message: Any) -> bytes:
             return _with_long_ints(message, True).encode()
 
 
-def _with_long_ints(message: Any, ascii_only: bool) -> str:
+def _with_long_ints(message: object, ascii_only: bool) -> str:
     found: list[LongInt] = []
 
     def mark(value: object) -> str:

@@ -29,7 +29,7 @@ from promptops.sandbox.limits import DEFAULT_OUTPUT_CHARS as MAX_OUTPUT_CHARS
 from promptops.sandbox.limits import BudgetExceeded
 from promptops.semver import Version
 from promptops.serve import wire
-from promptops.serve.protocol import Server
+from promptops.serve.connection import Connection as Server
 
 SETTINGS = settings(max_examples=250, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow,

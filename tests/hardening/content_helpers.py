@@ -47,8 +47,9 @@ def cwd(folder: Path) -> Iterator[None]:
 
 def cli(*args: str, at: Path, allowed: tuple[int, ...] = (0, 1, 2)) -> Run:
     """``promptops ARGS`` in-process from folder ``at``; never a crash, a bug or a traceback."""
+    # CI (set on every CI runner) turns snapshot writing off; these tests are about writes.
     with cwd(at):
-        result = CliRunner().invoke(app, ["--color", "never", *args])
+        result = CliRunner().invoke(app, ["--color", "never", *args], env={"CI": None})
     exc = result.exception
     if exc is not None and not isinstance(exc, SystemExit):
         raise AssertionError("".join(traceback.format_exception(exc)))

@@ -31,7 +31,9 @@ def limits() -> list[tuple[str, str, str]]:
     from promptops.pipeline.yamlio import limits as yaml_limits
     from promptops.sandbox import limits as size
     from promptops.sandbox import nesting as template_limits
-    from promptops.serve import protocol, stdio, wire
+    from promptops.serve import jsonrpc as protocol
+    from promptops.serve import wire
+    from promptops.serve.transports import stdio
 
     return [
         ("message line", f"{stdio.MAX_LINE // (1024 * 1024)} MiB (newline excluded)",

@@ -15,7 +15,7 @@ from hardening_helpers import record, repo_with
 from repo_helpers import PYTHON, cli_env
 from repo_helpers import run_cli as cli  # set-up only: serve itself runs as a process
 
-from promptops.serve.stdio import MAX_DEPTH
+from promptops.serve.transports.stdio import MAX_DEPTH
 
 AREA = "serve process"
 SLOW = ("messages:\n  - role: user\n    text: \"{% set s = 'x' * 1000000 %}"

@@ -17,7 +17,7 @@ from serve_helpers import RawClient, check_message
 
 from promptops.pipeline.build import Build
 from promptops.pipeline.bundle import serialise
-from promptops.serve.protocol import Server
+from promptops.serve.connection import Connection as Server
 
 REV = "2025-03-26"
 MAX_BATCH = 100  # the documented bounds (docs/serve.md, SECURITY.md)

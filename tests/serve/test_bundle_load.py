@@ -26,7 +26,7 @@ from promptops.errors import BundleError
 from promptops.pipeline import bundle_check
 from promptops.pipeline.bundle import digest, parse_bundle, serialise
 from promptops.pipeline.bundle_schema import BundleFile
-from promptops.serve.protocol import Server
+from promptops.serve.connection import Connection as Server
 
 ODD: list[Any] = [None, True, 0, -1, 2.5, "", "x", "a-b", [], ["x"], [1], {}, {"k": 1}]
 

@@ -11,7 +11,7 @@ import git
 from serve_helpers import RawClient, check_message, commit, envelope, kit_files
 
 from promptops.pipeline.build import Build
-from promptops.serve.protocol import Server
+from promptops.serve.connection import Connection as Server
 
 MODERN = "2026-07-28"
 

@@ -1,4 +1,4 @@
-"""Multi-round-trip requests (2026-07-28): ask the user for missing prompt arguments.
+"""Multi-round-trip requests (MRTR, 2026-07-28): ask the user for missing prompt arguments.
 
 Instead of failing a prompts/get that lacks required arguments, a server may answer
 ``input_required`` with an ``elicitation/create`` form; the client retries the same
@@ -13,11 +13,14 @@ is still validated again when the prompt is rendered.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING
 
+from promptops.serve.jsonrpc import Json
 from promptops.serve.signing import Signer
 
-Json = dict[str, Any]
+if TYPE_CHECKING:
+    from promptops.pipeline.bundle_types import Argument, Prompt
+
 INPUT_KEY = "arguments"
 STATE = b"promptops/requestState/v1"
 
@@ -32,13 +35,13 @@ def can_elicit(capabilities: Json) -> bool:
     return isinstance(el, dict) and (not el or "form" in el)
 
 
-def encode_state(signer: Signer, prompt: str, arguments: dict[str, Any]) -> str:
+def encode_state(signer: Signer, prompt: str, arguments: Json) -> str:
     raw = json.dumps({"prompt": prompt, "arguments": arguments}, separators=(",", ":"),
                      ensure_ascii=True)  # ASCII: a lone surrogate in a value must survive
     return signer.seal(STATE, raw.encode())
 
 
-def decode_state(signer: Signer, state: Any, prompt: str) -> dict[str, Any]:
+def decode_state(signer: Signer, state: object, prompt: str) -> Json:
     if not isinstance(state, str):
         raise StateError("requestState must be the string this server returned")
     raw = signer.open(STATE, state)
@@ -51,7 +54,7 @@ def decode_state(signer: Signer, state: Any, prompt: str) -> dict[str, Any]:
     return dict(data["arguments"])
 
 
-def answers(responses: Any) -> dict[str, Any]:
+def answers(responses: object) -> Json:
     """The user's values from ``inputResponses``; a declined form is an error."""
     if not isinstance(responses, dict):
         raise StateError("inputResponses must be an object")
@@ -69,7 +72,7 @@ def answers(responses: Any) -> dict[str, Any]:
             for k, v in content.items()}
 
 
-def _field(spec: Json) -> Json:
+def _field(spec: Argument) -> Json:
     """The form field for one argument: an enum becomes a single-select."""
     out: Json = {"type": "string"}
     if "title" in spec:
@@ -87,8 +90,8 @@ def _field(spec: Json) -> Json:
     return out
 
 
-def input_required(signer: Signer, prompt: Json, missing: list[str],
-                   given: dict[str, Any]) -> Json:
+def input_required(signer: Signer, prompt: Prompt, missing: list[str],
+                   given: Json) -> Json:
     specs = {a["name"]: a for a in prompt["arguments"]}
     form = {
         "mode": "form",

@@ -26,17 +26,20 @@ from __future__ import annotations
 
 import contextlib
 import os
-import select
 import signal
 import sys
 import threading
 import time
-import traceback
 from collections.abc import Iterator
-from typing import Any
+from types import FrameType
+from typing import TYPE_CHECKING
 
-from promptops.serve import wire
-from promptops.serve.rpc import INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR, error, valid_id
+from promptops.serve import jsonrpc, wire
+
+if TYPE_CHECKING:
+    from promptops.serve.jsonrpc import Json, Outbound
+    from promptops.serve.session import Session
+    from promptops.serve.transports import Dispatcher
 
 MAX_LINE = wire.MAX_MESSAGE  # bytes per message, newline excluded
 MAX_DEPTH = wire.MAX_DEPTH
@@ -52,13 +55,13 @@ class Output:
         self._lock = threading.Lock()
         self.closed = False
 
-    def send(self, message: Any) -> None:
+    def send(self, message: Outbound) -> None:
         data = wire.encode(message) + b"\n"
         with self._lock:
             if not self.closed:
                 self._write(data)
 
-    def finish(self, messages: list[Any], timeout: float = FINISH_TIMEOUT_S) -> None:
+    def finish(self, messages: list[Json], timeout: float = FINISH_TIMEOUT_S) -> None:
         """Write ``messages`` after any reply in progress, then accept no more."""
         if not self._lock.acquire(timeout=timeout):  # a writer stuck on a reader that
             self.closed = True  # stopped reading: nothing more can reach it anyway
@@ -87,6 +90,8 @@ class Output:
 
 
 def _wait(fd: int, *, writable: bool) -> None:
+    import select  # only a non-blocking descriptor ever waits: not imported at start
+
     want = ([], [fd]) if writable else ([fd], [])
     try:
         select.select(want[0], want[1], [fd], 1.0)
@@ -105,11 +110,26 @@ def _silence(fd: int) -> None:
 
 
 def log(message: str) -> None:
+    """One line on stderr, the log channel of ``promptops serve`` (stdout is protocol only)."""
     try:
         sys.stderr.write(f"promptops serve: {message}\n")
         sys.stderr.flush()
     except (OSError, ValueError):
         pass
+
+
+def log_bug() -> None:
+    """The traceback of the exception being handled, on stderr: a bug to report.
+
+    ``traceback`` (with ``textwrap``) is imported here, on the first bug, not at start.
+    """
+    try:
+        import traceback
+
+        trace = traceback.format_exc()
+    except Exception:  # no memory left to import it, say: the news without the trace
+        trace = "(no traceback available)"
+    log("internal error:\n" + trace)
 
 
 def lines(fd: int) -> Iterator[bytes | None]:
@@ -166,8 +186,8 @@ def _read(fd: int) -> bytes:
 class _Loop:
     """Reads and answers lines until EOF or a closed stdout (runs in the worker thread)."""
 
-    def __init__(self, server: Any, out: Output, fd: int) -> None:
-        self.server, self.out, self.fd = server, out, fd
+    def __init__(self, dispatcher: Dispatcher, session: Session, out: Output, fd: int) -> None:
+        self.dispatcher, self.session, self.out, self.fd = dispatcher, session, out, fd
         self.stopping = False  # set by the main thread: the connection has ended
         self.done = False  # set by the worker: it has left run()
 
@@ -180,24 +200,24 @@ class _Loop:
             try:
                 self.answer(line)
             except Exception:  # a bug must cost one line, never the server
-                log("internal error:\n" + traceback.format_exc())
+                log_bug()
 
     def answer(self, line: bytes | None) -> None:
-        server, out = self.server, self.out
+        dispatcher, session, out = self.dispatcher, self.session, self.out
         if line is None:
-            out.send(server.reject(INVALID_REQUEST, f"message over {MAX_LINE} bytes"))
+            out.send(dispatcher.reject(session, jsonrpc.oversized(MAX_LINE)))
             return
         try:
-            message = wire.parse(line)
-        except wire.MessageError as exc:
-            out.send(server.reject(PARSE_ERROR, f"parse error: {exc}"))
+            message = jsonrpc.parse(line)
+        except jsonrpc.RpcError as exc:
+            out.send(dispatcher.reject(session, exc))
             return
+        replies: list[Outbound]
         try:
-            replies = server.handle(message)
+            replies = dispatcher.handle(session, message)
         except Exception:
-            log("internal error:\n" + traceback.format_exc())
-            mid = message.get("id") if isinstance(message, dict) else None
-            replies = [error(mid, INTERNAL_ERROR, "internal error")] if valid_id(mid) else []
+            log_bug()
+            replies = list(jsonrpc.internal_error(message))
         if self.stopping:
             return  # the connection was ended meanwhile: this reply would come too late
         for reply in replies:
@@ -238,7 +258,7 @@ class Signals:
             return False
         return True
 
-    def _note(self, signum: int, frame: Any) -> None:
+    def _note(self, signum: int, frame: FrameType | None) -> None:
         self.received = True
         self._woken.set()
 
@@ -270,17 +290,19 @@ class Signals:
                 pass
 
 
-def serve(server: Any, out: Output, fd: int = 0, signals: Signals | None = None) -> bool:
-    """Answer messages from ``fd`` until EOF, a signal or a closed stdout.
+def serve(dispatcher: Dispatcher, out: Output, fd: int = 0,
+          signals: Signals | None = None) -> bool:
+    """Answer messages from ``fd`` as one session until EOF, a signal or a closed stdout.
 
     Returns False when a request was still being answered (its worker thread is left
     running): the caller should then leave with ``os._exit`` once it has cleaned up.
     """
     signals = signals or Signals()
-    loop = _Loop(server, out, fd)
+    session = dispatcher.open(out.send)
+    loop = _Loop(dispatcher, session, out, fd)
     if not signals.install():  # not the main thread: no signals to honour, run inline
         loop.run()
-        out.finish(server.close())
+        out.finish(dispatcher.close(session))
         return True
 
     def work() -> None:
@@ -288,7 +310,7 @@ def serve(server: Any, out: Output, fd: int = 0, signals: Signals | None = None)
         try:
             loop.run()
         except BaseException:  # the main thread must hear of any end, and why
-            log("internal error:\n" + traceback.format_exc())
+            log_bug()
         finally:
             loop.done = True
             signals.wake()
@@ -297,5 +319,5 @@ def serve(server: Any, out: Output, fd: int = 0, signals: Signals | None = None)
     worker.start()
     signals.wait()
     loop.stopping = True
-    out.finish(server.close())
+    out.finish(dispatcher.close(session))
     return loop.done

@@ -1,0 +1,175 @@
+"""The protocol core of one process: one catalog, any number of sessions.
+
+:class:`Server` is what a transport talks to (it is the
+:class:`~promptops.serve.transports.Dispatcher` every transport is typed against): it
+opens a :class:`~promptops.serve.session.Session` per connection, answers each parsed
+message for a session - the envelope read by :mod:`~promptops.serve.jsonrpc`, the era
+chosen by the session, the method looked up in :data:`~promptops.serve.methods.METHODS`,
+answered from one snapshot of the :class:`~promptops.serve.catalog.Catalog` - and ends
+a session with the results that close its open streams. Nothing in it knows bytes,
+pipes or HTTP, so stdio, HTTP and in-process tests drive the same code.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from promptops.serve.catalog import Catalog, Snapshot
+from promptops.serve.jsonrpc import (
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    Json,
+    Notification,
+    Outbound,
+    Request,
+    RpcError,
+    Send,
+    batch_problem,
+    error,
+    null_id,
+    read,
+    reply,
+    run_batch,
+    valid_id,
+)
+from promptops.serve.methods import (
+    FAILURES,
+    SERVER_INFO,
+    Call,
+    Settings,
+    Subscribe,
+    find,
+    not_found,
+    rpc_error,
+)
+from promptops.serve.revisions import (
+    LATEST_SESSION,
+    LATEST_STATELESS,
+    META_SERVER,
+    META_SUB,
+    SESSION,
+    STATELESS,
+    allows_batches,
+    null_for_unknown_id,
+)
+from promptops.serve.session import Session, envelope
+
+if TYPE_CHECKING:
+    from promptops.pipeline.bundle_types import Bundle
+
+
+class Server:
+    """Answers messages for sessions over one catalog (see the module docstring)."""
+
+    def __init__(self, catalog: Catalog, settings: Settings | None = None) -> None:
+        self.catalog = catalog
+        self.settings = settings or Settings()
+        self._lock = threading.Lock()
+        self._sessions: dict[Session, None] = {}
+
+    # ---- sessions ---------------------------------------------------------------------
+    def open(self, send: Send) -> Session:
+        """A new session whose client ``send`` reaches (replies go back through the caller)."""
+        session = Session(send, self.catalog)
+        with self._lock:
+            self._sessions[session] = None
+        return session
+
+    def close(self, session: Session) -> list[Json]:
+        """End ``session``: the results that close each of its listen streams, in order."""
+        with self._lock:
+            self._sessions.pop(session, None)
+        return [reply(sid, {"resultType": "complete",
+                            "_meta": {META_SUB: sid, META_SERVER: SERVER_INFO}})
+                for sid in session.end()]
+
+    # ---- process-wide -----------------------------------------------------------------
+    def swap(self, bundles: Sequence[Bundle]) -> bool:
+        """Serve ``bundles`` from now on; a set that cannot be served keeps the last good one."""
+        try:
+            return self.catalog.swap(bundles)
+        except Exception as exc:  # a colliding reload: keep the last good snapshot
+            self.log("error", f"reload refused, still serving the previous bundles: {exc}")
+            return False
+
+    def log(self, level: str, message: str) -> None:
+        """A notifications/message to every session that asked for ``level``."""
+        with self._lock:
+            sessions = list(self._sessions)
+        for session in sessions:
+            session.log(level, message)
+
+    # ---- messages ---------------------------------------------------------------------
+    def handle(self, session: Session, message: object) -> list[Outbound]:
+        """Replies to one parsed message (a batch array gives one array reply)."""
+        if not isinstance(message, list):
+            return [self._finish(session, r) for r in self._one(session, message)]
+        if not (session.era is SESSION and allows_batches(session.revision)):
+            return [self.reject(session, RpcError(
+                INVALID_REQUEST, "JSON-RPC batches are only part of 2025-03-26"))]
+        problem = batch_problem(message)
+        if problem is not None:
+            return [self.reject(session, problem)]
+        replies = run_batch(message, lambda item: self._one(session, item, in_batch=True),
+                            self.settings.batch_seconds)
+        return [[self._finish(session, r) for r in replies]] if replies else []
+
+    def reject(self, session: Session, err: RpcError) -> Json:
+        """The error for a message whose id cannot be known (parse errors and the like)."""
+        return self._finish(session, error(None, err.code, err.message, err.data))
+
+    def _finish(self, session: Session, out: Json) -> Json:
+        """``out`` as this session's revision writes a reply whose id is unknown."""
+        if "id" in out or session.era is not SESSION:  # the usual case, first
+            return out
+        return null_id(out) if null_for_unknown_id(session.revision) else out
+
+    def _one(self, session: Session, msg: object, in_batch: bool = False) -> list[Json]:
+        item = read(msg)
+        if isinstance(item, Request):
+            if in_batch and item.method == "initialize":
+                return [error(item.id, INVALID_REQUEST, "initialize must not be part of a batch")]
+            try:
+                return self._request(session, item)
+            except RpcError as exc:
+                return [error(item.id, exc.code, exc.message, exc.data)]
+        if isinstance(item, Notification):
+            self._notification(session, item)
+            return []
+        return [] if item is None else [item]
+
+    def _request(self, session: Session, req: Request) -> list[Json]:
+        era = session.admit(req.method, req.params)
+        if era is None:  # a ping before the connection chose its era: answered, nothing chosen
+            return [reply(req.id, {})]
+        method = find(req.method, era)
+        if method is None:
+            rev = LATEST_STATELESS if era is STATELESS else session.revision or LATEST_SESSION
+            raise RpcError(METHOD_NOT_FOUND, not_found(req.method, rev))
+        if era is STATELESS:
+            caps, rev = envelope(req.params)
+        else:
+            caps, rev = {}, session.revision or LATEST_SESSION
+        snap: Snapshot = self.catalog.snapshot  # one snapshot for the whole request
+        try:
+            out = method.handler(session, snap, req.params, Call(req.id, rev, caps, self.settings))
+        except FAILURES as exc:
+            raise rpc_error(exc) from exc
+        if isinstance(out, Subscribe):
+            session.listen(out.subscription)
+            return [out.acknowledgement]  # goes out instead of a result: the stream stays open
+        if era is STATELESS:
+            out.setdefault("resultType", "complete")
+            out["_meta"] = {**out.get("_meta", {}), META_SERVER: SERVER_INFO}
+        return [reply(req.id, out)]
+
+    def _notification(self, session: Session, note: Notification) -> None:
+        if note.method == "notifications/initialized":
+            session.mark_initialized()
+        elif note.method == "notifications/cancelled":
+            rid = note.params.get("requestId")
+            if valid_id(rid):  # anything else cannot name a request of ours: ignored
+                session.cancel(rid)
+

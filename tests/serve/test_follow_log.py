@@ -1,0 +1,60 @@
+"""The follower's messages reach the client that asked for them, and only that client.
+
+`promptops serve PATH` wires the follower's log to stderr and, through the server, to
+every session-era session that enabled logging (logging/setLevel): a commit that does not
+build is news the client can show. Without a level set, the client hears nothing but
+list_changed; with the stateless revision, there is no setLevel and no such message.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import git
+from serve_helpers import RawClient, commit, kit_files
+
+REV = "2025-11-25"
+BAD = "messages:\n  - role: user\n    text: \"{{ unclosed\"\n"
+
+
+def test_a_commit_that_does_not_build_is_logged_to_the_client(
+        repo_factory: Callable[..., git.Repo]) -> None:
+    repo = repo_factory(kit_files(extra_prompts=0))
+    root = Path(repo.working_tree_dir or ".")
+    c = RawClient([str(root)], REV)
+    try:
+        c.initialize(REV)
+        assert c.request("logging/setLevel", {"level": "warning"})["result"] == {}
+        commit(repo, {"prompts/bad.prompt.yaml": BAD}, "a template that does not parse")
+        note = c.recv(timeout=30)
+        assert note["method"] == "notifications/message", note
+        assert note["params"]["level"] == "warning" and note["params"]["logger"] == "promptops"
+        assert "does not build" in note["params"]["data"]
+        assert "bad.prompt.yaml" in note["params"]["data"]
+        # still serving the last good set, and nothing else was sent meanwhile
+        names = [p["name"] for p in c.request("prompts/list")["result"]["prompts"]]
+        assert "bad" not in names and "code_review" in names
+    finally:
+        rc, err = c.close()
+    assert rc == 0 and "does not build" in err  # stderr always has it
+
+
+def test_no_level_no_log_message(repo_factory: Callable[..., git.Repo]) -> None:
+    repo = repo_factory(kit_files(extra_prompts=0))
+    root = Path(repo.working_tree_dir or ".")
+    c = RawClient([str(root)], REV)
+    try:
+        c.initialize(REV)
+        commit(repo, {"prompts/bad.prompt.yaml": BAD}, "a template that does not parse")
+        time.sleep(1.0)  # the follower settles after 120 ms of quiet: it has tried this one
+        commit(repo, {"prompts/bad.prompt.yaml": "messages:\n  - role: user\n    text: ok\n"},
+               "fixed")
+        # the first thing the client hears is the good commit's list_changed: the failed
+        # build before it (stderr below proves it was tried) sent it nothing
+        assert c.recv(timeout=30) == {"jsonrpc": "2.0",
+                                      "method": "notifications/prompts/list_changed"}
+    finally:
+        rc, err = c.close()
+    assert rc == 0 and err.count("does not build") == 1
