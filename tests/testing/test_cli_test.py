@@ -100,8 +100,9 @@ BAD_FILES = {
                   "tests/bad.test.yaml:4:23: cases.0.expect.matches: '(' is not a valid regular "
                   "expression: missing ), unterminated subpattern at position 0\n1 problem"),
     "yaml syntax": ("prompt: greet\ncases:\n  - name: 'a\n",
-                    "tests/bad.test.yaml:3:11: invalid YAML: found unexpected end of stream; this "
-                    "quoted string is never closed"),
+                    "tests/bad.test.yaml:3:11: this '...' string is never closed: add the "
+                    "closing ' at the end of the value on line 3, or, for text over several "
+                    "lines, use a block scalar (`key: |`)"),
     "number argument": ("prompt: greet\ncases:\n  - name: a\n    arguments: {who: 3}\n",
                         "tests/bad.test.yaml:4:22: cases.0.arguments.who: Input should be a "
                         "valid string; quote it to keep it text: '3'"),
