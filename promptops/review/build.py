@@ -91,16 +91,17 @@ def review_package(folder: Path, rel: str, refs: Refs, index: TemplateIndex) -> 
     if status == "changed":
         cases = _cases(head_src, new, base_src, old, renames)
         a = {p["name"]: p for p in old["prompts"]}
+        shared = _Shared(old, new, index)
         for spec in new["prompts"]:
             name = spec["name"]
             old_name = next((o for o, n in renames.items() if n == name), name)
             if old_name not in a:
                 continue
-            review = _prompt(refs, index, old, new, base_src, head_src, a[old_name], spec,
+            review = _prompt(refs, shared, old, new, base_src, head_src, a[old_name], spec,
                              cases.get(name, []), [c for c in changes if c.prompt == name])
             if review.rendered_changed or review.changes:
                 prompts.append(review)
-            if not review.rendered_changed:
+            else:  # counted once: a prompt is changed, renamed or unaffected
                 unaffected.append(name)
         if not changes and not prompts and old["package"] == new["package"]:
             status = "unchanged"
@@ -130,10 +131,33 @@ def _cases(head_src: Source | None, new: Bundle, base_src: Source | None, old: B
     return out
 
 
-def _prompt(refs: Refs, index: TemplateIndex, old: Bundle, new: Bundle, base_src: Source | None,
+class _Shared:
+    """Work every prompt of one package shares: one renderer per side (each template is
+    compiled once, not once per prompt) and each file pair's source diff, computed once
+    however many prompts include the file (a partial 5,000 prompts include is one diff)."""
+
+    def __init__(self, old: Bundle, new: Bundle, index: TemplateIndex) -> None:
+        self.index = index
+        self.old, self.new = Renderer(old), Renderer(new)
+        self.diffs: dict[tuple[str | None, str | None], str] = {}
+
+    def source_diff(self, refs: Refs, base_src: Source | None, head_src: Source | None,
+                    pa: str | None, pb: str | None) -> str:
+        key = (pa, pb)
+        if key not in self.diffs:
+            same = (pa is not None and pa == pb and base_src is not None
+                    and head_src is not None and base_src.blob_id(pa) is not None
+                    and base_src.blob_id(pa) == head_src.blob_id(pb))  # unread: equal blobs
+            self.diffs[key] = "" if same else unified(
+                source_lines(base_src, pa), source_lines(head_src, pb),
+                f"{refs.base_spec}: {pa or '/dev/null'}", f"{refs.head_spec}: {pb or '/dev/null'}")
+        return self.diffs[key]
+
+
+def _prompt(refs: Refs, shared: _Shared, old: Bundle, new: Bundle, base_src: Source | None,
             head_src: Source | None, a: Prompt, b: Prompt,
             cases: list[ReviewCase], changes: list[Change]) -> PromptReview:
-    ra, rb = Renderer(old), Renderer(new)
+    ra, rb, index = shared.old, shared.new, shared.index
     rendered = []
     for case in cases:
         diff = unified(render_lines(ra, a["name"], case.arguments),
@@ -147,9 +171,7 @@ def _prompt(refs: Refs, index: TemplateIndex, old: Bundle, new: Bundle, base_src
     pairs += [(p if p in ta else None, p if p in tb else None)
               for p in sorted(ta.keys() | tb.keys()) if ta.get(p) != tb.get(p)]
     for pa, pb in pairs:
-        diff = unified(source_lines(base_src, pa), source_lines(head_src, pb),
-                       f"{refs.base_spec}: {pa or '/dev/null'}",
-                       f"{refs.head_spec}: {pb or '/dev/null'}")
+        diff = shared.source_diff(refs, base_src, head_src, pa, pb)
         if diff:
             sources.append(FileDiff(old_path=pa, new_path=pb, diff=diff))
     level = required_bump(changes)
