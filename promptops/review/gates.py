@@ -47,7 +47,7 @@ def test_status(source: Source | None, package_dir: Path | None = None) -> Check
 
         # Read-only (a review writes no snapshot); the source given is what is read, so
         # the working tree is tested when HEAD is the working tree.
-        result = run_suite(Build(package_dir, source=source), writable=False, jobs=1)
+        result = run_suite(Build(package_dir, source=source), writable=False, jobs=None)
     except Exception as exc:  # a gate that cannot run must not stop the review
         return _unavailable(exc)
     return CheckStatus(status="passed" if result.ok else "failed", detail=result.summary())
