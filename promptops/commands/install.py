@@ -12,7 +12,7 @@ import os
 from pathlib import Path
 
 from promptops.commands._common import package_dir
-from promptops.console import echo, info
+from promptops.console import Console
 from promptops.errors import PromptopsError, UsageError
 from promptops.install import clients
 
@@ -42,7 +42,8 @@ def _repo_root(folder: Path) -> Path:
 
 
 def run(*, client: str, path: Path | None, name: str | None, scope: str | None,
-        config: Path | None, force: bool, print_only: bool, worktree: bool) -> int:
+        config: Path | None, force: bool, print_only: bool, worktree: bool,
+        console: Console) -> int:
     if client not in clients.CLIENTS:
         raise UsageError(f"unknown client {client!r}; choose one of {', '.join(clients.CLIENTS)}")
     folder = package_dir(path).resolve()
@@ -57,11 +58,11 @@ def run(*, client: str, path: Path | None, name: str | None, scope: str | None,
     entry = clients.server_entry(client, package_arg,
                                  extra_args=("--worktree",) if worktree else ())
     if clients.ephemeral_environment():
-        info("warning: promptops runs from a temporary environment (uvx / pipx run); the "
+        console.info("warning: promptops runs from a temporary environment (uvx / pipx run); the "
              "entry would point into a cache that can be pruned: install it with "
              "`uv tool install promptops-mcp` or `pipx install promptops-mcp` first")
     if client == "json" and config is None:
-        echo(json.dumps({"mcpServers": {server: entry}}, indent=2))
+        console.echo(json.dumps({"mcpServers": {server: entry}}, indent=2))
         return 0
     if client == "json":
         assert config is not None
@@ -75,7 +76,7 @@ def run(*, client: str, path: Path | None, name: str | None, scope: str | None,
         diff = difflib.unified_diff(change.before.splitlines(keepends=True),
                                     change.after.splitlines(keepends=True),
                                     str(tgt.file), str(tgt.file))
-        echo("".join(diff).rstrip("\n"))
+        console.echo("".join(diff).rstrip("\n"))
         return 0
     if client == "claude-desktop" and config is None and not tgt.file.parent.is_dir():
         raise PromptopsError(
@@ -83,9 +84,9 @@ def run(*, client: str, path: Path | None, name: str | None, scope: str | None,
             "start Claude Desktop once, or pass --config FILE (--print shows the entry)")
     clients.write(change)
     verb = "replaced" if change.replaced else "added"
-    info(f"{verb} server {server!r} in {tgt.file} ({'.'.join(tgt.container)})")
+    console.info(f"{verb} server {server!r} in {tgt.file} ({'.'.join(tgt.container)})")
     if shared:
-        info(f"note: {tgt.file.name} is usually committed; its command "
+        console.info(f"note: {tgt.file.name} is usually committed; its command "
              f"({entry['command']}) is this machine's")
-    info(f"restart {client} (or reload its MCP servers) to use it")
+    console.info(f"restart {client} (or reload its MCP servers) to use it")
     return 0

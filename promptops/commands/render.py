@@ -6,25 +6,28 @@ import json
 from pathlib import Path
 
 from promptops.commands._common import package_dir, parse_arguments
-from promptops.console import echo, style
+from promptops.commands.choices import Format
+from promptops.console import Console
 from promptops.pipeline.build import Build
 from promptops.render import transcript
 from promptops.render.renderer import Renderer
 
 
 def run(
+    *,
     prompt: str,
     pairs: list[str],
     args_file: Path | None,
     path: Path | None,
     ref: str | None,
-    fmt: str,
+    fmt: Format,
+    console: Console,
 ) -> int:
     arguments = parse_arguments(pairs, args_file)
     bundle = Build(package_dir(path), ref).bundle
     result = Renderer(bundle).get(prompt, arguments)  # a RenderError says what is wrong
     if fmt == "json":
-        echo(json.dumps(result, indent=2, ensure_ascii=False))
+        console.echo(json.dumps(result, indent=2, ensure_ascii=False))
     else:
-        echo(transcript.terminal(result, lambda head: style(head, bold=True)))
+        console.echo(transcript.terminal(result, lambda head: console.style(head, bold=True)))
     return 0

@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from promptops.console import echo
+from promptops.commands.choices import SchemaKind
+from promptops.console import Console
 
 
 def schema_for(kind: str) -> dict[str, Any]:
@@ -30,6 +31,6 @@ def schema_for(kind: str) -> dict[str, Any]:
     return out
 
 
-def run(kind: str) -> int:
-    echo(json.dumps(schema_for(kind), indent=2, ensure_ascii=False))
+def run(*, kind: SchemaKind, console: Console) -> int:
+    console.echo(json.dumps(schema_for(kind), indent=2, ensure_ascii=False))
     return 0

@@ -36,10 +36,11 @@ HEAD; --worktree (alias --dev) serves the working tree and follows every save;
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="promptops serve", usage=USAGE, add_help=True)
-    p.add_argument("paths", nargs="*", type=Path, help="package folders (default: .)")
+    p.add_argument("paths", nargs="*", type=Path, metavar="PATH",
+                   help="package folders (default: .)")
     p.add_argument("--bundle", action="append", type=Path, default=[], metavar="FILE",
                    help="a built bundle to serve (repeatable); not combined with PATH")
-    p.add_argument("--ref", help="serve this commit and do not follow HEAD")
+    p.add_argument("--ref", metavar="REV", help="serve this commit and do not follow HEAD")
     p.add_argument("--worktree", "--dev", action="store_true",
                    help="development mode: serve the working tree, uncommitted edits "
                         "included, and reload on every save")
