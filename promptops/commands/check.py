@@ -15,7 +15,8 @@ from promptops.pipeline.build import Build
 
 def run(*, path: Path | None, ref: str | None, console: Console) -> int:
     build = Build(package_dir(path), ref, keep_asts=True)
-    pkg = build.package
+    with console.status("check: loading the package"):
+        pkg = build.package
     n = len(pkg.prompts)
     console.info(
         f"{pkg.manifest.name} {pkg.manifest.version}: {n} prompt{'s' if n != 1 else ''}, "
@@ -23,7 +24,8 @@ def run(*, path: Path | None, ref: str | None, console: Console) -> int:
     )
     from promptops.lint.runner import gate, lint_package
 
-    lint_ok, lint_lines, lint_summary = gate(lint_package(build), console)
+    with console.status("check: lint"):
+        lint_ok, lint_lines, lint_summary = gate(lint_package(build), console)
     for line in lint_lines:
         console.echo(line, err=True)
     console.info(f"lint: {lint_summary}")
@@ -31,7 +33,8 @@ def run(*, path: Path | None, ref: str | None, console: Console) -> int:
     from promptops.testing.report import text_lines
     from promptops.testing.suite import run_suite
 
-    result = run_suite(build)
+    with console.progress("check: tests", "cases") as progress:
+        result = run_suite(build, progress=progress)
     *details, summary = text_lines(result)
     for line in details:
         (console.info if result.ok else lambda t: console.echo(t, err=True))(line)

@@ -30,7 +30,8 @@ def run(*, base: str, head: str | None, path: Path | None, fmt: DiffFormat,
     head, path = split_positionals(head, path)
     if path is not None and not path.exists():
         raise UsageError(f"{path} does not exist; pass a package folder")
-    report = build_report(Path.cwd(), base, head, path)
+    with console.status("diff: rendering both sides"):
+        report = build_report(Path.cwd(), base, head, path)
     if fmt == "json":
         text = report.model_dump_json(indent=2) + "\n"
     elif fmt == "markdown":
