@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from promptops.errors import ArgumentError, RenderError, TemplateError
+from promptops.errors import ArgumentError, RenderError, TemplateError, did_you_mean
 from promptops.pipeline import defaults
 from promptops.pipeline.bundle_types import Argument, Bundle, Message, Prompt
 from promptops.render.result import (
@@ -62,7 +62,7 @@ class Renderer:
         """The prompt and the full render context, or ArgumentError."""
         prompt = self.prompts.get(name)
         if prompt is None:
-            raise ArgumentError(f"unknown prompt {name!r}")
+            raise ArgumentError(f"unknown prompt {name!r}{did_you_mean(str(name), self.prompts)}")
         if arguments is None:
             arguments = {}
         if not isinstance(arguments, dict):
@@ -72,7 +72,8 @@ class Renderer:
             if key not in declared:
                 known = ", ".join(declared) or "none"
                 raise ArgumentError(
-                    f"unknown argument {key!r} for prompt {name!r} (declared: {known})",
+                    f"unknown argument {key!r} for prompt {name!r} (declared: {known})"
+                    f"{did_you_mean(str(key), declared)}",
                     argument=str(key),
                 )
         missing = [a for a in declared if declared[a].get("required") and a not in arguments]

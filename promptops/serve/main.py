@@ -113,12 +113,14 @@ def _run(args: argparse.Namespace, signals: Signals) -> int:
 
         server = Server(Catalog([load_bundle(path) for path in args.bundle]), settings)
     elif args.worktree:
+        _require_packages(args.paths or [Path(".")])
         from promptops.serve.watch import Worktree
 
         server = Server(Catalog(), settings)
         follower = Worktree(args.paths or [Path(".")], log=Reporter(server))
         server.catalog.swap(follower.initial())
     else:
+        _require_packages(args.paths or [Path(".")])
         from promptops.serve.follow import Follower
 
         server = Server(Catalog(), settings)  # filled below: the follower logs to its sessions
@@ -143,6 +145,18 @@ def _run(args: argparse.Namespace, signals: Signals) -> int:
         _flush()
         os._exit(0)
     return 0
+
+
+def _require_packages(paths: list[Path]) -> None:
+    """A folder without promptops.yaml is a usage error naming the packages below it."""
+    from promptops.errors import UsageError
+
+    for path in paths:
+        if not (path / "promptops.yaml").is_file():
+            from promptops.fsutil import not_a_package_hint
+
+            raise UsageError(f"{path} is not a package folder (no promptops.yaml)"
+                             f"{not_a_package_hint(path)}; pass the package folder")
 
 
 def _flush() -> None:
