@@ -383,12 +383,24 @@ def diff(
         FailOn | None,
         typer.Option("--fail-on", metavar="WHAT", help="Exit 1 on breaking or any changes"),
     ] = None,
+    full_report: Annotated[
+        Path | None,
+        typer.Option("--full-report", metavar="FILE",
+                     help="Also write the whole markdown report, never shortened, to FILE "
+                          "(upload it as a CI artifact)"),
+    ] = None,
+    full_report_url: Annotated[
+        str | None,
+        typer.Option("--full-report-url", metavar="URL",
+                     help="Where the full report will be (an artifact link): a shortened "
+                          "comment links to it"),
+    ] = None,
 ) -> None:
     """Review a change: breaking changes, source and rendered diffs of every prompt."""
     from promptops.commands import diff as cmd
 
     _run(ctx, cmd.run, base=base, head=head, path=path, fmt=fmt, output=output,
-         fail_on=fail_on)
+         fail_on=fail_on, full_report=full_report, full_report_url=full_report_url)
 
 
 @_command("version")
