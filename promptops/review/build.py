@@ -14,11 +14,11 @@ from pathlib import Path
 from promptops.diff import Change, Kind, by_level, diff_bundles, required_bump
 from promptops.diff.engine import reached_templates
 from promptops.errors import PackageError, PromptopsError
-from promptops.pipeline.bundle import compile_bundle
+from promptops.pipeline.build import Build
 from promptops.pipeline.bundle_types import Bundle, Prompt
 from promptops.pipeline.source import MANIFEST, Source, find_package, open_source
 from promptops.pipeline.templates import TemplateIndex
-from promptops.pipeline.validate import Package, load_package
+from promptops.pipeline.validate import Package
 from promptops.render.renderer import Renderer
 from promptops.review import gates
 from promptops.review.cases import ReviewCase, cases_for
@@ -57,13 +57,14 @@ def build_report(start: Path, base: str, head: str | None, path: Path | None) ->
     )
 
 
-_Side = tuple["Source | None", "Package | None", "Bundle | None", "str | None"]
+_Side = tuple["Source | None", "Build | None", "Bundle | None", "str | None"]
 
 
 def _side(folder: Path, ref: str | None) -> _Side:
-    """(source, package, bundle, error) of one end; all None when the package is absent.
+    """(source, build, bundle, error) of one end; all None when the package is absent.
 
-    The package is kept: the review's cases are read from it, not loaded a second time.
+    The build is kept: the review's cases and the test gate use its package, not a
+    second load of it.
     """
     try:
         source = open_source(folder, ref)
@@ -71,8 +72,8 @@ def _side(folder: Path, ref: str | None) -> _Side:
             return None, None, None, None
         if MANIFEST not in source.files():
             return None, None, None, None
-        package = load_package(source)
-        return source, package, compile_bundle(package), None
+        build = Build(folder, ref, source=source)  # one load: bundle, cases and tests
+        return source, build, build.bundle, None
     except PackageError as exc:
         lines = str(exc).splitlines()
         more = f"\n... and {len(lines) - 20} more" if len(lines) > 20 else ""
@@ -98,7 +99,8 @@ def review_package(folder: Path, rel: str, refs: Refs, index: TemplateIndex) -> 
     prompts: list[PromptReview] = []
     unaffected: list[str] = []
     if status == "changed":
-        cases = _cases((head_src, head_pkg, new), (base_src, base_pkg, old), renames)
+        cases = _cases((head_src, head_pkg.package if head_pkg else None, new),
+                       (base_src, base_pkg.package if base_pkg else None, old), renames)
         by_prompt: dict[str | None, list[Change]] = {}
         for change in changes:
             by_prompt.setdefault(change.prompt, []).append(change)
@@ -121,7 +123,8 @@ def review_package(folder: Path, rel: str, refs: Refs, index: TemplateIndex) -> 
                 unaffected.append(name)
         if not changes and not prompts and old["package"] == new["package"]:
             status = "unchanged"
-    return _package(folder, rel, status, old, new, changes, prompts, unaffected, head_src)
+    return _package(folder, rel, status, old, new, changes, prompts, unaffected, head_src,
+                    head_pkg)
 
 
 def _empty(other: Bundle | None) -> Bundle:
@@ -258,7 +261,8 @@ def _item(c: Change) -> ChangeItem:
 
 def _package(folder: Path, rel: str, status: str, old: Bundle, new: Bundle, changes: list[Change],
              prompts: list[PromptReview], unaffected: list[str],
-             head_src: Source | None) -> PackageReview:
+             head_src: Source | None,
+             head_build: Build | None = None) -> PackageReview:
     need = required_bump(changes)
     v_old, v_new = old["package"]["version"], new["package"]["version"]
     ok, suggested = True, None
@@ -271,7 +275,7 @@ def _package(folder: Path, rel: str, status: str, old: Bundle, new: Bundle, chan
         base_version=None if status == "added" else v_old,
         head_version=None if status == "removed" else v_new,
         required_bump=need.value if need else None, version_ok=ok, suggested_version=suggested,
-        lint=gates.lint_status(head_src), tests=gates.test_status(head_src, folder),
+        lint=gates.lint_status(head_src), tests=gates.test_status(head_src, folder, head_build),
         counts=Counts(added=kinds.count(Kind.prompt_added),
                       removed=kinds.count(Kind.prompt_removed),
                       renamed=kinds.count(Kind.prompt_renamed),
