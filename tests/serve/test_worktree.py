@@ -154,3 +154,16 @@ def test_worktree_with_ref_or_bundle_is_a_usage_error(tmp_path: Path) -> None:
                               stdin=subprocess.DEVNULL)
         assert done.returncode == 2
         assert "--worktree" in done.stderr
+
+
+def test_head_mode_never_imports_the_watcher_or_rich(tmp_path: Path) -> None:
+    root = tmp_path / "pkg"
+    make_repo(root, {"promptops.yaml": MANIFEST, "prompts/hello.prompt.yaml": HELLO})
+    done = subprocess.run([sys.executable, "-X", "importtime", "-m", "promptops", "serve",
+                           str(root)], input=b"", capture_output=True, env=cli_env(),
+                          timeout=60)
+    assert done.returncode == 0, done.stderr
+    imported = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.decode().splitlines()
+                if line.startswith("import time:")}
+    assert "promptops.serve.follow" in imported  # the measurement saw serve's imports
+    assert not {m for m in imported if m.split(".")[0] in ("watchfiles", "rich", "anyio")}
