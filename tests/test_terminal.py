@@ -141,8 +141,10 @@ def test_no_color_and_dumb_terminals_get_no_colour(starter: Path) -> None:
 
 
 def test_shell_completion_is_installable() -> None:
-    done = subprocess.run([sys.executable, "-m", "promptops", "--show-completion"],
-                          env={**_env(), "SHELL": "/bin/bash"}, capture_output=True, text=True,
-                          timeout=60, check=False)  # the shell is detected from $SHELL
+    # The shell is detected from the parent process, here pytest: typer's own switch
+    # turns detection off, so the shell is named instead.
+    env = {**_env(), "_TYPER_COMPLETE_TEST_DISABLE_SHELL_DETECTION": "1"}
+    done = subprocess.run([sys.executable, "-m", "promptops", "--show-completion", "bash"],
+                          env=env, capture_output=True, text=True, timeout=60, check=False)
     assert done.returncode == 0, done.stderr
     assert "_promptops_completion()" in done.stdout and "complete " in done.stdout
