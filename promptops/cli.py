@@ -19,7 +19,15 @@ import typer
 from typer.core import TyperArgument, TyperCommand, TyperOption
 
 from promptops import __version__
-from promptops.commands.choices import BumpKind, DiffFormat, FailOn, Format, LintFormat, SchemaKind
+from promptops.commands.choices import (
+    BumpKind,
+    Client,
+    DiffFormat,
+    FailOn,
+    Format,
+    LintFormat,
+    SchemaKind,
+)
 from promptops.console import ColorMode, Console
 from promptops.error_handler import run_guarded
 from promptops.errors import ExitCode
@@ -33,7 +41,7 @@ app = typer.Typer(
     name="promptops",
     help="Prompts as code: lint, test, version, build and serve MCP prompt packages.",
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,  # --install-completion: bash, zsh, fish, PowerShell
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
     context_settings={"help_option_names": ["-h", "--help"]},
@@ -276,6 +284,44 @@ def schema(
 
 
 @_command()
+def install(
+    ctx: typer.Context,
+    client: Annotated[Client, typer.Argument(metavar="CLIENT",
+                                             help="claude-desktop, claude-code, vscode, "
+                                                  "cursor or json")],
+    path: PathArg = None,
+    name: Annotated[
+        str | None, typer.Option("--name", metavar="NAME",
+                                 help="Server name (default: the package name)")
+    ] = None,
+    scope: Annotated[
+        str | None,
+        typer.Option("--scope", metavar="SCOPE",
+                     help="claude-code: local (default), user or project; vscode and cursor: "
+                          "user (default) or workspace"),
+    ] = None,
+    config: Annotated[
+        Path | None, typer.Option("--config", metavar="FILE",
+                                  help="Write this file instead of the client's own")
+    ] = None,
+    force: Annotated[
+        bool, typer.Option("--force", help="Replace a server of the same name")
+    ] = False,
+    print_only: Annotated[
+        bool, typer.Option("--print", help="Show the change to the file; write nothing")
+    ] = False,
+    worktree: Annotated[
+        bool, typer.Option("--worktree", help="Serve the working tree (serve --worktree)")
+    ] = False,
+) -> None:
+    """Add this package to an MCP client's config, with absolute paths a GUI app can run."""
+    from promptops.commands import install as cmd
+
+    _run(ctx, cmd.run, client=client, path=path, name=name, scope=scope,
+         config=config, force=force, print_only=print_only, worktree=worktree)
+
+
+@_command()
 def build(
     ctx: typer.Context,
     path: PathArg = None,
@@ -344,12 +390,24 @@ def diff(
         FailOn | None,
         typer.Option("--fail-on", metavar="WHAT", help="Exit 1 on breaking or any changes"),
     ] = None,
+    full_report: Annotated[
+        Path | None,
+        typer.Option("--full-report", metavar="FILE",
+                     help="Also write the whole markdown report, never shortened, to FILE "
+                          "(upload it as a CI artifact)"),
+    ] = None,
+    full_report_url: Annotated[
+        str | None,
+        typer.Option("--full-report-url", metavar="URL",
+                     help="Where the full report will be (an artifact link): a shortened "
+                          "comment links to it"),
+    ] = None,
 ) -> None:
     """Review a change: breaking changes, source and rendered diffs of every prompt."""
     from promptops.commands import diff as cmd
 
     _run(ctx, cmd.run, base=base, head=head, path=path, fmt=fmt, output=output,
-         fail_on=fail_on)
+         fail_on=fail_on, full_report=full_report, full_report_url=full_report_url)
 
 
 @_command("version")

@@ -116,3 +116,17 @@ class ArgumentError(RenderError):
 
 class TemplateError(RenderError):
     """The package is wrong: a template failed, or the request ran over its bounds."""
+
+
+def did_you_mean(word: str, choices: object) -> str:
+    """``"; did you mean 'x'?"`` for the closest of ``choices`` to ``word``, else ``""``.
+
+    One home for the hint, so a misspelt prompt name, argument, template or file reads
+    the same from every command (difflib's ratio, cut-off 0.6, as git's own suggestions).
+    """
+    import difflib
+
+    names = [str(c) for c in choices] if isinstance(choices, (list, tuple, set, frozenset,
+                                                              dict)) else []
+    close = difflib.get_close_matches(word, [n for n in names if n != word], n=1)
+    return f"; did you mean {close[0]!r}?" if close else ""

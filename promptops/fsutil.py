@@ -284,3 +284,38 @@ def read_existing(path: Path, root: Path | None) -> bytes | None:
         folder.close()
     with open(fd, "rb") as fh:
         return fh.read()
+
+
+SKIPPED_DIRS = frozenset({".git", "node_modules", ".venv", "__pycache__", "dist", ".promptops"})
+
+
+def packages_below(folder: Path, manifest: str = "promptops.yaml", depth: int = 3,
+                   limit: int = 5) -> list[Path]:
+    """Package folders (holding ``manifest``) at most ``depth`` levels below ``folder``.
+
+    For the error that a folder is not a package: a monorepo keeps its prompts in a
+    subfolder, and the message should name it rather than invent a position. Bounded in
+    depth and count, never following symlinks, so it is cheap on any tree.
+    """
+    found: list[Path] = []
+    root = os.path.abspath(folder)
+    for here, dirs, files in os.walk(root):
+        level = here[len(root):].count(os.sep)
+        dirs[:] = sorted(d for d in dirs if d not in SKIPPED_DIRS and not d.startswith("."))
+        if level >= depth:
+            dirs[:] = []
+        if manifest in files and here != root:
+            found.append(Path(here))
+            dirs[:] = []
+            if len(found) >= limit:
+                break
+    return found
+
+
+def not_a_package_hint(folder: Path, manifest: str = "promptops.yaml") -> str:
+    """``"; packages below it: a/b, c"`` or ``""``: what to pass instead of ``folder``."""
+    below = packages_below(folder, manifest)
+    if not below:
+        return ""
+    names = ", ".join(str(p) for p in below)
+    return f"; the package{'s' if len(below) > 1 else ''} below it: {names}"

@@ -27,6 +27,7 @@ IGNORED: dict[str, list[str]] = {
     ],
     "serve's cold path stays light": [
         "promptops.serve.follow -> promptops.pipeline.build",
+        "promptops.serve.watch -> promptops.pipeline.build",  # serve --worktree builds
     ],
     "lint builds nothing and reads no git itself: its callers hand it what it checks": [
         "promptops.lint.cache -> promptops.git",

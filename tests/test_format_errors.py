@@ -30,8 +30,8 @@ EXPECTED: list[tuple[str, int, int, str, str]] = [
     ("prompts/bad name.prompt.yaml", 1, 1, "messages:",
      "file name gives prompt name 'bad name', which is not valid; set `name:`"),
     ("prompts/dupkey.prompt.yaml", 2, 1, "title: Two",
-     'invalid YAML: found duplicate key "title" with value "Two" (original value: "One"); '
-     "each key may appear once in a mapping: remove or rename one of them"),
+     "`title` appears twice in this mapping (first on line 1): keep one; YAML would "
+     "silently use only the last"),
     ("prompts/empty.prompt.yaml", 1, 11, "[]",
      "messages: List should have at least 1 item after validation, not 0"),
     ("prompts/latin1.prompt.yaml", 1, 17, "\ufffd", "file is not valid UTF-8"),
@@ -68,13 +68,14 @@ EXPECTED: list[tuple[str, int, int, str, str]] = [
      "messages.2.image: Input should be a valid dictionary or instance of MediaFile; "
      "expected a mapping with keys: file, mimeType"),
     ("prompts/tabs.prompt.yaml", 3, 1, "\ttext",
-     "invalid YAML: found a tab character that violates indentation; "
-     "YAML indentation must use spaces, not tabs"),
+     "this line is indented with a tab; YAML indentation must be spaces: replace the tab "
+     "with spaces"),
     ("prompts/unclosed.prompt.yaml", 1, 14, '"an unclosed',
-     "invalid YAML: found unexpected end of stream; this quoted string is never closed"),
+     'this "..." string is never closed: add the closing " at the end of the value on line 1, '
+     "or, for text over several lines, use a block scalar (`key: |`)"),
     ("prompts/unquoted.prompt.yaml", 5, 11, "{{ x }}",
-     'invalid YAML: found unhashable key; a value starting with "{{" is read as a YAML '
-     'mapping: quote it (text: "{{ x }}") or use a block (text: |)'),
+     "the value of `text` starts with '{{', which YAML reads as a mapping: quote it "
+     '(text: "{{ x }}") or use a block scalar (text: |)'),
     ("t/broken.j2", 2, 1, "{{ oops(", "template: unexpected 'end of template'"),
 ]
 

@@ -28,14 +28,16 @@ def run(
     if not no_lint:
         from promptops.lint.runner import gate, lint_package
 
-        ok, lines, summary = gate(lint_package(build), console)
+        with console.status("build: lint"):
+            ok, lines, summary = gate(lint_package(build), console)
         if not ok:
             failure = f"lint fails ({summary}); fix the findings or build with --no-lint:\n"
             failure += "\n".join(lines)
     # The package lint validated makes the bundle too (one Build). Otherwise (lint cached,
     # --no-lint) it is validated here, and a package that does not validate reports its
     # positioned problems before any lint verdict, as it always did.
-    bundle = build.bundle
+    with console.status("build: compiling the bundle"):
+        bundle = build.bundle
     if failure:
         raise PromptopsError(failure)
     # An output folder inside the package (the default `dist/` run from it) is written

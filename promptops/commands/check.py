@@ -40,7 +40,8 @@ def _orphan_tests(source: CachingSource, loaded: set[str]) -> list[str]:
 
 def run(*, path: Path | None, ref: str | None, console: Console) -> int:
     build = Build(package_dir(path), ref, keep_asts=True)
-    validated = build.validated
+    with console.status("check: loading the package"):
+        validated = build.validated
     pkg = validated.package
     for p in validated.problems:
         where = console.style(f"{p.path}:{p.line}:{p.col}", bold=True)
@@ -58,7 +59,8 @@ def run(*, path: Path | None, ref: str | None, console: Console) -> int:
     )
     from promptops.lint.runner import gate, lint_package
 
-    linted = lint_package(build)
+    with console.status("check: lint"):
+        linted = lint_package(build)
     if not validated.complete:  # the load problems were listed above, once
         listed = {(p.path, p.line, p.col, p.message) for p in validated.problems}
         linted = dataclasses.replace(linted, findings=[
@@ -83,7 +85,8 @@ def run(*, path: Path | None, ref: str | None, console: Console) -> int:
             console.info(f"tests: {k} test file{'s' if k != 1 else ''} of prompts that do not "
                          "load: not run")
         build = partial
-    result = run_suite(build)
+    with console.progress("check: tests", "cases") as progress:
+        result = run_suite(build, progress=progress)
     *details, summary = text_lines(result)
     for line in details:
         (console.info if result.ok else lambda t: console.echo(t, err=True))(line)

@@ -45,3 +45,13 @@ class BumpKind(StrEnum):
     minor = "minor"
     patch = "patch"
     auto = "auto"
+
+
+class Client(StrEnum):
+    """The MCP clients `promptops install` configures."""
+
+    claude_desktop = "claude-desktop"
+    claude_code = "claude-code"
+    vscode = "vscode"
+    cursor = "cursor"
+    json = "json"

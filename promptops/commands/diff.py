@@ -26,15 +26,19 @@ def split_positionals(head: str | None, path: Path | None) -> tuple[str | None, 
 
 
 def run(*, base: str, head: str | None, path: Path | None, fmt: DiffFormat,
-        output: Path | None, fail_on: FailOn | None, console: Console) -> int:
+        output: Path | None, fail_on: FailOn | None, console: Console,
+        full_report: Path | None = None, full_report_url: str | None = None) -> int:
     head, path = split_positionals(head, path)
     if path is not None and not path.exists():
         raise UsageError(f"{path} does not exist; pass a package folder")
-    report = build_report(Path.cwd(), base, head, path)
+    with console.status("diff: rendering both sides"):
+        report = build_report(Path.cwd(), base, head, path)
     if fmt == "json":
         text = report.model_dump_json(indent=2) + "\n"
     elif fmt == "markdown":
-        text = to_markdown(report)
+        link = full_report_url or (str(full_report) if full_report is not None else None)
+        text = to_markdown(report, full_report=f"[{link}]({link})" if full_report_url
+                           else (f"in `{link}`" if link else None))
     else:
         text = to_text(report, console)
     if output is None:
@@ -45,6 +49,12 @@ def run(*, base: str, head: str | None, path: Path | None, fmt: DiffFormat,
         except OSError as exc:
             raise UsageError(f"cannot write {output}: {exc.strerror}") from exc
         console.info(f"review written to {output}")
+    if full_report is not None:
+        try:
+            full_report.write_text(to_markdown(report, budget=None), encoding="utf-8")
+        except OSError as exc:
+            raise UsageError(f"cannot write {full_report}: {exc.strerror}") from exc
+        console.info(f"full review written to {full_report}")
     if fail_on is FailOn.breaking and report.breaking:
         console.info("breaking changes found (--fail-on breaking)")
         return 1

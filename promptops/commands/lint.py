@@ -57,7 +57,8 @@ def run(*, path: Path | None, opts: Options, console: Console) -> int:
     if (opts.fix or opts.diff) and opts.ref is not None:
         raise UsageError("--fix and --diff change the working tree; they cannot take --ref")
     folder = package_dir(path)
-    linted = lint(folder, opts)
+    with console.status("lint: checking the package"):
+        linted = lint(folder, opts)
     findings = linted.findings
     if opts.fix or opts.diff:
         from promptops.lint import fix, proof

@@ -22,6 +22,10 @@ def schema_for(kind: str) -> dict[str, object]:
         from promptops.pipeline.model import Manifest, PromptFile
 
         model = Manifest if kind == "manifest" else PromptFile
+    if kind != "bundle":  # the files people edit get the schema that teaches in editors
+        from promptops.pipeline.editor_schema import teaching_schema
+
+        return teaching_schema(model)
     out: dict[str, object] = {"$schema": "https://json-schema.org/draft/2020-12/schema"}
     out.update(model.model_json_schema())
     return out

@@ -29,13 +29,9 @@ def run(
 
     if jobs is not None and jobs < 1:
         raise UsageError(f"-j must be at least 1, got {jobs}")
-    bar = report.Progress()
-    try:
+    with console.progress("test", "cases") as progress:
         result = run_suite(Build(package_dir(path), ref), patterns=patterns, update=update,
-                           jobs=jobs,
-                           progress=bar)
-    finally:
-        bar.close()
+                           jobs=jobs, progress=progress)
     if junit is not None:
         atomic_write(junit, report.junit_xml(result))
     if fmt == "json":

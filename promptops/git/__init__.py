@@ -14,10 +14,22 @@ Nothing else is imported here: ``import promptops.git.refs`` must not pull in Gi
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from promptops.errors import GitError
+
+
+def executable() -> str:
+    """The git to run: ``$PROMPTOPS_GIT``, else ``git`` on PATH.
+
+    A GUI app (Claude Desktop, Cursor) starts serve with a minimal PATH that may not
+    hold git (Homebrew's ``/opt/homebrew/bin`` is not on it), so ``promptops install``
+    records the installing shell's git here (and as ``GIT_PYTHON_GIT_EXECUTABLE``, the
+    variable GitPython reads itself).
+    """
+    return os.environ.get("PROMPTOPS_GIT") or "git"
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from promptops.errors import GitError
+from promptops.git import executable
 
 if TYPE_CHECKING:
     from git.cmd import Git
@@ -60,7 +61,7 @@ def read_batch(git_dir: str, shas: set[str]) -> dict[str, bytes]:
     if not shas:
         return {}
     proc = subprocess.run(
-        ["git", "cat-file", "--batch"],
+        [executable(), "cat-file", "--batch"],
         input="".join(f"{sha}\n" for sha in sorted(shas)).encode(),
         cwd=git_dir,
         capture_output=True,

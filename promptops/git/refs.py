@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from promptops.errors import GitError
-from promptops.git import Repo
+from promptops.git import Repo, executable
 
 __all__ = ["Head", "Repo", "busy", "locate", "read_head", "rev_parse", "signature",
            "symbolic_ref", "tree_of", "watched"]
@@ -134,7 +134,7 @@ def _git(repo: Repo, *args: str) -> str | None:
     env = no_git_env()
     try:
         done = subprocess.run(
-            ["git", "-C", str(repo.top), *args],
+            [executable(), "-C", str(repo.top), *args],
             capture_output=True,
             text=True,
             env=env,

@@ -25,7 +25,10 @@ SEMVER_RE = (
 
 
 class Strict(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid", strict=True)
+    # A string under a field is its description: the hover text editors show
+    # (promptops schema, pipeline/editor_schema.py).
+    model_config = ConfigDict(frozen=True, extra="forbid", strict=True,
+                              use_attribute_docstrings=True)
 
 
 class LintConfig(Strict):
@@ -60,30 +63,58 @@ class Manifest(Strict):
     name: str = Field(pattern=NAME_RE, description="Package name")
     version: str = Field(pattern=SEMVER_RE, description="SemVer 2.0.0 version")
     description: str | None = None
+    """One line about the package, shown by `promptops ls` and kept in the bundle."""
+
     instructions: str | None = Field(None, description="Served as the MCP server instructions")
     lint: LintConfig = Field(default_factory=lambda: LintConfig())
+    """Which lint rules run, and their limits."""
+
     serve: ServeConfig = Field(default_factory=lambda: ServeConfig())
+    """Settings of `promptops serve`."""
+
     limits: LimitsConfig | None = Field(
         None, description="Request bounds, within the hard caps (docs in SECURITY.md)")
 
 
 class Icon(Strict):
+    """An icon clients may show beside the prompt (MCP `Icon`)."""
+
     src: str
+    """The icon's URL (https: or data:)."""
+
     mimeType: str | None = None
+    """The image type, such as `image/png`, when the URL does not say."""
+
     sizes: list[str] | None = None
+    """Sizes the image suits, such as `48x48` or `any`."""
+
     theme: Literal["light", "dark"] | None = None
+    """The background the icon is drawn for: `light` or `dark`."""
+
 
 
 class Argument(Strict):
+    """One argument of the prompt: what callers pass, and how it is checked."""
+
     name: str = Field(pattern=ARG_NAME_RE)
+    """The argument's name: clients send it, templates read it as a variable (`{{ code }}`)."""
+
     title: str | None = None
+    """The human name clients show for the argument."""
+
     description: str | None = None
+    """What the caller should pass; clients show it beside the field."""
+
     required: bool = False
+    """`true`: a `prompts/get` without it fails with -32602; else `default` is used."""
+
     default: str | None = Field(None, description="Value of an absent optional argument")
     enum: list[str] | None = Field(None, description="Allowed values; the completion source")
     pattern: str | None = Field(
         None, description="An RE2 regular expression the whole value must match")
     maxLength: int = Field(defaults.MAX_LENGTH, ge=1)
+    """Longest value accepted, in characters; longer values are refused with -32602."""
+
     # Fields in reading order: lint's key order (PO108) is this order.
     examples: list[str] | None = Field(None, description="Completion values, not enforced")
 
@@ -101,9 +132,16 @@ class Argument(Strict):
 
 
 class Annotations(Strict):
+    """Hints for the client about one message's content."""
+
     audience: list[Literal["user", "assistant"]] | None = None
+    """Who the content is for: `user`, `assistant` or both."""
+
     priority: Annotated[float, Field(ge=0, le=1)] | None = None
+    """How important the content is, from 0 (least) to 1 (most)."""
+
     lastModified: str | None = None
+    """When the content last changed, as an ISO 8601 timestamp."""
 
     @field_validator("priority", mode="before")
     @classmethod
@@ -112,8 +150,12 @@ class Annotations(Strict):
 
 
 class ResourceBody(Strict):
+    """An embedded resource: a URI and exactly one of `text` or `file`."""
+
     uri: str = Field(description="A template")
     mimeType: str | None = None
+    """The resource's media type; default: from the file's extension, else `text/plain`."""
+
     text: str | None = Field(None, description="A template")
     file: str | None = Field(None, description="Package file: text for text/* and JSON, else blob")
 
@@ -125,16 +167,32 @@ class ResourceBody(Strict):
 
 
 class MediaFile(Strict):
+    """A package file embedded as image or audio content."""
+
     file: str
+    """The package file to embed (base64 in the result), such as `resources/logo.png`."""
+
     mimeType: str | None = None
+    """The media type; default: from the file's extension."""
+
 
 
 class ResourceLinkBody(Strict):
+    """A link to a resource the client can read (MCP `resource_link`)."""
+
     uri: str = Field(description="A template")
     name: str
+    """The linked resource's name."""
+
     title: str | None = None
+    """The human name clients show for the link."""
+
     description: str | None = None
+    """What the linked resource holds."""
+
     mimeType: str | None = None
+    """The linked resource's media type."""
+
     size: int | None = Field(None, ge=0)
 
 
@@ -142,14 +200,27 @@ CONTENT_KEYS = ("text", "template", "resource", "image", "audio", "resource_link
 
 
 class Message(Strict):
+    """One message of the prompt: a role and exactly one content key."""
+
     role: Literal["user", "assistant"]
+    """Who speaks: `user` or `assistant` (MCP prompts have no `system` role)."""
+
     text: str | None = Field(None, description="An inline Jinja2 template")
     template: str | None = Field(None, description="A Jinja2 template file, package-relative")
     resource: ResourceBody | None = None
+    """An embedded resource: a `uri` and its `text` or `file`."""
+
     image: MediaFile | None = None
+    """An image file of the package, sent as image content."""
+
     audio: MediaFile | None = None
+    """An audio file of the package, sent as audio content."""
+
     resource_link: ResourceLinkBody | None = None
+    """A link to a resource the client can read."""
+
     annotations: Annotations | None = None
+    """Hints for the client: audience, priority, last modified."""
 
     @model_validator(mode="after")
     def _one_content(self) -> Message:
@@ -172,15 +243,24 @@ class PromptFile(Strict):
 
     name: str | None = Field(None, pattern=PROMPT_NAME_RE, description="Default: file name")
     title: str | None = None
+    """The human name clients show in their prompt picker."""
+
     description: str | None = None
+    """What the prompt does; clients show it in their prompt picker."""
+
     resultDescription: str | Literal[False] | None = Field(
         default=None,
         description="The prompts/get result's description: a template rendered with the "
         "arguments, or false to send none; absent: the prompt's description",
     )
     icons: list[Icon] | None = None
+    """Icons clients may show beside the prompt."""
+
     arguments: list[Argument] = Field(default_factory=list)
+    """The arguments callers pass; each is a template variable."""
+
     messages: list[Message] = Field(min_length=1)
+    """The messages `prompts/get` returns, in order; each has a role and one content key."""
 
     @model_validator(mode="after")
     def _unique_arguments(self) -> PromptFile:

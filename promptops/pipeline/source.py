@@ -73,8 +73,11 @@ def find_package(start: Path) -> Path:
     for folder in (start, *start.parents):
         if (folder / MANIFEST).is_file():
             return folder
+    from promptops.fsutil import not_a_package_hint
+
+    hint = not_a_package_hint(start, MANIFEST)
     raise UsageError(
-        f"no {MANIFEST} found in {start} or any folder above it; "
+        f"no {MANIFEST} found in {start} or any folder above it{hint}; "
         "pass a package path or create one with `promptops init`"
     )
 

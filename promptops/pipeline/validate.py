@@ -26,7 +26,7 @@ from jinja2 import TemplateSyntaxError
 from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
 
-from promptops.errors import PackageError, Problem
+from promptops.errors import PackageError, Problem, did_you_mean
 from promptops.pipeline.mediatypes import TEXT_FALLBACK, guess_type
 from promptops.pipeline.memo import FileMemo, PromptKey
 from promptops.pipeline.model import PROMPT_NAME_RE, Manifest, Message, PromptFile
@@ -291,7 +291,8 @@ class _Validator(Loader):
             self.problem(file.path, pos, f"file {path!r} is {exc.why}", RESOURCE_MISSING)
             return
         except FileNotFoundError:
-            self.problem(file.path, pos, f"file {path!r} not found in the package",
+            hint = did_you_mean(norm, self.source.files())
+            self.problem(file.path, pos, f"file {path!r} not found in the package{hint}",
                          RESOURCE_MISSING)
             return
         if media is None and guess_type(norm) is None:
@@ -309,7 +310,8 @@ class _Validator(Loader):
             why = exc.why
             got = lambda e: _at(e, f"template {name!r} is {why}", INCLUDE_OUTSIDE)  # noqa: E731
         except FileNotFoundError:
-            got = lambda e: _at(e, f"template {name!r} not found in the package",  # noqa: E731
+            hint = did_you_mean(name, self.source.files())
+            got = lambda e: _at(e, f"template {name!r} not found in the package{hint}",  # noqa: E731
                                 MISSING_INCLUDE)
         except YamlProblem as exc:  # not UTF-8: the problem is the file's, once per reference
             p = exc.problem

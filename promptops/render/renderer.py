@@ -19,7 +19,7 @@ import re
 from collections import ChainMap
 from typing import TYPE_CHECKING
 
-from promptops.errors import ArgumentError, RenderError, TemplateError
+from promptops.errors import ArgumentError, RenderError, TemplateError, did_you_mean
 from promptops.pipeline import defaults
 from promptops.pipeline.bundle_types import Argument, Bundle, Message, Prompt
 from promptops.render.result import (
@@ -67,7 +67,8 @@ class Renderer:
         if rules is None:
             prompt = self.prompts.get(name)
             if prompt is None:
-                raise ArgumentError(f"unknown prompt {name!r}")
+                raise ArgumentError(
+                    f"unknown prompt {name!r}{did_you_mean(str(name), self.prompts)}")
             rules = self._rules[name] = _Rules(prompt)
         if arguments is None:
             arguments = {}
@@ -77,7 +78,8 @@ class Renderer:
         for key in arguments:
             if key not in declared:
                 raise ArgumentError(
-                    f"unknown argument {key!r} for prompt {name!r} (declared: {rules.known})",
+                    f"unknown argument {key!r} for prompt {name!r} (declared: {rules.known})"
+                    f"{did_you_mean(str(key), declared)}",
                     argument=str(key),
                 )
         for arg_name in rules.required:

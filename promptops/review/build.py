@@ -8,14 +8,15 @@ prompt it reaches and proves the others unaffected.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from promptops.errors import PackageError, PromptopsError
-from promptops.pipeline.bundle import compile_bundle
+from promptops.pipeline.build import Build
 from promptops.pipeline.bundle_types import Bundle, Prompt
 from promptops.pipeline.source import MANIFEST, Source, find_package, open_source
 from promptops.pipeline.templates import TemplateIndex
-from promptops.pipeline.validate import load_package
+from promptops.pipeline.validate import Package
 from promptops.render.renderer import Renderer
 from promptops.review import gates
 from promptops.review.cases import ReviewCase, cases_for
@@ -31,7 +32,8 @@ from promptops.review.model import (
     ReviewReport,
 )
 from promptops.review.refs import Refs, open_repo, packages_in, resolve, touched_packages
-from promptops.review.rendered import render_lines, source_lines, unified
+from promptops.review.rendered import Lines, render_lines, source_lines, unified
+from promptops.testing.runner import auto_jobs
 from promptops.versioning import Change, Kind, by_level, diff_bundles, required_bump
 from promptops.versioning.engine import reached_templates
 from promptops.versioning.semver import Version, next_version, satisfies
@@ -55,28 +57,36 @@ def build_report(start: Path, base: str, head: str | None, path: Path | None) ->
     )
 
 
-def _side(folder: Path, ref: str | None) -> tuple[Source | None, Bundle | None, str | None]:
-    """(source, bundle, error) of one end; (None, None, None) when the package is absent."""
+_Side = tuple["Source | None", "Build | None", "Bundle | None", "str | None"]
+
+
+def _side(folder: Path, ref: str | None) -> _Side:
+    """(source, build, bundle, error) of one end; all None when the package is absent.
+
+    The build is kept: the review's cases and the test gate use its package, not a
+    second load of it.
+    """
     try:
         source = open_source(folder, ref)
         if ref is None and not (folder / MANIFEST).is_file():
-            return None, None, None
+            return None, None, None, None
         if MANIFEST not in source.files():
-            return None, None, None
-        return source, compile_bundle(load_package(source)), None
+            return None, None, None, None
+        build = Build(folder, ref, source=source)  # one load: bundle, cases and tests
+        return source, build, build.bundle, None
     except PackageError as exc:
         lines = str(exc).splitlines()
         more = f"\n... and {len(lines) - 20} more" if len(lines) > 20 else ""
-        return None, None, "\n".join(lines[:20]) + more
+        return None, None, None, "\n".join(lines[:20]) + more
     except PromptopsError as exc:
         if "does not exist at" in str(exc):
-            return None, None, None
+            return None, None, None, None
         raise
 
 
 def review_package(folder: Path, rel: str, refs: Refs, index: TemplateIndex) -> PackageReview:
-    base_src, old, old_err = _side(folder, refs.base)
-    head_src, new, new_err = _side(folder, refs.head)
+    base_src, base_pkg, old, old_err = _side(folder, refs.base)
+    head_src, head_pkg, new, new_err = _side(folder, refs.head)
     if old_err or new_err:
         return _invalid(rel, old, new, f"{'BASE' if old_err else 'HEAD'}: {old_err or new_err}")
     if old is None and new is None:
@@ -89,22 +99,32 @@ def review_package(folder: Path, rel: str, refs: Refs, index: TemplateIndex) -> 
     prompts: list[PromptReview] = []
     unaffected: list[str] = []
     if status == "changed":
-        cases = _cases(head_src, new, base_src, old, renames)
+        cases = _cases((head_src, head_pkg.package if head_pkg else None, new),
+                       (base_src, base_pkg.package if base_pkg else None, old), renames)
+        by_prompt: dict[str | None, list[Change]] = {}
+        for change in changes:
+            by_prompt.setdefault(change.prompt, []).append(change)
+        old_names = {n: o for o, n in renames.items()}
         a = {p["name"]: p for p in old["prompts"]}
+        shared = _Shared(old, new, index)
+        shared.render_ahead([(old_names.get(p["name"], p["name"]), p["name"], c.arguments)
+                             for p in new["prompts"] if old_names.get(p["name"], p["name"]) in a
+                             for c in cases.get(p["name"], [])])
         for spec in new["prompts"]:
             name = spec["name"]
-            old_name = next((o for o, n in renames.items() if n == name), name)
+            old_name = old_names.get(name, name)
             if old_name not in a:
                 continue
-            review = _prompt(refs, index, old, new, base_src, head_src, a[old_name], spec,
-                             cases.get(name, []), [c for c in changes if c.prompt == name])
+            review = _prompt(refs, shared, old, new, base_src, head_src, a[old_name], spec,
+                             cases.get(name, []), by_prompt.get(name, []))
             if review.rendered_changed or review.changes:
                 prompts.append(review)
-            if not review.rendered_changed:
+            else:  # counted once: a prompt is changed, renamed or unaffected
                 unaffected.append(name)
         if not changes and not prompts and old["package"] == new["package"]:
             status = "unchanged"
-    return _package(folder, rel, status, old, new, changes, prompts, unaffected, head_src)
+    return _package(folder, rel, status, old, new, changes, prompts, unaffected, head_src,
+                    head_pkg)
 
 
 def _empty(other: Bundle | None) -> Bundle:
@@ -113,14 +133,15 @@ def _empty(other: Bundle | None) -> Bundle:
     return {**other, "prompts": [], "templates": {}, "resources": {}}
 
 
-def _cases(head_src: Source | None, new: Bundle, base_src: Source | None, old: Bundle,
+def _cases(head: tuple[Source | None, Package | None, Bundle],
+           base: tuple[Source | None, Package | None, Bundle],
            renames: dict[str, str]) -> dict[str, list[ReviewCase]]:
     """HEAD's cases per prompt, plus cases only BASE had (a deleted test still shows)."""
     out: dict[str, list[ReviewCase]] = {}
-    assert head_src is not None and base_src is not None
-    for case in cases_for(head_src, new):
+    assert head[0] is not None and base[0] is not None
+    for case in cases_for(head[0], head[2], head[1]):
         out.setdefault(case.prompt, []).append(case)
-    for case in cases_for(base_src, old):
+    for case in cases_for(base[0], base[2], base[1]):
         if case.smoke:
             continue
         name = renames.get(case.prompt, case.prompt)
@@ -130,14 +151,85 @@ def _cases(head_src: Source | None, new: Bundle, base_src: Source | None, old: B
     return out
 
 
-def _prompt(refs: Refs, index: TemplateIndex, old: Bundle, new: Bundle, base_src: Source | None,
+class _Shared:
+    """Work every prompt of one package shares: one renderer per side (each template is
+    compiled once, not once per prompt) and each file pair's source diff, computed once
+    however many prompts include the file (a partial 5,000 prompts include is one diff)."""
+
+    def __init__(self, old: Bundle, new: Bundle, index: TemplateIndex) -> None:
+        self.index = index
+        self.bundles = (old, new)
+        self.old, self.new = Renderer(old), Renderer(new)
+        self.diffs: dict[tuple[str | None, str | None], str] = {}
+        self.rendered: dict[tuple[str, str, str], tuple[Lines, Lines]] = {}
+
+    def render_ahead(self, requests: list[tuple[str, str, dict[str, object]]],
+                     jobs: int | None = None) -> None:
+        """Render many (base name, head name, arguments) requests on every core.
+
+        Each request is rendered once per side wherever it runs; below the test runner's
+        threshold a process pool costs more than it saves, and the requests are then
+        rendered on demand in this process.
+        """
+        jobs = auto_jobs(len(requests)) if jobs is None else jobs
+        if jobs <= 1:
+            return
+        from concurrent.futures import ProcessPoolExecutor
+
+        size = max(1, min(500, len(requests) // (jobs * 4) or 1))
+        chunks = [requests[i:i + size] for i in range(0, len(requests), size)]
+        with ProcessPoolExecutor(jobs, initializer=_init_render,
+                                 initargs=self.bundles) as pool:
+            for chunk, lines in zip(chunks, pool.map(_render_chunk, chunks), strict=True):
+                for (a, b, args), pair in zip(chunk, lines, strict=True):
+                    self.rendered[(a, b, _key(args))] = pair
+
+    def render(self, a: str, b: str, args: dict[str, object]) -> tuple[Lines, Lines]:
+        """The request's lines at BASE and at HEAD."""
+        done = self.rendered.get((a, b, _key(args)))
+        if done is not None:
+            return done
+        return render_lines(self.old, a, args), render_lines(self.new, b, args)
+
+    def source_diff(self, refs: Refs, base_src: Source | None, head_src: Source | None,
+                    pa: str | None, pb: str | None) -> str:
+        key = (pa, pb)
+        if key not in self.diffs:
+            same = (pa is not None and pa == pb and base_src is not None
+                    and head_src is not None and base_src.blob_id(pa) is not None
+                    and base_src.blob_id(pa) == head_src.blob_id(pb))  # unread: equal blobs
+            self.diffs[key] = "" if same else unified(
+                source_lines(base_src, pa), source_lines(head_src, pb),
+                f"{refs.base_spec}: {pa or '/dev/null'}", f"{refs.head_spec}: {pb or '/dev/null'}")
+        return self.diffs[key]
+
+
+def _key(args: dict[str, object]) -> str:
+    return json.dumps(args, sort_keys=True, default=str)
+
+
+_worker: tuple[Renderer, Renderer] | None = None  # set in a render_ahead worker process
+
+
+def _init_render(old: Bundle, new: Bundle) -> None:
+    global _worker
+    _worker = (Renderer(old), Renderer(new))
+
+
+def _render_chunk(requests: list[tuple[str, str, dict[str, object]]]
+                  ) -> list[tuple[Lines, Lines]]:
+    assert _worker is not None
+    ra, rb = _worker
+    return [(render_lines(ra, a, args), render_lines(rb, b, args)) for a, b, args in requests]
+
+
+def _prompt(refs: Refs, shared: _Shared, old: Bundle, new: Bundle, base_src: Source | None,
             head_src: Source | None, a: Prompt, b: Prompt,
             cases: list[ReviewCase], changes: list[Change]) -> PromptReview:
-    ra, rb = Renderer(old), Renderer(new)
+    index = shared.index
     rendered = []
     for case in cases:
-        diff = unified(render_lines(ra, a["name"], case.arguments),
-                       render_lines(rb, b["name"], case.arguments),
+        diff = unified(*shared.render(a["name"], b["name"], case.arguments),
                        f"{refs.base_spec}: {case.name}", f"{refs.head_spec}: {case.name}")
         if diff:
             rendered.append(_rendered(case, diff))
@@ -147,9 +239,7 @@ def _prompt(refs: Refs, index: TemplateIndex, old: Bundle, new: Bundle, base_src
     pairs += [(p if p in ta else None, p if p in tb else None)
               for p in sorted(ta.keys() | tb.keys()) if ta.get(p) != tb.get(p)]
     for pa, pb in pairs:
-        diff = unified(source_lines(base_src, pa), source_lines(head_src, pb),
-                       f"{refs.base_spec}: {pa or '/dev/null'}",
-                       f"{refs.head_spec}: {pb or '/dev/null'}")
+        diff = shared.source_diff(refs, base_src, head_src, pa, pb)
         if diff:
             sources.append(FileDiff(old_path=pa, new_path=pb, diff=diff))
     level = required_bump(changes)
@@ -171,7 +261,8 @@ def _item(c: Change) -> ChangeItem:
 
 def _package(folder: Path, rel: str, status: str, old: Bundle, new: Bundle, changes: list[Change],
              prompts: list[PromptReview], unaffected: list[str],
-             head_src: Source | None) -> PackageReview:
+             head_src: Source | None,
+             head_build: Build | None = None) -> PackageReview:
     need = required_bump(changes)
     v_old, v_new = old["package"]["version"], new["package"]["version"]
     ok, suggested = True, None
@@ -184,7 +275,7 @@ def _package(folder: Path, rel: str, status: str, old: Bundle, new: Bundle, chan
         base_version=None if status == "added" else v_old,
         head_version=None if status == "removed" else v_new,
         required_bump=need.value if need else None, version_ok=ok, suggested_version=suggested,
-        lint=gates.lint_status(head_src), tests=gates.test_status(head_src, folder),
+        lint=gates.lint_status(head_src), tests=gates.test_status(head_src, folder, head_build),
         counts=Counts(added=kinds.count(Kind.prompt_added),
                       removed=kinds.count(Kind.prompt_removed),
                       renamed=kinds.count(Kind.prompt_renamed),

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from promptops.errors import PromptopsError
 from promptops.pipeline.bundle import Bundle
 from promptops.pipeline.source import Source
-from promptops.pipeline.validate import load_package
+from promptops.pipeline.validate import Package, load_package
 from promptops.testing.cases import load_cases, smoke_case
 
 
@@ -25,14 +25,15 @@ class ReviewCase:
     smoke: bool = False
 
 
-def cases_for(source: Source, bundle: Bundle) -> list[ReviewCase]:
+def cases_for(source: Source, bundle: Bundle, package: Package | None = None
+              ) -> list[ReviewCase]:
     """Every test case in the package at ``source`` plus one smoke case per prompt.
 
     Broken test files are the test runner's to report; the review then renders the
     smoke cases only rather than failing.
     """
     try:
-        found = load_cases(load_package(source), source)
+        found = load_cases(package if package is not None else load_package(source), source)
     except PromptopsError:
         found = []
     found += [smoke_case(p) for p in bundle["prompts"]]

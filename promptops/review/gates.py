@@ -9,9 +9,13 @@ The tests run with CI semantics and never write snapshots: a review is read-only
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from promptops.pipeline.source import MANIFEST, Source
 from promptops.review.model import CheckStatus
+
+if TYPE_CHECKING:
+    from promptops.pipeline.build import Build
 
 __all__ = ["CheckStatus", "lint_status", "test_status"]
 
@@ -38,7 +42,8 @@ def lint_status(source: Source | None) -> CheckStatus:
     return CheckStatus(status="failed" if errors else "passed", detail=detail)
 
 
-def test_status(source: Source | None, package_dir: Path | None = None) -> CheckStatus:
+def test_status(source: Source | None, package_dir: Path | None = None,
+                build: Build | None = None) -> CheckStatus:
     if source is None or package_dir is None:
         return CheckStatus(status="not_available", detail="no package at HEAD")
     try:
@@ -47,7 +52,9 @@ def test_status(source: Source | None, package_dir: Path | None = None) -> Check
 
         # Read-only (a review writes no snapshot); the source given is what is read, so
         # the working tree is tested when HEAD is the working tree.
-        result = run_suite(Build(package_dir, source=source), writable=False, jobs=1)
+        if build is None:
+            build = Build(package_dir, source=source)
+        result = run_suite(build, writable=False, jobs=None)
     except Exception as exc:  # a gate that cannot run must not stop the review
         return _unavailable(exc)
     return CheckStatus(status="passed" if result.ok else "failed", detail=result.summary())

@@ -4,6 +4,15 @@ GitHub rejects a comment over 65,536 characters, and a review that fails to post
 worse than a shortened one; so the report is rendered, measured, and the largest diff
 blocks are cut (at line boundaries, with a note saying how much) until it fits. The
 summary, the breaking changes and the change tables are never cut.
+
+The budget goes to what a reviewer must see first. A one-line edit of a partial that
+5,000 prompts include is one change, so it is shown once: breaking changes, then every
+changed template or partial with its source diff and one representative rendered diff
+("and N more prompts that include it"), then the prompts with changes of their own,
+then the prompts changed only through those templates as a list of names. A template's
+source and representative diffs are cut last and never below ``KEEP_CHARS``, so the
+comment always shows the edit that caused the change. When anything is shortened, the
+comment says where the whole report is (``full_report``: a file or an artifact link).
 """
 
 from __future__ import annotations
@@ -13,49 +22,72 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from promptops.review.model import ChangeItem, PackageReview, PromptReview, ReviewReport
+from promptops.review.model import (
+    ChangeItem,
+    FileDiff,
+    PackageReview,
+    PromptReview,
+    ReviewReport,
+)
 
 COMMENT_LIMIT = 65_536
 # room for the sticky-comment marker and anything a workflow prepends
 DEFAULT_BUDGET = COMMENT_LIMIT - 1_024
 FOLD_LINES = 30
-_NOTE = "… {n} more diff lines cut to fit GitHub's comment limit; `--format json` has them all"
+KEEP_CHARS = 1_500  # a template's source and representative diffs keep at least this much
+MAX_NAMES = 200  # prompt names a shortened comment lists; the full report has them all
+_NOTE = "… {n} more diff lines cut to fit GitHub's comment limit; {where}"
 
 Block = Callable[[tuple[Any, ...], str], str]
 
 
-def to_markdown(report: ReviewReport, budget: int = DEFAULT_BUDGET) -> str:
-    """The report, shortened until it is at most ``budget`` characters.
+def to_markdown(report: ReviewReport, budget: int | None = DEFAULT_BUDGET,
+                full_report: str | None = None) -> str:
+    """The report, shortened until it is at most ``budget`` characters (None: never).
 
     Every diff block is capped at one common size, the largest that fits (found by
     bisection), so the largest diffs are cut first and as little as needed, and each
     keeps its beginning.
     """
+    where = f"the full report is {full_report}" if full_report else \
+        "`--format json` has them all"
+    if budget is None:
+        return _render(report, _blocks(None, [], where), None)
     sizes: list[int] = []
-    text = _render(report, _blocks(None, sizes))
-    if len(text) <= budget:
-        return text
-    lo, hi = 0, max(sizes, default=0)
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if len(_render(report, _blocks(mid, []))) <= budget:
-            lo = mid
-        else:
-            hi = mid - 1
-    text = _render(report, _blocks(lo, []))
-    if len(text) <= budget:
-        return text
-    note = "\n\n… report cut to fit GitHub's comment limit; `--format json` has all of it\n"
-    return text[: budget - len(note)].rsplit("\n", 1)[0] + note
+    text = _render(report, _blocks(None, sizes, where), MAX_NAMES)
+    shortened = _lists_shortened(report)
+    if len(text) > budget - 200:
+        budget -= 200  # room for the closing note
+        lo, hi = 0, max(sizes, default=0)
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            if len(_render(report, _blocks(mid, [], where), MAX_NAMES)) <= budget:
+                lo = mid
+            else:
+                hi = mid - 1
+        text = _render(report, _blocks(lo, [], where), MAX_NAMES)
+        shortened = True
+        if len(text) > budget:
+            note = f"\n\n… report cut to fit GitHub's comment limit; {where}\n"
+            return text[: budget - len(note)].rsplit("\n", 1)[0] + note
+    if shortened:
+        text = text.rstrip("\n") + f"\n\n<sub>This comment is shortened; {where}.</sub>\n"
+    return text
 
 
-def _blocks(cap: int | None, sizes: list[int]) -> Block:
+def _lists_shortened(report: ReviewReport) -> bool:
+    return any(len(p.unaffected) > MAX_NAMES or len(_grouped(p)[2]) > MAX_NAMES
+               for p in report.packages)
+
+
+def _blocks(cap: int | None, sizes: list[int], where: str) -> Block:
     def block(key: tuple[Any, ...], diff: str) -> str:
         sizes.append(len(diff))
-        if cap is not None and len(diff) > cap:
-            kept = diff[:cap].rsplit("\n", 1)[0] if "\n" in diff[:cap] else ""
+        limit = cap if cap is None or "tpl" not in key else max(cap, KEEP_CHARS)
+        if limit is not None and len(diff) > limit:
+            kept = diff[:limit].rsplit("\n", 1)[0] if "\n" in diff[:limit] else ""
             dropped = diff.count("\n") - kept.count("\n") + (0 if kept else 1)
-            diff = (kept + "\n" if kept else "") + _NOTE.format(n=dropped)
+            diff = (kept + "\n" if kept else "") + _NOTE.format(n=dropped, where=where)
         return fence(diff, "diff")
 
     return block
@@ -68,7 +100,7 @@ def fence(body: str, lang: str = "") -> str:
     return f"{ticks}{lang}\n{body}\n{ticks}"
 
 
-def _render(report: ReviewReport, block: Block) -> str:
+def _render(report: ReviewReport, block: Block, names: int | None) -> str:
     head = report.head.commit[:12] if report.head.commit else "uncommitted changes"
     out = [
         f"## promptops review: `{report.base.spec}` → `{report.head.spec}`",
@@ -85,7 +117,7 @@ def _render(report: ReviewReport, block: Block) -> str:
     ]
     out += [_row(p) for p in report.packages]
     for i, pkg in enumerate(report.packages):
-        out += ["", *_package(i, pkg, block)]
+        out += ["", *_package(i, pkg, block, names)]
     return "\n".join(out).rstrip() + "\n"
 
 
@@ -114,7 +146,43 @@ def _gate(status: str, detail: str = "") -> str:
     return f"{shown} ({detail})" if detail and status != "not_available" else shown
 
 
-def _package(index: int, p: PackageReview, block: Block) -> list[str]:
+def _is_template(d: FileDiff) -> bool:
+    """A template or partial (shared between prompts), not a prompt's own YAML file."""
+    return not (d.new_path or d.old_path or "").endswith(".prompt.yaml")
+
+
+Templates = list[tuple[FileDiff, list[PromptReview]]]
+
+
+def _grouped(p: PackageReview) -> tuple[Templates, list[PromptReview], list[PromptReview]]:
+    """(changed templates with the prompts they reach, prompts with changes of their own,
+    prompts changed only through those templates), each in report order."""
+    templates: dict[tuple[str | None, str | None, str], list[PromptReview]] = {}
+    diffs: dict[tuple[str | None, str | None, str], FileDiff] = {}
+    own: list[PromptReview] = []
+    through: list[PromptReview] = []
+    for pr in p.prompts:
+        for d in pr.source_diffs:
+            if _is_template(d):
+                key = (d.old_path, d.new_path, d.diff)
+                diffs.setdefault(key, d)
+                templates.setdefault(key, []).append(pr)
+        (through if _only_through_templates(pr) else own).append(pr)
+    return [(diffs[k], v) for k, v in templates.items()], own, through
+
+
+def _only_through_templates(pr: PromptReview) -> bool:
+    """Whether every change of ``pr`` is a template or partial it includes."""
+    if pr.old_name is not None or not any(_is_template(d) for d in pr.source_diffs):
+        return False
+    if any(not _is_template(d) for d in pr.source_diffs):
+        return False
+    paths = {d.new_path or d.old_path for d in pr.source_diffs}
+    return all(c.kind == "template_changed" and isinstance(c.new, list)
+               and set(c.new) <= paths for c in pr.changes)
+
+
+def _package(index: int, p: PackageReview, block: Block, names: int | None) -> list[str]:
     out = [f"### `{p.name}` (`{p.path}`): {p.status}", ""]
     if p.error:
         return [*out, "The package does not load:", "", fence(p.error)]
@@ -130,17 +198,51 @@ def _package(index: int, p: PackageReview, block: Block) -> list[str]:
         out += ["#### ⚠️ Breaking changes", ""]
         out += [f"- {_where(c)}{c.message}" for c in p.breaking]
         out.append("")
-    if p.prompts:
+    templates, own, through = _grouped(p)
+    if templates:
+        out += ["#### Changed templates and partials", ""]
+        for k, (d, reached) in enumerate(templates):
+            out += _template((index, "tpl", k), d, reached, block)
+    if own:
         out += ["#### Changed prompts", ""]
-        for j, pr in enumerate(p.prompts):
+        for j, pr in enumerate(own):
             out += _prompt((index, j), pr, block)
+    if through:
+        n = len(through)
+        listed = ", ".join(f"`{pr.name}`" for pr in through[:names])
+        if names is not None and n > names:
+            listed += f", … and {n - names} more"
+        out += ["#### Changed only through the templates above", ""]
+        out += _fold(f"{n} prompt{'s' if n != 1 else ''}", listed, folded=n > 20)
     if p.unaffected:
         n = len(p.unaffected)
-        names = ", ".join(f"`{name}`" for name in p.unaffected)
+        listed = ", ".join(f"`{name}`" for name in p.unaffected[:names])
+        if names is not None and n > names:
+            listed += f", … and {n - names} more"
         out += ["#### Unaffected prompts", "",
                 "Rendered output unchanged for every test case and the smoke case:", ""]
         label = f"{n} prompt{'s' if n != 1 else ''}"
-        out += _fold(label, names, folded=True) if n > 20 else [names]
+        out += _fold(label, listed, folded=True) if n > 20 else [listed]
+    return out
+
+
+def _template(key: tuple[Any, ...], d: FileDiff, reached: list[PromptReview],
+              block: Block) -> list[str]:
+    path = d.new_path or d.old_path
+    n = len(reached)
+    out = [f"##### `{path}`: reaches {n} changed prompt{'s' if n != 1 else ''}", "",
+           block((*key, "src"), d.diff), ""]
+    shown = next((pr for pr in reached if pr.rendered), None)
+    if shown is None:
+        return [*out, "Rendered output unchanged for every case.", ""]
+    r = shown.rendered[0]
+    label = "smoke case" if r.smoke else f"case `{r.case}`"
+    args = _cell(json.dumps(r.arguments, ensure_ascii=False))
+    out += [f"Rendered diff of `{shown.name}` ({label} with `{args}`):", "",
+            block((*key, "out"), r.diff), ""]
+    if n > 1:
+        more = "1 more prompt that includes" if n == 2 else f"{n - 1} more prompts that include"
+        out += [f"… and {more} it.", ""]
     return out
 
 
@@ -160,11 +262,14 @@ def _prompt(key: tuple[int, int], pr: PromptReview, block: Block) -> list[str]:
         out += [f"| {c.level} | {_cell(c.message)} | {_value(c.old)} | {_value(c.new)} |"
                 for c in pr.changes]
         out.append("")
-    if pr.source_diffs:
-        body = "\n\n".join(block((*key, "src", k), d.diff) for k, d in enumerate(pr.source_diffs))
-        files = len(pr.source_diffs)
-        label = f"Template source diff ({files} file{'s' if files != 1 else ''})"
-        out += _fold(label, body, folded=True)
+    own = [d for d in pr.source_diffs if not _is_template(d)]
+    if own:
+        body = "\n\n".join(block((*key, "src", k), d.diff) for k, d in enumerate(own))
+        out += _fold("Source diff", body, folded=True)
+    if len(own) < len(pr.source_diffs):
+        shared = ", ".join(f"`{d.new_path or d.old_path}`" for d in pr.source_diffs
+                           if _is_template(d))
+        out += [f"Also changed through {shared} (diff above).", ""]
     if not pr.rendered:
         out += [f"Rendered output unchanged ({pr.cases_rendered} cases).", ""]
         return out

@@ -249,6 +249,8 @@ def traceability(bundle: Bundle) -> Json:
     commit = bundle["source"].get("commit")
     if commit:
         meta["promptops/commit"] = commit
+    elif bundle["source"].get("dirty"):  # built from a working tree (serve --worktree)
+        meta["promptops/worktree"] = True
     return meta
 
 

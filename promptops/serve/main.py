@@ -20,16 +20,18 @@ from promptops.errors import PromptopsError
 from promptops.serve.transports.stdio import Signals, log
 
 if TYPE_CHECKING:
-    from promptops.serve.follow import Gate
+    from promptops.serve.follow import Follower, Gate
     from promptops.serve.server import Server
+    from promptops.serve.watch import Worktree
 
 USAGE = """\
-promptops serve [PATH ...] [--bundle FILE ...] [--ref REV] [--page-size N] [--ttl-ms N]
-                [--key-file FILE]
+promptops serve [PATH ...] [--bundle FILE ...] [--ref REV] [--worktree] [--page-size N]
+                [--ttl-ms N] [--key-file FILE]
 
 Serve MCP prompts over stdio (newline-delimited JSON-RPC on stdin/stdout, logs on
 stderr). PATH mode serves each package at its repository's HEAD (or --ref) and follows
-HEAD; --bundle serves verified bundle files that never change."""
+HEAD; --worktree (alias --dev) serves the working tree and follows every save;
+--bundle serves verified bundle files that never change."""
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -39,6 +41,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--bundle", action="append", type=Path, default=[], metavar="FILE",
                    help="a built bundle to serve (repeatable); not combined with PATH")
     p.add_argument("--ref", metavar="REV", help="serve this commit and do not follow HEAD")
+    p.add_argument("--worktree", "--dev", action="store_true",
+                   help="development mode: serve the working tree, uncommitted edits "
+                        "included, and reload on every save")
     p.add_argument("--page-size", type=int, default=100, metavar="N",
                    help="prompts per prompts/list page (default 100)")
     p.add_argument("--ttl-ms", type=int, default=60_000, metavar="N",
@@ -86,6 +91,10 @@ def _main(argv: list[str], signals: Signals, gate: Gate | None = None) -> int:
     if args.bundle and (args.paths or args.ref):
         log("error: --bundle serves fixed bundles; it cannot be combined with PATH or --ref")
         return 2
+    if args.worktree and (args.bundle or args.ref):
+        log("error: --worktree serves the working tree; it cannot be combined with "
+            "--bundle or --ref")
+        return 2
     try:
         return _run(args, signals, gate)
     except PromptopsError as exc:
@@ -103,12 +112,20 @@ def _run(args: argparse.Namespace, signals: Signals, gate: Gate | None = None) -
     settings = Settings(page_size=args.page_size, ttl_ms=args.ttl_ms,
                         signer=Signer.configured(args.key_file))
     out = Output(1)
-    follower = None
+    follower: Follower | Worktree | None = None
     if args.bundle:
         from promptops.pipeline.bundle import load_bundle
 
         server = Server(Catalog([load_bundle(path) for path in args.bundle]), settings)
+    elif args.worktree:
+        _require_packages(args.paths or [Path(".")])
+        from promptops.serve.watch import Worktree
+
+        server = Server(Catalog(), settings)
+        follower = Worktree(args.paths or [Path(".")], log=Reporter(server))
+        server.catalog.swap(follower.initial())
     else:
+        _require_packages(args.paths or [Path(".")])
         from promptops.serve.follow import Follower
 
         server = Server(Catalog(), settings)  # filled below: the follower logs to its sessions
@@ -117,7 +134,12 @@ def _run(args: argparse.Namespace, signals: Signals, gate: Gate | None = None) -
         server.catalog.swap(follower.initial())
     snap = server.catalog.snapshot
     names = ", ".join(f"{b['package']['name']} {b['package']['version']}" for b in snap.bundles)
-    log(f"serving {len(snap.names)} prompts from {names or 'no packages'}")
+    mode = " (working tree, development mode: following saves)" if args.worktree else ""
+    log(f"serving {len(snap.names)} prompts from {names or 'no packages'}{mode}")
+    if not args.bundle and not args.worktree and args.ref is None:
+        from promptops.serve.watch import dirty_notice
+
+        dirty_notice(args.paths or [Path(".")], log)
     if follower is not None and args.ref is None:
         follower.start(server.swap)
     try:
@@ -129,6 +151,18 @@ def _run(args: argparse.Namespace, signals: Signals, gate: Gate | None = None) -
         _flush()
         os._exit(0)
     return 0
+
+
+def _require_packages(paths: list[Path]) -> None:
+    """A folder without promptops.yaml is a usage error naming the packages below it."""
+    from promptops.errors import UsageError
+
+    for path in paths:
+        if not (path / "promptops.yaml").is_file():
+            from promptops.fsutil import not_a_package_hint
+
+            raise UsageError(f"{path} is not a package folder (no promptops.yaml)"
+                             f"{not_a_package_hint(path)}; pass the package folder")
 
 
 def _flush() -> None:

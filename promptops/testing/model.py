@@ -16,7 +16,9 @@ RENDER_CHECKS = ("messages", "roles", "contains", "not_contains", "matches", "eq
 
 
 class Strict(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid", strict=True)
+    # A string under a field is its description: the hover text editors show.
+    model_config = ConfigDict(frozen=True, extra="forbid", strict=True,
+                              use_attribute_docstrings=True)
 
 
 class ErrorExpectation(Strict):
@@ -102,3 +104,4 @@ class TestFile(Strict):
 
     prompt: str = Field(description="Name of the prompt under test")
     cases: list[TestCase] = Field(min_length=1)
+    """The requests to make, each with its arguments and what it must return."""

@@ -8,11 +8,7 @@ check, and a unified diff of rendered text rather than escaped JSON.
 from __future__ import annotations
 
 import json
-import sys
-import time
 import xml.etree.ElementTree as ET
-from collections.abc import Callable
-from typing import TextIO
 
 from promptops.testing.cases import Case
 from promptops.testing.runner import Outcome
@@ -118,35 +114,3 @@ def _counts(items: list[tuple[Case, Outcome]]) -> dict[str, str]:
 
     return {"tests": str(len(items)), "failures": n("failed"), "errors": n("error"),
             "skipped": n("skipped"), "time": f"{sum(o.seconds for _, o in items):.6f}"}
-
-
-class Progress:
-    """A progress bar on stderr, drawn only on a terminal and only once a run passes 1 s."""
-
-    def __init__(self, stream: TextIO | None = None, delay: float = 1.0) -> None:
-        self.stream = stream or sys.stderr
-        self.delay = delay
-        self.enabled = bool(getattr(self.stream, "isatty", lambda: False)())
-        self.total = self.done = 0
-        self.start = self.last = 0.0
-        self.drawn = False
-
-    def __call__(self, total: int) -> Callable[[int], None]:
-        self.total, self.start = total, time.monotonic()
-        return self.tick
-
-    def tick(self, n: int) -> None:
-        self.done += n
-        now = time.monotonic()
-        if not self.enabled or now - self.start < self.delay or now - self.last < 0.1:
-            return
-        self.last, self.drawn = now, True
-        width = 30
-        filled = width * self.done // max(1, self.total)
-        self.stream.write(f"\r[{'#' * filled}{' ' * (width - filled)}] {self.done}/{self.total}")
-        self.stream.flush()
-
-    def close(self) -> None:
-        if self.drawn:
-            self.stream.write("\r\x1b[2K")
-            self.stream.flush()

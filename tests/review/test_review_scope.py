@@ -41,10 +41,15 @@ def test_huge_change_is_truncated_under_the_comment_limit(tmp_path: Path) -> Non
     assert "more diff lines cut to fit GitHub's comment limit" in md
     # the summary and the tables survive; both big prompts keep a part of their diff
     assert "| `huge` (`.`) | changed |" in md
-    assert "##### `big`: patch" in md and "##### `other`: patch" in md
+    # each changed template once, with what it reaches; both keep a part of their diff
+    assert "##### `templates/big.j2`: reaches 1 changed prompt" in md
+    assert "##### `templates/other.j2`: reaches 1 changed prompt" in md
     assert "-line 00000: old the quick" in md and "-line 00000: before the quick" in md
+    assert "##### `big`: patch" in md and "##### `other`: patch" in md
+    assert "Also changed through `templates/big.j2` (diff above)." in md
     assert md.count("<details>") == md.count("</details>")
-    assert md.count("````") % 2 == 0 and md.rstrip().endswith("`small`")
+    assert md.count("````") % 2 == 0 and "`small`" in md
+    assert md.rstrip().endswith("This comment is shortened; `--format json` has them all.</sub>")
     # json and text are never cut
     assert "line 03999: new" in report.model_dump_json()
     assert "line 03999: new" in to_text(report)

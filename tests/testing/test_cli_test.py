@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import io
 import json
 from dataclasses import replace
 from pathlib import Path
@@ -15,7 +14,7 @@ from testing_helpers import GREET, MANIFEST, junit_errors, package, promptops
 
 from promptops.commands.schema import schema_for
 from promptops.pipeline.build import Build
-from promptops.testing.report import Progress, junit_xml
+from promptops.testing.report import junit_xml
 from promptops.testing.suite import run_suite
 
 GOOD = """\
@@ -100,8 +99,9 @@ BAD_FILES = {
                   "tests/bad.test.yaml:4:23: cases.0.expect.matches: '(' is not a valid regular "
                   "expression: missing ), unterminated subpattern at position 0\n1 problem"),
     "yaml syntax": ("prompt: greet\ncases:\n  - name: 'a\n",
-                    "tests/bad.test.yaml:3:11: invalid YAML: found unexpected end of stream; this "
-                    "quoted string is never closed"),
+                    "tests/bad.test.yaml:3:11: this '...' string is never closed: add the "
+                    "closing ' at the end of the value on line 3, or, for text over several "
+                    "lines, use a block scalar (`key: |`)"),
     "number argument": ("prompt: greet\ncases:\n  - name: a\n    arguments: {who: 3}\n",
                         "tests/bad.test.yaml:4:22: cases.0.arguments.who: Input should be a "
                         "valid string; quote it to keep it text: '3'"),
@@ -219,21 +219,6 @@ def test_parallel_gives_the_serial_results_in_order(tmp_path: Path) -> None:
     cli = promptops("test", "-j", "2", "--format", "json", cwd=tmp_path)
     assert [c["status"] for c in json.loads(cli.stdout)["cases"]] == [
         o.status for o in serial.outcomes]
-
-
-def test_progress_bar_only_on_a_terminal_after_the_delay() -> None:
-    class Tty(io.StringIO):
-        def isatty(self) -> bool:
-            return True
-
-    quick, slow, pipe = Tty(), Tty(), io.StringIO()
-    for stream, delay in ((quick, 60.0), (slow, 0.0), (pipe, 0.0)):
-        bar = Progress(stream, delay=delay)
-        tick = bar(10)
-        tick(5)
-        bar.close()
-    assert quick.getvalue() == "" and pipe.getvalue() == ""
-    assert slow.getvalue().startswith("\r[###############               ] 5/10")
 
 
 def test_check_runs_the_tests_and_release_refuses(tmp_path: Path) -> None:

@@ -255,39 +255,8 @@ def _first(text: str, pattern: str) -> tuple[int, int]:
 
 
 def _yaml_problem(path: str, text: str, exc: Any) -> Problem:
-    mark = exc.problem_mark or exc.context_mark
-    what = (exc.problem or exc.context or "invalid YAML").strip()
-    hint = ""
-    if "quoted scalar" in (exc.context or "") and exc.context_mark is not None:
-        # Reported at the end of the file; the mistake is the quote that never closes.
-        mark, hint = exc.context_mark, "; this quoted string is never closed"
-    line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
-    if "\\t" in what or "tab" in what.lower():
-        hint = "; YAML indentation must use spaces, not tabs"
-    elif "duplicate key" in what:
-        hint = "; each key may appear once in a mapping: remove or rename one of them"
-    elif "unhashable key" in what or _starts_template(text, line):
-        hint = (
-            '; a value starting with "{{" is read as a YAML mapping: quote it '
-            '(text: "{{ x }}") or use a block (text: |)'
-        )
-        line, col = _template_value_position(text, line, col)
-    return Problem(path, line, col, f"invalid YAML: {what}{hint}")
+    """A parser's error, at the mistake and in plain words (yamlio.messages)."""
+    from promptops.pipeline.yamlio.messages import yaml_syntax_message
 
-
-def _starts_template(text: str, line: int) -> bool:
-    lines = text.splitlines()
-    if not 0 < line <= len(lines):
-        return False
-    _, _, value = lines[line - 1].partition(":")
-    return value.strip().startswith(("{{", "{%"))
-
-
-def _template_value_position(text: str, line: int, col: int) -> tuple[int, int]:
-    lines = text.splitlines()
-    if 0 < line <= len(lines):
-        src = lines[line - 1]
-        at = src.find("{")
-        if at >= 0:
-            return line, at + 1
-    return line, col
+    (line, col), message = yaml_syntax_message(text, exc)
+    return Problem(path, line, col, message)
