@@ -33,7 +33,6 @@ import sys
 import sysconfig
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from promptops.errors import UsageError
 from promptops.install import jsonedit
@@ -79,11 +78,15 @@ def ephemeral_environment(prefix: str = sys.prefix) -> bool:
     return "/uv/archive-v" in p or "/pipx/.cache/" in p or "/.cache/uv/" in p
 
 
+# A client's server entry: "type", "command" (str), "args" (list), "env" (str -> str).
+Entry = dict[str, str | list[str] | dict[str, str]]
+
+
 def server_entry(client: str, package: Path, *, command: list[str] | None = None,
-                 git: str | None = None, extra_args: tuple[str, ...] = ()) -> dict[str, Any]:
+                 git: str | None = None, extra_args: tuple[str, ...] = ()) -> Entry:
     """The stdio server entry for ``client`` serving ``package``."""
     argv = command or server_command()
-    entry: dict[str, Any] = {}
+    entry: Entry = {}
     if client in ("vscode", "claude-code"):
         entry["type"] = "stdio"  # VS Code requires it; `claude mcp add` writes it
     entry["command"] = argv[0]
@@ -163,7 +166,7 @@ class Change:
     replaced: bool
 
 
-def merged(tgt: Target, name: str, entry: dict[str, Any], *, force: bool) -> Change:
+def merged(tgt: Target, name: str, entry: Entry, *, force: bool) -> Change:
     """The file's new text with the entry in it; nothing is written."""
     try:
         raw = tgt.file.read_bytes() if tgt.file.exists() else b""

@@ -123,8 +123,8 @@ class _Parser:
         raise ConfigError(f"{position(self.text, off)}: unexpected {tok!r}")
 
 
-def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
+def _no_duplicates(pairs: list[tuple[str, object]]) -> dict[str, object]:
+    out: dict[str, object] = {}
     for key, value in pairs:
         if key in out:
             raise ConfigError(f"the key {key!r} appears twice in one object")

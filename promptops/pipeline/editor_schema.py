@@ -20,7 +20,6 @@ which drives the real server over LSP.
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from pydantic import BaseModel
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaMode, JsonSchemaValue
@@ -119,7 +118,7 @@ def _one_of() -> dict[str, tuple[tuple[str, ...], dict[str, str], str]]:
     }
 
 
-def _teach(model: str, node: dict[str, Any], messages: dict[str, str]) -> None:
+def _teach(model: str, node: JsonSchemaValue, messages: dict[str, str]) -> None:
     node["title"] = MODEL_TITLES.get(model, node.get("title", model))
     rule = _one_of().get(model)
     if rule is not None:
@@ -148,6 +147,6 @@ def _pattern_messages(node: object, messages: dict[str, str]) -> None:
             _pattern_messages(value, messages)
 
 
-def teaching_schema(model: type[BaseModel]) -> dict[str, Any]:
+def teaching_schema(model: type[BaseModel]) -> JsonSchemaValue:
     """The editor schema of one of the format's models."""
     return model.model_json_schema(schema_generator=TeachingSchema)
