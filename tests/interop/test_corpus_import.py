@@ -9,15 +9,15 @@ refuses must say so in its losses. ``python tests/interop/fidelity.py`` prints t
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
-from fidelity import EntryResult, judges, run, summary
+import yaml
+from fidelity import EntryResult, arguments_for, entry_files, judges, run, summary
+from ir_render import render
 
-from promptops.interop.importers import IMPORTERS
-
-ENTRIES = [e for e in judges.load_manifest()
-           if {"copilot": "vscode"}.get(e["ecosystem"], e["ecosystem"]) in IMPORTERS]
+ENTRIES = judges.load_manifest()
 
 
 @pytest.fixture(scope="module")
@@ -52,3 +52,32 @@ def test_the_exact_rate(results: dict[str, EntryResult]) -> None:
     # inherent to the sources: Claude Code's !`cmd` and @file, files LangChain refuses.
     inherent = sum(1 for r in done if not r.exact and r.losses)
     assert exact + inherent == len(done)
+
+
+REFUSED = [e for e in ENTRIES if "refuses" in e.get("judge", {})]
+
+
+@pytest.mark.parametrize("entry", REFUSED, ids=[e["id"] for e in REFUSED])
+def test_what_langchain_refuses_renders_as_langchain_core_builds_it(
+        entry: dict[str, Any], results: dict[str, EntryResult]) -> None:
+    """The loader refuses these files, but langchain-core's own classes can still build what
+    they evidently mean (the chat list, the template without its output parser): the import
+    renders as those do."""
+    from langchain_core.prompts import ChatPromptTemplate, PromptTemplate
+
+    main, text, _ = entry_files(entry)
+    config = json.loads(text) if main.endswith(".json") else yaml.safe_load(text)
+    if config["_type"] == "chat":
+        built: Any = ChatPromptTemplate.from_messages(
+            [(m["role"], m["content"]) for m in config["template"]]).partial(
+            **config.get("partial_variables", {}))
+    else:
+        built = PromptTemplate(template=config["template"],
+                               template_format=config.get("template_format", "f-string"),
+                               partial_variables=config.get("partial_variables", {}))
+    [prompt] = results[entry["id"]].prompts
+    for inputs in entry["inputs"]:
+        roles = {"human": "user", "ai": "assistant", "system": "system"}
+        want = [{"role": roles[m.type], "text": m.content}
+                for m in built.format_prompt(**inputs).to_messages()]
+        assert render(prompt, arguments_for(prompt, inputs)) == want

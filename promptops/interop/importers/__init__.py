@@ -12,15 +12,18 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
-from promptops.interop.importers import claude, dotprompt, vscode
+from promptops.interop.importers import claude, dotprompt, langchain, promptfoo, prompty, vscode
 from promptops.interop.ir import IRPrompt
 
 Importer = Callable[[str, str, Mapping[str, str]], list[IRPrompt]]
 
 IMPORTERS: dict[str, Importer] = {
+    "prompty": prompty.parse,
     "dotprompt": dotprompt.parse,
     "vscode": vscode.parse,
     "claude": claude.parse,
+    "promptfoo": promptfoo.parse,
+    "langchain": langchain.parse,
 }
 
 __all__ = ["IMPORTERS", "Importer"]

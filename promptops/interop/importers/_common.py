@@ -134,16 +134,16 @@ def empty_default(kind: ArgType) -> Json:
     return {"string": "", "array": []}.get(kind)
 
 
-def optional_argument(name: str, kind: ArgType, description: str | None = None,
-                      schema: dict[str, Json] | None = None) -> tuple[Argument, str | None]:
-    """An argument the source treats as optional (missing renders empty).
+def optional_argument(name: str, kind: ArgType, notes: list[str], description: str | None = None,
+                      schema: dict[str, Json] | None = None) -> Argument:
+    """An argument the source treats as optional (a missing one renders empty).
 
-    Returns the argument and, when no value renders the same as a missing one (an object or a
-    number), a note saying the argument became required.
+    When no value renders the same as a missing one (an object, a number), the argument is
+    required instead, and ``notes`` says so.
     """
     default = empty_default(kind)
     if default is None:
-        return (Argument(name, kind, True, description=description, schema=schema or {}),
-                f"{name}: the source renders a missing {kind} as empty; no {kind} value renders "
-                "the same, so the imported argument is required")
-    return Argument(name, kind, False, default, description, schema or {}), None
+        notes.append(f"{name}: the source renders a missing {kind} as empty; no {kind} value "
+                     "renders the same, so the imported argument is required")
+        return Argument(name, kind, True, description=description, schema=schema or {})
+    return Argument(name, kind, False, default, description, schema or {})

@@ -95,13 +95,10 @@ def parse(path: str, text: str, siblings: Mapping[str, str]) -> list[IRPrompt]:
     for name in out.used:
         if name not in arg_types:
             kind: ArgType = "array" if name in out.iterated else "string"
-            arg, note = _common.optional_argument(name, kind)
-            arguments.append(arg)
+            arguments.append(_common.optional_argument(name, kind, notes))
             arg_types[name] = kind
             notes.append(f"{name}: used by the template but not in input.schema; imported as "
                          f"an optional {kind}")
-            if note:
-                notes.append(note)
     if any(isinstance(m, Splice) for m in messages):
         arguments.append(Argument(HISTORY_ARGUMENT, "array", False, [],
                                   "The conversation so far (Dotprompt's messages).",
@@ -172,10 +169,7 @@ def _arguments(path: str, front: Mapping[str, Json], losses: list[Loss],
         if name in required:
             out.append(Argument(name, kind, True, description=desc, schema=extra))
             continue
-        arg, note = _common.optional_argument(name, kind, desc, extra)
-        out.append(arg)
-        if note:
-            notes.append(note)
+        out.append(_common.optional_argument(name, kind, notes, desc, extra))
     return out
 
 
