@@ -139,7 +139,7 @@ class HandlebarsError(ValueError):
 
 _ID = r"[^\s!\"#%-,\.\/;->@\[-\^`\{-~]+(?=[=~}\s\/.)|])"
 _TOKEN = re.compile(
-    r"(?P<ws>\s+)|(?P<close3>\}~?\}\})|(?P<close>~?\}\})|(?P<string>\"(?:\\\"|[^\"])*\"|'(?:\\'|[^'])*')"
+    r"(?P<ws>\s+)|(?P<closeraw>\}\}\}\})|(?P<close3>\}~?\}\})|(?P<close>~?\}\})|(?P<string>\"(?:\\\"|[^\"])*\"|'(?:\\'|[^'])*')"
     r"|(?P<number>-?[0-9]+(?:\.[0-9]+)?(?=[~}\s)]))"
     r"|(?P<literal>(?:true|false|undefined|null)(?=[~}\s)]))"
     r"|(?P<as>as\s+\|)|(?P<pipe>\|)|(?P<eq>=)|(?P<dotdot>\.\.)|(?P<dot>\.(?=[=~}\s\/.)|]))"
@@ -202,12 +202,12 @@ class _Parser:
             while escapes < 2 and start - escapes - 1 >= self.pos and \
                     src[start - escapes - 1] == "\\":
                 escapes += 1
-            if escapes == 1:  # \{{ is literal text, up to the next {{
+            if escapes == 1:  # \{{ is literal text, up to the next {{ (or its escape)
                 self._content(current, self.pos, start - 1)
                 nxt = src.find("{{", start + 2)
                 end = len(src) if nxt < 0 else nxt
-                if nxt > 0 and src[nxt - 1] == "\\" and src[nxt - 2:nxt] != "\\\\":
-                    end = nxt  # the next escape starts its own content node
+                while end > start + 2 and end > nxt - 2 and src[end - 1] == "\\":
+                    end -= 1
                 self._content(current, start, end)
                 self.pos = end
                 continue
@@ -401,10 +401,11 @@ class _Parser:
 # --------------------------------------------------------------------------- whitespace
 # Handlebars' WhitespaceControl pass (compiler/whitespace-control.js), on this tree.
 
-_PREV_WS = re.compile(r"(?:^|\S)[^\S\n]*\n\s*$")
-_PREV_WS_ROOT = re.compile(r"^\s*$|(?:^|\S)[^\S\n]*\n\s*$")
+# JavaScript's "$" (no m flag) is Python's "\Z": Python's "$" also matches before a final "\n".
+_PREV_WS = re.compile(r"(?:^|\S)[^\S\n]*\n\s*\Z")
+_PREV_WS_ROOT = re.compile(r"^\s*\Z|(?:^|\S)[^\S\n]*\n\s*\Z")
 _NEXT_WS = re.compile(r"^\s*?\r?\n")
-_NEXT_WS_ROOT = re.compile(r"^\s*?(\r?\n|$)")
+_NEXT_WS_ROOT = re.compile(r"^\s*?(\r?\n|\Z)")
 
 
 def _is_prev_ws(body: list[Node], i: int | None, is_root: bool) -> bool:
@@ -450,7 +451,7 @@ def _omit_left(body: list[Node], i: int | None, multiple: bool = False) -> bool:
     if not isinstance(current, Content) or (not multiple and current.left_stripped):
         return False
     original = current.value
-    m = re.search(r"(?:^|(?<=\S))\s+$" if multiple else r"(?:^|(?<=[^ \t]))[ \t]+$",
+    m = re.search(r"(?:^|(?<=\S))\s+\Z" if multiple else r"(?:^|(?<=[^ \t]))[ \t]+\Z",
                   current.value)
     removed = m.group() if m else ""
     current.value = current.value[:len(current.value) - len(removed)]
@@ -488,7 +489,7 @@ def _whitespace(program: Program, is_root: bool) -> None:
             if _omit_left(body, i) and isinstance(node, Partial):
                 prev = body[i - 1]
                 assert isinstance(prev, Content)
-                m = re.search(r"(?:^|[^ \t])([ \t]+)$", prev.original)
+                m = re.search(r"(?:^|[^ \t])([ \t]+)\Z", prev.original)
                 node.indent = m.group(1) if m else ""
             if isinstance(node, Comment | Partial):
                 node.standalone = True

@@ -29,13 +29,13 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from promptops.interop import handlebars as hb
+from promptops.interop.ir import BLANK
 from promptops.interop.jinja_build import is_plain_name, literal, string, variable
 from promptops.interop.whitespace import _SPACE
 
 # Attribute names Jinja would find on a dict/str/list before the key of the same name.
 _ATTRS = frozenset(n for t in (dict, str, list) for n in dir(t) if not n.startswith("_"))
-_JS_SPACE = frozenset(" \t\n\r\v\f\u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006"
-                      "\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff")
+_JS_SPACE = BLANK
 
 
 def js_blank(text: str) -> bool:
@@ -105,6 +105,14 @@ def assemble(chunks: list[Chunk]) -> str:
         live = [c for c in live if c.kind in ("text", "tag")]
         if not changed:
             break
+    merged: list[Chunk] = []  # escaping must see a literal "{" + "{{" as one piece of text
+    for c in live:
+        if c.kind == "text" and not c.restored and merged and merged[-1].kind == "text" \
+                and not merged[-1].restored:
+            merged[-1] = Chunk("text", merged[-1].text + c.text, line=merged[-1].line)
+        else:
+            merged.append(c)
+    live = merged
     out: list[str] = []
     for i, c in enumerate(live):
         if c.kind == "tag":
@@ -168,6 +176,7 @@ class Translation:
     notes: list[str] = field(default_factory=list)
     used: list[str] = field(default_factory=list)  # root argument names, first use first
     iterated: set[str] = field(default_factory=set)  # root arguments used as lists
+    objects: set[str] = field(default_factory=set)  # root arguments used as objects
 
 
 PartialLoader = Callable[[str], hb.Program | None]
@@ -214,8 +223,12 @@ class Translator:
                 s = s.parent
         if target.context is None:
             if not parts:
+                self.loss(e.original or "this", "the whole input object has no Jinja "
+                          "equivalent printed the way JavaScript prints it", line)
                 return "args"
             self.use(parts[0])
+            if len(parts) > 1:  # x.length is an array's (or string's) length
+                (self.out.iterated if parts[1] == "length" else self.out.objects).add(parts[0])
             return _access(variable(parts[0]), parts[1:])
         return _access(target.context, parts)
 
@@ -238,6 +251,9 @@ class Translator:
         name = call.helper.original
         if name == "lookup" and len(call.params) == 2:
             obj, key = (self.path(p, scope, line) for p in call.params)
+            arg = argument_of(call.params[0], scope)
+            if arg is not None:
+                self.out.objects.add(arg)
             return None if obj is None or key is None else f"{obj}[{key}]"
         if not call.params and not call.hash and call.helper.kind in ("path", "data"):
             return self.path(call.helper, scope, line)
@@ -253,7 +269,7 @@ class Translator:
         if with_zero:  # {{#with}} treats 0 as present (Handlebars' isEmpty)
             x = _paren(expr)
             return f"{x} is mapping or {x} or ({x} is number and {x} is not boolean)"
-        if e.kind in ("string", "number", "boolean", "null", "undefined") or (
+        if e.kind in ("string", "number", "boolean", "null", "undefined", "data") or (
                 arg is not None and self.arg_types.get(arg) in (
                     "string", "number", "integer", "boolean", "array")):
             return expr
@@ -308,6 +324,10 @@ class Translator:
             if expr is not None:
                 self.tag("{{ " + expr + " | tojson }}", depth, node.line, blockish=False)
             return
+        if name in ("if", "unless", "each", "with") or (
+                name in ("lookup", "json") and not call.params):
+            raise hb.HandlebarsError(f"{{{{{name}}}}} needs its arguments (Dotprompt refuses "
+                                     f"it at render)", node.line, node.col)
         if name == "log":
             self.out.notes.append(f"line {node.line}: {{{{log}}}} prints to the console only; "
                                   "dropped")
@@ -401,6 +421,9 @@ class Translator:
             self.conditional(node, scope, depth, None if cond is None else f"not ({cond})",
                              swap=True)
             return
+        if name in ("if", "unless", "each", "with") and len(params) != 1:
+            raise hb.HandlebarsError(f"{{{{#{name}}}}} requires exactly one argument (Dotprompt "
+                                     "refuses it at render)", line, node.col)
         if name in ("if", "unless") and len(params) == 1 and not node.call.hash:
             cond = self.truthy(params[0], scope, line)
             if cond is not None and name == "unless":
@@ -438,14 +461,13 @@ class Translator:
             if icond is not None and inner.call.helper.original == "unless":
                 icond = f"not ({icond})"
             self.conditional(inner, scope, depth, icond, elif_=True)
-            return
-        if second is not None and second.chained:
+        elif second is not None and second.chained:
             inner_block = second.body[0] if second.body else None
             what = ("{{else " + _call_source(inner_block.call) + "}}"
                     if isinstance(inner_block, hb.Block) else "{{else}}")
             self.loss(what, "a chained {{else}} of another helper", node.line)
             return
-        if second is not None:
+        elif second is not None:
             self.tag("{% else %}", depth, node.line)
             self.program(second, scope, depth + 1)
         if not elif_:
@@ -488,6 +510,9 @@ class Translator:
         expr = self.path(value, scope, node.line)
         if cond is None or expr is None:
             return
+        arg = argument_of(value, scope)
+        if arg is not None:
+            self.out.objects.add(arg)
         ctx = node.block_params[0] if node.block_params else self._fresh("ctx")
         inner = Scope(context=ctx, parent=scope)
         if node.block_params:

@@ -93,12 +93,23 @@ class Media:
 Part: TypeAlias = Text | Media
 
 
+# What Dotprompt calls blank: JavaScript's String.prototype.trim() removes these.
+BLANK = frozenset(" \t\n\r\v\f\u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006"
+                  "\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff")
+
+
 @dataclass(frozen=True)
 class Message:
-    """A message with a fixed role; its content is the parts in order (usually one Text)."""
+    """A message with a fixed role; its content is the parts in order (usually one Text).
+
+    ``drop_blank``: a text part that renders blank (only :data:`BLANK` characters) is left
+    out, and a message left with no part is not sent - Dotprompt's rule (it splits the
+    rendered text and drops blank pieces); every other ecosystem sends what it renders.
+    """
 
     role: Role
     parts: tuple[Part, ...]
+    drop_blank: bool = False
 
     @property
     def template(self) -> str | None:

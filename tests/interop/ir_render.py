@@ -72,7 +72,7 @@ def render(prompt: ir.IRPrompt, values: dict[str, Any]) -> list[dict[str, str]]:
     out: list[dict[str, str]] = []
     for item in prompt.messages:
         if isinstance(item, ir.Message):
-            out.append(_message(prompt, item, context))
+            out.extend(_message(prompt, item, context))
         elif isinstance(item, ir.Splice):
             for m in context[item.argument]:
                 content = m.get("content", "")
@@ -85,17 +85,23 @@ def render(prompt: ir.IRPrompt, values: dict[str, Any]) -> list[dict[str, str]]:
                 inner = dict(context, **{item.item: value})
                 inner["loop"] = {"index0": i, "index": i + 1, "first": i == 0,
                                  "last": i == len(context[item.argument]) - 1}
-                out.extend(_message(prompt, m, inner) for m in item.messages)
+                for m in item.messages:
+                    out.extend(_message(prompt, m, inner))
     return out
 
 
 def _message(prompt: ir.IRPrompt, message: ir.Message, context: dict[str, Any]
-             ) -> dict[str, str]:
+             ) -> list[dict[str, str]]:
     texts = []
     for part in message.parts:
         if isinstance(part, ir.Text):
-            texts.append(_compile(part.template, prompt.whitespace).render(context))
+            text = _compile(part.template, prompt.whitespace).render(context)
+            if message.drop_blank and ir.BLANK.issuperset(text):
+                continue
+            texts.append(text)
         else:
             url = _compile(part.url, prompt.whitespace).render(context)
             texts.append(f"<media url={json.dumps(url)}>")
-    return {"role": message.role, "text": "".join(texts)}
+    if message.drop_blank and not texts:
+        return []
+    return [{"role": message.role, "text": "".join(texts)}]

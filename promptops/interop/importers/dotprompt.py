@@ -86,7 +86,10 @@ def parse(path: str, text: str, siblings: Mapping[str, str]) -> list[IRPrompt]:
         return partial_cache[name]
 
     tr = Translator(arg_types, partial)
-    tr.program(program, Scope(), 0)
+    try:
+        tr.program(program, Scope(), 0)
+    except hb.HandlebarsError as e:
+        raise InteropError(path, e.message, e.line + body_line - 1, e.col) from None
     out = tr.out
     losses += [Loss(what, reason, line + body_line - 1 if line else None)
                for what, reason, line in out.losses]
@@ -94,7 +97,8 @@ def parse(path: str, text: str, siblings: Mapping[str, str]) -> list[IRPrompt]:
     messages = _messages(out.chunks, losses, notes)
     for name in out.used:
         if name not in arg_types:
-            kind: ArgType = "array" if name in out.iterated else "string"
+            kind: ArgType = "array" if name in out.iterated else \
+                "object" if name in out.objects else "string"
             arguments.append(_common.optional_argument(name, kind, notes))
             arg_types[name] = kind
             notes.append(f"{name}: used by the template but not in input.schema; imported as "
@@ -158,6 +162,10 @@ def _arguments(path: str, front: Mapping[str, Json], losses: list[Loss],
     required = set(schema.get("required") or ())
     out: list[Argument] = []
     for name, prop in props.items():
+        if isinstance(prop, _picoschema.NamedSchema):
+            notes.append(f"{name}: schema {str(prop)!r} is defined in code; imported as an "
+                         "object")
+            prop = {"type": "object"}
         prop = prop if isinstance(prop, dict) else {}
         kind = _arg_type(prop.get("type"))
         if kind is None:
@@ -236,7 +244,7 @@ def _messages(chunks: list[Chunk], losses: list[Loss], notes: list[str]) -> list
         if current:
             parts = _parts([c for seg in current for c in seg], notes)
             if parts:
-                items.append(Message(role, tuple(parts)))
+                items.append(Message(role, tuple(parts), drop_blank=True))
 
     for piece in pieces:
         if isinstance(piece, Chunk) and piece.kind == "role":
