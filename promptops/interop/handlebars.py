@@ -124,6 +124,9 @@ class Block:
     open_standalone: bool = False
     close_standalone: bool = False
     else_standalone: bool = False
+    offset: int = -1  # where the opening, {{else}} and closing tags start in the source
+    else_offset: int = -1
+    close_offset: int = -1
 
 
 Node = Content | Mustache | Comment | Partial | Block
@@ -250,7 +253,8 @@ class _Parser:
             block, _, at, name = stack[-1]
             chained = Program(chained=True)
             inner = Block(call, block_params, Program(), None, tag_strip, Strip(), Strip(),
-                          line, col)
+                          line, col, offset=start)
+            block.else_offset = start
             chained.body.append(inner)
             block.inverse, block.inverse_strip = chained, tag_strip
             stack[-1] = (block, chained, at, name)
@@ -261,20 +265,21 @@ class _Parser:
             body = Program()
             block = Block(call, block_params, body if kind == "open" else None,
                           None if kind == "open" else body, tag_strip, Strip(), Strip(),
-                          line, col)
+                          line, col, offset=start)
             current.body.append(block)
             stack.append((block, body, start, call.helper.original))
             return body
         if kind == "close":
             name = call.helper.original
             while stack and stack[-1][3] == "":
-                stack.pop()[0].close_strip = tag_strip
+                inner_block = stack.pop()[0]
+                inner_block.close_strip, inner_block.close_offset = tag_strip, start
             if not stack:
                 raise self.fail(f"{{{{/{name}}}}} closes no block", start)
             block, _, _, opened = stack.pop()
             if opened != name:
                 raise self.fail(f"{{{{/{name}}}}} does not match {{{{#{opened}}}}}", start)
-            block.close_strip = tag_strip
+            block.close_strip, block.close_offset = tag_strip, start
             return stack[-1][1] if stack else self.root
         if kind == "partial":
             current.body.append(Partial(call.helper, call.params[0] if call.params else None,
@@ -289,7 +294,7 @@ class _Parser:
         block, _, start, name = stack[-1]
         if block.inverse is not None and block.program is not None:
             raise self.fail("a second {{else}} in one block", at)
-        block.inverse_strip = strip
+        block.inverse_strip, block.else_offset = strip, at
         if block.program is None:  # {{^x}}...{{else}}...{{/x}}: the else part is the program
             block.program = Program()
             stack[-1] = (block, block.program, start, name)

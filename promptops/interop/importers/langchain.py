@@ -88,6 +88,8 @@ def parse(path: str, text: str, siblings: Mapping[str, str]) -> list[IRPrompt]:
                      "arguments, as LangChain requires them")
     meta = {k: v for k, v in config.items()
             if k in ("metadata", "tags", "name", "validate_template")}
+    if config.get("output_parser"):
+        meta["langchain.output_parser"] = config["output_parser"]
     return [IRPrompt(
         name=_common.prompt_name(path, [".json", ".yaml", ".yml"]), source=path,
         ecosystem="langchain", messages=tuple(ir_messages), arguments=tuple(arguments),
@@ -192,10 +194,9 @@ def _output_parser(config: Mapping[str, Any], losses: list[Loss]) -> Output | No
     if kind != "default":
         losses.append(Loss(f"output_parser: {kind}", "langchain-core refuses output parsers "
                            "other than default (ValueError: Unsupported output parser); the "
-                           "parser is kept as the output's metadata and the template imported"))
-    schema = {k: v for k, v in parser.items() if k != "_type"} if isinstance(parser, dict) \
-        else None
-    return Output(str(kind) if kind else None, schema)
+                           "parser is kept as metadata langchain.output_parser, the template "
+                           "imported"))
+    return Output(str(kind) if kind else None, None)
 
 
 def _fstring(path: str, template: str, losses: list[Loss]) -> tuple[str, list[str]]:

@@ -298,6 +298,9 @@ def _model(path: str, model: Json, siblings: Mapping[str, str], notes: list[str]
     config = config if isinstance(config, dict) else {}
     model_id = next((config[k] for k in ("azure_deployment", "name", "model")
                      if isinstance(config.get(k), str)), None)
+    if model_id is not None and _ENV.search(model_id):
+        notes.append(f"the model is {model_id}, read from the environment at load: no model id")
+        model_id = None
     params = dict(model.get("parameters") or {})
     tools: tuple[Tool, ...] = ()
     raw_tools = params.pop("tools", None)
