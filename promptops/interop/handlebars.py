@@ -17,6 +17,7 @@ decorators, partial blocks) as :class:`HandlebarsError` with a line and column.
 
 from __future__ import annotations
 
+import bisect
 import re
 from dataclasses import dataclass, field
 from typing import Literal
@@ -185,10 +186,12 @@ class _Parser:
         self.src = source
         self.pos = 0
         self.root = Program()
+        self._newlines = [m.start() for m in re.finditer("\n", source)]
 
     def where(self, pos: int) -> tuple[int, int]:
-        line = self.src.count("\n", 0, pos) + 1
-        return line, pos - (self.src.rfind("\n", 0, pos) + 1) + 1
+        line = bisect.bisect_left(self._newlines, pos)  # newlines before pos
+        start = self._newlines[line - 1] + 1 if line else 0
+        return line + 1, pos - start + 1
 
     def fail(self, message: str, pos: int) -> HandlebarsError:
         return HandlebarsError(message, *self.where(pos))

@@ -59,15 +59,22 @@ def literal(text: str, before_tag: bool = False) -> str:
                                   for i, piece in enumerate(pieces))
     out: list[str] = []
     pos = 0
+    found: dict[str, int] = {}  # the next occurrence of each closer (searched once: linear)
+    eol = -1
     while True:
         m = _DELIM.search(text, pos)
         if m is None:
             break
         start = m.start()
         out.append(text[pos:start])
-        eol = text.find("\n", start)
-        eol = len(text) if eol < 0 else eol
-        close = text.find(_CLOSER[m.group()], start + 2, eol)
+        if eol < start:
+            eol = text.find("\n", start)
+            eol = len(text) if eol < 0 else eol
+        closer = _CLOSER[m.group()]
+        if found.get(closer, -1) < start + 2 and found.get(closer) != len(text):
+            at = text.find(closer, start + 2)
+            found[closer] = len(text) if at < 0 else at
+        close = found[closer] if found[closer] < eol else -1
         if close >= 0 and "endraw" not in text[start:close + 2]:
             out.append("{% raw %}" + text[start:close + 2] + "{% endraw %}")
             pos = close + 2

@@ -152,12 +152,23 @@ def _rewrite(source: str, line: list[_Piece]) -> str:
     """
     pieces = [source[a:b] for _, a, b in line]
     grown = [0] * len(line)  # characters already inserted at the start of each tag
-    tags = [i for i, (tok, _, _) in enumerate(line) if tok.kind in _BLOCKISH]
+    # The nearest tag before and after each piece, in one pass each way (linear time).
+    before_of: list[int | None] = []
+    last: int | None = None
+    for i, (tok, _, _) in enumerate(line):
+        before_of.append(last)
+        if tok.kind in _BLOCKISH:
+            last = i
+    after_of: list[int | None] = [None] * len(line)
+    last = None
+    for i in range(len(line) - 1, -1, -1):
+        after_of[i] = last
+        if line[i][0].kind in _BLOCKISH:
+            last = i
     for i, (tok, _, _) in enumerate(line):
         if tok.kind in _BLOCKISH:
             continue
-        before = next((j for j in reversed(tags) if j < i), None)
-        after = next((j for j in tags if j > i), None)
+        before, after = before_of[i], after_of[i]
         text = pieces[i]
         if tok.kind == "raw_text":  # raw content is never Jinja: blanks go into the raw tags
             pieces[i] = ""

@@ -253,21 +253,27 @@ def _text(text: str, losses: list[ir.Loss]) -> str:
 
 
 def _guarded(source: str) -> str:
-    """``source`` with ``{{!}}`` beside every tag Handlebars would find standalone."""
-    for _ in range(len(source)):
+    """``source`` with ``{{!}}`` beside every tag Handlebars would find standalone.
+
+    One guard per standalone tag, all placed in one pass; a guard joins its tag's line, so
+    no tag on that line is standalone any more. The reparse checks that nothing is left
+    standalone, and the loop is bounded by the number of tags.
+    """
+    for _ in range(source.count("{{") + 1):
         try:
             program = hb.parse(source)
         except hb.HandlebarsError:
             return source
-        spot = _first_standalone(program, source)
-        if spot is None:
+        spots = _standalone_tags(program, source)
+        if not spots:
             return source
-        source = source[:spot] + GUARD + source[spot:]
+        for spot in sorted(spots, reverse=True):
+            source = source[:spot] + GUARD + source[spot:]
     return source
 
 
-def _first_standalone(program: hb.Program, source: str) -> int | None:
-    """The offset of the first tag Handlebars would treat as standalone, if any."""
+def _standalone_tags(program: hb.Program, source: str) -> set[int]:
+    """The offsets of the tags Handlebars would treat as standalone."""
     lines = [0] + [m.end() for m in re.finditer("\n", source)]
     found: list[int] = []
 
@@ -286,7 +292,7 @@ def _first_standalone(program: hb.Program, source: str) -> int | None:
                 found.append(lines[node.line - 1] + node.col - 1)
 
     walk(program)
-    return min(found) if found else None
+    return set(found)
 
 
 def _frontmatter(prompt: ir.IRPrompt, losses: list[ir.Loss]) -> dict[str, Any]:
