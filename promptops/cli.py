@@ -103,11 +103,70 @@ def render(
     path: Annotated[Path | None, typer.Option("--path", "-p", help="Package folder")] = None,
     ref: RefOpt = None,
     fmt: FormatOpt = Format.text,
+    sample: Annotated[str | None, typer.Option(
+        "--sample", help="Start from the prompt's named sample arguments", metavar="NAME")
+    ] = None,
 ) -> None:
     """Render a prompt with arguments, exactly as `serve` would answer prompts/get."""
     from promptops.commands import render as cmd
 
-    _done(run_guarded(lambda: cmd.run(prompt, arg or [], args_file, path, ref, fmt.value)))
+    _done(run_guarded(lambda: cmd.run(prompt, arg or [], args_file, path, ref, fmt.value,
+                                      sample)))
+
+
+class ImportFormat(StrEnum):
+    prompty = "prompty"
+    dotprompt = "dotprompt"
+    vscode = "vscode"
+    claude = "claude"
+    promptfoo = "promptfoo"
+    langchain = "langchain"
+
+
+class ExportTarget(StrEnum):
+    vscode = "vscode"
+    claude = "claude"
+    prompty = "prompty"
+    dotprompt = "dotprompt"
+
+
+@app.command("import")
+def import_(
+    sources: Annotated[list[Path], typer.Argument(help="Prompt files of another tool",
+                                                  metavar="SOURCE...")],
+    out: Annotated[Path, typer.Option("-o", "--out", help="Package folder to write or add to",
+                                      metavar="DIR")] = Path("."),
+    source_format: Annotated[
+        ImportFormat | None, typer.Option("--from", help="Source format (default: detected)")
+    ] = None,
+    fmt: FormatOpt = Format.text,
+) -> None:
+    """Import prompt files (Prompty, Dotprompt, VS Code, Claude Code, promptfoo, LangChain)
+    into a package; exit 1 when anything could not be expressed exactly (see CONVERSION.md)."""
+    from promptops.commands import import_ as cmd
+
+    _done(run_guarded(lambda: cmd.run(
+        sources=sources, out=out,
+        source_format=source_format.value if source_format else None, fmt=fmt.value)))
+
+
+@app.command()
+def export(
+    target: Annotated[ExportTarget, typer.Option("--to", help="The tool to write files for")],
+    prompts: Annotated[list[str] | None, typer.Argument(help="Prompts (default: all)",
+                                                        metavar="[PROMPT]...")] = None,
+    out: Annotated[Path, typer.Option("-o", "--out", help="Folder to write into",
+                                      metavar="DIR")] = Path("."),
+    path: Annotated[Path | None, typer.Option("--path", "-p", help="Package folder")] = None,
+    ref: RefOpt = None,
+    fmt: FormatOpt = Format.text,
+) -> None:
+    """Write the package's prompts as files VS Code, Claude Code, Prompty or Dotprompt load;
+    exit 1 when the target cannot express something (listed per file)."""
+    from promptops.commands import export as cmd
+
+    _done(run_guarded(lambda: cmd.run(target=target.value, out=out, prompts=prompts or [],
+                                      path=path, ref=ref, fmt=fmt.value)))
 
 
 @app.command("ls")

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from promptops.interop import handlebars as hb
 from promptops.interop.ir import BLANK
 from promptops.interop.jinja_build import is_plain_name, literal, string, variable
-from promptops.interop.whitespace import _SPACE
+from promptops.sandbox.whitespace import _SPACE
 
 # Attribute names Jinja would find on a dict/str/list before the key of the same name.
 _ATTRS = frozenset(n for t in (dict, str, list) for n in dir(t) if not n.startswith("_"))

@@ -6,7 +6,7 @@ translators, not n². It is deliberately plain (frozen dataclasses, JSON values,
 the package model is being restructured (issue 13) and maps from here in one place.
 
 Every template is **Jinja source** in the prompt's ``whitespace`` mode (see
-:mod:`promptops.interop.whitespace`), rendered with ``StrictUndefined`` and no autoescape, with
+:mod:`promptops.sandbox.whitespace`), rendered with ``StrictUndefined`` and no autoescape, with
 each argument bound by name (its default applied when the caller gives none) and every argument
 also in ``args`` (``args["reference-file"]`` for names that are not identifiers). That is all a
 template may assume; anything an ecosystem does beyond it (HTML escaping, trimming, JavaScript
@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
-from promptops.interop.whitespace import WhitespaceMode
+from promptops.sandbox.whitespace import WhitespaceMode
 
 Json: TypeAlias = Any
 Role = Literal["user", "assistant", "system"]

@@ -13,7 +13,7 @@ from __future__ import annotations
 import keyword
 import re
 
-from promptops.interop.jinja_source import has_delimiter
+from promptops.sandbox.jinja_source import has_delimiter
 
 # Words Jinja reads as constants or operators, or binds itself (loop, self, caller...), and
 # ``args``, which the IR binds to all arguments: such an argument is read as args[...].

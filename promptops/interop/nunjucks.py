@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from promptops.interop.jinja_source import tokenize
+from promptops.sandbox.jinja_source import tokenize
 
 # Filters whose Jinja namesake renders a string argument the same as Nunjucks'.
 SAME_FILTERS = frozenset({"safe", "escape", "e", "trim", "upper", "lower", "length", "join",

@@ -13,12 +13,14 @@ This module does without ``from __future__ import annotations``: a TypedDict's
 bundle_check reads ``__required_keys__`` and ``__optional_keys__``.
 """
 
-from typing import Literal, NotRequired, TypedDict
+from typing import Any, Literal, NotRequired, TypedDict
 
 FORMAT = "promptops.bundle/1"
 
-Role = Literal["user", "assistant"]
-Kind = Literal["text", "image", "audio", "resource", "resource_link"]  # a message's content
+Role = Literal["user", "assistant", "system"]  # as written; system is served as systemRole
+ServedRole = Literal["user", "assistant"]
+Kind = Literal["text", "image", "audio", "resource", "resource_link", "history"]
+ArgType = Literal["string", "number", "integer", "boolean", "array", "object"]
 
 
 class Icon(TypedDict):
@@ -29,7 +31,7 @@ class Icon(TypedDict):
 
 
 class Annotations(TypedDict, total=False):
-    audience: list[Role]
+    audience: list[ServedRole]
     priority: float
     lastModified: str
 
@@ -41,8 +43,10 @@ class Argument(TypedDict):
     name: str
     title: NotRequired[str]
     description: NotRequired[str]
+    type: NotRequired[ArgType]  # absent: string
+    schema: NotRequired[dict[str, Any]]
     required: NotRequired[bool]
-    default: NotRequired[str]
+    default: NotRequired[Any]  # of the argument's type
     enum: NotRequired[list[str]]
     examples: NotRequired[list[str]]
     pattern: NotRequired[str]
@@ -51,10 +55,15 @@ class Argument(TypedDict):
 
 class Message(TypedDict):
     """One message as the package declares it: the templates (``text``, ``uri``), files
-    (``template`` into ``templates``, ``file`` into ``resources``) and fixed fields."""
+    (``template`` into ``templates``, ``file`` into ``resources``) and fixed fields.
+    A ``history`` item has no role: it names the array argument (``argument``) whose
+    messages are spliced in."""
 
-    role: Role
+    role: NotRequired[Role]  # every message but a history item has one
     type: Kind
+    argument: NotRequired[str]
+    strip: NotRequired[bool]
+    omitIfBlank: NotRequired[bool]
     text: NotRequired[str]
     template: NotRequired[str]
     file: NotRequired[str]
@@ -76,6 +85,13 @@ class Prompt(TypedDict):
     arguments: list[Argument]
     messages: list[Message]
     source: str  # the prompt file, relative to the package
+    # Carried exactly as written and served under _meta; never acted on.
+    model: NotRequired[dict[str, Any]]
+    tools: NotRequired[list[dict[str, Any]]]
+    output: NotRequired[dict[str, Any]]
+    samples: NotRequired[list[dict[str, Any]]]
+    metadata: NotRequired[dict[str, Any]]
+    whitespace: NotRequired[Literal["standalone", "jinja"]]  # absent: the package's
 
 
 class Resource(TypedDict):
@@ -98,6 +114,9 @@ class PackageInfo(TypedDict):
     instructions: NotRequired[str]
     cacheScope: Literal["public", "private"]
     limits: NotRequired[Limits]  # only bounds that differ from the defaults
+    systemRole: NotRequired[ServedRole]  # absent: user
+    whitespace: NotRequired[Literal["standalone", "jinja"]]  # absent: a bundle built before
+    # the modes existed, rendered with trim_blocks + lstrip_blocks as it was built
 
 
 class SourceInfo(TypedDict):

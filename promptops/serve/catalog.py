@@ -211,7 +211,8 @@ class Snapshot:
             raise CatalogError(f"prompt {prompt_name!r} has no argument {argument!r}")
         prefix = value.casefold()
         seen: dict[str, None] = {}
-        for v in [*(spec.get("enum") or []), *(spec.get("examples") or [])]:
+        offered = ["true", "false"] if spec.get("type") == "boolean" else []
+        for v in [*offered, *(spec.get("enum") or []), *(spec.get("examples") or [])]:
             if v.casefold().startswith(prefix):
                 seen.setdefault(v)
         values = list(seen)

@@ -179,9 +179,10 @@ def get_prompt(session: Session, snap: Snapshot, params: Json, call: Call) -> Js
                 raise RpcError(INVALID_PARAMS, f"argument {wrong!r} must be a string",
                                {"argument": wrong})
             return input_required(signer, entry.prompt, missing, merged)
-    result = cast(Json, entry.renderer.get(name, args, budget))  # the wire form from here
+    rendered, sources = entry.renderer.render(name, args, budget)
+    result = cast(Json, rendered)  # the wire form from here
     pkg = entry.bundle["package"]["name"]
-    for msg, src in zip(result["messages"], entry.prompt["messages"], strict=True):
+    for msg, src in zip(result["messages"], sources, strict=True):
         msg["content"] = content(msg["content"], src, lambda p: resource_uri(pkg, p), rev)
     result["_meta"] = snap.traceability(entry.bundle)
     return result

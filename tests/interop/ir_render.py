@@ -3,8 +3,8 @@
 This is the reference semantics of :mod:`promptops.interop.ir`, written for the tests and
 kept deliberately independent of promptops' own renderer (issue 13 is restructuring it):
 a sandboxed Jinja2 environment with ``StrictUndefined``, no autoescape and the whitespace
-settings of :data:`promptops.interop.whitespace.ENVIRONMENT_OPTIONS`; standalone templates go
-through :func:`promptops.interop.whitespace.standalone`. Arguments are bound by name with their
+settings of :data:`promptops.sandbox.whitespace.ENVIRONMENT_OPTIONS`; standalone templates go
+through :func:`promptops.sandbox.whitespace.standalone`. Arguments are bound by name with their
 defaults applied, and all of them are also in ``args``. Messages come out as the judges write
 them (``{"role", "text"}``), a media part as ``<media url="...">``.
 """
@@ -19,7 +19,7 @@ from jinja2 import StrictUndefined, Template
 from jinja2.sandbox import SandboxedEnvironment
 
 from promptops.interop import ir
-from promptops.interop.whitespace import ENVIRONMENT_OPTIONS, prepare
+from promptops.sandbox.whitespace import ENVIRONMENT_OPTIONS, prepare
 
 ENV = SandboxedEnvironment(undefined=StrictUndefined, autoescape=False, **ENVIRONMENT_OPTIONS)
 _SPLICE_ROLES = {"user": "user", "human": "user", "assistant": "assistant", "ai": "assistant",

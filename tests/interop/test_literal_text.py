@@ -18,7 +18,7 @@ from jinja2.sandbox import SandboxedEnvironment
 from promptops.interop import handlebars as hb
 from promptops.interop import jinja_build
 from promptops.interop.exporters import dotprompt as dotprompt_export
-from promptops.interop.whitespace import ENVIRONMENT_OPTIONS, prepare
+from promptops.sandbox.whitespace import ENVIRONMENT_OPTIONS, prepare
 
 ENV = SandboxedEnvironment(undefined=StrictUndefined, autoescape=False, **ENVIRONMENT_OPTIONS)
 

@@ -19,7 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from jinja2 import Environment, StrictUndefined, TemplateSyntaxError
 
-from promptops.interop.whitespace import (
+from promptops.sandbox.whitespace import (
     ENVIRONMENT_OPTIONS,
     StandaloneWhitespace,
     prepare,

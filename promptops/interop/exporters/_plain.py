@@ -17,7 +17,7 @@ import yaml
 from jinja2 import Environment, TemplateSyntaxError, nodes
 
 from promptops.interop import ir
-from promptops.interop.whitespace import ENVIRONMENT_OPTIONS, WhitespaceMode, prepare
+from promptops.sandbox.whitespace import ENVIRONMENT_OPTIONS, WhitespaceMode, prepare
 
 _ENV = Environment(**ENVIRONMENT_OPTIONS)
 

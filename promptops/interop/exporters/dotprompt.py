@@ -33,7 +33,7 @@ from jinja2 import Environment, TemplateSyntaxError, nodes
 from promptops.interop import handlebars as hb
 from promptops.interop import ir
 from promptops.interop.exporters._plain import argument
-from promptops.interop.whitespace import ENVIRONMENT_OPTIONS, prepare
+from promptops.sandbox.whitespace import ENVIRONMENT_OPTIONS, prepare
 
 _ENV = Environment(**ENVIRONMENT_OPTIONS)
 _SEGMENT = re.compile(r"[^\s!\"#%-,\.\/;->@\[-\^`\{-~]+\Z")
@@ -187,6 +187,9 @@ class _Writer:
         return ("unless" if negate else "if"), path
 
     def output(self, node: nodes.Node, loops: tuple[str, ...]) -> str:
+        if isinstance(node, nodes.Const) and isinstance(node.value, str):
+            # {{ 'text' }} prints its text; Handlebars would read {{"text"}} as a path
+            return _text(node.value, self.losses)
         path = self.expr(node, loops)
         if path is None:
             return self.lost("{{ ... }}", "an expression that is not a path")

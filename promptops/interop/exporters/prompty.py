@@ -26,7 +26,7 @@ import yaml
 from jinja2 import Environment, TemplateSyntaxError, nodes
 
 from promptops.interop import ir
-from promptops.interop.whitespace import ENVIRONMENT_OPTIONS, prepare
+from promptops.sandbox.whitespace import ENVIRONMENT_OPTIONS, prepare
 
 _MARKER = re.compile(r"(?im)^\s*#?\s*(assistant|function|system|user)\s*:\s*$")
 _ENV = Environment(**ENVIRONMENT_OPTIONS)

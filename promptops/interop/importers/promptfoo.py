@@ -41,7 +41,7 @@ from promptops.interop.ir import (
     Text,
 )
 from promptops.interop.jinja_build import Builder
-from promptops.interop.jinja_source import tokenize
+from promptops.sandbox.jinja_source import tokenize
 
 _ROLES: dict[str, Role] = {"system": "system", "user": "user", "assistant": "assistant",
                            "model": "assistant"}

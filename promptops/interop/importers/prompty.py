@@ -50,7 +50,7 @@ from promptops.interop.ir import (
     Text,
     Tool,
 )
-from promptops.interop.jinja_source import Token, tokenize
+from promptops.sandbox.jinja_source import Token, tokenize
 
 _FRONTMATTER = re.compile(r"^\s*(?:---|\+\+\+)(.*?)(?:---|\+\+\+)\s*(.+)$", re.S | re.M)
 _MARKER = re.compile(r"[ \t]*#?[ \t]*(assistant|function|system|user)[ \t]*:[ \t]*\r?\n",

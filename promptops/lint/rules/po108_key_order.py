@@ -30,11 +30,12 @@ from promptops.lint.rules._common import prompts
 
 CODE, NAME, LEVEL, NEEDS, FIXABLE = "PO108", "key-order", "warning", "package", True
 
-PROMPT_ORDER = ("name", "title", "description", "icons", "arguments", "messages")
-ARGUMENT_ORDER = ("name", "title", "description", "required", "default", "enum", "pattern",
-                  "maxLength", "examples")
+PROMPT_ORDER = ("name", "title", "description", "icons", "whitespace", "arguments", "model",
+                "tools", "output", "samples", "metadata", "messages")
+ARGUMENT_ORDER = ("name", "title", "description", "type", "schema", "required", "default",
+                  "enum", "pattern", "maxLength", "examples")
 MESSAGE_ORDER = ("role", "text", "template", "resource", "image", "audio", "resource_link",
-                 "annotations")
+                 "history", "strip", "omitIfBlank", "annotations")
 
 
 def out_of_order(keys: list[Any], order: tuple[str, ...]) -> Any:

@@ -48,7 +48,7 @@ from typing import Any, Literal
 
 from jinja2.ext import Extension
 
-from promptops.interop.jinja_source import Token, tokenize
+from promptops.sandbox.jinja_source import Token, tokenize
 
 WhitespaceMode = Literal["standalone", "jinja"]
 WHITESPACE_MODES: tuple[WhitespaceMode, ...] = ("standalone", "jinja")
