@@ -1,22 +1,42 @@
 """The command line: option parsing only.
 
 Each command is a thin typer function that imports its module from
-``promptops.commands`` when it runs (so ``promptops --help`` stays quick) and returns
-that module's exit code through the one error handler.
+``promptops.commands`` when it runs (so ``promptops --help`` stays quick) and calls its
+``run`` with keywords, handing it the run's :class:`~promptops.console.Console` (built
+here from ``--color``, ``-q`` and ``-v``; nothing process-wide is set) and the enums
+typer parsed. Its exit code goes through the one error handler. Help reads like a Unix
+tool's: plain text, ``--ref REV``, bare flags (``docs/cli.md`` is checked against it).
 """
 
 from __future__ import annotations
 
 import os
-from enum import StrEnum
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
+from typer.core import TyperArgument, TyperCommand, TyperOption
 
 from promptops import __version__
-from promptops.console import settings
+from promptops.commands.choices import (
+    BumpKind,
+    DiffFormat,
+    ExportTarget,
+    FailOn,
+    Format,
+    ImportFormat,
+    LintFormat,
+    SchemaKind,
+)
+from promptops.console import ColorMode, Console
 from promptops.error_handler import run_guarded
+from promptops.errors import ExitCode
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+if TYPE_CHECKING:
+    from typer._click import Context, HelpFormatter  # the click typer vendors (0.27+)
 
 app = typer.Typer(
     name="promptops",
@@ -24,30 +44,57 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 
 
-class Color(StrEnum):
-    auto = "auto"
-    always = "always"
-    never = "never"
+class _Command(TyperCommand):
+    """A command whose help names each argument by its metavar alone, as argparse and
+    click do: ``Usage: promptops diff [OPTIONS] BASE [HEAD] [DIR]`` and ``DIR  Package
+    folder``, where typer 0.27+ writes ``{BASE}`` and ``DIR <path>``."""
+
+    def _arguments(self, ctx: Context) -> list[TyperArgument]:
+        return [p for p in self.get_params(ctx)
+                if isinstance(p, TyperArgument) and not p.hidden]
+
+    def collect_usage_pieces(self, ctx: Context) -> list[str]:
+        pieces = [self.options_metavar] if self.options_metavar else []
+        for arg in self._arguments(ctx):
+            name = arg.metavar or (arg.name or "").upper()
+            pieces.append(name if arg.required else f"[{name}]")
+        return pieces
+
+    def format_options(self, ctx: Context, formatter: HelpFormatter) -> None:
+        args = [(a.metavar or (a.name or "").upper(), a.help or "")
+                for a in self._arguments(ctx)]
+        opts = [rv for p in self.get_params(ctx) if isinstance(p, TyperOption)
+                if (rv := p.get_help_record(ctx)) is not None]
+        for title, rows in (("Arguments", args), ("Options", opts)):
+            if rows:
+                with formatter.section(title):
+                    formatter.write_dl(rows)
 
 
-class Format(StrEnum):
-    text = "text"
-    json = "json"
+def _command(name: str | None = None, **kwargs: Any) -> Callable[[F], F]:
+    return app.command(name, cls=_Command, **kwargs)
 
 
-PathArg = Annotated[Path | None, typer.Argument(help="Package folder (default: nearest above .)")]
-RefOpt = Annotated[
-    str | None, typer.Option("--ref", help="Read this git revision, not the working tree")
+PathArg = Annotated[
+    Path | None, typer.Argument(metavar="DIR", help="Package folder (default: nearest above .)")
 ]
-FormatOpt = Annotated[Format, typer.Option("--format", help="Output format")]
+RefOpt = Annotated[
+    str | None,
+    typer.Option("--ref", metavar="REV", help="Read this git revision, not the working tree"),
+]
+FormatOpt = Annotated[Format, typer.Option("--format", metavar="FORMAT",
+                                           help="Output format: text or json")]
 
 
-def _done(code: int) -> None:
-    raise typer.Exit(code)
+def _run(ctx: typer.Context, command: Callable[..., int], **params: object) -> None:
+    """Run ``command(console=..., **params)`` under the one error handler; exit with its code."""
+    console = ctx.obj if isinstance(ctx.obj, Console) else Console()
+    raise typer.Exit(run_guarded(lambda: command(console=console, **params), console))
 
 
 def _version(value: bool) -> None:
@@ -58,18 +105,20 @@ def _version(value: bool) -> None:
 
 @app.callback()
 def main(
+    ctx: typer.Context,
     version: Annotated[
         bool, typer.Option("--version", callback=_version, is_eager=True, help="Show the version")
     ] = False,
     directory: Annotated[
-        Path | None, typer.Option("-C", help="Run as if started in this folder")
+        Path | None, typer.Option("-C", metavar="DIR", help="Run as if started in this folder")
     ] = None,
-    color: Annotated[Color, typer.Option("--color", help="Colour output")] = Color.auto,
+    color: Annotated[
+        ColorMode, typer.Option("--color", metavar="WHEN", help="Colour: auto, always or never")
+    ] = ColorMode.auto,
     quiet: Annotated[bool, typer.Option("-q", "--quiet", help="Only errors")] = False,
     verbose: Annotated[int, typer.Option("-v", "--verbose", count=True, help="More detail")] = 0,
 ) -> None:
-    settings.color = color.value
-    settings.verbosity = -1 if quiet else verbose
+    ctx.obj = Console(color=color, verbosity=-1 if quiet else verbose)
     if directory is not None:
         try:
             os.chdir(directory)
@@ -78,9 +127,12 @@ def main(
             raise typer.Exit(2) from exc
 
 
-@app.command()
+@_command()
 def init(
-    directory: Annotated[Path, typer.Argument(help="Folder to create the package in")] = Path("."),
+    ctx: typer.Context,
+    directory: Annotated[
+        Path, typer.Argument(metavar="DIR", help="Folder to create the package in")
+    ] = Path("."),
     commit: Annotated[
         bool, typer.Option("--commit", help="Inside an existing repository, commit what init wrote")
     ] = False,
@@ -88,19 +140,24 @@ def init(
     """Scaffold a starter package (prompts, partials, tests, CI workflow)."""
     from promptops.commands import init as cmd
 
-    _done(run_guarded(lambda: cmd.run(directory, commit)))
+    _run(ctx, cmd.run, directory=directory, commit=commit)
 
 
-@app.command()
+@_command()
 def render(
-    prompt: Annotated[str, typer.Argument(help="Prompt name")],
+    ctx: typer.Context,
+    prompt: Annotated[str, typer.Argument(metavar="PROMPT", help="Prompt name")],
     arg: Annotated[
-        list[str] | None, typer.Option("-a", "--arg", help="Argument as name=value (repeatable)")
+        list[str] | None,
+        typer.Option("-a", "--arg", metavar="NAME=VALUE", help="An argument (repeatable)"),
     ] = None,
     args_file: Annotated[
-        Path | None, typer.Option("--args-file", help="JSON or YAML file of arguments")
+        Path | None,
+        typer.Option("--args-file", metavar="FILE", help="JSON or YAML file of arguments"),
     ] = None,
-    path: Annotated[Path | None, typer.Option("--path", "-p", help="Package folder")] = None,
+    path: Annotated[
+        Path | None, typer.Option("--path", "-p", metavar="DIR", help="Package folder")
+    ] = None,
     ref: RefOpt = None,
     fmt: FormatOpt = Format.text,
     sample: Annotated[str | None, typer.Option(
@@ -110,170 +167,169 @@ def render(
     """Render a prompt with arguments, exactly as `serve` would answer prompts/get."""
     from promptops.commands import render as cmd
 
-    _done(run_guarded(lambda: cmd.run(prompt, arg or [], args_file, path, ref, fmt.value,
-                                      sample)))
+    _run(ctx, cmd.run, prompt=prompt, pairs=arg or [], args_file=args_file, path=path, ref=ref,
+         fmt=fmt, sample=sample)
 
 
-class ImportFormat(StrEnum):
-    prompty = "prompty"
-    dotprompt = "dotprompt"
-    vscode = "vscode"
-    claude = "claude"
-    promptfoo = "promptfoo"
-    langchain = "langchain"
-
-
-class ExportTarget(StrEnum):
-    vscode = "vscode"
-    claude = "claude"
-    prompty = "prompty"
-    dotprompt = "dotprompt"
-
-
-@app.command("import")
+@_command("import")
 def import_(
-    sources: Annotated[list[Path], typer.Argument(help="Prompt files of another tool",
-                                                  metavar="SOURCE...")],
-    out: Annotated[Path, typer.Option("-o", "--out", help="Package folder to write or add to",
-                                      metavar="DIR")] = Path("."),
+    ctx: typer.Context,
+    sources: Annotated[list[Path], typer.Argument(metavar="SOURCE...",
+                                                  help="Prompt files of another tool")],
+    out: Annotated[Path, typer.Option("-o", "--out", metavar="DIR",
+                                      help="Package folder to write or add to")] = Path("."),
     source_format: Annotated[
-        ImportFormat | None, typer.Option("--from", help="Source format (default: detected)")
+        ImportFormat | None,
+        typer.Option("--from", metavar="FORMAT", help="Source format: prompty, dotprompt, "
+                     "vscode, claude, promptfoo or langchain (default: detected)"),
     ] = None,
     fmt: FormatOpt = Format.text,
 ) -> None:
-    """Import prompt files (Prompty, Dotprompt, VS Code, Claude Code, promptfoo, LangChain)
-    into a package; exit 1 when anything could not be expressed exactly (see CONVERSION.md)."""
+    """Import other tools' prompt files into a package; exit 1 if anything was lost."""
     from promptops.commands import import_ as cmd
 
-    _done(run_guarded(lambda: cmd.run(
-        sources=sources, out=out,
-        source_format=source_format.value if source_format else None, fmt=fmt.value)))
+    _run(ctx, cmd.run, sources=sources, out=out, source_format=source_format, fmt=fmt)
 
 
-@app.command()
+@_command()
 def export(
-    target: Annotated[ExportTarget, typer.Option("--to", help="The tool to write files for")],
-    prompts: Annotated[list[str] | None, typer.Argument(help="Prompts (default: all)",
-                                                        metavar="[PROMPT]...")] = None,
-    out: Annotated[Path, typer.Option("-o", "--out", help="Folder to write into",
-                                      metavar="DIR")] = Path("."),
-    path: Annotated[Path | None, typer.Option("--path", "-p", help="Package folder")] = None,
+    ctx: typer.Context,
+    target: Annotated[ExportTarget, typer.Option(
+        "--to", metavar="TOOL", help="Write for: vscode, claude, prompty or dotprompt")],
+    prompts: Annotated[list[str] | None, typer.Argument(
+        metavar="[PROMPT]...", help="Prompts to export (default: all)")] = None,
+    out: Annotated[Path, typer.Option("-o", "--out", metavar="DIR",
+                                      help="Folder to write into")] = Path("."),
+    path: Annotated[
+        Path | None, typer.Option("--path", "-p", metavar="DIR", help="Package folder")
+    ] = None,
     ref: RefOpt = None,
     fmt: FormatOpt = Format.text,
 ) -> None:
-    """Write the package's prompts as files VS Code, Claude Code, Prompty or Dotprompt load;
-    exit 1 when the target cannot express something (listed per file)."""
+    """Write prompts as files other tools load; exit 1 if a target cannot express something."""
     from promptops.commands import export as cmd
 
-    _done(run_guarded(lambda: cmd.run(target=target.value, out=out, prompts=prompts or [],
-                                      path=path, ref=ref, fmt=fmt.value)))
+    _run(ctx, cmd.run, target=target, out=out, prompts=prompts or [], path=path, ref=ref,
+         fmt=fmt)
 
 
-@app.command("ls")
-def ls_(path: PathArg = None, ref: RefOpt = None, fmt: FormatOpt = Format.text) -> None:
+@_command("ls")
+def ls_(ctx: typer.Context, path: PathArg = None, ref: RefOpt = None,
+        fmt: FormatOpt = Format.text) -> None:
     """List the prompts of a package with their arguments."""
     from promptops.commands import ls as cmd
 
-    _done(run_guarded(lambda: cmd.run(path, ref, fmt.value)))
+    _run(ctx, cmd.run, path=path, ref=ref, fmt=fmt)
 
 
-@app.command()
-def check(path: PathArg = None, ref: RefOpt = None) -> None:
+@_command()
+def check(ctx: typer.Context, path: PathArg = None, ref: RefOpt = None) -> None:
     """Validate, lint and test a package: the gate a user and CI run."""
     from promptops.commands import check as cmd
 
-    _done(run_guarded(lambda: cmd.run(path, ref)))
+    _run(ctx, cmd.run, path=path, ref=ref)
 
 
-class LintFormat(StrEnum):
-    text = "text"
-    json = "json"
-    github = "github"
-    sarif = "sarif"
-
-
-@app.command()
+@_command()
 def lint(
+    ctx: typer.Context,
     path: PathArg = None,
     ref: RefOpt = None,
-    fmt: Annotated[LintFormat, typer.Option("--format", help="Output format")] = LintFormat.text,
+    fmt: Annotated[
+        LintFormat,
+        typer.Option("--format", metavar="FORMAT", help="text, json, github or sarif"),
+    ] = LintFormat.text,
     select: Annotated[
-        list[str] | None, typer.Option("--select", help="Only these rules (codes/names)")
+        list[str] | None,
+        typer.Option("--select", metavar="CODE", help="Only this rule, by code or name "
+                     "(repeatable)"),
     ] = None,
-    ignore: Annotated[list[str] | None, typer.Option("--ignore", help="Skip these rules")] = None,
+    ignore: Annotated[
+        list[str] | None,
+        typer.Option("--ignore", metavar="CODE", help="Skip this rule (repeatable)"),
+    ] = None,
     fix: Annotated[bool, typer.Option("--fix", help="Apply the safe fixes")] = False,
     diff: Annotated[bool, typer.Option("--diff", help="Show the fixes, write nothing")] = False,
     strict: Annotated[bool, typer.Option("--strict", help="Warnings fail too")] = False,
     base: Annotated[
-        str | None, typer.Option("--base", help="Check versioning against this revision")
+        str | None,
+        typer.Option("--base", metavar="REV", help="Check versioning against this revision"),
     ] = None,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Ignore cached results")] = False,
 ) -> None:
     """Check prompts for broken, unsafe and unreviewable content."""
     from promptops.commands import lint as cmd
 
-    opts = cmd.Options(ref, fmt.value, select or [], ignore or [], fix, diff, strict, base,
-                       not no_cache)
-    _done(run_guarded(lambda: cmd.run(path, opts)))
+    opts = cmd.Options(ref=ref, fmt=fmt, select=tuple(select or ()), ignore=tuple(ignore or ()),
+                       fix=fix, diff=diff, strict=strict, base=base, use_cache=not no_cache)
+    _run(ctx, cmd.run, path=path, opts=opts)
 
 
-@app.command()
-def rules(rule: Annotated[str | None, typer.Argument(help="A rule code or name")] = None) -> None:
+@_command()
+def rules(
+    ctx: typer.Context,
+    rule: Annotated[str | None, typer.Argument(metavar="CODE", help="A rule code or name")] = None,
+) -> None:
     """List the lint rules, or show one rule's documentation."""
     from promptops.commands import rules as cmd
 
-    _done(run_guarded(lambda: cmd.run(rule)))
+    _run(ctx, cmd.run, key=rule)
 
 
-@app.command("test")
+@_command("test")
 def test_(
+    ctx: typer.Context,
     path: PathArg = None,
     ref: Annotated[
-        str | None, typer.Option("--ref", help="Test this git revision (snapshots read from it)")
+        str | None,
+        typer.Option("--ref", metavar="REV", help="Test this git revision (snapshots read from "
+                     "it)"),
     ] = None,
     k: Annotated[
         list[str] | None,
-        typer.Option("-k", help="Only cases whose prompt::name contains this (or glob)"),
+        typer.Option("-k", metavar="PATTERN",
+                     help="Only cases whose prompt::name contains this (or glob)"),
     ] = None,
     update_snapshots: Annotated[
         bool, typer.Option("--update-snapshots", help="Write new/changed, remove obsolete")
     ] = False,
     junit_xml: Annotated[
-        Path | None, typer.Option("--junit-xml", help="Write a JUnit XML report here")
+        Path | None,
+        typer.Option("--junit-xml", metavar="FILE", help="Write a JUnit XML report here"),
     ] = None,
     fmt: FormatOpt = Format.text,
     jobs: Annotated[
-        int | None, typer.Option("-j", "--jobs", help="Processes (default: auto)")
+        int | None, typer.Option("-j", "--jobs", metavar="N", help="Processes (default: auto)")
     ] = None,
 ) -> None:
     """Run the package's deterministic prompt tests (tests/**/*.test.yaml + smoke cases)."""
     from promptops.commands import test as cmd
 
-    _done(run_guarded(
-        lambda: cmd.run(path, ref, k or [], update_snapshots, junit_xml, fmt.value, jobs)
-    ))
+    _run(ctx, cmd.run, path=path, ref=ref, patterns=k or [], update=update_snapshots,
+         junit=junit_xml, fmt=fmt, jobs=jobs)
 
 
-class SchemaKind(StrEnum):
-    manifest = "manifest"
-    prompt = "prompt"
-    bundle = "bundle"
-    test = "test"
-
-
-@app.command()
-def schema(kind: Annotated[SchemaKind, typer.Argument(help="Which file kind")]) -> None:
+@_command()
+def schema(
+    ctx: typer.Context,
+    kind: Annotated[
+        SchemaKind, typer.Argument(metavar="KIND", help="manifest, prompt, bundle or test")
+    ],
+) -> None:
     """Print the JSON Schema of a file kind (for editors and tools)."""
     from promptops.commands import schema as cmd
 
-    _done(run_guarded(lambda: cmd.run(kind.value)))
+    _run(ctx, cmd.run, kind=kind)
 
 
-@app.command()
+@_command()
 def build(
+    ctx: typer.Context,
     path: PathArg = None,
-    ref: Annotated[str, typer.Option("--ref", help="Commit to build")] = "HEAD",
-    out: Annotated[Path, typer.Option("-o", "--output", help="Output folder")] = Path("dist"),
+    ref: Annotated[str, typer.Option("--ref", metavar="REV", help="Commit to build")] = "HEAD",
+    out: Annotated[
+        Path, typer.Option("-o", "--output", metavar="DIR", help="Output folder")
+    ] = Path("dist"),
     worktree: Annotated[
         bool, typer.Option("--worktree", help="Build the working tree (marked dirty)")
     ] = False,
@@ -283,98 +339,103 @@ def build(
     """Build a commit into an immutable, reproducible bundle."""
     from promptops.commands import build as cmd
 
-    _done(run_guarded(lambda: cmd.run(path, ref, out, worktree, force, no_lint)))
+    _run(ctx, cmd.run, path=path, ref=ref, out=out, worktree=worktree, force=force,
+         no_lint=no_lint)
 
 
-@app.command()
-def verify(bundle: Annotated[Path, typer.Argument(help="Bundle file")]) -> None:
+@_command()
+def verify(
+    ctx: typer.Context,
+    bundle: Annotated[Path, typer.Argument(metavar="FILE", help="Bundle file")],
+) -> None:
     """Recompute a bundle's digest and check its schema."""
     from promptops.commands import verify as cmd
 
-    _done(run_guarded(lambda: cmd.run(bundle)))
+    _run(ctx, cmd.run, path=bundle)
 
 
-@app.command()
+@_command()
 def inspect(
-    bundle: Annotated[Path, typer.Argument(help="Bundle file")], fmt: FormatOpt = Format.text
+    ctx: typer.Context,
+    bundle: Annotated[Path, typer.Argument(metavar="FILE", help="Bundle file")],
+    fmt: FormatOpt = Format.text,
 ) -> None:
     """Summarise a bundle: name, version, digest, source and prompts."""
     from promptops.commands import inspect as cmd
 
-    _done(run_guarded(lambda: cmd.run(bundle, fmt.value)))
+    _run(ctx, cmd.run, path=bundle, fmt=fmt)
 
 
-class DiffFormat(StrEnum):
-    markdown = "markdown"
-    text = "text"
-    json = "json"
-
-
-class FailOn(StrEnum):
-    breaking = "breaking"
-    any = "any"
-
-
-@app.command()
+@_command()
 def diff(
-    base: Annotated[str, typer.Argument(help="Base revision; A...B compares merge-base(A,B)..B")],
+    ctx: typer.Context,
+    base: Annotated[
+        str,
+        typer.Argument(metavar="BASE", help="Base revision; A...B compares merge-base(A,B)..B"),
+    ],
     head: Annotated[
-        str | None, typer.Argument(help="Head revision (default: the working tree)")
+        str | None,
+        typer.Argument(metavar="HEAD", help="Head revision (default: the working tree)"),
     ] = None,
     path: Annotated[
-        Path | None, typer.Argument(help="Package folder (default: every touched package)")
+        Path | None,
+        typer.Argument(metavar="DIR", help="Package folder (default: every touched package)"),
     ] = None,
-    fmt: Annotated[DiffFormat, typer.Option("--format", help="Output format")] = DiffFormat.text,
-    output: Annotated[Path | None, typer.Option("-o", "--output", help="Write to FILE")] = None,
+    fmt: Annotated[
+        DiffFormat, typer.Option("--format", metavar="FORMAT", help="text, markdown or json")
+    ] = DiffFormat.text,
+    output: Annotated[
+        Path | None, typer.Option("-o", "--output", metavar="FILE", help="Write to FILE")
+    ] = None,
     fail_on: Annotated[
-        FailOn | None, typer.Option("--fail-on", help="Exit 1 on breaking or any changes")
+        FailOn | None,
+        typer.Option("--fail-on", metavar="WHAT", help="Exit 1 on breaking or any changes"),
     ] = None,
 ) -> None:
     """Review a change: breaking changes, source and rendered diffs of every prompt."""
     from promptops.commands import diff as cmd
 
-    _done(run_guarded(lambda: cmd.run(base, head, path, fmt.value, output,
-                                      fail_on.value if fail_on else None)))
+    _run(ctx, cmd.run, base=base, head=head, path=path, fmt=fmt, output=output,
+         fail_on=fail_on)
 
 
-@app.command("version")
-def version_(path: PathArg = None, fmt: FormatOpt = Format.text) -> None:
+@_command("version")
+def version_(ctx: typer.Context, path: PathArg = None, fmt: FormatOpt = Format.text) -> None:
     """Show the version, the latest release and the bump the changes since it need."""
     from promptops.commands import version as cmd
 
-    _done(run_guarded(lambda: cmd.run(path, fmt.value)))
+    _run(ctx, cmd.run, path=path, fmt=fmt)
 
 
-class BumpKind(StrEnum):
-    major = "major"
-    minor = "minor"
-    patch = "patch"
-    auto = "auto"
-
-
-@app.command()
+@_command()
 def bump(
-    kind: Annotated[BumpKind, typer.Argument(help="Which part, or auto: what the changes need")],
+    ctx: typer.Context,
+    kind: Annotated[
+        BumpKind,
+        typer.Argument(metavar="PART",
+                       help="major, minor, patch, or auto: what the changes need"),
+    ],
     path: PathArg = None,
     pre: Annotated[
-        str | None, typer.Option("--pre", help="Make it a pre-release, e.g. --pre rc")
+        str | None,
+        typer.Option("--pre", metavar="ID", help="Make it a pre-release, e.g. --pre rc"),
     ] = None,
 ) -> None:
     """Set the version in promptops.yaml, leaving every other byte as it is."""
     from promptops.commands import bump as cmd
 
-    _done(run_guarded(lambda: cmd.run(kind.value, path, pre)))
+    _run(ctx, cmd.run, kind=kind, path=path, pre=pre)
 
 
-@app.command()
-def release(path: PathArg = None) -> None:
+@_command()
+def release(ctx: typer.Context, path: PathArg = None) -> None:
     """Tag the committed HEAD as <name>@<version>, recording its bundle digest."""
     from promptops.commands import release as cmd
 
-    _done(run_guarded(lambda: cmd.run(path)))
+    _run(ctx, cmd.run, path=path)
 
 
-@app.command(
+@_command(
     context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
     add_help_option=False,
 )
@@ -382,7 +443,7 @@ def serve(ctx: typer.Context) -> None:
     """Serve packages to MCP clients over stdio (see `promptops serve --help`)."""
     from promptops.serve.main import serve_main
 
-    _done(serve_main(list(ctx.args)))
+    raise typer.Exit(serve_main(list(ctx.args)))
 
 
 def app_main(argv: list[str]) -> int:
@@ -391,12 +452,12 @@ def app_main(argv: list[str]) -> int:
         code = app(args=argv, prog_name="promptops", standalone_mode=False)
     except typer.Exit as exc:
         return int(exc.exit_code)
-    except (KeyboardInterrupt, typer.Abort):
-        return 130
+    except (KeyboardInterrupt, typer.Abort):  # ^C while typer parses, before any command
+        return ExitCode.INTERRUPTED
     except Exception as exc:  # usage errors of the (vendored) click layer
         show = getattr(exc, "show", None)
         if show is None:
             raise
         show()
-        return 2
-    return code if isinstance(code, int) else 0
+        return ExitCode.USAGE
+    return code if isinstance(code, int) else ExitCode.OK

@@ -19,11 +19,13 @@ import traceback
 from collections.abc import Callable
 
 from promptops import __version__
-from promptops.console import echo, settings, style
+from promptops.console import Console
 from promptops.errors import ExitCode, PackageError, PromptopsError
 
 
-def run_guarded(fn: Callable[[], int]) -> int:
+def run_guarded(fn: Callable[[], int], console: Console) -> int:
+    """``fn()``'s exit code, or the one its failure means (printed on ``console``)."""
+    echo, style = console.echo, console.style
     try:
         return fn()
     except KeyboardInterrupt:
@@ -42,7 +44,7 @@ def run_guarded(fn: Callable[[], int]) -> int:
         return ExitCode.FAILED
     except OSError as exc:
         if exc.errno not in _IO_ERRORS:
-            return _bug(exc)
+            return _bug(exc, console)
         where = f" {exc.filename}" if exc.filename else ""
         echo(f"{style('error', fg='red', bold=True)}: I/O error on{where}: {exc.strerror}",
              err=True)
@@ -54,20 +56,20 @@ def run_guarded(fn: Callable[[], int]) -> int:
             echo(f"{style('error', fg='red', bold=True)}: cannot read the git repository: "
                  f"{git_words(exc)} ({DAMAGED})", err=True)
             return ExitCode.USAGE
-        return _bug(exc)
+        return _bug(exc, console)
 
 
 _IO_ERRORS = frozenset({errno.ENOSPC, errno.EROFS, errno.EDQUOT, errno.EIO, errno.EACCES,
                         errno.EPERM, errno.EFBIG, errno.ENAMETOOLONG})
 
 
-def _bug(exc: BaseException) -> int:
-    echo(
-        f"{style('internal error', fg='red', bold=True)}: {type(exc).__name__}: {exc}\n"
+def _bug(exc: BaseException, console: Console) -> int:
+    console.echo(
+        f"{console.style('internal error', fg='red', bold=True)}: {type(exc).__name__}: {exc}\n"
         f"This is a bug in promptops {__version__}; please report it with the command you "
         "ran (run again with -v for the traceback).",
         err=True,
     )
-    if settings.verbosity > 0:
+    if console.verbose:
         traceback.print_exception(exc, file=sys.stderr)
     return ExitCode.BUG

@@ -125,11 +125,10 @@ def run_cli(
     from click.testing import CliRunner
 
     from promptops.__main__ import main
-    from promptops.console import settings
 
     strip = {k: None for k in os.environ if k.startswith(("PROMPTOPS_", "GIT_"))}
     overlay: dict[str, str | None] = {**strip, "CI": None, "NO_COLOR": "1", **env}
-    saved = (os.getcwd(), settings.color, settings.verbosity)
+    saved = os.getcwd()
     old_umask = os.umask(umask) if umask is not None else None
     with CliRunner().isolation(input=input, env=overlay) as (out, err, _):
         try:
@@ -140,8 +139,7 @@ def run_cli(
             except SystemExit as exc:  # argparse (serve's options) exits on bad usage
                 code = exc.code if isinstance(exc.code, int) else 2
         finally:
-            os.chdir(saved[0])
-            settings.color, settings.verbosity = saved[1], saved[2]
+            os.chdir(saved)
             if old_umask is not None:
                 os.umask(old_umask)
             sys.stdout.flush()

@@ -77,6 +77,14 @@ def test_typed_values_are_parsed_from_the_wire_and_checked(tmp_path: Path) -> No
         with pytest.raises(ArgumentError) as exc:
             r.get("p", args)
         assert exc.value.argument == arg and words in str(exc.value)
+    from promptops.pipeline import argtypes
+
+    spec = {"name": "xs", "type": "array",
+            "schema": {"items": {"type": "integer", "minimum": 0}, "maxItems": 2}}
+    assert argtypes.check(spec, [1, 2]) is None
+    assert argtypes.check(spec, [1, 2, 3]) == "more items than maxItems 2"
+    assert argtypes.check(spec, [1, -1]) == "[1]: below the minimum 0"
+    assert argtypes.check(spec, [True]) == "[0]: expected integer, got boolean"
     with pytest.raises(ArgumentError, match="expects an object as JSON"):
         r.get("p", {"customer": "{not json"})
 

@@ -24,6 +24,7 @@ from starter_helpers import mcp_validator
 from promptops import __version__, scaffold
 from promptops.about import github_repository
 from promptops.commands import init
+from promptops.console import Console
 from promptops.errors import UsageError
 from promptops.pipeline.build import Build
 from promptops.pipeline.model import CONTENT_KEYS
@@ -230,7 +231,7 @@ def test_init_refuses_to_overwrite_and_writes_nothing(tmp_path: Path) -> None:
     mine = target / "prompts" / "code_review.prompt.yaml"
     mine.write_text("my own prompt\n")
     with pytest.raises(UsageError) as err:
-        init.run(target)
+        init.run(directory=target, commit=False, console=Console())
     assert str(err.value).startswith(
         f"{target / 'prompts' / 'code_review.prompt.yaml'} already exists; init never overwrites")
     assert err.value.exit_code == 2
@@ -506,7 +507,8 @@ def test_init_never_writes_through_a_symlink(tmp_path: Path) -> None:
 def test_init_inside_existing_repo_makes_no_new_repo(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "mono", {"README.md": "# mono\n"})
     head = repo.head.commit.hexsha
-    assert init.run(tmp_path / "mono" / "packages" / "prompts") == 0
+    assert init.run(directory=tmp_path / "mono" / "packages" / "prompts", commit=False,
+                    console=Console()) == 0
     target = tmp_path / "mono" / "packages" / "prompts"
     assert not (target / ".git").exists()
     assert repo.head.commit.hexsha == head

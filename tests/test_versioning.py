@@ -21,6 +21,7 @@ from versioning_helpers import (
 
 from promptops.commands import release as release_cmd
 from promptops.commands.bump import set_version
+from promptops.console import Console
 from promptops.pipeline.build import Build
 from promptops.semver import Level, Version, next_version, satisfies, step_level
 
@@ -297,16 +298,12 @@ def test_release_runs_registered_gates(tmp_path: Path) -> None:
     make_repo(root, base_files(), "v1")
     seen: list[str] = []
 
-    def gate(package_dir: Path, bundle: dict[str, object]) -> str | None:
-        seen.append(str(bundle["digest"]))
+    def gate(head: Build) -> str | None:
+        seen.append(head.bundle["digest"])
         return "lint found 1 error: fix it, commit, and release again"
 
-    release_cmd.GATES.append(gate)
-    try:
-        with pytest.raises(release_cmd.ReleaseRefused, match="lint found 1 error"):
-            release_cmd.run(root)
-    finally:
-        release_cmd.GATES.remove(gate)
+    with pytest.raises(release_cmd.ReleaseRefused, match="lint found 1 error"):
+        release_cmd.run(path=root, console=Console(), gates=(*release_cmd.GATES, gate))
     assert seen == [Build(root, "HEAD").bundle["digest"]]
     assert not git.Repo(root).tags
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 from promptops.errors import UsageError
 from promptops.pipeline.source import find_package
@@ -21,9 +20,9 @@ def package_dir(path: Path | None) -> Path:
     return path
 
 
-def parse_arguments(pairs: list[str], args_file: Path | None) -> dict[str, Any]:
+def parse_arguments(pairs: list[str], args_file: Path | None) -> dict[str, object]:
     """Arguments from --args-file (JSON or YAML object) overlaid by -a name=value pairs."""
-    out: dict[str, Any] = {}
+    out: dict[str, object] = {}
     if args_file is not None:
         try:
             text = args_file.read_text(encoding="utf-8")

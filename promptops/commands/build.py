@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from promptops.commands._common import package_dir
-from promptops.console import echo, info
+from promptops.console import Console
 from promptops.errors import PromptopsError
 from promptops.fsutil import inside_folder
 from promptops.pipeline.build import Build
@@ -14,12 +14,13 @@ from promptops.pipeline.source import head_is_dirty
 
 
 def run(
-    path: Path | None, ref: str, out: Path, worktree: bool, force: bool, no_lint: bool = False
+    *, path: Path | None, ref: str, out: Path, worktree: bool, force: bool, no_lint: bool,
+    console: Console,
 ) -> int:
     folder = package_dir(path)
     rev = None if worktree else ref
     if not worktree and ref == "HEAD" and head_is_dirty(folder):
-        info(
+        console.info(
             "note: the working tree has uncommitted changes; building HEAD as committed "
             "(use --worktree to build the working tree)"
         )
@@ -27,7 +28,7 @@ def run(
     if not no_lint:
         from promptops.lint.runner import gate, lint_package
 
-        ok, lines, summary = gate(lint_package(build))
+        ok, lines, summary = gate(lint_package(build), console)
         if not ok:
             failure = f"lint fails ({summary}); fix the findings or build with --no-lint:\n"
             failure += "\n".join(lines)
@@ -42,6 +43,6 @@ def run(
     root = folder if inside_folder(out, folder) else None
     written_path, written = write_bundle(bundle, out, force=force, root=root)
     verb = "wrote" if written else "unchanged"
-    info(f"{verb} {written_path} ({len(bundle['prompts'])} prompts, {bundle['digest']})")
-    echo(str(written_path))
+    console.info(f"{verb} {written_path} ({len(bundle['prompts'])} prompts, {bundle['digest']})")
+    console.echo(str(written_path))
     return 0

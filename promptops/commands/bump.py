@@ -14,7 +14,8 @@ import io
 from pathlib import Path
 from typing import Any
 
-from promptops.console import echo, info, settings
+from promptops.commands.choices import BumpKind
+from promptops.console import Console
 from promptops.errors import PackageError, Problem, PromptopsError, UsageError
 from promptops.fsutil import atomic_write
 from promptops.pipeline.source import MANIFEST, Refused, WorktreeSource, find_package
@@ -24,7 +25,7 @@ _BOM = "\ufeff"
 _PLAIN_END = " \t\r\n,}]#"
 
 
-def run(kind: str, path: Path | None, pre: str | None = None) -> int:
+def run(*, kind: BumpKind, path: Path | None, pre: str | None, console: Console) -> int:
     package_dir = find_package(path or Path.cwd())
     manifest = package_dir / MANIFEST
     try:  # as package content: a manifest that is a symlink out of the package is refused
@@ -36,7 +37,7 @@ def run(kind: str, path: Path | None, pre: str | None = None) -> int:
     except UnicodeDecodeError as exc:
         raise UsageError(f"{manifest} is not valid UTF-8") from exc
     current = _current(text, manifest)
-    new = _target(kind, current, package_dir, pre)
+    new = _target(kind, current, package_dir, pre, console)
     if new is None:
         return 0
     if not new > current:
@@ -44,9 +45,9 @@ def run(kind: str, path: Path | None, pre: str | None = None) -> int:
     edited, method = set_version(text, str(new))
     atomic_write(manifest, edited.encode("utf-8"), mode=manifest.stat().st_mode & 0o7777,
                  root=package_dir)
-    if settings.verbosity > 0:
-        info(f"edited {MANIFEST} via {method} edit")
-    echo(f"{current} -> {new}")
+    if console.verbosity > 0:
+        console.info(f"edited {MANIFEST} via {method} edit")
+    console.echo(f"{current} -> {new}")
     return 0
 
 
@@ -66,9 +67,10 @@ def _current(text: str, manifest: Path) -> Version:
         raise UsageError(f"{manifest}: {exc}") from exc
 
 
-def _target(kind: str, current: Version, package_dir: Path, pre: str | None) -> Version | None:
-    if kind == "auto":
-        new = _auto(current, package_dir)
+def _target(kind: BumpKind, current: Version, package_dir: Path, pre: str | None,
+            console: Console) -> Version | None:
+    if kind is BumpKind.auto:
+        new = _auto(current, package_dir, console)
         if new is None:
             return None
         return _pre(current, new, pre) if pre else new
@@ -87,7 +89,7 @@ def _pre(current: Version, target: Version, ident: str) -> Version:
         raise UsageError(str(exc)) from exc
 
 
-def _auto(current: Version, package_dir: Path) -> Version | None:
+def _auto(current: Version, package_dir: Path, console: Console) -> Version | None:
     from promptops.diff.history import status
 
     st = status(package_dir)
@@ -97,11 +99,11 @@ def _auto(current: Version, package_dir: Path) -> Version | None:
             "yourself (`promptops bump major|minor|patch`) or release the current version"
         )
     if st.required is None:
-        echo(f"no served content changed since {st.release.tag}; version stays {current}")
+        console.echo(f"no served content changed since {st.release.tag}; version stays {current}")
         return None
     if st.ok:
-        echo(f"{current} already covers the {st.required.value} changes since "
-             f"{st.release.tag}; nothing to do")
+        console.echo(f"{current} already covers the {st.required.value} changes since "
+                     f"{st.release.tag}; nothing to do")
         return None
     assert st.suggested is not None
     return st.suggested

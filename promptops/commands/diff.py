@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from promptops.console import echo, info
+from promptops.commands.choices import DiffFormat, FailOn
+from promptops.console import Console
 from promptops.errors import UsageError
 from promptops.review import build_report, to_markdown, to_text
 from promptops.review.refs import is_revision, open_repo
@@ -24,8 +25,8 @@ def split_positionals(head: str | None, path: Path | None) -> tuple[str | None, 
     return head, path
 
 
-def run(base: str, head: str | None, path: Path | None, fmt: str, output: Path | None,
-        fail_on: str | None) -> int:
+def run(*, base: str, head: str | None, path: Path | None, fmt: DiffFormat,
+        output: Path | None, fail_on: FailOn | None, console: Console) -> int:
     head, path = split_positionals(head, path)
     if path is not None and not path.exists():
         raise UsageError(f"{path} does not exist; pass a package folder")
@@ -35,19 +36,19 @@ def run(base: str, head: str | None, path: Path | None, fmt: str, output: Path |
     elif fmt == "markdown":
         text = to_markdown(report)
     else:
-        text = to_text(report)
+        text = to_text(report, console)
     if output is None:
-        echo(text.rstrip("\n"))
+        console.echo(text.rstrip("\n"))
     else:
         try:
             output.write_text(text, encoding="utf-8")
         except OSError as exc:
             raise UsageError(f"cannot write {output}: {exc.strerror}") from exc
-        info(f"review written to {output}")
-    if fail_on == "breaking" and report.breaking:
-        info("breaking changes found (--fail-on breaking)")
+        console.info(f"review written to {output}")
+    if fail_on is FailOn.breaking and report.breaking:
+        console.info("breaking changes found (--fail-on breaking)")
         return 1
-    if fail_on == "any" and report.changed:
-        info("changes found (--fail-on any)")
+    if fail_on is FailOn.any and report.changed:
+        console.info("changes found (--fail-on any)")
         return 1
     return 0

@@ -15,7 +15,8 @@ import json
 from pathlib import Path
 
 from promptops.commands._common import package_dir
-from promptops.console import echo, style
+from promptops.commands.choices import Format
+from promptops.console import Console
 from promptops.errors import ExitCode, UsageError
 from promptops.fsutil import atomic_write
 from promptops.interop.exporters import EXPORTERS
@@ -27,7 +28,8 @@ TARGETS = tuple(EXPORTERS)
 
 
 def run(*, target: str, out: Path, prompts: list[str], path: Path | None, ref: str | None,
-        fmt: str = "text") -> int:
+        fmt: Format, console: Console) -> int:
+    target = str(target)
     if target not in EXPORTERS:
         raise UsageError(f"--to {target!r}: expected one of {', '.join(TARGETS)}")
     bundle = Build(package_dir(path), ref).bundle
@@ -49,13 +51,15 @@ def run(*, target: str, out: Path, prompts: list[str], path: Path | None, ref: s
             atomic_write(dest, text.encode("utf-8"))
         report.append((prompt.name, list(files), losses))
     if fmt == "json":
-        echo(json.dumps([{"prompt": name, "files": files, "exact": not losses,
+        console.echo(json.dumps([{"prompt": name, "files": files, "exact": not losses,
                           "losses": [{"what": x.what, "reason": x.reason} for x in losses]}
                          for name, files, losses in report], indent=2, ensure_ascii=False))
     else:
         for name, written, losses in report:
-            state = style("exact", fg="green") if not losses else style("lossy", fg="yellow")
-            echo(f"{style(name, bold=True)} -> {', '.join(str(out / f) for f in written)}: {state}")
+            state = console.style("lossy", fg="yellow") if losses \
+                else console.style("exact", fg="green")
+            where = ", ".join(str(out / f) for f in written)
+            console.echo(f"{console.style(name, bold=True)} -> {where}: {state}")
             for loss in losses:
-                echo(f"  cannot express: {loss}")
+                console.echo(f"  cannot express: {loss}")
     return ExitCode.FAILED if lossy else ExitCode.OK

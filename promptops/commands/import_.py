@@ -16,7 +16,8 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from promptops.console import echo, style
+from promptops.commands.choices import Format
+from promptops.console import Console
 from promptops.errors import ExitCode, UsageError
 from promptops.fsutil import atomic_write
 from promptops.interop import ir
@@ -38,9 +39,11 @@ class _Report:
     notes: list[str] = field(default_factory=list)
 
 
-def run(*, sources: list[Path], out: Path, source_format: str | None, fmt: str = "text") -> int:
+def run(*, sources: list[Path], out: Path, source_format: str | None,
+        fmt: Format, console: Console) -> int:
     if not sources:
         raise UsageError("import needs at least one SOURCE file")
+    source_format = str(source_format) if source_format is not None else None
     if source_format is not None and source_format not in IMPORTERS:
         raise UsageError(f"--from {source_format!r}: expected one of {', '.join(FORMATS)}")
     manifest = out / "promptops.yaml"
@@ -66,7 +69,7 @@ def run(*, sources: list[Path], out: Path, source_format: str | None, fmt: str =
     from promptops.pipeline.build import Build
 
     Build(out).bundle  # noqa: B018 - proves the package loads (PackageError otherwise)
-    _print(reports, fmt)
+    _print(reports, fmt, console)
     return ExitCode.FAILED if lost else ExitCode.OK
 
 
@@ -179,20 +182,22 @@ def _conversion(reports: list[_Report]) -> str:
     return "\n".join(lines)
 
 
-def _print(reports: list[_Report], fmt: str) -> None:
+def _print(reports: list[_Report], fmt: Format, console: Console) -> None:
     if fmt == "json":
-        echo(json.dumps([{
+        console.echo(json.dumps([{
             "source": r.source, "from": r.ecosystem, "prompts": r.prompts,
             "exact": not r.losses, "mapped": r.mapped, "notes": r.notes,
             "losses": [{"what": x.what, "reason": x.reason, "line": x.line}
                        for x in r.losses]} for r in reports], indent=2, ensure_ascii=False))
         return
     for r in reports:
-        state = style("exact", fg="green") if not r.losses else style("lossy", fg="yellow")
-        echo(f"{style(r.source, bold=True)} ({r.ecosystem}) -> {', '.join(r.prompts)}: {state}")
+        state = console.style("lossy", fg="yellow") if r.losses \
+            else console.style("exact", fg="green")
+        console.echo(f"{console.style(r.source, bold=True)} ({r.ecosystem}) -> "
+                     f"{', '.join(r.prompts)}: {state}")
         for item in r.mapped:
-            echo(f"  mapped {item}")
+            console.echo(f"  mapped {item}")
         for note in r.notes:
-            echo(f"  note: {note}")
+            console.echo(f"  note: {note}")
         for loss in r.losses:
-            echo(f"  lost: {loss}")
+            console.echo(f"  lost: {loss}")

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from promptops import scaffold
-from promptops.console import echo, settings
+from promptops.console import Console
 from promptops.errors import PromptopsError, UsageError
 
 _FIRST_COMMIT = "Scaffold prompt package with promptops init"
@@ -42,7 +42,7 @@ class Plan:
     owned: list[Path] = field(default_factory=list)  # what --commit commits
 
 
-def run(directory: Path, commit: bool = False) -> int:
+def run(*, directory: Path, commit: bool, console: Console) -> int:
     if directory.exists() and not directory.is_dir():
         raise UsageError(f"{directory} exists and is not a folder")
     plan = _plan(directory)
@@ -54,7 +54,7 @@ def run(directory: Path, commit: bool = False) -> int:
         committed: str | None = _FIRST_COMMIT
     else:
         committed = _commit(plan) if commit else None
-    _report(plan, committed)
+    _report(plan, committed, console)
     return 0
 
 
@@ -241,33 +241,33 @@ def _commit_hint(plan: Plan) -> str:
             f"{git_cmd} commit -m {shlex.quote(f'Add prompt package {name}')}")
 
 
-def _report(plan: Plan, committed: str | None) -> None:
-    if settings.verbosity < 0:
+def _report(plan: Plan, committed: str | None, console: Console) -> None:
+    if console.verbosity < 0:
         return
     where = _label(plan, plan.directory)
     nothing = not plan.writes and not committed
     if nothing:
-        echo(f"Nothing to do: {where} already holds a prompt package, and its .gitignore, "
+        console.echo(f"Nothing to do: {where} already holds a prompt package, and its .gitignore, "
              "pre-commit hooks and workflow are in place.")
     elif plan.created:
         prompts = sum(rel.startswith("prompts/") for rel in plan.created)
-        echo(f"Created a prompt package in {where} "
+        console.echo(f"Created a prompt package in {where} "
              f"({len(plan.created)} files, {prompts} prompts).")
     elif plan.package_exists:
-        echo(f"{where} already holds a prompt package (promptops.yaml); its files are "
+        console.echo(f"{where} already holds a prompt package (promptops.yaml); its files are "
              "left as they are.")
     if not nothing:
         for note in plan.notes:
-            echo(f"  {note}")
+            console.echo(f"  {note}")
     if plan.new_repo:
-        echo("Initialised a git repository and made the first commit.")
+        console.echo("Initialised a git repository and made the first commit.")
     elif committed:
-        echo(f'Committed the package and its CI files: "{committed}".')
+        console.echo(f'Committed the package and its CI files: "{committed}".')
     for text in plan.printed:
-        echo("\n" + text.rstrip("\n"))
+        console.echo("\n" + text.rstrip("\n"))
     steps = []
     if not plan.new_repo and not committed and _uncommitted(plan):
-        echo("Nothing is committed yet: build, serve and diff read commits, so commit the "
+        console.echo("Nothing is committed yet: build, serve and diff read commits, so commit the "
              "package first.")
         steps += [_commit_hint(plan),
                   f"(or let init commit them: promptops init {shlex.quote(where)} --commit)"]
@@ -277,4 +277,4 @@ def _report(plan: Plan, committed: str | None) -> None:
     steps += [s for s in (cd,) if s]
     steps += ["promptops ls", 'promptops render code_review -a code="def f(): pass"',
               "promptops check"]
-    echo("\nNext:\n" + "\n".join(f"  {s}" for s in steps))
+    console.echo("\nNext:\n" + "\n".join(f"  {s}" for s in steps))

@@ -5,11 +5,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from promptops.console import echo, style
+from promptops.commands.choices import Format
+from promptops.console import Console
 from promptops.pipeline.bundle import load_bundle
 
 
-def run(path: Path, fmt: str) -> int:
+def run(*, path: Path, fmt: Format, console: Console) -> int:
     b = load_bundle(path)
     pkg, src = b["package"], b["source"]
     if fmt == "json":
@@ -24,20 +25,20 @@ def run(path: Path, fmt: str) -> int:
             "templates": sorted(b["templates"]),
             "resources": sorted(b["resources"]),
         }
-        echo(json.dumps(summary, indent=2, ensure_ascii=False))
+        console.echo(json.dumps(summary, indent=2, ensure_ascii=False))
         return 0
     commit = src["commit"] or "(working tree)"
-    echo(f"{style(pkg['name'], bold=True)} {pkg['version']}")
-    echo(f"digest:  {b['digest']}")
-    echo(
+    console.echo(f"{console.style(pkg['name'], bold=True)} {pkg['version']}")
+    console.echo(f"digest:  {b['digest']}")
+    console.echo(
         f"source:  {commit} tree {src['tree'] or '-'} path {src['path']}"
         + (" (dirty)" if src["dirty"] else "")
     )
-    echo(
+    console.echo(
         f"prompts: {len(b['prompts'])}, templates: {len(b['templates'])}, "
         f"resources: {len(b['resources'])}"
     )
     for p in b["prompts"]:
         args = ", ".join(a["name"] + ("" if a.get("required") else "?") for a in p["arguments"])
-        echo(f"  {p['name']}({args})")
+        console.echo(f"  {p['name']}({args})")
     return 0

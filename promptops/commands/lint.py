@@ -7,26 +7,27 @@ the files and nothing else; the engine (pydantic, Jinja) is imported only on a m
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from promptops.commands._common import package_dir
-from promptops.console import echo, info
+from promptops.commands.choices import LintFormat
+from promptops.console import Console
 from promptops.errors import UsageError
 from promptops.lint.output import Report
 from promptops.lint.problem import Finding
 from promptops.lint.runner import Linted, lint_package
 from promptops.lint.runner import Options as LintOptions
 
-FORMATS = ("text", "json", "github", "sarif")
-
 
 @dataclass(frozen=True)
 class Options:
+    """What one ``promptops lint`` run asks for besides the package folder."""
+
     ref: str | None = None
-    fmt: str = "text"
-    select: list[str] = field(default_factory=list)
-    ignore: list[str] = field(default_factory=list)
+    fmt: LintFormat = LintFormat.text
+    select: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
     fix: bool = False
     diff: bool = False
     strict: bool = False
@@ -39,15 +40,13 @@ def lint(folder: Path, opts: Options) -> Linted:
     from promptops.pipeline.build import Build
 
     build = Build(folder, opts.ref, keep_asts=True)
-    return lint_package(build, LintOptions(select=tuple(opts.select), ignore=tuple(opts.ignore),
+    return lint_package(build, LintOptions(select=opts.select, ignore=opts.ignore,
                                            strict=opts.strict, base=opts.base,
                                            use_cache=opts.use_cache),
                         build_at=lambda rev: Build(folder, rev).bundle)
 
 
-def run(path: Path | None, opts: Options) -> int:
-    if opts.fmt not in FORMATS:
-        raise UsageError(f"unknown format {opts.fmt!r}; use one of {', '.join(FORMATS)}")
+def run(*, path: Path | None, opts: Options, console: Console) -> int:
     if (opts.fix or opts.diff) and opts.ref is not None:
         raise UsageError("--fix and --diff change the working tree; they cannot take --ref")
     folder = package_dir(path)
@@ -58,24 +57,26 @@ def run(path: Path | None, opts: Options) -> int:
 
         changes = fix.planned(folder, findings)
         if opts.diff:
-            echo(fix.unified(changes).rstrip("\n"))
+            console.echo(fix.unified(changes).rstrip("\n"))
         if opts.fix and changes:
             fix.apply(folder, changes)
-            info(f"fixed {len(changes)} file{'s' if len(changes) != 1 else ''}")
+            console.info(f"fixed {len(changes)} file{'s' if len(changes) != 1 else ''}")
             linted = lint(folder, opts)
         if opts.diff and not opts.fix:
             return 1 if changes or linted.failing else 0
-    echo(_render(linted.findings, linted.report, opts.fmt))
+    console.echo(_render(linted.findings, linted.report, opts.fmt, console))
     return 1 if linted.failing else 0
 
 
-def _render(findings: list[Finding], report: Report, fmt: str) -> str:
-    if fmt == "json":
+def _render(findings: list[Finding], report: Report, fmt: LintFormat, console: Console) -> str:
+    if fmt is LintFormat.text:
+        from promptops.lint.output import text
+
+        return text.render(findings, report, console)
+    if fmt is LintFormat.json:
         from promptops.lint.output import json as out
-    elif fmt == "github":
+    elif fmt is LintFormat.github:
         from promptops.lint.output import github as out  # type: ignore[no-redef]
-    elif fmt == "sarif":
-        from promptops.lint.output import sarif as out  # type: ignore[no-redef]
     else:
-        from promptops.lint.output import text as out  # type: ignore[no-redef]
+        from promptops.lint.output import sarif as out  # type: ignore[no-redef]
     return out.render(findings, report)

@@ -6,25 +6,26 @@ import json
 from pathlib import Path
 
 from promptops.commands._common import package_dir
-from promptops.console import echo, style
+from promptops.commands.choices import Format
+from promptops.console import Console
 from promptops.pipeline.build import Build
 
 
-def run(path: Path | None, ref: str | None, fmt: str) -> int:
+def run(*, path: Path | None, ref: str | None, fmt: Format, console: Console) -> int:
     bundle = Build(package_dir(path), ref).bundle
     prompts = bundle["prompts"]
     if fmt == "json":
         keys = ("name", "title", "description", "arguments")
         rows = [{k: p[k] for k in keys if k in p} for p in  # type: ignore[literal-required]
                 prompts]
-        echo(json.dumps(rows, indent=2, ensure_ascii=False))
+        console.echo(json.dumps(rows, indent=2, ensure_ascii=False))
         return 0
     for p in prompts:
         args = " ".join(
             f"{a['name']}" if a.get("required") else f"[{a['name']}]" for a in p["arguments"]
         )
-        line = style(p["name"], bold=True) + (f" {args}" if args else "")
+        line = console.style(p["name"], bold=True) + (f" {args}" if args else "")
         if p.get("description"):
             line += f"  — {p['description']}"
-        echo(line)
+        console.echo(line)
     return 0

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from promptops.console import echo, info
+from promptops.console import Console
 from promptops.diff.changes import Change
 from promptops.diff.engine import content_digest, diff_bundles
 from promptops.diff.history import (
@@ -26,67 +26,63 @@ from promptops.diff.history import (
 )
 from promptops.errors import PackageError, PromptopsError
 from promptops.git.history import History
+from promptops.pipeline.build import Build
 from promptops.pipeline.bundle import Bundle
 from promptops.pipeline.source import find_package
 from promptops.semver import Version, satisfies, step_level
 
-#: Checks a release must pass besides loading: each gets the package folder and the
-#: bundle of HEAD and returns None or a refusal saying what to fix. Lint and test
-#: register theirs here (`GATES.append(...)`) so release stays one code path.
-Gate = Callable[[Path, Bundle], "str | None"]
-GATES: list[Gate] = []
+#: Checks a release must pass besides loading: each gets the one Build of HEAD (so HEAD
+#: is validated once for all of them) and returns None or a refusal saying what to fix.
+Gate = Callable[["Build"], "str | None"]
 
 
-def _test_gate(package_dir: Path, head: Bundle) -> str | None:
-    from promptops.pipeline.build import Build
+def _test_gate(head: Build) -> str | None:
     from promptops.testing.suite import release_gate
 
-    return release_gate(Build(package_dir, "HEAD"))
+    return release_gate(head)
 
 
-GATES.append(_test_gate)
-
-
-def _lint_gate(package_dir: Path, head: Bundle) -> str | None:
+def _lint_gate(head: Build) -> str | None:
     from promptops.lint.runner import gate, lint_package
-    from promptops.pipeline.build import Build
 
-    ok, lines, summary = gate(lint_package(Build(package_dir, "HEAD", keep_asts=True)))
+    ok, lines, summary = gate(lint_package(head))
     if ok:
         return None
     return "lint fails at HEAD (" + summary + "); fix these, commit, then release:\n" + \
         "\n".join(lines)
 
 
-GATES.append(_lint_gate)
+GATES: tuple[Gate, ...] = (_test_gate, _lint_gate)
 
 
 class ReleaseRefused(PromptopsError):
     """A release that would be unsafe; the message says what to do instead."""
 
 
-def run(path: Path | None) -> int:
+def run(*, path: Path | None, console: Console, gates: tuple[Gate, ...] = GATES) -> int:
     package_dir = find_package(path or Path.cwd())
     repo = open_repo(package_dir)
     if repo.no_commits_yet():
         raise ReleaseRefused("the repository has no commits yet: commit the package, then "
                              "run `promptops release`")
     _refuse_dirty(repo, package_dir)
-    head = _head_bundle(package_dir)
-    for gate in GATES:
-        problem = gate(package_dir, head)
+    build = Build(package_dir, "HEAD", keep_asts=True)
+    head = _head_bundle(build, console)
+    for gate in gates:
+        problem = gate(build)
         if problem:
             raise ReleaseRefused(problem)
     name, version = head["package"]["name"], Version.parse(head["package"]["version"])
     tag = tag_name(name, version)
     if repo.has_tag(tag):
-        return _existing(repo, package_dir, tag, head)
+        return _existing(repo, package_dir, tag, head, console)
     prev = latest_release(repo, name, "HEAD")
     changes = _check_against(package_dir, prev, head, version) if prev else []
     message = tag_message(head, content_digest(head), prev, changes)
     repo.create_tag(tag, message)
-    echo(f"released {tag} at {repo.head_commit()[:12]} ({head['digest']})")
-    info(f"next: publish it with `git push origin {tag}`, then `promptops build --ref {tag}`")
+    console.echo(f"released {tag} at {repo.head_commit()[:12]} ({head['digest']})")
+    console.info(f"next: publish it with `git push origin {tag}`, then "
+                 f"`promptops build --ref {tag}`")
     return 0
 
 
@@ -102,28 +98,27 @@ def _refuse_dirty(repo: History, package_dir: Path) -> None:
         )
 
 
-def _head_bundle(package_dir: Path) -> Bundle:
-    from promptops.pipeline.build import Build
-
+def _head_bundle(build: Build, console: Console) -> Bundle:
     try:
-        return Build(package_dir, "HEAD").bundle
+        return build.bundle
     except PackageError as exc:
         for p in exc.problems:
-            echo(str(p), err=True)
+            console.echo(str(p), err=True)
         raise ReleaseRefused(
             f"the package at HEAD does not load ({len(exc.problems)} problems above): fix "
             "them (`promptops check`), commit, and run `promptops release` again"
         ) from exc
 
 
-def _existing(repo: History, package_dir: Path, tag: str, head: Bundle) -> int:
+def _existing(repo: History, package_dir: Path, tag: str, head: Bundle,
+              console: Console) -> int:
     rel = Release(tag, Version.parse(tag.rsplit("@", 1)[1]), repo.tag_commit(tag))
     recorded = recorded_digest(repo, tag)
     tagged = release_bundle(package_dir, rel)
     if recorded is None:
         recorded = tagged["digest"]
     if recorded == head["digest"]:
-        echo(f"{tag} is already released with this bundle ({recorded}); nothing to do")
+        console.echo(f"{tag} is already released with this bundle ({recorded}); nothing to do")
         return 0
     if content_digest(tagged) != content_digest(head):
         raise ReleaseRefused(

@@ -6,7 +6,8 @@ import json
 from pathlib import Path
 
 from promptops.commands._common import package_dir, parse_arguments
-from promptops.console import echo, style
+from promptops.commands.choices import Format
+from promptops.console import Console
 from promptops.errors import UsageError
 from promptops.pipeline.build import Build
 from promptops.render import transcript
@@ -14,12 +15,14 @@ from promptops.render.renderer import Renderer
 
 
 def run(
+    *,
     prompt: str,
     pairs: list[str],
     args_file: Path | None,
     path: Path | None,
     ref: str | None,
-    fmt: str,
+    fmt: Format,
+    console: Console,
     sample: str | None = None,
 ) -> int:
     arguments = parse_arguments(pairs, args_file)
@@ -33,7 +36,7 @@ def run(
         arguments = {**samples[sample], **arguments}
     result = Renderer(bundle).get(prompt, arguments)  # a RenderError says what is wrong
     if fmt == "json":
-        echo(json.dumps(result, indent=2, ensure_ascii=False))
+        console.echo(json.dumps(result, indent=2, ensure_ascii=False))
     else:
-        echo(transcript.terminal(result, lambda head: style(head, bold=True)))
+        console.echo(transcript.terminal(result, lambda head: console.style(head, bold=True)))
     return 0

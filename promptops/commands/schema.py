@@ -5,10 +5,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from promptops.console import echo
+from promptops.commands.choices import SchemaKind
+from promptops.console import Console
 
 
-def schema_for(kind: str) -> dict[str, Any]:
+def schema_for(kind: str) -> dict[str, object]:
     if kind == "bundle":
         from promptops.pipeline.bundle_schema import BundleFile
 
@@ -21,11 +22,11 @@ def schema_for(kind: str) -> dict[str, Any]:
         from promptops.pipeline.model import Manifest, PromptFile
 
         model = Manifest if kind == "manifest" else PromptFile
-    out: dict[str, Any] = {"$schema": "https://json-schema.org/draft/2020-12/schema"}
+    out: dict[str, object] = {"$schema": "https://json-schema.org/draft/2020-12/schema"}
     out.update(model.model_json_schema())
     return out
 
 
-def run(kind: str) -> int:
-    echo(json.dumps(schema_for(kind), indent=2, ensure_ascii=False))
+def run(*, kind: SchemaKind, console: Console) -> int:
+    console.echo(json.dumps(schema_for(kind), indent=2, ensure_ascii=False))
     return 0

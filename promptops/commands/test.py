@@ -6,18 +6,21 @@ import json
 from pathlib import Path
 
 from promptops.commands._common import package_dir
-from promptops.console import echo, settings
+from promptops.commands.choices import Format
+from promptops.console import Console
 from promptops.errors import UsageError
 
 
 def run(
+    *,
     path: Path | None,
     ref: str | None,
     patterns: list[str],
     update: bool,
     junit: Path | None,
-    fmt: str,
+    fmt: Format,
     jobs: int | None,
+    console: Console,
 ) -> int:
     from promptops.fsutil import atomic_write
     from promptops.pipeline.build import Build
@@ -36,8 +39,8 @@ def run(
     if junit is not None:
         atomic_write(junit, report.junit_xml(result))
     if fmt == "json":
-        echo(json.dumps(report.as_json(result), indent=2, ensure_ascii=False))
-    elif settings.verbosity >= 0 or not result.ok:
-        lines = report.text_lines(result, verbose=settings.verbosity > 0)
-        echo("\n".join(lines if settings.verbosity >= 0 else lines[-1:]))
+        console.echo(json.dumps(report.as_json(result), indent=2, ensure_ascii=False))
+    elif console.verbosity >= 0 or not result.ok:
+        lines = report.text_lines(result, verbose=console.verbosity > 0)
+        console.echo("\n".join(lines if console.verbosity >= 0 else lines[-1:]))
     return 0 if result.ok else 1

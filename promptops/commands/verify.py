@@ -6,13 +6,13 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from promptops.console import echo
+from promptops.console import Console
 from promptops.errors import BundleError
 from promptops.pipeline.bundle import load_bundle
 from promptops.pipeline.bundle_schema import BundleFile
 
 
-def run(path: Path) -> int:
+def run(*, path: Path, console: Console) -> int:
     bundle = load_bundle(path)
     try:
         BundleFile.model_validate(bundle)
@@ -22,5 +22,5 @@ def run(path: Path) -> int:
         raise BundleError(
             f"{path}: does not match the bundle schema at {where}: {first['msg']}"
         ) from exc
-    echo(f"{path}: ok ({bundle['digest']})")
+    console.echo(f"{path}: ok ({bundle['digest']})")
     return 0

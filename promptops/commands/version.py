@@ -10,21 +10,22 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from promptops.console import echo, style
+from promptops.commands.choices import Format
+from promptops.console import Console
 from promptops.diff.changes import counts
 from promptops.diff.history import Status, status
 from promptops.pipeline.source import find_package
 
 
-def run(path: Path | None, fmt: str) -> int:
+def run(*, path: Path | None, fmt: Format, console: Console) -> int:
     package_dir = find_package(path or Path.cwd())
     st = status(package_dir)
     if fmt == "json":
-        echo(json.dumps(st.to_json(), indent=2, ensure_ascii=False))
+        console.echo(json.dumps(st.to_json(), indent=2, ensure_ascii=False))
     else:
-        _text(st)
+        _text(st, console)
     if not st.ok:
-        echo(f"{style('error', fg='red', bold=True)}: {verdict(st)}", err=True)
+        console.echo(f"{console.style('error', fg='red', bold=True)}: {verdict(st)}", err=True)
         return 1
     return 0
 
@@ -46,23 +47,23 @@ def verdict(st: Status) -> str:
     return f"{lead}: run `promptops bump auto` (sets {st.suggested})"
 
 
-def _text(st: Status) -> None:
-    echo(f"package   {st.package}")
-    echo(f"version   {st.version}")
+def _text(st: Status, console: Console) -> None:
+    console.echo(f"package   {st.package}")
+    console.echo(f"version   {st.version}")
     if st.release is None:
-        echo(f"release   none yet (`promptops release` will tag {st.package}@{st.version})")
+        console.echo(f"release   none yet (`promptops release` will tag {st.package}@{st.version})")
         return
-    echo(f"release   {st.release.tag} ({st.release.commit[:12]})")
+    console.echo(f"release   {st.release.tag} ({st.release.commit[:12]})")
     n = counts(st.changes)
     detail = ", ".join(f"{v} {k}" for k, v in n.items())
-    echo(f"changes   {len(st.changes)} since {st.release.tag}" + (f" ({detail})" if st.changes
-                                                                    else ""))
+    console.echo(f"changes   {len(st.changes)} since {st.release.tag}"
+                 + (f" ({detail})" if st.changes else ""))
     colours = {"major": "red", "minor": "yellow", "patch": "cyan"}
     for c in st.changes:
-        echo(f"  {style(c.level.value, fg=colours[c.level.value])}: "
+        console.echo(f"  {console.style(c.level.value, fg=colours[c.level.value])}: "
              f"{c.summary().split(': ', 1)[1]}")
     if st.required is None:
-        echo("required  none (served content unchanged)")
+        console.echo("required  none (served content unchanged)")
     else:
-        echo(f"required  {st.required.value} bump (at least {st.suggested})")
-    echo(f"status    {'ok' if st.ok else style('version too low', fg='red')}")
+        console.echo(f"required  {st.required.value} bump (at least {st.suggested})")
+    console.echo(f"status    {'ok' if st.ok else console.style('version too low', fg='red')}")

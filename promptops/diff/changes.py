@@ -81,7 +81,7 @@ class Change:
         where = f"prompt {self.prompt!r}: " if self.prompt is not None else "package: "
         return f"{self.level.value}: {where}{self.message}"
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return {
             "kind": self.kind.value,
             "level": self.level.value,

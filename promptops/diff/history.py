@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from promptops.diff.changes import Change, counts, required_bump
 from promptops.diff.engine import diff_bundles
@@ -89,7 +89,7 @@ class Status:
     ok: bool
     suggested: Version | None  # the smallest version that satisfies the changes
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         rel = self.release
         return {
             "package": self.package,

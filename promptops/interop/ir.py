@@ -25,6 +25,7 @@ from typing import Any, Literal, TypeAlias
 from promptops.sandbox.whitespace import WhitespaceMode
 
 Json: TypeAlias = Any
+JsonObject: TypeAlias = dict[str, Json]  # a JSON object as parsed from a source file
 Role = Literal["user", "assistant", "system"]
 ROLES: tuple[Role, ...] = ("user", "assistant", "system")
 ArgType = Literal["string", "number", "integer", "boolean", "array", "object"]

@@ -25,6 +25,7 @@ from typing import Any
 import yaml
 
 from promptops.interop import ir
+from promptops.interop.ir import JsonObject
 from promptops.pipeline import argtypes
 from promptops.pipeline.bundle_types import Bundle, Prompt
 from promptops.pipeline.model import PROMPT_NAME_RE
@@ -41,16 +42,16 @@ def prompt_name(name: str) -> str:
     return cleaned if _NAME_OK.match(cleaned) else "p-" + cleaned[:126]
 
 
-def to_document(prompt: ir.IRPrompt, package_mode: str) -> tuple[dict[str, Any], list[ir.Loss]]:
+def to_document(prompt: ir.IRPrompt, package_mode: str) -> tuple[JsonObject, list[ir.Loss]]:
     """The prompt file's content for ``prompt``, and what it could not hold."""
     losses: list[ir.Loss] = []
-    doc: dict[str, Any] = {}
+    doc: JsonObject = {}
     for key in ("title", "description"):
         if getattr(prompt, key):
             doc[key] = getattr(prompt, key)
     if prompt.whitespace != package_mode:
         doc["whitespace"] = prompt.whitespace
-    carried: dict[str, Any] = {}
+    carried: JsonObject = {}
     if prompt.arguments:
         doc["arguments"] = [_argument(a, carried) for a in prompt.arguments]
     doc["messages"] = [m for item in prompt.messages for m in _messages(item, losses)]
@@ -81,10 +82,10 @@ def to_document(prompt: ir.IRPrompt, package_mode: str) -> tuple[dict[str, Any],
     return doc, losses
 
 
-def _argument(a: ir.Argument, carried: dict[str, Any]) -> dict[str, Any]:
+def _argument(a: ir.Argument, carried: JsonObject) -> JsonObject:
     """The argument's entry; schema keywords the format does not enforce go to ``carried``
     (the prompt's metadata ``import.argumentSchema``), so nothing is dropped."""
-    out: dict[str, Any] = {"name": a.name}
+    out: JsonObject = {"name": a.name}
     if a.description:
         out["description"] = a.description
     if a.type != "string":
@@ -104,7 +105,7 @@ def _argument(a: ir.Argument, carried: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _messages(item: ir.MessageItem, losses: list[ir.Loss]) -> list[dict[str, Any]]:
+def _messages(item: ir.MessageItem, losses: list[ir.Loss]) -> list[JsonObject]:
     if isinstance(item, ir.Splice):
         return [{"history": item.argument, **({"strip": True} if item.trim else {})}]
     if isinstance(item, ir.Loop):
@@ -121,7 +122,7 @@ def _messages(item: ir.MessageItem, losses: list[ir.Loss]) -> list[dict[str, Any
                        for p in parts)
     else:
         text = parts[0].template
-    out: dict[str, Any] = {"role": item.role, "text": text}
+    out: JsonObject = {"role": item.role, "text": text}
     if item.drop_blank:
         out["omitIfBlank"] = True
     return [out]

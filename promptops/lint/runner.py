@@ -17,6 +17,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
+from promptops.console import PLAIN_AUTO, Console
 from promptops.lint import cache
 from promptops.lint.config import LintSettings, manifest_data, settings
 from promptops.lint.output import Report
@@ -102,9 +103,9 @@ def lint_package(subject: Subject, opts: Options = Options(), *,
     return Linted(found, Report(files.label, files.origin.path, display, texts), conf, package)
 
 
-def gate(linted: Linted) -> tuple[bool, list[str], str]:
+def gate(linted: Linted, console: Console = PLAIN_AUTO) -> tuple[bool, list[str], str]:
     """For check, build and release: (passes?, finding lines, summary line)."""
     from promptops.lint.output.text import render, summary
 
-    lines = render(linted.findings, linted.report).splitlines()[:-1]
+    lines = render(linted.findings, linted.report, console).splitlines()[:-1]
     return not linted.failing, lines, summary(linted.findings)

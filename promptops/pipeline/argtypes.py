@@ -35,6 +35,17 @@ _PY: dict[str, tuple[type, ...]] = {
     "array": (list,), "object": (dict,), "null": (type(None),)}
 
 
+# (keyword, the values it bounds, whether it is a lower bound, how a violation reads)
+_BOUNDS: tuple[tuple[str, type | tuple[type, ...], bool, str], ...] = (
+    ("minLength", str, True, "shorter than minLength"),
+    ("maxLength", str, False, "longer than maxLength"),
+    ("minimum", (int, float), True, "below the minimum"),
+    ("maximum", (int, float), False, "above the maximum"),
+    ("minItems", list, True, "fewer items than minItems"),
+    ("maxItems", list, False, "more items than maxItems"),
+)
+
+
 class ArgumentTypeError(ValueError):
     """A value that does not parse as, or fit, its argument's type."""
 
@@ -103,21 +114,13 @@ def _check(schema: Mapping[str, Any], value: Any, where: str, depth: int) -> str
     enum = schema.get("enum")
     if isinstance(enum, list) and not any(_same(value, e) for e in enum):
         return f"{at}must be one of {', '.join(json.dumps(e) for e in enum)}"
-    if isinstance(value, str):
-        if len(value) < schema.get("minLength", 0):
-            return f"{at}shorter than minLength {schema['minLength']}"
-        if "maxLength" in schema and len(value) > schema["maxLength"]:
-            return f"{at}longer than maxLength {schema['maxLength']}"
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        if "minimum" in schema and value < schema["minimum"]:
-            return f"{at}below the minimum {schema['minimum']}"
-        if "maximum" in schema and value > schema["maximum"]:
-            return f"{at}above the maximum {schema['maximum']}"
+    for key, bounded, low, words in _BOUNDS:
+        if key in schema and isinstance(value, bounded) and not isinstance(value, bool):
+            size = value if isinstance(value, int | float) else len(value) \
+                if isinstance(value, str | list) else 0
+            if size < schema[key] if low else size > schema[key]:
+                return f"{at}{words} {schema[key]}"
     if isinstance(value, list):
-        if len(value) < schema.get("minItems", 0):
-            return f"{at}fewer than minItems {schema['minItems']} items"
-        if "maxItems" in schema and len(value) > schema["maxItems"]:
-            return f"{at}more than maxItems {schema['maxItems']} items"
         items = schema.get("items")
         if isinstance(items, Mapping):
             for i, item in enumerate(value):

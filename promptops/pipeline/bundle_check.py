@@ -58,11 +58,11 @@ class _Found(Exception):
 
 
 class _Check:
-    def __init__(self, bundle: dict[str, Any]) -> None:
+    def __init__(self, bundle: dict[str, object]) -> None:
         self.bundle = bundle
         self.problems: list[str] = []
-        self.templates: dict[str, Any] = {}
-        self.resources: dict[str, Any] = {}
+        self.templates: dict[str, object] = {}
+        self.resources: dict[str, object] = {}
 
     def bad(self, where: str, what: str) -> None:
         self.problems.append(f"{where} {what}")
@@ -82,7 +82,7 @@ class _Check:
                 self.bad(where, f"lacks {key!r}")
         return True
 
-    def strings(self, obj: dict[str, Any], where: str, fields: tuple[str, ...]) -> None:
+    def strings(self, obj: dict[str, object], where: str, fields: tuple[str, ...]) -> None:
         """Each of ``fields`` that is present is a string (null included: refused)."""
         for key in fields:
             if key in obj and type(obj[key]) is not str:
@@ -373,7 +373,8 @@ def _resource_ok(r: Any) -> bool:
             and ("text" in r) != ("blob" in r) and type(r.get("text", r.get("blob"))) is str)
 
 
-def _prompt_ok(p: dict[str, Any], templates: dict[str, Any], resources: dict[str, Any]) -> bool:
+def _prompt_ok(p: dict[str, object], templates: dict[str, object],
+               resources: dict[str, object]) -> bool:
     g = p.get
     if not (PROMPT_KEYS.issuperset(p) and type(g("name")) is str and type(g("source")) is str
             and type(g("title", "")) is str and type(g("description", "")) is str):
@@ -406,23 +407,25 @@ _MESSAGE_TYPES = {k: str for k in MESSAGE_STRINGS} | {"role": str, "type": str, 
                                                        "omitIfBlank": bool}
 
 
-def _argument_ok(a: dict[str, Any]) -> bool:
+def _argument_ok(a: dict[str, object]) -> bool:
     types = _ARGUMENT_TYPES
     for key, value in a.items():
         if key != "default" and type(value) is not types.get(key):
             return False
-    name = a.get("name")
-    if a.get("type", "string") not in ARG_TYPES:
-        return False
-    if "schema" in a and argtypes.unknown_keywords(a["schema"]):
+    # the types are right now (the loop above); the isinstance checks say so to mypy
+    name, longest = a.get("name"), a.get("maxLength", 1)
+    enum, examples, pattern = a.get("enum", []), a.get("examples", []), a.get("pattern")
+    schema = a.get("schema", {})
+    if a.get("type", "string") not in ARG_TYPES or not isinstance(schema, dict) \
+            or argtypes.unknown_keywords(schema):
         return False
     if "default" in a and argtypes.check(a, a["default"]) is not None:
         return False
-    return (name is not None and _arg_name(name)
-            and a.get("maxLength", 1) >= 1
-            and ("enum" not in a or _strs(a["enum"]))
-            and ("examples" not in a or _strs(a["examples"]))
-            and ("pattern" not in a or _pattern_ok(a["pattern"])))
+    return (isinstance(name, str) and _arg_name(name)
+            and isinstance(longest, int) and longest >= 1
+            and isinstance(enum, list) and _strs(enum)
+            and isinstance(examples, list) and _strs(examples)
+            and (pattern is None or (isinstance(pattern, str) and _pattern_ok(pattern))))
 
 
 def _pattern_ok(pattern: str) -> bool:
@@ -434,14 +437,14 @@ def _pattern_ok(pattern: str) -> bool:
     return True
 
 
-def _message_ok(m: dict[str, Any], templates: dict[str, Any], resources: dict[str, Any]
+def _message_ok(m: dict[str, object], templates: dict[str, object], resources: dict[str, object]
                 ) -> bool:
     types = _MESSAGE_TYPES
     for key, value in m.items():
         if type(value) is not types.get(key):
             return False
     kind = m.get("type")
-    needs = NEEDS.get(kind) if kind is not None else None
+    needs = NEEDS.get(kind) if isinstance(kind, str) else None
     if needs is None:
         return False
     if kind == "history":
@@ -462,7 +465,7 @@ def _message_ok(m: dict[str, Any], templates: dict[str, Any], resources: dict[st
     return _rest_ok(m, resources)
 
 
-def _rest_ok(m: dict[str, Any], resources: dict[str, Any]) -> bool:
+def _rest_ok(m: dict[str, object], resources: dict[str, object]) -> bool:
     if "file" in m and m["file"] not in resources and (m["type"] != "resource" or "text" not in m):
         return False
     return "annotations" not in m or _annotations_ok(m["annotations"])

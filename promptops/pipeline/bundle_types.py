@@ -44,7 +44,7 @@ class Argument(TypedDict):
     title: NotRequired[str]
     description: NotRequired[str]
     type: NotRequired[ArgType]  # absent: string
-    schema: NotRequired[dict[str, Any]]
+    schema: NotRequired[dict[str, object]]  # JSON Schema keywords (pipeline/argtypes.py)
     required: NotRequired[bool]
     default: NotRequired[Any]  # of the argument's type
     enum: NotRequired[list[str]]
@@ -76,6 +76,27 @@ class Message(TypedDict):
     annotations: NotRequired[Annotations]
 
 
+class ModelInfo(TypedDict, total=False):
+    id: str
+    settings: dict[str, object]
+
+
+class ToolInfo(TypedDict):
+    name: str
+    description: NotRequired[str]
+    definition: NotRequired[dict[str, object]]
+
+
+class OutputInfo(TypedDict, total=False):
+    format: str
+    schema: object  # a JSON Schema, or the name of one defined elsewhere
+
+
+class SampleInfo(TypedDict):
+    name: str
+    arguments: dict[str, object]
+
+
 class Prompt(TypedDict):
     name: str
     title: NotRequired[str]
@@ -86,11 +107,11 @@ class Prompt(TypedDict):
     messages: list[Message]
     source: str  # the prompt file, relative to the package
     # Carried exactly as written and served under _meta; never acted on.
-    model: NotRequired[dict[str, Any]]
-    tools: NotRequired[list[dict[str, Any]]]
-    output: NotRequired[dict[str, Any]]
-    samples: NotRequired[list[dict[str, Any]]]
-    metadata: NotRequired[dict[str, Any]]
+    model: NotRequired[ModelInfo]
+    tools: NotRequired[list[ToolInfo]]
+    output: NotRequired[OutputInfo]
+    samples: NotRequired[list[SampleInfo]]
+    metadata: NotRequired[dict[str, object]]
     whitespace: NotRequired[Literal["standalone", "jinja"]]  # absent: the package's
 
 

@@ -7,7 +7,7 @@ Schemas that editors use (``promptops schema``) are generated from these classes
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, field_validator, model_validator
 
@@ -147,9 +147,9 @@ class Argument(Strict):
                 raise ValueError(f"default: {problem}")
         return self
 
-    def as_spec(self) -> dict[str, Any]:
+    def as_spec(self) -> dict[str, object]:
         """The type part as the bundle holds it (what argtypes checks)."""
-        spec: dict[str, Any] = {"name": self.name, "type": self.type}
+        spec: dict[str, object] = {"name": self.name, "type": self.type}
         if self.schema_ is not None:
             spec["schema"] = self.schema_
         return spec

@@ -69,7 +69,7 @@ class Renderer:
         """A fresh budget for one request under this bundle's limits; its clock starts now."""
         return Budget(self.limits)
 
-    def validate(self, name: str, arguments: object) -> tuple[Prompt, dict[str, Any]]:
+    def validate(self, name: str, arguments: object) -> tuple[Prompt, dict[str, object]]:
         """The prompt and the full render context, or ArgumentError.
 
         Every argument is bound by name and also in ``args`` (``args["reference-file"]``
@@ -97,7 +97,7 @@ class Renderer:
                 f"missing required argument {missing[0]!r} for prompt {name!r}",
                 argument=missing[0],
             )
-        context: dict[str, Any] = {}
+        context: dict[str, object] = {}
         for arg_name, spec in declared.items():
             if arg_name in arguments:
                 context[arg_name] = self._check(name, spec, arguments[arg_name])
@@ -256,7 +256,7 @@ class Renderer:
             out.append(self._message(role, {"type": "text", "text": text}))
 
     def _render(self, prompt: str, index: int, field: str, source: str,
-                ctx: dict[str, Any]) -> str:
+                ctx: dict[str, object]) -> str:
         from promptops.sandbox.environment import render_bounded
 
         key = (prompt, index, field)
@@ -278,7 +278,7 @@ class Renderer:
             found = self._envs[whitespace] = environment(self.bundle["templates"], whitespace)
         return found
 
-    def _content(self, name: str, i: int, msg: Message, ctx: dict[str, Any]) -> Content:
+    def _content(self, name: str, i: int, msg: Message, ctx: dict[str, object]) -> Content:
         kind = msg["type"]
         resources = self.bundle["resources"]
         if kind == "text":

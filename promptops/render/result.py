@@ -9,7 +9,7 @@ No ``from __future__ import annotations`` here, for the reason given in
 :mod:`promptops.pipeline.bundle_types`.
 """
 
-from typing import Any, Literal, NotRequired, TypedDict
+from typing import Literal, NotRequired, TypedDict
 
 from promptops.pipeline.bundle_types import Annotations, ServedRole
 
@@ -18,7 +18,7 @@ class TextContent(TypedDict):
     type: Literal["text"]
     text: str
     annotations: NotRequired[Annotations]
-    _meta: NotRequired[dict[str, Any]]  # {"promptops/role": "system"} on a served system message
+    _meta: NotRequired[dict[str, object]]  # {"promptops/role": "system"} on a served system message
 
 
 class MediaContent(TypedDict):

@@ -9,7 +9,6 @@ from the test runner, so `test` and `diff` render exactly the same requests.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 from promptops.errors import PromptopsError
 from promptops.pipeline.bundle import Bundle
@@ -22,7 +21,7 @@ from promptops.testing.cases import load_cases, smoke_case
 class ReviewCase:
     prompt: str
     name: str
-    arguments: dict[str, Any] = field(default_factory=dict)
+    arguments: dict[str, object] = field(default_factory=dict)
     smoke: bool = False
 
 

@@ -124,7 +124,7 @@ class ReviewReport(_Model):
         return any(p.status != "unchanged" for p in self.packages)
 
 
-def json_schema() -> dict[str, Any]:
+def json_schema() -> dict[str, object]:
     schema = ReviewReport.model_json_schema()
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     schema["$id"] = "https://promptops.dev/schema/review-1.json"

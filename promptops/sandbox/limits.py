@@ -286,7 +286,7 @@ def check_spec(spec: str) -> None:
                 _width(int(part), "format spec")
 
 
-def check_format(fmt: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+def check_format(fmt: str, args: tuple[Any, ...], kwargs: dict[str, object]) -> None:
     """``fmt.format(...)``: literal spec widths, and nested ``{}`` widths once resolved."""
     from string import Formatter
 
@@ -300,7 +300,7 @@ def check_format(fmt: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Non
             check_spec(spec)
 
 
-def check_method(owner: Any, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+def check_method(owner: Any, name: str, args: tuple[Any, ...], kwargs: dict[str, object]) -> None:
     """Methods whose result size is set by an argument, not by the size of the input."""
     if name in ("ljust", "rjust", "center", "zfill") and args:
         _width(args[0], f"`{name}`")

@@ -44,7 +44,7 @@ The rule, precisely (each case is pinned by tests/interop/test_whitespace.py):
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal, TypedDict
 
 from jinja2.ext import Extension
 
@@ -56,7 +56,13 @@ _BLOCKISH = frozenset({"block", "comment", "raw_begin", "raw_end"})
 _SPACE = frozenset(" \t")
 
 # What the rule relies on; promptops' own environment must use the same three settings.
-ENVIRONMENT_OPTIONS: dict[str, Any] = {
+class EnvironmentOptions(TypedDict):
+    trim_blocks: bool
+    lstrip_blocks: bool
+    keep_trailing_newline: bool
+
+
+ENVIRONMENT_OPTIONS: EnvironmentOptions = {
     "trim_blocks": False, "lstrip_blocks": False, "keep_trailing_newline": True}
 
 

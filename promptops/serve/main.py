@@ -33,10 +33,11 @@ HEAD; --bundle serves verified bundle files that never change."""
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="promptops serve", usage=USAGE, add_help=True)
-    p.add_argument("paths", nargs="*", type=Path, help="package folders (default: .)")
+    p.add_argument("paths", nargs="*", type=Path, metavar="PATH",
+                   help="package folders (default: .)")
     p.add_argument("--bundle", action="append", type=Path, default=[], metavar="FILE",
                    help="a built bundle to serve (repeatable); not combined with PATH")
-    p.add_argument("--ref", help="serve this commit and do not follow HEAD")
+    p.add_argument("--ref", metavar="REV", help="serve this commit and do not follow HEAD")
     p.add_argument("--page-size", type=int, default=100, metavar="N",
                    help="prompts per prompts/list page (default 100)")
     p.add_argument("--ttl-ms", type=int, default=60_000, metavar="N",

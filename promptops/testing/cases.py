@@ -64,7 +64,7 @@ class TestFileError(PackageError):
 class Case:
     prompt: str
     name: str
-    arguments: dict[str, Any]
+    arguments: dict[str, object]
     path: str  # package-relative test file ("" for smoke cases)
     line: int  # 1-based position of the case in its file (0 for smoke)
     col: int
@@ -115,7 +115,7 @@ def smoke_case(prompt: Prompt) -> Case:
     default; a required argument with none of these gets a placeholder. The case
     passes when the prompt renders without error.
     """
-    args: dict[str, Any] = {}
+    args: dict[str, object] = {}
     for arg in prompt["arguments"]:
         value = next((v[0] for v in (arg.get("examples"), arg.get("enum")) if v), None)
         if value is None:

@@ -59,7 +59,7 @@ def _failure_block(case: Case, outcome: Outcome, verbose: bool) -> list[str]:
     return out
 
 
-def as_json(result: SuiteResult) -> dict[str, Any]:
+def as_json(result: SuiteResult) -> dict[str, object]:
     snaps = result.snapshots
     return {
         "ok": result.ok,

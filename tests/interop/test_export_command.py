@@ -19,6 +19,8 @@ from fidelity import arguments_for, judges
 from test_import_command import Imported, served, wire
 
 from promptops.commands import export, import_
+from promptops.commands.choices import Format
+from promptops.console import Console
 from promptops.pipeline.build import Build
 from promptops.render.renderer import Renderer
 
@@ -45,7 +47,7 @@ def test_export_round_trips(target: str, packages: dict[str, Imported],
         out = tmp_path / entry["id"]
         capsys.readouterr()  # what the round trips' imports printed
         code = export.run(target=target, out=out, prompts=[], path=imp.folder, ref=None,
-                          fmt="json")
+                          fmt=Format.json, console=Console())
         report = json.loads(capsys.readouterr().out)
         assert code == (1 if any(not r["exact"] for r in report) else 0)
         for row in report:
@@ -64,7 +66,8 @@ def test_export_round_trips(target: str, packages: dict[str, Imported],
 
 def _round_trip(entry: dict[str, Any], imp: Imported, name: str, file: Path, target: str,
                 back: Path) -> list[str]:
-    code = import_.run(sources=[file], out=back, source_format=target)
+    code = import_.run(sources=[file], out=back, source_format=target, fmt=Format.text,
+                       console=Console())
     if code != 0:
         return [f"{entry['id']}/{name}: re-import of {file.name} exit {code}"]
     again = Build(back).bundle

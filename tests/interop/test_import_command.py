@@ -23,6 +23,8 @@ import pytest
 from fidelity import ECOSYSTEM_IMPORTER, arguments_for, entry_files, judges, reference_messages
 
 from promptops.commands import import_
+from promptops.commands.choices import Format
+from promptops.console import Console
 from promptops.errors import ArgumentError
 from promptops.interop.importers import IMPORTERS
 from promptops.interop.package import to_document
@@ -41,7 +43,8 @@ class Imported:
         self.ir = IMPORTERS[ECOSYSTEM_IMPORTER[entry["ecosystem"]]](str(main), text, siblings)
         try:
             self.code = import_.run(sources=[main], out=folder,
-                                    source_format=ECOSYSTEM_IMPORTER[entry["ecosystem"]])
+                                    source_format=ECOSYSTEM_IMPORTER[entry["ecosystem"]],
+                                    fmt=Format.text, console=Console())
         except Exception as exc:  # the tests below say which entry and why
             self.error: str | None = f"{type(exc).__name__}: {exc}"
             return

@@ -192,7 +192,8 @@ def test_build_refuses_lint_errors_unless_no_lint(tmp_path: Path) -> None:
 
 def test_release_gate_refuses_lint_errors(tmp_path: Path) -> None:
     from promptops.commands.release import GATES
+    from promptops.pipeline.build import Build
 
     make_repo(tmp_path, {**CLEAN, "prompts/greet.prompt.yaml": UNDECLARED})
-    refusals = [gate(tmp_path, {}) for gate in GATES if gate.__name__ == "_lint_gate"]
+    refusals = [gate(Build(tmp_path, "HEAD")) for gate in GATES if gate.__name__ == "_lint_gate"]
     assert refusals and refusals[0] is not None and "PO201" in refusals[0]

@@ -11,12 +11,12 @@ command survives import -> export unchanged.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import yaml
 from jinja2 import Environment, TemplateSyntaxError, nodes
 
 from promptops.interop import ir
+from promptops.interop.ir import JsonObject
 from promptops.sandbox.whitespace import ENVIRONMENT_OPTIONS, WhitespaceMode, prepare
 
 _ENV = Environment(**ENVIRONMENT_OPTIONS)
@@ -127,7 +127,7 @@ def single_text(prompt: ir.IRPrompt, target: str) -> tuple[str, list[ir.Loss]]:
     return "\n\n".join(texts), losses
 
 
-def markdown_file(prompt: ir.IRPrompt, front: dict[str, Any], body: str, target: str,
+def markdown_file(prompt: ir.IRPrompt, front: JsonObject, body: str, target: str,
                   losses: list[ir.Loss]) -> str:
     """Frontmatter (with the model id) + body, for Markdown prompt files; what such a file
     cannot carry (generation settings, an output schema) is a loss."""

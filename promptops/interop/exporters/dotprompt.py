@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
 
 import yaml
 from jinja2 import Environment, TemplateSyntaxError, nodes
@@ -33,6 +32,7 @@ from jinja2 import Environment, TemplateSyntaxError, nodes
 from promptops.interop import handlebars as hb
 from promptops.interop import ir
 from promptops.interop.exporters._plain import argument
+from promptops.interop.ir import JsonObject
 from promptops.sandbox.whitespace import ENVIRONMENT_OPTIONS, prepare
 
 _ENV = Environment(**ENVIRONMENT_OPTIONS)
@@ -298,8 +298,8 @@ def _standalone_tags(program: hb.Program, source: str) -> set[int]:
     return set(found)
 
 
-def _frontmatter(prompt: ir.IRPrompt, losses: list[ir.Loss]) -> dict[str, Any]:
-    front: dict[str, Any] = {}
+def _frontmatter(prompt: ir.IRPrompt, losses: list[ir.Loss]) -> JsonObject:
+    front: JsonObject = {}
     if prompt.model and prompt.model.id:
         front["model"] = prompt.model.id
     if prompt.model and prompt.model.settings:
@@ -309,19 +309,19 @@ def _frontmatter(prompt: ir.IRPrompt, losses: list[ir.Loss]) -> dict[str, Any]:
     if prompt.tools:
         front["tools"] = [t.name for t in prompt.tools]
     if prompt.arguments:
-        props: dict[str, Any] = {}
+        props: JsonObject = {}
         for arg in prompt.arguments:
             if arg.name == "messages" and any(isinstance(m, ir.Splice) for m in prompt.messages):
                 continue
-            prop: dict[str, Any] = {"type": arg.type, **arg.schema}
+            prop: JsonObject = {"type": arg.type, **arg.schema}
             if arg.description:
                 prop["description"] = arg.description
             props[arg.name] = prop
-        schema: dict[str, Any] = {"type": "object", "properties": props}
+        schema: JsonObject = {"type": "object", "properties": props}
         required = [a.name for a in prompt.arguments if a.required and a.name in props]
         if required:
             schema["required"] = required
-        spec: dict[str, Any] = {"schema": schema}
+        spec: JsonObject = {"schema": schema}
         defaults = {a.name: a.default for a in prompt.arguments
                     if a.has_default and a.name in props and a.default not in ("", [], None)}
         if defaults:
@@ -331,7 +331,7 @@ def _frontmatter(prompt: ir.IRPrompt, losses: list[ir.Loss]) -> dict[str, Any]:
                                   "empty"))
         front["input"] = spec
     if prompt.output:
-        out: dict[str, Any] = {}
+        out: JsonObject = {}
         if prompt.output.format:
             out["format"] = prompt.output.format
         if prompt.output.schema is not None:

@@ -26,6 +26,7 @@ import yaml
 from jinja2 import Environment, TemplateSyntaxError, nodes
 
 from promptops.interop import ir
+from promptops.interop.ir import JsonObject
 from promptops.sandbox.whitespace import ENVIRONMENT_OPTIONS, prepare
 
 _MARKER = re.compile(r"(?im)^\s*#?\s*(assistant|function|system|user)\s*:\s*$")
@@ -114,8 +115,8 @@ def _check_edges(source: str, role: str, losses: list[ir.Loss]) -> None:
                               "its edge)"))
 
 
-def _frontmatter(prompt: ir.IRPrompt, losses: list[ir.Loss]) -> dict[str, Any]:
-    front: dict[str, Any] = {}
+def _frontmatter(prompt: ir.IRPrompt, losses: list[ir.Loss]) -> JsonObject:
+    front: JsonObject = {}
     if prompt.title or prompt.name:
         front["name"] = prompt.title or prompt.name
     if prompt.description:
@@ -131,7 +132,7 @@ def _frontmatter(prompt: ir.IRPrompt, losses: list[ir.Loss]) -> dict[str, Any]:
     if "prompty.outputs" in prompt.metadata:
         front["outputs"] = prompt.metadata["prompty.outputs"]
     kept = prompt.metadata.get("prompty.model")
-    model: dict[str, Any] = {"api": "chat"}
+    model: JsonObject = {"api": "chat"}
     if isinstance(kept, dict):  # as the Prompty importer kept it, in prompty 0.1's own keys
         model.update({k: v for k, v in kept.items() if k in ("api", "response")})
         config = kept.get("configuration", kept.get("connection"))
@@ -141,7 +142,7 @@ def _frontmatter(prompt: ir.IRPrompt, losses: list[ir.Loss]) -> dict[str, Any]:
         model["configuration"] = {"type": "openai"}
         if prompt.model and prompt.model.id:
             model["configuration"]["name"] = prompt.model.id
-    params: dict[str, Any] = dict(prompt.model.settings) if prompt.model else {}
+    params: JsonObject = dict(prompt.model.settings) if prompt.model else {}
     if prompt.tools:
         if all(t.definition is not None for t in prompt.tools):
             params["tools"] = [t.definition for t in prompt.tools]
@@ -159,10 +160,10 @@ def _frontmatter(prompt: ir.IRPrompt, losses: list[ir.Loss]) -> dict[str, Any]:
     if params:
         model["parameters"] = params
     front["model"] = model
-    inputs: dict[str, Any] = {}
-    sample: dict[str, Any] = {}
+    inputs: JsonObject = {}
+    sample: JsonObject = {}
     for arg in prompt.arguments:
-        spec: dict[str, Any] = {"type": "number" if arg.type == "integer" else arg.type}
+        spec: JsonObject = {"type": "number" if arg.type == "integer" else arg.type}
         if arg.description:
             spec["description"] = arg.description
         if arg.has_default:

@@ -9,9 +9,7 @@ A value that already looks like JSON Schema (a ``type`` or ``properties`` key) i
 
 from __future__ import annotations
 
-from typing import Any
-
-from promptops.interop.ir import Json
+from promptops.interop.ir import Json, JsonObject
 
 SCALARS = ("any", "boolean", "integer", "null", "number", "string")
 
@@ -36,8 +34,8 @@ def expand(schema: Json) -> Json:
     return _object(schema)
 
 
-def _scalar(kind: str, desc: str | None) -> dict[str, Any]:
-    out: dict[str, Any] = {} if kind == "any" else {"type": kind}
+def _scalar(kind: str, desc: str | None) -> JsonObject:
+    out: JsonObject = {} if kind == "any" else {"type": kind}
     if desc:
         out["description"] = desc
     return out
@@ -61,10 +59,10 @@ def _value(value: Json) -> Json:
     return _object(value)
 
 
-def _object(fields: Json) -> dict[str, Any]:
+def _object(fields: Json) -> JsonObject:
     if not isinstance(fields, dict):
         raise ValueError(f"Picoschema: only objects and strings, got {fields!r}")
-    out: dict[str, Any] = {"type": "object", "properties": {}, "required": [],
+    out: JsonObject = {"type": "object", "properties": {}, "required": [],
                            "additionalProperties": False}
     for key, value in fields.items():
         if key == "(*)":

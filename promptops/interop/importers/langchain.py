@@ -31,6 +31,7 @@ from promptops.interop.importers import _common
 from promptops.interop.ir import (
     Argument,
     IRPrompt,
+    JsonObject,
     Loss,
     Message,
     Output,
@@ -97,7 +98,7 @@ def parse(path: str, text: str, siblings: Mapping[str, str]) -> list[IRPrompt]:
         notes=tuple(notes))]
 
 
-def _load(path: str, text: str) -> dict[str, Any]:
+def _load(path: str, text: str) -> JsonObject:
     if path.lower().endswith(".json"):
         try:
             data = json.loads(text)

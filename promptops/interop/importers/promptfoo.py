@@ -23,7 +23,6 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from typing import Any
 
 from promptops.interop import nunjucks
 from promptops.interop.errors import InteropError
@@ -33,6 +32,7 @@ from promptops.interop.ir import (
     Argument,
     IRPrompt,
     Json,
+    JsonObject,
     Loop,
     Loss,
     Message,
@@ -177,7 +177,7 @@ def _string_state(text: str, in_string: bool) -> bool:
     return in_string
 
 
-def _message(entry: dict[str, Any], exprs: list[str], losses: list[Loss]) -> Message:
+def _message(entry: JsonObject, exprs: list[str], losses: list[Loss]) -> Message:
     role = entry["role"]
     if not isinstance(role, str) or _SENTINEL.search(role) or role not in _ROLES:
         raise InteropError("", f"role {role!r} is not system, user, assistant or model")

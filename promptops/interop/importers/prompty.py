@@ -30,7 +30,6 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from typing import Any
 
 from promptops.interop.errors import InteropError
 from promptops.interop.importers import _common
@@ -39,6 +38,7 @@ from promptops.interop.ir import (
     Argument,
     IRPrompt,
     Json,
+    JsonObject,
     Loss,
     Message,
     MessageItem,
@@ -248,7 +248,7 @@ def _sample(path: str, value: Json, siblings: Mapping[str, str], notes: list[str
 
 def _arguments(inputs: Json, used: list[str], iterated: set[str], sample: dict[str, Json],
                messages: list[MessageItem], notes: list[str]) -> list[Argument]:
-    declared: dict[str, dict[str, Any]] = {}
+    declared: dict[str, JsonObject] = {}
     if isinstance(inputs, dict):
         for name, spec in inputs.items():
             if isinstance(spec, dict):

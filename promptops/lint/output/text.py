@@ -2,23 +2,23 @@
 
 from __future__ import annotations
 
-from promptops.console import style, use_color
+from promptops.console import PLAIN_AUTO, Console
 from promptops.lint.output import Report
 from promptops.lint.problem import Finding
 
 
-def render(findings: list[Finding], report: Report) -> str:
+def render(findings: list[Finding], report: Report, console: Console = PLAIN_AUTO) -> str:
     out: list[str] = []
-    color = use_color()
+    color = console.use_color()
     for f in findings:
-        where = style(f"{report.shown_path(f.path)}:{f.line}:{f.col}", bold=True)
-        level = style(f.level, fg="red" if f.level == "error" else "yellow")
+        where = console.style(f"{report.shown_path(f.path)}:{f.line}:{f.col}", bold=True)
+        level = console.style(f.level, fg="red" if f.level == "error" else "yellow")
         out.append(f"{where}: {f.code} [{level}] {f.message}")
         if color:
             src = report.line_text(f.path, f.line)
             if src:
                 out.append(f"  {src}")
-                out.append("  " + " " * (f.col - 1) + style("^", fg="green", bold=True))
+                out.append("  " + " " * (f.col - 1) + console.style("^", fg="green", bold=True))
     out.append(summary(findings))
     return "\n".join(out)
 
