@@ -213,3 +213,29 @@ def test_json_schemas_hold_and_describe_the_new_fields(tmp_path: Path) -> None:
     bad = dict(r.bundle, prompts=[{**r.bundle["prompts"][0], "samples": [{"arguments": {}}]}])
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate(bad, bundle)
+
+
+def test_lint_follows_the_format(tmp_path: Path) -> None:
+    """A faithfully ported prompt is clean: a system persona, typed and non-identifier
+    arguments read through args[...], a history argument; a typo in args[...] is still found."""
+    from repo_helpers import run_cli
+
+    prompt = {
+        "description": "d",
+        "arguments": [{"name": "n", "description": "d", "type": "integer", "required": True},
+                      {"name": "reference-file", "description": "d", "required": True},
+                      {"name": "history", "description": "d", "type": "array", "default": []}],
+        "messages": [{"role": "system", "text": "You are a reviewer. Use {{ n }} words."},
+                     {"history": "history"},
+                     {"role": "user", "text": "<f>{{ args['reference-file'] }}</f>"}]}
+    for as_role in ("user", "assistant"):
+        folder = tmp_path / as_role
+        build(folder, prompt, {"serve": {"systemRole": as_role}})
+        run = run_cli("lint", str(folder), "--format", "json")
+        codes = {f["code"] for f in json.loads(run.stdout)["findings"]}
+        assert codes <= {"PO108"}, run.stdout  # (yaml.safe_dump sorts keys: key order)
+    typo = {**prompt, "messages": [*prompt["messages"][:2],
+                                   {"role": "user", "text": "{{ args['reference-fil'] }}"}]}
+    build(tmp_path / "typo", typo)
+    run = run_cli("lint", str(tmp_path / "typo"), "--format", "json")
+    assert "reference-fil" in run.stdout and "PO201" in run.stdout

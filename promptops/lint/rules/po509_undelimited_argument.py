@@ -3,7 +3,9 @@
 Why: text a user controls lands where the model takes instructions from (the opening
 message, or the model's own voice), so "ignore the above and ..." works. Fence it with
 delimiters the model can see: quotes, backticks, a code fence or an XML-style tag.
-Arguments with an ``enum`` or a ``pattern`` are constrained and not reported. A
+Arguments with an ``enum`` or a ``pattern`` are constrained and not reported, nor are
+numbers and booleans (typed arguments are parsed and checked before rendering). A system
+message is judged as written, whichever role ``serve.systemRole`` serves it as. A
 heuristic, so a warning.
 
 Fails::
@@ -52,7 +54,8 @@ def _expressions(source: str) -> Iterator[tuple[int, int, str]]:
 
 def check(ctx: Any) -> Iterator[Hit]:
     for prompt in prompts(ctx):
-        free = {a.name for a in prompt.spec.arguments if a.enum is None and a.pattern is None}
+        free = {a.name for a in prompt.spec.arguments if a.enum is None and a.pattern is None
+                and a.type not in ("number", "integer", "boolean")}
         for unit in ctx.units(prompt):
             if not free or not (unit.message == 0 or unit.role == "assistant"):
                 continue
