@@ -76,8 +76,10 @@ class _Command(TyperCommand):
                     formatter.write_dl(rows)
 
 
-def _command(name: str | None = None, **kwargs: Any) -> Callable[[F], F]:
-    return app.command(name, cls=_Command, **kwargs)
+def _command(name: str | None = None, *, context_settings: dict[str, object] | None = None,
+             add_help_option: bool = True) -> Callable[[F], F]:
+    return app.command(name, cls=_Command, context_settings=context_settings,
+                       add_help_option=add_help_option)
 
 
 PathArg = Annotated[

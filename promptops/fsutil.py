@@ -77,11 +77,12 @@ def _open_folder(folder: Path, root: Path | None, *, create: bool,
         return _Folder(folder, None)
     fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
     for i, part in enumerate(rel):
-        fd = _step(fd, part, target or folder, "/".join(rel[: i + 1]), create)  # closes fd
+        fd = _step(fd, part, target or folder, "/".join(rel[: i + 1]),
+                   create=create)  # closes fd
     return _Folder(folder, fd)
 
 
-def _step(fd: int, part: str, folder: Path, shown: str, create: bool) -> int:
+def _step(fd: int, part: str, folder: Path, shown: str, *, create: bool) -> int:
     """The subfolder ``part`` of the open folder ``fd`` (which is closed), not followed."""
     flags = os.O_RDONLY | os.O_DIRECTORY | _NOFOLLOW
     try:

@@ -9,7 +9,8 @@ import pytest
 from repo_helpers import commit_files, make_repo
 from versioning_helpers import PLAIN, REVIEW, SUMMARY, apply, base_files, prompt_file, spec
 
-from promptops.diff import (
+from promptops.pipeline.build import Build
+from promptops.versioning import (
     Change,
     Kind,
     Level,
@@ -19,7 +20,6 @@ from promptops.diff import (
     diff_refs,
     required_bump,
 )
-from promptops.pipeline.build import Build
 
 MAJOR, MINOR, PATCH = Level.major, Level.minor, Level.patch
 Row = tuple[Kind, Level, str | None, str | None]

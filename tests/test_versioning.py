@@ -23,7 +23,7 @@ from promptops.commands import release as release_cmd
 from promptops.commands.bump import set_version
 from promptops.console import Console
 from promptops.pipeline.build import Build
-from promptops.semver import Level, Version, next_version, satisfies, step_level
+from promptops.versioning.semver import Level, Version, next_version, satisfies, step_level
 
 # ---------------------------------------------------------------- semver
 

@@ -19,7 +19,7 @@ from promptops.console import Console
 from promptops.errors import PackageError, Problem, PromptopsError, UsageError
 from promptops.fsutil import atomic_write
 from promptops.pipeline.source import MANIFEST, Refused, WorktreeSource, find_package
-from promptops.semver import Level, Version
+from promptops.versioning.semver import Level, Version
 
 _BOM = "\ufeff"
 _PLAIN_END = " \t\r\n,}]#"
@@ -90,7 +90,7 @@ def _pre(current: Version, target: Version, ident: str) -> Version:
 
 
 def _auto(current: Version, package_dir: Path, console: Console) -> Version | None:
-    from promptops.diff.history import status
+    from promptops.versioning.history import status
 
     st = status(package_dir)
     if st.release is None:

@@ -13,9 +13,14 @@ from collections.abc import Callable
 from pathlib import Path
 
 from promptops.console import Console
-from promptops.diff.changes import Change
-from promptops.diff.engine import content_digest, diff_bundles
-from promptops.diff.history import (
+from promptops.errors import PackageError, PromptopsError
+from promptops.git.history import History
+from promptops.pipeline.build import Build
+from promptops.pipeline.bundle import Bundle
+from promptops.pipeline.source import find_package
+from promptops.versioning.changes import Change
+from promptops.versioning.engine import content_digest, diff_bundles
+from promptops.versioning.history import (
     Release,
     latest_release,
     open_repo,
@@ -24,12 +29,7 @@ from promptops.diff.history import (
     tag_message,
     tag_name,
 )
-from promptops.errors import PackageError, PromptopsError
-from promptops.git.history import History
-from promptops.pipeline.build import Build
-from promptops.pipeline.bundle import Bundle
-from promptops.pipeline.source import find_package
-from promptops.semver import Version, satisfies, step_level
+from promptops.versioning.semver import Version, satisfies, step_level
 
 #: Checks a release must pass besides loading: each gets the one Build of HEAD (so HEAD
 #: is validated once for all of them) and returns None or a refusal saying what to fix.
@@ -136,8 +136,8 @@ def _existing(repo: History, package_dir: Path, tag: str, head: Bundle,
 def _check_against(
     package_dir: Path, prev: Release, head: Bundle, version: Version
 ) -> list[Change]:
-    from promptops.diff.changes import required_bump
-    from promptops.semver import next_version
+    from promptops.versioning.changes import required_bump
+    from promptops.versioning.semver import next_version
 
     changes = diff_bundles(release_bundle(package_dir, prev), head)
     need = required_bump(changes)

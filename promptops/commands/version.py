@@ -12,9 +12,9 @@ from pathlib import Path
 
 from promptops.commands.choices import Format
 from promptops.console import Console
-from promptops.diff.changes import counts
-from promptops.diff.history import Status, status
 from promptops.pipeline.source import find_package
+from promptops.versioning.changes import counts
+from promptops.versioning.history import Status, status
 
 
 def run(*, path: Path | None, fmt: Format, console: Console) -> int:

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from promptops.diff import Change, Kind, by_level, diff_bundles, required_bump
-from promptops.diff.engine import reached_templates
 from promptops.errors import PackageError, PromptopsError
 from promptops.pipeline.bundle import compile_bundle
 from promptops.pipeline.bundle_types import Bundle, Prompt
@@ -34,7 +32,9 @@ from promptops.review.model import (
 )
 from promptops.review.refs import Refs, open_repo, packages_in, resolve, touched_packages
 from promptops.review.rendered import render_lines, source_lines, unified
-from promptops.semver import Version, next_version, satisfies
+from promptops.versioning import Change, Kind, by_level, diff_bundles, required_bump
+from promptops.versioning.engine import reached_templates
+from promptops.versioning.semver import Version, next_version, satisfies
 
 
 def build_report(start: Path, base: str, head: str | None, path: Path | None) -> ReviewReport:

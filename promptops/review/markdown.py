@@ -139,7 +139,8 @@ def _package(index: int, p: PackageReview, block: Block) -> list[str]:
         names = ", ".join(f"`{name}`" for name in p.unaffected)
         out += ["#### Unaffected prompts", "",
                 "Rendered output unchanged for every test case and the smoke case:", ""]
-        out += _fold(f"{n} prompt{'s' if n != 1 else ''}", names, True) if n > 20 else [names]
+        label = f"{n} prompt{'s' if n != 1 else ''}"
+        out += _fold(label, names, folded=True) if n > 20 else [names]
     return out
 
 
@@ -162,7 +163,8 @@ def _prompt(key: tuple[int, int], pr: PromptReview, block: Block) -> list[str]:
     if pr.source_diffs:
         body = "\n\n".join(block((*key, "src", k), d.diff) for k, d in enumerate(pr.source_diffs))
         files = len(pr.source_diffs)
-        out += _fold(f"Template source diff ({files} file{'s' if files != 1 else ''})", body, True)
+        label = f"Template source diff ({files} file{'s' if files != 1 else ''})"
+        out += _fold(label, body, folded=True)
     if not pr.rendered:
         out += [f"Rendered output unchanged ({pr.cases_rendered} cases).", ""]
         return out
@@ -173,10 +175,10 @@ def _prompt(key: tuple[int, int], pr: PromptReview, block: Block) -> list[str]:
         pieces.append(f"**{label}** with `{args}`\n\n{block((*key, 'out', k), r.diff)}")
     lines = sum(r.diff.count("\n") + 1 for r in pr.rendered)
     summary = f"Rendered diff: {len(pr.rendered)} of {pr.cases_rendered} cases changed"
-    return out + _fold(summary, "\n\n".join(pieces), lines > FOLD_LINES)
+    return out + _fold(summary, "\n\n".join(pieces), folded=lines > FOLD_LINES)
 
 
-def _fold(summary: str, body: str, folded: bool) -> list[str]:
+def _fold(summary: str, body: str, *, folded: bool) -> list[str]:
     if not folded:
         return [f"{summary}:", "", body, ""]
     return ["<details>", f"<summary>{summary}</summary>", "", body, "", "</details>", ""]
@@ -186,7 +188,7 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
-def _value(v: Any) -> str:
+def _value(v: object) -> str:
     if v is None:
         return ""
     text = json.dumps(v, ensure_ascii=False)

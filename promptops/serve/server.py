@@ -126,7 +126,7 @@ class Server:
             return out
         return null_id(out) if null_for_unknown_id(session.revision) else out
 
-    def _one(self, session: Session, msg: object, in_batch: bool = False) -> list[Json]:
+    def _one(self, session: Session, msg: object, *, in_batch: bool = False) -> list[Json]:
         item = read(msg)
         if isinstance(item, Request):
             if in_batch and item.method == "initialize":

@@ -153,17 +153,17 @@ def encode(message: object) -> bytes:
     try:
         text = _COMPACT(message)
     except TypeError:  # not plain data: a LongInt (anything else is a bug, and raises)
-        text = _with_long_ints(message, False)
+        text = _with_long_ints(message, ascii_only=False)
     try:
         return text.encode()
     except UnicodeEncodeError:
         try:
             return _COMPACT_ASCII(message).encode()
         except TypeError:
-            return _with_long_ints(message, True).encode()
+            return _with_long_ints(message, ascii_only=True).encode()
 
 
-def _with_long_ints(message: object, ascii_only: bool) -> str:
+def _with_long_ints(message: object, *, ascii_only: bool) -> str:
     found: list[LongInt] = []
 
     def mark(value: object) -> str:

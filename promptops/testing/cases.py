@@ -41,7 +41,7 @@ class _CaseLoader(fastyaml.FastLoader):
 
     _memo: dict[tuple[str, tuple[bool, bool]], Any] = {}  # noqa: RUF012  a shared cache
 
-    def resolve(self, kind: Any, value: Any, implicit: Any) -> Any:
+    def resolve(self, kind: Any, value: Any, implicit: Any) -> Any:  # noqa: ANN401  (PyYAML's)
         if kind is not yaml.ScalarNode or len(value) > 64:
             return super().resolve(kind, value, implicit)  # type: ignore[no-untyped-call]
         key = (value, tuple(implicit))
@@ -198,7 +198,7 @@ def _validate(ld: Loader, loaded: LoadedFile) -> TestFile | None:
     return None
 
 
-def _plain_loc(loc: tuple[Any, ...], data: Any) -> tuple[Any, ...] | None:
+def _plain_loc(loc: tuple[Any, ...], data: Any) -> tuple[Any, ...] | None:  # noqa: ANN401
     out: list[Any] = []
     node = data
     for step in loc:
@@ -241,7 +241,7 @@ def _parse(ld: Loader, path: str) -> tuple[LoadedFile, Any] | None:
         return None
 
 
-def _case_position(loaded: LoadedFile, node: Any, index: int) -> tuple[int, int]:
+def _case_position(loaded: LoadedFile, node: Any, index: int) -> tuple[int, int]:  # noqa: ANN401
     if isinstance(node, yaml.MappingNode):
         for key, value in node.value:
             if key.value == "cases" and isinstance(value, yaml.SequenceNode):

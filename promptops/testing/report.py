@@ -11,7 +11,8 @@ import json
 import sys
 import time
 import xml.etree.ElementTree as ET
-from typing import Any, TextIO
+from collections.abc import Callable
+from typing import TextIO
 
 from promptops.testing.cases import Case
 from promptops.testing.runner import Outcome
@@ -24,7 +25,7 @@ def text_lines(result: SuiteResult, *, verbose: bool = False) -> list[str]:
     out: list[str] = []
     for case, outcome in zip(result.cases, result.outcomes, strict=True):
         if outcome.status in ("failed", "error"):
-            out += _failure_block(case, outcome, verbose)
+            out += _failure_block(case, outcome, verbose=verbose)
         elif verbose:
             reason = f" ({case.skip})" if outcome.status == "skipped" else ""
             out.append(f"{outcome.status.upper()} {case.id}{reason}")
@@ -38,7 +39,7 @@ def text_lines(result: SuiteResult, *, verbose: bool = False) -> list[str]:
     return out
 
 
-def _failure_block(case: Case, outcome: Outcome, verbose: bool) -> list[str]:
+def _failure_block(case: Case, outcome: Outcome, *, verbose: bool) -> list[str]:
     out = [f"{'FAILED' if outcome.status == 'failed' else 'ERROR'} {case.id}",
            f"  at {case.where}",
            f"  arguments: {json.dumps(case.arguments, ensure_ascii=False)}"]
@@ -102,7 +103,7 @@ def junit_xml(result: SuiteResult) -> bytes:
                 el = ET.SubElement(tc, tag, {"message": outcome.failures[0].message,
                                              "type": "AssertionError" if tag == "failure"
                                              else "InternalError"})
-                el.text = "\n".join(_failure_block(case, outcome, True))
+                el.text = "\n".join(_failure_block(case, outcome, verbose=True))
             if outcome.status != "skipped":
                 out = ET.SubElement(tc, "system-out")
                 out.text = f"{case.where}\narguments: {json.dumps(case.arguments)}\n"
@@ -130,7 +131,7 @@ class Progress:
         self.start = self.last = 0.0
         self.drawn = False
 
-    def __call__(self, total: int) -> Any:
+    def __call__(self, total: int) -> Callable[[int], None]:
         self.total, self.start = total, time.monotonic()
         return self.tick
 

@@ -61,6 +61,7 @@ def apply(
     cases: list[Case],
     outcomes: list[Outcome],
     stale: list[str],
+    *,
     update: bool,
 ) -> SnapshotReport:
     """Write what the run produced and, with ``update``, remove obsolete snapshots.

@@ -89,7 +89,7 @@ def run_suite(
     outcomes = run_cases(bundle, chosen, policy, jobs or auto_jobs(len(chosen)), tick)
     root = Path(build.path).resolve() if writable else None
     report = snapshots.apply(root, chosen, outcomes, snapshots.obsolete(existing, everything),
-                             update)
+                             update=update)
     return SuiteResult(package, chosen, outcomes, report, time.perf_counter() - start)
 
 

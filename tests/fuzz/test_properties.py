@@ -27,9 +27,9 @@ from promptops.render.renderer import Renderer
 from promptops.sandbox.environment import environment, render_bounded
 from promptops.sandbox.limits import DEFAULT_OUTPUT_CHARS as MAX_OUTPUT_CHARS
 from promptops.sandbox.limits import BudgetExceeded
-from promptops.semver import Version
 from promptops.serve import wire
 from promptops.serve.connection import Connection as Server
+from promptops.versioning.semver import Version
 
 SETTINGS = settings(max_examples=250, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow,

@@ -24,8 +24,8 @@ CODE, NAME, LEVEL, NEEDS = "PO601", "version-not-bumped", "error", "base"
 
 
 def check(ctx: Any) -> Iterator[Hit]:
-    from promptops.diff import content_digest
     from promptops.pipeline.bundle import compile_bundle
+    from promptops.versioning import content_digest
 
     head = compile_bundle(ctx.package)
     base = ctx.base_bundle

@@ -24,9 +24,9 @@ CODE, NAME, LEVEL, NEEDS = "PO602", "insufficient-bump", "error", "base"
 
 
 def check(ctx: Any) -> Iterator[Hit]:
-    from promptops.diff import by_level, diff_bundles, required_bump
     from promptops.pipeline.bundle import compile_bundle
-    from promptops.semver import Version, satisfies
+    from promptops.versioning import by_level, diff_bundles, required_bump
+    from promptops.versioning.semver import Version, satisfies
 
     head, base = compile_bundle(ctx.package), ctx.base_bundle
     old = Version.parse(base["package"]["version"])

@@ -48,7 +48,7 @@ class DuplicateKey(yaml.MarkedYAMLError):
 
 class FastLoader(yaml.CSafeLoader):
 
-    def construct_mapping(self, node: Any, deep: bool = False) -> Any:
+    def construct_mapping(self, node: Any, deep: bool = False) -> Any:  # noqa: FBT001, FBT002  (PyYAML's signature)
         seen: set[Any] = set()
         for key_node, _ in node.value:
             if key_node.tag == "tag:yaml.org,2002:merge":

@@ -69,13 +69,13 @@ class LoadedFile:
             self._tree = _mark_tree(self.text)
         return self._tree
 
-    def _walk(self, loc: Loc, key: bool) -> tuple[int, int, Any]:
+    def _walk(self, loc: Loc, *, key: bool) -> tuple[int, int, Any]:
         """0-based line and column of the value at ``loc`` (or of its key), and the node
         there (None when ``loc`` goes further than the document: the nearest enclosing
         node's position is returned then)."""
         tree = self._positions()
         if isinstance(tree, _Marks):
-            return tree.walk(loc, key)
+            return tree.walk(loc, key=key)
         node, line, col = tree, 0, 0
         for i, step in enumerate(loc):
             lc = getattr(node, "lc", None)
@@ -96,7 +96,7 @@ class LoadedFile:
         Walks as deep as the document goes: a location inside a value of the wrong
         shape, or at a missing key, lands on the nearest enclosing node.
         """
-        line, col, _ = self._walk(loc, key)
+        line, col, _ = self._walk(loc, key=key)
         return line + 1, col + 1
 
     def block_start(self, loc: Loc) -> tuple[int, int, bool]:
@@ -105,7 +105,7 @@ class LoadedFile:
         Returns (line, col, is_block): a literal/folded block starts on the line after
         its indicator, at the block's indentation.
         """
-        line, col, node = self._walk(loc, False)
+        line, col, node = self._walk(loc, key=False)
         line, col = line + 1, col + 1
         style = getattr(node, "style", None) if isinstance(node, _yaml().Node) else {
             "LiteralScalarString": "|", "FoldedScalarString": ">"}.get(type(node).__name__)
@@ -164,7 +164,7 @@ class _Marks:
             self._maps[id(node)] = found
         return found
 
-    def walk(self, loc: Loc, key: bool) -> tuple[int, int, Any]:
+    def walk(self, loc: Loc, *, key: bool) -> tuple[int, int, Any]:
         y = _yaml()
         node, line, col = self.root, 0, 0
         for i, step in enumerate(loc):

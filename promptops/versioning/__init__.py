@@ -2,7 +2,7 @@
 
 Public surface for `version`, `bump`, `release`, lint's 6xx rules and `diff`::
 
-    from promptops.diff import diff_refs, required_bump
+    from promptops.versioning import diff_refs, required_bump
     changes = diff_refs(package_dir, "v1-commit")      # that commit vs the working tree
     required_bump(changes)                               # Level.major / minor / patch / None
 """
@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from promptops.diff.changes import Change, Kind, by_level, counts, ordered, required_bump
-from promptops.diff.engine import content_digest, diff_bundles
-from promptops.semver import Level
+from promptops.versioning.changes import Change, Kind, by_level, counts, ordered, required_bump
+from promptops.versioning.engine import content_digest, diff_bundles
+from promptops.versioning.semver import Level
 
 __all__ = [
     "Change",

@@ -13,12 +13,12 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterator
 
-from promptops.diff.arguments import diff_arguments
-from promptops.diff.changes import Change, Kind, ordered
 from promptops.pipeline.bundle import canonical
 from promptops.pipeline.bundle_types import Bundle, Message, PackageInfo, Prompt
 from promptops.pipeline.templates import TemplateIndex
-from promptops.semver import Level
+from promptops.versioning.arguments import diff_arguments
+from promptops.versioning.changes import Change, Kind, ordered
+from promptops.versioning.semver import Level
 
 
 def content_digest(bundle: Bundle) -> str:

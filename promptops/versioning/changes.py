@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from promptops.semver import Level
+from promptops.versioning.semver import Level
 
 
 class Kind(StrEnum):

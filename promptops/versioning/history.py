@@ -14,11 +14,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from promptops.diff.changes import Change, counts, required_bump
-from promptops.diff.engine import diff_bundles
 from promptops.errors import GitError
 from promptops.git.history import History, from_git
-from promptops.semver import Level, Version, is_version, next_version, satisfies
+from promptops.versioning.changes import Change, counts, required_bump
+from promptops.versioning.engine import diff_bundles
+from promptops.versioning.semver import Level, Version, is_version, next_version, satisfies
 
 if TYPE_CHECKING:
     from promptops.pipeline.bundle import Bundle

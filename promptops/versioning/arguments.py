@@ -13,12 +13,11 @@ regex flavour, and guessing "looser" would let a breaking change ship as a minor
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
 
-from promptops.diff.changes import Change, Kind
 from promptops.pipeline import defaults
 from promptops.pipeline.bundle_types import Argument as Arg
-from promptops.semver import Level
+from promptops.versioning.changes import Change, Kind
+from promptops.versioning.semver import Level
 
 
 def diff_arguments(prompt: str, old: list[Arg], new: list[Arg]) -> Iterator[Change]:
@@ -45,7 +44,8 @@ def diff_arguments(prompt: str, old: list[Arg], new: list[Arg]) -> Iterator[Chan
 
 
 def _argument(prompt: str, name: str, a: Arg, b: Arg) -> Iterator[Change]:
-    def change(kind: Kind, level: Level, what: str, old: Any = None, new: Any = None) -> Change:
+    def change(kind: Kind, level: Level, what: str, old: object = None,
+               new: object = None) -> Change:
         return Change(kind, level, f"argument {name!r} {what}", prompt=prompt, argument=name,
                       old=old, new=new)
 
