@@ -13,14 +13,14 @@ from typing import Any
 import pytest
 import yaml
 
-from promptops.diff.changes import Kind
-from promptops.diff.engine import diff_bundles
 from promptops.errors import ArgumentError, PackageError
 from promptops.pipeline import bundle_check
 from promptops.pipeline.build import Build
 from promptops.render.renderer import Renderer
-from promptops.semver import Level
 from promptops.serve.revisions import content, prompt_descriptor
+from promptops.versioning.changes import Kind
+from promptops.versioning.engine import diff_bundles
+from promptops.versioning.semver import Level
 
 MANIFEST = {"name": "demo", "version": "1.0.0"}
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, NoReturn
 
 MAX_DEPTH = 64
 KEYWORDS = frozenset({
@@ -69,12 +69,12 @@ def unknown_keywords(schema: Mapping[str, Any], depth: int = 0) -> list[str]:
     return bad
 
 
-def parse(spec: Mapping[str, Any], value: object) -> Any:
+def parse(spec: Mapping[str, Any], value: object) -> object:
     """The value of a typed argument from what the caller sent; ArgumentTypeError if bad."""
     kind = spec.get("type", "string")
     name = spec["name"]
     if kind == "string" or not isinstance(value, str):
-        parsed: Any = value
+        parsed: object = value
     elif kind == "boolean":
         if value not in ("true", "false"):
             raise ArgumentTypeError(f"argument {name!r} expects a boolean (true or false); "
@@ -96,14 +96,14 @@ def parse(spec: Mapping[str, Any], value: object) -> Any:
     return parsed
 
 
-def check(spec: Mapping[str, Any], value: Any) -> str | None:
+def check(spec: Mapping[str, Any], value: object) -> str | None:
     """What is wrong with ``value`` for the argument ``spec`` (type + schema), or None."""
     schema = dict(spec.get("schema") or {})
     schema["type"] = spec.get("type", "string")
     return _check(schema, value, "", 0)
 
 
-def _check(schema: Mapping[str, Any], value: Any, where: str, depth: int) -> str | None:
+def _check(schema: Mapping[str, Any], value: object, where: str, depth: int) -> str | None:
     if depth > MAX_DEPTH:
         return f"{where or 'value'} is nested too deeply"
     at = f"{where}: " if where else ""
@@ -146,7 +146,7 @@ def _check(schema: Mapping[str, Any], value: Any, where: str, depth: int) -> str
     return None
 
 
-def _is(kind: object, value: Any) -> bool:
+def _is(kind: object, value: object) -> bool:
     py = _PY.get(str(kind))
     if py is None:
         return False
@@ -159,19 +159,19 @@ def _is(kind: object, value: Any) -> bool:
     return isinstance(value, py)
 
 
-def _same(a: Any, b: Any) -> bool:
+def _same(a: object, b: object) -> bool:
     return (type(a) is type(b) and a == b) or (
         _is("number", a) and _is("number", b) and a == b)
 
 
-def _json_type(value: Any) -> str:
+def _json_type(value: object) -> str:
     for name in ("boolean", "integer", "number", "string", "array", "object", "null"):
         if _is(name, value):
             return name
     return type(value).__name__
 
 
-def _no_constant(name: str) -> Any:
+def _no_constant(name: str) -> NoReturn:
     raise ValueError(f"{name} is not JSON")
 
 

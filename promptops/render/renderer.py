@@ -16,7 +16,7 @@ and its output bound counts every part of the reply, rendered or copied from a f
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from promptops.errors import ArgumentError, RenderError, TemplateError
 from promptops.pipeline import argtypes, defaults
@@ -108,7 +108,7 @@ class Renderer:
         context["args"] = dict(context)
         return prompt, context
 
-    def _check(self, prompt: str, spec: Argument, value: object) -> Any:
+    def _check(self, prompt: str, spec: Argument, value: object) -> object:
         arg = spec["name"]
         if spec.get("type", "string") != "string":
             if isinstance(value, str) and len(value) > spec.get("maxLength", defaults.MAX_LENGTH):
@@ -227,7 +227,7 @@ class Renderer:
             return {"role": self.system_role, "content": content}
         return {"role": role, "content": content}  # type: ignore[typeddict-item]
 
-    def _history(self, out: list[PromptMessage], msg: Message, value: Any) -> None:
+    def _history(self, out: list[PromptMessage], msg: Message, value: object) -> None:
         """Splice in the messages of a history argument (each ``{role, content}``)."""
         arg = msg["argument"]
         if value is None:
