@@ -23,8 +23,10 @@ from promptops.commands.choices import (
     BumpKind,
     Client,
     DiffFormat,
+    ExportTarget,
     FailOn,
     Format,
+    ImportFormat,
     LintFormat,
     SchemaKind,
 )
@@ -161,11 +163,56 @@ def render(
     ] = None,
     ref: RefOpt = None,
     fmt: FormatOpt = Format.text,
+    sample: Annotated[str | None, typer.Option(
+        "--sample", help="Start from the prompt's named sample arguments", metavar="NAME")
+    ] = None,
 ) -> None:
     """Render a prompt with arguments, exactly as `serve` would answer prompts/get."""
     from promptops.commands import render as cmd
 
     _run(ctx, cmd.run, prompt=prompt, pairs=arg or [], args_file=args_file, path=path, ref=ref,
+         fmt=fmt, sample=sample)
+
+
+@_command("import")
+def import_(
+    ctx: typer.Context,
+    sources: Annotated[list[Path], typer.Argument(metavar="SOURCE...",
+                                                  help="Prompt files of another tool")],
+    out: Annotated[Path, typer.Option("-o", "--out", metavar="DIR",
+                                      help="Package folder to write or add to")] = Path("."),
+    source_format: Annotated[
+        ImportFormat | None,
+        typer.Option("--from", metavar="FORMAT", help="Source format: prompty, dotprompt, "
+                     "vscode, claude, promptfoo or langchain (default: detected)"),
+    ] = None,
+    fmt: FormatOpt = Format.text,
+) -> None:
+    """Import other tools' prompt files into a package; exit 1 if anything was lost."""
+    from promptops.commands import import_ as cmd
+
+    _run(ctx, cmd.run, sources=sources, out=out, source_format=source_format, fmt=fmt)
+
+
+@_command()
+def export(
+    ctx: typer.Context,
+    target: Annotated[ExportTarget, typer.Option(
+        "--to", metavar="TOOL", help="Write for: vscode, claude, prompty or dotprompt")],
+    prompts: Annotated[list[str] | None, typer.Argument(
+        metavar="[PROMPT]...", help="Prompts to export (default: all)")] = None,
+    out: Annotated[Path, typer.Option("-o", "--out", metavar="DIR",
+                                      help="Folder to write into")] = Path("."),
+    path: Annotated[
+        Path | None, typer.Option("--path", "-p", metavar="DIR", help="Package folder")
+    ] = None,
+    ref: RefOpt = None,
+    fmt: FormatOpt = Format.text,
+) -> None:
+    """Write prompts as files other tools load; exit 1 if a target cannot express something."""
+    from promptops.commands import export as cmd
+
+    _run(ctx, cmd.run, target=target, out=out, prompts=prompts or [], path=path, ref=ref,
          fmt=fmt)
 
 

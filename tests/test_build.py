@@ -148,7 +148,7 @@ def test_verify_checks_the_schema_beyond_the_digest(tmp_path: Path) -> None:
     root = Path(repo.working_tree_dir)
     assert build(root, "pkg", "-o", "out").returncode == 0
     bundle = load_bundle(root / "out" / "acme-1.2.0.bundle.json")
-    bundle["prompts"][0]["messages"][0]["role"] = "system"  # a consistent digest, wrong schema
+    bundle["prompts"][0]["messages"][0]["role"] = "developer"  # a consistent digest, wrong schema
     bundle["digest"] = digest(bundle)
     bad = tmp_path / "schema.bundle.json"
     bad.write_bytes(serialise(bundle))

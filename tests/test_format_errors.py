@@ -49,9 +49,9 @@ EXPECTED: list[tuple[str, int, int, str, str]] = [
      "include '../outside.j2' is outside the package or not normalised"),
     ("prompts/refs.prompt.yaml", 17, 47, "/etc/hostname", "'/etc/hostname' is outside the package"),
     ("prompts/schema.prompt.yaml", 1, 1, "titel:", "unknown key 'titel'; did you mean 'title'?"),
-    ("prompts/schema.prompt.yaml", 3, 11, "1st",
-     "arguments.0.name: '1st' is not valid: an argument name is used as a template variable: "
-     "letters, digits and '_', not starting with a digit"),
+    ("prompts/schema.prompt.yaml", 3, 11, '""',
+     "arguments.0.name: '' is not valid: an argument name is 1 to 128 characters with no "
+     "control characters (a template reads one that is not an identifier as args[\"name\"])"),
     ("prompts/schema.prompt.yaml", 5, 15, '"yes"',
      "arguments.1.required: Input should be a valid boolean; write true or false, unquoted"),
     ("prompts/schema.prompt.yaml", 6, 14, '"([a-z]+"',
@@ -59,11 +59,11 @@ EXPECTED: list[tuple[str, int, int, str, str]] = [
      "unterminated subpattern at position 0"),
     ("prompts/schema.prompt.yaml", 7, 16, "0",
      "arguments.1.maxLength: Input should be greater than or equal to 1"),
-    ("prompts/schema.prompt.yaml", 9, 11, "system",
-     "messages.0.role: Input should be 'user' or 'assistant'"),
+    ("prompts/schema.prompt.yaml", 9, 11, "developer",
+     "messages.0.role: Input should be 'user', 'assistant' or 'system'"),
     ("prompts/schema.prompt.yaml", 11, 5, "role: user",
      "messages.1: a message needs exactly one content key of text, template, resource, image, "
-     "audio, resource_link (found: text, template)"),
+     "audio, resource_link, history (found: text, template)"),
     ("prompts/schema.prompt.yaml", 15, 12, "resources/x.png",
      "messages.2.image: Input should be a valid dictionary or instance of MediaFile; "
      "expected a mapping with keys: file, mimeType"),

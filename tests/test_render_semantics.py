@@ -105,7 +105,7 @@ def test_every_content_type_maps_to_mcp(tmp_path: Path) -> None:
         "description": "every kind",
         "messages": [
             {"role": "assistant", "content": {"type": "text", "text": "Looking at a.py."}},
-            {"role": "user", "content": {"type": "text", "text": "Review a.py"}},  # trim_blocks
+            {"role": "user", "content": {"type": "text", "text": "Review a.py\n"}},  # kept
             {"role": "user", "content": {
                 "type": "image", "data": b64(PNG), "mimeType": "image/png",
                 "annotations": {"audience": ["assistant"], "priority": 1.0,
@@ -337,4 +337,5 @@ def test_render_is_a_function_of_package_prompt_and_arguments(tmp_path: Path) ->
     }
     assert len(outs) == 1
     assert json.loads(outs.pop())["messages"][0]["content"]["text"] == (
-        "1=a 2=b 3=c [('a', 2), ('z', 1)] 0.3333333333333333 3\n")  # endfor ate the newline
+        "1=a 2=b 3=c \n[('a', 2), ('z', 1)] 0.3333333333333333 3\n")  # standalone: an inline
+    # endfor keeps its line's newline (under the old trim_blocks it ate it)

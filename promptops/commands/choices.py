@@ -55,3 +55,19 @@ class Client(StrEnum):
     vscode = "vscode"
     cursor = "cursor"
     json = "json"
+
+
+class ImportFormat(StrEnum):
+    prompty = "prompty"
+    dotprompt = "dotprompt"
+    vscode = "vscode"
+    claude = "claude"
+    promptfoo = "promptfoo"
+    langchain = "langchain"
+
+
+class ExportTarget(StrEnum):
+    vscode = "vscode"
+    claude = "claude"
+    prompty = "prompty"
+    dotprompt = "dotprompt"

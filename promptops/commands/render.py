@@ -8,6 +8,7 @@ from pathlib import Path
 from promptops.commands._common import package_dir, parse_arguments
 from promptops.commands.choices import Format
 from promptops.console import Console
+from promptops.errors import UsageError
 from promptops.pipeline.build import Build
 from promptops.render import transcript
 from promptops.render.renderer import Renderer
@@ -22,9 +23,17 @@ def run(
     ref: str | None,
     fmt: Format,
     console: Console,
+    sample: str | None = None,
 ) -> int:
     arguments = parse_arguments(pairs, args_file)
     bundle = Build(package_dir(path), ref).bundle
+    if sample is not None:  # the prompt's named argument set, under -a / --args-file
+        spec = next((p for p in bundle["prompts"] if p["name"] == prompt), None)
+        samples = {s["name"]: s["arguments"] for s in (spec.get("samples", []) if spec else [])}
+        if sample not in samples:
+            known = ", ".join(samples) or "none"
+            raise UsageError(f"prompt {prompt!r} has no sample {sample!r} (samples: {known})")
+        arguments = {**samples[sample], **arguments}
     result = Renderer(bundle).get(prompt, arguments)  # a RenderError says what is wrong
     if fmt == "json":
         console.echo(json.dumps(result, indent=2, ensure_ascii=False))

@@ -65,6 +65,16 @@ def _collect(ast: nodes.Template) -> Facts:
                     printed.add(node.name)
             else:
                 stores.add(node.name)
+        elif isinstance(node, nodes.Getitem) and isinstance(node.node, nodes.Name) \
+                and node.node.name == "args" and isinstance(node.arg, nodes.Const) \
+                and isinstance(node.arg.value, str):  # args["reference-file"] reads that one
+            loads.append((node.arg.value, node.lineno))
+            if in_output:
+                printed.add(node.arg.value)
+            loads.append(("args", node.lineno))
+            stack.extend((child, in_output or isinstance(node, nodes.Output))
+                         for child in reversed([node.arg]))
+            continue
         elif isinstance(node, nodes.Filter | nodes.Test) and node.name:
             kind = "filter" if isinstance(node, nodes.Filter) else "test"
             calls.append((kind, node.name, node.lineno))

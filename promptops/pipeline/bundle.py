@@ -43,12 +43,17 @@ def _clean(d: Mapping[str, object]) -> dict[str, object]:
 
 
 def _argument(a: model.Argument) -> Argument:
-    return cast(Argument, _clean(a.model_dump()))
+    out = _clean(a.model_dump(by_alias=True))
+    if out.get("type") == "string":
+        del out["type"]  # the default: bundles of untyped packages keep their bytes
+    return cast(Argument, out)
 
 
 def _message(m: model.Message, mime_of: dict[str, str]) -> Message:
     out: dict[str, object] = {"role": m.role}
-    if m.text is not None:
+    if m.history is not None:
+        out.update(type="history", argument=m.history, strip=m.strip or None)
+    elif m.text is not None:
         out.update(type="text", text=m.text)
     elif m.template is not None:
         out.update(type="text", template=m.template)
@@ -64,6 +69,8 @@ def _message(m: model.Message, mime_of: dict[str, str]) -> Message:
         out.update(type="resource_link", **m.resource_link.model_dump())
     if m.annotations is not None:
         out["annotations"] = _clean(m.annotations.model_dump())
+    if m.omitIfBlank:
+        out["omitIfBlank"] = True
     return cast(Message, _clean(out))
 
 
@@ -94,6 +101,13 @@ def compile_bundle(package: Package) -> Bundle:
             "arguments": [_argument(a) for a in s.arguments],
             "messages": [_message(msg, mime_of) for msg in s.messages],
             "source": p.path,
+            "model": _clean(s.model.model_dump()) if s.model is not None else None,
+            "tools": [_clean(t.model_dump()) for t in s.tools] if s.tools is not None else None,
+            "output": _clean(s.output.model_dump(by_alias=True))
+            if s.output is not None else None,
+            "samples": [t.model_dump() for t in s.samples] if s.samples is not None else None,
+            "metadata": s.metadata,
+            "whitespace": s.whitespace,
         })))
     o = package.origin
     info = cast(PackageInfo, _clean({
@@ -102,6 +116,9 @@ def compile_bundle(package: Package) -> Bundle:
         "description": m.description,
         "instructions": m.instructions,
         "cacheScope": m.serve.cacheScope,
+        # always written: a bundle without it was built before the modes (bundle_types)
+        "whitespace": m.templates.whitespace,
+        "systemRole": m.serve.systemRole if m.serve.systemRole != "user" else None,
         # only bounds that differ from the defaults: other bundles stay byte-identical
         "limits": m.limits.model_dump(exclude_defaults=True) or None
         if m.limits is not None else None,

@@ -24,6 +24,7 @@ from __future__ import annotations
 import contextlib
 from typing import Any
 
+from promptops.pipeline import argtypes
 from promptops.pipeline import bundle_types as t
 from promptops.pipeline.bundle_types import FORMAT
 from promptops.sandbox import limits as bounds
@@ -40,11 +41,15 @@ ANNOTATION_KEYS = t.keys(t.Annotations)
 RESOURCE_KEYS = t.keys(t.Resource)
 SOURCE_KEYS = t.keys(t.SourceInfo)
 MESSAGE_STRINGS = ("text", "template", "file", "uri", "mimeType", "name", "title",
-                   "description")
+                   "description", "argument")
 NEEDS = {  # what serving reads from a message of each type, besides role and type
     "text": (), "image": ("file", "mimeType"), "audio": ("file", "mimeType"),
-    "resource": ("uri", "mimeType"), "resource_link": ("uri", "name"),
+    "resource": ("uri", "mimeType"), "resource_link": ("uri", "name"), "history": ("argument",),
 }
+ARG_TYPES = ("string", "number", "integer", "boolean", "array", "object")
+ROLES = ("user", "assistant", "system")
+# The carried fields (model, tools, output, samples, metadata): JSON, of this shape.
+CARRIED = {"model": dict, "tools": list, "output": dict, "samples": list, "metadata": dict}
 MAX_REPORTED = 5
 
 
@@ -128,6 +133,10 @@ class _Check:
         if "limits" in pkg and not _limits_ok(pkg["limits"]):
             self.bad("package.limits", "is not renderTimeoutMs and/or maxOutputChars within "
                      "their caps (promptops/limits.py)")
+        if pkg.get("systemRole", "user") not in ("user", "assistant"):
+            self.bad("package.systemRole", "is not 'user' or 'assistant'")
+        if pkg.get("whitespace", "jinja") not in ("standalone", "jinja"):
+            self.bad("package.whitespace", "is not 'standalone' or 'jinja'")
 
     def source(self, src: Any) -> None:
         if not self.keys(src, "source", SOURCE_KEYS, ("commit", "tree", "dirty", "path")):
@@ -178,6 +187,12 @@ class _Check:
         else:
             for j, msg in enumerate(messages):
                 self.message(msg, where, j)
+        if p.get("whitespace", "jinja") not in ("standalone", "jinja"):
+            self.bad(f"{where}.whitespace", "is not 'standalone' or 'jinja'")
+        for key, kind in CARRIED.items():
+            if key in p and not _carried_ok(key, p[key]):
+                self.bad(f"{where}.{key}", f"is not {'a list' if kind is list else 'an object'}"
+                         " of the documented shape")
         name = p.get("name")
         return name if type(name) is str else None
 
@@ -185,11 +200,21 @@ class _Check:
         where = f"{prompt}.arguments.{j}"
         if not self.keys(a, where, ARGUMENT_KEYS, ("name",)):
             return False
-        self.strings(a, where, ("name", "title", "description", "default", "pattern"))
+        self.strings(a, where, ("name", "title", "description", "pattern"))
         name = a.get("name")
         if type(name) is not str or not _arg_name(name):
-            self.bad(f"{where}.name", "is not a valid argument name (letters, digits, _)")
+            self.bad(f"{where}.name", "is not a valid argument name (1 to 128 characters, no "
+                     "control characters)")
             return False
+        if a.get("type", "string") not in ARG_TYPES:
+            self.bad(f"{where}.type", "is not one of " + ", ".join(ARG_TYPES))
+            return True
+        if "schema" in a and (type(a["schema"]) is not dict
+                              or argtypes.unknown_keywords(a["schema"])):
+            self.bad(f"{where}.schema", "is not an object of supported JSON Schema keywords")
+            return True
+        if "default" in a and argtypes.check(a, a["default"]) is not None:
+            self.bad(f"{where}.default", "does not fit the argument's type")
         if "required" in a and type(a["required"]) is not bool:
             self.bad(f"{where}.required", "is not true or false")
         for key in ("enum", "examples"):
@@ -208,10 +233,16 @@ class _Check:
 
     def message(self, m: Any, prompt: str, j: int) -> None:
         where = f"{prompt}.messages.{j}"
-        if not self.keys(m, where, MESSAGE_KEYS, ("role", "type")):
+        if not self.keys(m, where, MESSAGE_KEYS, ("type",)):
             return
-        if m.get("role") not in ("user", "assistant"):
-            self.bad(f"{where}.role", "is not 'user' or 'assistant'")
+        if m.get("type") == "history":
+            if "role" in m:
+                self.bad(f"{where}.role", "is given on a history item")
+        elif m.get("role") not in ROLES:
+            self.bad(f"{where}.role", "is not 'user', 'assistant' or 'system'")
+        for flag in ("strip", "omitIfBlank"):
+            if flag in m and type(m[flag]) is not bool:
+                self.bad(f"{where}.{flag}", "is not true or false")
         kind = m.get("type")
         needs = NEEDS.get(kind) if type(kind) is str else None
         if needs is None:
@@ -269,7 +300,6 @@ def problems(bundle: Any) -> list[str]:
 
 # ---- the fast pass: the same rules as _Check, as one yes/no ---------------------------------
 _STRS = {str}
-_ROLES = ("user", "assistant")
 _AUDIENCE = {"user", "assistant"}
 
 
@@ -282,7 +312,9 @@ def valid(b: Any) -> bool:
             and _str(pkg.get("version")) and pkg.get("cacheScope") in ("public", "private")
             and type(pkg.get("description", "")) is str
             and type(pkg.get("instructions", "")) is str
-            and ("limits" not in pkg or _limits_ok(pkg["limits"]))):
+            and ("limits" not in pkg or _limits_ok(pkg["limits"]))
+            and pkg.get("systemRole", "user") in ("user", "assistant")
+            and pkg.get("whitespace", "jinja") in ("standalone", "jinja")):
         return False
     if not (type(src) is dict and src.keys() == SOURCE_KEYS and type(src["dirty"]) is bool
             and type(src["path"]) is str and (src["commit"] is None or type(src["commit"]) is str)
@@ -309,8 +341,20 @@ def _str(value: Any) -> bool:
 
 
 def _arg_name(name: str) -> bool:
-    """``[A-Za-z_][A-Za-z0-9_]*``, the model's argument name pattern, without a regex."""
-    return name.isidentifier() and name.isascii()
+    """The model's argument name pattern (1-128 characters, no C0 control or DEL)."""
+    return 0 < len(name) <= 128 and not any(c < " " or c == "\x7f" for c in name)
+
+
+def _carried_ok(key: str, value: Any) -> bool:
+    """A carried field has the shape the build writes (its content is the author's JSON)."""
+    if type(value) is not CARRIED[key]:
+        return False
+    if key == "tools":
+        return all(type(v) is dict and type(v.get("name")) is str for v in value)
+    if key == "samples":
+        return all(type(v) is dict and type(v.get("name")) is str
+                   and type(v.get("arguments")) is dict for v in value)
+    return True
 
 
 def _limits_ok(value: Any) -> bool:
@@ -351,24 +395,32 @@ def _prompt_ok(p: dict[str, object], templates: dict[str, object],
     for m in messages:
         if type(m) is not dict or not _message_ok(m, templates, resources):
             return False
-    return True
+    return p.get("whitespace", "jinja") in ("standalone", "jinja") and all(
+        _carried_ok(key, p[key]) for key in CARRIED if key in p)
 
 
 _ARGUMENT_TYPES = {"name": str, "title": str, "description": str, "required": bool,
-                   "default": str, "enum": list, "examples": list, "pattern": str,
-                   "maxLength": int}
+                   "enum": list, "examples": list, "pattern": str,
+                   "maxLength": int, "type": str, "schema": dict}
 _MESSAGE_TYPES = {k: str for k in MESSAGE_STRINGS} | {"role": str, "type": str, "size": int,
-                                                       "annotations": dict}
+                                                       "annotations": dict, "strip": bool,
+                                                       "omitIfBlank": bool}
 
 
 def _argument_ok(a: dict[str, object]) -> bool:
     types = _ARGUMENT_TYPES
     for key, value in a.items():
-        if type(value) is not types.get(key):
+        if key != "default" and type(value) is not types.get(key):
             return False
     # the types are right now (the loop above); the isinstance checks say so to mypy
     name, longest = a.get("name"), a.get("maxLength", 1)
     enum, examples, pattern = a.get("enum", []), a.get("examples", []), a.get("pattern")
+    schema = a.get("schema", {})
+    if a.get("type", "string") not in ARG_TYPES or not isinstance(schema, dict) \
+            or argtypes.unknown_keywords(schema):
+        return False
+    if "default" in a and argtypes.check(a, a["default"]) is not None:
+        return False
     return (isinstance(name, str) and _arg_name(name)
             and isinstance(longest, int) and longest >= 1
             and isinstance(enum, list) and _strs(enum)
@@ -393,7 +445,11 @@ def _message_ok(m: dict[str, object], templates: dict[str, object], resources: d
             return False
     kind = m.get("type")
     needs = NEEDS.get(kind) if isinstance(kind, str) else None
-    if needs is None or m.get("role") not in _ROLES:
+    if needs is None:
+        return False
+    if kind == "history":
+        return "role" not in m and "argument" in m
+    if m.get("role") not in ROLES:
         return False
     if kind == "text":
         if "template" in m:

@@ -8,9 +8,20 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
-from promptops.pipeline.model import Annotations, Argument, Icon, LimitsConfig
+from promptops.pipeline.model import (
+    Annotations,
+    Argument,
+    Icon,
+    LimitsConfig,
+    Model,
+    Output,
+    Role,
+    Sample,
+    Tool,
+    WhitespaceMode,
+)
 
 
 class _Strict(BaseModel):
@@ -25,11 +36,19 @@ class BundlePackage(_Strict):
     cacheScope: Literal["public", "private"]
     limits: LimitsConfig | None = Field(None, description="Request bounds that differ from "
                                         "the defaults")
+    systemRole: Literal["user", "assistant"] | None = Field(
+        None, description="How a system message is served (absent: user)")
+    whitespace: WhitespaceMode | None = Field(
+        None, description="The templates' whitespace mode (absent: a bundle built before the "
+        "modes, rendered with trim_blocks + lstrip_blocks)")
 
 
 class BundleMessage(_Strict):
-    role: Literal["user", "assistant"]
-    type: Literal["text", "image", "audio", "resource", "resource_link"]
+    role: Role | None = Field(None, description="As written; absent on a history item")
+    type: Literal["text", "image", "audio", "resource", "resource_link", "history"]
+    argument: str | None = Field(None, description="history: the array argument spliced in")
+    strip: bool | None = Field(None, description="history: strip each message's text")
+    omitIfBlank: bool | None = Field(None, description="Not sent when it renders blank")
     text: str | None = Field(None, description="Inline template (text) or resource text template")
     template: str | None = Field(None, description="Key into `templates`")
     file: str | None = Field(None, description="Key into `resources`")
@@ -51,6 +70,15 @@ class BundlePrompt(_Strict):
     arguments: list[Argument]
     messages: list[BundleMessage]
     source: str = Field(description="The prompt file, relative to the package")
+    model: Model | None = Field(None, description="Carried, served in _meta")
+    tools: list[Tool] | None = Field(None, description="Carried, served in _meta")
+    output: Output | None = Field(None, description="Carried, served in _meta")
+    samples: list[Sample] | None = Field(None, description="Named argument sets")
+    metadata: dict[str, JsonValue] | None = Field(None, description="Carried, served in _meta")
+    whitespace: WhitespaceMode | None = Field(None, description="Over the package's mode")
+
+    model_config = ConfigDict(frozen=True, extra="forbid", strict=True,
+                              protected_namespaces=())
 
 
 class BundleResource(_Strict):

@@ -13,12 +13,14 @@ This module does without ``from __future__ import annotations``: a TypedDict's
 bundle_check reads ``__required_keys__`` and ``__optional_keys__``.
 """
 
-from typing import Literal, NotRequired, TypedDict
+from typing import Any, Literal, NotRequired, TypedDict
 
 FORMAT = "promptops.bundle/1"
 
-Role = Literal["user", "assistant"]
-Kind = Literal["text", "image", "audio", "resource", "resource_link"]  # a message's content
+Role = Literal["user", "assistant", "system"]  # as written; system is served as systemRole
+ServedRole = Literal["user", "assistant"]
+Kind = Literal["text", "image", "audio", "resource", "resource_link", "history"]
+ArgType = Literal["string", "number", "integer", "boolean", "array", "object"]
 
 
 class Icon(TypedDict):
@@ -29,7 +31,7 @@ class Icon(TypedDict):
 
 
 class Annotations(TypedDict, total=False):
-    audience: list[Role]
+    audience: list[ServedRole]
     priority: float
     lastModified: str
 
@@ -41,8 +43,10 @@ class Argument(TypedDict):
     name: str
     title: NotRequired[str]
     description: NotRequired[str]
+    type: NotRequired[ArgType]  # absent: string
+    schema: NotRequired[dict[str, object]]  # JSON Schema keywords (pipeline/argtypes.py)
     required: NotRequired[bool]
-    default: NotRequired[str]
+    default: NotRequired[Any]  # of the argument's type
     enum: NotRequired[list[str]]
     examples: NotRequired[list[str]]
     pattern: NotRequired[str]
@@ -51,10 +55,15 @@ class Argument(TypedDict):
 
 class Message(TypedDict):
     """One message as the package declares it: the templates (``text``, ``uri``), files
-    (``template`` into ``templates``, ``file`` into ``resources``) and fixed fields."""
+    (``template`` into ``templates``, ``file`` into ``resources``) and fixed fields.
+    A ``history`` item has no role: it names the array argument (``argument``) whose
+    messages are spliced in."""
 
-    role: Role
+    role: NotRequired[Role]  # every message but a history item has one
     type: Kind
+    argument: NotRequired[str]
+    strip: NotRequired[bool]
+    omitIfBlank: NotRequired[bool]
     text: NotRequired[str]
     template: NotRequired[str]
     file: NotRequired[str]
@@ -67,6 +76,27 @@ class Message(TypedDict):
     annotations: NotRequired[Annotations]
 
 
+class ModelInfo(TypedDict, total=False):
+    id: str
+    settings: dict[str, object]
+
+
+class ToolInfo(TypedDict):
+    name: str
+    description: NotRequired[str]
+    definition: NotRequired[dict[str, object]]
+
+
+class OutputInfo(TypedDict, total=False):
+    format: str
+    schema: object  # a JSON Schema, or the name of one defined elsewhere
+
+
+class SampleInfo(TypedDict):
+    name: str
+    arguments: dict[str, object]
+
+
 class Prompt(TypedDict):
     name: str
     title: NotRequired[str]
@@ -76,6 +106,13 @@ class Prompt(TypedDict):
     arguments: list[Argument]
     messages: list[Message]
     source: str  # the prompt file, relative to the package
+    # Carried exactly as written and served under _meta; never acted on.
+    model: NotRequired[ModelInfo]
+    tools: NotRequired[list[ToolInfo]]
+    output: NotRequired[OutputInfo]
+    samples: NotRequired[list[SampleInfo]]
+    metadata: NotRequired[dict[str, object]]
+    whitespace: NotRequired[Literal["standalone", "jinja"]]  # absent: the package's
 
 
 class Resource(TypedDict):
@@ -98,6 +135,9 @@ class PackageInfo(TypedDict):
     instructions: NotRequired[str]
     cacheScope: Literal["public", "private"]
     limits: NotRequired[Limits]  # only bounds that differ from the defaults
+    systemRole: NotRequired[ServedRole]  # absent: user
+    whitespace: NotRequired[Literal["standalone", "jinja"]]  # absent: a bundle built before
+    # the modes existed, rendered with trim_blocks + lstrip_blocks as it was built
 
 
 class SourceInfo(TypedDict):

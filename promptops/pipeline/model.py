@@ -9,14 +9,20 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, field_validator, model_validator
 
-from promptops.pipeline import defaults
+from promptops.pipeline import argtypes, defaults
 from promptops.sandbox import limits as bounds
 
 NAME_RE = r"^[a-z0-9]([a-z0-9._-]{0,62}[a-z0-9])?$"
 PROMPT_NAME_RE = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$"
-ARG_NAME_RE = r"^[A-Za-z_][A-Za-z0-9_]*$"
+# Any name MCP can carry: its schema puts no rule on an argument name, so the only limits are
+# ours (printable, bounded). Templates read names that are not identifiers as args["..."].
+ARG_NAME_RE = r"^[^\x00-\x1f\x7f]{1,128}$"
+IDENTIFIER_RE = r"^[A-Za-z_][A-Za-z0-9_]*$"
+ArgType = Literal["string", "number", "integer", "boolean", "array", "object"]
+Role = Literal["user", "assistant", "system"]
+WhitespaceMode = Literal["standalone", "jinja"]
 SEMVER_RE = (
     r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)"
     r"(?:-((?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)(?:\.(?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*))*))?"
@@ -43,6 +49,21 @@ class LintConfig(Strict):
 class ServeConfig(Strict):
     cacheScope: Literal["public", "private"] = Field(
         default="public", description="cacheScope on stateless-era list results"
+    )
+    systemRole: Literal["user", "assistant"] = Field(
+        default="user",
+        description="How a `role: system` message is served: MCP prompt messages carry only "
+        "user and assistant. `user` (the default) keeps the instruction on the side that gives "
+        "instructions; the original role travels in the content's _meta (promptops/role)",
+    )
+
+
+class TemplatesConfig(Strict):
+    whitespace: WhitespaceMode = Field(
+        default="standalone",
+        description="`standalone`: a line holding only block tags ({% %}, {# #}) and blanks "
+        "disappears, newline included; every other character is kept (Mustache's rule). "
+        "`jinja`: Jinja's own defaults (no trim, no lstrip), as Prompty and Nunjucks render",
     )
 
 
@@ -72,6 +93,8 @@ class Manifest(Strict):
     serve: ServeConfig = Field(default_factory=lambda: ServeConfig())
     """Settings of `promptops serve`."""
 
+    templates: TemplatesConfig = Field(default_factory=lambda: TemplatesConfig(),
+                                       description="How templates are read")
     limits: LimitsConfig | None = Field(
         None, description="Request bounds, within the hard caps (docs in SECURITY.md)")
 
@@ -96,19 +119,26 @@ class Icon(Strict):
 class Argument(Strict):
     """One argument of the prompt: what callers pass, and how it is checked."""
 
-    name: str = Field(pattern=ARG_NAME_RE)
-    """The argument's name: clients send it, templates read it as a variable (`{{ code }}`)."""
-
+    name: str = Field(pattern=ARG_NAME_RE, description="Any name; a template reads one that is "
+                      "not an identifier as args[\"name\"] (every argument is also in args)")
     title: str | None = None
     """The human name clients show for the argument."""
 
     description: str | None = None
     """What the caller should pass; clients show it beside the field."""
 
+    type: ArgType = Field(
+        "string", description="The MCP wire carries strings: a typed value is parsed (JSON for "
+        "array/object; numbers; true/false) and checked before rendering")
+    schema_: dict[str, JsonValue] | None = Field(
+        None, alias="schema", description="JSON Schema keywords refining the type (above all for "
+        "array and object): items, properties, required, additionalProperties, enum, "
+        "minItems, maxItems, minLength, maxLength, minimum, maximum")
     required: bool = False
     """`true`: a `prompts/get` without it fails with -32602; else `default` is used."""
 
-    default: str | None = Field(None, description="Value of an absent optional argument")
+    default: JsonValue = Field(None, description="Value of an absent optional argument "
+                               "(of the argument's type)")
     enum: list[str] | None = Field(None, description="Allowed values; the completion source")
     pattern: str | None = Field(
         None, description="An RE2 regular expression the whole value must match")
@@ -117,6 +147,8 @@ class Argument(Strict):
 
     # Fields in reading order: lint's key order (PO108) is this order.
     examples: list[str] | None = Field(None, description="Completion values, not enforced")
+
+    model_config = ConfigDict(frozen=True, extra="forbid", strict=True, populate_by_name=True)
 
     @field_validator("pattern")
     @classmethod
@@ -129,6 +161,28 @@ class Argument(Strict):
             except PatternError as exc:
                 raise ValueError(str(exc)) from None
         return value
+
+    @model_validator(mode="after")
+    def _typed(self) -> Argument:
+        if self.schema_ is not None:
+            bad = argtypes.unknown_keywords(self.schema_)
+            if bad:
+                raise ValueError(f"schema keyword {bad[0]!r} is not supported (supported: "
+                                 f"{', '.join(sorted(argtypes.KEYWORDS))})")
+        if self.type != "string" and (self.pattern is not None or self.enum is not None):
+            raise ValueError("`pattern` and `enum` apply to string arguments")
+        if self.default is not None:
+            problem = argtypes.check(self.as_spec(), self.default)
+            if problem:
+                raise ValueError(f"default: {problem}")
+        return self
+
+    def as_spec(self) -> dict[str, object]:
+        """The type part as the bundle holds it (what argtypes checks)."""
+        spec: dict[str, object] = {"name": self.name, "type": self.type}
+        if self.schema_ is not None:
+            spec["schema"] = self.schema_
+        return spec
 
 
 class Annotations(Strict):
@@ -196,15 +250,14 @@ class ResourceLinkBody(Strict):
     size: int | None = Field(None, ge=0)
 
 
-CONTENT_KEYS = ("text", "template", "resource", "image", "audio", "resource_link")
+CONTENT_KEYS = ("text", "template", "resource", "image", "audio", "resource_link", "history")
 
 
 class Message(Strict):
     """One message of the prompt: a role and exactly one content key."""
 
-    role: Literal["user", "assistant"]
-    """Who speaks: `user` or `assistant` (MCP prompts have no `system` role)."""
-
+    role: Role | None = Field(None, description="user, assistant or system (served as "
+                              "serve.systemRole); not given for a `history` item")
     text: str | None = Field(None, description="An inline Jinja2 template")
     template: str | None = Field(None, description="A Jinja2 template file, package-relative")
     resource: ResourceBody | None = None
@@ -219,6 +272,12 @@ class Message(Strict):
     resource_link: ResourceLinkBody | None = None
     """A link to a resource the client can read."""
 
+    history: str | None = Field(
+        None, description="An argument of type array whose items are messages "
+        "({role, content}), spliced in here as messages (a chat history)")
+    strip: bool = Field(False, description="history: strip each spliced message's text")
+    omitIfBlank: bool = Field(
+        False, description="A text message that renders blank (whitespace only) is not sent")
     annotations: Annotations | None = None
     """Hints for the client: audience, priority, last modified."""
 
@@ -231,6 +290,16 @@ class Message(Strict):
                 f"a message needs exactly one content key of {', '.join(CONTENT_KEYS)} "
                 f"(found: {found})"
             )
+        if self.history is None:
+            if self.role is None:
+                raise ValueError("a message needs a `role` (user, assistant or system)")
+            if self.strip:
+                raise ValueError("`strip` applies to a `history` item")
+        elif self.role is not None or self.annotations is not None or self.omitIfBlank:
+            raise ValueError("a `history` item takes its roles from the argument's messages; "
+                             "it has only `history` and `strip`")
+        if self.omitIfBlank and self.kind not in ("text", "template"):
+            raise ValueError("`omitIfBlank` applies to text messages")
         return self
 
     @property
@@ -238,7 +307,35 @@ class Message(Strict):
         return next(k for k in CONTENT_KEYS if getattr(self, k) is not None)
 
 
+class Model(Strict):
+    """The model the prompt was written for; carried, never acted on."""
+
+    id: str | None = Field(None, description="Model id, as the source names it")
+    settings: dict[str, JsonValue] = Field(
+        default_factory=dict, description="Generation settings (temperature, max tokens...)")
+
+
+class Tool(Strict):
+    name: str = Field(min_length=1)
+    description: str | None = None
+    definition: dict[str, JsonValue] | None = Field(
+        None, description="The tool's full definition as written (e.g. an input schema)")
+
+
+class Output(Strict):
+    format: str | None = Field(None, description="e.g. json, text")
+    schema_: JsonValue = Field(None, alias="schema",
+                               description="A JSON Schema, or the name of one defined elsewhere")
+    model_config = ConfigDict(frozen=True, extra="forbid", strict=True, populate_by_name=True)
+
+
+class Sample(Strict):
+    name: str = Field(min_length=1)
+    arguments: dict[str, JsonValue] = Field(default_factory=dict)
+
+
 class PromptFile(Strict):
+    # Fields in reading order: lint's key order (PO108) is this order.
     """prompts/**/*.prompt.yaml: one MCP prompt."""
 
     name: str | None = Field(None, pattern=PROMPT_NAME_RE, description="Default: file name")
@@ -256,11 +353,27 @@ class PromptFile(Strict):
     icons: list[Icon] | None = None
     """Icons clients may show beside the prompt."""
 
+    whitespace: WhitespaceMode | None = Field(
+        None, description="This prompt's whitespace mode, over the package's "
+        "templates.whitespace (a package imported from several tools mixes them)")
     arguments: list[Argument] = Field(default_factory=list)
     """The arguments callers pass; each is a template variable."""
 
+    model: Model | None = Field(None, description="Carried in the bundle and served in _meta "
+                                "(promptops/model); never acted on")
+    tools: list[Tool] | None = Field(None, description="Tool declarations, carried and served "
+                                     "in _meta (promptops/tools)")
+    output: Output | None = Field(None, description="The response asked for, carried and "
+                                  "served in _meta (promptops/output)")
+    samples: list[Sample] | None = Field(None, description="Named argument sets: `render "
+                                         "--sample NAME`, and `sample:` in test cases")
+    metadata: dict[str, JsonValue] | None = Field(
+        None, description="Free metadata, carried and served in _meta (promptops/metadata)")
     messages: list[Message] = Field(min_length=1)
     """The messages `prompts/get` returns, in order; each has a role and one content key."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", strict=True,
+                              protected_namespaces=())
 
     @model_validator(mode="after")
     def _unique_arguments(self) -> PromptFile:
@@ -269,4 +382,15 @@ class PromptFile(Strict):
             if arg.name in seen:
                 raise ValueError(f"argument {arg.name!r} is declared twice")
             seen.add(arg.name)
+        types = {a.name: a.type for a in self.arguments}
+        for msg in self.messages:
+            if msg.history is not None and types.get(msg.history) != "array":
+                raise ValueError(f"history {msg.history!r} must name an argument of type array")
+        names = [s.name for s in self.samples or ()]
+        if len(set(names)) != len(names):
+            raise ValueError("sample names must be unique")
+        for sample in self.samples or ():
+            unknown = sorted(set(sample.arguments) - set(seen))
+            if unknown:
+                raise ValueError(f"sample {sample.name!r}: unknown argument {unknown[0]!r}")
         return self

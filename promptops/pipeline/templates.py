@@ -55,7 +55,7 @@ class TemplateIndex:
         """The sandbox's environment, for parsing and for its filter and test tables."""
         from promptops.sandbox.environment import environment
 
-        return environment({})
+        return environment({}, whitespace="jinja")  # parsing only: the rewrite keeps lines
 
     def parse(self, source: str) -> nodes.Template:
         """The AST of ``source``; TemplateSyntaxError when it is invalid or nested past the

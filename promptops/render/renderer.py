@@ -20,8 +20,8 @@ from collections import ChainMap
 from typing import TYPE_CHECKING
 
 from promptops.errors import ArgumentError, RenderError, TemplateError, did_you_mean
-from promptops.pipeline import defaults
-from promptops.pipeline.bundle_types import Argument, Bundle, Message, Prompt
+from promptops.pipeline import argtypes, defaults
+from promptops.pipeline.bundle_types import Argument, Bundle, Message, Prompt, ServedRole
 from promptops.render.result import (
     Content,
     EmbeddedResource,
@@ -41,6 +41,14 @@ if TYPE_CHECKING:  # the sandbox is imported when a prompt is first rendered, no
 
 _ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
 _LINK_FIELDS = ("name", "title", "description", "mimeType", "size")
+# A history argument's roles: MCP's two and system, plus the names LangChain (human, ai)
+# and Gemini (model) write, so an imported history renders as its own engine does.
+_HISTORY_ROLES = {"user": "user", "human": "user", "assistant": "assistant", "ai": "assistant",
+                  "model": "assistant", "system": "system"}
+MAX_HISTORY = 10_000  # messages one history argument may splice in
+# Blank for omitIfBlank: what JavaScript's trim() removes (Dotprompt's rule, which it ports).
+BLANK = frozenset(" \t\n\r\v\f\u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006"
+                  "\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff")
 
 
 class Renderer:
@@ -49,20 +57,29 @@ class Renderer:
     def __init__(self, bundle: Bundle) -> None:
         self.bundle = bundle
         self.prompts: dict[str, Prompt] = {p["name"]: p for p in bundle["prompts"]}
-        self._env: PromptEnvironment | None = None
+        self._envs: dict[str | None, PromptEnvironment] = {}
         self._compiled: dict[tuple[str, int, str], _Compiled] = {}
         self._rules: dict[str, _Rules] = {}
-        self._globals: dict[str, object] | None = None  # env.globals, flattened once
+        # each environment's globals, flattened once (one per whitespace mode in use)
+        self._globals: dict[int, dict[str, object]] = {}
         self._patterns: dict[str, Pattern] = {}
         package = bundle.get("package")
         self.limits = Limits.of(package.get("limits") if package else None)
+        self.system_role: ServedRole = package.get("systemRole", "user") if package else "user"
+        # absent: a bundle built before the modes existed (trim_blocks + lstrip_blocks)
+        self.whitespace = package.get("whitespace") if package else None
 
     def budget(self) -> Budget:
         """A fresh budget for one request under this bundle's limits; its clock starts now."""
         return Budget(self.limits)
 
-    def validate(self, name: str, arguments: object) -> tuple[Prompt, dict[str, str]]:
-        """The prompt and the full render context, or ArgumentError."""
+    def validate(self, name: str, arguments: object) -> tuple[Prompt, dict[str, object]]:
+        """The prompt and the full render context, or ArgumentError.
+
+        Every argument is bound by name and also in ``args`` (``args["reference-file"]``
+        for a name that is not an identifier); a typed argument's value is parsed and
+        checked here (:mod:`promptops.pipeline.argtypes`), before any template runs.
+        """
         rules = self._rules.get(name)
         if rules is None:
             prompt = self.prompts.get(name)
@@ -98,10 +115,20 @@ class Renderer:
                     context[arg_name] = value
                 else:
                     context[arg_name] = self._check(name, declared[arg_name], value)
+        context["args"] = dict(context)
         return rules.prompt, context
 
-    def _check(self, prompt: str, spec: Argument, value: object) -> str:
+    def _check(self, prompt: str, spec: Argument, value: object) -> object:
         arg = spec["name"]
+        if spec.get("type", "string") != "string":
+            if isinstance(value, str) and len(value) > spec.get("maxLength", defaults.MAX_LENGTH):
+                raise ArgumentError(
+                    f"argument {arg!r} is {len(value)} characters, over its maxLength "
+                    f"{spec.get('maxLength', defaults.MAX_LENGTH)}", argument=arg)
+            try:
+                return argtypes.parse(spec, value)
+            except argtypes.ArgumentTypeError as exc:
+                raise ArgumentError(str(exc), argument=arg) from None
         if not isinstance(value, str):
             raise ArgumentError(f"argument {arg!r} must be a string", argument=arg)
         limit = spec.get("maxLength", defaults.MAX_LENGTH)
@@ -142,11 +169,18 @@ class Renderer:
         ``budget`` bounds the whole request (default: a fresh :meth:`budget`); a caller
         that wants the clock to include its own parsing makes it first and passes it in.
         """
+        return self.render(name, arguments, budget)[0]
+
+    def render(self, name: str, arguments: object = None, budget: Budget | None = None
+               ) -> tuple[PromptResult, list[Message]]:
+        """:meth:`get`, and for each served message the bundle message it came from (a
+        history item gives several, an omitted blank one none)."""
         if budget is None:
             budget = Budget(self.limits)
         try:
             with budget:
-                return self._get(name, arguments, budget)
+                sources: list[Message] = []
+                return self._get(name, arguments, budget, sources), sources
         except watchdog.RenderTimeout:
             budget.settle()
             raise TemplateError(f"prompt {name!r}: {budget.late()}") from None
@@ -155,10 +189,15 @@ class Renderer:
         except RecursionError:
             raise TemplateError(f"prompt {name!r}: nested too deeply") from None
 
-    def _get(self, name: str, arguments: object, budget: Budget) -> PromptResult:
+    def _get(self, name: str, arguments: object, budget: Budget, sources: list[Message]
+             ) -> PromptResult:
         prompt, context = self.validate(name, arguments)
         messages: list[PromptMessage] = []
         for i, msg in enumerate(prompt["messages"]):
+            if msg["type"] == "history":
+                self._history(messages, msg, context[msg["argument"]])
+                sources.extend([msg] * (len(messages) - len(sources)))
+                continue
             try:
                 content = self._content(name, i, msg, context)
             except RenderError:
@@ -167,9 +206,13 @@ class Renderer:
                 raise TemplateError(
                     f"prompt {name!r} message {i} failed to render: {_describe(exc)}",
                 ) from exc
+            if msg.get("omitIfBlank") and content["type"] == "text" \
+                    and BLANK.issuperset(content["text"]):
+                continue
             if "annotations" in msg:
                 content["annotations"] = msg["annotations"]
-            messages.append({"role": msg["role"], "content": content})
+            messages.append(self._message(msg["role"], content))
+            sources.append(msg)
         result: PromptResult = {"messages": messages}
         described = prompt.get("resultDescription", prompt.get("description"))
         if described is False or described is None:
@@ -186,25 +229,67 @@ class Renderer:
         result["description"] = described
         return result
 
-    def _render(self, prompt: str, index: int, field: str, source: str, ctx: dict[str, str]) -> str:
+    def _message(self, role: str, content: Content) -> PromptMessage:
+        """The served message: a system message goes out as the package's ``systemRole``,
+        its role kept in the content's ``_meta`` for clients that can use it."""
+        if role == "system":
+            content["_meta"] = {"promptops/role": "system"}  # type: ignore[typeddict-unknown-key]
+            return {"role": self.system_role, "content": content}
+        return {"role": role, "content": content}  # type: ignore[typeddict-item]
+
+    def _history(self, out: list[PromptMessage], msg: Message, value: object) -> None:
+        """Splice in the messages of a history argument (each ``{role, content}``)."""
+        arg = msg["argument"]
+        if value is None:
+            return
+        if not isinstance(value, list):
+            raise ArgumentError(f"argument {arg!r} must be an array of messages", argument=arg)
+        if len(value) > MAX_HISTORY:
+            raise ArgumentError(f"argument {arg!r} holds {len(value)} messages, over "
+                                f"{MAX_HISTORY}", argument=arg)
+        budget = current()
+        for j, item in enumerate(value):
+            role = _HISTORY_ROLES.get(str(item.get("role", "")).lower()) \
+                if isinstance(item, dict) else None
+            text = item.get("content", "") if isinstance(item, dict) else None
+            if isinstance(text, list):  # content parts: their text, joined
+                text = "".join(p.get("text", "") for p in text if isinstance(p, dict)) \
+                    if all(isinstance(p, dict) and isinstance(p.get("text", ""), str)
+                           for p in text) else None
+            if role is None or not isinstance(text, str):
+                raise ArgumentError(
+                    f"argument {arg!r} item {j} is not a message: expected "
+                    "{role: user|assistant|system, content: text}", argument=arg)
+            if msg.get("strip"):
+                text = text.strip()
+            budget.emit(len(text))
+            out.append(self._message(role, {"type": "text", "text": text}))
+
+    def _render(self, prompt: str, index: int, field: str, source: str,
+                ctx: dict[str, object]) -> str:
         key = (prompt, index, field)
         compiled = self._compiled.get(key)
         if compiled is None:
-            env = self.env()
+            env = self.env(prompt)
             tpl = env.get_template(source) if field == "template" else env.from_string(source)
-            if self._globals is None:
-                self._globals = dict(env.globals)
-            compiled = self._compiled[key] = _Compiled(tpl, self._globals)
+            shared = self._globals.get(id(env))
+            if shared is None:
+                shared = self._globals[id(env)] = dict(env.globals)
+            compiled = self._compiled[key] = _Compiled(tpl, shared)
         return compiled.render(ctx, current())
 
-    def env(self) -> PromptEnvironment:
-        if self._env is None:
+    def env(self, prompt: str | None = None) -> PromptEnvironment:
+        """The environment of ``prompt``'s whitespace mode (default: the package's)."""
+        spec = self.prompts.get(prompt) if prompt is not None else None
+        whitespace = spec.get("whitespace", self.whitespace) if spec else self.whitespace
+        found = self._envs.get(whitespace)
+        if found is None:
             from promptops.sandbox.environment import environment
 
-            self._env = environment(self.bundle["templates"])
-        return self._env
+            found = self._envs[whitespace] = environment(self.bundle["templates"], whitespace)
+        return found
 
-    def _content(self, name: str, i: int, msg: Message, ctx: dict[str, str]) -> Content:
+    def _content(self, name: str, i: int, msg: Message, ctx: dict[str, object]) -> Content:
         kind = msg["type"]
         resources = self.bundle["resources"]
         if kind == "text":
@@ -248,15 +333,12 @@ class Renderer:
         raise TemplateError(f"unknown message type {kind!r}")
 
 
-def _describe(exc: BaseException) -> str:
-    """``Type: message``, without memory addresses (an error must not vary between runs)."""
-    return _ADDRESS.sub("", f"{type(exc).__name__}: {exc}")
-
-
 class _Rules:
     """One prompt's argument rules, read from the bundle once instead of on every request.
 
-    ``plain`` maps each argument that has no ``enum`` or ``pattern`` to its length limit:
+    ``base`` holds what an absent argument renders as (its default, else empty text, or
+    none for a typed one). ``plain`` maps each string argument that has no ``enum`` or
+    ``pattern`` to its length limit:
     a string within it is the whole check, so the usual request never calls
     :meth:`Renderer._check`, which still reports every failure in its own words.
     """
@@ -269,10 +351,14 @@ class _Rules:
         self.order = tuple(self.declared)
         self.known = ", ".join(self.declared) or "none"
         self.required = tuple(n for n, a in self.declared.items() if a.get("required"))
-        self.base: dict[str, str] = {n: a.get("default", "") for n, a in self.declared.items()}
+        self.base: dict[str, object] = {
+            n: a["default"] if "default" in a else ("" if a.get("type", "string") == "string"
+                                                    else None)
+            for n, a in self.declared.items()}
         self.plain: dict[str, int] = {
             n: a.get("maxLength", defaults.MAX_LENGTH) for n, a in self.declared.items()
-            if a.get("enum") is None and a.get("pattern") is None}
+            if a.get("type", "string") == "string" and a.get("enum") is None
+            and a.get("pattern") is None}
 
 
 class _Compiled:
@@ -297,7 +383,7 @@ class _Compiled:
         self.globals: dict[str, object] = (shared if shared is not None and own == {}
                                            else dict(template.globals))
 
-    def render(self, ctx: dict[str, str], budget: Budget) -> str:
+    def render(self, ctx: dict[str, object], budget: Budget) -> str:
         from jinja2.runtime import new_context
 
         budget.check_time()  # the next template of a slow request starts late
@@ -325,3 +411,8 @@ class _Compiled:
             raise BudgetExceeded(budget.too_long())
         budget.output_left = left
         return "".join(parts)
+
+
+def _describe(exc: BaseException) -> str:
+    """``Type: message``, without memory addresses (an error must not vary between runs)."""
+    return _ADDRESS.sub("", f"{type(exc).__name__}: {exc}")

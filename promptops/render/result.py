@@ -11,13 +11,14 @@ No ``from __future__ import annotations`` here, for the reason given in
 
 from typing import Literal, NotRequired, TypedDict
 
-from promptops.pipeline.bundle_types import Annotations, Role
+from promptops.pipeline.bundle_types import Annotations, ServedRole
 
 
 class TextContent(TypedDict):
     type: Literal["text"]
     text: str
     annotations: NotRequired[Annotations]
+    _meta: NotRequired[dict[str, object]]  # {"promptops/role": "system"} on a served system message
 
 
 class MediaContent(TypedDict):
@@ -57,7 +58,7 @@ Content = TextContent | MediaContent | EmbeddedResource | ResourceLink
 
 
 class PromptMessage(TypedDict):
-    role: Role
+    role: ServedRole
     content: Content
 
 

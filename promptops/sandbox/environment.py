@@ -41,6 +41,7 @@ from promptops.sandbox.limits import (
     BudgetExceeded,
 )
 from promptops.sandbox.nesting import guard
+from promptops.sandbox.whitespace import StandaloneWhitespace
 
 _SEQUENCES = (str, list, tuple)
 _METHOD_OWNERS = (str, bytes, list, bytearray, int)
@@ -252,23 +253,33 @@ class PromptEnvironment(SandboxedEnvironment):
         return checked
 
 
-def environment(templates: Mapping[str, str]) -> PromptEnvironment:
+def environment(templates: Mapping[str, str], whitespace: str | None = "standalone"
+                ) -> PromptEnvironment:
     """An environment whose includes resolve only among ``templates`` (package files).
 
     The one factory: validation, lint and rendering all parse with it, so the nesting
     limits of :mod:`promptops.sandbox.nesting` hold for a bundle read from disk as for
     a package being loaded (a hand-made bundle cannot crash the renderer's parser).
+
+    ``whitespace`` is the package's mode (:mod:`promptops.sandbox.whitespace`):
+    ``standalone`` rewrites each template by Mustache's rule before Jinja's lexer sees it,
+    ``jinja`` is Jinja's defaults; ``None`` is a bundle built before the modes existed,
+    rendered as it was built (``trim_blocks`` + ``lstrip_blocks``).
     """
+    if whitespace not in ("standalone", "jinja", None):
+        raise ValueError(f"unknown whitespace mode {whitespace!r}")
+    legacy = whitespace is None
     env = PromptEnvironment(
         loader=DictLoader(dict(templates)),
         undefined=StrictUndefined,
         autoescape=False,
         keep_trailing_newline=True,
-        trim_blocks=True,
-        lstrip_blocks=True,
+        trim_blocks=legacy,
+        lstrip_blocks=legacy,
         auto_reload=False,
         cache_size=-1,
         finalize=_finalize,
+        extensions=[StandaloneWhitespace] if whitespace == "standalone" else [],
     )
     env.globals.pop("lipsum", None)
     env.filters.pop("random", None)

@@ -113,8 +113,9 @@ class Entry:
     is the result's traceability ``_meta`` (one dict per bundle, shared by every reply
     and never mutated: the stateless era copies it to add its own keys), and ``shaped``
     says whether a content block can need reshaping for an older revision at all
-    (audio, resource links, annotations); a prompt of only text, images and embedded
-    resources without annotations is sent as rendered to every revision.
+    (audio, resource links, annotations, the content ``_meta`` of a system message); a
+    prompt of only user/assistant text, images and embedded resources without annotations
+    is sent as rendered to every revision.
     """
 
     __slots__ = ("bundle", "meta", "prompt", "renderer", "shaped")
@@ -123,7 +124,9 @@ class Entry:
                  meta: Json | None = None) -> None:
         self.prompt, self.bundle, self.renderer = prompt, bundle, renderer
         self.meta = meta if meta is not None else traceability(bundle)
-        self.shaped = any(m["type"] in _SHAPED or "annotations" in m for m in prompt["messages"])
+        # a system message (or a history, which may hold one) carries content _meta
+        self.shaped = any(m["type"] in _SHAPED or "annotations" in m or m["type"] == "history"
+                          or m.get("role") == "system" for m in prompt["messages"])
 
 
 @dataclass(frozen=True)
@@ -224,7 +227,8 @@ class Snapshot:
             raise CatalogError(f"prompt {prompt_name!r} has no argument {argument!r}")
         prefix = value.casefold()
         seen: dict[str, None] = {}
-        for v in [*(spec.get("enum") or []), *(spec.get("examples") or [])]:
+        offered = ["true", "false"] if spec.get("type") == "boolean" else []
+        for v in [*offered, *(spec.get("enum") or []), *(spec.get("examples") or [])]:
             if v.casefold().startswith(prefix):
                 seen.setdefault(v)
         values = list(seen)

@@ -179,11 +179,14 @@ def get_prompt(session: Session, snap: Snapshot, params: Json, call: Call) -> Js
                 raise RpcError(INVALID_PARAMS, f"argument {wrong!r} must be a string",
                                {"argument": wrong})
             return input_required(signer, entry.prompt, missing, merged)
-    result = cast(Json, entry.renderer.get(name, args, budget))  # the wire form from here
-    if entry.shaped:  # only audio, links and annotations can differ between revisions
+    if entry.shaped:  # audio, links, annotations and content _meta differ between revisions
+        rendered, sources = entry.renderer.render(name, args, budget)
+        result = cast(Json, rendered)  # the wire form from here
         pkg = entry.bundle["package"]["name"]
-        for msg, src in zip(result["messages"], entry.prompt["messages"], strict=True):
+        for msg, src in zip(result["messages"], sources, strict=True):
             msg["content"] = content(msg["content"], src, lambda p: resource_uri(pkg, p), rev)
+    else:
+        result = cast(Json, entry.renderer.get(name, args, budget))
     result["_meta"] = entry.meta
     return result
 

@@ -121,7 +121,27 @@ def prompt_descriptor(prompt: Prompt, rev: str) -> Json:
         out["arguments"] = args
     if has_icons(rev) and "icons" in prompt:
         out["icons"] = prompt["icons"]
+    if has_titles(rev):  # Prompt._meta is defined from 2025-06-18
+        meta = carried_meta(prompt)
+        if meta:
+            out["_meta"] = meta
     return out
+
+
+CARRIED = ("model", "tools", "output", "samples", "metadata")
+
+
+def carried_meta(prompt: Prompt) -> Json:
+    """What the package carries for a prompt but never acts on, under namespaced keys:
+    ``promptops/model``, ``/tools``, ``/output``, ``/samples``, ``/metadata`` as written,
+    and ``promptops/arguments``: the type (and schema) of each typed argument."""
+    meta: Json = {f"promptops/{key}": prompt[key] for key in CARRIED  # type: ignore[literal-required]
+                  if key in prompt}
+    typed = {a["name"]: {k: a[k] for k in ("type", "schema") if k in a}
+             for a in prompt["arguments"] if "type" in a}
+    if typed:
+        meta["promptops/arguments"] = typed
+    return meta
 
 
 def _annotations(ann: Json, rev: str) -> Json:
@@ -162,6 +182,8 @@ def content(block: Json, source: Message, uri_of: Callable[[str], str], rev: str
         block = {k: v for k, v in block.items() if k != "icons"}
     if kind == "resource_link" and not has_titles(rev):
         block = {k: v for k, v in block.items() if k != "title"}
+    if "_meta" in block and not has_titles(rev):  # content _meta: 2025-06-18 on
+        block = {k: v for k, v in block.items() if k != "_meta"}
     if "annotations" in block:
         ann = _annotations(block["annotations"], rev)
         block = {**block, "annotations": ann} if ann else {

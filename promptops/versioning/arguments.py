@@ -75,6 +75,21 @@ def _argument(prompt: str, name: str, a: Arg, b: Arg) -> Iterator[Change]:
             f"maxLength {'lowered' if tighter else 'raised'} {len_a} -> {len_b}",
             len_a, len_b,
         )
+    type_a, type_b = a.get("type", "string"), b.get("type", "string")
+    if type_a != type_b:
+        # integer -> number accepts every value it did; any other change can refuse one, or
+        # hand templates a different kind of value (text where they read a list)
+        wider = (type_a, type_b) == ("integer", "number")
+        yield change(Kind.argument_type_changed, Level.minor if wider else Level.major,
+                     f"type changed {type_a} -> {type_b}", type_a, type_b)
+    schema_a, schema_b = a.get("schema"), b.get("schema")
+    if schema_a != schema_b:
+        # whether one schema accepts a superset of another is not decided here: only
+        # dropping the schema is known to refuse nothing new
+        dropped = schema_b is None
+        yield change(Kind.argument_schema_changed, Level.minor if dropped else Level.major,
+                     "schema removed" if dropped else "schema added" if schema_a is None
+                     else "schema changed", schema_a, schema_b)
     if a.get("default") != b.get("default"):
         yield change(Kind.default_changed, Level.patch, "default changed",
                      a.get("default"), b.get("default"))

@@ -37,6 +37,8 @@ class Kind(StrEnum):
     pattern_changed = "pattern_changed"
     max_length_changed = "max_length_changed"
     default_changed = "default_changed"
+    argument_type_changed = "argument_type_changed"
+    argument_schema_changed = "argument_schema_changed"
     argument_description_changed = "argument_description_changed"
     arguments_reordered = "arguments_reordered"
     # the rest of a prompt
@@ -45,6 +47,14 @@ class Kind(StrEnum):
     title_changed = "title_changed"
     description_changed = "description_changed"
     icons_changed = "icons_changed"
+    whitespace_changed = "whitespace_changed"
+    sample_removed = "sample_removed"
+    sample_added = "sample_added"
+    sample_changed = "sample_changed"
+    model_changed = "model_changed"
+    tools_changed = "tools_changed"
+    output_changed = "output_changed"
+    metadata_changed = "metadata_changed"
     other_changed = "other_changed"
 
 

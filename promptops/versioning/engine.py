@@ -80,6 +80,13 @@ def _package_changes(a: PackageInfo, b: PackageInfo) -> Iterator[Change]:
     if a.get("cacheScope") != b.get("cacheScope"):
         yield Change(Kind.serve_settings_changed, Level.patch, "serve.cacheScope changed",
                      old=a.get("cacheScope"), new=b.get("cacheScope"))
+    if a.get("systemRole", "user") != b.get("systemRole", "user"):
+        yield Change(Kind.serve_settings_changed, Level.patch, "serve.systemRole changed: "
+                     "system messages are served in another role",
+                     old=a.get("systemRole", "user"), new=b.get("systemRole", "user"))
+    if a.get("whitespace") != b.get("whitespace"):
+        yield Change(Kind.whitespace_changed, Level.patch, "templates.whitespace changed",
+                     old=a.get("whitespace"), new=b.get("whitespace"))
 
 
 def _prompt_changes(old: Bundle, a: Prompt, new: Bundle, b: Prompt, index: TemplateIndex
@@ -95,10 +102,37 @@ def _prompt_changes(old: Bundle, a: Prompt, new: Bundle, b: Prompt, index: Templ
                      f"resource changed ({'; '.join(res)})", prompt=name, new=res)
     for key, kind in (("title", Kind.title_changed), ("description", Kind.description_changed),
                       ("resultDescription", Kind.description_changed),
-                      ("icons", Kind.icons_changed)):
+                      ("icons", Kind.icons_changed), ("whitespace", Kind.whitespace_changed)):
         if a.get(key) != b.get(key):
             yield Change(kind, Level.patch, f"{key} changed", prompt=name,
                          old=a.get(key), new=b.get(key))
+    yield from _carried_changes(name, a, b)
+
+
+def _carried_changes(name: str, a: Prompt, b: Prompt) -> Iterator[Change]:
+    """model, tools, output, samples and metadata: served in _meta, never acted on, so
+    nothing a caller sends can start failing; a removed sample breaks `render --sample`
+    and whatever reads the sample (minor), as do changed tools or output (what the prompt
+    asks the model for: minor); the rest is patch."""
+    sa = {s["name"]: s for s in a.get("samples", [])}
+    sb = {s["name"]: s for s in b.get("samples", [])}
+    for sample in sorted(sa.keys() - sb.keys()):
+        yield Change(Kind.sample_removed, Level.minor, f"sample {sample!r} removed",
+                     prompt=name, old=sa[sample])
+    for sample in sorted(sb.keys() - sa.keys()):
+        yield Change(Kind.sample_added, Level.patch, f"sample {sample!r} added", prompt=name,
+                     new=sb[sample])
+    for sample in sorted(sa.keys() & sb.keys()):
+        if sa[sample] != sb[sample]:
+            yield Change(Kind.sample_changed, Level.patch, f"sample {sample!r} changed",
+                         prompt=name, old=sa[sample], new=sb[sample])
+    for key, kind, level in (("model", Kind.model_changed, Level.patch),
+                             ("tools", Kind.tools_changed, Level.minor),
+                             ("output", Kind.output_changed, Level.minor),
+                             ("metadata", Kind.metadata_changed, Level.patch)):
+        if a.get(key) != b.get(key):
+            yield Change(kind, level, f"{key} changed", prompt=name, old=a.get(key),
+                         new=b.get(key))
 
 
 def _message_differences(old: Bundle, a: Prompt, new: Bundle, b: Prompt, index: TemplateIndex

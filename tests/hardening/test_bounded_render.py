@@ -365,7 +365,7 @@ def test_bundles_of_packages_without_limits_do_not_change(tmp_path: Path) -> Non
     write_files(tmp_path / "b", {**files, "promptops.yaml": files["promptops.yaml"]
                                  + "limits: {renderTimeoutMs: 2000, maxOutputChars: 4000000}\n"})
     plain, defaults = Build(tmp_path / "a").bundle, Build(tmp_path / "b").bundle
-    assert sorted(plain["package"]) == ["cacheScope", "name", "version"]
+    assert sorted(plain["package"]) == ["cacheScope", "name", "version", "whitespace"]
     assert defaults["digest"] == plain["digest"]
 
 

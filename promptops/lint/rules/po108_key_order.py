@@ -41,9 +41,10 @@ CODE, NAME, LEVEL, NEEDS = "PO108", "key-order", "warning", "package"
 
 # The order is the format's own: the model declares every documented key once, in reading
 # order, so a key added to the format (``resultDescription``) is placed without editing lint.
-PROMPT_ORDER = tuple(PromptFile.model_fields)
-ARGUMENT_ORDER = tuple(Argument.model_fields)
-MESSAGE_ORDER = tuple(Message.model_fields)
+# A field's key in the file is its alias where it has one (``schema_`` is written ``schema``).
+PROMPT_ORDER = tuple(f.alias or n for n, f in PromptFile.model_fields.items())
+ARGUMENT_ORDER = tuple(f.alias or n for n, f in Argument.model_fields.items())
+MESSAGE_ORDER = tuple(f.alias or n for n, f in Message.model_fields.items())
 
 
 def out_of_order(keys: list[Any], order: tuple[str, ...]) -> Any:

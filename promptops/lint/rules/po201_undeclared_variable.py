@@ -38,7 +38,8 @@ CODE, NAME, LEVEL, NEEDS = "PO201", "undeclared-variable", "error", "package"
 
 
 #: Names Jinja provides inside loops and macros without a declaration.
-IMPLICIT = frozenset({"loop", "caller", "varargs", "kwargs", "super", "self"})
+#: ``args`` holds every argument (``args["reference-file"]`` for a name that is no identifier).
+IMPLICIT = frozenset({"loop", "caller", "varargs", "kwargs", "super", "self", "args"})
 
 
 def check(ctx: LintContext) -> Iterator[Hit]:

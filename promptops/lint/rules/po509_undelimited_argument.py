@@ -3,18 +3,20 @@
 Why: an injection surface is where text the prompt's author did not write lands with the
 author's authority: retrieved or third-party content (documents, search results, another
 agent's output, a web page) anywhere in the instructions, or the user's own request placed
-in the model's voice (an ``assistant`` message, the format's place for a system prompt).
-"Ignore the above and ..." then works. Fence it with delimiters the model can see: quotes,
-backticks, a code fence or an XML-style tag.
+in the model's voice (an ``assistant`` or ``system`` message; a system message is judged as
+written, whichever role ``serve.systemRole`` serves it as). "Ignore the above and ..." then
+works. Fence it with delimiters the model can see: quotes, backticks, a code fence or an
+XML-style tag.
 
 Not a surface, measured on real prompts (most of the old findings): the request itself in a
 user message (``Question: {{ question }}`` in the last user message *is* the request), a
-caller's setting (a persona, a language, a name), a number, and arguments constrained by
-``enum`` or ``pattern``. Third-party content is recognised by the argument's name or
-description (context, document, retrieved, search, research, source, page, email, feedback,
-response ...). A user message followed by more of the prompt's own messages is a surface too:
-the argument is then content the later instructions act on, not the request. A heuristic, so
-a warning, reported once per argument and prompt.
+caller's setting (a persona, a language, a name), a number (by name, default or type:
+``number``, ``integer`` and ``boolean`` arguments are parsed and checked before rendering),
+and arguments constrained by ``enum`` or ``pattern``. Third-party content is recognised by
+the argument's name or description (context, document, retrieved, search, research, source,
+page, email, feedback, response ...). A user message followed by more of the prompt's own
+messages is a surface too: the argument is then content the later instructions act on, not
+the request. A heuristic, so a warning, reported once per argument and prompt.
 
 Measured on the real-prompt corpus: 14/17 findings real (82%).
 
@@ -93,7 +95,7 @@ def _numeric(arg: Any) -> bool:
         return True
     try:
         float(arg.default or "x")
-    except ValueError:
+    except (TypeError, ValueError):  # a typed default may be a list or an object
         return False
     return True
 
@@ -106,7 +108,8 @@ def _expressions(source: str) -> Iterator[tuple[int, int, str]]:
 def check(ctx: LintContext) -> Iterator[Hit]:
     for prompt in prompts(ctx):
         free = {a.name: a for a in prompt.spec.arguments
-                if a.enum is None and a.pattern is None and not _numeric(a)}
+                if a.enum is None and a.pattern is None
+                and a.type not in ("number", "integer", "boolean") and not _numeric(a)}
         if not free:
             continue
         last = len(prompt.spec.messages) - 1
@@ -115,7 +118,7 @@ def check(ctx: LintContext) -> Iterator[Hit]:
             facts = ctx.facts(unit.path, unit.source)
             if facts is None or (unit.loc is not None and unit.loc[-1] == "uri"):
                 continue
-            assistant = unit.role == "assistant"
+            assistant = unit.role in ("assistant", "system")  # the model's own voice
             followed = not assistant and unit.message is not None and unit.message < last
             surface = {
                 name for name in facts.printed & set(free)
@@ -131,8 +134,10 @@ def check(ctx: LintContext) -> Iterator[Hit]:
                 first = sorted(names)[0]
                 line, col = ctx.locate(unit.path, unit.loc, lineno, unit.source[start:end])
                 what = "third-party content" if third_party(free[first]) else "text"
-                where = "an assistant message" if assistant else "a user message" + (
-                    " the prompt's own messages follow" if followed else "")
+                where = ("an assistant message" if unit.role == "assistant"
+                         else "a system message" if assistant
+                         else "a user message" + (
+                             " the prompt's own messages follow" if followed else ""))
                 yield Hit(unit.path, line, col,
                           f"argument {first!r} ({what}) is interpolated into {where} "
                           "without delimiters (prompt injection surface)")

@@ -56,8 +56,8 @@ _PATTERN_HELP = {
     "letter or digit, at most 64 characters (e.g. acme-prompts)",
     SEMVER_RE: "use a SemVer 2.0.0 version such as 1.4.0 or 2.0.0-rc.1",
     PROMPT_NAME_RE: "use letters, digits, '_', '.' and '-', starting with a letter or digit",
-    ARG_NAME_RE: "an argument name is used as a template variable: letters, digits and '_', "
-    "not starting with a digit",
+    ARG_NAME_RE: "an argument name is 1 to 128 characters with no control characters (a "
+    "template reads one that is not an identifier as args[\"name\"])",
 }
 
 

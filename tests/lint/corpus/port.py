@@ -80,6 +80,7 @@ def string_args(inputs: dict[str, Any], names: dict[str, str]) -> dict[str, str]
 def port() -> None:
     sys.path[:0] = [str(CORPUS / "judges")]
     from judges import entry_dir, load_manifest  # tests/corpus/judges/judges.py
+
     from promptops.interop import ir
     from promptops.interop.importers import IMPORTERS
 

@@ -1,0 +1,65 @@
+"""`promptops export --to vscode|claude|prompty|dotprompt [-o DIR] [PROMPT...]`.
+
+One package also feeds the clients that do not speak MCP: each prompt is written as the
+file its target loads (``.github/prompts/<name>.prompt.md``, ``.claude/commands/<name>.md``,
+``<name>.prompty``, ``<name>.prompt``) under DIR. The exporters
+(:mod:`promptops.interop.exporters`) write the best file the target can hold and say what it
+cannot express (Jinja logic in a plain-substitution format, a system role in a one-message
+format...): the report lists it per file and the command exits 1. Exact exports round-trip:
+``promptops import`` of the written file renders as the package does (tests/interop).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from promptops.commands._common import package_dir
+from promptops.commands.choices import Format
+from promptops.console import Console
+from promptops.errors import ExitCode, UsageError
+from promptops.fsutil import atomic_write
+from promptops.interop.exporters import EXPORTERS
+from promptops.interop.ir import Loss
+from promptops.interop.package import from_bundle
+from promptops.pipeline.build import Build
+
+TARGETS = tuple(EXPORTERS)
+
+
+def run(*, target: str, out: Path, prompts: list[str], path: Path | None, ref: str | None,
+        fmt: Format, console: Console) -> int:
+    target = str(target)
+    if target not in EXPORTERS:
+        raise UsageError(f"--to {target!r}: expected one of {', '.join(TARGETS)}")
+    bundle = Build(package_dir(path), ref).bundle
+    every = {p.name: p for p in from_bundle(bundle)}
+    unknown = [n for n in prompts if n not in every]
+    if unknown:
+        raise UsageError(f"unknown prompt {unknown[0]!r} (the package has: "
+                         f"{', '.join(every) or 'none'})")
+    chosen = [every[n] for n in prompts] if prompts else list(every.values())
+    report: list[tuple[str, list[str], list[Loss]]] = []
+    lossy = False
+    for prompt in chosen:
+        files, losses = EXPORTERS[target](prompt)
+        losses = [*prompt.losses, *losses]
+        lossy = lossy or bool(losses)
+        for rel, text in files.items():
+            dest = out / rel
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            atomic_write(dest, text.encode("utf-8"))
+        report.append((prompt.name, list(files), losses))
+    if fmt == "json":
+        console.echo(json.dumps([{"prompt": name, "files": files, "exact": not losses,
+                          "losses": [{"what": x.what, "reason": x.reason} for x in losses]}
+                         for name, files, losses in report], indent=2, ensure_ascii=False))
+    else:
+        for name, written, losses in report:
+            state = console.style("lossy", fg="yellow") if losses \
+                else console.style("exact", fg="green")
+            where = ", ".join(str(out / f) for f in written)
+            console.echo(f"{console.style(name, bold=True)} -> {where}: {state}")
+            for loss in losses:
+                console.echo(f"  cannot express: {loss}")
+    return ExitCode.FAILED if lossy else ExitCode.OK

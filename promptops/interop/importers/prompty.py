@@ -1,0 +1,334 @@
+"""Prompty (``.prompty``, v1 as prompty 0.1.x runs it): YAML frontmatter + a Jinja body.
+
+What Prompty does, and so what the import reproduces (prompty/renderers.py, parsers.py):
+
+* The body is rendered by Jinja with its defaults (no trim, no lstrip): whitespace ``jinja``.
+* The *rendered* text is then split into messages on lines like ``system:``, ``user:``,
+  ``assistant:`` (also ``# user``, any case); text before the first is a system message;
+  each message's content is ``strip()``ped. The import splits the template on the same lines
+  and writes the strip into it: literal blanks at a message's edges are dropped, and a message
+  that starts or ends with a tag is wrapped in ``{% filter trim %}`` (``{{ x | trim }}`` for a
+  lone value) - exactly ``str.strip``.
+* ``{% for item in history %}{{item.role}}:\\n{{item.content}}{% endfor %}`` makes one message
+  per item (the marker comes from the value): that is a Splice of ``history`` (trimmed).
+* A missing input renders as Jinja's Undefined (empty); ``prepare`` fills missing inputs from
+  ``sample:`` and does **not** apply ``inputs.x.default``. So an argument's default is its
+  sample value, else what renders as a missing one (``""``, ``[]``); the declared default is a
+  note when it differs.
+
+Frontmatter: ``name`` -> title, ``description``; ``inputs`` -> typed arguments (``type``,
+``description``; an input the template loops over is an array whatever its declared type);
+``sample`` (inline or ``${file:x.json}``) -> defaults and the sample ``sample``;
+``model.configuration`` -> model id (``azure_deployment``/``name``/``model``) with the rest
+as metadata (``${env:X}`` references kept as written), ``model.parameters`` -> generation
+settings, their ``tools`` -> tools and ``response_format`` -> output; anything else -> metadata.
+``template: mustache`` bodies are not translated (a loss).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+
+from promptops.interop.errors import InteropError
+from promptops.interop.importers import _common
+from promptops.interop.ir import (
+    ArgType,
+    Argument,
+    IRPrompt,
+    Json,
+    JsonObject,
+    Loss,
+    Message,
+    MessageItem,
+    Model,
+    Output,
+    Role,
+    Sample,
+    Splice,
+    Text,
+    Tool,
+)
+from promptops.sandbox.jinja_source import Token, tokenize
+
+_FRONTMATTER = re.compile(r"^\s*(?:---|\+\+\+)(.*?)(?:---|\+\+\+)\s*(.+)$", re.S | re.M)
+_MARKER = re.compile(r"[ \t]*#?[ \t]*(assistant|function|system|user)[ \t]*:[ \t]*\r?\n",
+                     re.I)
+_OPENERS = frozenset({"if", "for", "macro", "call", "filter", "with", "block", "autoescape"})
+_DEFINES = frozenset({"set", "macro", "import", "from", "include", "extends", "block"})
+_HISTORY = re.compile(
+    r"\{%-?\s*for\s+(\w+)\s+in\s+(\w+)\s*-?%\}(\s*\n[ \t]*)"
+    r"\{\{-?\s*\1\.role\s*-?\}\}[ \t]*:[ \t]*\r?\n"
+    r"[ \t]*\{\{-?\s*\1\.content\s*-?\}\}\s*\{%-?\s*endfor\s*-?%\}")
+_DYNAMIC_MARKER = re.compile(r"^[ \t]*\{\{[^}]*\}\}[ \t]*:[ \t]*\r?$", re.M)
+_ENV = re.compile(r"\$\{env:[^}]*\}", re.I)
+_FILE = re.compile(r"\A\$\{file:([^}]+)\}\Z")
+_TYPES: dict[str, ArgType] = {"string": "string", "number": "number", "integer": "integer",
+                              "boolean": "boolean", "array": "array", "object": "object",
+                              "list": "array", "dict": "object", "int": "integer",
+                              "float": "number", "bool": "boolean", "str": "string"}
+_HISTORY_SCHEMA = {"type": "array", "items": {
+    "type": "object", "required": ["role", "content"],
+    "properties": {"role": {"type": "string"}, "content": {"type": "string"}}}}
+_KNOWN = ("name", "description", "inputs", "sample", "model", "template", "outputs")
+
+
+def parse(path: str, text: str, siblings: Mapping[str, str]) -> list[IRPrompt]:
+    m = _FRONTMATTER.search(text)
+    if not m:
+        raise InteropError(path, "no frontmatter: a .prompty file starts with --- YAML ---", 1)
+    front = _common.mapping(path, _common.load_yaml(path, m.group(1), 1), "frontmatter")
+    body, body_line = m.group(2), text.count("\n", 0, m.start(2)) + 1
+    losses: list[Loss] = []
+    notes: list[str] = []
+    template = front.get("template", "jinja2")
+    kind = template.get("type") if isinstance(template, dict) else template
+    if kind not in (None, "jinja2", "jinja"):
+        losses.append(Loss(f"template: {kind}", "only Jinja bodies are translated; the body is "
+                           "imported as a Jinja template, which it is not"))
+    sample = _sample(path, front.get("sample"), siblings, notes, losses)
+    messages, used, iterated = _messages(body, body_line, losses, notes)
+    arguments = _arguments(front.get("inputs"), used, iterated, sample, messages, notes)
+    known = {a.name for a in arguments}
+    dropped = sorted(k for k in sample if k not in known)
+    if dropped:
+        notes.append(f"sample keys {dropped} are not arguments of the template: left out of "
+                     "the sample")
+    samples = (Sample("sample", {k: v for k, v in sample.items() if k in known}),) \
+        if sample else ()
+    model, tools, output, meta = _model(path, front.get("model"), siblings, notes)
+    meta.update({k: v for k, v in front.items() if k not in _KNOWN})
+    if isinstance(front.get("outputs"), dict):
+        meta["prompty.outputs"] = front["outputs"]
+    title = front.get("name")
+    return [IRPrompt(
+        name=_common.prompt_name(path, [".prompty"]), source=path, ecosystem="prompty",
+        messages=tuple(messages), arguments=tuple(arguments), whitespace="jinja",
+        title=title if isinstance(title, str) else None,
+        description=front.get("description") if isinstance(front.get("description"), str)
+        else None,
+        model=model, tools=tools, output=output, samples=samples, metadata=meta,
+        losses=tuple(losses), notes=tuple(notes))]
+
+
+# --------------------------------------------------------------------------- body
+
+def _messages(body: str, first_line: int, losses: list[Loss], notes: list[str]
+              ) -> tuple[list[MessageItem], list[str], set[str]]:
+    tokens = tokenize(body)
+    names = _common.JinjaNames(body)
+    if names.error is not None:
+        raise InteropError("", f"Jinja syntax error: {names.error.message}",
+                           first_line + (names.error.lineno or 1) - 1)
+    depth = 0
+    cuts: list[tuple[int, int, str]] = []  # (start, end, role) of each marker line
+    defines = False
+    for i, tok in enumerate(tokens):
+        if tok.kind == "block":
+            word = (body[tok.open_end:tok.close_start].split() or [""])[0]
+            if word in _OPENERS or (word == "set" and "=" not in body[tok.open_end:
+                                                                      tok.close_start]):
+                depth += 1
+            elif word.startswith("end"):
+                depth -= 1
+            defines = defines or word in _DEFINES
+            continue
+        if tok.kind not in ("text", "raw_text"):
+            continue
+        at_line_start = i == 0 or _ends_line(body, tokens[i - 1])
+        pos = tok.start
+        while pos < tok.end:
+            eol = body.find("\n", pos, tok.end)
+            end = tok.end if eol < 0 else eol + 1
+            line_start = pos > tok.start or at_line_start
+            mk = _MARKER.fullmatch(body, pos, end) if line_start else None
+            if mk:
+                if depth:
+                    losses.append(Loss(body[pos:end].strip(), "a role marker inside a block "
+                                       "makes the messages depend on the input",
+                                       first_line + body.count("\n", 0, pos)))
+                else:
+                    cuts.append((pos, end, mk.group(1).lower()))
+            pos = end
+    segments: list[tuple[Role | str, str]] = []
+    start, role = 0, "system"
+    for a, b, r in cuts:
+        segments.append((role, body[start:a]))
+        start, role = b, r
+    segments.append((role, body[start:]))
+    if defines and len([s for s in segments if s[1].strip()]) > 1:
+        losses.append(Loss("{% set %} / {% macro %} / {% import %}", "Prompty renders the whole "
+                           "body at once; definitions are not shared between the imported "
+                           "messages"))
+    items: list[MessageItem] = []
+    for role, source in segments:
+        if not source.strip():
+            continue  # Prompty drops empty chunks
+        if role == "function":
+            losses.append(Loss("function:", "function messages are not MCP messages; imported "
+                               "as user"))
+        items.extend(_segment("user" if role == "function" else role, source, notes))  # type: ignore[arg-type]
+    return items, names.ordered, names.iterated
+
+
+def _ends_line(body: str, tok: Token) -> bool:
+    return tok.kind in ("text", "raw_text") and body[tok.end - 1:tok.end] == "\n"
+
+
+def _segment(role: Role, source: str, notes: list[str]) -> list[MessageItem]:
+    """One marker's message (and a trailing history splice), with Prompty's strip built in."""
+    out: list[MessageItem] = []
+    hist = None
+    for m in _HISTORY.finditer(source):
+        if not source[m.end():].strip():
+            hist = m
+    if hist is not None:
+        before = source[:hist.start()]
+        if before.strip():
+            out.append(Message(role, (Text(_stripped(before)),)))
+        out.append(Splice(hist.group(2), trim=True))
+        notes.append(f"the loop over {hist.group(2)} writes role markers from its items: "
+                     f"imported as a splice of {hist.group(2)} (one message per item, content "
+                     "trimmed, as Prompty parses it)")
+        return out
+    if _DYNAMIC_MARKER.search(source):
+        notes.append("a line '{{ value }}:' may render as a role marker, which Prompty would "
+                     "split on; it is imported as text")
+    return [Message(role, (Text(_stripped(source)),))]
+
+
+def _stripped(source: str) -> str:
+    """The template whose output is ``str.strip()`` of ``source``'s output."""
+    tokens = tokenize(source)
+    head, tail = tokens[0], tokens[-1]
+    a, b = 0, len(source)
+    if head.kind == "text":
+        a = len(source[:head.end]) - len(source[:head.end].lstrip())
+    if tail.kind == "text":
+        b = tail.start + len(source[tail.start:].rstrip())
+        if b < tail.start:
+            b = tail.start
+    inner = source[a:b]
+    first = tokenize(inner) if inner else []
+    if not first:
+        return ""
+    edge_tag = first[0].kind != "text" or first[-1].kind != "text" or (
+        inner[:1].isspace() or inner[-1:].isspace())
+    if not edge_tag:
+        return inner
+    if len(first) == 1 and first[0].kind == "var":
+        expr = inner[first[0].open_end:first[0].close_start].strip()
+        simple = re.fullmatch(r"[\w.]+", expr)
+        return "{{ " + (expr if simple else f"({expr})") + " | trim }}"
+    return "{% filter trim %}" + inner + "{% endfilter %}"
+
+
+# --------------------------------------------------------------------------- frontmatter
+
+def _sample(path: str, value: Json, siblings: Mapping[str, str], notes: list[str],
+            losses: list[Loss]) -> dict[str, Json]:
+    if isinstance(value, str):
+        m = _FILE.match(value.strip())
+        if not m:
+            raise InteropError(path, f"sample: {value!r} is neither a mapping nor ${{file:...}}",
+                               1)
+        text = siblings.get(m.group(1))
+        if text is None:
+            losses.append(Loss(f"sample: {value}", f"the sample file {m.group(1)} is not beside "
+                               "the prompt, so its values (Prompty's defaults) are unknown"))
+            return {}
+        try:
+            value = json.loads(text)
+        except ValueError as e:
+            raise InteropError(m.group(1), f"invalid JSON: {e}", 1) from None
+        notes.append(f"sample read from {m.group(1)}")
+    return value if isinstance(value, dict) else {}
+
+
+def _arguments(inputs: Json, used: list[str], iterated: set[str], sample: dict[str, Json],
+               messages: list[MessageItem], notes: list[str]) -> list[Argument]:
+    declared: dict[str, JsonObject] = {}
+    if isinstance(inputs, dict):
+        for name, spec in inputs.items():
+            if isinstance(spec, dict):
+                declared[name] = spec
+            else:  # shorthand "name: value" (a Prompty 2 habit): the value is an example
+                declared[name] = {"type": _common.infer_type(spec), "example": spec}
+                notes.append(f"inputs.{name}: shorthand value {spec!r} read as an example of "
+                             "its type (Prompty 0.1 does not apply it)")
+    spliced = {m.argument for m in messages if isinstance(m, Splice)}
+    out: list[Argument] = []
+    for name in [*declared, *(n for n in used if n not in declared)]:
+        spec = declared.get(name, {})
+        kind = _TYPES.get(str(spec.get("type", "string")).lower(), "string")
+        if (name in iterated or name in spliced) and kind != "array":
+            if name in declared:
+                notes.append(f"{name}: declared {spec.get('type')}, but the template loops over "
+                             "it: imported as an array")
+            kind = "array"
+        desc = spec.get("description") if isinstance(spec.get("description"), str) else None
+        schema = dict(_HISTORY_SCHEMA) if name in spliced else {}
+        schema.pop("type", None)
+        extra = {k: v for k, v in spec.items()
+                 if k not in ("type", "description", "default", "example", "sample")}
+        if extra:
+            notes.append(f"inputs.{name}: keys {sorted(extra)} are not Prompty 0.1's; kept in "
+                         "the argument's schema")
+            schema.update(extra)
+        if "default" in spec and spec["default"] != sample.get(name, spec["default"]):
+            notes.append(f"inputs.{name}.default {spec['default']!r} is not applied by Prompty "
+                         f"(its sample is): the imported default is the sample's")
+        elif "default" in spec and name not in sample:
+            notes.append(f"inputs.{name}.default {spec['default']!r} is not applied by Prompty; "
+                         "the imported default is what a missing value renders")
+        if name in sample:
+            out.append(Argument(name, kind, False, sample[name], desc, schema))
+            continue
+        out.append(_common.optional_argument(name, kind, notes, desc, schema))
+    return out
+
+
+def _model(path: str, model: Json, siblings: Mapping[str, str], notes: list[str]
+           ) -> tuple[Model | None, tuple[Tool, ...], Output | None, dict[str, Json]]:
+    meta: dict[str, Json] = {}
+    if not isinstance(model, dict):
+        return None, (), None, meta
+    config = model.get("configuration") or model.get("connection") or {}
+    config = config if isinstance(config, dict) else {}
+    model_id = next((config[k] for k in ("azure_deployment", "name", "model")
+                     if isinstance(config.get(k), str)), None)
+    if model_id is not None and _ENV.search(model_id):
+        notes.append(f"the model is {model_id}, read from the environment at load: no model id")
+        model_id = None
+    params = dict(model.get("parameters") or {})
+    tools: tuple[Tool, ...] = ()
+    raw_tools = params.pop("tools", None)
+    if isinstance(raw_tools, str) and _FILE.match(raw_tools.strip()):
+        name = _FILE.match(raw_tools.strip()).group(1)  # type: ignore[union-attr]
+        text = siblings.get(name)
+        raw_tools = json.loads(text) if text is not None else None
+        notes.append(f"tools read from {name}")
+    if isinstance(raw_tools, list):
+        tools = tuple(Tool(_tool_name(t), t if isinstance(t, dict) else None)
+                      for t in raw_tools)
+    output = None
+    fmt = params.pop("response_format", None)
+    if isinstance(fmt, dict) and isinstance(fmt.get("type"), str):
+        output = Output(fmt["type"], fmt.get("json_schema"))
+    meta["prompty.model"] = {k: v for k, v in model.items() if k != "parameters"}
+    if any(_ENV.search(str(v)) for v in config.values()):
+        notes.append("model.configuration reads ${env:...} at load: kept as written in metadata "
+                     "prompty.model (never served)")
+    return Model(model_id, params), tools, output, meta
+
+
+def _tool_name(tool: Json) -> str:
+    if isinstance(tool, dict):
+        fn = tool.get("function")
+        if isinstance(fn, dict) and isinstance(fn.get("name"), str):
+            return str(fn["name"])
+        if isinstance(tool.get("name"), str):
+            return str(tool["name"])
+        return json.dumps(tool)
+    return str(tool)
