@@ -77,7 +77,7 @@ def test_hover_shows_human_titles_and_descriptions(ls: YamlLanguageServer,
     assert title.startswith("#### Title\n") and "||" not in title, title
     assert "prompt picker" in title
     assert ls.hover(uri, *_at(text, "maxLength")).startswith("#### Maximum length\n")
-    assert "Who speaks" in ls.hover(uri, *_at(text, "role"))
+    assert "user, assistant or system" in ls.hover(uri, *_at(text, "role"))
     path, text = _write(workspace, "tests/review.test.yaml", "test",
                         "prompt: review\ncases:\n  - name: a\n    arguments: {code: x}\n")
     uri = ls.open(path)
@@ -113,10 +113,11 @@ def test_planted_mistakes_are_flagged_in_words(ls: YamlLanguageServer, workspace
     assert "Matches multiple schemas when only one must validate." in found, found
     assert any(m.startswith("A message needs exactly one content key") for m in found), found
     path, _ = _write(workspace, "prompts/more.prompt.yaml", "prompt",
-                     "titel: x\nmessages:\n  - role: system\n    text: hi\n"
-                     "arguments:\n  - name: 1st\n    required: yes please\n")
+                     "titel: x\nmessages:\n  - role: developer\n    text: hi\n"
+                     "arguments:\n  - name: \"\"\n    required: yes please\n")
     found = " | ".join(sorted(_messages(ls.diagnostics(ls.open(path)))))
-    assert found == ("An identifier: letters, digits and '_', not starting with a digit (the "
-                     "name is a Jinja2 variable, such as `code` or `max_items`). | Incorrect "
-                     "type. Expected \"boolean\". | Property titel is not allowed. | Value is "
-                     "not accepted. Valid values: \"user\", \"assistant\".")
+    assert found == ("Any name of 1 to 128 characters without control characters (a template "
+                     "reads `code` as {{ code }}, and any name as {{ args[\"reference-file\"] }})."
+                     " | Incorrect type. Expected \"boolean\". | Property titel is not allowed. "
+                     "| Value is not accepted. Valid values: \"user\", \"assistant\", "
+                     "\"system\".")

@@ -78,8 +78,8 @@ def pattern_messages() -> dict[str, str]:
                  "or digit, at most 64 characters (such as acme-prompts).",
         PROMPT_NAME_RE: "Letters, digits, '_', '.' or '-', starting with a letter or digit, at "
                         "most 128 characters (such as code_review).",
-        ARG_NAME_RE: "An identifier: letters, digits and '_', not starting with a digit (the "
-                     "name is a Jinja2 variable, such as `code` or `max_items`).",
+        ARG_NAME_RE: "Any name of 1 to 128 characters without control characters (a template "
+                     "reads `code` as {{ code }}, and any name as {{ args[\"reference-file\"] }}).",
     }
 
 
@@ -107,6 +107,7 @@ def _one_of() -> dict[str, tuple[tuple[str, ...], dict[str, str], str]]:
         "text": "an inline Jinja2 template", "template": "a Jinja2 template file",
         "resource": "an embedded resource", "image": "an image file",
         "audio": "an audio file", "resource_link": "a link to a resource",
+        "history": "an array argument of messages, spliced in (a chat history)",
     }
     return {
         "Message": (CONTENT_KEYS, content,
