@@ -16,8 +16,7 @@ if TYPE_CHECKING:
 
 def _lint_gate(build: Build) -> str | None:
     """The gate `build` applies, for serve: a commit whose lint has errors is not served
-    (imported on the first rebuild, never on serve's cold path). Handed to ``serve_main``
-    once the serve fixtures pass lint (see main)."""
+    (imported on the first rebuild, never on serve's cold path)."""
     from promptops.lint.runner import refusal
 
     return refusal(build)
@@ -28,9 +27,7 @@ def main(argv: list[str] | None = None) -> int:
     if args[:1] == ["serve"] and not {"-h", "--help"} & set(args):
         from promptops.serve.main import serve_main
 
-        # The lint gate (issue 15) is built and tested (tests/follow/test_follow_gate.py) but
-        # not yet on by default: serve's own test fixtures serve packages lint refuses.
-        return serve_main(args[1:])
+        return serve_main(args[1:], gate=_lint_gate)
     from promptops.cli import app_main
 
     return app_main(args)

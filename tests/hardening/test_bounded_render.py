@@ -312,7 +312,7 @@ def test_limits_in_the_manifest_reach_the_bundle_and_serve(tmp_path: Path) -> No
     long = ("description: Long\nmessages:\n  - role: user\n    text: \"{{ 'x' * 800 }}\"\n"
             "  - role: user\n    text: \"{{ 'y' * 700 }}\"\n")
     loop = ("description: Loop\nmessages:\n  - role: user\n    text: \"{% for a in range(99999)"
-            " %}{% for b in range(99999) %}{% endfor %}{% endfor %}\"\n")
+            " %}{% for b in range(99999) %}{% endfor %}{% endfor %}done\"\n")
     repo_with(root, {"promptops.yaml": "name: demo\nversion: 1.0.0\nlimits:\n"
                      "  renderTimeoutMs: 300\n  maxOutputChars: 1000\n",
                      "prompts/long.prompt.yaml": long, "prompts/loop.prompt.yaml": loop})

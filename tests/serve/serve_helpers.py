@@ -38,7 +38,7 @@ arguments:
     required: true
     enum: [python, go, rust, Pascal]
   - name: style
-    pattern: "[a-z]+"
+    pattern: "[a-z0-9]+"
     examples: [pep8, google, pythonic]
     default: pep8
 messages:
