@@ -2,8 +2,8 @@
 
 Two measurements:
 
-1. **Load** (the team's shared load generator, ``tools/bench/http/http_bench.py``, and its
-   anchor servers): the 1,000-prompt promptset of ``tools/bench/anchors/gen_promptset.py``,
+1. **Load** (the team's load generator, vendored as ``floor/http/http_bench.py``, and its
+   anchor servers): the 1,000-prompt promptset of ``floor/gen_promptset.py``,
    turned into a promptops package committed in git, is served by ``promptops serve
    --http`` in both eras (session and ``@modern``), interleaved with the anchors (a bare
    ASGI app on uvicorn with and without httptools+uvloop, the Python SDK in SSE, JSON and
@@ -17,8 +17,9 @@ Two measurements:
 
 Usage: python benchmarks/http_bench.py [--bench-dir DIR] [--rounds 3] [--n 2000]
        [--conc 1,16,64] [--listeners 1000] [--ts] [--write-docs] [--docs docs/benchmarks.md]
-``--bench-dir`` is the shared bench (default ``$PROMPTOPS_BENCH_DIR``, else
-``/work/shared/tools/bench``); without it only the fan-out runs.
+``--bench-dir`` holds the load generator and anchors (default ``benchmarks/floor``: the
+team's bench tools vendored into this repository, ``gen_promptset.py`` and ``promptset.py``
+beside ``http/``); a folder without them runs the fan-out only.
 """
 
 from __future__ import annotations
@@ -286,8 +287,7 @@ def write_docs(path: Path, section: str) -> None:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--bench-dir", type=Path, default=Path(os.environ.get(
-        "PROMPTOPS_BENCH_DIR", "/work/shared/tools/bench")))
+    ap.add_argument("--bench-dir", type=Path, default=ROOT / "benchmarks" / "floor")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--n", type=int, default=2000)
     ap.add_argument("--conc", default="1,16,64")
@@ -305,14 +305,14 @@ def main() -> int:
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="po-http-bench-") as tmp:
         work = Path(tmp)
-        gen = args.bench_dir / "anchors" / "gen_promptset.py"
+        gen = args.bench_dir / "gen_promptset.py"
         figs: dict[tuple[str, int], dict[str, float]] = {}
         promptset = work / "promptset.json"
         if gen.exists():
             subprocess.run([sys.executable, str(gen), str(args.prompts), str(promptset)],
                            check=True, capture_output=True)
         else:
-            print(f"no shared bench at {args.bench_dir}: fan-out only", file=sys.stderr)
+            print(f"no load generator in {args.bench_dir}: fan-out only", file=sys.stderr)
             promptset.write_text(json.dumps([{
                 "name": f"prompt_{i:04d}", "description": f"prompt {i}",
                 "arguments": [{"name": "topic", "description": "t", "required": True},

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from promptops.pipeline.build import Build
+    from promptops.serve.transports.http import HttpApp
 
 
 def _lint_gate(build: Build) -> str | None:
@@ -20,6 +21,14 @@ def _lint_gate(build: Build) -> str | None:
     from promptops.lint.runner import refusal
 
     return refusal(build)
+
+
+def create_app(argv: list[str] | None = None) -> HttpApp:
+    """The ASGI factory of the team server (``uvicorn --factory promptops.__main__:create_app``),
+    with the same lint gate as ``promptops serve --http``."""
+    from promptops.serve.http import create_app as http_app
+
+    return http_app(argv, gate=_lint_gate)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -132,7 +132,7 @@ class _Check:
             self.bad("package.cacheScope", "is not 'public' or 'private'")
         if "limits" in pkg and not _limits_ok(pkg["limits"]):
             self.bad("package.limits", "is not renderTimeoutMs and/or maxOutputChars within "
-                     "their caps (promptops/limits.py)")
+                     "their caps (promptops/sandbox/limits.py)")
         if pkg.get("systemRole", "user") not in ("user", "assistant"):
             self.bad("package.systemRole", "is not 'user' or 'assistant'")
         if pkg.get("whitespace", "jinja") not in ("standalone", "jinja"):

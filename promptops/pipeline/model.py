@@ -68,7 +68,7 @@ class TemplatesConfig(Strict):
 
 
 class LimitsConfig(Strict):
-    """Bounds of one prompts/get request (defaults and hard caps: promptops/limits.py)."""
+    """Bounds of one prompts/get request (defaults and hard caps: promptops/sandbox/limits.py)."""
 
     renderTimeoutMs: int = Field(
         default=bounds.DEFAULT_TIMEOUT_MS, ge=1, le=bounds.MAX_TIMEOUT_MS,

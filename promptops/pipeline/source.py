@@ -125,6 +125,17 @@ class SymlinkLoop(Refused):
 REFUSED = (OutsidePackage, GitPath, GitLink, SymlinkLoop)
 
 
+def _readable(path: str) -> str:
+    """``path`` normalised, or the refusal both sources give: outside the package is not
+    found, a name inside ``.git`` is GitPath."""
+    norm = inside(path)
+    if norm is None:
+        raise FileNotFoundError(path)
+    if names_git(norm):
+        raise GitPath(path)
+    return norm
+
+
 def names_git(path: str) -> bool:
     """Whether any component of a package-relative POSIX path is ``.git`` in any case."""
     return ".git" in path.lower() and any(part.lower() == ".git" for part in path.split("/"))
@@ -166,11 +177,7 @@ class WorktreeSource:
         return sorted(found)
 
     def read(self, path: str) -> bytes:
-        norm = inside(path)
-        if norm is None:
-            raise FileNotFoundError(path)
-        if names_git(norm):
-            raise GitPath(path)
+        norm = _readable(path)
         full = self.root / norm
         try:
             real = full.resolve()
@@ -351,11 +358,7 @@ class GitSource:
         return sorted(self._index())
 
     def read(self, path: str) -> bytes:
-        norm = inside(path)
-        if norm is None:
-            raise FileNotFoundError(path)
-        if names_git(norm):
-            raise GitPath(path)
+        norm = _readable(path)
         entries = self._index()
         # Symlinks are resolved component by component, as the file system would: a link
         # may be the file itself or any folder on the way to it.

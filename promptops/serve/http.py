@@ -31,7 +31,7 @@ from promptops.errors import PromptopsError, UsageError
 if TYPE_CHECKING:
     from promptops.pipeline.bundle_types import Bundle
     from promptops.serve.auth import JwtTokens, StaticTokens
-    from promptops.serve.follow import Follower
+    from promptops.serve.follow import Follower, Gate
     from promptops.serve.remote import Remote
     from promptops.serve.transports.http import HttpApp
 
@@ -113,8 +113,9 @@ def _bind(args: argparse.Namespace) -> tuple[str, int]:
     return args.host or host, args.port if args.port is not None else port
 
 
-def build(args: argparse.Namespace) -> HttpApp:
-    """The HttpApp for parsed arguments (nothing bound or started yet)."""
+def build(args: argparse.Namespace, gate: Gate | None = None) -> HttpApp:
+    """The HttpApp for parsed arguments (nothing bound or started yet); ``gate`` refuses
+    commits as in stdio mode (the entry point passes lint's)."""
     from promptops.serve.methods import Settings
     from promptops.serve.metrics import Metrics
     from promptops.serve.signing import Signer
@@ -154,7 +155,7 @@ def build(args: argparse.Namespace) -> HttpApp:
             if "does not build" in message:
                 metrics.failed.inc()
 
-        follower = Follower(dirs, ref=args.ref, log=report)
+        follower = Follower(dirs, ref=args.ref, log=report, gate=gate)
         views = Views(follower.initial(), settings)
     metrics.served(views.bundles)
 
@@ -223,15 +224,18 @@ def _auth(args: argparse.Namespace) -> StaticTokens | JwtTokens | None:
     return None
 
 
-def create_app(argv: list[str] | None = None) -> HttpApp:
-    """The ASGI app for ``argv`` (default: ``$PROMPTOPS_SERVE_ARGS``, shell-quoted)."""
+def create_app(argv: list[str] | None = None, gate: Gate | None = None) -> HttpApp:
+    """The ASGI app for ``argv`` (default: ``$PROMPTOPS_SERVE_ARGS``, shell-quoted).
+
+    The factory to name is ``promptops.__main__:create_app``, which passes lint's gate.
+    """
     if argv is None:
         argv = shlex.split(os.environ.get("PROMPTOPS_SERVE_ARGS", ""))
     # "--http=" (empty): the bind is the ASGI server's; a bare "--http" would take a PATH
-    return build(parser().parse_args(["--http=", *argv]))
+    return build(parser().parse_args(["--http=", *argv]), gate)
 
 
-def http_main(argv: list[str]) -> int:
+def http_main(argv: list[str], gate: Gate | None = None) -> int:
     from promptops.serve.transports.stdio import log
 
     try:
@@ -243,7 +247,7 @@ def http_main(argv: list[str]) -> int:
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda s, f: None)
     try:
-        app = build(args)
+        app = build(args, gate)
     except PromptopsError as exc:
         log(f"error: {exc}")
         return exc.exit_code

@@ -71,7 +71,7 @@ def serve_main(argv: list[str], gate: Gate | None = None) -> int:
     if any(a == "--http" or a.startswith("--http=") for a in argv):
         from promptops.serve.http import http_main  # the team server: its own module
 
-        return http_main(argv)
+        return http_main(argv, gate)
     signals = Signals()  # first: a SIGTERM while bundles load must not kill the process
     signals.install()
     try:

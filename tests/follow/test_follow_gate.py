@@ -1,6 +1,6 @@
 """serve can apply build's gate (issue 15): a commit whose lint has errors is never published;
 the last good set stays and the log says why. The gate is the entry point's
-(promptops.__main__._lint_gate); `promptops serve` passes it (tests/serve/test_serve_gate.py)."""
+(promptops.__main__._lint_gate); `promptops serve` passes it (tests/serve/test_follow_log.py)."""
 
 from __future__ import annotations
 

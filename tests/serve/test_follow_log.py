@@ -4,6 +4,7 @@
 every session-era session that enabled logging (logging/setLevel): a commit that does not
 build is news the client can show. Without a level set, the client hears nothing but
 list_changed; with the stateless revision, there is no setLevel and no such message.
+A commit that builds but that lint refuses is such news too: serve applies build's gate.
 """
 
 from __future__ import annotations
@@ -17,13 +18,20 @@ from serve_helpers import RawClient, commit, kit_files
 
 REV = "2025-11-25"
 BAD = "messages:\n  - role: user\n    text: \"{{ unclosed\"\n"
+# Loads and compiles (build --no-lint takes it), but lint says PO201: an undeclared variable.
+UNDECLARED = "description: d\nmessages:\n  - role: user\n    text: \"Hi {{ nobody }}\"\n"
+FIXED = "description: d\nmessages:\n  - role: user\n    text: \"Hi there\"\n"
+
+
+def following(repo_factory: Callable[..., git.Repo]) -> tuple[git.Repo, RawClient]:
+    """A fresh kit repository and `promptops serve` (the real entry point) following it."""
+    repo = repo_factory(kit_files(extra_prompts=0))
+    return repo, RawClient([str(Path(repo.working_tree_dir or "."))], REV)
 
 
 def test_a_commit_that_does_not_build_is_logged_to_the_client(
         repo_factory: Callable[..., git.Repo]) -> None:
-    repo = repo_factory(kit_files(extra_prompts=0))
-    root = Path(repo.working_tree_dir or ".")
-    c = RawClient([str(root)], REV)
+    repo, c = following(repo_factory)
     try:
         c.initialize(REV)
         assert c.request("logging/setLevel", {"level": "warning"})["result"] == {}
@@ -42,9 +50,7 @@ def test_a_commit_that_does_not_build_is_logged_to_the_client(
 
 
 def test_no_level_no_log_message(repo_factory: Callable[..., git.Repo]) -> None:
-    repo = repo_factory(kit_files(extra_prompts=0))
-    root = Path(repo.working_tree_dir or ".")
-    c = RawClient([str(root)], REV)
+    repo, c = following(repo_factory)
     try:
         c.initialize(REV)
         commit(repo, {"prompts/bad.prompt.yaml": BAD}, "a template that does not parse")
@@ -58,3 +64,29 @@ def test_no_level_no_log_message(repo_factory: Callable[..., git.Repo]) -> None:
     finally:
         rc, err = c.close()
     assert rc == 0 and err.count("does not build") == 1
+
+
+def test_a_commit_lint_refuses_is_not_served_until_it_is_fixed(
+        repo_factory: Callable[..., git.Repo]) -> None:
+    """build's gate (issue 15) is on by default: a commit lint refuses is not published, the
+    refusal reaches the client's log, and the fixing commit is served."""
+    repo, c = following(repo_factory)
+    try:
+        c.initialize(REV)
+        before = [p["name"] for p in c.request("prompts/list")["result"]["prompts"]]
+        assert c.request("logging/setLevel", {"level": "warning"})["result"] == {}
+        bad = commit(repo, {"prompts/hello.prompt.yaml": UNDECLARED}, "lint error")
+        note = c.recv(timeout=30)  # the refusal, not a list_changed
+        assert note["method"] == "notifications/message", note
+        data = note["params"]["data"]
+        assert "lint fails" in data and "PO201" in data and bad[:12] in data, data
+        names = [p["name"] for p in c.request("prompts/list")["result"]["prompts"]]
+        assert names == before  # the last good set, unchanged
+        commit(repo, {"prompts/hello.prompt.yaml": FIXED}, "fixed")
+        assert c.recv(timeout=30) == {"jsonrpc": "2.0",
+                                      "method": "notifications/prompts/list_changed"}
+        names = [p["name"] for p in c.request("prompts/list")["result"]["prompts"]]
+        assert sorted(names) == sorted([*before, "hello"])
+    finally:
+        rc, err = c.close()
+    assert rc == 0 and "lint fails" in err, err

@@ -18,7 +18,7 @@ def test_uvicorn_factory_reads_promptops_serve_args(kit_dir: Path, tmp_path: Pat
     port = free_port()
     env = {**os.environ, "PROMPTOPS_SERVE_ARGS": f"{kit_dir} --page-size 2 --no-access-log"}
     proc = subprocess.Popen([sys.executable, "-m", "uvicorn", "--factory",
-                             "promptops.serve.http:create_app", "--port", str(port)],
+                             "promptops.__main__:create_app", "--port", str(port)],
                             env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
         url = f"http://127.0.0.1:{port}/mcp"

@@ -2,7 +2,7 @@
 
 Why: the pattern says what a valid value looks like; a default that breaks it renders a
 value every request would be refused for. The match is the renderer's own (RE2, linear
-time, see ``promptops/patterns.py``), so a pattern that would backtrack for days in
+time, see ``promptops/sandbox/patterns.py``), so a pattern that would backtrack for days in
 Python's ``re`` cannot hang lint.
 
 Measured on the real-prompt corpus: no finding in 78 prompts.
