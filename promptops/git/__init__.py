@@ -32,6 +32,18 @@ def executable() -> str:
     return os.environ.get("PROMPTOPS_GIT") or "git"
 
 
+def no_optional_locks() -> dict[str, str]:
+    """The environment for a git command that only reads, run beside the user's own git.
+
+    ``git status`` and ``git diff`` against the working tree refresh the index when they
+    can, which takes ``.git/index.lock``: a ``git commit`` the user (or an editor) runs at
+    that moment fails with "index.lock: File exists". ``GIT_OPTIONAL_LOCKS=0`` is git's
+    switch for background readers (see git(1)): the command answers the same without
+    writing anything.
+    """
+    return {**os.environ, "GIT_OPTIONAL_LOCKS": "0"}
+
+
 @dataclass(frozen=True)
 class Repo:
     """A repository as git lays it out on disk, and where a folder sits inside it.

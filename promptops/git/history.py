@@ -92,6 +92,9 @@ class History:
 
     def __init__(self, repo: git.Repo) -> None:
         self.repo = repo
+        # status and diff read beside the user's own git; they must not take index.lock
+        # (see promptops.git.no_optional_locks). Required locks (add, commit) still hold.
+        repo.git.update_environment(GIT_OPTIONAL_LOCKS="0")
         self.top = Path(repo.working_tree_dir or repo.git_dir).resolve()
 
     @classmethod
@@ -212,9 +215,12 @@ class History:
         return out.splitlines()
 
     def is_dirty(self, prefix: str) -> bool:
-        """Whether the folder ``prefix`` has uncommitted changes (untracked files count)."""
-        return git_read(f"the status of {self.top / prefix}", lambda: self.repo.is_dirty(
-            untracked_files=True, path=None if prefix == "." else prefix))
+        """Whether the folder ``prefix`` has uncommitted changes (untracked files count).
+
+        ``git status``, not GitPython's ``is_dirty``: that runs ``git diff``, which
+        refreshes the index (taking index.lock) even under ``GIT_OPTIONAL_LOCKS=0``.
+        """
+        return git_read(f"the status of {self.top / prefix}", lambda: bool(self.status(prefix)))
 
     # ---- tags ----------------------------------------------------------------------
     def tags(self) -> Iterator[tuple[str, str]]:

@@ -41,6 +41,8 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from promptops.git import executable, no_optional_locks
+
 if TYPE_CHECKING:
     from promptops.pipeline.bundle import Bundle
     from promptops.pipeline.memo import FileMemo
@@ -182,10 +184,10 @@ def dirty_notice(package_dirs: Iterable[Path], log: Log) -> threading.Thread:
         for directory in dirs:
             try:
                 out = subprocess.run(
-                    [os.environ.get("PROMPTOPS_GIT") or "git", "status", "--porcelain",
-                     "--untracked-files=normal", "--", "."],
+                    [executable(), "status", "--porcelain", "--untracked-files=normal",
+                     "--", "."],
                     cwd=directory, capture_output=True, timeout=30, check=False,
-                    stdin=subprocess.DEVNULL,
+                    stdin=subprocess.DEVNULL, env=no_optional_locks(),
                 )
             except (OSError, subprocess.SubprocessError):
                 continue
