@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import os
 import subprocess
@@ -72,13 +70,9 @@ def promptops(*args: str, cwd: Path | None = None) -> subprocess.CompletedProces
 
 
 def run_cli(*args: str) -> tuple[int, str, str]:
-    """The CLI in-process (same code path as the subprocess, without the start-up cost)."""
-    from promptops.cli import app_main
-
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = app_main(list(args))
-    return code, out.getvalue(), err.getvalue()
+    """The CLI in-process (``repo_helpers.run_cli``) as (exit code, stdout, stderr)."""
+    run = in_process(*args)
+    return run.returncode, run.stdout, run.stderr
 
 
 def lint_json(pkg: Path, *extra: str) -> tuple[int, dict[str, Any]]:
