@@ -89,7 +89,7 @@ def _model_of(annotation: Any) -> Any:
 # a misaligned key is lines away from the mistake. So each rule below takes the error's
 # words and marks, reads the lines around them, and names the real place and the edit that
 # fixes it; the first rule that recognises the error wins, and an error none knows keeps
-# the parser's own words at its position. tests/test_yaml_messages.py runs every case
+# the parser's own words at its position. tests/pipeline/test_yaml_messages.py runs every case
 # through both parsers and checks the exact text.
 
 _KEY = re.compile(r"""^(?P<indent>\x20*)(?P<dashes>(?:-\x20+)*)
