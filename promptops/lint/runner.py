@@ -113,8 +113,9 @@ def lint_package(subject: Subject, opts: Options = Options(), *,
     display = str(folder)
     if folder.is_absolute() and folder.is_relative_to(Path.cwd()):
         display = os.path.relpath(folder, Path.cwd())
-    return Linted(found, Report(files.label, files.origin.path, display, texts), conf, package,
-                  how)
+    listed = conf.enabled if opts.select else frozenset()
+    return Linted(found, Report(files.label, files.origin.path, display, texts, listed), conf,
+                  package, how)
 
 
 def _incremental(files: CachingSource, conf: LintSettings, where: Path,
