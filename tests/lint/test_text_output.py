@@ -94,3 +94,13 @@ def test_a_few_missing_descriptions_are_listed_one_by_one(tmp_path: Path) -> Non
     assert [line for line in out if "PO401" in line] == [
         f"prompts/p{i}.prompt.yaml:1:1: PO401 [warning] prompt 'p{i}' has no description"
         for i in range(5)]
+
+
+def test_github_annotations_put_the_bulk_advice_last(tmp_path: Path) -> None:
+    """GitHub keeps 10 warning annotations per step: PO401's many must not take them all."""
+    files = _undescribed(12)
+    files["resources/notes.md"] = "note  \n"
+    write_files(tmp_path, files)
+    lines = promptops("lint", str(tmp_path), "--format", "github").stdout.splitlines()
+    titles = [line.split("title=", 1)[1].split("::", 1)[0] for line in lines[:-1]]
+    assert titles == ["PO504 trailing-whitespace"] + ["PO401 missing-description"] * 12
