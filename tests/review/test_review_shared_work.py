@@ -134,3 +134,27 @@ def test_a_prompt_proven_unaffected_renders_the_same(repo: Path, scenario: str) 
         if shared.same_render(a, b):
             assert same[0] == same[1], b["name"]
     assert differ or scenario in ("version only", "a failing test", "whitespace mode")
+
+
+def test_the_collector_is_paused_during_a_review_only(repo: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    import gc
+
+    seen: list[bool] = []
+    real = review_build.review_package
+
+    def spy(*args: object, **kwargs: object) -> object:
+        seen.append(gc.isenabled())
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.chdir(repo)
+    monkeypatch.setattr(review_build, "review_package", spy)
+    assert gc.isenabled()
+    build_report(repo, "main", "partial", None)
+    assert seen == [False] and gc.isenabled()
+    gc.disable()
+    try:  # a caller that had it off keeps it off
+        build_report(repo, "main", "partial", None)
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
