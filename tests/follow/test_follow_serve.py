@@ -14,7 +14,8 @@ from typing import Any
 
 import git
 import jsonschema
-from follow_helpers import BROKEN, commit, init_repo, package
+from follow_helpers import BROKEN, package
+from repo_helpers import commit_files, make_repo
 
 DATA = Path(__file__).parents[1] / "data"
 CLIENT_CHECK = DATA / "clients" / "py_client_check.py"
@@ -85,9 +86,9 @@ class Server:
 
 
 def test_official_python_client_sees_list_changed_after_checkout(tmp_path: Path) -> None:
-    repo = init_repo(tmp_path / "repo", package({"greet": "Hello"}))
+    repo = make_repo(tmp_path / "repo", package({"greet": "Hello"}))
     repo.git.checkout("-q", "-b", "other")
-    commit(repo, package({"greet": "Hello", "extra": "More"}))
+    commit_files(repo, package({"greet": "Hello", "extra": "More"}))
     repo.git.checkout("-q", "main")
     done = subprocess.run(
         [
@@ -121,7 +122,7 @@ def prompt_names(server: Server, request_id: int) -> list[str]:
 
 
 def test_list_changed_after_commit_and_none_after_a_broken_commit(tmp_path: Path) -> None:
-    repo: git.Repo = init_repo(tmp_path / "repo", package({"greet": "Hello"}))
+    repo: git.Repo = make_repo(tmp_path / "repo", package({"greet": "Hello"}))
     server = Server(tmp_path / "repo")
     try:
         server.send(
@@ -139,20 +140,20 @@ def test_list_changed_after_commit_and_none_after_a_broken_commit(tmp_path: Path
         server.send({"method": "notifications/initialized"})
         assert prompt_names(server, 2) == ["greet"]
 
-        commit(repo, package({"greet": "Hello", "added": "New"}), "add a prompt")
+        commit_files(repo, package({"greet": "Hello", "added": "New"}), "add a prompt")
         note = server.recv()
         assert note == {"jsonrpc": "2.0", "method": "notifications/prompts/list_changed"}
         conforms(note, "PromptListChangedNotification")
         assert prompt_names(server, 3) == ["added", "greet"]
 
-        broken = commit(repo, {"prompts/added.prompt.yaml": BROKEN}, "break it")
+        broken = commit_files(repo, {"prompts/added.prompt.yaml": BROKEN}, "break it")
         line = server.wait_stderr("does not build")
         assert broken[:12] in line
         server.wait_stderr("prompts/added.prompt.yaml:")
         # Still the last good set, and nothing but this reply came out in between.
         assert prompt_names(server, 4) == ["added", "greet"]
 
-        commit(repo, package({"greet": "Hello", "added": "Fixed"}), "fix it")
+        commit_files(repo, package({"greet": "Hello", "added": "Fixed"}), "fix it")
         assert server.recv() == note
         server.send(
             {

@@ -24,7 +24,7 @@ from typing import Any
 
 import git
 import pytest
-from repo_helpers import PYTHON, REPO_ROOT, cli_env, make_repo
+from repo_helpers import PYTHON, REPO_ROOT, cli_env, make_repo, run_cli_process
 
 RECORDS = Path(__file__).resolve().parent / "records"
 UPDATE = os.environ.get("PROMPTOPS_UPDATE_RELIABILITY") == "1"
@@ -72,8 +72,8 @@ def normalise(text: str, *roots: Path) -> str:
 
 
 def cli(*args: str, cwd: Path, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([PYTHON, "-m", "promptops", *args], cwd=cwd, env=cli_env(),
-                          capture_output=True, text=True, timeout=timeout)
+    """``python -m promptops ARGS``: these tests put the process itself under test."""
+    return run_cli_process(*args, cwd=cwd, timeout=timeout)
 
 
 def one_clear_message(proc: subprocess.CompletedProcess[str]) -> str:

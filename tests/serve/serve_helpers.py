@@ -14,6 +14,7 @@ from typing import Any
 
 import jsonschema  # type: ignore[import-untyped]
 from mcp_schema import _schema, validate  # type: ignore[import-not-found]
+from repo_helpers import commit_files as commit  # noqa: F401  (the one copy; serve tests say commit)
 
 PNG = bytes.fromhex(
     "89504e470d0a1a0a0000000d4948445200000001000000010806000000"
@@ -238,17 +239,6 @@ def envelope(caps: dict[str, Any] | None = None, version: str = "2026-07-28") ->
     return {"_meta": {"io.modelcontextprotocol/protocolVersion": version,
                       "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "1"},
                       "io.modelcontextprotocol/clientCapabilities": caps or {}}}
-
-
-def commit(repo: Any, files: dict[str, str], message: str) -> str:
-    """Write ``files`` into the repository's work tree and commit them."""
-    root = Path(repo.working_tree_dir)
-    for rel, text in files.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text, encoding="utf-8")
-    repo.git.add("--all")
-    repo.git.commit("-m", message)
-    return str(repo.head.commit.hexsha)
 
 
 def judge_log(path: Path) -> int:
