@@ -4,6 +4,9 @@ The per-request work of ``serve --http`` was cut (docs/benchmarks.md, HTTP secti
 replacing general code with cheaper equivalents; each equivalence is checked here
 against the code it replaced, on generated and on edge-case inputs:
 
+* request bodies read by orjson (``transports.http.parse``) against ``jsonrpc.parse``:
+  the same values of the same types (exact integers past 64 bits included), and the
+  same -32700 for every body the bounded parser refuses;
 * replies written by orjson (``transports.http.encode``) against ``wire.encode``:
   the same bytes for anything without floats, the same JSON values with them, and
   ``wire.encode``'s own output for everything orjson refuses;
@@ -26,7 +29,7 @@ from hypothesis import strategies as st
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
-from promptops.serve import wire
+from promptops.serve import jsonrpc, wire
 from promptops.serve.metrics import BUCKETS, Metrics
 from promptops.serve.transports import http as transport
 from promptops.serve.wire import LongInt
@@ -74,6 +77,52 @@ def test_encode_of_a_real_reply_matches() -> None:
             "name": "promptops", "version": "0"}}, "resultType": "complete"}}
     assert transport.encode(reply) == wire.encode(reply)
     assert transport.sse_frame(reply) == b"event: message\ndata: " + wire.encode(reply) + b"\n\n"
+
+
+def _typed(value: Any) -> Any:
+    """``value`` with every scalar tagged by its type (1 and 1.0 and True differ)."""
+    if isinstance(value, dict):
+        return {k: _typed(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_typed(v) for v in value]
+    if isinstance(value, LongInt):
+        return ("LongInt", value.digits)
+    if isinstance(value, float) and math.isnan(value):
+        return ("float", "nan")
+    return (type(value).__name__, value)
+
+
+def _reading(body: bytes, parse: Any) -> Any:
+    try:
+        return ("ok", _typed(parse(body)))
+    except jsonrpc.RpcError as exc:
+        return ("error", exc.code, exc.message)
+
+
+_big = st.integers(-(10**30), 10**30) | st.integers(2**63 - 3, 2**64 + 3) | st.integers(
+    -(2**63) - 3, -(2**63) + 3)
+_wild = st.recursive(_scalars | _floats | _big | st.text(alphabet=st.characters(
+    min_codepoint=0, max_codepoint=0x10FFFF)), lambda inner: st.lists(inner, max_size=4)
+    | st.dictionaries(st.text(max_size=8), inner, max_size=4), max_leaves=30)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_wild, st.booleans(), st.sampled_from([None, 1]))
+def test_parse_reads_what_jsonrpc_parse_reads(value: Any, ascii_only: bool,
+                                              indent: int | None) -> None:
+    body = json.dumps(value, ensure_ascii=ascii_only, indent=indent).encode("utf-8",
+                                                                             "surrogatepass")
+    assert _reading(body, transport.parse) == _reading(body, jsonrpc.parse)
+
+
+def test_parse_refuses_what_jsonrpc_parse_refuses() -> None:
+    bodies = [b"", b"NaN", b"[Infinity]", b"-Infinity", b"[1,]", b'{"a":1,}', b"\xef\xbb\xbf{}",
+              b'"\x1f"', b'{"a":"\xed\xa0\x80"}', b"\xff", b"[" * 101 + b"]" * 101,
+              b"[" + b"0," * 100_001 + b"0]", b'{"id": 1e400}', b'"\\ud800"', b"1" * 5000,
+              b'{"id": 18446744073709551616}', b'{"id": -9223372036854775809}', b"01",
+              b'{"a" 1}', b"{'a': 1}", b'"abc', b"tru", b"1 2", b"[1] x", b'{"a":1}{"b":2}']
+    for body in bodies:
+        assert _reading(body, transport.parse) == _reading(body, jsonrpc.parse), body[:40]
 
 
 def _old_decode_name_chars(value: str) -> bool:

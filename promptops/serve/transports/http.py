@@ -152,6 +152,30 @@ def encode(message: object) -> bytes:
         return wire.encode(message)
 
 
+_DIGIT_RUNS = bytes(0x39 if 0x30 <= b <= 0x39 else 0x20 for b in range(256))  # digit -> 9
+_LONG_RUN = b"9" * 19  # a number orjson would not read as wire does (past 64 bits)
+
+
+def parse(body: bytes) -> object:
+    """:func:`promptops.serve.jsonrpc.parse`, through orjson when its reading is the same.
+
+    ``wire.parse`` bounds depth and value count first, then reads with ``json``
+    (2.6 µs for a ``prompts/get`` body; orjson 0.6 µs). The bounds check runs here
+    too, unchanged. orjson reads every JSON text as ``json`` does but two: it reads an
+    integer past 64 bits as a float (``wire`` keeps it exact), and it refuses some texts
+    ``wire`` accepts (a lone surrogate escape, 1e400). So a body with any run of 19 or
+    more digits, one over the bounds, and one orjson refuses are read by
+    ``jsonrpc.parse`` itself, which gives the same value or the same -32700 as before
+    (tests/serve_http/test_http_hot_path.py).
+    """
+    if wire.structure_problem(body) is None and _LONG_RUN not in body.translate(_DIGIT_RUNS):
+        try:
+            return orjson.loads(body)
+        except orjson.JSONDecodeError:
+            pass
+    return jsonrpc.parse(body)
+
+
 def sse_frame(message: Outbound, event_id: str | None = None) -> bytes:
     head = b"id: " + event_id.encode() + b"\n" if event_id else b""
     return head + b"event: message\ndata: " + encode(message) + b"\n\n"
@@ -572,7 +596,7 @@ class HttpApp:
             raise HttpError(413, jsonrpc.INVALID_REQUEST,
                             f"Request body over {self.config.max_body} bytes")
         try:
-            msg = jsonrpc.parse(body)
+            msg = parse(body)
         except jsonrpc.RpcError as exc:
             raise HttpError(400, exc.code, exc.message) from None
         if isinstance(msg, dict):
