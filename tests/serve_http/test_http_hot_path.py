@@ -177,6 +177,7 @@ def test_metrics_expose_what_prometheus_client_would() -> None:
 
 
 def test_cache_headers_are_the_formula_they_cache() -> None:
+    memo: transport.CacheHeaders = {}
     for ttl in (0, 999, 1000, 60_000, 123_456):
         for scope in ("public", "private", None):
             for authenticated in (False, True):
@@ -191,9 +192,10 @@ def test_cache_headers_are_the_formula_they_cache() -> None:
                     want.append((b"vary", b"Authorization"))
                 for _ in range(2):  # computed, then cached
                     got = transport._cache_headers({"result": result},
-                                                   authenticated=authenticated)
+                                                   authenticated=authenticated, memo=memo)
                     assert got == want
-    assert transport._cache_headers({"result": {"messages": []}}, authenticated=True) == [
-        transport.JSON_CT, transport.NO_STORE]
-    assert transport._cache_headers({"error": {}}, authenticated=False) == [
+    assert len(memo) == 12  # 4 ages (0, 1, 60, 123 s) x public, private, private + vary
+    assert transport._cache_headers({"result": {"messages": []}}, authenticated=True,
+                                    memo=memo) == [transport.JSON_CT, transport.NO_STORE]
+    assert transport._cache_headers({"error": {}}, authenticated=False, memo=memo) == [
         transport.JSON_CT, transport.NO_STORE]

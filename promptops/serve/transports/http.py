@@ -305,25 +305,31 @@ def _status_for(reply: Json) -> int:
     return 500
 
 
-def _cache_headers(reply: Json, *, authenticated: bool) -> list[tuple[bytes, bytes]]:
-    """The response's headers after the status: content type and caching."""
+CacheHeaders = dict[tuple[bool, int, bool], list[tuple[bytes, bytes]]]
+
+
+def _cache_headers(reply: Json, *, authenticated: bool,
+                   memo: CacheHeaders) -> list[tuple[bytes, bytes]]:
+    """The response's headers after the status: content type and caching.
+
+    ``memo`` (the app's) keeps the few distinct lists; they are never mutated.
+    """
     result = reply.get("result")
     if not isinstance(result, dict) or "ttlMs" not in result:
         return _NO_STORE_JSON
     private = authenticated or result.get("cacheScope") == "private"
     key = (private, int(result["ttlMs"]) // 1000, authenticated)
-    found = _CACHEABLE.get(key)
+    found = memo.get(key)
     if found is None:
         out = [JSON_CT, (b"cache-control", b"%s, max-age=%d" % (
             b"private" if private else b"public", key[1]))]
         if authenticated:
             out.append((b"vary", b"Authorization"))
-        found = out if len(_CACHEABLE) > 64 else _CACHEABLE.setdefault(key, out)
+        found = out if len(memo) > 64 else memo.setdefault(key, out)
     return found
 
 
 _NO_STORE_JSON = [JSON_CT, NO_STORE]
-_CACHEABLE: dict[tuple[bool, int, bool], list[tuple[bytes, bytes]]] = {}  # never mutated
 
 
 class HttpApp:
@@ -351,6 +357,7 @@ class HttpApp:
         self._prm_paths = {"/.well-known/oauth-protected-resource",
                            "/.well-known/oauth-protected-resource" + config.path}
         self._hosts_ok: set[str] = set()  # Host values _check_host passed (at most 64)
+        self._cache_memo: CacheHeaders = {}  # see _cache_headers
 
     # ---- ASGI ---------------------------------------------------------------------------
     async def __call__(self, scope: Scope, receive: Receive, send: SendAsgi) -> None:
@@ -679,7 +686,8 @@ class HttpApp:
         out = replies[0] if replies else jsonrpc.error(rid, jsonrpc.INTERNAL_ERROR, "no reply")
         assert isinstance(out, dict)
         return await _respond(send, _status_for(out), encode(out),
-                              _cache_headers(out, authenticated=self.auth is not None))
+                              _cache_headers(out, authenticated=self.auth is not None,
+                                             memo=self._cache_memo))
 
     def _client_key(self, principal: Principal, scope_client: object) -> str:
         if self.auth is not None:
