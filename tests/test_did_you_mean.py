@@ -27,6 +27,16 @@ def test_render_suggests_the_prompt_and_the_argument(tmp_path: Path) -> None:
            "did you mean 'language'?" in done.stderr
 
 
+def test_lint_suggests_the_argument_and_the_filter(tmp_path: Path) -> None:
+    make_repo(tmp_path, {"promptops.yaml": MANIFEST, "prompts/code_review.prompt.yaml":
+                         "arguments:\n  - name: language\nmessages:\n  - role: user\n"
+                         "    text: '{{ langauge | uper }}'\n"})
+    done = run_cli("lint", cwd=tmp_path)
+    assert "variable 'langauge' is not a declared argument; did you mean 'language'?" \
+        in done.stdout, done.stdout
+    assert "unknown Jinja filter 'uper'; did you mean 'upper'?" in done.stdout, done.stdout
+
+
 def test_missing_include_and_file_suggest_the_package_file(tmp_path: Path) -> None:
     make_repo(tmp_path, {
         "promptops.yaml": MANIFEST,

@@ -70,7 +70,8 @@ def test_github_annotations(tmp_path: Path) -> None:
     proc = promptops("lint", str(repo_root / "pkg"), "--format", "github")
     assert proc.stdout.splitlines()[0] == (
         "::error file=pkg/prompts/greet.prompt.yaml,line=10,col=31,"
-        "title=PO201 undeclared-variable::variable 'whom' is not a declared argument"
+        "title=PO201 undeclared-variable::variable 'whom' is not a declared argument; "
+        "did you mean 'who'?"
     )
 
 

@@ -25,7 +25,7 @@ def test_plain_output_shows_the_line_and_a_caret(tmp_path: Path) -> None:
     assert proc.returncode == 1
     assert proc.stdout == (
         "prompts/greet.prompt.yaml:8:31: PO201 [error] variable 'whom' is not a declared "
-        "argument\n"
+        "argument; did you mean 'who'?\n"
         "      text: \"Greet {{ who }} {{ whom }}.\"\n"
         "                                ^\n"
         "1 error, 0 warnings\n"

@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
+from promptops.errors import did_you_mean
 from promptops.lint.problem import Hit
 from promptops.lint.rules._common import from_load, prompt_sources, prompts
 
@@ -44,4 +45,5 @@ def check(ctx: LintContext) -> Iterator[Hit]:
                     continue
                 seen.add((path, name, lineno))
                 line, col = ctx.locate(path, loc, lineno, name)
-                yield Hit(path, line, col, f"unknown Jinja {kind} {name!r}")
+                yield Hit(path, line, col,
+                          f"unknown Jinja {kind} {name!r}{did_you_mean(name, sorted(table))}")

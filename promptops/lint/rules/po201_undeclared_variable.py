@@ -27,6 +27,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
+from promptops.errors import did_you_mean
 from promptops.lint.problem import Hit
 from promptops.lint.rules._common import prompt_sources, prompts
 
@@ -55,5 +56,6 @@ def check(ctx: LintContext) -> Iterator[Hit]:
                 lineno = next(n for v, n in facts.loads if v == name)
                 line, col = ctx.locate(path, loc, lineno, name)
                 via = f" (rendered by prompt {prompt.name!r})" if path != prompt.path else ""
+                hint = did_you_mean(name, sorted(a.name for a in prompt.spec.arguments))
                 yield Hit(path, line, col,
-                          f"variable {name!r} is not a declared argument{via}")
+                          f"variable {name!r} is not a declared argument{via}{hint}")
