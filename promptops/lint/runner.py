@@ -171,9 +171,13 @@ def gate(linted: Linted, console: Console = PLAIN_AUTO) -> tuple[bool, list[str]
 def refusal(subject: Subject) -> str | None:
     """Why a commit must not be built or served (lint errors), or None: `build`'s lint gate
     as one sentence, for `serve` (which keeps the last good set and logs this)."""
-    ok, lines, summary = gate(lint_package(subject))
+    linted = lint_package(subject)
+    ok, _, summary = gate(linted)
     if ok:
         return None
-    shown = "\n".join(lines[:20]) + (f"\n... and {len(lines) - 20} more" if len(lines) > 20
-                                     else "")
+    # The errors are why: they come first, each with its excerpt (three lines a finding).
+    errors = [f for f in linted.findings if f.level == "error"]
+    lines = gate(Linted(errors, linted.report, linted.settings))[1]
+    shown = "\n".join(lines[:30]) + (f"\n... and {len(lines) - 30} more lines"
+                                     if len(lines) > 30 else "")
     return f"lint fails ({summary}); `promptops build` refuses it too:\n{shown}"
