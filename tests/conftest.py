@@ -34,7 +34,8 @@ def repo_factory(tmp_path: Path) -> Callable[..., git.Repo]:
 # A module that starts processes (promptops itself, node, a load balancer, a venv's
 # python) puts the process under test: its tests are the `process` job (CI runs both).
 SPAWNS = re.compile(
-    r'serve_cmd|RawClient|\bServe\(|run_cli_process|"-m", "promptops"|stdio_client|Popen'
+    r'serve_cmd|serve_process|ServeProcess|RawClient|\bServe\(|run_cli_process|"-m", "promptops"'
+    r"|stdio_client|Popen"
     r"|node_helpers|haproxy|nginx|uvicorn|\bpty\b|sys\.executable|\bPYTHON\b"
     r"|hardening_helpers import .*\bcli\b|http_helpers|venv")
 
