@@ -10,11 +10,8 @@ only on a miss.
 
 from __future__ import annotations
 
-import gc
 import os
-import threading
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -25,6 +22,7 @@ from promptops.lint import cache
 from promptops.lint.config import LintSettings, manifest_data, settings
 from promptops.lint.output import Report, Texts
 from promptops.lint.problem import Finding
+from promptops.pipeline import collector
 from promptops.pipeline.source import CachingSource, Source
 
 if TYPE_CHECKING:
@@ -97,7 +95,7 @@ def lint_package(subject: Subject, opts: Options = Options(), *,
         base: Callable[[], Bundle] | None = None
         if build_at is not None and conf.base is not None:
             base = partial(build_at, conf.base)
-        with rarer_collections():
+        with collector.paused():  # why: promptops/pipeline/collector.py
             validated = subject.validated if files is source else None
             result = lint_source(files, conf, base=base, validated=validated)
         found, package = result.findings, result.package
@@ -120,29 +118,6 @@ def lint_package(subject: Subject, opts: Options = Options(), *,
     listed = conf.enabled if opts.select else frozenset()
     return Linted(found, Report(files.label, files.origin.path, display, texts, listed), conf,
                   package, how)
-
-
-@contextmanager
-def rarer_collections() -> Iterator[None]:
-    """Cyclic garbage collection a thirtieth as often while a package is validated and linted.
-
-    Validating and linting 10,000 prompts allocates millions of objects that live to the end
-    (models, ASTs, findings) and almost no cycles: at CPython's default threshold (700
-    allocations) the collections that keep re-scanning them cost a fifth of a cold lint
-    (0.75 s of 4 s CPU), for the same peak memory. The threshold belongs to the process, so
-    only the main thread changes it (a command; a background thread of serve's is left
-    alone, so two runs never restore each other's value) and it is restored however the
-    run ends.
-    """
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    old = gc.get_threshold()
-    gc.set_threshold(max(old[0], 20_000), *old[1:])
-    try:
-        yield
-    finally:
-        gc.set_threshold(*old)
 
 
 def _incremental(files: CachingSource, conf: LintSettings, where: Path,
