@@ -73,6 +73,12 @@ def lint_package(subject: Subject, opts: Options = Options(), *,
                  build_at: Callable[[str], Bundle] | None = None) -> Linted:
     """Lint ``subject``; ``build_at(rev)`` builds the bundle of the base revision the
     settings name, when the package validates and a 6xx rule can use it."""
+    with collector.paused():  # why: promptops/pipeline/collector.py
+        return _lint_package(subject, opts, build_at)
+
+
+def _lint_package(subject: Subject, opts: Options,
+                  build_at: Callable[[str], Bundle] | None) -> Linted:
     source = subject.source
     files = source if isinstance(source, CachingSource) else CachingSource(source)
     conf = settings(manifest_data(files), list(opts.select), list(opts.ignore),
@@ -95,9 +101,8 @@ def lint_package(subject: Subject, opts: Options = Options(), *,
         base: Callable[[], Bundle] | None = None
         if build_at is not None and conf.base is not None:
             base = partial(build_at, conf.base)
-        with collector.paused():  # why: promptops/pipeline/collector.py
-            validated = subject.validated if files is source else None
-            result = lint_source(files, conf, base=base, validated=validated)
+        validated = subject.validated if files is source else None
+        result = lint_source(files, conf, base=base, validated=validated)
         found, package = result.findings, result.package
         if opts.use_cache:
             cache.store(where, key, found)
