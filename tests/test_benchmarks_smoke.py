@@ -94,3 +94,11 @@ def test_a_server_with_wrong_answers_gets_no_numbers(tmp_path: Path) -> None:
     wrong = serve_bench.session([*argv, str(bad)], Cfg, names, expected)
     assert not wrong["ok"] and "differ from the Renderer's" in wrong["error"]
     assert "cold_ms" in wrong and "get_p50" not in wrong
+
+
+def test_diff_bench_runs_cold_and_warm() -> None:
+    done = run_script("diff_bench.py", "--sizes", "30", "--runs", "1")
+    assert done.returncode == 0, done.stderr
+    rows = [line.split() for line in done.stdout.splitlines() if line.strip().startswith("30")]
+    assert [r[2] for r in rows] == ["cold", "warm"], done.stdout
+    assert all("partial source diff, rendered diff" in " ".join(r) for r in rows)

@@ -3,7 +3,7 @@
 Rebuilds mostly see files they have seen before: serve following git rebuilds on every
 checkout, and a commit that changes one prompt of 1,000 should re-parse one file. A
 :class:`FileMemo` holds each prompt file's parsed and validated result by its content's
-name (the git blob id when the source knows it before reading, else the bytes) and each
+name (the git blob id, known before reading from git, computed from the bytes otherwise) and each
 template source's includes, so a rebuild skips what did not change.
 
 The memo belongs to its caller, never to the process: serve's follower keeps one for

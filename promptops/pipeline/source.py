@@ -160,7 +160,7 @@ class WorktreeSource:
         self.origin = _worktree_origin(self.root)
 
     def blob_id(self, path: str) -> str | None:
-        return None  # known only once read: the bytes themselves are the memo's key
+        return None  # known only once read: the memo keys on the id of the bytes then
 
     def read_ahead(self, paths: list[str]) -> None:
         pass  # files are read one by one, as asked

@@ -27,6 +27,7 @@ from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
 
 from promptops.errors import PackageError, Problem, did_you_mean
+from promptops.git.objects import blob_id
 from promptops.pipeline.mediatypes import TEXT_FALLBACK, guess_type
 from promptops.pipeline.memo import FileMemo, PromptKey
 from promptops.pipeline.model import PROMPT_NAME_RE, Manifest, Message, PromptFile
@@ -193,7 +194,7 @@ class _Validator(Loader):
         """A prompt file, loaded and validated; memoised by content for rebuilds.
 
         From git the content's name (the blob id) is known before reading it, so a file
-        seen before is not even read; from the working tree the bytes are the key.
+        seen before is not even read; from the working tree it is computed from the bytes.
         """
         key = prompt_key(self.source, path)
         hit = self.memo.prompt(key) if key is not None else None
@@ -204,7 +205,9 @@ class _Validator(Loader):
         except FileNotFoundError as exc:
             self.unreadable(path, exc)
             return None
-        key = key or ("prompt", path, raw)
+        # the git id of the bytes: the key a commit's copy of the same file has, so a
+        # review of the working tree against a commit parses an unchanged file once
+        key = key or ("prompt", path, blob_id(raw))
         hit = self.memo.prompt(key)
         if hit is not None:
             return hit

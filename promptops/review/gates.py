@@ -11,7 +11,7 @@ validates nothing twice and answers a commit linted before from lint's cache. Th
 gate is :func:`promptops.testing.suite.run_suite` taken apart: :func:`test_plan` is its
 cases and snapshot policy, the review runs each case with the HEAD renderer that already
 compiled the prompt's templates for the rendered diff, and :func:`test_verdict` is its
-summary (``tests/review/test_review_gates.py`` checks the verdict equals run_suite's).
+summary (``tests/review/test_review_shared_work.py`` checks it equals run_suite's).
 """
 
 from __future__ import annotations

@@ -122,7 +122,9 @@ class Follower:
             if cached is not None:
                 cache.remember(commit, package.prefix, tree)
                 return restamp(cached, commit, package.prefix)
-        built = _build(package.directory, commit, self._memo)
+        # with a gate, the build keeps its template ASTs for lint (3x cheaper than parsing
+        # each template again: 0.6 -> 0.2 s CPU for a 1,000-prompt commit)
+        built = _build(package.directory, commit, self._memo, keep_asts=self._gate is not None)
         bundle = built.bundle
         refused = self._gate(built) if self._gate is not None else None
         if refused is not None:  # never stored: the cache holds only what may be served
@@ -203,9 +205,9 @@ class Follower:
         on_change(bundles)
 
 
-def _build(directory: Path, commit: str, memo: FileMemo) -> Build:
+def _build(directory: Path, commit: str, memo: FileMemo, *, keep_asts: bool) -> Build:
     """A build, its module imported on first use: a start from the cache never needs it
     (pydantic, Jinja's compiler, GitPython: ~18 MB and ~200 ms)."""
     from promptops.pipeline import build
 
-    return build.Build(directory, commit, memo=memo)
+    return build.Build(directory, commit, memo=memo, keep_asts=keep_asts)
