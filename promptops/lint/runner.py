@@ -10,11 +10,8 @@ only on a miss.
 
 from __future__ import annotations
 
-import gc
 import os
-import threading
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -25,6 +22,7 @@ from promptops.lint import cache
 from promptops.lint.config import LintSettings, manifest_data, settings
 from promptops.lint.output import Report, Texts
 from promptops.lint.problem import Finding
+from promptops.pipeline import collector
 from promptops.pipeline.source import CachingSource, Source
 
 if TYPE_CHECKING:
@@ -75,6 +73,12 @@ def lint_package(subject: Subject, opts: Options = Options(), *,
                  build_at: Callable[[str], Bundle] | None = None) -> Linted:
     """Lint ``subject``; ``build_at(rev)`` builds the bundle of the base revision the
     settings name, when the package validates and a 6xx rule can use it."""
+    with collector.paused():  # why: promptops/pipeline/collector.py
+        return _lint_package(subject, opts, build_at)
+
+
+def _lint_package(subject: Subject, opts: Options,
+                  build_at: Callable[[str], Bundle] | None) -> Linted:
     source = subject.source
     files = source if isinstance(source, CachingSource) else CachingSource(source)
     conf = settings(manifest_data(files), list(opts.select), list(opts.ignore),
@@ -97,9 +101,8 @@ def lint_package(subject: Subject, opts: Options = Options(), *,
         base: Callable[[], Bundle] | None = None
         if build_at is not None and conf.base is not None:
             base = partial(build_at, conf.base)
-        with rarer_collections():
-            validated = subject.validated if files is source else None
-            result = lint_source(files, conf, base=base, validated=validated)
+        validated = subject.validated if files is source else None
+        result = lint_source(files, conf, base=base, validated=validated)
         found, package = result.findings, result.package
         if opts.use_cache:
             cache.store(where, key, found)
@@ -120,29 +123,6 @@ def lint_package(subject: Subject, opts: Options = Options(), *,
     listed = conf.enabled if opts.select else frozenset()
     return Linted(found, Report(files.label, files.origin.path, display, texts, listed), conf,
                   package, how)
-
-
-@contextmanager
-def rarer_collections() -> Iterator[None]:
-    """Cyclic garbage collection a thirtieth as often while a package is validated and linted.
-
-    Validating and linting 10,000 prompts allocates millions of objects that live to the end
-    (models, ASTs, findings) and almost no cycles: at CPython's default threshold (700
-    allocations) the collections that keep re-scanning them cost a fifth of a cold lint
-    (0.75 s of 4 s CPU), for the same peak memory. The threshold belongs to the process, so
-    only the main thread changes it (a command; a background thread of serve's is left
-    alone, so two runs never restore each other's value) and it is restored however the
-    run ends.
-    """
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    old = gc.get_threshold()
-    gc.set_threshold(max(old[0], 20_000), *old[1:])
-    try:
-        yield
-    finally:
-        gc.set_threshold(*old)
 
 
 def _incremental(files: CachingSource, conf: LintSettings, where: Path,
@@ -171,9 +151,13 @@ def gate(linted: Linted, console: Console = PLAIN_AUTO) -> tuple[bool, list[str]
 def refusal(subject: Subject) -> str | None:
     """Why a commit must not be built or served (lint errors), or None: `build`'s lint gate
     as one sentence, for `serve` (which keeps the last good set and logs this)."""
-    ok, lines, summary = gate(lint_package(subject))
+    linted = lint_package(subject)
+    ok, _, summary = gate(linted)
     if ok:
         return None
-    shown = "\n".join(lines[:20]) + (f"\n... and {len(lines) - 20} more" if len(lines) > 20
-                                     else "")
+    # The errors are why: they come first, each with its excerpt (three lines a finding).
+    errors = [f for f in linted.findings if f.level == "error"]
+    lines = gate(Linted(errors, linted.report, linted.settings))[1]
+    shown = "\n".join(lines[:30]) + (f"\n... and {len(lines) - 30} more lines"
+                                     if len(lines) > 30 else "")
     return f"lint fails ({summary}); `promptops build` refuses it too:\n{shown}"
