@@ -1,7 +1,8 @@
-"""The CLI in-process through typer's CliRunner: exact output and exit codes.
+"""The CLI in-process: exact output and exit codes.
 
 The subprocess tests in test_cli.py prove the installed entry point; these drive the
-same typer app in-process, which is how most CLI regressions are quickest to pin down.
+same entry point in-process (``repo_helpers.run_cli``), which is how most CLI regressions
+are quickest to pin down.
 """
 
 from __future__ import annotations
@@ -11,10 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from repo_helpers import make_repo
-from typer.testing import CliRunner
-
-from promptops.cli import app
+from repo_helpers import make_repo, run_cli
 
 PKG = {
     "promptops.yaml": "name: demo\nversion: 0.1.0\n",
@@ -38,8 +36,8 @@ def pkg(tmp_path: Path) -> Iterator[Path]:
 
 
 def invoke(*args: str) -> tuple[int, str, str]:
-    result = CliRunner().invoke(app, ["--color", "never", *args])
-    return result.exit_code, result.stdout, result.stderr
+    result = run_cli(*args)
+    return result.returncode, result.stdout, result.stderr
 
 
 def test_render_prints_the_transcript(pkg: Path) -> None:
@@ -85,7 +83,8 @@ def test_a_smoke_case_without_a_valid_value_says_how_to_give_one(pkg: Path) -> N
     assert (
         "  - render failed with error -32602: argument 'who' does not match its pattern "
         "'[a-z]+'; the smoke case had no valid value for 'who': give the argument `examples:` "
-        "(a value that passes its rules) to render it with"
+        "(a value that passes its rules) to render it with, or say why it cannot in the "
+        "prompt file (`smoke: {skip: <why>}`)"
     ) in out.splitlines()
     (pkg / "prompts/greet.prompt.yaml").write_text(
         PKG["prompts/greet.prompt.yaml"].replace("    required: true\n",
