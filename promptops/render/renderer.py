@@ -87,6 +87,11 @@ class Renderer:
         for a name that is not an identifier); a typed argument's value is parsed and
         checked here (:mod:`promptops.pipeline.argtypes`), before any template runs.
         """
+        rules, context = self._bind(name, arguments)
+        return rules.prompt, context
+
+    def _bind(self, name: str, arguments: object) -> tuple[_Rules, dict[str, object]]:
+        """:meth:`validate`, returning the prompt's rules (and with them its plan)."""
         rules = self._rules.get(name)
         if rules is None:
             prompt = self.prompts.get(name)
@@ -123,7 +128,7 @@ class Renderer:
                 else:
                     context[arg_name] = self._check(name, declared[arg_name], value)
         context["args"] = dict(context)
-        return rules.prompt, context
+        return rules, context
 
     def _check(self, prompt: str, spec: Argument, value: object) -> object:
         arg = spec["name"]
@@ -198,7 +203,50 @@ class Renderer:
 
     def _get(self, name: str, arguments: object, budget: Budget, sources: list[Message]
              ) -> PromptResult:
-        prompt, context = self.validate(name, arguments)
+        rules, context = self._bind(name, arguments)
+        prompt = rules.prompt
+        if rules.texts is not None:
+            messages = self._texts(name, rules.texts, context, budget)
+            sources.extend(prompt["messages"])
+        else:
+            messages = self._messages(name, prompt, context, sources)
+        result: PromptResult = {"messages": messages}
+        described = prompt.get("resultDescription", prompt.get("description"))
+        if described is False or described is None:
+            return result
+        if "resultDescription" in prompt:
+            try:
+                described = self._render(name, -1, "description", described, context)
+            except Exception as exc:
+                raise TemplateError(
+                    f"prompt {name!r} resultDescription failed to render: {_describe(exc)}",
+                ) from exc
+        else:
+            budget.emit(len(described))
+        result["description"] = described
+        return result
+
+    def _texts(self, name: str, texts: tuple[tuple[int, str, str, ServedRole], ...],
+               context: dict[str, object], budget: Budget) -> list[PromptMessage]:
+        """The messages of a prompt of plain text messages (see :class:`_Rules`): what
+        :meth:`_messages` does for them, without the per-message questions."""
+        messages: list[PromptMessage] = []
+        compiled = self._compiled
+        for i, field, source, role in texts:
+            try:
+                tpl = compiled.get((name, i, field)) or self._compile(name, i, field, source)
+                text = tpl.render(context, budget)
+            except RenderError:
+                raise
+            except Exception as exc:  # as in _messages: the package's failure
+                raise TemplateError(
+                    f"prompt {name!r} message {i} failed to render: {_describe(exc)}",
+                ) from exc
+            messages.append({"role": role, "content": {"type": "text", "text": text}})
+        return messages
+
+    def _messages(self, name: str, prompt: Prompt, context: dict[str, object],
+                  sources: list[Message]) -> list[PromptMessage]:
         messages: list[PromptMessage] = []
         for i, msg in enumerate(prompt["messages"]):
             if msg["type"] == "history":
@@ -220,21 +268,7 @@ class Renderer:
                 content["annotations"] = msg["annotations"]
             messages.append(self._message(msg["role"], content))
             sources.append(msg)
-        result: PromptResult = {"messages": messages}
-        described = prompt.get("resultDescription", prompt.get("description"))
-        if described is False or described is None:
-            return result
-        if "resultDescription" in prompt:
-            try:
-                described = self._render(name, -1, "description", described, context)
-            except Exception as exc:
-                raise TemplateError(
-                    f"prompt {name!r} resultDescription failed to render: {_describe(exc)}",
-                ) from exc
-        else:
-            budget.emit(len(described))
-        result["description"] = described
-        return result
+        return messages
 
     def _message(self, role: str, content: Content) -> PromptMessage:
         """The served message: a system message goes out as the package's ``systemRole``,
@@ -274,19 +308,21 @@ class Renderer:
 
     def _render(self, prompt: str, index: int, field: str, source: str,
                 ctx: dict[str, object]) -> str:
-        key = (prompt, index, field)
-        compiled = self._compiled.get(key)
-        if compiled is None:
-            mode = self._mode(prompt)
-            env = self._env(mode)
-            assert self._code is not None  # made with the environment
-            tpl = (env.get_template(source) if field == "template"
-                   else self._code.from_string(env, mode, source))
-            shared = self._globals.get(id(env))
-            if shared is None:
-                shared = self._globals[id(env)] = dict(env.globals)
-            compiled = self._compiled[key] = _Compiled(tpl, shared)
+        compiled = self._compiled.get((prompt, index, field)) \
+            or self._compile(prompt, index, field, source)
         return compiled.render(ctx, current())
+
+    def _compile(self, prompt: str, index: int, field: str, source: str) -> _Compiled:
+        mode = self._mode(prompt)
+        env = self._env(mode)
+        assert self._code is not None  # made with the environment
+        tpl = (env.get_template(source) if field == "template"
+               else self._code.from_string(env, mode, source))
+        shared = self._globals.get(id(env))
+        if shared is None:
+            shared = self._globals[id(env)] = dict(env.globals)
+        compiled = self._compiled[(prompt, index, field)] = _Compiled(tpl, shared)
+        return compiled
 
     def env(self, prompt: str | None = None) -> PromptEnvironment:
         """The environment of ``prompt``'s whitespace mode (default: the package's)."""
@@ -360,9 +396,14 @@ class _Rules:
     ``pattern`` to its length limit:
     a string within it is the whole check, so the usual request never calls
     :meth:`Renderer._check`, which still reports every failure in its own words.
+
+    ``texts`` is the prompt's plan when every message is a plain text message (inline
+    or a template file; no ``omitIfBlank``, annotations or system role): each message's
+    (index, field, source, role), which :meth:`Renderer._texts` renders without asking
+    the per-message questions of the general loop. None for any other prompt.
     """
 
-    __slots__ = ("base", "declared", "known", "order", "plain", "prompt", "required")
+    __slots__ = ("base", "declared", "known", "order", "plain", "prompt", "required", "texts")
 
     def __init__(self, prompt: Prompt) -> None:
         self.prompt = prompt
@@ -378,6 +419,18 @@ class _Rules:
             n: a.get("maxLength", defaults.MAX_LENGTH) for n, a in self.declared.items()
             if a.get("type", "string") == "string" and a.get("enum") is None
             and a.get("pattern") is None}
+        texts: list[tuple[int, str, str, ServedRole]] = []
+        for i, msg in enumerate(prompt["messages"]):
+            role = msg.get("role")
+            if msg["type"] != "text" or role not in ("user", "assistant") \
+                    or "omitIfBlank" in msg or "annotations" in msg:
+                self.texts: tuple[tuple[int, str, str, ServedRole], ...] | None = None
+                return
+            if "template" in msg:
+                texts.append((i, "template", msg["template"], role))
+            else:
+                texts.append((i, "text", msg["text"], role))
+        self.texts = tuple(texts)
 
 
 class _Compiled:
@@ -392,10 +445,13 @@ class _Compiled:
     deadline, the error translation and the traceback rewriting of ``generate``.
     """
 
-    __slots__ = ("globals", "template")
+    __slots__ = ("globals", "new_context", "template")
 
     def __init__(self, template: Template, shared: dict[str, object] | None = None) -> None:
+        from jinja2.runtime import new_context
+
         self.template = template
+        self.new_context = new_context  # imported once here, not on every render
         # ``shared``: the renderer's one flat copy of its environment's globals, for the
         # templates that add none of their own (all of ours): one dict, not one each
         own = template.globals.maps[0] if isinstance(template.globals, ChainMap) else None
@@ -403,21 +459,20 @@ class _Compiled:
                                            else dict(template.globals))
 
     def render(self, ctx: dict[str, object], budget: Budget) -> str:
-        from jinja2.runtime import new_context
-
         budget.check_time()  # the next template of a slow request starts late
         tpl, flat = self.template, self.globals
         env = tpl.environment
         left = budget.output_left
         parts: list[str] = []
+        keep = parts.append
         try:
             try:
-                for chunk in tpl.root_render_func(
-                        new_context(env, tpl.name, tpl.blocks, {**flat, **ctx}, True, flat)):
+                for chunk in tpl.root_render_func(self.new_context(
+                        env, tpl.name, tpl.blocks, {**flat, **ctx}, True, flat)):
                     left -= len(chunk)  # each chunk before it is kept: the bound is exact
                     if left < 0:
                         break
-                    parts.append(chunk)
+                    keep(chunk)
             except Exception:  # as Template.generate does: the traceback names template lines
                 env.handle_exception()
         except watchdog.RenderTimeout:

@@ -65,7 +65,8 @@ def _check_result(result: Any, what: str) -> Any:
     """Charge what a filter built; a generator of new lists (``slice``, ``batch``) as it
     goes (other generators, such as ``unique``'s, yield the items they were given)."""
     if type(result) is str:  # the usual case, without the ABC check of a Generator
-        return limits.current().built(result, what)
+        # Budget.built charges a string over 64 characters; a shorter one costs nothing
+        return result if len(result) <= 64 else limits.current().built(result, what)
     if isinstance(result, Generator):
         return _charged(result, what) if what in ("`slice`", "`batch`") else result
     return limits.current().built(result, what)

@@ -66,6 +66,10 @@ def _formats() -> tuple[re.Pattern[str], re.Pattern[str]]:
     )
 
 
+_monotonic = time.monotonic  # read per request and per template: one global, not two lookups
+_INF = float("inf")
+
+
 class BudgetExceeded(Exception):
     """A request exceeded its time, output or size budget."""
 
@@ -126,7 +130,7 @@ class Budget:
 
     def __init__(self, limits: Limits = DEFAULTS, *, deadline: float | None = None) -> None:
         self.limits = limits
-        self.deadline = (time.monotonic() + limits.render_timeout_ms / 1000
+        self.deadline = (_monotonic() + limits.render_timeout_ms / 1000
                          if deadline is None else deadline)
         self.output_left: float = limits.max_output_chars
         self.work_left: float = WORK_FACTOR * limits.max_output_chars
@@ -138,12 +142,13 @@ class Budget:
         self._token: list[Any] | None = None
 
     def __enter__(self) -> Budget:
-        self.check_time()  # a budget handed in late, or the next template of a slow request
+        if _monotonic() > self.deadline:  # a budget handed in late, or the next template
+            raise BudgetExceeded(self.late())  # of a slow request
         self._entered += 1
         if self._entered == 1:
-            self._outer = getattr(_local, "budget", None)
+            self._outer = _local.budget
             _local.budget = self
-            if self.deadline != float("inf"):
+            if self.deadline != _INF:
                 self._token = watchdog.enter(self.deadline)
         return self
 
@@ -174,7 +179,7 @@ class Budget:
         return f"render took longer than {self.limits.timeout_text}"
 
     def check_time(self) -> None:
-        if time.monotonic() > self.deadline:
+        if _monotonic() > self.deadline:
             raise BudgetExceeded(self.late())
 
     def spend(self, size: int, what: str, weight: int = 1) -> None:

@@ -28,6 +28,7 @@ POLL_S = 0.1
 _lock = threading.Lock()
 _active: dict[int, list[Any]] = {}  # thread id -> [deadline, fired]
 _started = False
+_ident = threading.get_ident  # called twice per request
 
 
 class RenderTimeout(BaseException):
@@ -40,13 +41,13 @@ def enter(deadline: float) -> list[Any]:
     if not _started:
         _start()
     token: list[Any] = [deadline, False]
-    _active[threading.get_ident()] = token
+    _active[_ident()] = token
     return token
 
 
 def leave(token: list[Any]) -> bool:
     """Unregister; True if the watchdog fired for this render (delivered or not)."""
-    tid = threading.get_ident()
+    tid = _ident()
     with _lock:
         if _active.get(tid) is token:
             del _active[tid]

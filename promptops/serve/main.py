@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING
 from promptops.errors import PromptopsError
 from promptops.serve.transports.stdio import Signals, log
 
+NOTICE_DELAY_S = 0.5  # HEAD mode's note on uncommitted changes waits this long after start
+
 if TYPE_CHECKING:
     from promptops.serve.follow import Follower, Gate
     from promptops.serve.server import Server
@@ -137,9 +139,15 @@ def _run(args: argparse.Namespace, signals: Signals, gate: Gate | None = None) -
     mode = " (working tree, development mode: following saves)" if args.worktree else ""
     log(f"serving {len(snap.names)} prompts from {names or 'no packages'}{mode}")
     if not args.bundle and not args.worktree and args.ref is None:
+        import threading
+
         from promptops.serve.watch import dirty_notice
 
-        dirty_notice(args.paths or [Path(".")], log)
+        # Once the first answers are out: its import of subprocess and its `git status`
+        # spawn would otherwise take the interpreter from the initialize reply.
+        notice = threading.Timer(NOTICE_DELAY_S, dirty_notice, (args.paths or [Path(".")], log))
+        notice.daemon = True
+        notice.start()
     if follower is not None and args.ref is None:
         follower.start(server.swap)
     try:

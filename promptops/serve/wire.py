@@ -23,6 +23,7 @@ from __future__ import annotations
 import itertools
 import json
 import os
+from collections.abc import Callable
 from typing import NoReturn
 
 MAX_MESSAGE = 16 * 1024 * 1024  # bytes per message (for stdio: per line, newline excluded)
@@ -138,9 +139,30 @@ def structure_problem(line: bytes) -> str | None:
     return None
 
 
+def _not_plain(value: object) -> NoReturn:
+    raise TypeError(f"{type(value).__name__} is not JSON serialisable")
+
+
+def _compact(*, ascii_only: bool) -> Callable[[object], str]:
+    """A compact encoder, built once: ``JSONEncoder.encode`` builds its C encoder on every
+    call (a microsecond of a reply). Without the circular-reference check, which
+    messages (trees of fresh dicts and lists) never need: a cycle would still end in a
+    RecursionError, never a crash."""
+    escape = json.encoder.encode_basestring_ascii if ascii_only else json.encoder.encode_basestring
+    plain = json.JSONEncoder(ensure_ascii=ascii_only, separators=(",", ":")).encode
+    make = getattr(json.encoder, "c_make_encoder", None)
+    try:  # the arguments JSONEncoder.iterencode passes it (a private interface)
+        one_shot = make(None, _not_plain, escape, None, ":", ",", False, False, True)  # type: ignore[misc]
+        if "".join(one_shot({"é": [1.5, None]}, 0)) != plain({"é": [1.5, None]}):
+            return plain
+    except TypeError:  # no C accelerator, or one that is called otherwise
+        return plain
+    return lambda message: "".join(one_shot(message, 0))
+
+
 # Built once, like the decoders: json.dumps with keyword arguments builds an encoder per call.
-_COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
-_COMPACT_ASCII = json.JSONEncoder(separators=(",", ":")).encode
+_COMPACT = _compact(ascii_only=False)
+_COMPACT_ASCII = _compact(ascii_only=True)
 
 
 def encode(message: object) -> bytes:

@@ -7,7 +7,13 @@ nesting and value bounds. **Every reply is written whole**: stdout is written wi
 ``os.write`` on the file descriptor in a loop that finishes short writes and waits out
 ``EAGAIN`` (a client may hand us a non-blocking pipe), under one lock because reload
 notifications come from the git follower's thread; a reader that hung up ends the
-loop quietly instead. **The exit contract holds in every order**: stdin EOF, SIGTERM
+loop quietly instead. **Pipelined requests are answered with few writes**: the replies
+to the lines of one read are held and written together, before the loop waits for more
+input, once :data:`HOLD_BYTES` are held, or before the next request once the oldest has
+waited :data:`HOLD_SECONDS` (so a client that waits for each reply gets it at once, and
+one that pipelines saves a system call and a wake-up per reply); anything another thread
+sends goes out after the held replies, never before. **The exit contract holds in every
+order**: stdin EOF, SIGTERM
 or SIGINT - before any input, during a request, right after EOF, during shutdown - end
 the process with status 0 after every open ``subscriptions/listen`` got its final
 result.
@@ -30,7 +36,7 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from types import FrameType
 from typing import TYPE_CHECKING
 
@@ -45,28 +51,65 @@ MAX_LINE = wire.MAX_MESSAGE  # bytes per message, newline excluded
 MAX_DEPTH = wire.MAX_DEPTH
 READ_CHUNK = 1 << 16
 FINISH_TIMEOUT_S = 5.0  # how long shutdown waits for a reply being written to a stalled reader
+HOLD_BYTES = 1 << 16  # held replies are written once they reach this size
+HOLD_SECONDS = 0.001  # ... or before the next request once the oldest has waited this long
 
 
 class Output:
-    """Whole-message writes to a file descriptor, serialised; quiet once the reader is gone."""
+    """Whole-message writes to a file descriptor, serialised; quiet once the reader is gone.
+
+    :meth:`send` writes at once (after any held replies); :meth:`hold` keeps a reply
+    for the next :meth:`flush`, writing when :data:`HOLD_BYTES` are held: at most that
+    much plus one reply is ever held.
+    """
 
     def __init__(self, fd: int) -> None:
         self._fd = fd
         self._lock = threading.Lock()
         self.closed = False
+        self._held: list[bytes] = []
+        self._held_bytes = 0
+        self.held_since: float | None = None  # when the oldest held reply was made
 
     def send(self, message: Outbound) -> None:
         data = wire.encode(message) + b"\n"
         with self._lock:
             if not self.closed:
-                self._write(data)
+                self._write(self._take(data) if self._held else data)
+
+    def hold(self, message: Outbound) -> None:
+        """Write ``message`` with the next :meth:`flush` (or now, if enough is held)."""
+        data = wire.encode(message) + b"\n"
+        with self._lock:
+            if self.closed:
+                return
+            if self.held_since is None:
+                self.held_since = time.monotonic()
+            self._held.append(data)
+            self._held_bytes += len(data)
+            if self._held_bytes >= HOLD_BYTES:
+                self._write(self._take())
+
+    def flush(self) -> None:
+        """Write the held replies, if any."""
+        if self._held:
+            with self._lock:
+                if self._held and not self.closed:
+                    self._write(self._take())
+
+    def _take(self, after: bytes = b"") -> bytes:
+        data = b"".join(self._held) + after
+        self._held, self._held_bytes, self.held_since = [], 0, None
+        return data
 
     def finish(self, messages: list[Json], timeout: float = FINISH_TIMEOUT_S) -> None:
-        """Write ``messages`` after any reply in progress, then accept no more."""
+        """Write ``messages`` after any reply in progress or held, then accept no more."""
         if not self._lock.acquire(timeout=timeout):  # a writer stuck on a reader that
             self.closed = True  # stopped reading: nothing more can reach it anyway
             return
         try:
+            if self._held and not self.closed:
+                self._write(self._take())
             for message in messages:
                 if not self.closed:
                     self._write(wire.encode(message) + b"\n")
@@ -132,19 +175,22 @@ def log_bug() -> None:
     log("internal error:\n" + trace)
 
 
-def lines(fd: int) -> Iterator[bytes | None]:
+def lines(fd: int, before_read: Callable[[], None] | None = None
+          ) -> Iterator[bytes | None]:
     """The lines on ``fd`` without their newline, and None for each one over MAX_LINE.
 
     Reads the raw descriptor (no buffered reader whose lock a thread blocked in it would
     hold at interpreter exit) in chunks split at C speed; a line longer than MAX_LINE is
     reported as soon as it is known to be too long, and the rest of it is dropped as it
     arrives, never kept. A final line without a newline still counts; an unreadable
-    descriptor is EOF.
+    descriptor is EOF. ``before_read`` is called before each read (which may wait).
     """
     parts: list[bytes] = []  # the line in progress, when it spans chunks
     size = 0
     skipping = False  # inside a line already reported as too long
     while True:
+        if before_read is not None:
+            before_read()
         chunk = _read(fd)
         if not chunk:
             if parts and not skipping:
@@ -192,11 +238,15 @@ class _Loop:
         self.done = False  # set by the worker: it has left run()
 
     def run(self) -> None:
-        for line in lines(self.fd):
-            if self.stopping or self.out.closed:
+        out = self.out
+        for line in lines(self.fd, out.flush):  # held replies go out before a read waits
+            if self.stopping or out.closed:
                 return
             if line is not None and not line.strip():
                 continue
+            since = out.held_since
+            if since is not None and time.monotonic() - since >= HOLD_SECONDS:
+                out.flush()
             try:
                 self.answer(line)
             except Exception:  # a bug must cost one line, never the server
@@ -205,12 +255,12 @@ class _Loop:
     def answer(self, line: bytes | None) -> None:
         dispatcher, session, out = self.dispatcher, self.session, self.out
         if line is None:
-            out.send(dispatcher.reject(session, jsonrpc.oversized(MAX_LINE)))
+            out.hold(dispatcher.reject(session, jsonrpc.oversized(MAX_LINE)))
             return
         try:
             message = jsonrpc.parse(line)
         except jsonrpc.RpcError as exc:
-            out.send(dispatcher.reject(session, exc))
+            out.hold(dispatcher.reject(session, exc))
             return
         replies: list[Outbound]
         try:
@@ -221,7 +271,7 @@ class _Loop:
         if self.stopping:
             return  # the connection was ended meanwhile: this reply would come too late
         for reply in replies:
-            out.send(reply)
+            out.hold(reply)
 
 
 class Signals:
