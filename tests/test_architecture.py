@@ -26,10 +26,6 @@ IGNORED: dict[str, list[str]] = {
         "promptops.serve.follow -> promptops.pipeline.build",
         "promptops.serve.watch -> promptops.pipeline.build",  # serve --worktree builds
     ],
-    "lint builds nothing and reads no git itself: its callers hand it what it checks": [
-        "promptops.lint.cache -> promptops.git",
-        "promptops.lint.cache -> promptops.git.objects",
-    ],
 }
 
 

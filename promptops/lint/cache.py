@@ -22,13 +22,10 @@ from pathlib import Path
 from typing import TypedDict
 
 from promptops import __version__
-from promptops.errors import GitError
-from promptops.git import Repo
-from promptops.git.objects import blob_id
 from promptops.lint.config import LintSettings
 from promptops.lint.problem import Finding
 from promptops.lint.registry import RULES
-from promptops.pipeline.source import CachingSource, WorktreeSource
+from promptops.pipeline.source import CachingSource, WorktreeSource, blob_id
 
 KEEP = 16
 FORMAT = 1
@@ -126,20 +123,6 @@ def _worktree_blobs(source: CachingSource, folder: Path) -> dict[str, str]:
         except OSError:
             pass
     return out
-
-
-def cache_dir(package_dir: Path) -> Path:
-    """``<common git dir>/promptops/lint`` (every worktree of a repository shares it), or
-    the user cache outside a repository."""
-    try:
-        repo = Repo.find(package_dir)
-    except GitError:  # a .git file git cannot read either: cache like a lone folder
-        repo = None
-    if repo is not None:
-        return repo.common_dir / "promptops" / "lint"
-    from promptops.fsutil import user_cache_dir
-
-    return user_cache_dir() / "lint"
 
 
 def load(folder: Path, key: str) -> list[Finding] | None:

@@ -23,7 +23,7 @@ from promptops.lint.config import LintSettings, manifest_data, settings
 from promptops.lint.output import Report, Texts
 from promptops.lint.problem import Finding
 from promptops.pipeline import collector
-from promptops.pipeline.source import CachingSource, Source
+from promptops.pipeline.source import CachingSource, Source, cache_dir
 
 if TYPE_CHECKING:
     from promptops.pipeline.bundle_types import Bundle
@@ -83,7 +83,7 @@ def _lint_package(subject: Subject, opts: Options,
     files = source if isinstance(source, CachingSource) else CachingSource(source)
     conf = settings(manifest_data(files), list(opts.select), list(opts.ignore),
                     strict=opts.strict, base=opts.base)
-    where = cache.cache_dir(subject.path)
+    where = cache_dir(subject.path, "lint")
     ids = cache.blobs(files, where) if opts.use_cache else {}
     key = cache.package_key(files, conf, where, ids) if opts.use_cache else ""
     found = cache.load(where, key) if opts.use_cache else None

@@ -27,7 +27,8 @@ from typing import Protocol
 from promptops.errors import GitError, UsageError
 from promptops.git import Repo
 from promptops.git.history import git_read
-from promptops.git.objects import BATCH_LIMIT, Entry, blob_id, list_tree, read_batch, read_blob
+from promptops.git.objects import BATCH_LIMIT, Entry, list_tree, read_batch, read_blob
+from promptops.git.objects import blob_id as blob_id  # re-exported: lint keys files by it
 
 MANIFEST = "promptops.yaml"
 _SKIP_DIRS = frozenset({"__pycache__", "node_modules", ".venv"})
@@ -401,6 +402,21 @@ def _first_link(norm: str, entries: dict[str, Entry]) -> tuple[str | None, str]:
         if cut < 0:
             return None, ""
         start = cut + 1
+
+
+def cache_dir(package_dir: Path, kind: str) -> Path:
+    """Where a cache of ``kind`` (``lint``) for the package at ``package_dir`` lives:
+    ``<common git dir>/promptops/<kind>`` (every worktree of a repository shares it), or
+    the user cache outside a repository. Lint reads no git itself; it asks here."""
+    try:
+        repo = Repo.find(package_dir)
+    except GitError:  # a .git file git cannot read either: cache like a lone folder
+        repo = None
+    if repo is not None:
+        return repo.common_dir / "promptops" / kind
+    from promptops.fsutil import user_cache_dir
+
+    return user_cache_dir() / kind
 
 
 def open_source(package_dir: Path, ref: str | None) -> Source:
