@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fidelity import ECOSYSTEM_IMPORTER, arguments_for, entry_files, judges, reference_messages
+from fidelity import ECOSYSTEM_IMPORTER, arguments_for, entry_files, judges, served_messages
 
 from promptops.commands import import_
 from promptops.commands.choices import Format
@@ -79,7 +79,10 @@ def served(result: dict[str, Any]) -> list[dict[str, str]]:
     for m in result["messages"]:
         content = m["content"]
         role = content.get("_meta", {}).get("promptops/role", m["role"])
-        out.append({"role": role, "text": content["text"]})
+        if content["type"] == "resource_link":
+            out.append({"role": role, "media": content["uri"]})
+        else:
+            out.append({"role": role, "text": content["text"]})
     return out
 
 
@@ -98,7 +101,7 @@ def mismatches(imp: Imported, rendered: dict[tuple[str, int], Any]) -> tuple[lis
             spec = imp.bundle["prompts"][n]
             kinds = {a["name"]: a.get("type", "string") for a in spec["arguments"]}
             args = {k: wire(v, kinds[k]) for k, v in arguments_for(prompt, inputs).items()}
-            want = reference_messages(expected, n if several else None)
+            want = served_messages(expected, n if several else None)
             try:
                 got = served(dict(imp.renderer.get(names[n], args)))
             except ArgumentError as exc:

@@ -260,7 +260,9 @@ def _dotprompt_job(entry: dict[str, Any], inputs: dict[str, Any]) -> dict[str, A
 def _dotprompt_messages(answer: dict[str, Any]) -> list[Message]:
     if "error" in answer:
         raise JudgeError(answer["error"])
-    return [{"role": m["role"], "text": m["text"]} for m in answer["messages"]]
+    return [{"role": m["role"], "text": m["text"],
+             **({"parts": m["parts"]} if any("text" not in p for p in m["parts"]) else {})}
+            for m in answer["messages"]]
 
 
 # promptfoo ---------------------------------------------------------------------------
