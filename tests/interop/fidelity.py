@@ -52,6 +52,10 @@ def import_entry(entry: dict[str, Any]) -> list[ir.IRPrompt]:
 def arguments_for(prompt: ir.IRPrompt, inputs: dict[str, Any]) -> dict[str, Any]:
     names = {a.name: a for a in prompt.arguments}
     out: dict[str, Any] = {}
+    context = inputs.get("@context")
+    if isinstance(context, dict):  # Dotprompt's render context: @state, @auth...
+        inputs = {**{k: v for k, v in inputs.items() if k != "@context"},
+                  **{"@" + k: v for k, v in context.items()}}
     for key, value in inputs.items():
         name = key
         if key.startswith("input:") and key not in names:

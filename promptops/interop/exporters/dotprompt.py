@@ -120,9 +120,19 @@ class _Writer:
         return "".join(self.stmt(n, ()) for n in ast.body)
 
     def stmt(self, node: nodes.Node, loops: tuple[str, ...]) -> str:
-        if isinstance(node, nodes.Output):
-            return "".join(_text(c.data, self.losses) if isinstance(c, nodes.TemplateData)
-                           else self.output(c, loops) for c in node.nodes)
+        if isinstance(node, nodes.Output):  # adjacent literal pieces are escaped as one:
+            written: list[str] = []  # "{" + {{ '{' }} is a "{{" Handlebars must not see
+            text: list[str] = []
+            for c in node.nodes:
+                if isinstance(c, nodes.TemplateData):
+                    text.append(c.data)
+                elif isinstance(c, nodes.Const) and isinstance(c.value, str):
+                    text.append(c.value)  # {{ 'text' }} prints its text
+                else:
+                    written.append(_text("".join(text), self.losses))
+                    text = []
+                    written.append(self.output(c, loops))
+            return "".join(written) + _text("".join(text), self.losses)
         if isinstance(node, nodes.If):
             return self.if_(node, loops)
         if isinstance(node, nodes.For) and isinstance(node.target, nodes.Name) and \
