@@ -132,7 +132,8 @@ class _Writer:
                     written.append(_text("".join(text), self.losses))
                     text = []
                     written.append(self.output(c, loops))
-            return "".join(written) + _text("".join(text), self.losses)
+            written.append(_text("".join(text), self.losses))
+            return _apart(written)
         if isinstance(node, nodes.If):
             return self.if_(node, loops)
         if isinstance(node, nodes.For) and isinstance(node.target, nodes.Name) and \
@@ -257,6 +258,18 @@ def _segment(name: str) -> str:
     return name if _SEGMENT.match(name) and name not in ("true", "false", "null", "undefined",
                                                          "this", "else") \
         else "[" + name.replace("]", "\\]") + "]"
+
+
+def _apart(pieces: list[str]) -> str:
+    """Join written pieces, with an empty comment ``{{!}}`` wherever a brace of the text would
+    merge with a tag's (``{{x}}`` + ``}`` is ``{{x}}}``, ``{`` + ``{{x}}`` is ``{{{x}}``)."""
+    out = ""
+    for piece in pieces:
+        if out and piece and ((out.endswith("}}") and piece.startswith("}")) or
+                              (out.endswith("{") and piece.startswith("{{"))):
+            out += "{{!}}"
+        out += piece
+    return out
 
 
 def _text(text: str, losses: list[ir.Loss]) -> str:

@@ -186,7 +186,8 @@ def render_prompty(path: Path, inputs: dict[str, Any]) -> list[Message]:
                 p = Prompty(
                     model=ModelSettings(api="chat"),
                     template=TemplateSettings(
-                        type=template if isinstance(template, str) else template["type"],
+                        type=template if isinstance(template, str) else
+                        template.get("type", template.get("format", "jinja2")),
                         parser="prompty"),
                     content=raw["body"], file=path, sample=sample or {})
             messages = prompty.prepare(p, dict(inputs))
