@@ -105,10 +105,10 @@ def parse(path: str, text: str, siblings: Mapping[str, str]) -> list[IRPrompt]:
 def _mustache_prompt(path: str, config: Mapping[str, Any], messages: list[tuple[Role, str]],
                      losses: list[Loss], notes: list[str]) -> IRPrompt:
     """``template_format: mustache``: langchain-core's chevron port, translated by
-    :mod:`promptops.interop.mustache` (``jinja`` whitespace mode). Names read outside any
-    section are LangChain's input variables (required); a top-level section key is an
-    array argument (sections iterate lists); names read only inside a section may resolve
-    there, so they are optional (empty, as chevron prints a missing name)."""
+    :mod:`promptops.interop.mustache` (``jinja`` whitespace mode). The file's
+    ``input_variables`` (else the names read outside any section, as LangChain infers them)
+    are required; every other name is optional (empty, as chevron prints a missing name); a
+    top-level section key is an array argument (sections iterate lists)."""
     ir_messages, top, inner, iterated = [], [], [], set()
     for role, template in messages:
         try:
@@ -121,13 +121,17 @@ def _mustache_prompt(path: str, config: Mapping[str, Any], messages: list[tuple[
         inner += [n for n in done.names if n not in inner]
         ir_messages.append(Message(role, (Text(done.source),)))
     partials = config.get("partial_variables") or {}
-    arguments = []
-    for name in [*top, *(n for n in inner if n not in top)]:
+    declared = [str(v) for v in config.get("input_variables") or []]
+    required = declared or top  # the file's input variables, else those LangChain infers
+    arguments: list[Argument] = []
+    for name in [*top, *(n for n in [*inner, *declared] if n not in top)]:
+        if any(a.name == name for a in arguments):
+            continue
         kind: Literal["string", "array"] = "array" if name in iterated else "string"
         if name in partials:
             arguments.append(Argument(name, kind, False, partials[name],
                                       "Defaults to the prompt's partial variable."))
-        elif name in top:
+        elif name in required:
             arguments.append(Argument(name, kind, True))
         else:
             arguments.append(Argument(name, kind, False, "" if kind == "string" else []))
