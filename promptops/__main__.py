@@ -36,7 +36,13 @@ def main(argv: list[str] | None = None) -> int:
     if args[:1] == ["serve"] and not {"-h", "--help"} & set(args):
         from promptops.serve.main import serve_main
 
-        return serve_main(args[1:], gate=_lint_gate)
+        try:
+            return serve_main(args[1:], gate=_lint_gate)
+        except (Exception, KeyboardInterrupt) as exc:  # imported only when one escapes
+            from promptops.console import Console
+            from promptops.error_handler import handle
+
+            return handle(exc, Console(label="promptops serve: "))
     from promptops.cli import app_main
 
     return app_main(args)

@@ -59,6 +59,8 @@ class Console:
 
     color: ColorMode = ColorMode.auto
     verbosity: int = 0  # -1 quiet, 0 normal, 1+ verbose
+    label: str = ""  # before every stderr line: a server's log ("promptops serve: ") is
+    # read interleaved with other servers' in an MCP client's log
 
     @property
     def quiet(self) -> bool:
@@ -161,6 +163,8 @@ class Console:
         """A line on stdout (results), or on stderr with ``err``."""
         import typer
 
+        if err and self.label:
+            text = "\n".join(self.label + line for line in text.split("\n"))
         typer.echo(text, err=err, color=self.use_color(sys.stderr if err else sys.stdout))
 
     def info(self, text: str) -> None:

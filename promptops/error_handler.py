@@ -25,38 +25,47 @@ from promptops.errors import ExitCode, PackageError, PromptopsError
 
 def run_guarded(fn: Callable[[], int], console: Console) -> int:
     """``fn()``'s exit code, or the one its failure means (printed on ``console``)."""
-    echo, style = console.echo, console.style
     try:
         return fn()
-    except KeyboardInterrupt:
+    except (Exception, KeyboardInterrupt) as exc:
+        return handle(exc, console)
+
+
+def handle(exc: BaseException, console: Console) -> int:
+    """The exit code ``exc`` means, its message printed on ``console``'s stderr.
+
+    The one mapping of failures to exit codes: every command reaches it through
+    :func:`run_guarded`; ``promptops serve`` (dispatched before typer, for its cold
+    start) only when something escapes it, so its cold path imports none of this.
+    """
+    echo, style = console.echo, console.style
+    if isinstance(exc, KeyboardInterrupt):
         echo("interrupted", err=True)
         return ExitCode.INTERRUPTED
-    except PackageError as exc:
+    if isinstance(exc, PackageError):
         for p in exc.problems:
             echo(f"{style(f'{p.path}:{p.line}:{p.col}', bold=True)}: {p.message}", err=True)
         n = len(exc.problems)
         echo(f"{n} problem{'s' if n != 1 else ''} found", err=True)
         return exc.exit_code
-    except PromptopsError as exc:
+    if isinstance(exc, PromptopsError):
         echo(f"{style('error', fg='red', bold=True)}: {exc}", err=True)
         return exc.exit_code
-    except BrokenPipeError:
+    if isinstance(exc, BrokenPipeError):
         return ExitCode.FAILED
-    except OSError as exc:
-        if exc.errno not in _IO_ERRORS:
-            return _bug(exc, console)
+    if isinstance(exc, OSError) and exc.errno in _IO_ERRORS:
         where = f" {exc.filename}" if exc.filename else ""
         echo(f"{style('error', fg='red', bold=True)}: I/O error on{where}: {exc.strerror}",
              err=True)
         return ExitCode.FAILED
-    except Exception as exc:
+    if not isinstance(exc, OSError):
         from promptops.git.history import DAMAGED, from_git, git_words
 
         if from_git(exc):
             echo(f"{style('error', fg='red', bold=True)}: cannot read the git repository: "
                  f"{git_words(exc)} ({DAMAGED})", err=True)
             return ExitCode.USAGE
-        return _bug(exc, console)
+    return _bug(exc, console)
 
 
 _IO_ERRORS = frozenset({errno.ENOSPC, errno.EROFS, errno.EDQUOT, errno.EIO, errno.EACCES,

@@ -118,15 +118,28 @@ class TemplateError(RenderError):
     """The package is wrong: a template failed, or the request ran over its bounds."""
 
 
+def closest(word: str, names: list[str]) -> str | None:
+    """The name of ``names`` closest to ``word`` (difflib's ratio, cut-off 0.6), or None.
+
+    Only names whose length allows a ratio of 0.6 are handed to difflib: it indexes
+    ``word`` first, which for a 5 MB argument name from a client took 1.4 s of CPU; a
+    length the ratio rules out is ruled out before that (the same answers, bounded cost).
+    """
+    import difflib
+
+    size = len(word)
+    fits = [n for n in names if n != word and 2 * min(size, len(n)) >= 0.6 * (size + len(n))]
+    close = difflib.get_close_matches(word, fits, n=1) if fits else []
+    return close[0] if close else None
+
+
 def did_you_mean(word: str, choices: object) -> str:
     """``"; did you mean 'x'?"`` for the closest of ``choices`` to ``word``, else ``""``.
 
     One home for the hint, so a misspelt prompt name, argument, template or file reads
     the same from every command (difflib's ratio, cut-off 0.6, as git's own suggestions).
     """
-    import difflib
-
     names = [str(c) for c in choices] if isinstance(choices, (list, tuple, set, frozenset,
                                                               dict)) else []
-    close = difflib.get_close_matches(word, [n for n in names if n != word], n=1)
-    return f"; did you mean {close[0]!r}?" if close else ""
+    close = closest(word, names)
+    return f"; did you mean {close!r}?" if close else ""

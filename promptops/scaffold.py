@@ -88,9 +88,31 @@ def package_files(directory: Path) -> dict[str, bytes]:
     return files
 
 
-def _schemas() -> dict[str, object]:
-    from promptops.commands.schema import schema_for
+def schema_for(kind: str) -> dict[str, object]:
+    """The JSON Schema of ``kind`` (manifest, prompt, test, bundle): what init writes
+    into a package for editors, and what ``promptops schema`` prints."""
+    if kind == "bundle":
+        from promptops.pipeline.bundle_schema import BundleFile
 
+        model: Any = BundleFile
+    elif kind == "test":
+        from promptops.testing.model import TestFile
+
+        model = TestFile
+    else:
+        from promptops.pipeline.model import Manifest, PromptFile
+
+        model = Manifest if kind == "manifest" else PromptFile
+    if kind != "bundle":  # the files people edit get the schema that teaches in editors
+        from promptops.pipeline.editor_schema import teaching_schema
+
+        return teaching_schema(model)
+    out: dict[str, object] = {"$schema": "https://json-schema.org/draft/2020-12/schema"}
+    out.update(model.model_json_schema())
+    return out
+
+
+def _schemas() -> dict[str, object]:
     out: dict[str, object] = {k: schema_for(k) for k in ("manifest", "prompt")}
     test = schema_for("test")
     if test != out["prompt"]:  # written once the test file format has its own model

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 import os
+import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
@@ -27,3 +29,37 @@ def repo_factory(tmp_path: Path) -> Callable[..., git.Repo]:
         return make_repo(tmp_path / f"repo{next(counter)}", files, message)
 
     return factory
+
+
+# A module that starts processes (promptops itself, node, a load balancer, a venv's
+# python) puts the process under test: its tests are the `process` job (CI runs both).
+SPAWNS = re.compile(
+    r'serve_cmd|serve_process|ServeProcess|RawClient|\bServe\(|run_cli_process|"-m", "promptops"'
+    r"|stdio_client|Popen"
+    r"|node_helpers|haproxy|nginx|uvicorn|\bpty\b|sys\.executable|\bPYTHON\b"
+    r"|hardening_helpers import .*\bcli\b|http_helpers|venv")
+
+
+@functools.cache
+def starts_processes(path: Path) -> bool:
+    return bool(SPAWNS.search(path.read_text(encoding="utf-8")))
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark the tests of modules that start processes ``process``; a bare ``pytest`` runs
+    the others (the quick, in-process default), ``-m process`` runs these.
+
+    Only a run with no arguments and no ``-m`` leaves them out, so naming a file or a
+    test (``pytest tests/serve/test_sdk.py``) always runs what it names.
+    """
+    for item in items:
+        if starts_processes(item.path):
+            item.add_marker(pytest.mark.process)
+    if config.option.markexpr or config.args_source != pytest.Config.ArgsSource.TESTPATHS:
+        return
+    keep = [item for item in items if item.get_closest_marker("process") is None]
+    if len(keep) < len(items):
+        config.hook.pytest_deselected(
+            items=[item for item in items if item.get_closest_marker("process") is not None])
+        items[:] = keep

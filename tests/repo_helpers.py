@@ -56,11 +56,20 @@ def posix_only(reason: str) -> pytest.MarkDecorator:
     return pytest.mark.skipif(sys.platform == "win32", reason=reason)
 
 
-def write_files(root: Path, files: Mapping[str, str | bytes]) -> list[Path]:
-    """Write ``files`` (POSIX relative path -> text or bytes) below ``root``; returns the paths."""
+Files = Mapping[str, str | bytes | None]
+IDENTITY = {"GIT_AUTHOR_NAME": "Test Author", "GIT_AUTHOR_EMAIL": "test@example.com",
+            "GIT_COMMITTER_NAME": "Test Author", "GIT_COMMITTER_EMAIL": "test@example.com"}
+
+
+def write_files(root: Path, files: Files) -> list[Path]:
+    """Write ``files`` (POSIX relative path -> text or bytes; None deletes the file) below
+    ``root``; returns the paths written."""
     written: list[Path] = []
     for rel, content in files.items():
         path = root / rel
+        if content is None:
+            path.unlink()
+            continue
         path.parent.mkdir(parents=True, exist_ok=True)
         if isinstance(content, bytes):
             path.write_bytes(content)
@@ -72,29 +81,35 @@ def write_files(root: Path, files: Mapping[str, str | bytes]) -> list[Path]:
 
 def make_repo(
     root: Path,
-    files: Mapping[str, str | bytes],
+    files: Files,
     message: str = "initial commit",
     *,
     branch: str = "main",
+    date: str | None = None,
 ) -> git.Repo:
-    """A real git repository at ``root`` holding ``files`` in one commit on ``branch``."""
+    """A real git repository at ``root`` holding ``files`` in one commit on ``branch``
+    (at ``date``, ISO 8601, when the commit id must be the same on every run)."""
     root.mkdir(parents=True, exist_ok=True)
     repo = git.Repo.init(root)
     with repo.config_writer() as cfg:
-        cfg.set_value("user", "name", "Test Author")
-        cfg.set_value("user", "email", "test@example.com")
+        cfg.set_value("user", "name", IDENTITY["GIT_AUTHOR_NAME"])
+        cfg.set_value("user", "email", IDENTITY["GIT_AUTHOR_EMAIL"])
         cfg.set_value("commit", "gpgsign", "false")
-    repo.git.checkout("-B", branch)
-    commit_files(repo, files, message)
+    repo.git.checkout("-q", "-B", branch)
+    commit_files(repo, files, message, date=date)
     return repo
 
 
-def commit_files(repo: git.Repo, files: Mapping[str, str | bytes], message: str) -> str:
-    """Write ``files`` into the work tree of ``repo``, commit them all; returns the hexsha."""
+def commit_files(repo: git.Repo, files: Files, message: str = "change", *,
+                 date: str | None = None) -> str:
+    """Write ``files`` into the work tree of ``repo`` (None deletes), commit everything;
+    returns the hexsha. With ``date`` (ISO 8601) author, committer and dates are fixed,
+    so the same files give the same commit id on every run and machine."""
     root = Path(repo.working_tree_dir or ".")
     write_files(root, files)
     repo.git.add("--all")
-    repo.git.commit("--allow-empty", "-m", message)
+    env = {**IDENTITY, "GIT_AUTHOR_DATE": date, "GIT_COMMITTER_DATE": date} if date else {}
+    repo.git.commit("--allow-empty", "-q", "-m", message, env=env or None)
     return repo.head.commit.hexsha
 
 

@@ -22,9 +22,6 @@ LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")  # the test extra 
 # The only holes, each documented where it is declared. The follower imports the build
 # on its first rebuild (or idle warm-up), never on the cold path (docs/following.md).
 IGNORED: dict[str, list[str]] = {
-    "data flows down": [
-        "promptops.scaffold -> promptops.commands.schema",
-    ],
     "serve's cold path stays light": [
         "promptops.serve.follow -> promptops.pipeline.build",
         "promptops.serve.watch -> promptops.pipeline.build",  # serve --worktree builds
@@ -32,9 +29,6 @@ IGNORED: dict[str, list[str]] = {
     "lint builds nothing and reads no git itself: its callers hand it what it checks": [
         "promptops.lint.cache -> promptops.git",
         "promptops.lint.cache -> promptops.git.objects",
-    ],
-    "commands never import one another": [
-        "promptops.scaffold -> promptops.commands.schema",
     ],
 }
 

@@ -1,7 +1,8 @@
-"""The CLI in-process through typer's CliRunner: exact output and exit codes.
+"""The CLI in-process: exact output and exit codes.
 
 The subprocess tests in test_cli.py prove the installed entry point; these drive the
-same typer app in-process, which is how most CLI regressions are quickest to pin down.
+same entry point in-process (``repo_helpers.run_cli``), which is how most CLI regressions
+are quickest to pin down.
 """
 
 from __future__ import annotations
@@ -11,10 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from repo_helpers import make_repo
-from typer.testing import CliRunner
-
-from promptops.cli import app
+from repo_helpers import make_repo, run_cli
 
 PKG = {
     "promptops.yaml": "name: demo\nversion: 0.1.0\n",
@@ -38,8 +36,8 @@ def pkg(tmp_path: Path) -> Iterator[Path]:
 
 
 def invoke(*args: str) -> tuple[int, str, str]:
-    result = CliRunner().invoke(app, ["--color", "never", *args])
-    return result.exit_code, result.stdout, result.stderr
+    result = run_cli(*args)
+    return result.returncode, result.stdout, result.stderr
 
 
 def test_render_prints_the_transcript(pkg: Path) -> None:

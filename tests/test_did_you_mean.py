@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from repo_helpers import make_repo, run_cli
+
+from promptops.errors import closest
 
 MANIFEST = "name: p\nversion: 1.0.0\ndescription: d\n"
 REVIEW = ("arguments:\n  - name: language\nmessages:\n  - role: user\n"
@@ -55,3 +61,56 @@ def test_a_repository_with_the_package_in_a_subfolder_names_it(tmp_path: Path) -
         assert "promptops.yaml:1:1" not in done.stderr
     done = run_cli("ls", str(tmp_path))
     assert f"the package below it: {tmp_path / 'prompts'}" in done.stderr
+
+
+@given(st.text("abcde_", max_size=12), st.lists(st.text("abcde_", max_size=12), max_size=8))
+def test_closest_answers_as_difflib_does(word: str, names: list[str]) -> None:
+    """Ruling names out by length first changes no answer (the ratio's own upper bound)."""
+    import difflib
+
+    expected = difflib.get_close_matches(word, [n for n in names if n != word], n=1)
+    assert closest(word, names) == (expected[0] if expected else None)
+
+
+def test_a_huge_unknown_argument_name_is_not_indexed(kit_bundle_bytes: bytes,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """A 5 MB argument name from a client cost 1.4 s of difflib before the -32602 (and a
+    loaded CI runner turned that into the request's 2 s timeout): the hint looks at
+    nothing a 0.6 ratio rules out by length."""
+    import difflib
+
+    from promptops.pipeline.bundle import parse_bundle
+    from promptops.serve import jsonrpc
+    from promptops.serve.connection import Connection
+
+    indexed: list[int] = []
+    set_seq2 = difflib.SequenceMatcher.set_seq2
+
+    def spy(self: difflib.SequenceMatcher[str], b: str) -> None:
+        indexed.append(len(b))
+        set_seq2(self, b)
+
+    monkeypatch.setattr(difflib.SequenceMatcher, "set_seq2", spy)
+    server = Connection([parse_bundle(kit_bundle_bytes, "kit")], send=lambda _: None)
+    huge = "n" * 5_000_000
+    for arg in (huge, "langauge"):
+        line = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "prompts/get", "params": {
+            "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                      "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "1"},
+                      "io.modelcontextprotocol/clientCapabilities": {}},
+            "name": "code_review", "arguments": {arg: "x", "code": "y"}}}).encode()
+        [reply] = server.handle(jsonrpc.parse(line))
+        assert reply["error"]["code"] == -32602, reply
+    assert "did you mean 'language'?" in reply["error"]["message"]  # the hint still works
+    assert indexed and max(indexed) < 100, indexed
+
+
+@pytest.fixture
+def kit_bundle_bytes(tmp_path: Path) -> bytes:
+    from promptops.pipeline.build import Build
+    from promptops.pipeline.bundle import serialise
+
+    make_repo(tmp_path, {"promptops.yaml": MANIFEST, "prompts/code_review.prompt.yaml":
+                         "arguments:\n  - name: language\n  - name: code\nmessages:\n"
+                         "  - role: user\n    text: '{{ language }} {{ code }}'\n"})
+    return serialise(Build(tmp_path, "HEAD").bundle)

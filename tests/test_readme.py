@@ -63,11 +63,12 @@ def test_the_readme_keeps_exactly_two_set_up_commands() -> None:
     assert [len(lines) for lines in setup] == [1, 1]
     install, tests = setup[0][0], setup[1][0]
     assert "promptops init" in install and "promptops check" in install
-    assert tests.endswith("python -m pytest") and "[test]" in tests
+    assert tests.endswith("python -m pytest && python -m pytest -m process"), tests
+    assert "[test]" in tests
 
 
 def test_ci_runs_the_readme_test_command_verbatim() -> None:
-    (test_command,) = [lines[0] for lines in commands() if lines[0].endswith("pytest")]
+    (test_command,) = [lines[0] for lines in commands() if lines[0].endswith("-m process")]
     ci_run = (REPO_ROOT / ".ci/run").read_text(encoding="utf-8").splitlines()
     assert test_command in ci_run
     workflow = (REPO_ROOT / ".github/workflows/ci.yml").read_text(encoding="utf-8")
@@ -124,7 +125,7 @@ def test_the_readme_command_blocks_run_verbatim_in_order(tmp_path: Path) -> None
     ran: list[str] = []
     try:
         for line in lines[:-1]:
-            if line.endswith("python -m pytest"):
+            if line.endswith("python -m pytest -m process"):
                 continue  # the suite itself: run verbatim by .ci/run
             code, out = shell.run(line)
             ran.append(line)

@@ -32,7 +32,8 @@ def run(*, target: str, out: Path, prompts: list[str], path: Path | None, ref: s
     target = str(target)
     if target not in EXPORTERS:
         raise UsageError(f"--to {target!r}: expected one of {', '.join(TARGETS)}")
-    bundle = Build(package_dir(path), ref).bundle
+    with console.status("export: loading the package"):
+        bundle = Build(package_dir(path), ref).bundle
     every = {p.name: p for p in from_bundle(bundle)}
     unknown = [n for n in prompts if n not in every]
     if unknown:
@@ -41,15 +42,18 @@ def run(*, target: str, out: Path, prompts: list[str], path: Path | None, ref: s
     chosen = [every[n] for n in prompts] if prompts else list(every.values())
     report: list[tuple[str, list[str], list[Loss]]] = []
     lossy = False
-    for prompt in chosen:
-        files, losses = EXPORTERS[target](prompt)
-        losses = [*prompt.losses, *losses]
-        lossy = lossy or bool(losses)
-        for rel, text in files.items():
-            dest = out / rel
-            dest.parent.mkdir(parents=True, exist_ok=True)
-            atomic_write(dest, text.encode("utf-8"))
-        report.append((prompt.name, list(files), losses))
+    with console.progress("export", "prompts") as start:  # a bar on a terminal only
+        tick = start(len(chosen))
+        for prompt in chosen:
+            files, losses = EXPORTERS[target](prompt)
+            losses = [*prompt.losses, *losses]
+            lossy = lossy or bool(losses)
+            for rel, text in files.items():
+                dest = out / rel
+                dest.parent.mkdir(parents=True, exist_ok=True)
+                atomic_write(dest, text.encode("utf-8"))
+            report.append((prompt.name, list(files), losses))
+            tick(1)
     if fmt == "json":
         console.echo(json.dumps([{"prompt": name, "files": files, "exact": not losses,
                           "losses": [{"what": x.what, "reason": x.reason} for x in losses]}

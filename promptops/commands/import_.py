@@ -50,8 +50,11 @@ def run(*, sources: list[Path], out: Path, source_format: str | None,
     mode = _package_mode(manifest)
     reports: list[_Report] = []
     documents: dict[str, str] = {}
-    for path in sources:
-        reports.append(_import(path, source_format, mode, documents, out))
+    with console.progress("import", "files") as start:  # a bar on a terminal only
+        tick = start(len(sources))
+        for path in sources:
+            reports.append(_import(path, source_format, mode, documents, out))
+            tick(1)
     out.mkdir(parents=True, exist_ok=True)
     if not manifest.exists():
         name = prompt_name(out.resolve().name.lower()).strip("._-") or "imported"
@@ -68,7 +71,8 @@ def run(*, sources: list[Path], out: Path, source_format: str | None,
         atomic_write(out / "CONVERSION.md", _conversion(reports).encode(), root=out)
     from promptops.pipeline.build import Build
 
-    Build(out).bundle  # noqa: B018 - proves the package loads (PackageError otherwise)
+    with console.status("import: checking that the package loads"):
+        Build(out).bundle  # noqa: B018 - proves the package loads (PackageError otherwise)
     _print(reports, fmt, console)
     return ExitCode.FAILED if lost else ExitCode.OK
 

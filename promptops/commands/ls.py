@@ -12,7 +12,8 @@ from promptops.pipeline.build import Build
 
 
 def run(*, path: Path | None, ref: str | None, fmt: Format, console: Console) -> int:
-    bundle = Build(package_dir(path), ref).bundle
+    with console.status("ls: loading the package"):  # a spinner on a terminal only
+        bundle = Build(package_dir(path), ref).bundle
     prompts = bundle["prompts"]
     if fmt == "json":
         keys = ("name", "title", "description", "arguments")

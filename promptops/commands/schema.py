@@ -3,32 +3,10 @@
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from promptops.commands.choices import SchemaKind
 from promptops.console import Console
-
-
-def schema_for(kind: str) -> dict[str, object]:
-    if kind == "bundle":
-        from promptops.pipeline.bundle_schema import BundleFile
-
-        model: Any = BundleFile
-    elif kind == "test":
-        from promptops.testing.model import TestFile
-
-        model = TestFile
-    else:
-        from promptops.pipeline.model import Manifest, PromptFile
-
-        model = Manifest if kind == "manifest" else PromptFile
-    if kind != "bundle":  # the files people edit get the schema that teaches in editors
-        from promptops.pipeline.editor_schema import teaching_schema
-
-        return teaching_schema(model)
-    out: dict[str, object] = {"$schema": "https://json-schema.org/draft/2020-12/schema"}
-    out.update(model.model_json_schema())
-    return out
+from promptops.scaffold import schema_for
 
 
 def run(*, kind: SchemaKind, console: Console) -> int:

@@ -4,7 +4,9 @@ A rule is a module under ``promptops.lint.rules``: its docstring is its document
 (what, why, a failing and a passing example) and it defines ``CODE``, ``NAME``,
 ``LEVEL`` (``error``, ``warning`` or ``info``), ``NEEDS`` (what the engine must provide:
 ``raw`` files, ``load`` problems, a ``package``, the ``whole`` package or a ``base`` bundle)
-and ``check``; a rule that can repair what it finds also defines ``fix(text) -> text``.
+and ``check``; a rule that can repair what it finds also defines ``fix(text) -> text``, and
+one whose findings are the same advice on many files defines ``GROUP``, the sentence the text
+format prints once instead of each of them (``{n}``: how many).
 Adding a rule means adding a module and its name to the import and the table here
 (explicit imports, as yamllint's rules/__init__.py: the import graph, IDEs and dead-code
 tools see every rule).
@@ -121,6 +123,7 @@ class Rule:
     doc: str
     check: Callable[[LintContext], Iterable[Hit]]
     fix: Callable[[str], str] | None = None  # the rule's own repair of a file's text
+    group: str | None = None  # GROUP: the text format's summary of many findings ("{n} ...")
 
     @property
     def summary(self) -> str:
@@ -137,6 +140,7 @@ def _rule(module: ModuleType) -> Rule:
         doc=module.__doc__ or "",
         check=module.check,
         fix=getattr(module, "fix", None),
+        group=getattr(module, "GROUP", None),
     )
 
 

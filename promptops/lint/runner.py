@@ -10,8 +10,11 @@ only on a miss.
 
 from __future__ import annotations
 
+import gc
 import os
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -91,11 +94,12 @@ def lint_package(subject: Subject, opts: Options = Options(), *,
         from promptops.lint.engine import lint_source
 
         files.prefetch()
-        validated = subject.validated if files is source else None
         base: Callable[[], Bundle] | None = None
         if build_at is not None and conf.base is not None:
             base = partial(build_at, conf.base)
-        result = lint_source(files, conf, base=base, validated=validated)
+        with rarer_collections():
+            validated = subject.validated if files is source else None
+            result = lint_source(files, conf, base=base, validated=validated)
         found, package = result.findings, result.package
         if opts.use_cache:
             cache.store(where, key, found)
@@ -113,8 +117,32 @@ def lint_package(subject: Subject, opts: Options = Options(), *,
     display = str(folder)
     if folder.is_absolute() and folder.is_relative_to(Path.cwd()):
         display = os.path.relpath(folder, Path.cwd())
-    return Linted(found, Report(files.label, files.origin.path, display, texts), conf, package,
-                  how)
+    listed = conf.enabled if opts.select else frozenset()
+    return Linted(found, Report(files.label, files.origin.path, display, texts, listed), conf,
+                  package, how)
+
+
+@contextmanager
+def rarer_collections() -> Iterator[None]:
+    """Cyclic garbage collection a thirtieth as often while a package is validated and linted.
+
+    Validating and linting 10,000 prompts allocates millions of objects that live to the end
+    (models, ASTs, findings) and almost no cycles: at CPython's default threshold (700
+    allocations) the collections that keep re-scanning them cost a fifth of a cold lint
+    (0.75 s of 4 s CPU), for the same peak memory. The threshold belongs to the process, so
+    only the main thread changes it (a command; a background thread of serve's is left
+    alone, so two runs never restore each other's value) and it is restored however the
+    run ends.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    old = gc.get_threshold()
+    gc.set_threshold(max(old[0], 20_000), *old[1:])
+    try:
+        yield
+    finally:
+        gc.set_threshold(*old)
 
 
 def _incremental(files: CachingSource, conf: LintSettings, where: Path,

@@ -6,7 +6,8 @@ properties: ``promptops build`` lints ``build.validated`` and writes ``build.bun
 without loading twice, and ``release`` hands its one HEAD build to the lint gate, the
 test gate and the tag. The per-file memo and the template index belong to the caller:
 serve's follower passes the memo it keeps across rebuilds; lint passes an index that
-keeps ASTs. Nothing here is process-wide.
+keeps ASTs. Nothing here is process-wide; validating and bundling pause the cycle
+collector while they run (:mod:`promptops.pipeline.collector` says why) and restore it.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from promptops.pipeline import collector
 from promptops.pipeline.memo import FileMemo
 from promptops.pipeline.source import CachingSource, Source, open_source
 
@@ -62,7 +64,8 @@ class Build:
         """The package as far as it validates, and every problem, coded."""
         from promptops.pipeline.validate import validate
 
-        return validate(self.source, memo=self.memo, index=self.index)
+        with collector.paused():
+            return validate(self.source, memo=self.memo, index=self.index)
 
     @cached_property
     def package(self) -> Package:
@@ -74,4 +77,6 @@ class Build:
         """The bundle: what is served, tested and reviewed."""
         from promptops.pipeline.bundle import compile_bundle
 
-        return compile_bundle(self.package)
+        package = self.package
+        with collector.paused():
+            return compile_bundle(package)

@@ -13,7 +13,7 @@ their type (authors never write ``null``); every property gets a human title and
 documentation, as in yamllint); patterns carry ``patternErrorMessage``; defaults of
 ``None`` are dropped (completion would insert them); and the one-of rules are
 ``oneOf`` branches with an ``errorMessage`` saying the rule in words. What a
-yaml-language-server shows for each of these is pinned by tests/test_editor_schema.py,
+yaml-language-server shows for each of these is pinned by tests/pipeline/test_editor_schema.py,
 which drives the real server over LSP.
 """
 

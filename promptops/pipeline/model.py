@@ -362,6 +362,37 @@ class Sample(Strict):
     arguments: dict[str, JsonValue] = Field(default_factory=dict)
 
 
+class ErrorExpectation(Strict):
+    """The JSON-RPC error a request must fail with (what a client would receive)."""
+
+    code: int | None = Field(None, description="JSON-RPC code: -32602 bad input, -32603 failure")
+    message: str | None = Field(None, description="The exact error message")
+    message_contains: str | None = Field(None, description="A substring of the error message")
+
+    @model_validator(mode="after")
+    def _something(self) -> ErrorExpectation:
+        if self.code is None and self.message is None and self.message_contains is None:
+            raise ValueError("error needs at least one of code, message, message_contains")
+        return self
+
+
+class Smoke(Strict):
+    """The prompt's automatic smoke case, when it cannot pass as generated (docs/testing.md)."""
+
+    skip: str | None = Field(
+        None, min_length=1, description="Why the generated arguments cannot be valid: the "
+        "smoke case is reported skipped with this reason while it fails on its arguments "
+        "(-32602), and fails when it renders or fails any other way")
+    error: ErrorExpectation | None = Field(
+        None, description="The error the smoke case must fail with (then it passes)")
+
+    @model_validator(mode="after")
+    def _one(self) -> Smoke:
+        if (self.skip is None) == (self.error is None):
+            raise ValueError("smoke needs exactly one of `skip` (a reason) or `error`")
+        return self
+
+
 class PromptFile(Strict):
     # Fields in reading order: lint's key order (PO108) is this order.
     """prompts/**/*.prompt.yaml: one MCP prompt."""
@@ -395,6 +426,8 @@ class PromptFile(Strict):
                                   "served in _meta (promptops/output)")
     samples: list[Sample] | None = Field(None, description="Named argument sets: `render "
                                          "--sample NAME`, and `sample:` in test cases")
+    smoke: Smoke | None = Field(None, description="When the automatic smoke case cannot pass: "
+                                "`skip: <why>` or the `error` it fails with")
     metadata: dict[str, JsonValue] | None = Field(
         None, description="Free metadata, carried and served in _meta (promptops/metadata)")
     messages: list[Message] = Field(min_length=1)
@@ -402,6 +435,14 @@ class PromptFile(Strict):
 
     model_config = ConfigDict(frozen=True, extra="forbid", strict=True,
                               protected_namespaces=())
+
+    @field_validator("smoke", mode="before")
+    @classmethod
+    def _smoke_reason(cls, value: object) -> object:
+        if value is False:
+            raise ValueError("`smoke: false` needs a reason: write `smoke: {skip: <why the "
+                             "smoke case cannot pass>}` (or `smoke: {error: ...}`)")
+        return value
 
     @model_validator(mode="after")
     def _unique_arguments(self) -> PromptFile:

@@ -36,6 +36,7 @@ from promptops.sandbox.limits import Budget, BudgetExceeded, Limits, current
 if TYPE_CHECKING:  # the sandbox is imported when a prompt is first rendered, not before
     from jinja2 import Template
 
+    from promptops.render.codecache import CodeCache
     from promptops.sandbox.environment import PromptEnvironment
     from promptops.sandbox.patterns import Pattern
 
@@ -52,10 +53,16 @@ BLANK = frozenset(" \t\n\r\v\f\u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u
 
 
 class Renderer:
-    """Renders the prompts of one bundle; compiled templates are cached per bundle."""
+    """Renders the prompts of one bundle; compiled templates are cached per bundle.
 
-    def __init__(self, bundle: Bundle) -> None:
+    ``code``: compiled code to share with other renderers (a review's two sides); by
+    default the renderer makes its own, so a source many prompts repeat compiles once
+    (:mod:`promptops.render.codecache`).
+    """
+
+    def __init__(self, bundle: Bundle, code: CodeCache | None = None) -> None:
         self.bundle = bundle
+        self._code = code
         self.prompts: dict[str, Prompt] = {p["name"]: p for p in bundle["prompts"]}
         # prompts with `for:` messages (render/loops.py); the others take the plain path
         self._looped = frozenset(p["name"] for p in bundle["prompts"]
@@ -284,8 +291,11 @@ class Renderer:
         key = (prompt, index, field)
         compiled = self._compiled.get(key)
         if compiled is None:
-            env = self.env(prompt)
-            tpl = env.get_template(source) if field == "template" else env.from_string(source)
+            mode = self._mode(prompt)
+            env = self._env(mode)
+            assert self._code is not None  # made with the environment
+            tpl = (env.get_template(source) if field == "template"
+                   else self._code.from_string(env, mode, source))
             shared = self._globals.get(id(env))
             if shared is None:
                 shared = self._globals[id(env)] = dict(env.globals)
@@ -294,13 +304,22 @@ class Renderer:
 
     def env(self, prompt: str | None = None) -> PromptEnvironment:
         """The environment of ``prompt``'s whitespace mode (default: the package's)."""
+        return self._env(self._mode(prompt))
+
+    def _mode(self, prompt: str | None) -> str | None:
         spec = self.prompts.get(prompt) if prompt is not None else None
-        whitespace = spec.get("whitespace", self.whitespace) if spec else self.whitespace
+        return spec.get("whitespace", self.whitespace) if spec else self.whitespace
+
+    def _env(self, whitespace: str | None) -> PromptEnvironment:
         found = self._envs.get(whitespace)
         if found is None:
+            from promptops.render.codecache import CodeCache
             from promptops.sandbox.environment import environment
 
+            if self._code is None:
+                self._code = CodeCache()
             found = self._envs[whitespace] = environment(self.bundle["templates"], whitespace)
+            found.bytecode_cache = self._code.loader_cache(whitespace)
         return found
 
     def _content(self, name: str, i: int, msg: Message, ctx: dict[str, object]) -> Content:

@@ -11,15 +11,19 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from jinja2 import TemplateSyntaxError
+
 from promptops.errors import PackageError, PromptopsError
+from promptops.pipeline import collector
 from promptops.pipeline.build import Build
 from promptops.pipeline.bundle_types import Bundle, Prompt
-from promptops.pipeline.source import MANIFEST, Source, find_package, open_source
+from promptops.pipeline.memo import FileMemo
+from promptops.pipeline.source import MANIFEST, Source, find_package, inside, open_source
 from promptops.pipeline.templates import TemplateIndex
-from promptops.pipeline.validate import Package
+from promptops.render.codecache import CodeCache
 from promptops.render.renderer import Renderer
 from promptops.review import gates
-from promptops.review.cases import ReviewCase, cases_for
+from promptops.review.cases import ReviewCase, cases_for, review_cases
 from promptops.review.model import (
     ChangeItem,
     Counts,
@@ -33,7 +37,8 @@ from promptops.review.model import (
 )
 from promptops.review.refs import Refs, open_repo, packages_in, resolve, touched_packages
 from promptops.review.rendered import Lines, render_lines, source_lines, unified
-from promptops.testing.runner import auto_jobs
+from promptops.testing.cases import Case
+from promptops.testing.runner import Outcome, SnapshotPolicy, auto_jobs, run_case
 from promptops.versioning import Change, Kind, by_level, diff_bundles, required_bump
 from promptops.versioning.engine import reached_templates
 from promptops.versioning.semver import Version, next_version, satisfies
@@ -49,22 +54,27 @@ def build_report(start: Path, base: str, head: str | None, path: Path | None) ->
     else:
         everywhere = packages_in(repo, refs.base) | packages_in(repo, refs.head)
         rels = sorted(everywhere) if len(everywhere) == 1 else touched_packages(repo, refs)
-    index = TemplateIndex()  # the include graph of both ends, parsed once
-    return ReviewReport(
-        base=RefInfo(spec=refs.base_spec, commit=refs.base),
-        head=RefInfo(spec=refs.head_spec, commit=refs.head),
-        packages=[review_package(top / rel, rel, refs, index) for rel in rels],
-    )
+    # Both ends share one memo and one include graph: a file with the same content at
+    # both ends (a blob id, or the bytes) is parsed and validated once, and its template
+    # parsed once; the ASTs are kept for the lint gate, which inspects HEAD's.
+    memo = FileMemo()
+    index = TemplateIndex(memo, keep_asts=True)
+    with collector.paused():  # its full passes walked both live builds: 30% of the CPU
+        return ReviewReport(
+            base=RefInfo(spec=refs.base_spec, commit=refs.base),
+            head=RefInfo(spec=refs.head_spec, commit=refs.head),
+            packages=[review_package(top / rel, rel, refs, index) for rel in rels],
+        )
 
 
 _Side = tuple["Source | None", "Build | None", "Bundle | None", "str | None"]
 
 
-def _side(folder: Path, ref: str | None) -> _Side:
+def _side(folder: Path, ref: str | None, index: TemplateIndex) -> _Side:
     """(source, build, bundle, error) of one end; all None when the package is absent.
 
-    The build is kept: the review's cases and the test gate use its package, not a
-    second load of it.
+    The build is kept: the review's cases and both gates use its package, not a second
+    load of it.
     """
     try:
         source = open_source(folder, ref)
@@ -72,8 +82,8 @@ def _side(folder: Path, ref: str | None) -> _Side:
             return None, None, None, None
         if MANIFEST not in source.files():
             return None, None, None, None
-        build = Build(folder, ref, source=source)  # one load: bundle, cases and tests
-        return source, build, build.bundle, None
+        build = Build(folder, ref, source=source, memo=index.memo, index=index)
+        return build.source, build, build.bundle, None
     except PackageError as exc:
         lines = str(exc).splitlines()
         more = f"\n... and {len(lines) - 20} more" if len(lines) > 20 else ""
@@ -85,8 +95,8 @@ def _side(folder: Path, ref: str | None) -> _Side:
 
 
 def review_package(folder: Path, rel: str, refs: Refs, index: TemplateIndex) -> PackageReview:
-    base_src, base_pkg, old, old_err = _side(folder, refs.base)
-    head_src, head_pkg, new, new_err = _side(folder, refs.head)
+    base_src, base_pkg, old, old_err = _side(folder, refs.base, index)
+    head_src, head_pkg, new, new_err = _side(folder, refs.head, index)
     if old_err or new_err:
         return _invalid(rel, old, new, f"{'BASE' if old_err else 'HEAD'}: {old_err or new_err}")
     if old is None and new is None:
@@ -96,26 +106,36 @@ def review_package(folder: Path, rel: str, refs: Refs, index: TemplateIndex) -> 
     new = new or _empty(old)
     changes = by_level(diff_bundles(old, new, index=index))
     renames = {str(c.old): str(c.prompt) for c in changes if c.kind is Kind.prompt_renamed}
+    plan = gates.test_plan(head_pkg)
     prompts: list[PromptReview] = []
     unaffected: list[str] = []
+    shared = _Shared(old, new, index, head_pkg)
     if status == "changed":
-        cases = _cases((head_src, head_pkg.package if head_pkg else None, new),
-                       (base_src, base_pkg.package if base_pkg else None, old), renames)
+        assert head_src is not None and base_src is not None
+        head_cases = (review_cases(plan.cases) if isinstance(plan, gates.TestPlan)
+                      else cases_for(head_src, new, head_pkg.package if head_pkg else None))
+        base_cases = cases_for(base_src, old, base_pkg.package if base_pkg else None)
+        cases = _cases(head_cases, base_cases, renames)
         by_prompt: dict[str | None, list[Change]] = {}
         for change in changes:
             by_prompt.setdefault(change.prompt, []).append(change)
         old_names = {n: o for o, n in renames.items()}
         a = {p["name"]: p for p in old["prompts"]}
-        shared = _Shared(old, new, index)
-        shared.render_ahead([(old_names.get(p["name"], p["name"]), p["name"], c.arguments)
-                             for p in new["prompts"] if old_names.get(p["name"], p["name"]) in a
-                             for c in cases.get(p["name"], [])])
-        for spec in new["prompts"]:
-            name = spec["name"]
-            old_name = old_names.get(name, name)
-            if old_name not in a:
+        pairs = [(a[old_names.get(p["name"], p["name"])], p) for p in new["prompts"]
+                 if old_names.get(p["name"], p["name"]) in a]
+        # A prompt whose every input is the same at both ends renders the same for any
+        # arguments: it is unaffected without rendering (see _Shared.same_render).
+        rendered = [(pa, pb) for pa, pb in pairs
+                    if by_prompt.get(pb["name"]) or not shared.same_render(pa, pb)]
+        shared.render_all([(pa["name"], pb["name"], [c.arguments for c in cases.get(
+            pb["name"], [])]) for pa, pb in rendered], plan)
+        skipped = {pb["name"] for pa, pb in pairs} - {pb["name"] for pa, pb in rendered}
+        for pa, pb in pairs:
+            name = pb["name"]
+            if name in skipped:
+                unaffected.append(name)
                 continue
-            review = _prompt(refs, shared, old, new, base_src, head_src, a[old_name], spec,
+            review = _prompt(refs, shared, old, new, base_src, head_src, pa, pb,
                              cases.get(name, []), by_prompt.get(name, []))
             if review.rendered_changed or review.changes:
                 prompts.append(review)
@@ -123,8 +143,11 @@ def review_package(folder: Path, rel: str, refs: Refs, index: TemplateIndex) -> 
                 unaffected.append(name)
         if not changes and not prompts and old["package"] == new["package"]:
             status = "unchanged"
-    return _package(folder, rel, status, old, new, changes, prompts, unaffected, head_src,
-                    head_pkg)
+    else:
+        shared.render_all([], plan)
+    tests = (gates.test_verdict(plan, shared.outcomes) if isinstance(plan, gates.TestPlan)
+             else plan)
+    return _package(rel, status, old, new, changes, prompts, unaffected, shared.lint, tests)
 
 
 def _empty(other: Bundle | None) -> Bundle:
@@ -133,15 +156,13 @@ def _empty(other: Bundle | None) -> Bundle:
     return {**other, "prompts": [], "templates": {}, "resources": {}}
 
 
-def _cases(head: tuple[Source | None, Package | None, Bundle],
-           base: tuple[Source | None, Package | None, Bundle],
+def _cases(head: list[ReviewCase], base: list[ReviewCase],
            renames: dict[str, str]) -> dict[str, list[ReviewCase]]:
     """HEAD's cases per prompt, plus cases only BASE had (a deleted test still shows)."""
     out: dict[str, list[ReviewCase]] = {}
-    assert head[0] is not None and base[0] is not None
-    for case in cases_for(head[0], head[2], head[1]):
+    for case in head:
         out.setdefault(case.prompt, []).append(case)
-    for case in cases_for(base[0], base[2], base[1]):
+    for case in base:
         if case.smoke:
             continue
         name = renames.get(case.prompt, case.prompt)
@@ -151,38 +172,130 @@ def _cases(head: tuple[Source | None, Package | None, Bundle],
     return out
 
 
-class _Shared:
-    """Work every prompt of one package shares: one renderer per side (each template is
-    compiled once, not once per prompt) and each file pair's source diff, computed once
-    however many prompts include the file (a partial 5,000 prompts include is one diff)."""
+# The package fields the renderer reads none of; any other difference (limits, system
+# role, whitespace mode, or a field added later) renders every prompt at both ends.
+_METADATA = frozenset({"name", "version", "description", "instructions", "cacheScope"})
 
-    def __init__(self, old: Bundle, new: Bundle, index: TemplateIndex) -> None:
+_Unit = tuple[str, str, list[dict[str, object]], list[int]]  # base name, head name,
+# the argument sets to render at both ends, the indices of HEAD's test cases to run
+
+
+class _Shared:
+    """Work every prompt of one package shares.
+
+    One renderer per side, both drawing on one :class:`CodeCache`, so a template source
+    is compiled once however many prompts and sides hold it (an unchanged prompt's
+    text is the same at BASE and HEAD); each file pair's source diff computed once
+    however many prompts include the file (a partial 5,000 prompts include is one
+    diff); and the test gate run with the HEAD renderer, whose templates the rendered
+    diff has just compiled, instead of a second test run compiling them all again.
+    """
+
+    def __init__(self, old: Bundle, new: Bundle, index: TemplateIndex,
+                 head: Build | None = None) -> None:
         self.index = index
+        self.head = head
         self.bundles = (old, new)
-        self.old, self.new = Renderer(old), Renderer(new)
+        code = CodeCache()
+        self.old, self.new = Renderer(old, code), Renderer(new, code)
         self.diffs: dict[tuple[str | None, str | None], str] = {}
         self.rendered: dict[tuple[str, str, str], tuple[Lines, Lines]] = {}
+        self.outcomes: list[Outcome] = []
+        self.lint = gates.NO_HEAD
+        self._settings_same = (
+            {k: v for k, v in old["package"].items() if k not in _METADATA}
+            == {k: v for k, v in new["package"].items() if k not in _METADATA})
 
-    def render_ahead(self, requests: list[tuple[str, str, dict[str, object]]],
-                     jobs: int | None = None) -> None:
-        """Render many (base name, head name, arguments) requests on every core.
+    def same_render(self, a: Prompt, b: Prompt) -> bool:
+        """True when ``a`` at BASE and ``b`` at HEAD render alike for any arguments,
+        proven from what a render reads: the prompt itself, the package's render
+        settings, every template its templated fields reach (through static includes,
+        imports and extends: a dynamic one could reach any template, so it proves
+        nothing) and every resource file it serves. False when any may differ."""
+        if a != b or not self._settings_same:
+            return False
+        old, new = self.bundles
+        for m in a["messages"]:
+            file = m.get("file")
+            if file is not None and old["resources"].get(file) != new["resources"].get(file):
+                return False
+        todo: list[str] = [m["template"] for m in a["messages"] if "template" in m]
+        sources = [s for m in a["messages"] for s in (m.get("text"), m.get("uri"))
+                   if isinstance(s, str)]
+        described = a.get("resultDescription")
+        if isinstance(described, str):
+            sources.append(described)
+        seen: set[str] = set()
+        while sources or todo:
+            if todo:
+                name = todo.pop()
+                if name in seen:
+                    continue
+                seen.add(name)
+                source = old["templates"].get(name)
+                if source != new["templates"].get(name):
+                    return False
+                if source is None:  # missing at both ends: the same failure at both
+                    continue
+            else:
+                source = sources.pop()
+            try:
+                refs = self.index.references(source) if "{%" in source else ()
+            except TemplateSyntaxError:
+                return False
+            for ref, _ in refs:
+                norm = inside(ref) if ref is not None else None
+                if ref is None or norm is None:
+                    return False
+                todo += [ref, norm]
+        return True
 
-        Each request is rendered once per side wherever it runs; below the test runner's
-        threshold a process pool costs more than it saves, and the requests are then
-        rendered on demand in this process.
+    def render_all(self, units: list[tuple[str, str, list[dict[str, object]]]],
+                   plan: gates.TestPlan | gates.CheckStatus, jobs: int | None = None) -> None:
+        """Render each unit's argument sets at both ends, run HEAD's test cases and lint
+        HEAD, on every core when it pays.
+
+        A prompt's renders and its test cases run in one place (a process of the pool,
+        or this one), so its templates compile once for both. While the pool renders,
+        this process lints. Below the test runner's threshold a pool costs more than it
+        saves and everything runs here.
         """
-        jobs = auto_jobs(len(requests)) if jobs is None else jobs
+        tests = plan.cases if isinstance(plan, gates.TestPlan) else []
+        by_name: dict[str, list[int]] = {}
+        for i, case in enumerate(tests):
+            by_name.setdefault(case.prompt, []).append(i)
+        work: list[_Unit] = [(a, b, args, by_name.pop(b, [])) for a, b, args in units]
+        work += [(name, name, [], idx) for name, idx in by_name.items()]  # unrendered prompts
+        policy = plan.policy if isinstance(plan, gates.TestPlan) else None
+        jobs = auto_jobs(sum(len(u[2]) * 2 + len(u[3]) for u in work)) if jobs is None else jobs
+        done: list[tuple[list[tuple[Lines, Lines]], list[Outcome]]]
         if jobs <= 1:
-            return
-        from concurrent.futures import ProcessPoolExecutor
+            self.lint = self._lint()
+            done = _work((self.old, self.new), tests, policy, work)
+        else:
+            from concurrent.futures import ProcessPoolExecutor
 
-        size = max(1, min(500, len(requests) // (jobs * 4) or 1))
-        chunks = [requests[i:i + size] for i in range(0, len(requests), size)]
-        with ProcessPoolExecutor(jobs, initializer=_init_render,
-                                 initargs=self.bundles) as pool:
-            for chunk, lines in zip(chunks, pool.map(_render_chunk, chunks), strict=True):
-                for (a, b, args), pair in zip(chunk, lines, strict=True):
-                    self.rendered[(a, b, _key(args))] = pair
+            size = max(1, min(250, len(work) // (jobs * 4) or 1))
+            chunks = [work[i:i + size] for i in range(0, len(work), size)]
+            with ProcessPoolExecutor(jobs, initializer=_init_render,
+                                     initargs=(*self.bundles, tests, policy)) as pool:
+                futures = [pool.submit(_render_chunk, chunk) for chunk in chunks]
+                self.lint = self._lint()  # this process's share while the pool renders
+                done = [pair for f in futures for pair in f.result()]
+        outcomes: list[Outcome | None] = [None] * len(tests)
+        for (a, b, args, idx), (lines, results) in zip(work, done, strict=True):
+            for one, pair in zip(args, lines, strict=True):
+                self.rendered[(a, b, _key(one))] = pair
+            for i, outcome in zip(idx, results, strict=True):
+                outcomes[i] = outcome
+        self.outcomes = [o for o in outcomes if o is not None]
+        assert len(self.outcomes) == len(tests)
+
+    def _lint(self) -> gates.CheckStatus:
+        if self.head is not None:  # lint hashes every file: one batch read, not one each
+            files = self.head.source
+            files.read_ahead(files.files())
+        return gates.lint_status(self.head)
 
     def render(self, a: str, b: str, args: dict[str, object]) -> tuple[Lines, Lines]:
         """The request's lines at BASE and at HEAD."""
@@ -208,19 +321,35 @@ def _key(args: dict[str, object]) -> str:
     return json.dumps(args, sort_keys=True, default=str)
 
 
-_worker: tuple[Renderer, Renderer] | None = None  # set in a render_ahead worker process
+def _work(renderers: tuple[Renderer, Renderer], tests: list[Case],
+          policy: SnapshotPolicy | None, units: list[_Unit]
+          ) -> list[tuple[list[tuple[Lines, Lines]], list[Outcome]]]:
+    """Each unit's lines at both ends and its test outcomes (run with the HEAD renderer)."""
+    ra, rb = renderers
+    out = []
+    for a, b, args, idx in units:
+        lines = [(render_lines(ra, a, one), render_lines(rb, b, one)) for one in args]
+        assert policy is not None or not idx
+        results = [run_case(rb, tests[i], policy) for i in idx] if policy is not None else []
+        out.append((lines, results))
+    return out
 
 
-def _init_render(old: Bundle, new: Bundle) -> None:
+# set in a render_all worker process (inherited under fork)
+_worker: tuple[tuple[Renderer, Renderer], list[Case], SnapshotPolicy | None] | None = None
+
+
+def _init_render(old: Bundle, new: Bundle, tests: list[Case],
+                 policy: SnapshotPolicy | None) -> None:
     global _worker
-    _worker = (Renderer(old), Renderer(new))
+    code = CodeCache()
+    _worker = ((Renderer(old, code), Renderer(new, code)), tests, policy)
 
 
-def _render_chunk(requests: list[tuple[str, str, dict[str, object]]]
-                  ) -> list[tuple[Lines, Lines]]:
+def _render_chunk(units: list[_Unit]) -> list[tuple[list[tuple[Lines, Lines]], list[Outcome]]]:
     assert _worker is not None
-    ra, rb = _worker
-    return [(render_lines(ra, a, args), render_lines(rb, b, args)) for a, b, args in requests]
+    renderers, tests, policy = _worker
+    return _work(renderers, tests, policy, units)
 
 
 def _prompt(refs: Refs, shared: _Shared, old: Bundle, new: Bundle, base_src: Source | None,
@@ -259,10 +388,9 @@ def _item(c: Change) -> ChangeItem:
     return ChangeItem.model_validate(c.to_json())
 
 
-def _package(folder: Path, rel: str, status: str, old: Bundle, new: Bundle, changes: list[Change],
-             prompts: list[PromptReview], unaffected: list[str],
-             head_src: Source | None,
-             head_build: Build | None = None) -> PackageReview:
+def _package(rel: str, status: str, old: Bundle, new: Bundle, changes: list[Change],
+             prompts: list[PromptReview], unaffected: list[str], lint: gates.CheckStatus,
+             tests: gates.CheckStatus) -> PackageReview:
     need = required_bump(changes)
     v_old, v_new = old["package"]["version"], new["package"]["version"]
     ok, suggested = True, None
@@ -275,7 +403,7 @@ def _package(folder: Path, rel: str, status: str, old: Bundle, new: Bundle, chan
         base_version=None if status == "added" else v_old,
         head_version=None if status == "removed" else v_new,
         required_bump=need.value if need else None, version_ok=ok, suggested_version=suggested,
-        lint=gates.lint_status(head_src), tests=gates.test_status(head_src, folder, head_build),
+        lint=lint, tests=tests,
         counts=Counts(added=kinds.count(Kind.prompt_added),
                       removed=kinds.count(Kind.prompt_removed),
                       renamed=kinds.count(Kind.prompt_renamed),

@@ -14,7 +14,7 @@ from promptops.errors import PromptopsError
 from promptops.pipeline.bundle import Bundle
 from promptops.pipeline.source import Source
 from promptops.pipeline.validate import Package, load_package
-from promptops.testing.cases import load_cases, smoke_case
+from promptops.testing.cases import Case, load_cases, smoke_case
 
 
 @dataclass(frozen=True)
@@ -37,4 +37,9 @@ def cases_for(source: Source, bundle: Bundle, package: Package | None = None
     except PromptopsError:
         found = []
     found += [smoke_case(p) for p in bundle["prompts"]]
+    return review_cases(found)
+
+
+def review_cases(found: list[Case]) -> list[ReviewCase]:
+    """The test runner's cases as the review renders them (arguments only)."""
     return [ReviewCase(c.prompt, c.name, dict(c.arguments), c.smoke) for c in found]

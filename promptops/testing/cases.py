@@ -18,7 +18,8 @@ from pydantic import ValidationError
 
 from promptops.errors import PackageError
 from promptops.pipeline import defaults
-from promptops.pipeline.bundle_types import Prompt
+from promptops.pipeline.bundle_types import Bundle, Prompt
+from promptops.pipeline.model import Smoke
 from promptops.pipeline.source import Refused, Source
 from promptops.pipeline.validate import Loader, Package
 from promptops.pipeline.yamlio import fast as fastyaml
@@ -71,6 +72,7 @@ class Case:
     smoke: bool = False
     expectations: tuple[Expectation, ...] = ()
     skip: str | None = None  # the reason, when the case is skipped
+    expect_invalid: str | None = None  # smoke: {skip: why}: must fail on its arguments
 
     @property
     def id(self) -> str:
@@ -108,12 +110,15 @@ def is_test_file(path: str) -> bool:
     return path.startswith(TESTS_DIR) and path.endswith(TEST_SUFFIX)
 
 
-def smoke_case(prompt: Prompt) -> Case:
+def smoke_case(prompt: Prompt, mark: Smoke | None = None) -> Case:
     """The automatic smoke case of one bundle prompt (bundle["prompts"][i]).
 
     Each argument takes its first example, else its first enum value, else its
     default; a required argument with none of these gets a placeholder. The case
-    passes when the prompt renders without error.
+    passes when the prompt renders without error, unless the prompt file's ``smoke:``
+    ``mark`` says it cannot: with ``error`` it passes when it fails exactly so; with
+    ``skip`` it is skipped while it fails on its arguments, and fails when it renders or
+    fails any other way, so the mark never hides a broken template or outlives its reason.
     """
     args: dict[str, object] = {}
     for arg in prompt["arguments"]:
@@ -124,8 +129,16 @@ def smoke_case(prompt: Prompt) -> Case:
             value = f"example {arg['name']}"[: arg.get("maxLength", defaults.MAX_LENGTH)]
         if value is not None:
             args[arg["name"]] = value
+    expect = (Expectation(error=mark.error),) if mark is not None and mark.error else ()
     return Case(prompt=prompt["name"], name=SMOKE, arguments=args, path="", line=0, col=0,
-                smoke=True)
+                smoke=True, expectations=expect,
+                expect_invalid=mark.skip if mark is not None else None)
+
+
+def smoke_cases(package: Package, bundle: Bundle) -> list[Case]:
+    """One smoke case per bundle prompt, each with its prompt file's ``smoke:`` mark."""
+    marks = {p.name: p.spec.smoke for p in package.prompts}
+    return [smoke_case(p, marks.get(p["name"])) for p in bundle["prompts"]]
 
 
 def load_cases(package: Package, source: Source) -> list[Case]:

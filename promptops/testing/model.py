@@ -11,6 +11,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from promptops.pipeline.model import ErrorExpectation  # one home: a prompt's smoke mark uses it
+
 RENDER_CHECKS = ("messages", "roles", "contains", "not_contains", "matches", "equals",
                  "max_chars", "snapshot")
 
@@ -19,20 +21,6 @@ class Strict(BaseModel):
     # A string under a field is its description: the hover text editors show.
     model_config = ConfigDict(frozen=True, extra="forbid", strict=True,
                               use_attribute_docstrings=True)
-
-
-class ErrorExpectation(Strict):
-    """The JSON-RPC error a request must fail with (what a client would receive)."""
-
-    code: int | None = Field(None, description="JSON-RPC code: -32602 bad input, -32603 failure")
-    message: str | None = Field(None, description="The exact error message")
-    message_contains: str | None = Field(None, description="A substring of the error message")
-
-    @model_validator(mode="after")
-    def _something(self) -> ErrorExpectation:
-        if self.code is None and self.message is None and self.message_contains is None:
-            raise ValueError("error needs at least one of code, message, message_contains")
-        return self
 
 
 class Expectation(Strict):

@@ -23,7 +23,8 @@ def text_lines(result: SuiteResult, *, verbose: bool = False) -> list[str]:
         if outcome.status in ("failed", "error"):
             out += _failure_block(case, outcome, verbose=verbose)
         elif verbose:
-            reason = f" ({case.skip})" if outcome.status == "skipped" else ""
+            why = case.skip or case.expect_invalid
+            reason = f" ({why})" if outcome.status == "skipped" else ""
             out.append(f"{outcome.status.upper()} {case.id}{reason}")
     snaps = result.snapshots
     out += [f"wrote new snapshot {p}" for p in snaps.written]
@@ -65,7 +66,7 @@ def as_json(result: SuiteResult) -> dict[str, object]:
         "cases": [
             {"prompt": c.prompt, "name": c.name, "path": c.path, "line": c.line, "col": c.col,
              "smoke": c.smoke, "arguments": c.arguments, "status": o.status,
-             **({"skip": c.skip} if c.skip is not None else {}),
+             **({"skip": c.skip or c.expect_invalid} if o.status == "skipped" else {}),
              "failures": [{"message": f.message, **({"diff": f.diff} if f.diff else {})}
                           for f in o.failures]}
             for c, o in zip(result.cases, result.outcomes, strict=True)
@@ -93,7 +94,7 @@ def junit_xml(result: SuiteResult) -> bytes:
                 "time": f"{outcome.seconds:.6f}"})
             if outcome.status == "skipped":
                 # a text-only element in jenkins-junit.xsd: the reason is its content
-                ET.SubElement(tc, "skipped").text = case.skip or "skipped"
+                ET.SubElement(tc, "skipped").text = case.skip or case.expect_invalid or "skipped"
             elif outcome.status in ("failed", "error"):
                 tag = "failure" if outcome.status == "failed" else "error"
                 el = ET.SubElement(tc, tag, {"message": outcome.failures[0].message,

@@ -19,15 +19,16 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import cast
 
-from promptops.errors import RenderError
+from promptops.errors import ArgumentError, RenderError
 from promptops.pipeline.bundle_types import Bundle
+from promptops.pipeline.model import ErrorExpectation
 from promptops.render.mcp import error_code
 from promptops.render.renderer import Renderer
 from promptops.render.result import PromptMessage, PromptResult
 from promptops.render.transcript import searchable_text as message_text
 from promptops.render.transcript import test_transcript as transcript
 from promptops.testing.cases import Case
-from promptops.testing.model import ErrorExpectation, Expectation
+from promptops.testing.model import Expectation
 
 PARALLEL_THRESHOLD = 2000  # cases; below this a pool costs more than it saves
 
@@ -98,12 +99,20 @@ def _evaluate(renderer: Renderer, case: Case, policy: SnapshotPolicy) -> Outcome
         result = renderer.get(case.prompt, case.arguments)
     except RenderError as exc:
         code = error_code(exc)
+        if case.expect_invalid is not None and isinstance(exc, ArgumentError):
+            return Outcome("skipped")
+        if case.expect_invalid is not None:
+            return Outcome("failed", (Failure(
+                f"render failed with error {code}: {exc}; the prompt file's `smoke: skip:` "
+                "covers the smoke case's arguments being refused (-32602), not a failure of "
+                "the prompt itself"),))
         if wanted is None:
             message = f"render failed with error {code}: {exc}"
             if case.smoke and exc.argument is not None:
                 message += (
                     f"; the smoke case had no valid value for {exc.argument!r}: give the "
-                    "argument `examples:` (a value that passes its rules) to render it with"
+                    "argument `examples:` (a value that passes its rules) to render it with, "
+                    "or say why it cannot in the prompt file (`smoke: {skip: <why>}`)"
                 )
             return Outcome("failed", (Failure(message),))
         bad = []
@@ -118,6 +127,10 @@ def _evaluate(renderer: Renderer, case: Case, policy: SnapshotPolicy) -> Outcome
     except Exception as exc:  # a bug in the renderer, not a property of the prompt
         return Outcome("error", (Failure(f"internal error: {type(exc).__name__}: {exc}"),))
     messages = result["messages"]
+    if case.expect_invalid is not None:
+        return Outcome("failed", (Failure(
+            f"the smoke case renders, but the prompt file says it cannot (`smoke: skip: "
+            f"{case.expect_invalid}`): remove the mark"),), transcript(messages))
     if wanted is not None:
         return Outcome("failed", (Failure(f"expected error {_describe(wanted)}, but the prompt "
                                           "rendered"),), transcript(messages))

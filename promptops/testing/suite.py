@@ -18,7 +18,7 @@ from promptops.pipeline.bundle_types import Bundle
 from promptops.pipeline.source import Source
 from promptops.pipeline.validate import Package
 from promptops.testing import snapshots
-from promptops.testing.cases import Case, load_cases, select, smoke_case
+from promptops.testing.cases import Case, load_cases, select, smoke_cases
 from promptops.testing.runner import Outcome, SnapshotPolicy, auto_jobs, run_cases
 
 
@@ -52,7 +52,7 @@ def in_ci() -> bool:
 
 def all_cases(package: Package, source: Source, bundle: Bundle) -> list[Case]:
     """The test files' cases in file order, then one smoke case per prompt."""
-    return load_cases(package, source) + [smoke_case(p) for p in bundle["prompts"]]
+    return load_cases(package, source) + smoke_cases(package, bundle)
 
 
 def run_suite(

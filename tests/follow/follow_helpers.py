@@ -8,7 +8,6 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-import git
 import pytest
 
 from promptops.serve.follow import Follower
@@ -37,32 +36,6 @@ def package(prompts: Mapping[str, str], *, name: str = "demo", at: str = "") -> 
 
 
 BROKEN = "description: [unclosed\nmessages: {\n"
-
-
-def write(root: Path, files: Mapping[str, str]) -> None:
-    for rel, text in files.items():
-        path = root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-
-
-def init_repo(root: Path, files: Mapping[str, str]) -> git.Repo:
-    root.mkdir(parents=True, exist_ok=True)
-    repo = git.Repo.init(root)
-    with repo.config_writer() as cfg:
-        cfg.set_value("user", "name", "Test Author")
-        cfg.set_value("user", "email", "test@example.com")
-        cfg.set_value("commit", "gpgsign", "false")
-    repo.git.checkout("-B", "main")
-    commit(repo, files, "initial")
-    return repo
-
-
-def commit(repo: git.Repo, files: Mapping[str, str], message: str = "change") -> str:
-    write(Path(repo.working_tree_dir or "."), files)
-    repo.git.add("--all")
-    repo.git.commit("--allow-empty", "-q", "-m", message)
-    return repo.head.commit.hexsha
 
 
 def texts(bundle: Bundle) -> dict[str, str]:

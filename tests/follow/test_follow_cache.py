@@ -13,14 +13,13 @@ import git
 import pytest
 from follow_helpers import (  # noqa: F401  (fixtures)
     Recorder,
-    commit,
     follow_fixture,
-    init_repo,
     package,
     recorder_fixture,
     texts,
     user_cache_fixture,
 )
+from repo_helpers import commit_files, make_repo
 
 from promptops.pipeline import build as pipeline
 from promptops.pipeline.bundle import Bundle, compile_bundle, parse_bundle, serialise
@@ -32,7 +31,7 @@ Follow = Callable[..., Follower]
 
 @pytest.fixture
 def repo(tmp_path: Path) -> git.Repo:
-    return init_repo(tmp_path / "repo", package({"greet": "Hello", "bye": "Bye"}))
+    return make_repo(tmp_path / "repo", package({"greet": "Hello", "bye": "Bye"}))
 
 
 @pytest.fixture
@@ -100,10 +99,10 @@ def test_cached_start_imports_neither_git_nor_the_build_stack(
 def test_a_new_commit_outside_the_package_reuses_the_tree_bundle(
     tmp_path: Path, follow: Follow, builds: list[str | None]
 ) -> None:
-    repo = init_repo(tmp_path / "mono", package({"greet": "Hi"}, at="prompts-pkg/"))
+    repo = make_repo(tmp_path / "mono", package({"greet": "Hi"}, at="prompts-pkg/"))
     pkg = root(repo) / "prompts-pkg"
     [old] = follow([pkg]).initial()
-    new_head = commit(repo, {"service/main.py": "print('unrelated')\n"})
+    new_head = commit_files(repo, {"service/main.py": "print('unrelated')\n"})
     [new] = follow([pkg]).initial()
     assert builds == [old["source"]["commit"]]  # no second build
     assert new["source"] == {**old["source"], "commit": new_head}

@@ -7,10 +7,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from follow_helpers import Recorder, commit, init_repo, package, texts
+from follow_helpers import Recorder, package, texts
 from follow_helpers import follow_fixture as follow_fixture
 from follow_helpers import recorder_fixture as recorder_fixture
 from follow_helpers import user_cache_fixture as user_cache_fixture
+from repo_helpers import commit_files, make_repo
 
 from promptops.__main__ import _lint_gate
 from promptops.errors import PromptopsError
@@ -21,17 +22,17 @@ UNDECLARED = "messages:\n  - role: user\n    text: \"Hi {{ nobody }}\"\n"  # PO2
 
 def test_a_commit_lint_refuses_is_not_served_and_the_last_good_set_stays(
         tmp_path: Path, recorder: Recorder) -> None:
-    repo = init_repo(tmp_path / "pkg", package({"greet": "Hello"}))
+    repo = make_repo(tmp_path / "pkg", package({"greet": "Hello"}))
     follower = Follower([tmp_path / "pkg"], ref=None, log=recorder.log, gate=_lint_gate)
     try:
         assert texts(follower.initial()[0]) == {"greet": "Hello {{ topic }}"}
         follower.start(recorder.on_change)
-        bad = commit(repo, {"prompts/greet.prompt.yaml": UNDECLARED}, "lint error")
+        bad = commit_files(repo, {"prompts/greet.prompt.yaml": UNDECLARED}, "lint error")
         line = recorder.wait_log("lint fails")
         assert bad[:12] in line and "PO201" in line and "build` refuses it too" in line
         recorder.settle()
         assert recorder.changes == []
-        good = commit(repo, package({"greet": "Fixed"}), "fix it")
+        good = commit_files(repo, package({"greet": "Fixed"}), "fix it")
         assert texts(recorder.wait_change(good)[0]) == {"greet": "Fixed {{ topic }}"}
     finally:
         follower.stop()
@@ -39,7 +40,7 @@ def test_a_commit_lint_refuses_is_not_served_and_the_last_good_set_stays(
 
 def test_serve_does_not_start_on_a_commit_build_refuses(tmp_path: Path,
                                                         recorder: Recorder) -> None:
-    init_repo(tmp_path / "pkg", {**package({"greet": "Hello"}),
+    make_repo(tmp_path / "pkg", {**package({"greet": "Hello"}),
                                  "prompts/greet.prompt.yaml": UNDECLARED})
     follower = Follower([tmp_path / "pkg"], ref=None, log=recorder.log, gate=_lint_gate)
     with pytest.raises(PromptopsError, match="lint fails"):

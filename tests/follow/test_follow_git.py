@@ -12,15 +12,13 @@ import pytest
 from follow_helpers import (  # noqa: F401  (fixtures)
     BROKEN,
     Recorder,
-    commit,
     follow_fixture,
-    init_repo,
     package,
     recorder_fixture,
     texts,
     user_cache_fixture,
-    write,
 )
+from repo_helpers import commit_files, make_repo, write_files
 
 from promptops.errors import GitError, UsageError
 from promptops.git import refs as gitrefs
@@ -32,7 +30,7 @@ Follow = Callable[..., Follower]
 
 @pytest.fixture
 def repo(tmp_path: Path) -> git.Repo:
-    return init_repo(tmp_path / "repo", package({"greet": "Hello"}))
+    return make_repo(tmp_path / "repo", package({"greet": "Hello"}))
 
 
 def root(repo: git.Repo) -> Path:
@@ -42,8 +40,8 @@ def root(repo: git.Repo) -> Path:
 def test_initial_serves_the_committed_head_not_the_working_tree(
     repo: git.Repo, follow: Follow
 ) -> None:
-    write(root(repo), {"prompts/greet.prompt.yaml": "uncommitted: [broken"})
-    write(root(repo), {"prompts/extra.prompt.yaml": "also: uncommitted"})
+    write_files(root(repo), {"prompts/greet.prompt.yaml": "uncommitted: [broken"})
+    write_files(root(repo), {"prompts/extra.prompt.yaml": "also: uncommitted"})
     [bundle] = follow([root(repo)]).initial()
     assert texts(bundle) == {"greet": "Hello {{ topic }}"}
     assert bundle["source"] == {
@@ -60,7 +58,7 @@ def test_checkout_commit_and_reset_each_notify_once(
 ) -> None:
     first = repo.head.commit.hexsha
     repo.git.checkout("-q", "-b", "other")
-    other = commit(
+    other = commit_files(
         repo, {"prompts/greet.prompt.yaml": package({"greet": "Hi"})["prompts/greet.prompt.yaml"]}
     )
     repo.git.checkout("-q", "main")
@@ -71,7 +69,7 @@ def test_checkout_commit_and_reset_each_notify_once(
     repo.git.checkout("-q", "other")
     assert texts(recorder.wait_change(other)[0]) == {"greet": "Hi {{ topic }}"}
 
-    newer = commit(repo, package({"greet": "Hi", "bye": "Bye"}))
+    newer = commit_files(repo, package({"greet": "Hi", "bye": "Bye"}))
     assert set(texts(recorder.wait_change(newer)[0])) == {"greet", "bye"}
 
     repo.git.reset("-q", "--hard", first)
@@ -86,13 +84,13 @@ def test_broken_commit_keeps_serving_and_the_next_good_commit_recovers(
     follower = follow([root(repo)])
     follower.initial()
     follower.start(recorder.on_change)
-    broken = commit(repo, {"prompts/greet.prompt.yaml": BROKEN}, "break it")
+    broken = commit_files(repo, {"prompts/greet.prompt.yaml": BROKEN}, "break it")
     line = recorder.wait_log("does not build")
     assert broken[:12] in line
     assert "prompts/greet.prompt.yaml:" in line  # the positioned problem reaches the log
     recorder.settle()
     assert recorder.changes == []
-    fixed = commit(repo, package({"greet": "Fixed"}), "fix it")
+    fixed = commit_files(repo, package({"greet": "Fixed"}), "fix it")
     assert texts(recorder.wait_change(fixed)[0]) == {"greet": "Fixed {{ topic }}"}
 
 
@@ -120,11 +118,11 @@ def test_a_burst_of_commits_is_one_rebuild_ending_on_the_last(
 def test_a_rebase_is_one_change(repo: git.Repo, follow: Follow, recorder: Recorder) -> None:
     repo.git.checkout("-q", "-b", "topic")
     for i in range(4):
-        commit(
+        commit_files(
             repo, {f"prompts/p{i}.prompt.yaml": package({"x": f"P{i}"})["prompts/x.prompt.yaml"]}
         )
     repo.git.checkout("-q", "main")
-    commit(repo, {"README.md": "upstream work\n"}, "upstream")
+    commit_files(repo, {"README.md": "upstream work\n"}, "upstream")
     repo.git.checkout("-q", "topic")
     follower = follow([root(repo)])
     follower.initial()
@@ -143,10 +141,10 @@ def test_uncommitted_edits_are_never_served(
     follower = follow([root(repo)])
     follower.initial()
     follower.start(recorder.on_change)
-    write(root(repo), package({"greet": "Edited but not committed"}))
+    write_files(root(repo), package({"greet": "Edited but not committed"}))
     recorder.settle()
     assert recorder.changes == []
-    write(root(repo), {"notes.txt": "unrelated\n"})
+    write_files(root(repo), {"notes.txt": "unrelated\n"})
     repo.git.add("notes.txt")  # only the note is committed; the prompt edit stays local
     repo.git.commit("-q", "-m", "notes")
     other = repo.head.commit.hexsha
@@ -155,7 +153,7 @@ def test_uncommitted_edits_are_never_served(
 
 def test_detached_head_and_packed_refs(repo: git.Repo, follow: Follow, recorder: Recorder) -> None:
     first = repo.head.commit.hexsha
-    second = commit(repo, package({"greet": "Second"}))
+    second = commit_files(repo, package({"greet": "Second"}))
     repo.git.pack_refs("--all")
     assert not (root(repo) / ".git" / "refs" / "heads" / "main").exists()
     git_repo, prefix = gitrefs.locate(root(repo))
@@ -168,7 +166,7 @@ def test_detached_head_and_packed_refs(repo: git.Repo, follow: Follow, recorder:
     assert texts(recorder.wait_change(first)[0]) == {"greet": "Hello {{ topic }}"}
     repo.git.checkout("-q", "main")
     recorder.wait_change(second)
-    third = commit(repo, package({"greet": "Third"}))  # a loose ref again, next to packed-refs
+    third = commit_files(repo, package({"greet": "Third"}))  # a loose ref, next to packed-refs
     recorder.wait_change(third)
 
 
@@ -182,9 +180,9 @@ def test_linked_worktree_is_followed(
     assert bundle["source"]["commit"] == repo.head.commit.hexsha
     follower.start(recorder.on_change)
     wt_repo = git.Repo(wt)
-    moved = commit(wt_repo, package({"greet": "From the worktree"}))
+    moved = commit_files(wt_repo, package({"greet": "From the worktree"}))
     assert texts(recorder.wait_change(moved)[0]) == {"greet": "From the worktree {{ topic }}"}
-    commit(repo, package({"greet": "main moved"}))  # the main checkout's HEAD is not ours
+    commit_files(repo, package({"greet": "main moved"}))  # the main checkout's HEAD is not ours
     recorder.settle()
     assert len(recorder.changes) == 1
 
@@ -192,15 +190,15 @@ def test_linked_worktree_is_followed(
 def test_packages_in_two_repositories_are_followed_together(
     tmp_path: Path, follow: Follow, recorder: Recorder
 ) -> None:
-    a = init_repo(tmp_path / "a", package({"alpha": "A"}, name="pa"))
-    b = init_repo(tmp_path / "b", package({"beta": "B"}, name="pb", at="pkg/"))
+    a = make_repo(tmp_path / "a", package({"alpha": "A"}, name="pa"))
+    b = make_repo(tmp_path / "b", package({"beta": "B"}, name="pb", at="pkg/"))
     follower = follow([root(a), root(b) / "pkg"])
     assert [texts(x) for x in follower.initial()] == [
         {"alpha": "A {{ topic }}"},
         {"beta": "B {{ topic }}"},
     ]
     follower.start(recorder.on_change)
-    b_new = commit(b, package({"beta": "B2"}, name="pb", at="pkg/"))
+    b_new = commit_files(b, package({"beta": "B2"}, name="pb", at="pkg/"))
     deadline_bundles = None
     for _ in range(100):
         if recorder.changes:
@@ -217,8 +215,8 @@ def test_packages_in_two_repositories_are_followed_together(
 
 
 def test_a_prompt_name_in_two_packages_is_an_error(tmp_path: Path, follow: Follow) -> None:
-    a = init_repo(tmp_path / "a", package({"same": "A"}, name="pa"))
-    b = init_repo(tmp_path / "b", package({"same": "B"}, name="pb"))
+    a = make_repo(tmp_path / "a", package({"same": "A"}, name="pa"))
+    b = make_repo(tmp_path / "b", package({"same": "B"}, name="pb"))
     with pytest.raises(UsageError, match="'same' is defined by both package 'pa' and package 'pb'"):
         follow([root(a), root(b)]).initial()
 
@@ -228,7 +226,7 @@ def test_fixed_ref_is_built_and_never_followed(
 ) -> None:
     first = repo.head.commit.hexsha
     repo.create_tag("v1")
-    commit(repo, package({"greet": "Later"}))
+    commit_files(repo, package({"greet": "Later"}))
     follower = follow([root(repo)], ref="v1")
     [bundle] = follower.initial()
     assert bundle["source"]["commit"] == first
@@ -246,14 +244,14 @@ def test_a_branch_without_the_package_is_a_logged_failure(
     follower.start(recorder.on_change)
     repo.git.checkout("-q", "--orphan", "empty")
     repo.git.rm("-rqf", ".")
-    empty = commit(repo, {}, "nothing")
+    empty = commit_files(repo, {}, "nothing")
     recorder.wait_log(empty[:12])
     recorder.settle()
     assert recorder.changes == []
 
 
 def test_not_a_repository_and_an_unborn_branch(tmp_path: Path, follow: Follow) -> None:
-    write(tmp_path / "plain", package({"greet": "x"}))
+    write_files(tmp_path / "plain", package({"greet": "x"}))
     with pytest.raises(GitError, match="not inside a git repository"):
         follow([tmp_path / "plain"])
     git.Repo.init(tmp_path / "plain")

@@ -6,15 +6,15 @@ import json
 import queue
 import subprocess
 import sys
-import threading
-import time
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 import git
 import jsonschema
-from follow_helpers import BROKEN, commit, init_repo, package
+from follow_helpers import BROKEN, package
+from repo_helpers import commit_files, make_repo
+from serve_process import ServeProcess
 
 DATA = Path(__file__).parents[1] / "data"
 CLIENT_CHECK = DATA / "clients" / "py_client_check.py"
@@ -36,58 +36,36 @@ def conforms(msg: Any, definition: str) -> None:
     jsonschema.validators.validator_for(sub)(sub).validate(msg)
 
 
-class Server:
-    """``promptops serve`` over real pipes; stdout and stderr are drained by threads."""
+class Server(ServeProcess):
+    """``promptops serve PATH`` over real pipes (the suite's one serve client)."""
 
     def __init__(self, path: Path) -> None:
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "promptops", "serve", str(path)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-        )
-        self.out: queue.Queue[Any] = queue.Queue()
-        self.err: list[str] = []
-        threading.Thread(target=self._pump_out, daemon=True).start()
-        threading.Thread(target=self._pump_err, daemon=True).start()
+        super().__init__([str(path)])
 
-    def _pump_out(self) -> None:
-        assert self.proc.stdout is not None
-        for line in self.proc.stdout:
-            self.out.put(json.loads(line))
-
-    def _pump_err(self) -> None:
-        assert self.proc.stderr is not None
-        for line in self.proc.stderr:
-            self.err.append(line.decode())
+    @property
+    def err(self) -> list[str]:
+        return self.stderr
 
     def send(self, msg: dict[str, Any]) -> None:
-        assert self.proc.stdin is not None
-        self.proc.stdin.write(json.dumps({"jsonrpc": "2.0", **msg}).encode() + b"\n")
-        self.proc.stdin.flush()
+        self.send_json({"jsonrpc": "2.0", **msg})
 
     def recv(self, timeout: float = 10) -> Any:
-        return self.out.get(timeout=timeout)
+        return self.next_message(timeout)
 
     def wait_stderr(self, needle: str, timeout: float = 10) -> str:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            found = [line for line in self.err if needle in line]
-            if found:
-                return found[0]
-            time.sleep(0.02)
-        raise AssertionError(f"no {needle!r} on stderr: {self.err}")
+        try:
+            return self.wait_log(needle, timeout)
+        except queue.Empty:
+            raise AssertionError(f"no {needle!r} on stderr: {self.stderr}") from None
 
-    def close(self) -> int:
-        assert self.proc.stdin is not None
-        self.proc.stdin.close()
-        return self.proc.wait(timeout=10)
+    def close(self, timeout: float = 10) -> int:
+        return super().close(timeout)
 
 
 def test_official_python_client_sees_list_changed_after_checkout(tmp_path: Path) -> None:
-    repo = init_repo(tmp_path / "repo", package({"greet": "Hello"}))
+    repo = make_repo(tmp_path / "repo", package({"greet": "Hello"}))
     repo.git.checkout("-q", "-b", "other")
-    commit(repo, package({"greet": "Hello", "extra": "More"}))
+    commit_files(repo, package({"greet": "Hello", "extra": "More"}))
     repo.git.checkout("-q", "main")
     done = subprocess.run(
         [
@@ -121,7 +99,7 @@ def prompt_names(server: Server, request_id: int) -> list[str]:
 
 
 def test_list_changed_after_commit_and_none_after_a_broken_commit(tmp_path: Path) -> None:
-    repo: git.Repo = init_repo(tmp_path / "repo", package({"greet": "Hello"}))
+    repo: git.Repo = make_repo(tmp_path / "repo", package({"greet": "Hello"}))
     server = Server(tmp_path / "repo")
     try:
         server.send(
@@ -139,20 +117,20 @@ def test_list_changed_after_commit_and_none_after_a_broken_commit(tmp_path: Path
         server.send({"method": "notifications/initialized"})
         assert prompt_names(server, 2) == ["greet"]
 
-        commit(repo, package({"greet": "Hello", "added": "New"}), "add a prompt")
+        commit_files(repo, package({"greet": "Hello", "added": "New"}), "add a prompt")
         note = server.recv()
         assert note == {"jsonrpc": "2.0", "method": "notifications/prompts/list_changed"}
         conforms(note, "PromptListChangedNotification")
         assert prompt_names(server, 3) == ["added", "greet"]
 
-        broken = commit(repo, {"prompts/added.prompt.yaml": BROKEN}, "break it")
+        broken = commit_files(repo, {"prompts/added.prompt.yaml": BROKEN}, "break it")
         line = server.wait_stderr("does not build")
         assert broken[:12] in line
         server.wait_stderr("prompts/added.prompt.yaml:")
         # Still the last good set, and nothing but this reply came out in between.
         assert prompt_names(server, 4) == ["added", "greet"]
 
-        commit(repo, package({"greet": "Hello", "added": "Fixed"}), "fix it")
+        commit_files(repo, package({"greet": "Hello", "added": "Fixed"}), "fix it")
         assert server.recv() == note
         server.send(
             {

@@ -16,14 +16,11 @@ messages sent, crashes and invariant violations; exits 1 unless both are 0.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import queue
 import random
-import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -33,6 +30,7 @@ sys.path[:0] = [str(HERE), str(HERE.parent), str(HERE.parent / "serve")]
 
 from fuzz_gen import Generator  # noqa: E402
 from fuzz_oracle import Expect, Oracle, judge  # noqa: E402
+from serve_process import ServeProcess  # noqa: E402
 
 RSS_LIMIT_MB = 300
 REPLY_TIMEOUT_S = 60.0
@@ -78,51 +76,15 @@ def rss_mb(pid: int) -> float:
     return 0.0
 
 
-class Server:
-    """One `promptops serve` subprocess; stdout and stderr are drained by threads."""
+class Server(ServeProcess):
+    """One `promptops serve --bundle` subprocess (the suite's one serve client)."""
 
     def __init__(self, bundle: Path) -> None:
-        cmd = [sys.executable, "-m", "promptops", "serve", "--bundle", str(bundle)]
-        self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE)
-        self.replies: queue.Queue[Any] = queue.Queue()
-        self.stderr = bytearray()
-        threading.Thread(target=self._out, daemon=True).start()
-        threading.Thread(target=self._err, daemon=True).start()
+        super().__init__(["--bundle", str(bundle)])
 
-    def _out(self) -> None:
-        assert self.proc.stdout is not None
-        for raw in self.proc.stdout:
-            try:
-                self.replies.put(json.loads(raw))
-            except ValueError:
-                self.replies.put(("unparseable", raw[:200]))
-        self.replies.put(EOFError())
-
-    def _err(self) -> None:
-        assert self.proc.stderr is not None
-        for raw in self.proc.stderr:
-            if len(self.stderr) < 1 << 20:
-                self.stderr += raw
-
-    def write(self, data: bytes) -> bool:
-        assert self.proc.stdin is not None
-        try:
-            self.proc.stdin.write(data)
-            self.proc.stdin.flush()
-            return True
-        except (BrokenPipeError, OSError):
-            return False
-
-    def close(self) -> int:
-        assert self.proc.stdin is not None
-        with contextlib.suppress(OSError):
-            self.proc.stdin.close()
-        try:
-            return self.proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            return self.proc.wait()
+    @property
+    def replies(self) -> queue.Queue[Any]:
+        return self.messages
 
 
 class Report:
@@ -203,7 +165,7 @@ def session(rng: random.Random, bundle_path: Path, bundle: dict[str, Any], repor
         if not alive:
             report.crashes += 1
             report.details.append(f"{mode}: the server died; stderr: "
-                                  f"{bytes(server.stderr[-2000:]).decode(errors='replace')}")
+                                  f"{server.stderr_text()[-2000:]}")
             return
         if len(got) != len(expected):
             report.violation(f"{mode}: {len(got)} replies for {len(expected)} expected; lines "
@@ -221,7 +183,7 @@ def session(rng: random.Random, bundle_path: Path, bundle: dict[str, Any], repor
         if rss > RSS_LIMIT_MB and not over:
             report.violation(f"{mode}: VmRSS {rss:.0f} MB over {RSS_LIMIT_MB} MB")
     rc = server.close()
-    text = bytes(server.stderr).decode(errors="replace")
+    text = server.stderr_text()
     if rc != 0:
         report.crashes += 1
         report.details.append(f"{mode}: exit status {rc} after stdin EOF; stderr {text[-2000:]}")

@@ -145,14 +145,8 @@ class Lines:
 class Server(fuzz_serve.Server):
     """fuzz_serve's server process, its replies read as the documented rules read JSON."""
 
-    def _out(self) -> None:
-        assert self.proc.stdout is not None
-        for raw in self.proc.stdout:
-            try:
-                self.replies.put(loads(raw.decode()))
-            except ValueError:
-                self.replies.put(("unparseable", raw[:200]))
-        self.replies.put(EOFError())
+    def decode(self, raw: bytes) -> Any:
+        return loads(raw.decode())
 
     def send(self, data: bytes) -> None:
         assert self.write(data + b"\n"), "the server stopped reading"
@@ -205,7 +199,7 @@ def session(rng: random.Random, bundle_path: Path, bundle: dict[str, Any], repor
             while True:
                 reply = server.replies.get(timeout=LINE_BOUND_S)
                 if isinstance(reply, EOFError):
-                    report.violation(f"{mode} {kind}: the server died: {bytes(server.stderr)!r}")
+                    report.violation(f"{mode} {kind}: the server died: {server.stderr_text()!r}")
                     return
                 if isinstance(reply, dict) and reply.get("id") == sentinel["id"]:
                     break
@@ -234,7 +228,7 @@ def session(rng: random.Random, bundle_path: Path, bundle: dict[str, Any], repor
     if server.peak_rss_mb() > RSS_LIMIT_MB:
         report.violation(f"{mode}: VmHWM {server.peak_rss_mb():.0f} MB over {RSS_LIMIT_MB} MB")
     rc = server.close()
-    text = bytes(server.stderr).decode(errors="replace")
+    text = server.stderr_text()
     if rc != 0 or "Traceback" in text or len(text.strip().splitlines()) != 1:
         report.violation(f"{mode}: exit {rc}, stderr {text[-2000:]}")
 

@@ -8,19 +8,13 @@ so a test can prove that nothing outside it was written, created or removed.
 
 from __future__ import annotations
 
-import contextlib
 import os
-import traceback
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import git
-from repo_helpers import commit_files
-from typer.testing import CliRunner
-
-from promptops.cli import app
+from repo_helpers import commit_files, run_cli
 
 MANIFEST = "name: demo\nversion: 1.0.0\n"
 PROMPT = ("description: d\narguments:\n  - {name: topic, required: true}\n"
@@ -35,25 +29,14 @@ class Run:
     err: str
 
 
-@contextlib.contextmanager
-def cwd(folder: Path) -> Iterator[None]:
-    before = Path.cwd()
-    os.chdir(folder)
-    try:
-        yield
-    finally:
-        os.chdir(before)
-
-
 def cli(*args: str, at: Path, allowed: tuple[int, ...] = (0, 1, 2)) -> Run:
-    """``promptops ARGS`` in-process from folder ``at``; never a crash, a bug or a traceback."""
-    # CI (set on every CI runner) turns snapshot writing off; these tests are about writes.
-    with cwd(at):
-        result = CliRunner().invoke(app, ["--color", "never", *args], env={"CI": None})
-    exc = result.exception
-    if exc is not None and not isinstance(exc, SystemExit):
-        raise AssertionError("".join(traceback.format_exception(exc)))
-    run = Run(result.exit_code, result.stdout, result.stderr)
+    """``promptops ARGS`` in-process from folder ``at``; never a crash, a bug or a traceback.
+
+    ``repo_helpers.run_cli`` clears ``CI``, which (set on every CI runner) turns snapshot
+    writing off; these tests are about writes. A bug is exit 3 with "internal error".
+    """
+    result = run_cli(*args, cwd=at)
+    run = Run(result.returncode, result.stdout, result.stderr)
     assert run.code in allowed, (args, run)
     assert "Traceback" not in run.err and "internal error" not in run.err, run.err
     return run

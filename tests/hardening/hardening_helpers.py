@@ -15,16 +15,15 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import queue
 import re
 import subprocess
-import threading
 from pathlib import Path
 from typing import Any
 
 import git
 import pytest
-from repo_helpers import PYTHON, REPO_ROOT, cli_env, make_repo
+from repo_helpers import REPO_ROOT, cli_env, make_repo, run_cli_process
+from serve_process import ServeProcess
 
 RECORDS = Path(__file__).resolve().parent / "records"
 UPDATE = os.environ.get("PROMPTOPS_UPDATE_RELIABILITY") == "1"
@@ -72,8 +71,8 @@ def normalise(text: str, *roots: Path) -> str:
 
 
 def cli(*args: str, cwd: Path, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([PYTHON, "-m", "promptops", *args], cwd=cwd, env=cli_env(),
-                          capture_output=True, text=True, timeout=timeout)
+    """``python -m promptops ARGS``: these tests put the process itself under test."""
+    return run_cli_process(*args, cwd=cwd, timeout=timeout)
 
 
 def one_clear_message(proc: subprocess.CompletedProcess[str]) -> str:
@@ -86,44 +85,28 @@ def one_clear_message(proc: subprocess.CompletedProcess[str]) -> str:
     return lines[0]
 
 
-class Serve:
-    """`promptops serve ARGS` over real pipes, stdout and stderr read by threads."""
+class Serve(ServeProcess):
+    """`promptops serve ARGS` over real pipes (the suite's one client), as the hardening
+    tests drive it: replies matched by id, logs and notifications awaited."""
 
     def __init__(self, *args: str, cwd: Path | None = None) -> None:
-        self.proc = subprocess.Popen([PYTHON, "-m", "promptops", "serve", *args],
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE, cwd=cwd or REPO_ROOT, env=cli_env())
-        self.out: queue.Queue[Any] = queue.Queue()
-        self.err: queue.Queue[str] = queue.Queue()
-        self.stderr: list[str] = []
+        super().__init__(list(args), cwd=cwd or REPO_ROOT, env=cli_env())
         self._next = 0
-        threading.Thread(target=self._pump_out, daemon=True).start()
-        threading.Thread(target=self._pump_err, daemon=True).start()
-
-    def _pump_out(self) -> None:
-        assert self.proc.stdout is not None
-        for line in self.proc.stdout:
-            self.out.put(json.loads(line))
-        self.out.put(None)
-
-    def _pump_err(self) -> None:
-        assert self.proc.stderr is not None
-        for raw in self.proc.stderr:
-            line = raw.decode(errors="replace")
-            self.stderr.append(line)
-            self.err.put(line)
 
     def send(self, msg: Any) -> None:
-        assert self.proc.stdin is not None
-        self.proc.stdin.write(json.dumps(msg).encode() + b"\n")
-        self.proc.stdin.flush()
+        self.send_json(msg)
+
+    def _message(self, timeout: float) -> Any:
+        try:
+            return self.next_message(timeout)
+        except EOFError:
+            raise AssertionError(f"serve closed its stdout:\n{self.stderr_text()}") from None
 
     def request(self, method: str, params: dict[str, Any] | None = None) -> Any:
         self._next += 1
         self.send({"jsonrpc": "2.0", "id": self._next, "method": method, "params": params or {}})
         while True:
-            msg = self.out.get(timeout=30)
-            assert msg is not None, "".join(self.stderr)
+            msg = self._message(30)
             if msg.get("id") == self._next:
                 return msg
 
@@ -137,28 +120,11 @@ class Serve:
         assert "result" in reply, reply
         return str(reply["result"]["messages"][0]["content"]["text"])
 
-    def wait_log(self, fragment: str, timeout: float = 30) -> str:
-        for line in self.stderr:
-            if fragment in line:
-                return line
-        while True:
-            line = self.err.get(timeout=timeout)
-            if fragment in line:
-                return line
-
     def wait_notification(self, method: str, timeout: float = 30) -> Any:
         while True:
-            msg = self.out.get(timeout=timeout)
-            assert msg is not None, "".join(self.stderr)
+            msg = self._message(timeout)
             if msg.get("method") == method:
                 return msg
 
-    def close(self) -> int:
-        assert self.proc.stdin is not None
-        self.proc.stdin.close()
-        return self.proc.wait(timeout=30)
-
-    def kill(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait()
+    def close(self, timeout: float = 30) -> int:
+        return super().close(timeout)

@@ -12,14 +12,13 @@ refused before anything recursive runs (``promptops/yaml_limits.py``,
 from __future__ import annotations
 
 import re
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 from content_helpers import MANIFEST, PROMPT, cli, serves_the_next_good_commit
 from hardening_helpers import Serve, record
-from repo_helpers import cli_env, commit_files, make_repo
+from repo_helpers import commit_files, make_repo, run_cli_process
 
 from promptops.errors import PackageError
 from promptops.pipeline.build import Build
@@ -145,8 +144,7 @@ def test_40000_deep_yaml_kills_neither_check_nor_a_following_serve(tmp_path: Pat
         server.initialize()
         assert server.text("ok", topic="x") == "About x"
         commit_files(repo, {"prompts/deep.prompt.yaml": deep_flow(40_000)}, "deep")
-        check = subprocess.run([sys.executable, "-m", "promptops", "check", str(root)],
-                               capture_output=True, text=True, env=cli_env(), timeout=120)
+        check = run_cli_process("check", str(root), timeout=120)
         assert check.returncode == 1, (check.returncode, check.stderr)
         assert "collections nested more than 100 levels deep" in check.stderr
         line = server.wait_log("does not build")

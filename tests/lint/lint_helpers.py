@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import os
 import subprocess
@@ -66,19 +64,41 @@ def lint_positions(pkg: Path, rule: str, base: str | None) -> list[str]:
     return [f"{f.path}:{f.line}:{f.col}" for f in result.findings]
 
 
+def lint_case(rule: str, case: dict[str, Any]) -> list[str]:
+    """In memory (a ``MemorySource``, the base built from one too): "path:line:col" of each
+    finding of ``rule`` on ``case``. Cases with symlinks need a disk: ``build_case``."""
+    from promptops.lint.config import settings
+    from promptops.lint.engine import lint_source
+    from promptops.pipeline.build import Build
+    from promptops.pipeline.source import MemorySource
+    from promptops.pipeline.yamlio.loader import load_yaml
+
+    files = {"promptops.yaml": MANIFEST, **(case.get("files") or {})}
+    base = None
+    if "base" in case:
+        base_files = {"promptops.yaml": MANIFEST, **case["base"]}
+        files = {**base_files, **(case.get("files") or {})}  # the head: the base, edited
+        files = {path: text for path, text in files.items() if text is not None}
+        base = Build(Path("base"), source=MemorySource(base_files, label="base")).bundle
+    try:
+        manifest = load_yaml("promptops.yaml", MemorySource(files).read("promptops.yaml")).data
+    except Exception:
+        manifest = None
+    conf = settings(manifest, [rule], [], base="base" if base is not None else None)
+    result = lint_source(MemorySource(files), conf,
+                         base=(lambda: base) if base is not None else None)
+    return [f"{f.path}:{f.line}:{f.col}" for f in result.findings]
+
+
 def promptops(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     """The real CLI, in-process (``repo_helpers.run_cli``)."""
     return in_process(*args, cwd=cwd or REPO_ROOT)
 
 
 def run_cli(*args: str) -> tuple[int, str, str]:
-    """The CLI in-process (same code path as the subprocess, without the start-up cost)."""
-    from promptops.cli import app_main
-
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = app_main(list(args))
-    return code, out.getvalue(), err.getvalue()
+    """The CLI in-process (``repo_helpers.run_cli``) as (exit code, stdout, stderr)."""
+    run = in_process(*args)
+    return run.returncode, run.stdout, run.stderr
 
 
 def lint_json(pkg: Path, *extra: str) -> tuple[int, dict[str, Any]]:

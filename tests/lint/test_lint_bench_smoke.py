@@ -7,12 +7,18 @@ import subprocess
 from repo_helpers import PYTHON, REPO_ROOT
 
 
-def test_corpus_mode_measures_every_run() -> None:
+def test_corpus_mode_measures_every_run_against_its_target() -> None:
     proc = subprocess.run([PYTHON, str(REPO_ROOT / "benchmarks" / "lint_bench.py"), "--corpus",
-                           "120"], capture_output=True, text=True, timeout=300, cwd=REPO_ROOT)
+                           "120", "--rounds", "1"], capture_output=True, text=True, timeout=300,
+                          cwd=REPO_ROOT)
     assert proc.returncode == 0, proc.stderr
-    rows = {line[:34].strip(): line[34:].split() for line in proc.stdout.splitlines()[2:-1]}
-    assert set(rows) == {"build --no-lint (cold)", "lint cold", "lint cached",
-                         "lint, one edited prompt", "lint, edited partial everywhere"}
-    assert all(float(wall) > 0 and float(cpu) > 0 for wall, cpu in rows.values())
-    assert proc.stdout.startswith("120 real prompts")
+    lines = proc.stdout.splitlines()
+    assert lines[0].startswith("120 real prompts") and "median of 1 interleaved rounds" in lines[0]
+    assert lines[1].split()[:3] == ["run", "wall", "s"]
+    rows = {line[:34].strip(): line[34:].split() for line in lines[2:]}
+    assert list(rows) == ["build --no-lint (cold)", "lint cold", "lint cached",
+                          "lint cached, text output", "lint, one edited prompt",
+                          "lint, edited partial everywhere"]
+    assert all(float(row[0]) > 0 and float(row[1]) > 0 for row in rows.values())
+    assert "<= 2x cold build, < 10 s" in lines[3] and "x) / " in lines[3]
+    assert all(" / " in lines[i] and "< 1 s" in lines[i] for i in (4, 5, 6))

@@ -1,5 +1,7 @@
 """Every rule against its YAML case file: failing inputs at exact positions, passing
-inputs clean. Adding a case is adding YAML, not code."""
+inputs clean, and what the rule's fix makes of a file (``fix:``) beside what it finds.
+Adding a case is adding YAML, not code. Cases run in memory (sqlfluff's shape); only the
+symlink cases need a disk."""
 
 from __future__ import annotations
 
@@ -7,10 +9,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from lint_helpers import build_case, case_files, lint_positions, load_cases
+from lint_helpers import build_case, case_files, lint_case, lint_positions, load_cases
 from repo_helpers import SYMLINKS, posix_only
 
-from promptops.lint.registry import RULES
+from promptops.lint.registry import BY_CODE, RULES
 
 _PARAMS = [
     pytest.param(rule, case, id=f"{rule}-{case['name']}",
@@ -23,8 +25,27 @@ _PARAMS = [
 
 @pytest.mark.parametrize(("rule", "case"), _PARAMS)
 def test_rule_case(tmp_path: Path, rule: str, case: dict[str, Any]) -> None:
-    pkg, base = build_case(tmp_path, case)
-    assert lint_positions(pkg, rule, base) == sorted(case["expect"])
+    if case.get("symlinks"):
+        pkg, base = build_case(tmp_path, case)
+        assert lint_positions(pkg, rule, base) == sorted(case["expect"])
+    else:
+        assert lint_case(rule, case) == sorted(case["expect"])
+    fixed = case.get("fix")
+    if fixed is not None:
+        fix = BY_CODE[rule].fix
+        assert fix is not None, f"{rule} has no fix, but the case says what it would make"
+        for path, after in fixed.items():
+            before = case["files"][path]
+            assert fix(before) == after, path
+            assert fix(after) == after, f"{path}: fixing the fixed text changes it again"
+            assert lint_case(rule, {**case, "files": {**case["files"], path: after}}) == [
+                f for f in sorted(case["expect"]) if not f.startswith(f"{path}:")]
+
+
+def test_every_fixable_rule_says_what_its_fix_makes() -> None:
+    fixed = {rule for path in case_files() for rule, cases in [load_cases(path)]
+             if any("fix" in c for c in cases)}
+    assert fixed == {r.code for r in RULES if r.fix is not None}
 
 
 def test_every_rule_has_failing_and_passing_cases() -> None:

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 import git
-from repo_helpers import REPO_ROOT
+from repo_helpers import REPO_ROOT, Files, commit_files, make_repo
 
 STARTER = REPO_ROOT / "templates"
 # A frozen copy of the starter (as committed when these tests were written), so edits to
@@ -19,14 +19,7 @@ STARTER = REPO_ROOT / "templates"
 FROZEN_STARTER = Path(__file__).resolve().parent / "fixtures" / "starter"
 GOLDEN = Path(__file__).resolve().parent / "golden"
 _SKIP = (".github/", ".pre-commit-config.yaml", ".gitignore")
-_ENV = {
-    "GIT_AUTHOR_NAME": "Test Author",
-    "GIT_AUTHOR_EMAIL": "test@example.com",
-    "GIT_COMMITTER_NAME": "Test Author",
-    "GIT_COMMITTER_EMAIL": "test@example.com",
-}
 
-Files = Mapping[str, str | bytes | None]
 
 
 def starter_files(prefix: str = "", root: Path = FROZEN_STARTER) -> dict[str, str | bytes | None]:
@@ -39,36 +32,18 @@ def starter_files(prefix: str = "", root: Path = FROZEN_STARTER) -> dict[str, st
     return out
 
 
+def day(n: int) -> str:
+    """The fixed date of commit number ``n``: what keeps commit ids the same everywhere."""
+    return f"2026-01-{n + 1:02d}T12:00:00+00:00"
+
+
 def fixed_commit(repo: git.Repo, files: Files, message: str, n: int) -> str:
-    """Write (None: delete) ``files``, commit everything at a fixed date; returns the sha."""
-    root = Path(repo.working_tree_dir or ".")
-    for rel, content in files.items():
-        path = root / rel
-        if content is None:
-            path.unlink()
-            continue
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if isinstance(content, bytes):
-            path.write_bytes(content)
-        else:
-            path.write_text(content, encoding="utf-8")
-    repo.git.add("--all")
-    date = f"2026-01-{n + 1:02d}T12:00:00+00:00"
-    env = {**_ENV, "GIT_AUTHOR_DATE": date, "GIT_COMMITTER_DATE": date}
-    repo.git.commit("--allow-empty", "-q", "-m", message, env=env)
-    return repo.head.commit.hexsha
+    """Write (None: delete) ``files``, commit everything on day ``n``; returns the sha."""
+    return commit_files(repo, files, message, date=day(n))
 
 
 def fixed_repo(root: Path, files: Files, message: str = "base") -> git.Repo:
-    root.mkdir(parents=True, exist_ok=True)
-    repo = git.Repo.init(root)
-    with repo.config_writer() as cfg:
-        cfg.set_value("commit", "gpgsign", "false")
-        cfg.set_value("user", "name", "Test Author")
-        cfg.set_value("user", "email", "test@example.com")
-    repo.git.checkout("-q", "-B", "main")
-    fixed_commit(repo, files, message, 0)
-    return repo
+    return make_repo(root, files, message, date=day(0))
 
 
 def edit(text: str | bytes | None, old: str, new: str) -> str:

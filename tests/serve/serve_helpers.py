@@ -5,15 +5,13 @@ from __future__ import annotations
 
 import json
 import os
-import queue
-import subprocess
-import sys
-import threading
 from pathlib import Path
 from typing import Any
 
 import jsonschema  # type: ignore[import-untyped]
 from mcp_schema import _schema, validate  # type: ignore[import-not-found]
+from repo_helpers import commit_files as commit  # noqa: F401  (the one copy; serve tests say commit)
+from serve_process import ServeProcess, serve_cmd  # noqa: F401  (serve_cmd: tests import it here)
 
 PNG = bytes.fromhex(
     "89504e470d0a1a0a0000000d4948445200000001000000010806000000"
@@ -151,47 +149,18 @@ def check_message(msg: Any, revision: str, method: str | None) -> None:
         validate(result, "EmptyResult" if "EmptyResult" in _defs(revision) else "Result", revision)
 
 
-def serve_cmd(*args: str) -> list[str]:
-    return [sys.executable, "-m", "promptops", "serve", *args]
-
-
-class RawClient:
+class RawClient(ServeProcess):
     """A server subprocess driven by hand-written JSON-RPC lines; every reply is judged."""
 
     def __init__(self, args: list[str], revision: str, cwd: Path | None = None,
                  env: dict[str, str] | None = None) -> None:
-        self.proc = subprocess.Popen(serve_cmd(*args), stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd,
-                                     env={**os.environ, **env} if env else None)
+        # stderr is the tests' to read (line by line, or whole at close)
+        super().__init__(args, cwd=cwd, env={**os.environ, **env} if env else None,
+                         drain_stderr=False)
         self.revision = revision
         self.methods: dict[Any, str] = {}
         self.seen: list[Any] = []
-        self._q: queue.Queue[Any] = queue.Queue()
         self._next = 0
-        self._reading = threading.Event()
-        self._reading.set()
-        threading.Thread(target=self._pump, daemon=True).start()
-
-    def _pump(self) -> None:
-        assert self.proc.stdout is not None
-        while self._reading.wait():
-            line = self.proc.stdout.readline()
-            if not line:
-                break
-            self._q.put(json.loads(line))
-        self._q.put(EOFError())
-
-    def stop_reading(self) -> None:
-        """Leave the server's stdout unread (after at most one more line) until resumed."""
-        self._reading.clear()
-
-    def resume_reading(self) -> None:
-        self._reading.set()
-
-    def write(self, data: bytes) -> None:
-        assert self.proc.stdin is not None
-        self.proc.stdin.write(data)
-        self.proc.stdin.flush()
 
     def send(self, obj: Any) -> None:
         for m in obj if isinstance(obj, list) else [obj]:
@@ -200,9 +169,7 @@ class RawClient:
         self.write(json.dumps(obj).encode() + b"\n")
 
     def recv(self, timeout: float = 15) -> Any:
-        msg = self._q.get(timeout=timeout)
-        if isinstance(msg, EOFError):
-            raise msg
+        msg = self.next_message(timeout)
         method = None
         if isinstance(msg, dict) and "id" in msg:
             method = self.methods.get(json.dumps(msg["id"]))
@@ -227,10 +194,9 @@ class RawClient:
         self.notify("notifications/initialized")
         return reply
 
-    def close(self) -> tuple[int, str]:
-        assert self.proc.stdin is not None and self.proc.stderr is not None
-        self.proc.stdin.close()
-        rc = self.proc.wait(timeout=15)
+    def close(self) -> tuple[int, str]:  # type: ignore[override]
+        rc = super().close()
+        assert self.proc.stderr is not None
         return rc, self.proc.stderr.read().decode()
 
 
@@ -238,17 +204,6 @@ def envelope(caps: dict[str, Any] | None = None, version: str = "2026-07-28") ->
     return {"_meta": {"io.modelcontextprotocol/protocolVersion": version,
                       "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "1"},
                       "io.modelcontextprotocol/clientCapabilities": caps or {}}}
-
-
-def commit(repo: Any, files: dict[str, str], message: str) -> str:
-    """Write ``files`` into the repository's work tree and commit them."""
-    root = Path(repo.working_tree_dir)
-    for rel, text in files.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text, encoding="utf-8")
-    repo.git.add("--all")
-    repo.git.commit("-m", message)
-    return str(repo.head.commit.hexsha)
 
 
 def judge_log(path: Path) -> int:

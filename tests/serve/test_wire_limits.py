@@ -107,7 +107,7 @@ def test_error_replies_stay_small_whatever_the_request_quotes(raw: Raw) -> None:
     huge = "n" * 5_000_000
     for params in ({"name": huge}, {"name": "code_review", "arguments": {huge: "x"}}):
         err = c.request("prompts/get", {**envelope(), **params}, timeout=HANG_S)["error"]
-        assert err["code"] == -32602 and len(json.dumps(err)) < 2500
+        assert err["code"] == -32602 and len(json.dumps(err)) < 2500, str(err)[:3000]
     err = c.request("resources/read", {**envelope(), "uri": huge}, timeout=HANG_S)["error"]
     assert err["code"] == -32602 and len(json.dumps(err)) < 2500
     assert c.request(huge, envelope(), timeout=HANG_S)["error"]["code"] == -32601

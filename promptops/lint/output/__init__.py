@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 
 class Texts(dict[str, str]):
-    """path -> text, read on first use: only colour excerpts and SARIF fingerprints need a
+    """path -> text, read on first use: only text excerpts and SARIF fingerprints need a
     finding's line, so printing 10,000 findings as JSON reads no file at all."""
 
     def __init__(self, read: Callable[[str], str]) -> None:
@@ -27,6 +27,7 @@ class Report:
     prefix: str  # package folder relative to the repository root ("." at the root)
     display: str  # package folder as the user should see it (relative to cwd)
     texts: dict[str, str]  # path -> text, for excerpts and fingerprints
+    listed: frozenset[str] = frozenset()  # codes --select named: never summarised
 
     def repo_path(self, path: str) -> str:
         return path if self.prefix in ("", ".") else f"{self.prefix}/{path}"

@@ -27,11 +27,11 @@ Passes::
 from __future__ import annotations
 
 from collections.abc import Iterator
+from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from promptops.lint.problem import Hit
 from promptops.lint.rules._common import prompts
-from promptops.pipeline.model import Argument, Message, PromptFile
 
 if TYPE_CHECKING:
     from promptops.lint.context import LintContext
@@ -42,9 +42,16 @@ CODE, NAME, LEVEL, NEEDS = "PO108", "key-order", "warning", "package"
 # The order is the format's own: the model declares every documented key once, in reading
 # order, so a key added to the format (``resultDescription``) is placed without editing lint.
 # A field's key in the file is its alias where it has one (``schema_`` is written ``schema``).
-PROMPT_ORDER = tuple(f.alias or n for n, f in PromptFile.model_fields.items())
-ARGUMENT_ORDER = tuple(f.alias or n for n, f in Argument.model_fields.items())
-MESSAGE_ORDER = tuple(f.alias or n for n, f in Message.model_fields.items())
+# Read when the rule runs, not when the rule table is imported: a cached lint run never
+# builds the pydantic models (a tenth of a second).
+@cache
+def orders() -> dict[str, tuple[str, ...]]:
+    """"prompt", "arguments", "messages" -> the keys in the order the model declares them."""
+    from promptops.pipeline.model import Argument, Message, PromptFile
+
+    return {where: tuple(f.alias or n for n, f in model.model_fields.items())
+            for where, model in (("prompt", PromptFile), ("arguments", Argument),
+                                 ("messages", Message))}
 
 
 def out_of_order(keys: list[Any], order: tuple[str, ...]) -> Any:
@@ -62,9 +69,9 @@ def out_of_order(keys: list[Any], order: tuple[str, ...]) -> Any:
 def places(data: Any) -> Iterator[tuple[tuple[Any, ...], dict[str, Any], tuple[str, ...]]]:
     if not isinstance(data, dict):
         return
-    yield (), data, PROMPT_ORDER
-    for field, order in (("arguments", ARGUMENT_ORDER), ("messages", MESSAGE_ORDER)):
-        items = data.get(field)
+    yield (), data, orders()["prompt"]
+    for field in ("arguments", "messages"):
+        items, order = data.get(field), orders()[field]
         if isinstance(items, list):
             for i, item in enumerate(items):
                 if isinstance(item, dict):

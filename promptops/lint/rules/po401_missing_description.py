@@ -3,6 +3,10 @@
 Why: MCP clients show descriptions when a user picks a prompt and fills in its
 arguments; without one the user guesses what to type. One finding per prompt names every
 argument that lacks one (on real prompts, a prompt without descriptions lacks them all).
+When more than five prompts lack descriptions (an imported package), the text format
+prints them as one summary naming the first files, so the findings that need other
+actions are not drowned; ``--select PO401`` and the JSON, GitHub and SARIF formats list
+each one.
 
 Measured on the real-prompt corpus: 59/59 findings real (100%).
 
@@ -31,6 +35,8 @@ if TYPE_CHECKING:
 
 
 CODE, NAME, LEVEL, NEEDS = "PO401", "missing-description", "warning", "package"
+GROUP = ("{n} prompts have no description, or arguments without one (an MCP client shows its "
+         "user nothing to go by)")
 
 
 def check(ctx: LintContext) -> Iterator[Hit]:
@@ -39,7 +45,8 @@ def check(ctx: LintContext) -> Iterator[Hit]:
         args = ", ".join(repr(n) for n in bare[:5]) + (", ..." if len(bare) > 5 else "")
         noun = f"argument{'s' if len(bare) > 1 else ''}"
         if not (prompt.spec.description or "").strip():
-            also = f", nor do its {noun} {args}" if bare else ""
+            verb = "do" if len(bare) > 1 else "does"
+            also = f", nor {verb} its {noun} {args}" if bare else ""
             yield Hit(prompt.path, 1, 1, f"prompt {prompt.name!r} has no description{also}")
         elif bare:
             line, col = argument_loc(prompt, bare[0])

@@ -8,12 +8,12 @@ mean ...?").
 
 from __future__ import annotations
 
-import difflib
 import json
 import re
 from dataclasses import dataclass
 from typing import Any
 
+from promptops.errors import closest
 from promptops.pipeline.model import ARG_NAME_RE, NAME_RE, PROMPT_NAME_RE, SEMVER_RE
 from promptops.pipeline.yamlio.loader import LoadedFile, Loc
 
@@ -25,8 +25,8 @@ def schema_problem(model: Any, file: LoadedFile, err: Any) -> tuple[tuple[int, i
     where = ".".join(str(x) for x in loc) or "document"
     if kind == "extra_forbidden":
         known = _known_keys(model, loc[:-1])
-        close = difflib.get_close_matches(str(loc[-1]), known, n=1)
-        hint = f"; did you mean {close[0]!r}?" if close else f"; allowed: {', '.join(known)}"
+        close = closest(str(loc[-1]), known)
+        hint = f"; did you mean {close!r}?" if close else f"; allowed: {', '.join(known)}"
         msg = f"unknown key {loc[-1]!r}{hint}"
         pos = file.position(loc, key=True)
     elif kind == "missing":
@@ -89,7 +89,7 @@ def _model_of(annotation: Any) -> Any:
 # a misaligned key is lines away from the mistake. So each rule below takes the error's
 # words and marks, reads the lines around them, and names the real place and the edit that
 # fixes it; the first rule that recognises the error wins, and an error none knows keeps
-# the parser's own words at its position. tests/test_yaml_messages.py runs every case
+# the parser's own words at its position. tests/pipeline/test_yaml_messages.py runs every case
 # through both parsers and checks the exact text.
 
 _KEY = re.compile(r"""^(?P<indent>\x20*)(?P<dashes>(?:-\x20+)*)

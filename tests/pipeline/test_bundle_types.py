@@ -18,7 +18,7 @@ from promptops.commands.schema import schema_for
 from promptops.pipeline import bundle_check, bundle_types
 from promptops.pipeline.build import Build
 
-HERE = Path(__file__).resolve().parent
+HERE = Path(__file__).resolve().parent.parent  # tests/
 
 # TypedDict -> (its definition in the JSON Schema, the key set bundle_check holds it to)
 OBJECTS: list[tuple[type, str, frozenset[str]]] = [

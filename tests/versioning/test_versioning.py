@@ -20,9 +20,9 @@ from versioning_helpers import (
 )
 
 from promptops.commands import release as release_cmd
-from promptops.commands.bump import set_version
 from promptops.console import Console
 from promptops.pipeline.build import Build
+from promptops.versioning.manifest_edit import set_version
 from promptops.versioning.semver import Level, Version, next_version, satisfies, step_level
 
 # ---------------------------------------------------------------- semver

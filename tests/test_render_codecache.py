@@ -1,0 +1,57 @@
+"""Compiled code shared between renderers renders exactly what compiling afresh renders.
+
+A review's two sides and a bundle's repeated message texts share one CodeCache
+(promptops.render.codecache): each source compiles once. The code must never cross
+whitespace modes (the same source renders differently in each) nor stand in for a
+template file whose content differs under the same name.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from promptops.pipeline.build import Build
+from promptops.render.codecache import CodeCache
+from promptops.render.renderer import Renderer
+
+TEXT = "Start\n{% if who %}\n  Hello {{ who }}\n{% endif %}\n{% include 'partials/p.j2' %}\nEnd"
+
+
+def _bundle(root: Path, whitespace: str, partial: str, copies: int = 3) -> dict:  # type: ignore[type-arg]
+    (root / "prompts").mkdir(parents=True)
+    (root / "partials").mkdir()
+    (root / "promptops.yaml").write_text(
+        f"name: c\nversion: 1.0.0\ntemplates: {{whitespace: {whitespace}}}\n")
+    (root / "partials" / "p.j2").write_text(partial)
+    body = "\n".join("      " + line for line in TEXT.splitlines())
+    for n in range(copies):
+        (root / "prompts" / f"p{n}.prompt.yaml").write_text(
+            f"arguments:\n  - name: who\nmessages:\n  - role: user\n    text: |\n{body}\n")
+    return Build(root, None).bundle  # type: ignore[return-value]
+
+
+def _texts(renderer: Renderer) -> list[str]:
+    return [renderer.get(f"p{n}", {"who": "Ann"})["messages"][0]["content"]["text"]
+            for n in range(3)]
+
+
+def test_shared_code_renders_as_fresh_compiles_do(tmp_path: Path) -> None:
+    standalone = _bundle(tmp_path / "s", "standalone", "Partial S\n")
+    jinja = _bundle(tmp_path / "j", "jinja", "Partial J\n")
+    code = CodeCache()
+    shared = Renderer(standalone, code), Renderer(jinja, code)
+    alone = Renderer(standalone, CodeCache()), Renderer(jinja, CodeCache())
+    for mine, fresh in zip(shared, alone, strict=True):
+        assert _texts(mine) == _texts(fresh)
+    s, j = _texts(shared[0])[0], _texts(shared[1])[0]
+    assert s != j  # the modes differ, and neither took the other's code
+    assert "Partial S" in s and "Partial J" in j  # same file name, other content
+    # three prompts with one text: one inline compile per mode, one per partial content
+    assert len(code) == 4
+
+
+def test_a_renderer_without_a_cache_compiles_a_repeated_text_once(tmp_path: Path) -> None:
+    bundle = _bundle(tmp_path / "s", "standalone", "P\n", copies=3)
+    renderer = Renderer(bundle)
+    assert len(set(_texts(renderer))) == 1
+    assert renderer._code is not None and len(renderer._code) == 2  # the text, the partial
