@@ -83,7 +83,8 @@ def test_a_smoke_case_without_a_valid_value_says_how_to_give_one(pkg: Path) -> N
     assert (
         "  - render failed with error -32602: argument 'who' does not match its pattern "
         "'[a-z]+'; the smoke case had no valid value for 'who': give the argument `examples:` "
-        "(a value that passes its rules) to render it with"
+        "(a value that passes its rules) to render it with, or say why it cannot in the "
+        "prompt file (`smoke: {skip: <why>}`)"
     ) in out.splitlines()
     (pkg / "prompts/greet.prompt.yaml").write_text(
         PKG["prompts/greet.prompt.yaml"].replace("    required: true\n",

@@ -6,17 +6,67 @@ on registration. ``/metrics`` is per process: run one worker per container and s
 replicas (each replica follows the repository itself), as docs/http.md explains; the
 served commit and digest are labels of a gauge set to 1 (an Info metric would not survive
 prometheus-client's multiprocess mode, should someone turn it on).
+
+The two per-request series (requests by method and status, the latency histogram) are
+plain counters of our own, read by a collector at scrape time: a labelled
+prometheus-client ``Counter`` plus ``Histogram`` cost about 2.5 µs a request (a lock per
+``labels()`` and per ``inc()``), a sixth of what the whole stateless request costs
+beyond the bare uvicorn floor. They are only ever updated from the event loop's thread
+(the one that also answers ``/metrics``), so no lock is needed; the exported series are
+the same names, labels and buckets as before.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from bisect import bisect_left
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client import CollectorRegistry, Counter, Gauge, generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
+from prometheus_client.metrics_core import (
+    CounterMetricFamily,
+    HistogramMetricFamily,
+    Metric,
+)
 
 BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 10.0)
+_LE = [repr(b) for b in BUCKETS] + ["+Inf"]  # prometheus-client's own spelling of bounds
+
+
+class _Requests:
+    """Requests by (method, status) and latency by method: the scrape-time collector."""
+
+    def __init__(self) -> None:
+        self.counts: dict[tuple[str, int], int] = {}
+        self.latency: dict[str, list[float]] = {}  # method -> bucket counts..., sum
+
+    def observe(self, method: str, status: int, seconds: float) -> None:
+        key = (method, status)
+        counts = self.counts
+        counts[key] = counts.get(key, 0) + 1
+        row = self.latency.get(method)
+        if row is None:
+            row = self.latency[method] = [0.0] * (len(BUCKETS) + 2)
+        row[bisect_left(BUCKETS, seconds)] += 1  # le is inclusive: bisect_left
+        row[-1] += seconds
+
+    def collect(self) -> Iterator[Metric]:
+        requests = CounterMetricFamily("promptops_http_requests", "MCP requests answered",
+                                       labels=["method", "status"])
+        for (method, status), n in self.counts.items():
+            requests.add_metric([method, str(status)], n)
+        yield requests
+        latency = HistogramMetricFamily(
+            "promptops_http_request_seconds",
+            "time to answer one MCP request (streams: until opened)", labels=["method"])
+        for method, row in self.latency.items():
+            total, buckets = 0.0, []
+            for le, count in zip(_LE, row[:-1], strict=True):
+                total += count
+                buckets.append((le, total))
+            latency.add_metric([method], buckets, row[-1])
+        yield latency
 
 
 class Metrics:
@@ -26,11 +76,8 @@ class Metrics:
 
     def __init__(self) -> None:
         self.registry = r = CollectorRegistry(auto_describe=True)
-        self.requests = Counter("promptops_http_requests", "MCP requests answered",
-                                ["method", "status"], registry=r)
-        self.latency = Histogram("promptops_http_request_seconds",
-                                 "time to answer one MCP request (streams: until opened)",
-                                 ["method"], buckets=BUCKETS, registry=r)
+        self._requests = _Requests()
+        r.register(self._requests)
         self.streams = Gauge("promptops_http_open_streams", "open SSE streams", ["kind"],
                              registry=r)
         self.reloads = Counter("promptops_reloads", "new bundle sets served", registry=r)
@@ -38,10 +85,7 @@ class Metrics:
                               registry=r)
         self.bundle = Gauge("promptops_bundle_info", "the served bundles (value 1)",
                             ["package", "commit", "digest"], registry=r)
-
-    def observe(self, method: str, status: int, seconds: float) -> None:
-        self.requests.labels(method, str(status)).inc()
-        self.latency.labels(method).observe(seconds)
+        self.observe = self._requests.observe  # (method, status, seconds): the hot path
 
     def served(self, bundles: Sequence[Mapping[str, Any]]) -> None:
         self.bundle.clear()

@@ -1,0 +1,201 @@
+"""The stateless request's cheaper steps say exactly what the slower ones said.
+
+The per-request work of ``serve --http`` was cut (docs/benchmarks.md, HTTP section) by
+replacing general code with cheaper equivalents; each equivalence is checked here
+against the code it replaced, on generated and on edge-case inputs:
+
+* request bodies read by orjson (``transports.http.parse``) against ``jsonrpc.parse``:
+  the same values of the same types (exact integers past 64 bits included), and the
+  same -32700 for every body the bounded parser refuses;
+* replies written by orjson (``transports.http.encode``) against ``wire.encode``:
+  the same bytes for anything without floats, the same JSON values with them, and
+  ``wire.encode``'s own output for everything orjson refuses;
+* the ``Mcp-Name`` character rule (visible ASCII and space) against the explicit
+  code-point comparison it replaced, on every ASCII code point and beyond;
+* the metrics' plain counters against prometheus-client's labelled ``Counter`` and
+  ``Histogram``: the same exposition for the same observations;
+* the cached cache-control headers against the formula they cache.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client.parser import text_string_to_metric_families
+
+from promptops.serve import jsonrpc, wire
+from promptops.serve.metrics import BUCKETS, Metrics
+from promptops.serve.transports import http as transport
+from promptops.serve.wire import LongInt
+
+_scalars = st.none() | st.booleans() | st.integers(-(2**63), 2**64 - 1) | st.text()
+_json = st.recursive(_scalars, lambda inner: st.lists(inner, max_size=4)
+                     | st.dictionaries(st.text(max_size=8), inner, max_size=4), max_leaves=30)
+_floats = st.floats(allow_nan=False, allow_infinity=False)
+_json_floats = st.recursive(_scalars | _floats, lambda inner: st.lists(inner, max_size=4)
+                            | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+                            max_leaves=30)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_json)
+def test_encode_writes_the_bytes_wire_writes(value: Any) -> None:
+    assert transport.encode(value) == wire.encode(value)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_json_floats)
+def test_encode_with_floats_writes_the_same_values(value: Any) -> None:
+    ours = transport.encode(value)
+    assert json.loads(ours) == json.loads(wire.encode(value))
+    assert ours.decode("utf-8")  # always UTF-8 text
+
+
+def test_encode_falls_back_to_wire_for_what_orjson_refuses() -> None:
+    deep: list[Any] = []
+    cur = deep
+    for _ in range(300):
+        cur.append([])
+        cur = cur[0]
+    for value in ({"id": LongInt("1" * 5000)}, {"id": 2**64}, {"id": -(2**63) - 1},
+                  {"text": "lone \ud800 surrogate"}, {1: "int key"}, deep,
+                  {"jsonrpc": "2.0", "id": LongInt("9" * 4400), "result": {"x": "\udc00"}}):
+        assert transport.encode(value) == wire.encode(value), repr(value)[:60]
+
+
+def test_encode_of_a_real_reply_matches() -> None:
+    text = "é\u2028\x7f\x1f\x00\n"
+    reply = {"jsonrpc": "2.0", "id": 7, "result": {
+        "messages": [{"role": "user", "content": {"type": "text", "text": text}}],
+        "_meta": {"promptops/digest": "sha256:00", "io.modelcontextprotocol/serverInfo": {
+            "name": "promptops", "version": "0"}}, "resultType": "complete"}}
+    assert transport.encode(reply) == wire.encode(reply)
+    assert transport.sse_frame(reply) == b"event: message\ndata: " + wire.encode(reply) + b"\n\n"
+
+
+def _typed(value: Any) -> Any:
+    """``value`` with every scalar tagged by its type (1 and 1.0 and True differ)."""
+    if isinstance(value, dict):
+        return {k: _typed(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_typed(v) for v in value]
+    if isinstance(value, LongInt):
+        return ("LongInt", value.digits)
+    if isinstance(value, float) and math.isnan(value):
+        return ("float", "nan")
+    return (type(value).__name__, value)
+
+
+def _reading(body: bytes, parse: Any) -> Any:
+    try:
+        return ("ok", _typed(parse(body)))
+    except jsonrpc.RpcError as exc:
+        return ("error", exc.code, exc.message)
+
+
+_big = st.integers(-(10**30), 10**30) | st.integers(2**63 - 3, 2**64 + 3) | st.integers(
+    -(2**63) - 3, -(2**63) + 3)
+_wild = st.recursive(_scalars | _floats | _big | st.text(alphabet=st.characters(
+    min_codepoint=0, max_codepoint=0x10FFFF)), lambda inner: st.lists(inner, max_size=4)
+    | st.dictionaries(st.text(max_size=8), inner, max_size=4), max_leaves=30)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_wild, st.booleans(), st.sampled_from([None, 1]))
+def test_parse_reads_what_jsonrpc_parse_reads(value: Any, ascii_only: bool,
+                                              indent: int | None) -> None:
+    body = json.dumps(value, ensure_ascii=ascii_only, indent=indent).encode("utf-8",
+                                                                             "surrogatepass")
+    assert _reading(body, transport.parse) == _reading(body, jsonrpc.parse)
+
+
+def test_parse_refuses_what_jsonrpc_parse_refuses() -> None:
+    bodies = [b"", b"NaN", b"[Infinity]", b"-Infinity", b"[1,]", b'{"a":1,}', b"\xef\xbb\xbf{}",
+              b'"\x1f"', b'{"a":"\xed\xa0\x80"}', b"\xff", b"[" * 101 + b"]" * 101,
+              b"[" + b"0," * 100_001 + b"0]", b'{"id": 1e400}', b'"\\ud800"', b"1" * 5000,
+              b'{"id": 18446744073709551616}', b'{"id": -9223372036854775809}', b"01",
+              b'{"a" 1}', b"{'a': 1}", b'"abc', b"tru", b"1 2", b"[1] x", b'{"a":1}{"b":2}']
+    for body in bodies:
+        assert _reading(body, transport.parse) == _reading(body, jsonrpc.parse), body[:40]
+
+
+def _old_decode_name_chars(value: str) -> bool:
+    """The rule as it was written before: no code point below 0x20 or above 0x7E."""
+    return not any(ord(c) < 0x20 or ord(c) > 0x7E for c in value)
+
+
+def test_mcp_name_character_rule_is_unchanged() -> None:
+    points = [*range(0, 0x300), 0x2028, 0x200B, 0xFEFF, 0x1F600, 0xD800]
+    for cp in points:
+        for value in (chr(cp), f"ab{chr(cp)}cd"):
+            want = value if _old_decode_name_chars(value) else None
+            assert transport._decode_name(value) == want, hex(cp)
+    assert transport._decode_name("") == ""
+    assert transport._decode_name("=?base64?Y29kZV9yZXZpZXc=?=") == "code_review"
+    assert transport._decode_name("=?base64?not base64?=") is None
+    assert transport._decode_name("=?base64?/w==?=") is None  # not UTF-8
+
+
+def _samples(text: str) -> list[tuple[str, tuple[tuple[str, str], ...], float]]:
+    out = []
+    for family in text_string_to_metric_families(text):
+        for s in family.samples:
+            if s.name.endswith("_created"):
+                continue
+            out.append((s.name, tuple(sorted(s.labels.items())), round(s.value, 9)))
+    return sorted(out)
+
+
+def test_metrics_expose_what_prometheus_client_would() -> None:
+    ours = Metrics()
+    ref = CollectorRegistry()
+    requests = Counter("promptops_http_requests", "MCP requests answered",
+                       ["method", "status"], registry=ref)
+    latency = Histogram("promptops_http_request_seconds",
+                        "time to answer one MCP request (streams: until opened)",
+                        ["method"], buckets=BUCKETS, registry=ref)
+    rnd = random.Random(18)
+    edges = [*BUCKETS, 0.0, 1e-9, 99.0, *(math.nextafter(b, 0) for b in BUCKETS),
+             *(math.nextafter(b, 1e9) for b in BUCKETS)]
+    for _ in range(2000):
+        method = rnd.choice(["prompts/get", "prompts/list", "initialize", "http+sse"])
+        status = rnd.choice([200, 202, 400, 401, 404, 500])
+        seconds = rnd.choice(edges) if rnd.random() < 0.5 else rnd.expovariate(200)
+        ours.observe(method, status, seconds)
+        requests.labels(method, str(status)).inc()
+        latency.labels(method).observe(seconds)
+    mine = [s for s in _samples(ours.render().decode())
+            if s[0].startswith("promptops_http_request")]
+    assert mine and mine == _samples(generate_latest(ref).decode())
+    assert b"# TYPE promptops_http_request_seconds histogram" in ours.render()
+
+
+def test_cache_headers_are_the_formula_they_cache() -> None:
+    memo: transport.CacheHeaders = {}
+    for ttl in (0, 999, 1000, 60_000, 123_456):
+        for scope in ("public", "private", None):
+            for authenticated in (False, True):
+                result: dict[str, Any] = {"ttlMs": ttl}
+                if scope:
+                    result["cacheScope"] = scope
+                private = authenticated or scope == "private"
+                word = "private" if private else "public"
+                want = [transport.JSON_CT,
+                        (b"cache-control", f"{word}, max-age={ttl // 1000}".encode())]
+                if authenticated:
+                    want.append((b"vary", b"Authorization"))
+                for _ in range(2):  # computed, then cached
+                    got = transport._cache_headers({"result": result},
+                                                   authenticated=authenticated, memo=memo)
+                    assert got == want
+    assert len(memo) == 12  # 4 ages (0, 1, 60, 123 s) x public, private, private + vary
+    assert transport._cache_headers({"result": {"messages": []}}, authenticated=True,
+                                    memo=memo) == [transport.JSON_CT, transport.NO_STORE]
+    assert transport._cache_headers({"error": {}}, authenticated=False, memo=memo) == [
+        transport.JSON_CT, transport.NO_STORE]
