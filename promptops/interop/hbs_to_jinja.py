@@ -239,6 +239,8 @@ class Translator:
                 return "args"
             self.use(e.parts[1])
             return _access(variable(e.parts[1]), list(e.parts[2:]))
+        if not e.depth and name and name not in _EACH_DATA and name != "metadata":
+            return self.context_data(e)
         if e.depth or self._each == 0 or name not in ("index", "first", "last", "key"):
             self.loss(e.original, "only @index, @first, @last, @key and @root of the innermost "
                       "{{#each}} have a Jinja equivalent", line)
@@ -246,6 +248,19 @@ class Translator:
         if name == "key":
             return scope.key or "loop.index0"
         return {"index": "loop.index0", "first": "loop.first", "last": "loop.last"}[name]
+
+    def context_data(self, e: hb.Expr) -> str:
+        """``@state.x``, ``@auth.uid``...: Dotprompt spreads the render call's ``context``
+        into the data frame, so each is caller data - the optional object argument ``@state``
+        (a missing key renders empty, as Handlebars prints undefined)."""
+        arg = "@" + e.parts[0]
+        self.use(arg)
+        expr = variable(arg)
+        rest = list(e.parts[1:])
+        for i, part in enumerate(rest):
+            expr += f".get({string(part)}, {{}})" if i < len(rest) - 1 else \
+                f".get({string(part)}, '')"
+        return expr
 
     def call_expr(self, call: hb.Call, scope: Scope, line: int) -> str | None:
         name = call.helper.original
@@ -257,7 +272,9 @@ class Translator:
             return None if obj is None or key is None else f"{obj}[{key}]"
         if not call.params and not call.hash and call.helper.kind in ("path", "data"):
             return self.path(call.helper, scope, line)
-        self.loss("{{" + name + " ...}}", "this helper has no exact Jinja equivalent", line)
+        self.loss("{{" + name + " ...}}", "this helper has no exact Jinja equivalent" + (
+            "" if name in DOTPROMPT_HELPERS else "; Dotprompt compiles with knownHelpersOnly "
+            "and refuses it unless the application registers it in code"), line)
         return None
 
     def truthy(self, e: hb.Expr, scope: Scope, line: int, with_zero: bool = False) -> str | None:
@@ -546,6 +563,12 @@ def argument_of(e: hb.Expr, scope: Scope) -> str | None:
             return None
         s = s.parent
     return e.parts[0]
+
+
+_EACH_DATA = ("index", "first", "last", "key", "root")  # @-names of an {{#each}} frame
+# Handlebars' built-in helpers and Dotprompt's own: any other one Dotprompt refuses to compile
+DOTPROMPT_HELPERS = frozenset({"if", "unless", "each", "with", "lookup", "log", "json", "role",
+                               "history", "section", "media", "ifEquals", "unlessEquals"})
 
 
 def _access(base: str, parts: list[str]) -> str:

@@ -4,9 +4,10 @@
 :mod:`promptops.pipeline.model`; every IR concept has a field there (system role, typed
 arguments and any argument name, model/tools/output/samples/metadata, history splices,
 ``omitIfBlank``, a per-prompt ``whitespace`` mode), so the file renders what the IR renders.
-The two IR constructs the format does not have - a message of several parts (Dotprompt's
-``{{media}}`` between text) and a message loop (promptfoo's ``_conversation``) - are
-:class:`~promptops.interop.ir.Loss` es, written as their nearest form.
+A message loop (promptfoo's ``_conversation``) is a ``for:`` group; a message of several
+parts (Dotprompt's ``{{media}}`` between text) is one message per part, each after the first
+marked ``continues``, a media part as a ``resource_link`` named ``media`` (its URL is what an
+MCP client can fetch; image content would need the bytes when the prompt renders).
 
 ``from_bundle`` reads a built bundle back as IR prompts, which is what the exporters take, so
 ``promptops export`` works on any package, imported or hand-written.
@@ -27,7 +28,7 @@ import yaml
 from promptops.interop import ir
 from promptops.interop.ir import JsonObject
 from promptops.pipeline import argtypes
-from promptops.pipeline.bundle_types import Bundle, Prompt
+from promptops.pipeline.bundle_types import Bundle, Message, Prompt
 from promptops.pipeline.model import PROMPT_NAME_RE
 
 _NAME_OK = re.compile(PROMPT_NAME_RE)
@@ -108,24 +109,37 @@ def _argument(a: ir.Argument, carried: JsonObject) -> JsonObject:
 def _messages(item: ir.MessageItem, losses: list[ir.Loss]) -> list[JsonObject]:
     if isinstance(item, ir.Splice):
         return [{"history": item.argument, **({"strip": True} if item.trim else {})}]
-    if isinstance(item, ir.Loop):
-        losses.append(ir.Loss(f"for {item.item} in {item.argument}", "the format has no "
-                              "message loop; each item's messages are written once, unrendered "
-                              "for the loop"))
-        return [m for inner in item.messages for m in _messages(inner, [])]
-    parts = item.parts
-    if len(parts) != 1 or not isinstance(parts[0], ir.Text):
-        losses.append(ir.Loss("a message of several parts", "an MCP prompt message has one "
-                              "content block; the parts are written as one text, media as "
-                              "its URL"))
-        text = "".join(p.template if isinstance(p, ir.Text) else '<media url="' + p.url + '">'
-                       for p in parts)
-    else:
-        text = parts[0].template
-    out: JsonObject = {"role": item.role, "text": text}
-    if item.drop_blank:
-        out["omitIfBlank"] = True
-    return [out]
+    if isinstance(item, ir.Loop):  # the format's `for:` group, one message per inner one
+        loop = f"{item.item} in {item.argument}"
+        return [{**m, "for": loop} for inner in item.messages for m in _messages(inner, losses)]
+    out: list[JsonObject] = []
+    for n, part in enumerate(item.parts):  # a part after the first `continues` the message
+        entry: JsonObject = {"role": item.role}
+        if isinstance(part, ir.Text):
+            entry["text"] = part.template
+            if item.drop_blank:
+                entry["omitIfBlank"] = True
+        else:
+            entry["resource_link"] = _media_link(part, losses)
+        if n:
+            entry["continues"] = True
+        out.append(entry)
+    return out
+
+
+MEDIA_NAME = "media"  # the resource_link name of an imported media part
+
+
+def _media_link(part: ir.Media, losses: list[ir.Loss]) -> JsonObject:
+    """A media part as an MCP resource link: its URL is the link (an MCP client fetches it;
+    image content would need the bytes at render time), its content type the mimeType."""
+    link: JsonObject = {"uri": part.url, "name": MEDIA_NAME}
+    if part.content_type is not None and "{" in part.content_type:
+        losses.append(ir.Loss(f"media contentType {part.content_type}", "a resource link's "
+                              "mimeType is fixed text in the format, not a template; left out"))
+    elif part.content_type:
+        link["mimeType"] = part.content_type
+    return link
 
 
 class _Dumper(yaml.SafeDumper):
@@ -164,15 +178,12 @@ def _prompt(p: Prompt, bundle: Bundle, mode: str, system_role: str) -> ir.IRProm
         if m["type"] == "history":
             items.append(ir.Splice(m["argument"], trim=bool(m.get("strip"))))
             continue
-        if m["type"] != "text":
-            losses.append(ir.Loss(f"a {m['type']} message", "only text messages export"))
+        part = _part(m, bundle, losses)
+        if part is None:
             continue
-        source = m["text"] if "text" in m else bundle["templates"][m["template"]]
-        if "template" in m and _includes(source):
-            losses.append(ir.Loss(f"template {m['template']}", "its includes are not "
-                                  "exported; the file's own text is"))
-        items.append(ir.Message(m.get("role", "user"),
-                                (ir.Text(source),), drop_blank=bool(m.get("omitIfBlank"))))
+        message = ir.Message(m.get("role", "user"), (part,),
+                             drop_blank=bool(m.get("omitIfBlank")))
+        _add(items, message, m)
     args = tuple(ir.Argument(
         a["name"], a.get("type", "string"), required=bool(a.get("required")),
         default=a["default"] if "default" in a else ir.NO_DEFAULT if a.get("required")
@@ -191,6 +202,46 @@ def _prompt(p: Prompt, bundle: Bundle, mode: str, system_role: str) -> ir.IRProm
         samples=tuple(ir.Sample(s["name"], s.get("arguments") or {})
                       for s in p.get("samples") or ()),
         metadata=p.get("metadata") or {}, losses=tuple(losses))
+
+
+def _part(m: Message, bundle: Bundle, losses: list[ir.Loss]) -> ir.Part | None:
+    if m["type"] == "resource_link" and m.get("name") == MEDIA_NAME:
+        return ir.Media(m["uri"], m.get("mimeType"))
+    if m["type"] != "text":
+        losses.append(ir.Loss(f"a {m['type']} message", "only text messages and media "
+                              "links export"))
+        return None
+    source = m["text"] if "text" in m else bundle["templates"][m["template"]]
+    if "template" in m and _includes(source):
+        losses.append(ir.Loss(f"template {m['template']}", "its includes are not "
+                              "exported; the file's own text is"))
+    return ir.Text(source)
+
+
+def _add(items: list[ir.MessageItem], message: ir.Message, m: Message) -> None:
+    """Append ``message``: as a further part of the last message (``continues``), inside
+    the open loop group (``loopItem``/``loopOver``), or on its own."""
+    loop = (m["loopItem"], m["loopOver"]) if "loopOver" in m else None
+    last = items[-1] if items else None
+    inner: list[ir.Message]
+    if loop is not None and isinstance(last, ir.Loop) and (last.item, last.argument) == loop:
+        inner = list(last.messages)
+        items.pop()
+    elif loop is not None:
+        inner = []
+    else:
+        inner = []
+        if m.get("continues") and isinstance(last, ir.Message):
+            items[-1] = ir.Message(last.role, last.parts + message.parts, last.drop_blank)
+        else:
+            items.append(message)
+        return
+    if m.get("continues") and inner:
+        inner[-1] = ir.Message(inner[-1].role, inner[-1].parts + message.parts,
+                               inner[-1].drop_blank)
+    else:
+        inner.append(message)
+    items.append(ir.Loop(loop[1], loop[0], tuple(inner)))
 
 
 _INCLUDE = re.compile(r"\{%-?\s*(include|import|from|extends)\b")

@@ -71,6 +71,10 @@ def _message(m: model.Message, mime_of: dict[str, str]) -> Message:
         out["annotations"] = _clean(m.annotations.model_dump())
     if m.omitIfBlank:
         out["omitIfBlank"] = True
+    if m.loop is not None:
+        out["loopItem"], out["loopOver"] = m.loop
+    if m.continues:
+        out["continues"] = True
     return cast(Message, _clean(out))
 
 

@@ -41,7 +41,7 @@ ANNOTATION_KEYS = t.keys(t.Annotations)
 RESOURCE_KEYS = t.keys(t.Resource)
 SOURCE_KEYS = t.keys(t.SourceInfo)
 MESSAGE_STRINGS = ("text", "template", "file", "uri", "mimeType", "name", "title",
-                   "description", "argument")
+                   "description", "argument", "loopItem", "loopOver")
 NEEDS = {  # what serving reads from a message of each type, besides role and type
     "text": (), "image": ("file", "mimeType"), "audio": ("file", "mimeType"),
     "resource": ("uri", "mimeType"), "resource_link": ("uri", "name"), "history": ("argument",),
@@ -240,7 +240,9 @@ class _Check:
                 self.bad(f"{where}.role", "is given on a history item")
         elif m.get("role") not in ROLES:
             self.bad(f"{where}.role", "is not 'user', 'assistant' or 'system'")
-        for flag in ("strip", "omitIfBlank"):
+        if ("loopItem" in m) != ("loopOver" in m):
+            self.bad(where, "needs both or neither of 'loopItem' and 'loopOver'")
+        for flag in ("strip", "omitIfBlank", "continues"):
             if flag in m and type(m[flag]) is not bool:
                 self.bad(f"{where}.{flag}", "is not true or false")
         kind = m.get("type")
@@ -404,7 +406,8 @@ _ARGUMENT_TYPES = {"name": str, "title": str, "description": str, "required": bo
                    "maxLength": int, "type": str, "schema": dict}
 _MESSAGE_TYPES = {k: str for k in MESSAGE_STRINGS} | {"role": str, "type": str, "size": int,
                                                        "annotations": dict, "strip": bool,
-                                                       "omitIfBlank": bool}
+                                                       "omitIfBlank": bool,
+                                                       "continues": bool}
 
 
 def _argument_ok(a: dict[str, object]) -> bool:
@@ -445,7 +448,7 @@ def _message_ok(m: dict[str, object], templates: dict[str, object], resources: d
             return False
     kind = m.get("type")
     needs = NEEDS.get(kind) if isinstance(kind, str) else None
-    if needs is None:
+    if needs is None or ("loopItem" in m) != ("loopOver" in m):
         return False
     if kind == "history":
         return "role" not in m and "argument" in m

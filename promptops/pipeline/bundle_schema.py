@@ -49,6 +49,11 @@ class BundleMessage(_Strict):
     argument: str | None = Field(None, description="history: the array argument spliced in")
     strip: bool | None = Field(None, description="history: strip each message's text")
     omitIfBlank: bool | None = Field(None, description="Not sent when it renders blank")
+    loopItem: str | None = Field(None, description="for: the item's name; the message repeats "
+                                 "for each item of `loopOver` (consecutive ones as a group)")
+    loopOver: str | None = Field(None, description="for: the array argument looped over")
+    continues: bool | None = Field(None, description="A further part of the message before "
+                                   "it (served as a message of its own)")
     text: str | None = Field(None, description="Inline template (text) or resource text template")
     template: str | None = Field(None, description="Key into `templates`")
     file: str | None = Field(None, description="Key into `resources`")

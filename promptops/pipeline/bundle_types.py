@@ -64,6 +64,9 @@ class Message(TypedDict):
     argument: NotRequired[str]
     strip: NotRequired[bool]
     omitIfBlank: NotRequired[bool]
+    loopItem: NotRequired[str]  # `for: ITEM in ARG`: repeated per item of ARG (loopOver)
+    loopOver: NotRequired[str]
+    continues: NotRequired[bool]  # a further part of the message before it
     text: NotRequired[str]
     template: NotRequired[str]
     file: NotRequired[str]

@@ -7,6 +7,7 @@ Schemas that editors use (``promptops schema``) are generated from these classes
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, field_validator, model_validator
@@ -20,6 +21,8 @@ PROMPT_NAME_RE = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$"
 # ours (printable, bounded). Templates read names that are not identifiers as args["..."].
 ARG_NAME_RE = r"^[^\x00-\x1f\x7f]{1,128}$"
 IDENTIFIER_RE = r"^[A-Za-z_][A-Za-z0-9_]*$"
+# `for: ITEM in ARGUMENT`: the item is an identifier, the argument any argument name
+FOR_RE = r"^\s*[A-Za-z_][A-Za-z0-9_]*\s+in\s+\S.*$"
 ArgType = Literal["string", "number", "integer", "boolean", "array", "object"]
 Role = Literal["user", "assistant", "system"]
 WhitespaceMode = Literal["standalone", "jinja"]
@@ -281,6 +284,20 @@ class Message(Strict):
     annotations: Annotations | None = None
     """Hints for the client: audience, priority, last modified."""
 
+    for_: str | None = Field(
+        None, alias="for", pattern=FOR_RE,
+        description="`ITEM in ARGUMENT`: this message is repeated for each item of the array "
+        "argument, with ITEM bound to the item (and `loop.index`, `loop.first`... as in a "
+        "Jinja loop). Consecutive messages with the same `for` repeat together, as one group "
+        "per item (a user/assistant pair per turn).")
+    continues: bool = Field(
+        False, description="This content continues the message before it (same role): a "
+        "message of several parts. MCP carries one content block per message, so each part "
+        "is served as a message of its own; exporters join them again.")
+
+    model_config = ConfigDict(frozen=True, extra="forbid", strict=True,
+                              use_attribute_docstrings=True, populate_by_name=True)
+
     @model_validator(mode="after")
     def _one_content(self) -> Message:
         given = [k for k in CONTENT_KEYS if getattr(self, k) is not None]
@@ -300,11 +317,22 @@ class Message(Strict):
                              "it has only `history` and `strip`")
         if self.omitIfBlank and self.kind not in ("text", "template"):
             raise ValueError("`omitIfBlank` applies to text messages")
+        if self.history is not None and (self.for_ is not None or self.continues):
+            raise ValueError("a `history` item is spliced in as it is: it takes no `for` or "
+                             "`continues`")
         return self
 
     @property
     def kind(self) -> str:
         return next(k for k in CONTENT_KEYS if getattr(self, k) is not None)
+
+    @property
+    def loop(self) -> tuple[str, str] | None:
+        """(item name, array argument) of a ``for`` message, else None."""
+        if self.for_ is None:
+            return None
+        item, _, over = self.for_.strip().partition(" in ")
+        return item.strip(), over.strip()
 
 
 class Model(Strict):
@@ -427,6 +455,7 @@ class PromptFile(Strict):
         for msg in self.messages:
             if msg.history is not None and types.get(msg.history) != "array":
                 raise ValueError(f"history {msg.history!r} must name an argument of type array")
+        _check_loops_and_parts(self.messages, types)
         names = [s.name for s in self.samples or ()]
         if len(set(names)) != len(names):
             raise ValueError("sample names must be unique")
@@ -435,3 +464,25 @@ class PromptFile(Strict):
             if unknown:
                 raise ValueError(f"sample {sample.name!r}: unknown argument {unknown[0]!r}")
         return self
+
+
+def _check_loops_and_parts(messages: list[Message], types: Mapping[str, str]) -> None:
+    """``for`` names an array argument and an item that shadows nothing; a ``continues``
+    part follows a message of its role (in the same ``for`` group)."""
+    for i, msg in enumerate(messages):
+        loop = msg.loop
+        if loop is not None:
+            item, over = loop
+            if types.get(over) != "array":
+                raise ValueError(f"for {msg.for_!r}: {over!r} must name an argument of type "
+                                 "array")
+            if item in types or item in ("args", "loop"):
+                raise ValueError(f"for {msg.for_!r}: the item name {item!r} would hide "
+                                 + ("the argument of that name" if item in types
+                                    else f"`{item}`"))
+        if msg.continues:
+            before = messages[i - 1] if i else None
+            if before is None or before.history is not None or before.role != msg.role \
+                    or before.loop != loop:
+                raise ValueError(f"message {i + 1} `continues` the message before it, which "
+                                 "must exist and have the same role (and `for`)")

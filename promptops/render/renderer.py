@@ -64,6 +64,9 @@ class Renderer:
         self.bundle = bundle
         self._code = code
         self.prompts: dict[str, Prompt] = {p["name"]: p for p in bundle["prompts"]}
+        # prompts with `for:` messages (render/loops.py); the others take the plain path
+        self._looped = frozenset(p["name"] for p in bundle["prompts"]
+                                 if any("loopOver" in m for m in p["messages"]))
         self._envs: dict[str | None, PromptEnvironment] = {}
         self._compiled: dict[tuple[str, int, str], _Compiled] = {}
         self._rules: dict[str, _Rules] = {}
@@ -248,27 +251,38 @@ class Renderer:
     def _messages(self, name: str, prompt: Prompt, context: dict[str, object],
                   sources: list[Message]) -> list[PromptMessage]:
         messages: list[PromptMessage] = []
+        if name in self._looped:  # `for:` groups: render/loops.py walks the messages
+            from promptops.render.loops import render_loops
+
+            render_loops(self, name, prompt["messages"], context, messages, sources)
+            return messages
         for i, msg in enumerate(prompt["messages"]):
             if msg["type"] == "history":
                 self._history(messages, msg, context[msg["argument"]])
                 sources.extend([msg] * (len(messages) - len(sources)))
                 continue
-            try:
-                content = self._content(name, i, msg, context)
-            except RenderError:
-                raise
-            except Exception as exc:  # any template failure is the package's, not the caller's
-                raise TemplateError(
-                    f"prompt {name!r} message {i} failed to render: {_describe(exc)}",
-                ) from exc
-            if msg.get("omitIfBlank") and content["type"] == "text" \
-                    and BLANK.issuperset(content["text"]):
-                continue
-            if "annotations" in msg:
-                content["annotations"] = msg["annotations"]
-            messages.append(self._message(msg["role"], content))
-            sources.append(msg)
+            self._one(name, i, msg, context, messages, sources)
         return messages
+
+    def _one(self, name: str, i: int, msg: Message, context: dict[str, object],
+             messages: list[PromptMessage], sources: list[Message]) -> None:
+        """Render message ``i`` (not a history item) into ``messages``, unless it is an
+        ``omitIfBlank`` one that renders blank."""
+        try:
+            content = self._content(name, i, msg, context)
+        except RenderError:
+            raise
+        except Exception as exc:  # any template failure is the package's, not the caller's
+            raise TemplateError(
+                f"prompt {name!r} message {i} failed to render: {_describe(exc)}",
+            ) from exc
+        if msg.get("omitIfBlank") and content["type"] == "text" \
+                and BLANK.issuperset(content["text"]):
+            return
+        if "annotations" in msg:
+            content["annotations"] = msg["annotations"]
+        messages.append(self._message(msg["role"], content))
+        sources.append(msg)
 
     def _message(self, role: str, content: Content) -> PromptMessage:
         """The served message: a system message goes out as the package's ``systemRole``,
@@ -423,7 +437,7 @@ class _Rules:
         for i, msg in enumerate(prompt["messages"]):
             role = msg.get("role")
             if msg["type"] != "text" or role not in ("user", "assistant") \
-                    or "omitIfBlank" in msg or "annotations" in msg:
+                    or "omitIfBlank" in msg or "annotations" in msg or "loopOver" in msg:
                 self.texts: tuple[tuple[int, str, str, ServedRole], ...] | None = None
                 return
             if "template" in msg:

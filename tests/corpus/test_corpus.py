@@ -70,9 +70,10 @@ def _expected_values(entry: dict[str, Any], inputs: dict[str, Any]) -> list[str]
     text = "\n".join((judges.entry_dir(entry) / f["name"]).read_text(encoding="utf-8")
                      for f in entry["files"])
     out = []
+    unread = entry.get("unread", {})  # named in the text but never read (the reason given)
     for key, value in inputs.items():
         name = key.split(":", 1)[-1]
-        if name not in text and key != "ARGUMENTS":
+        if (name not in text and key != "ARGUMENTS") or name in unread:
             continue
         out.extend(s.strip() for s in _strings(value) if s.strip() and len(s) < 200)
     return out

@@ -52,6 +52,10 @@ def import_entry(entry: dict[str, Any]) -> list[ir.IRPrompt]:
 def arguments_for(prompt: ir.IRPrompt, inputs: dict[str, Any]) -> dict[str, Any]:
     names = {a.name: a for a in prompt.arguments}
     out: dict[str, Any] = {}
+    context = inputs.get("@context")
+    if isinstance(context, dict):  # Dotprompt's render context: @state, @auth...
+        inputs = {**{k: v for k, v in inputs.items() if k != "@context"},
+                  **{"@" + k: v for k, v in context.items()}}
     for key, value in inputs.items():
         name = key
         if key.startswith("input:") and key not in names:
@@ -70,6 +74,23 @@ def reference_messages(result: list[dict[str, Any]], index: int | None
                        ) -> list[dict[str, str]]:
     return [{"role": ROLE_NAMES.get(m["role"], m["role"]), "text": m["text"]}
             for m in result if index is None or m.get("prompt") == index]
+
+
+def served_messages(result: list[dict[str, Any]], index: int | None) -> list[dict[str, str]]:
+    """The engine's messages as promptops serves them: a message of text and media parts is
+    one MCP message per part (docs/format.md, "Messages of several parts"), a media part as
+    its URL (``{"role", "media"}``)."""
+    out: list[dict[str, str]] = []
+    for m in result:
+        if index is not None and m.get("prompt") != index:
+            continue
+        role = ROLE_NAMES.get(m["role"], m["role"])
+        if "parts" not in m:
+            out.append({"role": role, "text": m["text"]})
+            continue
+        out += [{"role": role, "text": p["text"]} if "text" in p
+                else {"role": role, "media": p.get("media", repr(p))} for p in m["parts"]]
+    return out
 
 
 @dataclass

@@ -58,7 +58,7 @@ def test_export_round_trips(target: str, packages: dict[str, Imported],
                 continue
             exact += 1
             problems += _round_trip(entry, imp, row["prompt"], out / row["files"][0], target,
-                                    tmp_path / f"back-{entry['id']}-{row['prompt']}")
+                                    tmp_path / f"back{exact}")
     print(f"\n{target}: {exact} exact exports round-trip checked, {lossy} lossy")
     assert problems == []
     assert exact >= 20

@@ -137,7 +137,11 @@ def markdown_file(prompt: ir.IRPrompt, front: JsonObject, body: str, target: str
         losses.append(ir.Loss("model settings", f"{target} files have no generation settings"))
     if prompt.output:
         losses.append(ir.Loss("output", f"{target} files have no output schema"))
-    if not front:
+    if not front and not body.startswith("---"):
         return body
+    if not front:  # a body that starts with `---` needs a frontmatter before it, or the
+        # tool reads the body's own `---` block as one; `{}`, as an empty `---` pair would
+        # pair with the body's `---`
+        return "---\n{}\n---\n" + body
     return "---\n" + yaml.safe_dump(front, sort_keys=False, allow_unicode=True,
                                     width=1000) + "---\n" + body

@@ -19,10 +19,10 @@ import re
 
 from promptops.interop import ir
 from promptops.interop.exporters import _plain
+from promptops.interop.importers.claude import file_references
 
 _SUBSTITUTED = re.compile(r"\$(ARGUMENTS|[1-9])")
 _BANG = re.compile(r"!`[^`\n]*`")
-_AT_FILE = re.compile(r"(?:(?<=\s)|^)@[A-Za-z0-9_.~/$-]*[A-Za-z0-9_/]", re.M)
 FOLDER = ".claude/commands"
 
 
@@ -83,5 +83,5 @@ def _acted_on(body: str) -> list[ir.Loss]:
     out = [ir.Loss(m.group(), "Claude Code would run this command") for m in
            _BANG.finditer(body)]
     out += [ir.Loss(m.group(), "Claude Code would read this file into the prompt") for m in
-            _AT_FILE.finditer(body)]
+            file_references(body)]
     return out

@@ -120,9 +120,20 @@ class _Writer:
         return "".join(self.stmt(n, ()) for n in ast.body)
 
     def stmt(self, node: nodes.Node, loops: tuple[str, ...]) -> str:
-        if isinstance(node, nodes.Output):
-            return "".join(_text(c.data, self.losses) if isinstance(c, nodes.TemplateData)
-                           else self.output(c, loops) for c in node.nodes)
+        if isinstance(node, nodes.Output):  # adjacent literal pieces are escaped as one:
+            written: list[str] = []  # "{" + {{ '{' }} is a "{{" Handlebars must not see
+            text: list[str] = []
+            for c in node.nodes:
+                if isinstance(c, nodes.TemplateData):
+                    text.append(c.data)
+                elif isinstance(c, nodes.Const) and isinstance(c.value, str):
+                    text.append(c.value)  # {{ 'text' }} prints its text
+                else:
+                    written.append(_text("".join(text), self.losses))
+                    text = []
+                    written.append(self.output(c, loops))
+            written.append(_text("".join(text), self.losses))
+            return _apart(written)
         if isinstance(node, nodes.If):
             return self.if_(node, loops)
         if isinstance(node, nodes.For) and isinstance(node.target, nodes.Name) and \
@@ -247,6 +258,18 @@ def _segment(name: str) -> str:
     return name if _SEGMENT.match(name) and name not in ("true", "false", "null", "undefined",
                                                          "this", "else") \
         else "[" + name.replace("]", "\\]") + "]"
+
+
+def _apart(pieces: list[str]) -> str:
+    """Join written pieces, with an empty comment ``{{!}}`` wherever a brace of the text would
+    merge with a tag's (``{{x}}`` + ``}`` is ``{{x}}}``, ``{`` + ``{{x}}`` is ``{{{x}}``)."""
+    out = ""
+    for piece in pieces:
+        if out and piece and ((out.endswith("}}") and piece.startswith("}")) or
+                              (out.endswith("{") and piece.startswith("{{"))):
+            out += "{{!}}"
+        out += piece
+    return out
 
 
 def _text(text: str, losses: list[ir.Loss]) -> str:

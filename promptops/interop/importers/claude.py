@@ -8,7 +8,9 @@ literal text with those substitutions written in Jinja: ``{{ ARGUMENTS }}``,
 ``{{ ARGUMENTS.split()[0] | default('') }}`` for ``$1``, and the appended form as one
 expression. What Claude Code does at invocation besides substituting - run ``!`cmd``` and
 read ``@file`` into the prompt - cannot happen in a served prompt: the text is kept as
-written and each occurrence is a loss.
+written and each occurrence is a loss. An ``@word`` inside Markdown code (a fenced block or an
+inline span) is code - a Python decorator, a CSS ``@media``, an npm ``@scope/pkg`` - and not
+a file reference, so it is no loss.
 
 Frontmatter: ``description`` -> description, ``allowed-tools`` -> tools, ``model`` -> model,
 ``argument-hint`` -> the argument's description, ``name`` -> title; every other key is
@@ -27,6 +29,9 @@ from promptops.interop.jinja_build import Builder
 _VAR = re.compile(r"\$(ARGUMENTS|[1-9])")
 _BANG = re.compile(r"!`[^`\n]*`")
 _AT_FILE = re.compile(r"(?:(?<=\s)|^)@[A-Za-z0-9_.~/$-]*[A-Za-z0-9_/]", re.M)
+# Markdown code: fenced blocks (``` or ~~~, to the closing fence or the end) and inline spans
+_CODE = re.compile(r"^[ \t]*(`{3,}|~{3,})[^\n]*\n.*?(?:^[ \t]*\1[ \t]*$|\Z)|`[^`\n]+`",
+                   re.M | re.S)
 ARGUMENT = "ARGUMENTS"
 _KNOWN = ("description", "allowed-tools", "model", "argument-hint", "name")
 
@@ -78,13 +83,20 @@ def _template(body: str) -> str:
     return b.source()
 
 
+def file_references(body: str) -> list[re.Match[str]]:
+    """The ``@path`` references Claude Code reads into the prompt, outside Markdown code (in
+    code, ``@word`` is a decorator, a CSS at-rule, an npm scope - not a file reference)."""
+    code = [(c.start(), c.end()) for c in _CODE.finditer(body)]
+    return [m for m in _AT_FILE.finditer(body) if not any(a <= m.start() < b for a, b in code)]
+
+
 def _invocation_losses(body: str, first_line: int) -> list[Loss]:
     losses = []
     for m in _BANG.finditer(body):
         losses.append(Loss(m.group(), "Claude Code runs this shell command when the command is "
                            "invoked and puts its output here; a served prompt keeps the text",
                            first_line + body.count("\n", 0, m.start())))
-    for m in _AT_FILE.finditer(body):
+    for m in file_references(body):
         losses.append(Loss(m.group(), "Claude Code reads this file into the prompt when the "
                            "command is invoked; a served prompt keeps the reference",
                            first_line + body.count("\n", 0, m.start())))

@@ -60,6 +60,10 @@ _RESERVED = ("config", "description", "ext", "input", "model", "name", "output",
              "toolDefs", "tools", "variant", "version")
 
 
+_CONTEXT_WORDS = ("Dotprompt context data {0} (what Genkit passes as the render's context, "
+                  "e.g. the session state), as a JSON object")
+
+
 def parse(path: str, text: str, siblings: Mapping[str, str]) -> list[IRPrompt]:
     m = _FRONTMATTER.match(text)
     front: dict[str, Json] = {}
@@ -96,6 +100,12 @@ def parse(path: str, text: str, siblings: Mapping[str, str]) -> list[IRPrompt]:
     notes += out.notes
     messages = _messages(out.chunks, losses, notes)
     for name in out.used:
+        if name.startswith("@") and name not in arg_types:  # context data (@state, @auth)
+            arguments.append(Argument(name, "object", False, {}, _CONTEXT_WORDS.format(name)))
+            arg_types[name] = "object"
+            notes.append(f"{name}: Dotprompt reads it from the render call's context; "
+                         f"imported as the optional object argument {name!r}")
+            continue
         if name not in arg_types:
             kind: ArgType = "array" if name in out.iterated else \
                 "object" if name in out.objects else "string"

@@ -10,7 +10,8 @@ What langchain-core 1.x does with them (``langchain_core/prompts/loading.py``), 
   examples are static, so the import formats them once and inlines them, exactly so.
 * ``chat``: the loader reads only ``messages[0].prompt.template``, as one human message.
 * ``template_format``: ``f-string`` (default; ``{x}`` substitutes, ``{{``/``}}`` are braces),
-  ``mustache`` and ``jinja2`` are not translated (a loss); the loader refuses ``jinja2``.
+  ``mustache`` (translated by :mod:`promptops.interop.mustache`); ``jinja2`` is not translated
+  (a loss), and the loader refuses it.
 * ``partial_variables`` apply when the input is absent: they are the arguments' defaults;
   the other variables are required (LangChain raises on a missing one).
 
@@ -24,8 +25,9 @@ from __future__ import annotations
 import json
 import string
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal
 
+from promptops.interop import mustache
 from promptops.interop.errors import InteropError
 from promptops.interop.importers import _common
 from promptops.interop.ir import (
@@ -62,6 +64,8 @@ def parse(path: str, text: str, siblings: Mapping[str, str]) -> list[IRPrompt]:
     else:
         raise InteropError(path, f"_type {kind!r}: LangChain loads prompt, few_shot and chat", 1)
     fmt = config.get("template_format", "f-string")
+    if fmt == "mustache":
+        return [_mustache_prompt(path, config, messages, losses, notes)]
     if fmt != "f-string":
         losses.append(Loss(f"template_format: {fmt}", "only f-string templates are translated; "
                            "this one is imported as an f-string, which it is not" +
@@ -96,6 +100,48 @@ def parse(path: str, text: str, siblings: Mapping[str, str]) -> list[IRPrompt]:
         ecosystem="langchain", messages=tuple(ir_messages), arguments=tuple(arguments),
         whitespace="standalone", output=output, metadata=meta, losses=tuple(losses),
         notes=tuple(notes))]
+
+
+def _mustache_prompt(path: str, config: Mapping[str, Any], messages: list[tuple[Role, str]],
+                     losses: list[Loss], notes: list[str]) -> IRPrompt:
+    """``template_format: mustache``: langchain-core's chevron port, translated by
+    :mod:`promptops.interop.mustache` (``jinja`` whitespace mode). The file's
+    ``input_variables`` (else the names read outside any section, as LangChain infers them)
+    are required; every other name is optional (empty, as chevron prints a missing name); a
+    top-level section key is an array argument (sections iterate lists)."""
+    ir_messages, top, inner, iterated = [], [], [], set()
+    for role, template in messages:
+        try:
+            done = mustache.to_jinja(template)
+        except mustache.MustacheError as e:
+            raise InteropError(path, f"mustache template: {e.message}", 1) from None
+        notes.extend(done.notes)
+        iterated |= done.iterated
+        top += [n for n in done.top if n not in top]
+        inner += [n for n in done.names if n not in inner]
+        ir_messages.append(Message(role, (Text(done.source),)))
+    partials = config.get("partial_variables") or {}
+    declared = [str(v) for v in config.get("input_variables") or []]
+    required = declared or top  # the file's input variables, else those LangChain infers
+    arguments: list[Argument] = []
+    for name in [*top, *(n for n in [*inner, *declared] if n not in top)]:
+        if any(a.name == name for a in arguments):
+            continue
+        kind: Literal["string", "array"] = "array" if name in iterated else "string"
+        if name in partials:
+            arguments.append(Argument(name, kind, False, partials[name],
+                                      "Defaults to the prompt's partial variable."))
+        elif name in required:
+            arguments.append(Argument(name, kind, True))
+        else:
+            arguments.append(Argument(name, kind, False, "" if kind == "string" else []))
+    notes.append("template_format: mustache, translated to Jinja")
+    return IRPrompt(
+        name=_common.prompt_name(path, [".json", ".yaml", ".yml"]), source=path,
+        ecosystem="langchain", messages=tuple(ir_messages), arguments=tuple(arguments),
+        whitespace="jinja", output=_output_parser(config, losses),
+        metadata={k: v for k, v in config.items() if k in ("metadata", "tags", "name")},
+        losses=tuple(losses), notes=tuple(notes))
 
 
 def _load(path: str, text: str) -> JsonObject:

@@ -22,7 +22,7 @@ Frontmatter: ``name`` -> title, ``description``; ``inputs`` -> typed arguments (
 ``model.configuration`` -> model id (``azure_deployment``/``name``/``model``) with the rest
 as metadata (``${env:X}`` references kept as written), ``model.parameters`` -> generation
 settings, their ``tools`` -> tools and ``response_format`` -> output; anything else -> metadata.
-``template: mustache`` bodies are not translated (a loss).
+``template: mustache`` bodies are translated to Jinja by :mod:`promptops.interop.mustache`.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ import json
 import re
 from collections.abc import Mapping
 
+from promptops.interop import mustache
 from promptops.interop.errors import InteropError
 from promptops.interop.importers import _common
 from promptops.interop.ir import (
@@ -50,6 +51,7 @@ from promptops.interop.ir import (
     Text,
     Tool,
 )
+from promptops.interop.jinja_build import literal
 from promptops.sandbox.jinja_source import Token, tokenize
 
 _FRONTMATTER = re.compile(r"^\s*(?:---|\+\+\+)(.*?)(?:---|\+\+\+)\s*(.+)$", re.S | re.M)
@@ -83,13 +85,29 @@ def parse(path: str, text: str, siblings: Mapping[str, str]) -> list[IRPrompt]:
     losses: list[Loss] = []
     notes: list[str] = []
     template = front.get("template", "jinja2")
-    kind = template.get("type") if isinstance(template, dict) else template
-    if kind not in (None, "jinja2", "jinja"):
-        losses.append(Loss(f"template: {kind}", "only Jinja bodies are translated; the body is "
-                           "imported as a Jinja template, which it is not"))
+    kind = template.get("type", template.get("format")) if isinstance(template, dict) \
+        else template
+    if kind == "mustache":
+        body = _from_mustache(body, body_line, losses, notes)
+    elif kind not in (None, "jinja2", "jinja"):
+        losses.append(Loss(f"template: {kind}", "Prompty renders jinja2 and mustache; it "
+                           "refuses any other renderer (and only those are translated); the "
+                           "body is imported as a Jinja template"))
+    if isinstance(front.get("base"), str):
+        losses.append(Loss(f"base: {front['base']}", "the body builds on its base prompty "
+                           "({% extends %}), whose text is not imported; Prompty's renderer "
+                           "refuses the body without it (TemplateNotFound), so the body is "
+                           "imported as literal text"))
+        body = literal(body)
     sample = _sample(path, front.get("sample"), siblings, notes, losses)
+    inputs = front.get("inputs")
+    if isinstance(inputs, str):  # inputs: ${file:x.json}, read as prompty reads it
+        inputs = _sample(path, inputs, siblings, notes, losses) or None
+        for name, spec in (inputs or {}).items():  # their samples are the prompt's sample
+            if isinstance(spec, dict) and "sample" in spec and name not in sample:
+                sample[name] = spec["sample"]
     messages, used, iterated = _messages(body, body_line, losses, notes)
-    arguments = _arguments(front.get("inputs"), used, iterated, sample, messages, notes)
+    arguments = _arguments(inputs, used, iterated, sample, messages, notes)
     known = {a.name for a in arguments}
     dropped = sorted(k for k in sample if k not in known)
     if dropped:
@@ -113,6 +131,20 @@ def parse(path: str, text: str, siblings: Mapping[str, str]) -> list[IRPrompt]:
 
 
 # --------------------------------------------------------------------------- body
+
+def _from_mustache(body: str, body_line: int, losses: list[Loss], notes: list[str]) -> str:
+    """The Jinja of a ``template: mustache`` body (Prompty renders it with its chevron port,
+    then splits the roles of the result, as for Jinja)."""
+    try:
+        done = mustache.to_jinja(body)
+    except mustache.MustacheError as e:
+        losses.append(Loss("template: mustache", f"{e.message}; the body is imported as "
+                           "literal text", body_line + e.line - 1))
+        return literal(body)
+    notes.append("template: mustache, translated to Jinja")
+    notes.extend(done.notes)
+    return done.source
+
 
 def _messages(body: str, first_line: int, losses: list[Loss], notes: list[str]
               ) -> tuple[list[MessageItem], list[str], set[str]]:
@@ -262,6 +294,8 @@ def _arguments(inputs: Json, used: list[str], iterated: set[str], sample: dict[s
     for name in [*declared, *(n for n in used if n not in declared)]:
         spec = declared.get(name, {})
         kind = _TYPES.get(str(spec.get("type", "string")).lower(), "string")
+        if "type" not in spec and name in sample:  # untyped: the sample's type
+            kind = _common.infer_type(sample[name])
         if (name in iterated or name in spliced) and kind != "array":
             if name in declared:
                 notes.append(f"{name}: declared {spec.get('type')}, but the template loops over "

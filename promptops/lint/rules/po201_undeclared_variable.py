@@ -46,7 +46,8 @@ IMPLICIT = frozenset({"loop", "caller", "varargs", "kwargs", "super", "self", "a
 def check(ctx: LintContext) -> Iterator[Hit]:
     known = set(ctx.env.globals) | IMPLICIT
     for prompt in prompts(ctx):
-        declared = {a.name for a in prompt.spec.arguments} | known
+        declared = {a.name for a in prompt.spec.arguments} | known | {
+            m.loop[0] for m in prompt.spec.messages if m.loop is not None}  # `for:` items
         for path, loc, source in prompt_sources(ctx, prompt):
             facts = ctx.facts(path, source)
             if facts is None:

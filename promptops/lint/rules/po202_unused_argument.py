@@ -40,6 +40,7 @@ CODE, NAME, LEVEL, NEEDS = "PO202", "unused-argument", "warning", "package"
 def check(ctx: LintContext) -> Iterator[Hit]:
     for prompt in prompts(ctx):
         used: set[str] = {m.history for m in prompt.spec.messages if m.history}  # spliced in
+        used.update(m.loop[1] for m in prompt.spec.messages if m.loop is not None)  # `for:`
         complete = True
         for path, _, source in prompt_sources(ctx, prompt):
             facts = ctx.facts(path, source)

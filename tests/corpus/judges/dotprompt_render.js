@@ -2,12 +2,20 @@
 // entries of the corpus). Reads one JSON request on stdin:
 //   {"jobs": [{"source": "<.prompt text>", "partials": {"name": "<text>"}, "input": {...},
 //              "messages": [...] | null, "context": {...} | null}]}
-// and prints one JSON answer on stdout: [{"messages": [{"role", "text"}]} | {"error": "..."}].
+// and prints one JSON answer on stdout: [{"messages": [{"role", "text", "parts"}]} | {"error": "..."}].
 // One process renders every job, so the whole ecosystem costs one Node start.
 'use strict';
 const path = require('path');
 const deps = process.env.PROMPTOPS_NODE_DEPS;
 const { Dotprompt } = require(path.join(deps, 'node_modules', 'dotprompt'));
+
+// Each part as it is: text, or a media part's url and content type (what an importer must
+// keep apart from the text; `text` above joins them for a one-line view).
+function partOf(part) {
+  if (typeof part.text === 'string') return { text: part.text };
+  if (part.media) return { media: part.media.url, contentType: part.media.contentType ?? null };
+  return { other: Object.keys(part) };
+}
 
 function partText(part) {
   if (typeof part.text === 'string') return part.text;
@@ -31,6 +39,7 @@ async function renderJob(job) {
     messages: rendered.messages.map((m) => ({
       role: m.role,
       text: m.content.map(partText).join(''),
+      parts: m.content.map(partOf),
     })),
   };
 }

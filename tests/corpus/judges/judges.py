@@ -186,7 +186,8 @@ def render_prompty(path: Path, inputs: dict[str, Any]) -> list[Message]:
                 p = Prompty(
                     model=ModelSettings(api="chat"),
                     template=TemplateSettings(
-                        type=template if isinstance(template, str) else template["type"],
+                        type=template if isinstance(template, str) else
+                        template.get("type", template.get("format", "jinja2")),
                         parser="prompty"),
                     content=raw["body"], file=path, sample=sample or {})
             messages = prompty.prepare(p, dict(inputs))
@@ -260,7 +261,9 @@ def _dotprompt_job(entry: dict[str, Any], inputs: dict[str, Any]) -> dict[str, A
 def _dotprompt_messages(answer: dict[str, Any]) -> list[Message]:
     if "error" in answer:
         raise JudgeError(answer["error"])
-    return [{"role": m["role"], "text": m["text"]} for m in answer["messages"]]
+    return [{"role": m["role"], "text": m["text"],
+             **({"parts": m["parts"]} if any("text" not in p for p in m["parts"]) else {})}
+            for m in answer["messages"]]
 
 
 # promptfoo ---------------------------------------------------------------------------
