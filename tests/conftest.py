@@ -1,4 +1,4 @@
-"""Fixtures every test module may use; the plain helpers live in repo_helpers.py."""
+"""Fixtures every test module may use; the plain helpers live in helpers/repo.py."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from pathlib import Path
 
 import git
 import pytest
+from helpers.repo import make_repo
 from hypothesis import settings
-from repo_helpers import make_repo
 
 # CI must not be a lottery: property tests draw the same examples on every CI run
 # (derandomize). Locally they explore new ones each run, which is how bugs get found.
@@ -36,7 +36,7 @@ def repo_factory(tmp_path: Path) -> Callable[..., git.Repo]:
 SPAWNS = re.compile(
     r'serve_cmd|serve_process|ServeProcess|RawClient|\bServe\(|run_cli_process|"-m", "promptops"'
     r"|stdio_client|Popen"
-    r"|node_helpers|haproxy|nginx|uvicorn|\bpty\b|sys\.executable|\bPYTHON\b"
+    r"|helpers\.node|haproxy|nginx|uvicorn|\bpty\b|sys\.executable|\bPYTHON\b"
     r"|hardening_helpers import .*\bcli\b|http_helpers|venv")
 
 

@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from repo_helpers import PYTHON, REPO_ROOT, posix_only
+from helpers.repo import PYTHON, REPO_ROOT, posix_only
 
 BENCH = REPO_ROOT / "benchmarks"
 OTHER_SECTIONS = "# Benchmarks\n\nIntro.\n\n## Test\n\nkept as is\n\n## Lint\n\nalso kept\n"

@@ -1,6 +1,6 @@
 """The foundation commands through the real CLI: exact output and exit codes (issue 2).
 
-In-process (``repo_helpers.run_cli``) except the entry-point test, which starts the
+In-process (``helpers.repo.run_cli``) except the entry-point test, which starts the
 installed ``promptops`` script and ``python -m promptops`` for real.
 """
 
@@ -14,8 +14,8 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-from mcp_schema import validate
-from repo_helpers import cli_env, make_repo, run_cli, run_cli_process
+from helpers.mcp_schema import validate
+from helpers.repo import cli_env, make_repo, run_cli, run_cli_process
 
 PKG = {
     "promptops.yaml": "name: demo\nversion: 0.1.0\n",

@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from repo_helpers import run_cli
+from helpers.repo import run_cli
 
 ROOT = Path(__file__).resolve().parents[1]
 DOC = ROOT / "docs" / "cli.md"

@@ -1,7 +1,7 @@
 """The CLI in-process: exact output and exit codes.
 
 The subprocess tests in test_cli.py prove the installed entry point; these drive the
-same entry point in-process (``repo_helpers.run_cli``), which is how most CLI regressions
+same entry point in-process (``helpers.repo.run_cli``), which is how most CLI regressions
 are quickest to pin down.
 """
 
@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from repo_helpers import make_repo, run_cli
+from helpers.repo import make_repo, run_cli
 
 PKG = {
     "promptops.yaml": "name: demo\nversion: 0.1.0\n",

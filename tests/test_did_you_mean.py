@@ -6,9 +6,9 @@ import json
 from pathlib import Path
 
 import pytest
+from helpers.repo import make_repo, run_cli
 from hypothesis import given
 from hypothesis import strategies as st
-from repo_helpers import make_repo, run_cli
 
 from promptops.errors import closest
 
@@ -58,7 +58,7 @@ def test_a_repository_with_the_package_in_a_subfolder_names_it(tmp_path: Path) -
     import subprocess
     import sys
 
-    from repo_helpers import cli_env
+    from helpers.repo import cli_env
 
     make_repo(tmp_path, {"prompts/promptops.yaml": MANIFEST,
                          "prompts/prompts/code_review.prompt.yaml": REVIEW})

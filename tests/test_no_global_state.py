@@ -14,7 +14,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from repo_helpers import run_cli
+from helpers.repo import run_cli
 
 PACKAGE = Path(__file__).resolve().parents[1] / "promptops"
 MUTATORS = {"append", "extend", "update", "add", "pop", "clear", "insert", "remove",

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from repo_helpers import PYTHON, REPO_ROOT, checkout_files, copy_checkout
+from helpers.repo import PYTHON, REPO_ROOT, checkout_files, copy_checkout
 
 from promptops import __version__, about, scaffold
 

@@ -25,8 +25,8 @@ import threading
 from pathlib import Path
 
 import pytest
-from repo_helpers import REPO_ROOT, cli_env, copy_checkout
-from starter_helpers import mcp_validator
+from helpers.repo import REPO_ROOT, cli_env, copy_checkout
+from helpers.starter import mcp_validator
 
 README = REPO_ROOT / "README.md"
 FENCE = re.compile(r"(?ms)^```([\w-]*)\n(.*?)^```\n")

@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
-from repo_helpers import FIXTURES
-from starter_helpers import mcp_validator
+from helpers.repo import FIXTURES
+from helpers.starter import mcp_validator
 
 from promptops.pipeline.build import Build
 from promptops.render.renderer import Renderer

@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 import pytest
-from repo_helpers import cli_env, posix_only
+from helpers.repo import cli_env, posix_only
 
 pytestmark = posix_only("pseudo-terminals are POSIX")
 HIDE_CURSOR = b"\x1b[?25l"

@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from repo_helpers import posix_only
+from helpers.repo import posix_only
 from test_terminal import HIDE_CURSOR, on_pty, piped
 
 pytestmark = posix_only("pseudo-terminals are POSIX")

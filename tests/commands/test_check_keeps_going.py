@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from repo_helpers import run_cli, write_files
+from helpers.repo import run_cli, write_files
 
 FILES = {
     "promptops.yaml": "name: demo\nversion: 1.0.0\n",

@@ -3,7 +3,7 @@
 And init inside repositories people already have: real git repositories with their own
 ``.gitignore``, ``.pre-commit-config.yaml`` and workflows, which init joins, never
 overwrites, and leaves exactly as they are on a second run. The CLI runs in-process
-(``repo_helpers.run_cli``); git, pre-commit and bash run for real.
+(``helpers.repo.run_cli``); git, pre-commit and bash run for real.
 """
 
 from __future__ import annotations
@@ -16,10 +16,10 @@ from pathlib import Path
 
 import git
 import pytest
+from helpers.repo import commit_files, make_repo, run_cli, write_files
+from helpers.starter import mcp_validator
 from jsonschema import Draft202012Validator
-from repo_helpers import commit_files, make_repo, run_cli, write_files
 from ruamel.yaml import YAML
-from starter_helpers import mcp_validator
 
 from promptops import __version__, scaffold
 from promptops.about import github_repository
@@ -429,7 +429,7 @@ def pre_commit_run(root: Path, tmp_path: Path) -> subprocess.CompletedProcess[st
     """``pre-commit run --all-files`` with promptops on PATH and a cache of its own."""
     import shutil
 
-    from repo_helpers import cli_env
+    from helpers.repo import cli_env
 
     exe = shutil.which("pre-commit", path=str(Path(sys.executable).parent))
     assert exe, "pre-commit is in the test extra"

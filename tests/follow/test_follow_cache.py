@@ -19,7 +19,7 @@ from follow_helpers import (  # noqa: F401  (fixtures)
     texts,
     user_cache_fixture,
 )
-from repo_helpers import commit_files, make_repo
+from helpers.repo import commit_files, make_repo
 
 from promptops.pipeline import build as pipeline
 from promptops.pipeline.bundle import Bundle, compile_bundle, parse_bundle, serialise

@@ -11,7 +11,7 @@ from follow_helpers import Recorder, package, texts
 from follow_helpers import follow_fixture as follow_fixture
 from follow_helpers import recorder_fixture as recorder_fixture
 from follow_helpers import user_cache_fixture as user_cache_fixture
-from repo_helpers import commit_files, make_repo
+from helpers.repo import commit_files, make_repo
 
 from promptops.__main__ import _lint_gate
 from promptops.errors import PromptopsError

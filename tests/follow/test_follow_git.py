@@ -18,7 +18,7 @@ from follow_helpers import (  # noqa: F401  (fixtures)
     texts,
     user_cache_fixture,
 )
-from repo_helpers import commit_files, make_repo, write_files
+from helpers.repo import commit_files, make_repo, write_files
 
 from promptops.errors import GitError, UsageError
 from promptops.git import refs as gitrefs

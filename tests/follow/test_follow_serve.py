@@ -13,8 +13,8 @@ from typing import Any
 import git
 import jsonschema
 from follow_helpers import BROKEN, package
-from repo_helpers import commit_files, make_repo
-from serve_process import ServeProcess
+from helpers.repo import commit_files, make_repo
+from helpers.serve import ServeProcess
 
 DATA = Path(__file__).parents[1] / "data"
 CLIENT_CHECK = DATA / "clients" / "py_client_check.py"

@@ -30,7 +30,7 @@ sys.path[:0] = [str(HERE), str(HERE.parent), str(HERE.parent / "serve")]
 
 from fuzz_gen import Generator  # noqa: E402
 from fuzz_oracle import Expect, Oracle, judge  # noqa: E402
-from serve_process import ServeProcess  # noqa: E402
+from helpers.serve import ServeProcess  # noqa: E402
 
 RSS_LIMIT_MB = 300
 REPLY_TIMEOUT_S = 60.0

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import git
 from fuzz_content import SECRET, hostile_package, outside_world
-from repo_helpers import make_repo
+from helpers.repo import make_repo
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "hardening"))
 from content_helpers import cli, outside

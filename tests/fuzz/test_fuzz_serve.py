@@ -11,7 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from repo_helpers import REPO_ROOT
+from helpers.repo import REPO_ROOT
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "hardening"))
 from hardening_helpers import record

@@ -18,9 +18,9 @@ from typing import Any
 import pytest
 from fuzz_oracle import HANDSHAKE, LEVELS, MODERN, Oracle, judge
 from fuzz_serve import build_bundle
+from helpers.repo import peak_rss_mb
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from repo_helpers import peak_rss_mb
 
 from promptops.pipeline.bundle import digest, parse_bundle, serialise
 from promptops.render.renderer import Renderer

@@ -17,7 +17,7 @@ import os
 import time
 from pathlib import Path
 
-from repo_helpers import make_repo, write_files
+from helpers.repo import make_repo, write_files
 
 from promptops.git.history import History
 from promptops.serve.watch import dirty_notice

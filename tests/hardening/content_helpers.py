@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import git
-from repo_helpers import commit_files, run_cli
+from helpers.repo import commit_files, run_cli
 
 MANIFEST = "name: demo\nversion: 1.0.0\n"
 PROMPT = ("description: d\narguments:\n  - {name: topic, required: true}\n"
@@ -32,7 +32,7 @@ class Run:
 def cli(*args: str, at: Path, allowed: tuple[int, ...] = (0, 1, 2)) -> Run:
     """``promptops ARGS`` in-process from folder ``at``; never a crash, a bug or a traceback.
 
-    ``repo_helpers.run_cli`` clears ``CI``, which (set on every CI runner) turns snapshot
+    ``helpers.repo.run_cli`` clears ``CI``, which (set on every CI runner) turns snapshot
     writing off; these tests are about writes. A bug is exit 3 with "internal error".
     """
     result = run_cli(*args, cwd=at)

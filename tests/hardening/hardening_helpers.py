@@ -22,8 +22,8 @@ from typing import Any
 
 import git
 import pytest
-from repo_helpers import REPO_ROOT, cli_env, make_repo, run_cli_process
-from serve_process import ServeProcess
+from helpers.repo import REPO_ROOT, cli_env, make_repo, run_cli_process
+from helpers.serve import ServeProcess
 
 RECORDS = Path(__file__).resolve().parent / "records"
 UPDATE = os.environ.get("PROMPTOPS_UPDATE_RELIABILITY") == "1"

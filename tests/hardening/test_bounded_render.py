@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 from hardening_helpers import Serve, cli, normalise, record, repo_with
-from repo_helpers import PYTHON, cli_env, write_files
+from helpers.repo import PYTHON, cli_env, write_files
 
 from promptops.errors import RenderError
 from promptops.render.mcp import INTERNAL_ERROR, INVALID_PARAMS, error_code

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from content_helpers import MANIFEST, PROMPT, cli, serves_the_next_good_commit
 from hardening_helpers import Serve, record
-from repo_helpers import commit_files, make_repo, run_cli_process
+from helpers.repo import commit_files, make_repo, run_cli_process
 
 from promptops.errors import PackageError
 from promptops.pipeline.build import Build

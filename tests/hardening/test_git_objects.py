@@ -17,7 +17,7 @@ import git
 import pytest
 from content_helpers import MANIFEST, PROMPT, cli, serves_the_next_good_commit
 from hardening_helpers import Serve, record
-from repo_helpers import commit_files, make_repo
+from helpers.repo import commit_files, make_repo
 
 DAMAGED = "(the repository is damaged or a partial clone; `git fsck` lists what is wrong)"
 

@@ -21,7 +21,7 @@ import git
 import pytest
 from content_helpers import MANIFEST, PROMPT, SECRET, cli, first_error
 from hardening_helpers import record
-from repo_helpers import commit_files, make_repo
+from helpers.repo import commit_files, make_repo
 
 from promptops.errors import PackageError
 from promptops.pipeline.build import Build

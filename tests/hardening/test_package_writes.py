@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from content_helpers import MANIFEST, cli, first_error, outside
 from hardening_helpers import normalise, record
-from repo_helpers import make_repo
+from helpers.repo import make_repo
 
 from promptops import fsutil
 

@@ -24,8 +24,8 @@ from pathlib import Path
 
 import pytest
 from hardening_helpers import ABOUT, record, repo_with
-from repo_helpers import PYTHON, SIGNALS, cli_env, commit_files, posix_only
-from repo_helpers import run_cli as cli  # the set-up runs in-process; the killed job does not
+from helpers.repo import PYTHON, SIGNALS, cli_env, commit_files, posix_only
+from helpers.repo import run_cli as cli  # the set-up runs in-process; the killed job does not
 
 AREA = "process faults"
 KILLS = 8  # per signal: half at random delays, half when the output folder first changes

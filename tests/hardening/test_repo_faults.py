@@ -22,7 +22,7 @@ from hardening_helpers import (
     record,
     repo_with,
 )
-from repo_helpers import SYMLINKS, commit_files, posix_only
+from helpers.repo import SYMLINKS, commit_files, posix_only
 
 AREA = "repository faults"
 PNG = b"\x89PNG\r\n\x1a\n"

@@ -12,8 +12,8 @@ import time
 from pathlib import Path
 
 from hardening_helpers import record, repo_with
-from repo_helpers import PYTHON, cli_env
-from repo_helpers import run_cli as cli  # set-up only: serve itself runs as a process
+from helpers.repo import PYTHON, cli_env
+from helpers.repo import run_cli as cli  # set-up only: serve itself runs as a process
 
 from promptops.serve.transports.stdio import MAX_DEPTH
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import git
 import pytest
 from hardening_helpers import MANIFEST
-from repo_helpers import SYMLINKS, commit_files, make_repo, posix_only
+from helpers.repo import SYMLINKS, commit_files, make_repo, posix_only
 
 from promptops.errors import PackageError
 from promptops.pipeline.build import Build

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 from hardening_helpers import record
-from repo_helpers import peak_rss_mb, write_files
+from helpers.repo import peak_rss_mb, write_files
 
 from promptops.errors import RenderError
 from promptops.render.mcp import INTERNAL_ERROR, error_code

@@ -26,7 +26,7 @@ from pathlib import Path
 import pytest
 from content_helpers import MANIFEST, PROMPT, cli
 from hardening_helpers import record
-from repo_helpers import cli_env, commit_files, make_repo
+from helpers.repo import cli_env, commit_files, make_repo
 
 FILL = "dd if=/dev/zero of=\"$MNT/fill\" bs=1024 2>/dev/null || true"
 FAULTS = {"ENOSPC": (FILL, "No space left on device", errno.ENOSPC),

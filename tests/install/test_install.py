@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from repo_helpers import make_repo, run_cli
+from helpers.repo import make_repo, run_cli
 
 from promptops.install import jsonedit
 

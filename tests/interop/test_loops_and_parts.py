@@ -140,7 +140,7 @@ def test_schemas_describe_for_and_continues(tmp_path: Path) -> None:
 
 
 def test_lint_knows_the_loop_item_and_its_argument(tmp_path: Path) -> None:
-    from repo_helpers import run_cli
+    from helpers.repo import run_cli
 
     build(tmp_path, {"description": "d", **CONVERSATION})
     run = run_cli("lint", str(tmp_path), "--format", "json")

@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from repo_helpers import REPO_ROOT, make_repo, write_files
-from repo_helpers import run_cli as in_process
+from helpers.repo import REPO_ROOT, make_repo, write_files
+from helpers.repo import run_cli as in_process
 
 CASES = Path(__file__).parent / "cases"
 PLANTED = Path(__file__).parent / "fixtures" / "planted"
@@ -91,12 +91,12 @@ def lint_case(rule: str, case: dict[str, Any]) -> list[str]:
 
 
 def promptops(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    """The real CLI, in-process (``repo_helpers.run_cli``)."""
+    """The real CLI, in-process (``helpers.repo.run_cli``)."""
     return in_process(*args, cwd=cwd or REPO_ROOT)
 
 
 def run_cli(*args: str) -> tuple[int, str, str]:
-    """The CLI in-process (``repo_helpers.run_cli``) as (exit code, stdout, stderr)."""
+    """The CLI in-process (``helpers.repo.run_cli``) as (exit code, stdout, stderr)."""
     run = in_process(*args)
     return run.returncode, run.stdout, run.stderr
 

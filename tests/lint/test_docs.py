@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from helpers.repo import REPO_ROOT, write_files
 from lint_helpers import run_cli
-from repo_helpers import REPO_ROOT, write_files
 
 from promptops.lint.docs import render
 from promptops.lint.registry import RULES

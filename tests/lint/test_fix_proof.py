@@ -10,8 +10,8 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+from helpers.repo import write_files
 from lint_helpers import promptops
-from repo_helpers import write_files
 
 from promptops.commands.lint import _samples
 from promptops.lint.proof import outputs

@@ -11,7 +11,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from repo_helpers import make_repo
+from helpers.repo import make_repo
 
 from promptops.lint.runner import Options, lint_package
 from promptops.pipeline.build import Build

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import subprocess
 
-from repo_helpers import PYTHON, REPO_ROOT
+from helpers.repo import PYTHON, REPO_ROOT
 
 
 def test_corpus_mode_measures_every_run_against_its_target() -> None:

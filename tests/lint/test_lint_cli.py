@@ -7,8 +7,8 @@ import json
 import shutil
 from pathlib import Path
 
+from helpers.repo import REPO_ROOT, commit_files, make_repo, write_files
 from lint_helpers import lint_json, promptops
-from repo_helpers import REPO_ROOT, commit_files, make_repo, write_files
 
 from promptops.lint.registry import RULES
 

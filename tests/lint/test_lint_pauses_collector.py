@@ -8,7 +8,7 @@ import gc
 from pathlib import Path
 
 import pytest
-from repo_helpers import write_files
+from helpers.repo import write_files
 
 from promptops.lint import engine
 from promptops.lint.runner import Options, lint_package

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import jsonschema
 import pytest
+from helpers.repo import REPO_ROOT
 from lint_helpers import PLANTED, lint_json, promptops
-from repo_helpers import REPO_ROOT
 
 from promptops.lint.registry import RULES
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from repo_helpers import write_files
+from helpers.repo import write_files
 
 from promptops.lint.runner import refusal
 from promptops.pipeline.build import Build

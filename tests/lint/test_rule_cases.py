@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers.repo import SYMLINKS, posix_only
 from lint_helpers import build_case, case_files, lint_case, lint_positions, load_cases
-from repo_helpers import SYMLINKS, posix_only
 
 from promptops.lint.registry import BY_CODE, RULES
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from helpers.repo import write_files
 from lint_helpers import promptops
-from repo_helpers import write_files
 
 from promptops.lint.output.text import excerpt
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import git
 import pytest
-from repo_helpers import PYTHON, commit_files, make_repo, run_cli, run_cli_process
+from helpers.repo import PYTHON, commit_files, make_repo, run_cli, run_cli_process
 
 from promptops.errors import BundleError
 from promptops.pipeline.bundle import load_bundle, parse_bundle

@@ -16,8 +16,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from lsp_helpers import YAML_LS_VERSION, YamlLanguageServer, position_of
-from node_helpers import npm_package
+from helpers.lsp import YAML_LS_VERSION, YamlLanguageServer, position_of
+from helpers.node import npm_package
 
 from promptops.commands.schema import schema_for
 

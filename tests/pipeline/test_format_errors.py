@@ -12,7 +12,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from repo_helpers import FIXTURES, make_repo, run_cli
+from helpers.repo import FIXTURES, make_repo, run_cli
 
 PACKAGE = FIXTURES / "format_errors"
 

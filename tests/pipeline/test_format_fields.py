@@ -218,7 +218,7 @@ def test_json_schemas_hold_and_describe_the_new_fields(tmp_path: Path) -> None:
 def test_lint_follows_the_format(tmp_path: Path) -> None:
     """A faithfully ported prompt is clean: a system persona, typed and non-identifier
     arguments read through args[...], a history argument; a typo in args[...] is still found."""
-    from repo_helpers import run_cli
+    from helpers.repo import run_cli
 
     prompt = {
         "description": "d",

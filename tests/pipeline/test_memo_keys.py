@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from repo_helpers import make_repo
+from helpers.repo import make_repo
 
 from promptops.git.objects import blob_id
 from promptops.pipeline.build import Build

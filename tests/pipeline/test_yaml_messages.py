@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 import yaml
-from repo_helpers import make_repo, run_cli
+from helpers.repo import make_repo, run_cli
 from ruamel.yaml import YAML
 
 from promptops.pipeline.yamlio.loader import YamlProblem, load_yaml

@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from repo_helpers import PYTHON, SYMLINKS, cli_env, make_repo, posix_only, write_files
-from starter_helpers import mcp_validator
+from helpers.repo import PYTHON, SYMLINKS, cli_env, make_repo, posix_only, write_files
+from helpers.starter import mcp_validator
 
 from promptops.errors import PackageError, RenderError
 from promptops.pipeline.build import Build

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 import git
-from repo_helpers import REPO_ROOT, Files, commit_files, make_repo
+from helpers.repo import REPO_ROOT, Files, commit_files, make_repo
 
 STARTER = REPO_ROOT / "templates"
 # A frozen copy of the starter (as committed when these tests were written), so edits to

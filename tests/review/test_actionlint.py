@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from repo_helpers import REPO_ROOT
+from helpers.repo import REPO_ROOT
 
 from promptops import scaffold
 

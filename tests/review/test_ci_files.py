@@ -21,8 +21,8 @@ from typing import Any
 
 import pytest
 import yaml
+from helpers.repo import REPO_ROOT, cli_env
 from jsonschema import Draft7Validator
-from repo_helpers import REPO_ROOT, cli_env
 from review_helpers import fixed_commit, fixed_repo
 from test_actionlint import _tool
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from repo_helpers import make_repo, run_cli
+from helpers.repo import make_repo, run_cli
 
 from promptops.review.markdown import COMMENT_LIMIT
 

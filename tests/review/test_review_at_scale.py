@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from repo_helpers import REPO_ROOT
+from helpers.repo import REPO_ROOT
 
 from promptops.review import build_report, to_markdown
 from promptops.review.markdown import DEFAULT_BUDGET

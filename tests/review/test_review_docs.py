@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import subprocess
 
-from repo_helpers import PYTHON, REPO_ROOT, cli_env
+from helpers.repo import PYTHON, REPO_ROOT, cli_env
 
 
 def test_review_doc_example_and_schema_are_current() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from repo_helpers import make_repo
+from helpers.repo import make_repo
 
 from promptops.pipeline.build import Build
 from promptops.pipeline.templates import TemplateIndex

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from repo_helpers import posix_only
+from helpers.repo import posix_only
 from review_helpers import fixed_commit, fixed_repo
 from test_terminal import HIDE_CURSOR, on_pty, piped
 

@@ -12,7 +12,7 @@ from typing import Any
 import git
 import jsonschema
 import pytest
-from repo_helpers import REPO_ROOT, run_cli
+from helpers.repo import REPO_ROOT, run_cli
 from review_helpers import GOLDEN, feature_change, fixed_commit, fixed_repo, starter_files
 
 from promptops.review import build_report, json_schema, to_markdown, to_text

@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import Any
 
 import jsonschema  # type: ignore[import-untyped]
-from mcp_schema import _schema, validate  # type: ignore[import-not-found]
-from repo_helpers import commit_files as commit  # noqa: F401  (the one copy; serve tests say commit)
-from serve_process import ServeProcess, serve_cmd  # noqa: F401  (serve_cmd: tests import it here)
+from helpers.mcp_schema import _schema, validate  # type: ignore[import-not-found]
+from helpers.repo import commit_files as commit  # noqa: F401  (the one copy; serve tests say commit)
+from helpers.serve import ServeProcess, serve_cmd  # noqa: F401  (serve_cmd: tests import it here)
 
 PNG = bytes.fromhex(
     "89504e470d0a1a0a0000000d4948445200000001000000010806000000"

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import git
-from repo_helpers import posix_only
+from helpers.repo import posix_only
 from serve_helpers import check_message, serve_cmd
 
 from promptops.pipeline.build import Build

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import git
-from repo_helpers import SIGNALS, posix_only
+from helpers.repo import SIGNALS, posix_only
 from serve_helpers import RawClient, envelope, kit_files, serve_cmd
 
 from promptops.pipeline.build import Build

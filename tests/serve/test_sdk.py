@@ -10,10 +10,10 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+from helpers.node import NODE_DEPS, npm_package
 from mcp import ClientSession, StdioServerParameters, types
 from mcp.client.stdio import stdio_client
 from mcp.shared.exceptions import MCPError
-from node_helpers import NODE_DEPS, npm_package
 from serve_helpers import judge_log, kit_files, serve_cmd
 
 from promptops.pipeline.build import Build

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import git
-from repo_helpers import SIGNALS, posix_only
+from helpers.repo import SIGNALS, posix_only
 from serve_helpers import RawClient, envelope, kit_files
 
 from promptops.pipeline.build import Build

@@ -18,9 +18,9 @@ from typing import Any
 
 import anyio
 import pytest
+from helpers.repo import cli_env, make_repo, write_files
 from mcp import ClientSession, StdioServerParameters, types
 from mcp.client.stdio import stdio_client
-from repo_helpers import cli_env, make_repo, write_files
 
 MANIFEST = "name: live\nversion: 0.1.0\ndescription: live edits\n"
 HELLO = "description: Say hello\nmessages:\n  - role: user\n    text: Hello!\n"

@@ -9,7 +9,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "serve"))  # serve_helpers: the kit package
 
-from repo_helpers import make_repo
+from helpers.repo import make_repo
 from serve_helpers import kit_files
 
 

@@ -20,10 +20,10 @@ import httpx2
 import jwt
 import pytest
 from cryptography.hazmat.primitives.asymmetric import rsa
+from helpers.repo import make_repo
 from http_helpers import HttpServer, free_port, initialize, modern, post
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
-from repo_helpers import make_repo
 
 TOKENS = {"team-a": "token-for-team-a-0123456789", "team-b": "token-for-team-b-0123456789",
           "admin": "token-for-admin-0123456789"}

@@ -6,7 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from repo_helpers import REPO_ROOT
+from helpers.repo import REPO_ROOT
 
 
 def test_http_bench_fanout_runs_and_writes_its_section(tmp_path: Path) -> None:

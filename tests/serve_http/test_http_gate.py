@@ -9,8 +9,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from helpers.repo import make_repo
 from http_helpers import free_port
-from repo_helpers import make_repo
 
 # Loads and compiles (build --no-lint takes it), but lint says PO201: an undeclared variable.
 LINT_ERROR = {"promptops.yaml": "name: kit\nversion: 1.0.0\n",

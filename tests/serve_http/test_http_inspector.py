@@ -12,8 +12,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from helpers.node import npm_package
 from http_helpers import HttpServer
-from node_helpers import npm_package
 from test_http_conformance import _node22
 
 INSPECTOR = ("@modelcontextprotocol/inspector", "2.12.0")

@@ -20,10 +20,10 @@ from pathlib import Path
 import git
 import httpx2
 import pytest
+from helpers.repo import commit_files
 from http_helpers import HttpServer, free_port, initialize, modern, post, wait_healthy
 from mcp import Client, types
 from mcp.client.streamable_http import streamable_http_client
-from repo_helpers import commit_files
 
 HAPROXY = """\
 global

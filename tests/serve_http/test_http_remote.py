@@ -16,8 +16,8 @@ from typing import Any
 
 import httpx2
 import pytest
+from helpers.repo import make_repo
 from http_helpers import HttpServer, modern, post
-from repo_helpers import make_repo
 
 SECRET = "It's a Secret to Everybody"
 POLL_S = 2.0

@@ -7,8 +7,8 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from helpers.repo import commit_files, make_repo
 from jsonschema import Draft202012Validator
-from repo_helpers import commit_files, make_repo
 from ruamel.yaml import YAML
 from testing_helpers import GREET, MANIFEST, junit_errors, package, promptops
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from helpers.repo import write_files
 from lxml import etree
-from repo_helpers import write_files
 from testing_helpers import MANIFEST, junit_errors, promptops
 
 # The placeholder 'example sha' cannot match the pattern: the smoke case is refused (-32602).

@@ -10,8 +10,8 @@ import subprocess
 import textwrap
 from pathlib import Path
 
+from helpers.repo import run_cli, write_files
 from lxml import etree
-from repo_helpers import run_cli, write_files
 
 HERE = Path(__file__).resolve().parent
 
@@ -54,7 +54,7 @@ def package(root: Path, tests: dict[str, str] | None = None, **extra: str) -> Pa
 
 
 def promptops(*args: str, cwd: Path, **env: str) -> subprocess.CompletedProcess[str]:
-    """The real CLI, in-process (``repo_helpers.run_cli``)."""
+    """The real CLI, in-process (``helpers.repo.run_cli``)."""
     return run_cli(*args, cwd=cwd, **env)
 
 

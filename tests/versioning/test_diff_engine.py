@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from repo_helpers import commit_files, make_repo
+from helpers.repo import commit_files, make_repo
 from versioning_helpers import PLAIN, REVIEW, SUMMARY, apply, base_files, prompt_file, spec
 
 from promptops.pipeline.build import Build

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import git
 import pytest
-from repo_helpers import FIXTURES, MODES, commit_files, make_repo, posix_only
+from helpers.repo import FIXTURES, MODES, commit_files, make_repo, posix_only
 from versioning_helpers import (
     PLAIN,
     REVIEW,

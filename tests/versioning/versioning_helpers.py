@@ -12,7 +12,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from repo_helpers import run_cli
+from helpers.repo import run_cli
 
 MANIFEST = "name: demo\nversion: 1.0.0\ndescription: Demo prompts\ninstructions: Use them well.\n"
 
@@ -80,5 +80,5 @@ def apply(root: Path, edits: dict[str, str | None]) -> None:
 
 
 def promptops(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    """Run the real CLI as a user would, in-process (``repo_helpers.run_cli``)."""
+    """Run the real CLI as a user would, in-process (``helpers.repo.run_cli``)."""
     return run_cli(*args, cwd=cwd)

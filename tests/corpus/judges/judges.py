@@ -228,7 +228,7 @@ def render_langchain(path: Path, inputs: dict[str, Any]) -> list[Message]:
 
 def node_deps() -> Path:
     """The shared npm prefix with the pinned judges, installed there if missing."""
-    from node_helpers import NODE_DEPS, npm_package
+    from helpers.node import NODE_DEPS, npm_package
 
     for name, version in NODE_PACKAGES.items():
         npm_package(name, version)

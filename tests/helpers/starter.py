@@ -10,7 +10,7 @@ from pathlib import Path
 
 from jsonschema import Draft7Validator, Draft202012Validator
 
-DATA = Path(__file__).parent / "data"
+DATA = Path(__file__).resolve().parents[1] / "data"
 
 
 def mcp_validator(definition: str, revision: str = "2025-11-25") -> Draft7Validator:

@@ -15,8 +15,8 @@ from pathlib import Path
 import git
 import pytest
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
-FIXTURES = Path(__file__).resolve().parent / "fixtures"
+REPO_ROOT = Path(__file__).resolve().parents[2]
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
 # What Windows cannot do, for `@posix_only(WHY)` on the tests that need it (docs/platforms.md).
 SYMLINKS = "creating symlinks needs administrator rights or Developer Mode on Windows"

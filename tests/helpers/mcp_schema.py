@@ -14,7 +14,7 @@ from typing import Any
 
 import jsonschema
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 SCHEMA_DIR = Path(os.environ.get("MCP_SCHEMA_DIR", REPO / "tests" / "data" / "mcp-schema"))
 
 
