@@ -82,10 +82,23 @@ def package_files(directory: Path) -> dict[str, bytes]:
     files["promptops.yaml"] = re.sub(
         r"(?m)^name: .*$", f"name: {package_name(directory)}", manifest, count=1
     ).encode("utf-8")
-    for kind, schema in _schemas().items():
-        text = json.dumps(schema, indent=2, ensure_ascii=False) + "\n"
-        files[f"{SCHEMA_DIR}/{kind}.json"] = text.encode("utf-8")
+    files.update(schema_files())
     return files
+
+
+def schema_files() -> dict[str, bytes]:
+    """``.promptops/schema/<kind>.json`` -> the editor schema: what init and import write."""
+    return {f"{SCHEMA_DIR}/{kind}.json":
+            (json.dumps(schema, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+            for kind, schema in _schemas().items()}
+
+
+def modeline(rel: str, kind: str) -> str:
+    """The ``# yaml-language-server: $schema=...`` line for the package file ``rel``:
+    relative to the file's own folder (yaml-language-server resolves it from the file), so
+    ``prompts/team/x.prompt.yaml`` climbs two folders."""
+    depth = rel.count("/")
+    return f"# yaml-language-server: $schema={'../' * depth}{SCHEMA_DIR}/{kind}.json\n"
 
 
 def schema_for(kind: str) -> dict[str, object]:

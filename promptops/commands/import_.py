@@ -23,6 +23,7 @@ from promptops.fsutil import atomic_write
 from promptops.interop import ir
 from promptops.interop.importers import IMPORTERS
 from promptops.interop.package import dump, prompt_name, to_document
+from promptops.scaffold import modeline, schema_files
 
 FORMATS = tuple(IMPORTERS)
 MAX_SOURCE_BYTES = 4 * 1024 * 1024  # one prompt file; a sibling (partial, sample) likewise
@@ -58,14 +59,18 @@ def run(*, sources: list[Path], out: Path, source_format: str | None,
     out.mkdir(parents=True, exist_ok=True)
     if not manifest.exists():
         name = prompt_name(out.resolve().name.lower()).strip("._-") or "imported"
-        atomic_write(manifest, dump({
+        atomic_write(manifest, (modeline("promptops.yaml", "manifest") + dump({
             "name": name if name[:1].isalnum() else "imported", "version": "0.1.0",
             "description": "Prompts imported by promptops import",
-            "templates": {"whitespace": mode}}).encode())
+            "templates": {"whitespace": mode}})).encode())
+    for rel, data in schema_files().items():  # the editor schemas the modelines name
+        if not (out / rel).exists():
+            (out / rel).parent.mkdir(parents=True, exist_ok=True)
+            atomic_write(out / rel, data, root=out)
     for rel, text in documents.items():
         target = out / rel
         target.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(target, text.encode(), root=out)
+        atomic_write(target, (modeline(rel, "prompt") + text).encode(), root=out)
     lost = [r for r in reports if r.losses]
     if lost:
         atomic_write(out / "CONVERSION.md", _conversion(reports).encode(), root=out)
