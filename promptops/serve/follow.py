@@ -60,11 +60,56 @@ class _Package:
     cache: BuildCache
 
 
-class Follower:
+def failure(exc: Exception) -> str:
+    """Why a build failed, as the log says it: the message, or the bug and a plea."""
+    return str(exc) if isinstance(exc, PromptopsError) else (
+        f"{type(exc).__name__}: {exc} (a bug in promptops: please report it)")
+
+
+class Background:
+    """A daemon thread that follows what is served (HEAD, or the working tree) until
+    :meth:`stop`, handing each good set to ``on_change``. Its signals stay with the main
+    thread, which ends the connection (see ``stdio.Signals.hold``)."""
+
+    THREAD = "promptops-follow"
+
+    def __init__(self) -> None:
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def _follows(self) -> bool:
+        """Whether there is anything to follow (a fixed ``ref`` never changes)."""
+        return True
+
+    def start(self, on_change: Callable[[list[Bundle]], object]) -> None:
+        if self._thread is not None or not self._follows():
+            return
+        self._stop.clear()
+        self._thread = threading.Thread(target=self._main, args=(on_change,),
+                                        name=self.THREAD, daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None and self._thread is not threading.current_thread():
+            self._thread.join(timeout=10)
+        self._thread = None
+
+    def _main(self, on_change: Callable[[list[Bundle]], object]) -> None:
+        if hasattr(signal, "pthread_sigmask"):  # POSIX; Windows has no signal masks
+            signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM, signal.SIGINT})
+        self._follow(on_change)
+
+    def _follow(self, on_change: Callable[[list[Bundle]], object]) -> None:
+        raise NotImplementedError
+
+
+class Follower(Background):
     """The bundles to serve for a set of package folders, kept in step with their HEADs."""
 
     def __init__(self, package_dirs: list[Path], *, ref: str | None, log: Log,
                  gate: Gate | None = None) -> None:
+        super().__init__()
         self._log = log
         self._gate = gate
         self._ref = ref
@@ -80,8 +125,6 @@ class Follower:
         self._repos = list({p.repo: None for p in self._packages})
         self._served: tuple[str, ...] | None = None  # the commits now served, one per package
         self._failed: tuple[str | None, ...] | None = None  # the last set that did not build
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
 
     # -- the served set -------------------------------------------------------------------
 
@@ -134,29 +177,13 @@ class Follower:
 
     # -- following HEAD -------------------------------------------------------------------
 
-    def start(self, on_change: Callable[[list[Bundle]], object]) -> None:
-        """Follow HEAD in a daemon thread; a fixed ``ref`` never changes, so then nothing runs."""
-        if self._ref is not None or self._thread is not None:
-            return
-        self._stop.clear()
-        self._thread = threading.Thread(
-            target=self._watch, args=(on_change,), name="promptops-follow", daemon=True
-        )
-        self._thread.start()
-
-    def stop(self) -> None:
-        self._stop.set()
-        if self._thread is not None and self._thread is not threading.current_thread():
-            self._thread.join(timeout=10)
-        self._thread = None
+    def _follows(self) -> bool:
+        return self._ref is None  # a fixed ref never changes: no thread then
 
     def _signature(self) -> tuple[object, ...]:
         return tuple(gitrefs.signature(r) for r in self._repos)
 
-    def _watch(self, on_change: Callable[[list[Bundle]], object]) -> None:
-        # Signals are for the main thread (it ends the connection); see stdio.Signals.hold.
-        if hasattr(signal, "pthread_sigmask"):  # POSIX; Windows has no signal masks
-            signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM, signal.SIGINT})
+    def _follow(self, on_change: Callable[[list[Bundle]], object]) -> None:
         last = self._signature()
         # Check once right away: HEAD may have moved between initial() and start().
         changed_at: float | None = time.monotonic() - QUIET_S
@@ -194,11 +221,9 @@ class Follower:
             bundles = self._build(commits)
         except Exception as exc:  # hostile content must never cost the served set
             self._failed = heads
-            why = str(exc) if isinstance(exc, PromptopsError) else (
-                f"{type(exc).__name__}: {exc} (a bug in promptops: please report it)")
             self._log(
                 f"commit {short} does not build; still serving the last "
-                f"good bundles until a commit that builds is checked out:\n{why}"
+                f"good bundles until a commit that builds is checked out:\n{failure(exc)}"
             )
             return
         self._served, self._failed = commits, None

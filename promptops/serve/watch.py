@@ -35,13 +35,13 @@ from __future__ import annotations
 
 import os
 import re
-import signal
 import threading
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from promptops.git import executable, no_optional_locks
+from promptops.serve.follow import Background, Log, failure
 
 if TYPE_CHECKING:
     from promptops.pipeline.bundle import Bundle
@@ -49,7 +49,6 @@ if TYPE_CHECKING:
 
 STEP_MS = 150  # quiet time that ends a batch: longer than the gaps inside one save
 DEBOUNCE_MS = 1600  # the longest a continuous stream of changes is held back
-Log = Callable[[str], None]
 
 IGNORED_DIRS = frozenset({
     ".git", ".hg", ".svn", ".promptops", "dist", "node_modules", "__pycache__", ".venv",
@@ -76,15 +75,16 @@ def relevant(root: Path, path: str) -> bool:
     return not IGNORED_NAMES.search(rel.name)
 
 
-class Worktree:
+class Worktree(Background):
     """The bundles of the package folders' working trees, rebuilt after every save."""
 
+    THREAD = "promptops-worktree"
+
     def __init__(self, package_dirs: Iterable[Path], *, log: Log) -> None:
+        super().__init__()
         self._dirs = [d.resolve() for d in package_dirs]
         self._log = log
         self._memo: FileMemo | None = None
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
         self.ready = threading.Event()  # set once the OS watch is in place
 
     def initial(self) -> list[Bundle]:
@@ -105,39 +105,17 @@ class Worktree:
         return bundles
 
     def _try_build(self, *, start: bool = False) -> list[Bundle] | None:
-        from promptops.errors import PromptopsError
-
         try:
             return self.build()
         except Exception as exc:  # a broken save must never cost the served set
-            why = str(exc) if isinstance(exc, PromptopsError) else (
-                f"{type(exc).__name__}: {exc} (a bug in promptops: please report it)")
             keep = ("serving no prompts until it does" if start
                     else "still serving the last good prompts")
-            self._log(f"the working tree does not build; {keep}:\n{why}")
+            self._log(f"the working tree does not build; {keep}:\n{failure(exc)}")
             return None
 
     # -- following saves ----------------------------------------------------------------
 
-    def start(self, on_change: Callable[[list[Bundle]], object]) -> None:
-        """Watch the package folders in a daemon thread; ``on_change`` gets each good set."""
-        if self._thread is not None:
-            return
-        self._stop.clear()
-        self._thread = threading.Thread(target=self._watch, args=(on_change,),
-                                        name="promptops-worktree", daemon=True)
-        self._thread.start()
-
-    def stop(self) -> None:
-        self._stop.set()
-        if self._thread is not None and self._thread is not threading.current_thread():
-            self._thread.join(timeout=10)
-        self._thread = None
-
-    def _watch(self, on_change: Callable[[list[Bundle]], object]) -> None:
-        # Signals are for the main thread (it ends the connection); see stdio.Signals.hold.
-        if hasattr(signal, "pthread_sigmask"):
-            signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM, signal.SIGINT})
+    def _follow(self, on_change: Callable[[list[Bundle]], object]) -> None:
         try:
             self._loop(on_change)
         except Exception:  # the watcher must say why it died; serving goes on
