@@ -131,3 +131,18 @@ class ServeProcess:
         if self.proc.poll() is None:
             self.proc.kill()
             self.proc.wait()
+
+
+async def prompt_names(session: Any) -> list[str]:
+    """Every prompt name an official-SDK ``ClientSession`` lists, page by page."""
+    from mcp import types  # deferred: only the SDK-client tests need the SDK
+
+    names: list[str] = []
+    cursor = None
+    while True:
+        page = await session.list_prompts(
+            params=types.PaginatedRequestParams(cursor=cursor) if cursor else None)
+        names += [p.name for p in page.prompts]
+        cursor = page.next_cursor
+        if not cursor:
+            return names

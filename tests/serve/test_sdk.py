@@ -11,6 +11,7 @@ from typing import Any
 
 import anyio
 from helpers.node import NODE_DEPS, npm_package
+from helpers.serve import prompt_names
 from mcp import ClientSession, StdioServerParameters, types
 from mcp.client.stdio import stdio_client
 from mcp.shared.exceptions import MCPError
@@ -45,14 +46,7 @@ def test_python_sdk_handshake(kit_bundle: Path, tmp_path: Path) -> None:
             init = await s.initialize()
             assert init.capabilities.prompts is not None and init.capabilities.completions
             await s.send_ping()
-            names, cursor = [], None
-            while True:
-                page = await s.list_prompts(
-                    params=types.PaginatedRequestParams(cursor=cursor) if cursor else None)
-                names += [p.name for p in page.prompts]
-                cursor = page.next_cursor
-                if not cursor:
-                    break
+            names = await prompt_names(s)
             assert len(names) == 15 and names == sorted(names)
             got = await s.get_prompt("code_review", {"code": "x", "language": "go"})
             assert got.messages[1].content.text == "Review this go code (pep8):\nx"  # type: ignore[union-attr]

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import httpx2
 import pytest
+from helpers.serve import prompt_names
 from http_helpers import HttpServer
 from mcp import ClientSession, types
 from mcp.client.sse import sse_client
@@ -33,14 +34,7 @@ def test_python_sdk_sse_client(server: HttpServer) -> None:
                 ClientSession(read, write) as s:
             init = await s.initialize()
             assert init.capabilities.prompts is not None
-            names, cursor = [], None
-            while True:
-                page = await s.list_prompts(
-                    params=types.PaginatedRequestParams(cursor=cursor) if cursor else None)
-                names += [p.name for p in page.prompts]
-                cursor = page.next_cursor
-                if not cursor:
-                    break
+            names = await prompt_names(s)
             assert len(names) == 15
             got = await s.get_prompt("code_review", {"code": "x", "language": "go"})
             assert got.messages[1].content.text == "Review this go code (pep8):\nx"  # type: ignore[union-attr]
