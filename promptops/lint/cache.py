@@ -50,10 +50,6 @@ def blobs(source: CachingSource, folder: Path) -> dict[str, str]:
     """path -> blob id of every package file ("missing" for a dangling symlink)."""
     if isinstance(source.inner, WorktreeSource):
         return _worktree_blobs(source, folder)
-    # A build whose memo knew most files read only the others; hashing reads every file,
-    # so read them in one batch (one `git cat-file --batch`, not a git process per file:
-    # 1,000 files took 2.9 s that way, which serve's lint gate paid on every commit).
-    source.read_ahead(source.files())
     out: dict[str, str] = {}
     for path in source.files():
         try:

@@ -324,7 +324,7 @@ class GitSource:
         self.origin = Origin(commit=at.commit, tree=at.tree, dirty=False, path=self.prefix)
         self._entries: dict[str, Entry] | None = None
         self._data: dict[str, bytes] = {}
-        self._read_ahead = False
+        self._read_rest = False  # every small blob not read yet was read in one batch
 
     def _index(self) -> dict[str, Entry]:
         if self._entries is None:
@@ -343,11 +343,12 @@ class GitSource:
         """Read these files' small blobs now, through one `git cat-file --batch` call.
 
         A reader that knows which files it will need (the package loader, which skips
-        files whose blob it has seen before) names them; otherwise the first read
-        reads every small blob ahead (:mod:`promptops.git.objects` says why).
+        files whose blob it has seen before) names them; the first read of a file nobody
+        named reads every small blob not read yet, in one more batch, so a later reader of
+        the whole package (lint hashing every file) never costs a git process per file
+        (:mod:`promptops.git.objects` says why).
         """
         entries = self._index()
-        self._read_ahead = True
         chosen = {p: entries[p] for p in paths if p in entries and p not in self._data}
         blobs = read_batch(self.history.git_dir,
                            {e.sha for e in chosen.values() if e.size <= BATCH_LIMIT})
@@ -384,9 +385,11 @@ class GitSource:
         return self._blob(norm, entry.sha)
 
     def _blob(self, path: str, sha: str) -> bytes:
-        if not self._read_ahead:
-            self.read_ahead(list(self._index()))
         data = self._data.get(path)
+        if data is None and not self._read_rest:
+            self._read_rest = True
+            self.read_ahead([p for p in self._index() if p not in self._data])
+            data = self._data.get(path)
         return data if data is not None else read_blob(self.history.git, path, sha)
 
 

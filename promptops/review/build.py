@@ -292,9 +292,6 @@ class _Shared:
         assert len(self.outcomes) == len(tests)
 
     def _lint(self) -> gates.CheckStatus:
-        if self.head is not None:  # lint hashes every file: one batch read, not one each
-            files = self.head.source
-            files.read_ahead(files.files())
         return gates.lint_status(self.head)
 
     def render(self, a: str, b: str, args: dict[str, object]) -> tuple[Lines, Lines]:
