@@ -153,6 +153,9 @@ class Record(TypedDict):
     findings: list[Finding]
     deps: dict[str, list[str]]  # prompt file -> the other files it reads
     names: dict[str, str]  # prompt file -> prompt name
+    # whether the package validated completely (no load problem anywhere): only then do
+    # ``deps`` and ``names`` cover every prompt file, which an added file is judged against
+    complete: bool
 
 
 def load_last(folder: Path, settings: LintSettings) -> Record | None:
@@ -162,7 +165,7 @@ def load_last(folder: Path, settings: LintSettings) -> Record | None:
         data = json.loads((folder / f"last-{settings_key(settings)[:32]}.json").read_text(
             encoding="utf-8"))
         return Record(blobs=dict(data["blobs"]), deps=dict(data["deps"]),
-                      names=dict(data["names"]),
+                      names=dict(data["names"]), complete=data.get("complete") is True,
                       findings=[Finding.from_json(f) for f in data["findings"]])
     except (OSError, ValueError, KeyError, TypeError):
         return None
