@@ -1,9 +1,9 @@
-"""An edited or an added prompt re-lints that prompt, not the package.
+"""An edited, added or removed prompt re-lints that prompt, not the package.
 
 The cache (promptops.lint.cache) answers an unchanged package; after a change, the last
-record says which prompt reads which files. Two changes take the fast path, and each gives
-exactly what a full run would (tests/lint/test_incremental.py, test_incremental_added.py);
-anything else is a full run.
+record says which prompt reads which files. Three kinds of change take a fast path, one kind
+at a time (edits, additions, removals), and each gives exactly what a full run would
+(tests/lint/test_incremental.py, test_incremental_added.py); anything else is a full run.
 
 **Edited files** (the same file list). The prompts that read a changed file are linted on
 their own (with every template and resource, without the other prompts), and their
@@ -35,8 +35,15 @@ A full run is made when:
   after (as for edits);
 - any include cycle exists (include depth is computed along paths a cycle cuts short, in
   the order the prompts are visited);
-- files were removed, or added and changed in one step, or more than half the package was
+- files were also edited or removed in the same change, or more than half the package was
   added.
+
+**Removed files** (nothing added or changed). A removed prompt's findings go with it, and
+so do those of files nobody reads; files only the removed prompts read are linted on their
+own (an unused partial now, a plain file). A full run is made when the last run did not
+validate completely, a prompt left reads a removed file (a missing include or resource), a
+removed prompt read a file another prompt reads (that file may now be judged by another
+prompt, as for edits), a removed prompt's name folds onto another's, or a cycle exists.
 """
 
 from __future__ import annotations
@@ -95,10 +102,12 @@ def relint(source: Source, blobs: Mapping[str, str], last: Record,
     added = [p for p in blobs if p not in old_blobs]
     removed = [p for p in old_blobs if p not in blobs]
     changed = {p for p, b in blobs.items() if p in old_blobs and old_blobs[p] != b}
-    if removed or (added and changed):
+    if (removed and (added or changed)) or (added and changed):
         return None
     if added:
         return _added(source, blobs, set(added), last, run)
+    if removed:
+        return _removed(source, blobs, set(removed), last, run)
     found = _edited(source, changed, last, run)
     return None if found is None else Relinted(found, {**last, "blobs": dict(blobs),
                                                         "findings": found})
@@ -179,3 +188,38 @@ def _added(source: Source, blobs: Mapping[str, str], added: set[str], last: Reco
     record = Record(blobs=dict(blobs), findings=findings, deps={**deps, **new_deps},
                     names={**last["names"], **new_names}, complete=True)
     return Relinted(findings, record)
+
+
+def _removed(source: Source, blobs: Mapping[str, str], removed: set[str], last: Record,
+             run: Run) -> Relinted | None:
+    """Prompts that read nothing another prompt reads, and files nobody reads, removed."""
+    deps: dict[str, list[str]] = last["deps"]
+    old: list[Finding] = last["findings"]
+    if not last["complete"] or MANIFEST in removed:
+        return None
+    gone = removed & deps.keys()
+    kept = {p: files for p, files in deps.items() if p not in gone}
+    read = {f for files in kept.values() for f in files}
+    if removed & read:
+        return None  # a prompt left reads a removed file: a missing include or resource
+    orphans = {f for p in gone for f in deps[p] if f in blobs and f not in read}
+    if any(f in read for p in gone for f in deps[p]):
+        return None  # what the removed prompt shared may now be judged by another prompt
+    folded = [_fold(n) for n in last["names"].values()]
+    if any(folded.count(_fold(last["names"][p])) > 1 for p in gone) or any(
+            f.code == CYCLE for f in old):
+        return None  # a duplicate-name partner's finding, or a cycle (see _added)
+    findings = {f for f in old if f.path not in removed and f.path not in orphans}
+    if orphans:  # read by nobody now: an unused partial, a plain file, judged on their own
+        got = _complete(run(Subset(source, {MANIFEST} | orphans)))
+        if got is None:
+            return None
+        before = set(old)
+        if any(f.path not in orphans and f not in before for f in got[0].findings):
+            return None
+        findings |= {f for f in got[0].findings if f.path in orphans}
+    ordered = sorted(findings)
+    record = Record(blobs=dict(blobs), findings=ordered, deps=kept,
+                    names={p: n for p, n in last["names"].items() if p not in gone},
+                    complete=True)
+    return Relinted(ordered, record)

@@ -1,4 +1,4 @@
-"""A commit that adds files re-lints the added files only, and the findings equal a full run's.
+"""A commit that adds (or removes) files re-lints those only, and the findings equal a full run's.
 
 What ``serve`` sees when a commit adds a prompt to a large package (issue 18: a commit must
 reach the listeners in under a second at 1,000 prompts, and a full lint alone took one).
@@ -220,6 +220,59 @@ def test_an_edit_next_to_a_template_judged_by_its_first_prompt_is_a_full_run(
     assert how == "full"
 
 
+REMOVALS: dict[str, tuple[Files, str]] = {
+    "a prompt with inline text": ({"prompts/filler0.prompt.yaml": None}, "incremental"),
+    "a prompt with findings of its own": ({"prompts/gamma.prompt.yaml": None}, "incremental"),
+    "a prompt and the template only it reads": (
+        {"prompts/delta.prompt.yaml": None, "templates/delta.md.j2": None}, "incremental"),
+    "a prompt whose template and resource stay, unused now (PO305, raw judgement)": (
+        {"prompts/delta.prompt.yaml": None}, "incremental"),
+    "a file nobody reads, and an unused partial": (
+        {"notes/stray.md": None, "partials/orphan.j2": None}, "incremental"),
+    "a prompt that shares a partial: full run": ({"prompts/alpha.prompt.yaml": None}, "full"),
+    "a prompt first to judge a shared partial (PO105): full run": (
+        {"prompts/m_code.prompt.yaml": None}, "full"),
+    "a file a prompt reads: full run": ({"partials/shared.j2": None}, "full"),
+    "a resource a prompt reads: full run": ({"notes/guide.md": None}, "full"),
+    "a prompt removed and one added: full run": (
+        {"prompts/filler1.prompt.yaml": None, "prompts/new.prompt.yaml": prompt()}, "full"),
+}
+
+
+@pytest.mark.parametrize("case", list(REMOVALS), ids=list(REMOVALS))
+def test_a_removal_relints_as_a_full_run_would(repo: git.Repo, case: str) -> None:
+    files, how = REMOVALS[case]
+    found, used, full = _after(repo, files)
+    assert found == full
+    assert used == how
+
+
+def test_a_package_that_did_not_validate_relints_a_removal_in_full(tmp_path: Path) -> None:
+    """The later of two prompts with one name is left out of the package (a load problem):
+    removing the earlier one brings it in, with findings only a full run gives."""
+    repo = make_repo(tmp_path / "pkg", {**BASE, "prompts/zz.prompt.yaml": prompt(
+        "filler0", description=None)})
+    before, _ = _findings(tmp_path / "pkg", repo.head.commit.hexsha, cache=True)
+    assert any(line.startswith("prompts/zz.prompt.yaml:") and ":PO106:" in line
+               for line in before)
+    found, how, full = _after(repo, {"prompts/filler0.prompt.yaml": None})
+    assert found == full
+    assert how == "full"
+    assert any(line.startswith("prompts/zz.prompt.yaml:") and ":PO401:" in line
+               for line in full)
+
+
+def test_removing_one_of_two_names_that_fold_together_is_a_full_run(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "pkg", {**BASE, "prompts/nu.prompt.yaml": prompt("Nu_Prompt"),
+                                        "prompts/xi.prompt.yaml": prompt("nu-prompt")})
+    before, _ = _findings(tmp_path / "pkg", repo.head.commit.hexsha, cache=True)
+    assert any(":PO106:" in line for line in before)
+    found, how, full = _after(repo, {"prompts/nu.prompt.yaml": None})
+    assert found == full
+    assert how == "full"
+    assert not any(":PO106:" in line for line in full)
+
+
 # ---- generated sequences of additions ---------------------------------------------------------
 def _random_addition(rng: random.Random, step: int, names: list[str]) -> Files:
     """One commit's additions, drawn from what packages gain: prompts (clean, with
@@ -272,14 +325,21 @@ def test_generated_additions_relint_as_full_runs(tmp_path: Path, seed: int) -> N
     _findings(pkg, repo.head.commit.hexsha, cache=True)
     names = ["alpha", "beta", "gamma", "delta"]
     fast, undo = 0, []
+    added: list[list[str]] = []
     for step in range(16):
-        if undo:  # a hostile addition is removed again (a full run), as its author would
-            files: Files = dict.fromkeys(undo)
+        if undo:  # a hostile addition is removed again, with a clean prompt (a full run)
+            files: Files = {**dict.fromkeys(undo), f"prompts/fix{step}.prompt.yaml": prompt()}
             undo = []
+        elif step % 4 == 3 and added:  # an earlier commit's additions removed again
+            files = dict.fromkeys(added.pop(rng.randrange(len(added))))
+            names = [n for n in names if n not in files
+                     and f"prompts/{n}.prompt.yaml" not in files]
         else:
             files = _random_addition(rng, step, names)
             if any(f"_{kind}" in path for path in files for kind in HOSTILE):
                 undo = list(files)
+            else:
+                added.append(list(files))
         found, how, full = _after(repo, files)
         assert found == full, (step, sorted(files))
         fast += how == "incremental"
@@ -287,4 +347,4 @@ def test_generated_additions_relint_as_full_runs(tmp_path: Path, seed: int) -> N
             names += [p.removeprefix("prompts/").removesuffix(".prompt.yaml")
                       for p in files if p.startswith("prompts/")]
             names += [p for p in files if p.startswith("partials/")]
-    assert fast, "no generated addition took the fast path"
+    assert fast >= 3, f"only {fast} generated changes took the fast path"
