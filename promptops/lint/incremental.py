@@ -1,9 +1,10 @@
 """An edited, added or removed prompt re-lints that prompt, not the package.
 
 The cache (promptops.lint.cache) answers an unchanged package; after a change, the last
-record says which prompt reads which files. Three kinds of change take a fast path, one kind
-at a time (edits, additions, removals), and each gives exactly what a full run would
-(tests/lint/test_incremental.py, test_incremental_added.py); anything else is a full run.
+record says which prompt reads which files. Three kinds of change take a fast path (edits,
+additions, removals; edits and additions together too), and each gives exactly what a full
+run would (tests/lint/test_incremental.py, test_incremental_added.py); anything else is a
+full run.
 
 **Edited files** (the same file list). The prompts that read a changed file are linted on
 their own (with every template and resource, without the other prompts), and their
@@ -35,15 +36,18 @@ A full run is made when:
   after (as for edits);
 - any include cycle exists (include depth is computed along paths a cycle cuts short, in
   the order the prompts are visited);
-- files were also edited or removed in the same change, or more than half the package was
-  added.
+- files were also removed in the same change, or more than half the package was added.
+
+Additions and edits in one change (a pull of several commits) are the edits first, then
+the additions on that result: each step exact, so both are.
 
 **Removed files** (nothing added or changed). A removed prompt's findings go with it, and
 so do those of files nobody reads; files only the removed prompts read are linted on their
 own (an unused partial now, a plain file). A full run is made when the last run did not
 validate completely, a prompt left reads a removed file (a missing include or resource), a
 removed prompt read a file another prompt reads (that file may now be judged by another
-prompt, as for edits), a removed prompt's name folds onto another's, or a cycle exists.
+prompt, as for edits), a removed prompt's name folds onto another's, a cycle exists, or
+files were also added or edited.
 """
 
 from __future__ import annotations
@@ -102,15 +106,18 @@ def relint(source: Source, blobs: Mapping[str, str], last: Record,
     added = [p for p in blobs if p not in old_blobs]
     removed = [p for p in old_blobs if p not in blobs]
     changed = {p for p, b in blobs.items() if p in old_blobs and old_blobs[p] != b}
-    if (removed and (added or changed)) or (added and changed):
-        return None
-    if added:
-        return _added(source, blobs, set(added), last, run)
     if removed:
-        return _removed(source, blobs, set(removed), last, run)
+        return None if added or changed else _removed(source, blobs, set(removed), last, run)
+    if not changed:
+        return _added(source, blobs, set(added), last, run) if added else None
     found = _edited(source, changed, last, run)
-    return None if found is None else Relinted(found, {**last, "blobs": dict(blobs),
-                                                        "findings": found})
+    if found is None:
+        return None
+    # the edits first, on the old file list (what a pull of an edit and an addition is)
+    record: Record = {**last, "blobs": {p: blobs[p] for p in old_blobs}, "findings": found}
+    if added:
+        return _added(source, blobs, set(added), record, run)
+    return Relinted(found, {**record, "blobs": dict(blobs)})
 
 
 def _edited(source: Source, changed: set[str], last: Record, run: Run) -> list[Finding] | None:

@@ -139,9 +139,20 @@ CASES: dict[str, tuple[Files, str]] = {
         {"partials/c1.j2": '{% include "partials/c2.j2" %}',
          "partials/c2.j2": '{% include "partials/c1.j2" %}',
          "prompts/sigma.prompt.yaml": prompt(text='{% include "partials/c1.j2" %}')}, "full"),
-    "a prompt added and another edited: full run": (
+    "a prompt added and one that shares a partial edited out of it: full run": (
         {"prompts/upsilon.prompt.yaml": prompt(),
          "prompts/alpha.prompt.yaml": prompt(text="Edited {{ topic }}.")}, "full"),
+    "a prompt added and another edited (a pull of two commits)": (
+        {"prompts/upsilon.prompt.yaml": prompt(),
+         "prompts/gamma.prompt.yaml": prompt(description=None, text="Gamma {{ topic }}!",
+                                             args="topic,unused")}, "incremental"),
+    "a prompt added that includes the template an edit gave a finding": (
+        {"templates/delta.md.j2": "Delta on {{ topic }} and {{ ghost }}.\n",
+         "prompts/omega.prompt.yaml": prompt(text='{% include "templates/delta.md.j2" %}')},
+        "full"),
+    "a partial added and an edited prompt now including it: full run": (
+        {"partials/late.j2": "Late.\n",
+         "prompts/gamma.prompt.yaml": prompt(text='{% include "partials/late.j2" %}')}, "full"),
     "a prompt removed: full run": (
         {"prompts/beta.prompt.yaml": None}, "full"),
     "a prompt that includes an old prompt file: full run": (
@@ -336,15 +347,21 @@ def test_generated_additions_relint_as_full_runs(tmp_path: Path, seed: int) -> N
                      and f"prompts/{n}.prompt.yaml" not in files]
         else:
             files = _random_addition(rng, step, names)
-            if any(f"_{kind}" in path for path in files for kind in HOSTILE):
-                undo = list(files)
+            new = list(files)
+            clean = [p for group in added for p in group
+                     if p.startswith("prompts/") and "_prompt." in p]
+            if clean and rng.random() < 0.4:  # and an edit of an earlier addition
+                files[rng.choice(clean)] = prompt(text=f"Edited at {step}: {{{{ topic }}}}")
+            if any(f"_{kind}" in path for path in new for kind in HOSTILE):
+                undo = new
             else:
-                added.append(list(files))
+                added.append(new)
         found, how, full = _after(repo, files)
         assert found == full, (step, sorted(files))
         fast += how == "incremental"
         if not undo and files and all(v is not None for v in files.values()):
-            names += [p.removeprefix("prompts/").removesuffix(".prompt.yaml")
-                      for p in files if p.startswith("prompts/")]
-            names += [p for p in files if p.startswith("partials/")]
+            for path in new:
+                name = path.removeprefix("prompts/").removesuffix(".prompt.yaml")
+                if path.startswith(("prompts/", "partials/")) and name not in names:
+                    names.append(name if path.startswith("prompts/") else path)
     assert fast >= 3, f"only {fast} generated changes took the fast path"
