@@ -31,13 +31,13 @@ def linked(tmp_path: Path) -> tuple[Path, git.Repo]:
     """A package whose prompt file and partial are symlinks to files inside it."""
     pkg = tmp_path / "pkg"
     repo = make_repo(pkg, {"promptops.yaml": "name: s\nversion: 1.0.0\n",
-                           "shared/a.yaml": PROMPT.format("one"),
-                           "shared/part.j2": "Part one.\n",
+                           "common/a.yaml": PROMPT.format("one"),
+                           "common/part.j2": "Part one.\n",
                            "prompts/b.prompt.yaml": 'description: b\nmessages:\n- role: user\n'
                                                     '  text: \'{% include "partials/p.j2" %}\'\n'})
-    (pkg / "prompts" / "a.prompt.yaml").symlink_to("../shared/a.yaml")
+    (pkg / "prompts" / "a.prompt.yaml").symlink_to("../common/a.yaml")
     (pkg / "partials").mkdir()
-    (pkg / "partials" / "p.j2").symlink_to("../shared/part.j2")
+    (pkg / "partials" / "p.j2").symlink_to("../common/part.j2")
     commit_files(repo, {})
     return pkg, repo
 
@@ -59,7 +59,7 @@ def test_a_followed_symlinked_prompt_serves_its_target_s_new_text(
     pkg, repo = linked
     memo = FileMemo()
     first = Build(pkg, repo.head.commit.hexsha, memo=memo).bundle
-    second = commit_files(repo, {"shared/a.yaml": PROMPT.format("two")})
+    second = commit_files(repo, {"common/a.yaml": PROMPT.format("two")})
     again = Build(pkg, second, memo=memo).bundle
     assert [p.get("description") for p in first["prompts"]] == ["one", "b"]
     assert [p.get("description") for p in again["prompts"]] == ["two", "b"]
@@ -76,8 +76,8 @@ def test_a_changed_symlink_target_relints_as_a_full_run(
         return [f"{f.path}:{f.line}:{f.code}:{f.message}" for f in found.findings]
 
     lint(repo.head.commit.hexsha, True)
-    ref = commit_files(repo, {"shared/a.yaml": PROMPT.format("two {{ nope }}"),
-                              "shared/part.j2": "Part {{ missing }}.  \n"})
+    ref = commit_files(repo, {"common/a.yaml": PROMPT.format("two {{ nope }}"),
+                              "common/part.j2": "Part {{ missing }}.  \n"})
     found = lint(ref, True)
     assert found == lint(ref, False)
     assert any("'nope'" in line for line in found) and any("'missing'" in line
