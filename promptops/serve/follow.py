@@ -201,12 +201,18 @@ class Follower(Background):
         last = self._signature()
         # Check once right away: HEAD may have moved between initial() and start().
         changed_at: float | None = time.monotonic() - QUIET_S
-        while not self._stop.wait(POLL_S):
+        wait = POLL_S
+        while not self._stop.wait(wait):
             sig = self._signature()
             now = time.monotonic()
+            wait = POLL_S
             if sig != last:
                 last, changed_at = sig, now
-            elif changed_at is not None and now - changed_at >= QUIET_S:
+            elif changed_at is not None and now - changed_at < QUIET_S:
+                # the last poll of the quiet period lands where it ends, not up to a whole
+                # poll after it (a commit reached its listeners ~30 ms later otherwise)
+                wait = min(POLL_S, max(0.005, changed_at + QUIET_S - now))
+            elif changed_at is not None:
                 changed_at = None
                 try:
                     self._moved(on_change)
