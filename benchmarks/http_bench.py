@@ -218,12 +218,15 @@ def fanout(pkg: Path, n: int, runs: int, work: Path, args_warm: float = 5.0) -> 
                 break
             except OSError:
                 if time.monotonic() > deadline or proc.poll() is not None:
-                    raise SystemExit("fan-out server did not start") from None
+                    log.flush()
+                    tail = (work / "fanout.log").read_text(errors="replace")[-2000:]
+                    raise SystemExit(f"fan-out server did not start:\n{tail}") from None
                 time.sleep(0.05)
         time.sleep(args_warm)  # past the follower's warm-up, as a long-running server is
         results = [asyncio.run(_fanout_once(url, n, pkg, i, proc.pid)) for i in range(runs)]
     finally:
-        os.killpg(proc.pid, signal.SIGTERM)
+        if proc.poll() is None:  # (one that died says why above, not "no such process")
+            os.killpg(proc.pid, signal.SIGTERM)
         proc.wait(30)
         log.close()
     reach = [r for _, r, _ in results]
