@@ -17,7 +17,7 @@ from pathlib import Path
 
 import git
 import pytest
-from helpers.repo import commit_files, make_repo
+from helpers.repo import commit_files, make_repo, write_files
 
 from promptops.lint.runner import Options, lint_package
 from promptops.pipeline.build import Build
@@ -365,3 +365,24 @@ def test_generated_additions_relint_as_full_runs(tmp_path: Path, seed: int) -> N
                 if path.startswith(("prompts/", "partials/")) and name not in names:
                     names.append(name if path.startswith("prompts/") else path)
     assert fast >= 3, f"only {fast} generated changes took the fast path"
+
+
+@pytest.mark.parametrize("files", [
+    {"prompts/wt.prompt.yaml": prompt(description=None)},
+    {"prompts/filler2.prompt.yaml": None},
+    {"prompts/wt.prompt.yaml": prompt(), "prompts/gamma.prompt.yaml": prompt(text="G {{ topic }}")},
+], ids=["added", "removed", "added-and-edited"])
+def test_the_working_tree_relints_as_a_full_run_would(repo: git.Repo, files: Files) -> None:
+    """`promptops lint` on uncommitted files: the same paths from the working tree."""
+    pkg = Path(repo.working_tree_dir or ".")
+    lint_package(Build(pkg, None, keep_asts=True))  # the working tree's own record
+    write_files(pkg, files)
+
+    def lint(cache: bool) -> tuple[list[str], str]:
+        linted = lint_package(Build(pkg, None, keep_asts=True), Options(use_cache=cache))
+        return [f"{f.path}:{f.line}:{f.col}:{f.code}:{f.message}" for f in linted.findings], \
+            linted.how
+
+    found, how = lint(True)
+    assert found == lint(False)[0]
+    assert how == "incremental"
