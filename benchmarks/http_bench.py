@@ -135,7 +135,17 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-async def _fanout_once(url: str, n: int, pkg: Path, i: int) -> tuple[float, float]:
+def _cpu_of(pid: int) -> float | None:
+    """utime+stime of process ``pid`` in seconds (Linux /proc; None elsewhere)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+async def _fanout_once(url: str, n: int, pkg: Path, i: int,
+                       pid: int | None = None) -> tuple[float, float, float | None]:
     import aiohttp
 
     acked = 0
@@ -177,14 +187,18 @@ async def _fanout_once(url: str, n: int, pkg: Path, i: int) -> tuple[float, floa
         (pkg / name).write_text(json.dumps({"description": f"fan-out {i}", "messages": [
             {"role": "user", "text": f"fan-out {i}"}]}) + "\n")
         await asyncio.to_thread(_git, "add", "-A", cwd=pkg)
+        cpu_before = _cpu_of(pid) if pid is not None else None
         await asyncio.to_thread(_git, "commit", "-qm", f"fanout {i}", cwd=pkg)
         committed = time.perf_counter()
         await asyncio.wait_for(all_got.wait(), 120)
         reach = max(got) - committed
+        cpu_after = _cpu_of(pid) if pid is not None else None
+        cpu = cpu_after - cpu_before if cpu_after is not None and cpu_before is not None \
+            else None
         for t in tasks:
             t.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
-    return open_s, reach
+    return open_s, reach, cpu
 
 
 def fanout(pkg: Path, n: int, runs: int, work: Path, args_warm: float = 5.0) -> dict[str, Any]:
@@ -204,23 +218,31 @@ def fanout(pkg: Path, n: int, runs: int, work: Path, args_warm: float = 5.0) -> 
                 break
             except OSError:
                 if time.monotonic() > deadline or proc.poll() is not None:
-                    raise SystemExit("fan-out server did not start") from None
+                    log.flush()
+                    tail = (work / "fanout.log").read_text(errors="replace")[-2000:]
+                    raise SystemExit(f"fan-out server did not start:\n{tail}") from None
                 time.sleep(0.05)
         time.sleep(args_warm)  # past the follower's warm-up, as a long-running server is
-        results = [asyncio.run(_fanout_once(url, n, pkg, i)) for i in range(runs)]
+        results = [asyncio.run(_fanout_once(url, n, pkg, i, proc.pid)) for i in range(runs)]
     finally:
-        os.killpg(proc.pid, signal.SIGTERM)
+        if proc.poll() is None:  # (one that died says why above, not "no such process")
+            os.killpg(proc.pid, signal.SIGTERM)
         proc.wait(30)
         log.close()
-    reach = [r for _, r in results]
-    return {"listeners": n, "runs": runs, "open_s": statistics.median(o for o, _ in results),
+    reach = [r for _, r, _ in results]
+    cpus = [c for _, _, c in results if c is not None]
+    return {"listeners": n, "runs": runs, "open_s": statistics.median(o for o, _, _ in results),
             "reach_ms": [round(r * 1000, 1) for r in reach],
-            "median_ms": round(statistics.median(reach) * 1000, 1)}
+            "median_ms": round(statistics.median(reach) * 1000, 1),
+            # the server's CPU from the commit to the last list_changed (10 ms ticks)
+            "server_cpu_ms": round(statistics.median(cpus) * 1000) if cpus else None}
 
 
 # ---- report ---------------------------------------------------------------------------------
 def report(figs: dict[tuple[str, int], dict[str, float]], fan: dict[str, Any],
            args: argparse.Namespace) -> str:
+    cpu = (f", server CPU {fan['server_cpu_ms']} ms per commit (median)"
+           if fan.get("server_cpu_ms") is not None else "")
     lines = [SECTION, "",
              f"Measured {time.strftime('%Y-%m-%d')} with `python benchmarks/http_bench.py "
              f"--rounds {args.rounds} --n {args.n} --conc {args.conc} --listeners "
@@ -247,7 +269,7 @@ def report(figs: dict[tuple[str, int], dict[str, float]], fan: dict[str, Any],
               f"(from the end of `git commit` to the last stream's `list_changed`, including "
               f"noticing the ref, building the commit and swapping): median "
               f"**{fan['median_ms']:.0f} ms** over {fan['runs']} commits "
-              f"({', '.join(f'{r:.0f}' for r in fan['reach_ms'])} ms); opening and "
+              f"({', '.join(f'{r:.0f}' for r in fan['reach_ms'])} ms){cpu}; opening and "
               f"acknowledging the {fan['listeners']:,} streams took {fan['open_s']:.2f} s.", ""]
     return "\n".join(lines)
 

@@ -4,10 +4,12 @@ The key is built from the git blob id of every package file (``sha1("blob <size>
 + bytes)``, the id git itself would give it, so it is the same for the working tree
 and for a commit), the promptops version, the rule table and the settings. Since the
 blob ids of the templates a prompt includes are part of the key, editing a partial
-invalidates the prompts that include it. A hit reads and hashes the files but parses
-and validates nothing, which is what makes a cached 10,000-prompt run take well under
-a second. Entries live in ``.git/promptops/lint/`` (or the user cache folder outside
-a repository); the newest 16 are kept.
+invalidates the prompts that include it. A hit reads and hashes the files (of a commit
+it reads none: the tree names each file's blob, so serve's gate does not read 1,000
+blobs to look a commit up) but parses and validates nothing, which is what makes a
+cached 10,000-prompt run take well under a second. Entries live in
+``.git/promptops/lint/`` (or the user cache folder outside a repository); the newest 16
+are kept.
 """
 
 from __future__ import annotations
@@ -52,6 +54,10 @@ def blobs(source: CachingSource, folder: Path) -> dict[str, str]:
         return _worktree_blobs(source, folder)
     out: dict[str, str] = {}
     for path in source.files():
+        known = source.blob_id(path)  # a commit names its files' content: nothing to read
+        if known is not None:
+            out[path] = known
+            continue
         try:
             out[path] = blob_id(source.read(path))
         except FileNotFoundError:  # a dangling symlink: its absence is part of the state
@@ -153,6 +159,9 @@ class Record(TypedDict):
     findings: list[Finding]
     deps: dict[str, list[str]]  # prompt file -> the other files it reads
     names: dict[str, str]  # prompt file -> prompt name
+    # whether the package validated completely (no load problem anywhere): only then do
+    # ``deps`` and ``names`` cover every prompt file, which an added file is judged against
+    complete: bool
 
 
 def load_last(folder: Path, settings: LintSettings) -> Record | None:
@@ -162,7 +171,7 @@ def load_last(folder: Path, settings: LintSettings) -> Record | None:
         data = json.loads((folder / f"last-{settings_key(settings)[:32]}.json").read_text(
             encoding="utf-8"))
         return Record(blobs=dict(data["blobs"]), deps=dict(data["deps"]),
-                      names=dict(data["names"]),
+                      names=dict(data["names"]), complete=data.get("complete") is True,
                       findings=[Finding.from_json(f) for f in data["findings"]])
     except (OSError, ValueError, KeyError, TypeError):
         return None

@@ -108,7 +108,8 @@ def _lint_package(subject: Subject, opts: Options,
             cache.store(where, key, found)
             if result.deps is not None and result.names is not None:
                 cache.store_last(where, conf, {"blobs": ids, "findings": found,
-                                               "deps": result.deps, "names": result.names})
+                                               "deps": result.deps, "names": result.names,
+                                               "complete": package is not None})
     def read(path: str) -> str:
         try:
             return files.read(path).decode("utf-8", "replace")
@@ -136,8 +137,8 @@ def _incremental(files: CachingSource, conf: LintSettings, where: Path,
 
     found = relint(files, ids, last, lambda subset: lint_source(subset, conf))
     if found is not None:
-        cache.store_last(where, conf, {**last, "blobs": ids, "findings": found})
-    return found
+        cache.store_last(where, conf, found.record)
+    return None if found is None else found.findings
 
 
 def gate(linted: Linted, console: Console = PLAIN_AUTO) -> tuple[bool, list[str], str]:

@@ -335,9 +335,14 @@ class GitSource:
         return self._entries
 
     def blob_id(self, path: str) -> str | None:
-        """The git object id of a file: its content's name, known before reading it."""
-        entry = self._index().get(path)
-        return entry.sha if entry is not None else None
+        """The git object id of a file: its content's name, known before reading it. None
+        through a symlink: the tree names the link's text, not the bytes read gives (the
+        target's), and a memo keyed on it would keep a changed target's old content."""
+        entries = self._index()
+        entry = entries.get(path)
+        if entry is None or _first_link(path, entries)[0] is not None:
+            return None
+        return entry.sha
 
     def read_ahead(self, paths: list[str]) -> None:
         """Read these files' small blobs now, through one `git cat-file --batch` call.

@@ -544,8 +544,12 @@ class HttpApp:
                    note: Note) -> int:
         headers = _headers(scope)
         try:
-            principal = await self._admit(headers)
-            note["principal"] = principal.name if self.auth is not None else None
+            if self.auth is None:  # the guard alone: no coroutine to await
+                self._guard(headers)
+                principal = ANONYMOUS
+            else:
+                principal = await self._admit(headers)
+                note["principal"] = principal.name
             verb = scope["method"]
             if verb == "POST":
                 return await self._post(scope, receive, send, headers, principal, note)
@@ -598,7 +602,11 @@ class HttpApp:
                 "application/*" not in accept:
             raise HttpError(406, jsonrpc.INVALID_REQUEST,
                             "Not Acceptable: Accept must include application/json")
-        body = await _read_body(receive, self.config.max_body)
+        first = await receive()
+        body: bytes | None = first.get("body", b"")
+        if first["type"] != "http.request" or first.get("more_body") or \
+                len(body or b"") > self.config.max_body:  # chunked, too long, or gone
+            body = await _read_body(receive, self.config.max_body, first)
         if body is None:
             raise HttpError(413, jsonrpc.INVALID_REQUEST,
                             f"Request body over {self.config.max_body} bytes")
@@ -685,9 +693,12 @@ class HttpApp:
             server.close(session)
         out = replies[0] if replies else jsonrpc.error(rid, jsonrpc.INTERNAL_ERROR, "no reply")
         assert isinstance(out, dict)
-        return await _respond(send, _status_for(out), encode(out),
-                              _cache_headers(out, authenticated=self.auth is not None,
-                                             memo=self._cache_memo))
+        data, status = encode(out), _status_for(out)
+        await send({"type": "http.response.start", "status": status, "headers": [
+            *_cache_headers(out, authenticated=self.auth is not None, memo=self._cache_memo),
+            (b"content-length", b"%d" % len(data))]})
+        await send({"type": "http.response.body", "body": data})
+        return status
 
     def _client_key(self, principal: Principal, scope_client: object) -> str:
         if self.auth is not None:
@@ -876,12 +887,17 @@ def _discard(message: Outbound) -> None:
     """A throwaway session's ``send``: a stateless request has no stream of its own."""
 
 
-async def _read_body(receive: Receive, limit: int) -> bytes | None:
-    """The request body, or None once it passes ``limit`` bytes (the rest is drained)."""
+async def _read_body(receive: Receive, limit: int,
+                     first: MutableMapping[str, Any] | None = None) -> bytes | None:
+    """The request body, or None once it passes ``limit`` bytes (the rest is drained);
+    ``first``: the first ASGI message, when the caller already received it."""
     chunks: list[bytes] = []
     size = 0
     while True:
-        msg = await receive()
+        if first is not None:
+            msg, first = first, None
+        else:
+            msg = await receive()
         if msg["type"] == "http.disconnect":
             return b""
         chunk = msg.get("body", b"")
