@@ -346,7 +346,7 @@ def _arg_name(name: str) -> bool:
     """The model's argument name pattern (1-128 characters, no C0 control or DEL).
 
     Printable ASCII (the usual name) has neither, which two C-speed tests say."""
-    return 0 < len(name) <= 128 and (name.isascii() and name.isprintable() or not any(
+    return 0 < len(name) <= 128 and ((name.isascii() and name.isprintable()) or not any(
         c < " " or c == "\x7f" for c in name))
 
 
