@@ -492,7 +492,7 @@ class _Compiled:
     """
 
     __slots__ = ("autoescape", "blocks", "context_class", "direct", "environment",
-                 "eval_class", "globals", "keys", "name", "new_context", "root", "template")
+                 "eval_class", "globals", "name", "new_context", "root", "template")
 
     def __init__(self, template: Template, shared: dict[str, object] | None = None) -> None:
         from jinja2.nodes import EvalContext
@@ -508,7 +508,6 @@ class _Compiled:
         own = template.globals.maps[0] if isinstance(template.globals, ChainMap) else None
         self.globals: dict[str, object] = (shared if shared is not None and own == {}
                                            else dict(template.globals))
-        self.keys = set(self.globals)
         self.autoescape = env.autoescape
         self.context_class, self.eval_class = Context, EvalContext
         made = new_context(env, self.name, self.blocks, {}, True, self.globals)
@@ -526,7 +525,7 @@ class _Compiled:
                                    "volatile": False}
             context.__dict__ = {"parent": {**flat, **ctx}, "vars": {}, "environment": env,
                                 "eval_ctx": evaluation, "exported_vars": set(),
-                                "name": self.name, "globals_keys": self.keys.copy(),
+                                "name": self.name, "globals_keys": set(flat),
                                 "blocks": {}}
         else:
             context = self.new_context(env, self.name, self.blocks, {**flat, **ctx}, True, flat)
