@@ -16,6 +16,7 @@ and its output bound counts every part of the reply, rendered or copied from a f
 from __future__ import annotations
 
 import re
+import time
 from collections import ChainMap
 from typing import TYPE_CHECKING, Literal
 
@@ -240,6 +241,8 @@ class Renderer:
         """The messages of a prompt of plain text messages (see :class:`_Rules`): what
         :meth:`_messages` does for them, without the per-message questions."""
         messages: list[PromptMessage] = []
+        shared: dict[str, object] | None = None
+        parent: dict[str, object] = {}
         for text in texts:
             try:
                 tpl = text.compiled
@@ -247,7 +250,10 @@ class Renderer:
                     key = (name, text.index, text.field)
                     tpl = text.compiled = self._compiled.get(key) or self._compile(*key,
                                                                                    text.source)
-                rendered = tpl.render(context, budget)
+                if tpl.globals is not shared:  # Jinja never changes a context's parent:
+                    shared = tpl.globals  # the templates of one request can share it
+                    parent = {**shared, **context}
+                rendered = tpl.render(context, budget, parent)
             except RenderError:
                 raise
             except Exception as exc:  # as in _messages: the package's failure
@@ -515,20 +521,26 @@ class _Compiled:
                        and type(made) is Context and tuple(vars(made)) == _CONTEXT_ATTRS
                        and tuple(vars(made.eval_ctx)) == _EVAL_ATTRS)
 
-    def render(self, ctx: dict[str, object], budget: Budget) -> str:
-        budget.check_time()  # the next template of a slow request starts late
+    def render(self, ctx: dict[str, object], budget: Budget,
+               parent: dict[str, object] | None = None) -> str:
+        """The template's text for ``ctx``; ``parent``: the context's variables (the flat
+        globals and ``ctx``), when the caller made them already."""
+        if _monotonic() > budget.deadline:  # the next template of a slow request starts late
+            raise BudgetExceeded(budget.late())
         flat, env = self.globals, self.environment
+        if parent is None:
+            parent = {**flat, **ctx}
         if self.direct:  # what new_context(env, name, {}, parent, True, flat) makes
             context = _new(self.context_class)
             evaluation = _new(self.eval_class)
             evaluation.__dict__ = {"environment": env, "autoescape": self.autoescape,
                                    "volatile": False}
-            context.__dict__ = {"parent": {**flat, **ctx}, "vars": {}, "environment": env,
+            context.__dict__ = {"parent": parent, "vars": {}, "environment": env,
                                 "eval_ctx": evaluation, "exported_vars": set(),
                                 "name": self.name, "globals_keys": set(flat),
                                 "blocks": {}}
         else:
-            context = self.new_context(env, self.name, self.blocks, {**flat, **ctx}, True, flat)
+            context = self.new_context(env, self.name, self.blocks, parent, True, flat)
         left = budget.output_left
         parts: list[str] = []
         keep = parts.append
@@ -559,6 +571,7 @@ _CONTEXT_ATTRS = ("parent", "vars", "environment", "eval_ctx", "exported_vars", 
                   "globals_keys", "blocks")
 _EVAL_ATTRS = ("environment", "autoescape", "volatile")
 _new = object.__new__
+_monotonic = time.monotonic  # read before every template: one global, not two lookups
 
 
 def _describe(exc: BaseException) -> str:

@@ -35,6 +35,7 @@ PROMPTS = {
     "filters": "{% filter upper %}{{ topic }} {{ tone }}{% endfilter %} {{ args.topic }}",
     "undefined": "before {{ nothing_here }} after",
     "blocks": "{% extends 'partials/base.j2' %}{% block b %}child {{ topic }}{% endblock %}",
+    "shadows": "{% set topic = 'changed' %}{% set tone = tone ~ '!' %}{{ topic }} {{ tone }}",
 }
 FILES = {
     "partials/macros.j2": "{% macro shout() %}{{ topic | upper }}{% endmacro %}"
@@ -88,6 +89,9 @@ def test_the_outcomes_are_what_jinja_renders(bundle: Any) -> None:
     assert texts == {
         "sets": "t! [t!]", "macros": "<t|inner t>", "imports": "T(p)",
         "includes": "included t here", "namespace": "1234=6 [0, 1, 2]",
-        "filters": "T CALM t", "blocks": "base [child t]"}
+        "filters": "T CALM t", "blocks": "base [child t]", "shadows": "changed calm!"}
+    # what one message sets is its own: the next message of the request sees the arguments
+    second = r.get("shadows", {"topic": "t"})["messages"][1]["content"]["text"]
+    assert second == "second t"
     with pytest.raises(RenderError, match="nothing_here"):
         r.get("undefined", {"topic": "t"})
