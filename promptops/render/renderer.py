@@ -16,8 +16,9 @@ and its output bound counts every part of the reply, rendered or copied from a f
 from __future__ import annotations
 
 import re
+import time
 from collections import ChainMap
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from promptops.errors import ArgumentError, RenderError, TemplateError, did_you_mean
 from promptops.pipeline import argtypes, defaults
@@ -184,18 +185,22 @@ class Renderer:
         ``budget`` bounds the whole request (default: a fresh :meth:`budget`); a caller
         that wants the clock to include its own parsing makes it first and passes it in.
         """
-        return self.render(name, arguments, budget)[0]
+        return self._run(name, arguments, budget, None)
 
     def render(self, name: str, arguments: object = None, budget: Budget | None = None
                ) -> tuple[PromptResult, list[Message]]:
         """:meth:`get`, and for each served message the bundle message it came from (a
         history item gives several, an omitted blank one none)."""
+        sources: list[Message] = []
+        return self._run(name, arguments, budget, sources), sources
+
+    def _run(self, name: str, arguments: object, budget: Budget | None,
+             sources: list[Message] | None) -> PromptResult:
         if budget is None:
             budget = Budget(self.limits)
         try:
             with budget:
-                sources: list[Message] = []
-                return self._get(name, arguments, budget, sources), sources
+                return self._get(name, arguments, budget, sources)
         except watchdog.RenderTimeout:
             budget.settle()
             raise TemplateError(f"prompt {name!r}: {budget.late()}") from None
@@ -204,20 +209,22 @@ class Renderer:
         except RecursionError:
             raise TemplateError(f"prompt {name!r}: nested too deeply") from None
 
-    def _get(self, name: str, arguments: object, budget: Budget, sources: list[Message]
-             ) -> PromptResult:
+    def _get(self, name: str, arguments: object, budget: Budget,
+             sources: list[Message] | None) -> PromptResult:
+        """The result; ``sources`` (None: not wanted) gets each message's bundle message."""
         rules, context = self._bind(name, arguments)
         prompt = rules.prompt
         if rules.texts is not None:
             messages = self._texts(name, rules.texts, context, budget)
-            sources.extend(prompt["messages"])
+            if sources is not None:
+                sources.extend(prompt["messages"])
         else:
-            messages = self._messages(name, prompt, context, sources)
+            messages = self._messages(name, prompt, context, [] if sources is None else sources)
         result: PromptResult = {"messages": messages}
-        described = prompt.get("resultDescription", prompt.get("description"))
+        described = rules.described
         if described is False or described is None:
             return result
-        if "resultDescription" in prompt:
+        if rules.templated:
             try:
                 described = self._render(name, -1, "description", described, context)
             except Exception as exc:
@@ -229,23 +236,31 @@ class Renderer:
         result["description"] = described
         return result
 
-    def _texts(self, name: str, texts: tuple[tuple[int, str, str, ServedRole], ...],
-               context: dict[str, object], budget: Budget) -> list[PromptMessage]:
+    def _texts(self, name: str, texts: tuple[_Text, ...], context: dict[str, object],
+               budget: Budget) -> list[PromptMessage]:
         """The messages of a prompt of plain text messages (see :class:`_Rules`): what
         :meth:`_messages` does for them, without the per-message questions."""
         messages: list[PromptMessage] = []
-        compiled = self._compiled
-        for i, field, source, role in texts:
+        shared: dict[str, object] | None = None
+        parent: dict[str, object] = {}
+        for text in texts:
             try:
-                tpl = compiled.get((name, i, field)) or self._compile(name, i, field, source)
-                text = tpl.render(context, budget)
+                tpl = text.compiled
+                if tpl is None:
+                    key = (name, text.index, text.field)
+                    tpl = text.compiled = self._compiled.get(key) or self._compile(*key,
+                                                                                   text.source)
+                if tpl.globals is not shared:  # Jinja never changes a context's parent:
+                    shared = tpl.globals  # the templates of one request can share it
+                    parent = {**shared, **context}
+                rendered = tpl.render(context, budget, parent)
             except RenderError:
                 raise
             except Exception as exc:  # as in _messages: the package's failure
                 raise TemplateError(
-                    f"prompt {name!r} message {i} failed to render: {_describe(exc)}",
+                    f"prompt {name!r} message {text.index} failed to render: {_describe(exc)}",
                 ) from exc
-            messages.append({"role": role, "content": {"type": "text", "text": text}})
+            messages.append({"role": text.role, "content": {"type": "text", "text": rendered}})
         return messages
 
     def _messages(self, name: str, prompt: Prompt, context: dict[str, object],
@@ -413,11 +428,14 @@ class _Rules:
 
     ``texts`` is the prompt's plan when every message is a plain text message (inline
     or a template file; no ``omitIfBlank``, annotations or system role): each message's
-    (index, field, source, role), which :meth:`Renderer._texts` renders without asking
-    the per-message questions of the general loop. None for any other prompt.
+    (index, field, source, role) and, once compiled, its template (:class:`_Text`),
+    which :meth:`Renderer._texts` renders without asking the per-message questions of
+    the general loop. None for any other prompt. ``described`` and ``templated``: the
+    result's description (or False / None: none) and whether it is a template.
     """
 
-    __slots__ = ("base", "declared", "known", "order", "plain", "prompt", "required", "texts")
+    __slots__ = ("base", "declared", "described", "known", "order", "plain", "prompt",
+                 "required", "templated", "texts")
 
     def __init__(self, prompt: Prompt) -> None:
         self.prompt = prompt
@@ -433,18 +451,32 @@ class _Rules:
             n: a.get("maxLength", defaults.MAX_LENGTH) for n, a in self.declared.items()
             if a.get("type", "string") == "string" and a.get("enum") is None
             and a.get("pattern") is None}
-        texts: list[tuple[int, str, str, ServedRole]] = []
+        self.described: str | Literal[False] | None = prompt.get(
+            "resultDescription", prompt.get("description"))
+        self.templated = "resultDescription" in prompt
+        texts: list[_Text] = []
         for i, msg in enumerate(prompt["messages"]):
             role = msg.get("role")
             if msg["type"] != "text" or role not in ("user", "assistant") \
                     or "omitIfBlank" in msg or "annotations" in msg or "loopOver" in msg:
-                self.texts: tuple[tuple[int, str, str, ServedRole], ...] | None = None
+                self.texts: tuple[_Text, ...] | None = None
                 return
             if "template" in msg:
-                texts.append((i, "template", msg["template"], role))
+                texts.append(_Text(i, "template", msg["template"], role))
             else:
-                texts.append((i, "text", msg["text"], role))
+                texts.append(_Text(i, "text", msg["text"], role))
         self.texts = tuple(texts)
+
+
+class _Text:
+    """One message of a :attr:`_Rules.texts` plan, and its template once compiled (the
+    renderer's table of compiled templates is then not looked up again)."""
+
+    __slots__ = ("compiled", "field", "index", "role", "source")
+
+    def __init__(self, index: int, field: str, source: str, role: ServedRole) -> None:
+        self.index, self.field, self.source, self.role = index, field, source, role
+        self.compiled: _Compiled | None = None
 
 
 class _Compiled:
@@ -452,37 +484,69 @@ class _Compiled:
 
     ``Template.generate`` builds each render's context by flattening the template's
     globals (a ``ChainMap`` over the environment's) twice: a sixth of a ``prompts/get``.
-    Here they are flattened once per template and the context is made from a plain dict.
+    Here they are flattened once per template, and the template's parts are kept in
+    slots (a ``Template`` is a dict of attributes, and of 1,000 prompts' templates few
+    stay in the CPU cache). The context is the one ``new_context`` would make: for a
+    template without blocks it is filled in directly, which skips three Python calls a
+    render (``new_context``, ``EvalContext`` and a comprehension over no blocks), if
+    this Jinja's ``Context`` is still made of the attributes :data:`_CONTEXT_ATTRS` names
+    (checked against a real one when the template is prepared).
     Everything else is :func:`promptops.sandbox.environment.render_bounded`'s: each
     chunk counted before it is kept (counting in batches was tried and dropped: a batch
     of fresh large chunks may hold many times the output bound before it is counted), the
     deadline, the error translation and the traceback rewriting of ``generate``.
     """
 
-    __slots__ = ("globals", "new_context", "template")
+    __slots__ = ("autoescape", "blocks", "context_class", "direct", "environment",
+                 "eval_class", "globals", "name", "new_context", "root", "template")
 
     def __init__(self, template: Template, shared: dict[str, object] | None = None) -> None:
-        from jinja2.runtime import new_context
+        from jinja2.nodes import EvalContext
+        from jinja2.runtime import Context, new_context
 
         self.template = template
         self.new_context = new_context  # imported once here, not on every render
+        self.environment = env = template.environment
+        self.root, self.name, self.blocks = template.root_render_func, template.name, \
+            template.blocks
         # ``shared``: the renderer's one flat copy of its environment's globals, for the
         # templates that add none of their own (all of ours): one dict, not one each
         own = template.globals.maps[0] if isinstance(template.globals, ChainMap) else None
         self.globals: dict[str, object] = (shared if shared is not None and own == {}
                                            else dict(template.globals))
+        self.autoescape = env.autoescape
+        self.context_class, self.eval_class = Context, EvalContext
+        made = new_context(env, self.name, self.blocks, {}, True, self.globals)
+        self.direct = (not self.blocks and not callable(env.autoescape)
+                       and type(made) is Context and tuple(vars(made)) == _CONTEXT_ATTRS
+                       and tuple(vars(made.eval_ctx)) == _EVAL_ATTRS)
 
-    def render(self, ctx: dict[str, object], budget: Budget) -> str:
-        budget.check_time()  # the next template of a slow request starts late
-        tpl, flat = self.template, self.globals
-        env = tpl.environment
+    def render(self, ctx: dict[str, object], budget: Budget,
+               parent: dict[str, object] | None = None) -> str:
+        """The template's text for ``ctx``; ``parent``: the context's variables (the flat
+        globals and ``ctx``), when the caller made them already."""
+        if _monotonic() > budget.deadline:  # the next template of a slow request starts late
+            raise BudgetExceeded(budget.late())
+        flat, env = self.globals, self.environment
+        if parent is None:
+            parent = {**flat, **ctx}
+        if self.direct:  # what new_context(env, name, {}, parent, True, flat) makes
+            context = _new(self.context_class)
+            evaluation = _new(self.eval_class)
+            evaluation.__dict__ = {"environment": env, "autoescape": self.autoescape,
+                                   "volatile": False}
+            context.__dict__ = {"parent": parent, "vars": {}, "environment": env,
+                                "eval_ctx": evaluation, "exported_vars": set(),
+                                "name": self.name, "globals_keys": set(flat),
+                                "blocks": {}}
+        else:
+            context = self.new_context(env, self.name, self.blocks, parent, True, flat)
         left = budget.output_left
         parts: list[str] = []
         keep = parts.append
         try:
             try:
-                for chunk in tpl.root_render_func(self.new_context(
-                        env, tpl.name, tpl.blocks, {**flat, **ctx}, True, flat)):
+                for chunk in self.root(context):
                     left -= len(chunk)  # each chunk before it is kept: the bound is exact
                     if left < 0:
                         break
@@ -499,6 +563,15 @@ class _Compiled:
             raise BudgetExceeded(budget.too_long())
         budget.output_left = left
         return "".join(parts)
+
+
+# What jinja2.runtime.Context.__init__ and EvalContext.__init__ set (Jinja 3.1), in order:
+# _Compiled fills a context in directly only while a real one still has exactly these.
+_CONTEXT_ATTRS = ("parent", "vars", "environment", "eval_ctx", "exported_vars", "name",
+                  "globals_keys", "blocks")
+_EVAL_ATTRS = ("environment", "autoescape", "volatile")
+_new = object.__new__
+_monotonic = time.monotonic  # read before every template: one global, not two lookups
 
 
 def _describe(exc: BaseException) -> str:

@@ -74,9 +74,46 @@ def _constant(node: nodes.Expr, frame: Frame) -> bool:
     return True
 
 
+def _printed(value: Any) -> str:
+    """``{{ value }}``'s text: ``str(_finalize(value))``, in one call for a ``str``."""
+    if type(value) is str:
+        return value
+    return str(_finalize(value))
+
+
 class _BoundedCodeGenerator(CodeGenerator):
     """Routes ``~``, comparisons of two variables and non-constant dict keys through the
-    environment, so their size (or the cost of comparing and hashing) is checked first."""
+    environment, so their size (or the cost of comparing and hashing) is checked first.
+
+    Jinja writes ``{{ value }}`` as ``str(environment.finalize(value))``: two calls per
+    printed value, and a template's code grows by every one. Here it is ``_p(value)``,
+    one call of :func:`_printed`, which gives the same text after the same checks (the
+    code of 1,000 prompts' templates is then ~a third smaller, and more of it stays in
+    the CPU cache). ``_p`` is bound once per template module, to the environment's
+    ``printed``."""
+
+    def _printing(self, frame: Frame, finalize: Any) -> bool:
+        """Whether this output is the plain ``str(environment.finalize(...))`` case."""
+        return (not self.defer_init and not frame.eval_ctx.volatile
+                and not frame.eval_ctx.autoescape and finalize.src == "environment.finalize("
+                and self.environment.finalize is _finalize)
+
+    def visit_Template(self, node: nodes.Template, frame: Frame | None = None) -> None:
+        if not self.defer_init:  # deferred: no environment yet when the module runs
+            self.writeline("_p = environment.printed")
+        super().visit_Template(node, frame)
+
+    def _output_child_pre(self, node: nodes.Expr, frame: Frame, finalize: Any) -> None:
+        if self._printing(frame, finalize):
+            self.write("_p(")
+        else:
+            super()._output_child_pre(node, frame, finalize)
+
+    def _output_child_post(self, node: nodes.Expr, frame: Frame, finalize: Any) -> None:
+        if self._printing(frame, finalize):
+            self.write(")")
+        else:
+            super()._output_child_post(node, frame, finalize)
 
     def visit_Concat(self, node: nodes.Concat, frame: Frame) -> None:
         self.write("environment.concat_bounded((")
@@ -121,6 +158,7 @@ class _BoundedCodeGenerator(CodeGenerator):
 class PromptEnvironment(SandboxedEnvironment):
     intercepted_binops = frozenset({"*", "**", "%", "+", "-", "//"})
     code_generator_class = _BoundedCodeGenerator
+    printed = staticmethod(_printed)  # what compiled templates call as `_p`
 
     def call(__self, __context: Any, __obj: Any, *args: Any, **kwargs: Any) -> Any:
         budget = limits.current()

@@ -30,6 +30,7 @@ from promptops.serve import revisions
 from promptops.serve.jsonrpc import Json, RequestId, Send
 from promptops.serve.revisions import META_SUB
 from promptops.serve.signing import Signer
+from promptops.serve.wire import Sealed
 
 if TYPE_CHECKING:
     from promptops.pipeline.bundle_types import Bundle, Prompt, Resource
@@ -110,8 +111,9 @@ class Entry:
     """One served prompt, the bundle it belongs to, and what its replies share.
 
     Made once per snapshot, so a ``prompts/get`` reads instead of recomputing: ``meta``
-    is the result's traceability ``_meta`` (one dict per bundle, shared by every reply
-    and never mutated: the stateless era copies it to add its own keys), and ``shaped``
+    is the result's traceability ``_meta`` (one :class:`~promptops.serve.wire.Sealed`
+    dict per bundle, shared by every reply, encoded once and never changed: the
+    stateless era copies it to add its own keys), and ``shaped``
     says whether a content block can need reshaping for an older revision at all
     (audio, resource links, annotations, the content ``_meta`` of a system message); a
     prompt of only user/assistant text, images and embedded resources without annotations
@@ -123,7 +125,7 @@ class Entry:
     def __init__(self, prompt: Prompt, bundle: Bundle, renderer: Renderer,
                  meta: Json | None = None) -> None:
         self.prompt, self.bundle, self.renderer = prompt, bundle, renderer
-        self.meta = meta if meta is not None else traceability(bundle)
+        self.meta = meta if meta is not None else Sealed(traceability(bundle))
         # a system message (or a history, which may hold one) carries content _meta
         self.shaped = any(m["type"] in _SHAPED or "annotations" in m or m["type"] == "history"
                           or m.get("role") == "system" for m in prompt["messages"])
@@ -153,7 +155,7 @@ class Snapshot:
         resources: dict[str, tuple[str, Resource]] = {}
         for bundle, renderer in zip(bundles, renderers, strict=True):
             pkg = bundle["package"]["name"]
-            meta = traceability(bundle)
+            meta = Sealed(traceability(bundle))  # encoded once (serve/wire.py)
             for p in bundle["prompts"]:
                 index[p["name"]] = Entry(p, bundle, renderer, meta)
             for path, res in bundle["resources"].items():

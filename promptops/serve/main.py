@@ -141,11 +141,10 @@ def _run(args: argparse.Namespace, signals: Signals, gate: Gate | None = None) -
     if not args.bundle and not args.worktree and args.ref is None:
         import threading
 
-        from promptops.serve.watch import dirty_notice
-
-        # Once the first answers are out: its import of subprocess and its `git status`
-        # spawn would otherwise take the interpreter from the initialize reply.
-        notice = threading.Timer(NOTICE_DELAY_S, dirty_notice, (args.paths or [Path(".")], log))
+        # Once the first answers are out: its import (of the watcher and subprocess) and
+        # its `git status` spawn would otherwise take the interpreter from the initialize
+        # reply.
+        notice = threading.Timer(NOTICE_DELAY_S, _dirty_notice, (args.paths or [Path(".")],))
         notice.daemon = True
         notice.start()
     if follower is not None and args.ref is None:
@@ -159,6 +158,13 @@ def _run(args: argparse.Namespace, signals: Signals, gate: Gate | None = None) -
         _flush()
         os._exit(0)
     return 0
+
+
+def _dirty_notice(paths: list[Path]) -> None:
+    """HEAD mode's note on uncommitted changes (run by a timer after start)."""
+    from promptops.serve.watch import dirty_notice
+
+    dirty_notice(paths, log)
 
 
 def _require_packages(paths: list[Path]) -> None:

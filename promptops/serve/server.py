@@ -105,7 +105,10 @@ class Server:
     def handle(self, session: Session, message: object) -> list[Outbound]:
         """Replies to one parsed message (a batch array gives one array reply)."""
         if not isinstance(message, list):
-            return [self._finish(session, r) for r in self._one(session, message)]
+            replies = self._one(session, message)
+            if len(replies) == 1 and "id" in replies[0]:  # the usual reply: nothing to finish
+                return [replies[0]]
+            return [self._finish(session, r) for r in replies]
         if not (session.era is SESSION and allows_batches(session.revision)):
             return [self.reject(session, RpcError(
                 INVALID_REQUEST, "JSON-RPC batches are only part of 2025-03-26"))]
@@ -141,7 +144,9 @@ class Server:
         return [] if item is None else [item]
 
     def _request(self, session: Session, req: Request) -> list[Json]:
-        era = session.admit(req.method, req.params)
+        era = session.era  # once chosen, admit() only returns it
+        if era is None:
+            era = session.admit(req.method, req.params)
         if era is None:  # a ping before the connection chose its era: answered, nothing chosen
             return [reply(req.id, {})]
         method = find(req.method, era)

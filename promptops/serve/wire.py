@@ -165,17 +165,96 @@ _COMPACT = _compact(ascii_only=False)
 _COMPACT_ASCII = _compact(ascii_only=True)
 
 
+class Sealed(dict[str, object]):
+    """A JSON object that many replies share and nobody changes, encoded once.
+
+    It is a dict to every reader (and to ``json``), refuses every change, and keeps its
+    compact encoding in :attr:`text`, which :func:`encode`'s reply path writes as is
+    (the ``_meta`` of every ``prompts/get``: one per bundle). Its values are scalars;
+    copy it (``dict(sealed)``, ``{**sealed}``) to add keys.
+    """
+
+    __slots__ = ("text",)
+
+    def __init__(self, items: dict[str, object]) -> None:
+        super().__init__(items)
+        self.text = _COMPACT(self)
+
+    def __reduce__(self) -> tuple[type[Sealed], tuple[dict[str, object]]]:
+        return Sealed, (dict(self),)  # copy and pickle make a new one, never change this one
+
+    def _refuse(self, *args: object, **kwargs: object) -> NoReturn:
+        raise TypeError("a Sealed object is shared by replies and cannot be changed")
+
+    __setitem__ = __delitem__ = __ior__ = _refuse
+    clear = pop = popitem = setdefault = update = _refuse
+
+
+_ESCAPE = json.encoder.encode_basestring  # the function _COMPACT escapes strings with
+_REPLY_KEYS = ("jsonrpc", "id", "result")
+_MESSAGE_KEYS = ("role", "content")
+_TEXT_KEYS = ("type", "text")
+
+
+def _text_reply(message: object) -> str | None:
+    """The encoding of a ``prompts/get`` reply of text messages, or None for any other.
+
+    What ``_COMPACT`` writes for it, byte for byte, without walking the parts that are
+    the same in every reply: the keys, and the ``_meta`` (a :class:`Sealed`), encoded
+    once. Any other shape (another key, type or order anywhere) gives None, and the
+    general encoder writes the message.
+    """
+    if type(message) is not dict or tuple(message) != _REPLY_KEYS \
+            or message["jsonrpc"] != "2.0":
+        return None
+    id_, result = message["id"], message["result"]
+    if type(id_) is int:
+        ident = repr(id_)
+    elif type(id_) is str:
+        ident = _ESCAPE(id_)
+    else:
+        return None
+    if type(result) is not dict:
+        return None
+    keys = tuple(result)
+    if keys == ("messages", "_meta"):
+        described = ""
+    elif keys == ("messages", "description", "_meta") and type(result["description"]) is str:
+        described = ',"description":' + _ESCAPE(result["description"])
+    else:
+        return None
+    meta, messages = result["_meta"], result["messages"]
+    if type(meta) is not Sealed or type(messages) is not list:
+        return None
+    texts = []
+    for msg in messages:
+        if type(msg) is not dict or tuple(msg) != _MESSAGE_KEYS:
+            return None
+        role, content = msg["role"], msg["content"]
+        if type(role) is not str or type(content) is not dict \
+                or tuple(content) != _TEXT_KEYS or content["type"] != "text" \
+                or type(content["text"]) is not str:
+            return None
+        texts.append(f'{{"role":{_ESCAPE(role)},"content":{{"type":"text","text":'
+                     f'{_ESCAPE(content["text"])}}}}}')
+    return (f'{{"jsonrpc":"2.0","id":{ident},"result":{{"messages":[{",".join(texts)}]'
+            f'{described},"_meta":{meta.text}}}}}')
+
+
 def encode(message: object) -> bytes:
     """One message as compact UTF-8 JSON (no newline).
 
     A lone surrogate (valid in JSON as ``"\\ud800"``, so it can be echoed) cannot be
     encoded as UTF-8: such a message is written with ASCII escapes instead. A LongInt
-    is written as its digits.
+    is written as its digits. A ``prompts/get`` reply of text messages takes a shorter
+    path (:func:`_text_reply`) to the same bytes.
     """
-    try:
-        text = _COMPACT(message)
-    except TypeError:  # not plain data: a LongInt (anything else is a bug, and raises)
-        text = _with_long_ints(message, ascii_only=False)
+    text = _text_reply(message)
+    if text is None:
+        try:
+            text = _COMPACT(message)
+        except TypeError:  # not plain data: a LongInt (anything else is a bug, and raises)
+            text = _with_long_ints(message, ascii_only=False)
     try:
         return text.encode()
     except UnicodeEncodeError:

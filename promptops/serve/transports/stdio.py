@@ -53,6 +53,7 @@ READ_CHUNK = 1 << 16
 FINISH_TIMEOUT_S = 5.0  # how long shutdown waits for a reply being written to a stalled reader
 HOLD_BYTES = 1 << 16  # held replies are written once they reach this size
 HOLD_SECONDS = 0.001  # ... or before the next request once the oldest has waited this long
+_SPACE = frozenset(b" \t\n\r\x0b\x0c")  # what bytes.strip() removes
 
 
 class Output:
@@ -242,8 +243,8 @@ class _Loop:
         for line in lines(self.fd, out.flush):  # held replies go out before a read waits
             if self.stopping or out.closed:
                 return
-            if line is not None and not line.strip():
-                continue
+            if line is not None and (not line or line[0] in _SPACE) and not line.strip():
+                continue  # blank (a message starts with a bracket: its strip is not made)
             since = out.held_since
             if since is not None and time.monotonic() - since >= HOLD_SECONDS:
                 out.flush()
