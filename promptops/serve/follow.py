@@ -22,6 +22,9 @@ only what changed; that cost every server ~26 MB at 1,000 prompts (~100 MB at 10
 for a checkout most editor windows never see, doubling the memory of `--bundle`. Now the
 first never-built checkout pays the import and a full parse (~0.8 s at 1,000 prompts,
 docs/benchmarks.md), and fills the memo, so every later one re-parses only what changed.
+A team server (``serve --http``) asks for ``warm=True``: its follower thread parses the
+served commit before it starts watching, since there a commit's latency to its listeners
+matters more than one process's memory (docs/http.md).
 """
 
 from __future__ import annotations
@@ -109,10 +112,12 @@ class Follower(Background):
     """The bundles to serve for a set of package folders, kept in step with their HEADs."""
 
     def __init__(self, package_dirs: list[Path], *, ref: str | None, log: Log,
-                 gate: Gate | None = None) -> None:
+                 gate: Gate | None = None, warm: bool = False) -> None:
         super().__init__()
         self._log = log
         self._gate = gate
+        self._warm = warm
+        self._cold = True  # nothing parsed into the memo yet (the served set came from cache)
         self._ref = ref
         # Per-file results kept across rebuilds, so a checkout re-parses only what changed.
         # Without a gate a serving process never lints: memoised files drop their parsed YAML.
@@ -175,6 +180,7 @@ class Follower(Background):
         # with a gate, the build keeps its template ASTs for lint (3x cheaper than parsing
         # each template again: 0.6 -> 0.2 s CPU for a 1,000-prompt commit)
         built = _build(package.directory, commit, self._memo, keep_asts=self._gate is not None)
+        self._cold = False
         bundle = built.bundle
         refused = self._gate(built) if self._gate is not None else None
         if refused is not None:  # never stored: the cache holds only what may be served
@@ -198,6 +204,8 @@ class Follower(Background):
         return tuple(gitrefs.signature(r) for r in self._repos)
 
     def _follow(self, on_change: Callable[[list[Bundle]], object]) -> None:
+        if self._warm and self._cold and self._served is not None:
+            self._warm_up(self._served)
         last = self._signature()
         # Check once right away: HEAD may have moved between initial() and start().
         changed_at: float | None = time.monotonic() - QUIET_S
@@ -220,6 +228,29 @@ class Follower(Background):
                     import traceback  # deferred, like the build: only a bug needs it
 
                     self._log("internal error while following HEAD:\n" + traceback.format_exc())
+
+    def _warm_up(self, commits: tuple[str, ...]) -> None:
+        """Parse the served commits into the memo and pass them through the gate once, in
+        this thread, before following: what the first new commit would otherwise pay on
+        its way to the listeners (~0.6-1 s at 1,000 prompts: imports, a full parse, lint's
+        rules). Only a team server asks for it (``serve --http``: one process, whose memory
+        matters less than a commit's latency); an editor's stdio server stays lazy (see the
+        module docstring). A commit arriving meanwhile waits for the warm-up, then takes
+        the fast path; a warm-up that fails changes nothing served."""
+        try:
+            prompts = 0
+            for package, commit in zip(self._packages, commits, strict=True):
+                built = _build(package.directory, commit, self._memo,
+                               keep_asts=self._gate is not None)
+                prompts += len(built.bundle["prompts"])  # a Build is lazy: this parses
+                if self._gate is not None:
+                    self._gate(built)
+            self._cold = False
+            self._log(f"warmed up: the served commit's {prompts} prompts are parsed, so a "
+                      "new commit rebuilds only what it changed")
+        except Exception as exc:  # the served set came from the cache and stays served
+            self._log(f"warm-up of the served commit failed (the next commit pays a full "
+                      f"build): {failure(exc)}")
 
     def _moved(self, on_change: Callable[[list[Bundle]], object]) -> None:
         if any(gitrefs.busy(r) for r in self._repos):

@@ -155,7 +155,8 @@ def build(args: argparse.Namespace, gate: Gate | None = None) -> HttpApp:
             if "does not build" in message:
                 metrics.failed.inc()
 
-        follower = Follower(dirs, ref=args.ref, log=report, gate=gate)
+        # a team server warms its memo and lint up: its first new commit takes the fast path
+        follower = Follower(dirs, ref=args.ref, log=report, gate=gate, warm=True)
         views = Views(follower.initial(), settings)
     metrics.served(views.bundles)
 
