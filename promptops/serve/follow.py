@@ -22,9 +22,9 @@ only what changed; that cost every server ~26 MB at 1,000 prompts (~100 MB at 10
 for a checkout most editor windows never see, doubling the memory of `--bundle`. Now the
 first never-built checkout pays the import and a full parse (~0.8 s at 1,000 prompts,
 docs/benchmarks.md), and fills the memo, so every later one re-parses only what changed.
-A team server (``serve --http``) asks for ``warm=True``: its follower thread parses the
-served commit before it starts watching, since there a commit's latency to its listeners
-matters more than one process's memory (docs/http.md).
+A team server (``serve --http``) calls :meth:`Follower.warm_up` before it listens: it
+parses the served commit at start, since there a commit's latency to its listeners matters
+more than one process's memory (docs/http.md).
 """
 
 from __future__ import annotations
@@ -112,11 +112,10 @@ class Follower(Background):
     """The bundles to serve for a set of package folders, kept in step with their HEADs."""
 
     def __init__(self, package_dirs: list[Path], *, ref: str | None, log: Log,
-                 gate: Gate | None = None, warm: bool = False) -> None:
+                 gate: Gate | None = None) -> None:
         super().__init__()
         self._log = log
         self._gate = gate
-        self._warm = warm
         self._cold = True  # nothing parsed into the memo yet (the served set came from cache)
         self._ref = ref
         # Per-file results kept across rebuilds, so a checkout re-parses only what changed.
@@ -204,8 +203,6 @@ class Follower(Background):
         return tuple(gitrefs.signature(r) for r in self._repos)
 
     def _follow(self, on_change: Callable[[list[Bundle]], object]) -> None:
-        if self._warm and self._cold and self._served is not None:
-            self._warm_up(self._served)
         last = self._signature()
         # Check once right away: HEAD may have moved between initial() and start().
         changed_at: float | None = time.monotonic() - QUIET_S
@@ -229,14 +226,18 @@ class Follower(Background):
 
                     self._log("internal error while following HEAD:\n" + traceback.format_exc())
 
-    def _warm_up(self, commits: tuple[str, ...]) -> None:
-        """Parse the served commits into the memo and pass them through the gate once, in
-        this thread, before following: what the first new commit would otherwise pay on
-        its way to the listeners (~0.6-1 s at 1,000 prompts: imports, a full parse, lint's
-        rules). Only a team server asks for it (``serve --http``: one process, whose memory
-        matters less than a commit's latency); an editor's stdio server stays lazy (see the
-        module docstring). A commit arriving meanwhile waits for the warm-up, then takes
-        the fast path; a warm-up that fails changes nothing served."""
+    def warm_up(self) -> None:
+        """Parse the served commits into the memo and pass them through the gate once, when
+        they came from the build cache: what the first new commit would otherwise pay on
+        its way to the listeners (0.55-1.1 s at 1,000 prompts: imports, a full parse, lint's
+        rules). Only a team server calls it (``serve --http``: one process, whose memory
+        matters less than a commit's latency), before it starts listening: run in the
+        follower thread instead, its ~1 s of CPU competed with the first requests for the
+        GIL (p99 17-20 ms). An editor's stdio server stays lazy (the module docstring). A
+        warm-up that fails changes nothing served."""
+        commits = self._served
+        if not self._cold or commits is None:
+            return
         try:
             prompts = 0
             for package, commit in zip(self._packages, commits, strict=True):

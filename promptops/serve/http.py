@@ -155,9 +155,9 @@ def build(args: argparse.Namespace, gate: Gate | None = None) -> HttpApp:
             if "does not build" in message:
                 metrics.failed.inc()
 
-        # a team server warms its memo and lint up: its first new commit takes the fast path
-        follower = Follower(dirs, ref=args.ref, log=report, gate=gate, warm=True)
+        follower = Follower(dirs, ref=args.ref, log=report, gate=gate)
         views = Views(follower.initial(), settings)
+        follower.warm_up()  # a team server's first new commit takes the fast path too
     metrics.served(views.bundles)
 
     def swapped(bundles: Sequence[Bundle]) -> None:
