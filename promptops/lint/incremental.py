@@ -58,6 +58,7 @@ from dataclasses import dataclass
 from promptops.lint.cache import Record
 from promptops.lint.engine import Result
 from promptops.lint.problem import Finding
+from promptops.lint.rules.po106_duplicate_prompt_name import fold
 from promptops.pipeline.source import MANIFEST, Origin, Source
 
 # Rules whose findings depend on more than the prompts that read a file.
@@ -147,11 +148,6 @@ def _edited(source: Source, changed: set[str], last: Record, run: Run) -> list[F
     return sorted(set(kept) | set(new))
 
 
-def _fold(name: str) -> str:
-    """Names PO106 counts as one (its own folding)."""
-    return name.lower().replace("-", "_")
-
-
 def _complete(result: Result) -> tuple[Result, dict[str, list[str]], dict[str, str]] | None:
     """A run whose package validated completely, with what its prompts read and are named."""
     if result.package is None or result.deps is None or result.names is None:
@@ -181,8 +177,8 @@ def _added(source: Source, blobs: Mapping[str, str], added: set[str], last: Reco
         if got is None:
             return None
         result, new_deps, new_names = got
-    folded = {_fold(n) for n in last["names"].values()}
-    if any(_fold(n) in folded for n in new_names.values()):
+    folded = {fold(n) for n in last["names"].values()}
+    if any(fold(n) in folded for n in new_names.values()):
         return None
     mine, before = added | joined, set(old)
     if any(f.code == CYCLE for f in (*old, *result.findings)) or any(
@@ -212,8 +208,8 @@ def _removed(source: Source, blobs: Mapping[str, str], removed: set[str], last: 
     orphans = {f for p in gone for f in deps[p] if f in blobs and f not in read}
     if any(f in read for p in gone for f in deps[p]):
         return None  # what the removed prompt shared may now be judged by another prompt
-    folded = [_fold(n) for n in last["names"].values()]
-    if any(folded.count(_fold(last["names"][p])) > 1 for p in gone) or any(
+    folded = [fold(n) for n in last["names"].values()]
+    if any(folded.count(fold(last["names"][p])) > 1 for p in gone) or any(
             f.code == CYCLE for f in old):
         return None  # a duplicate-name partner's finding, or a cycle (see _added)
     findings = {f for f in old if f.path not in removed and f.path not in orphans}

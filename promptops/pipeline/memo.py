@@ -38,6 +38,10 @@ class FileMemo:
         self._prompts: dict[PromptKey, tuple[LoadedFile, PromptFile]] = {}
         self._refs: dict[str, tuple[Ref, ...]] = {}
 
+    def __len__(self) -> int:
+        """Entries held (a follower whose memo is empty has parsed nothing yet)."""
+        return len(self._prompts) + len(self._refs)
+
     def prompt(self, key: PromptKey) -> tuple[LoadedFile, PromptFile] | None:
         return self._prompts.get(key)
 

@@ -116,7 +116,6 @@ class Follower(Background):
         super().__init__()
         self._log = log
         self._gate = gate
-        self._cold = True  # nothing parsed into the memo yet (the served set came from cache)
         self._ref = ref
         # Per-file results kept across rebuilds, so a checkout re-parses only what changed.
         # Without a gate a serving process never lints: memoised files drop their parsed YAML.
@@ -176,16 +175,18 @@ class Follower(Background):
             if cached is not None:
                 cache.remember(commit, package.prefix, tree)
                 return restamp(cached, commit, package.prefix)
-        # with a gate, the build keeps its template ASTs for lint (3x cheaper than parsing
-        # each template again: 0.6 -> 0.2 s CPU for a 1,000-prompt commit)
-        built = _build(package.directory, commit, self._memo, keep_asts=self._gate is not None)
-        self._cold = False
+        built = self._fresh(package, commit)
         bundle = built.bundle
         refused = self._gate(built) if self._gate is not None else None
         if refused is not None:  # never stored: the cache holds only what may be served
             raise PromptopsError(f"{package.directory.name} at {commit[:12]}: {refused}")
         self._unstored.append((cache, commit, package.prefix, bundle))
         return bundle
+
+    def _fresh(self, package: _Package, commit: str) -> Build:
+        """A build through the memo; with a gate it keeps its template ASTs for lint (3x
+        cheaper than parsing each template again: 0.6 -> 0.2 s CPU for 1,000 prompts)."""
+        return _build(package.directory, commit, self._memo, keep_asts=self._gate is not None)
 
     def _store(self) -> None:
         """Write the bundles built since the last call into the build cache (~40 ms for a
@@ -234,19 +235,18 @@ class Follower(Background):
         matters less than a commit's latency), before it starts listening: run in the
         follower thread instead, its ~1 s of CPU competed with the first requests for the
         GIL (p99 17-20 ms). An editor's stdio server stays lazy (the module docstring). A
-        warm-up that fails changes nothing served."""
+        warm-up that fails changes nothing served. A fixed ``ref`` never moves: nothing to
+        warm up for."""
         commits = self._served
-        if not self._cold or commits is None:
-            return
+        if len(self._memo) or commits is None or not self._follows():
+            return  # already parsed (the start built something), or nothing will change
         try:
             prompts = 0
             for package, commit in zip(self._packages, commits, strict=True):
-                built = _build(package.directory, commit, self._memo,
-                               keep_asts=self._gate is not None)
+                built = self._fresh(package, commit)
                 prompts += len(built.bundle["prompts"])  # a Build is lazy: this parses
                 if self._gate is not None:
                     self._gate(built)
-            self._cold = False
             self._log(f"warmed up: the served commit's {prompts} prompts are parsed, so a "
                       "new commit rebuilds only what it changed")
         except Exception as exc:  # the served set came from the cache and stays served

@@ -40,7 +40,7 @@ def _cached_repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path,
 
 
 def _parsed(follower: Follower) -> int:
-    return len(follower._memo._prompts)
+    return len(follower._memo)  # prompt files parsed, and each template's include list
 
 
 def test_a_warmed_follower_rebuilds_only_what_a_commit_changed(
@@ -51,7 +51,7 @@ def test_a_warmed_follower_rebuilds_only_what_a_commit_changed(
     follower.initial()
     assert _parsed(follower) == 0  # served from the cache: nothing parsed at start
     follower.warm_up()
-    assert _parsed(follower) == 5, lines
+    assert _parsed(follower) == 10, lines  # five prompt files and their five texts
     assert any("warmed up" in line and "5 prompts" in line for line in lines), lines
     follower.warm_up()  # once is enough: a second call parses nothing more
     assert sum("warmed up" in line for line in lines) == 1
@@ -70,7 +70,7 @@ def test_a_warmed_follower_rebuilds_only_what_a_commit_changed(
         follower.stop()
     texts = {p["name"]: p["messages"][0] for p in seen[0][0]["prompts"]}
     assert sorted(texts) == [f"p{i}" for i in range(5)] and "Hi" in str(texts["p0"])
-    assert _parsed(follower) == 6  # five warmed entries kept, one new one for the edit
+    assert _parsed(follower) == 12  # the warmed entries kept, two new ones for the edit
     assert not seen[1:]
 
 
@@ -86,6 +86,17 @@ def test_an_editor_s_follower_stays_lazy(tmp_path: Path,
         assert _parsed(follower) == 0
     finally:
         follower.stop()
+    assert not any("warmed up" in line for line in lines)
+
+
+def test_a_fixed_ref_is_not_warmed_up(tmp_path: Path,
+                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    root, _ = _cached_repo(tmp_path, monkeypatch)
+    lines: list[str] = []
+    follower = Follower([root], ref="main", log=lines.append, gate=_lint_gate)
+    follower.initial()
+    follower.warm_up()  # `serve --http --ref main` never rebuilds: the parse would be waste
+    assert _parsed(follower) == 0
     assert not any("warmed up" in line for line in lines)
 
 

@@ -30,7 +30,9 @@ if TYPE_CHECKING:
 CODE, NAME, LEVEL, NEEDS = "PO106", "duplicate-prompt-name", "error", "load"
 
 
-def _fold(name: str) -> str:
+def fold(name: str) -> str:
+    """The key two names clash on (the incremental lint asks it too, to know when an added
+    or removed prompt could change this rule's findings)."""
     return name.lower().replace("-", "_")
 
 
@@ -38,7 +40,7 @@ def check(ctx: LintContext) -> Iterator[Hit]:
     yield from from_load(ctx, CODE)
     first: dict[str, PromptDef] = {}
     for prompt in sorted(prompts(ctx), key=lambda p: p.path):
-        key = _fold(prompt.name)
+        key = fold(prompt.name)
         if key in first:
             other = first[key]
             line, col = prompt.file.position(("name",)) if prompt.spec.name else (1, 1)
