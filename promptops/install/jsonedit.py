@@ -132,7 +132,7 @@ def _no_duplicates(pairs: list[tuple[str, object]]) -> dict[str, object]:
     return out
 
 
-def _strip_jsonc(text: str) -> str:
+def _strip_jsonc(text: str, *, commas: bool = True) -> str:
     """The JSONC text as strict JSON: comments blanked, trailing commas dropped.
 
     Token by token, so a comma or slash inside a string is never touched; anything the
@@ -152,7 +152,7 @@ def _strip_jsonc(text: str) -> str:
         if kind in ("line", "block"):
             out.append(" " * len(tok) if "\n" not in tok else re.sub(r"[^\n]", " ", tok))
             continue
-        if tok == ",":
+        if tok == "," and commas:
             after = next((t for k, t in parts[i + 1:] if k not in ("ws", "line", "block")), "")
             if after in ("}", "]"):
                 out.append(" ")
@@ -161,15 +161,58 @@ def _strip_jsonc(text: str) -> str:
     return "".join(out)
 
 
-def load(text: str, *, jsonc: bool) -> tuple[Span, Any]:
-    """The span tree and the value of ``text`` (strict JSON unless ``jsonc``)."""
-    body = text.lstrip("\ufeff")
+MAX_DEPTH = 200  # a client config nests 4-6 levels; Python's parsers recurse per level
+MAX_NUMBER = 1000  # characters: Python refuses to convert integers of 4,300 digits and more
+_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
+
+
+def _check_tokens(text: str, kind: str) -> None:
+    """What :func:`json.loads` would accept but the client would not, or what would take
+    Python's parsers past their limits, reported with its position before they run.
+
+    ``NaN``, ``Infinity`` and ``-Infinity`` are Python extensions (JavaScript's
+    ``JSON.parse`` and VS Code's jsonc-parser reject them); nesting deeper than
+    :data:`MAX_DEPTH` would end in a RecursionError, an integer of thousands of digits in
+    a ValueError. One linear pass over the tokens, no recursion.
+    """
     try:
-        value = json.loads(_strip_jsonc(body) if jsonc else body,
-                           object_pairs_hook=_no_duplicates)
+        tokens = _tokens(text)
+    except ConfigError:  # an unexpected character: json.loads words it, positioned
+        return
+    depth = 0
+    for tok_kind, tok, off in tokens:
+        if tok in ("{", "["):
+            depth += 1
+            if depth > MAX_DEPTH:
+                raise ConfigError(f"{position(text, off)}: not valid {kind}: nested more "
+                                  f"than {MAX_DEPTH} levels deep (no client config is)")
+        elif tok in ("}", "]"):
+            depth -= 1
+        elif tok_kind == "lit" and tok not in ("true", "false", "null"):
+            if not _NUMBER.fullmatch(tok):
+                raise ConfigError(f"{position(text, off)}: not valid {kind}: {tok[:40]!r} "
+                                  "is not a JSON value")
+            if len(tok) > MAX_NUMBER:
+                raise ConfigError(f"{position(text, off)}: not valid {kind}: a number of "
+                                  f"more than {MAX_NUMBER} characters")
+
+
+def load(text: str, *, jsonc: bool, commas: bool | None = None) -> tuple[Span, Any]:
+    """The span tree and the value of ``text`` (strict JSON unless ``jsonc``).
+
+    ``commas`` (default: ``jsonc``) says whether trailing commas are accepted: VS Code's
+    jsonc-parser accepts them, Gemini CLI's strip-json-comments only drops comments.
+    """
+    body = text.lstrip("\ufeff")
+    kind = "JSON with comments" if jsonc else "JSON"
+    _check_tokens(text, kind)
+    try:
+        value = json.loads(_strip_jsonc(body, commas=jsonc if commas is None else commas)
+                           if jsonc else body, object_pairs_hook=_no_duplicates)
     except json.JSONDecodeError as exc:
-        kind = "JSON with comments" if jsonc else "JSON"
         raise ConfigError(f"{exc.lineno}:{exc.colno}: not valid {kind}: {exc.msg}") from None
+    except (ValueError, RecursionError) as exc:  # bounded above; kept as a last guard
+        raise ConfigError(f"1:1: not valid {kind}: {exc}") from None
     parser = _Parser(text)
     root = parser.value()
     if parser.pos != len(parser.toks):
@@ -199,14 +242,14 @@ def _dump(value: object, indent: str, unit: str, newline: str) -> str:
 
 
 def merge(text: str, path: tuple[str, ...], name: str, entry: object, *, jsonc: bool,
-          force: bool = False) -> str:
+          force: bool = False, commas: bool | None = None) -> str:
     """``text`` with ``entry`` at ``path + (name,)``; EntryExists unless ``force``."""
     if not text.strip("\ufeff \t\r\n"):
         text = text + "{}\n" if text.startswith("\ufeff") else "{}\n"
     newline = "\r\n" if "\r\n" in text else "\n"
     unit = _indent_unit(text)
     for depth in range(len(path) + 1):
-        node, _ = load(text, jsonc=jsonc)
+        node, _ = load(text, jsonc=jsonc, commas=commas)
         if node.kind != "object":
             raise ConfigError("the file's top level is not a JSON object")
         for i, seg in enumerate(path[:depth]):
@@ -246,6 +289,10 @@ def _insert(text: str, obj: Span, key: str, value: object, unit: str, newline: s
         last = len(obj.members) - 1
         if last in obj.commas:  # the trailing-comma habit (JSONC): keep it
             at = obj.commas[last] + 1
+            eol = text.find("\n", at)
+            rest = text[at:eol if eol >= 0 else len(text)].rstrip("\r")
+            if re.fullmatch(r"[ \t]*//.*", rest):  # `"x": 1, // note` keeps its note
+                at += len(rest)
             return text[:at] + newline + indent + member + "," + text[at:]
         at = obj.members[last][2].end
         eol = text.find("\n", at)
