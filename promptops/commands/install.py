@@ -21,15 +21,18 @@ from promptops.install import clients
 
 
 def _manifest_name(folder: Path) -> str:
+    """The manifest's ``name``, read as a repository file: no symlink, a bounded read."""
+    from promptops.install.configfile import read
     from promptops.pipeline.yamlio.loader import YamlProblem, load_yaml
 
     path = folder / "promptops.yaml"
+    raw = read(path, root=folder).data
+    if raw is None:
+        raise UsageError(f"cannot read {path}: No such file or directory")
     try:
-        data = load_yaml(str(path), path.read_bytes()).data
+        data = load_yaml(str(path), raw).data
     except YamlProblem as exc:
         raise UsageError(str(exc.problem)) from exc
-    except OSError as exc:
-        raise UsageError(f"cannot read {path}: {exc.strerror}") from exc
     name = data.get("name") if isinstance(data, dict) else None
     if not isinstance(name, str) or not name:
         raise UsageError(f"{path}: no `name`; pass --name")

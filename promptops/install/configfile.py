@@ -101,9 +101,9 @@ def _refusal(path: Path, root: Path, shown: str, dir_fd: int, name: str,
         mode = 0
     if stat.S_ISLNK(mode) or exc.errno == errno.ELOOP:
         return UsageError(
-            f"{root / shown}: {shown} is a symlink; a repository-scope config is never read "
-            "or written through a symlink the repository commits (it could point at your "
-            "own ~/.claude.json, or anywhere): replace it with a regular file")
+            f"{root / shown}: {shown} is a symlink; install never reads or writes through a "
+            "symlink the repository commits (it could point at your own ~/.claude.json, or "
+            "anywhere): replace it with a regular file")
     if exc.errno == errno.ENOTDIR:
         return UsageError(f"{root / shown}: {shown} is not a folder")
     return UsageError(f"cannot read {path}: {exc.strerror}")

@@ -46,7 +46,7 @@ def _parse(path: Path, text: str) -> object:
     try:
         data = load_yaml(str(path), text.encode("utf-8")).data
     except YamlProblem as exc:
-        raise ConfigError(str(exc.problem).replace("for a package", "")) from None
+        raise ConfigError(str(exc.problem).replace(" for a package", "")) from None
     return {} if data is None else data
 
 

@@ -109,6 +109,20 @@ def test_a_config_over_the_size_bound_is_refused(home: Path, repo: Path) -> None
     assert cfg.stat().st_size == 70 * 2**20
 
 
+@posix_only(SYMLINKS)
+def test_a_package_manifest_linked_outside_is_not_read(home: Path, repo: Path,
+                                                       tmp_path: Path) -> None:
+    outside = tmp_path / "outside.yaml"
+    outside.write_text("name: read-from-outside\nversion: 1.0.0\ndescription: d\n")
+    manifest = repo / "prompts" / "promptops.yaml"
+    manifest.unlink()
+    manifest.symlink_to(outside)
+    done = _install(home, "cursor", str(repo / "prompts"))
+    assert done.returncode == 2, done.stderr
+    assert "promptops.yaml is a symlink" in done.stderr
+    assert not (home / ".cursor").exists()
+
+
 # --- the user's own files: a symlink is the user's choice (dotfiles), written through ---
 
 @posix_only(SYMLINKS)
@@ -180,3 +194,14 @@ def test_jsonc_with_infinity_is_not_valid_either(home: Path, repo: Path) -> None
     assert done.returncode == 2, done.stderr
     assert f"{cfg}:4:8: not valid JSON with comments" in done.stderr
     assert cfg.read_text() == text
+
+
+def test_security_md_states_the_bounds_install_enforces() -> None:
+    from promptops.install import configfile, jsonedit
+
+    text = (Path(__file__).resolve().parents[2] / "SECURITY.md").read_text(encoding="utf-8")
+    section = text.split("### What `promptops install` reads and writes")[1]
+    for stated in (f"to {configfile.MAX_BYTES // 2**20} MiB at most",
+                   f"deeper than {jsonedit.MAX_DEPTH} levels",
+                   f"more than {jsonedit.MAX_NUMBER:,} characters"):
+        assert stated in " ".join(section.split()), stated
