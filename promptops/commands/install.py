@@ -67,7 +67,7 @@ def run(*, client: str, path: Path | None, name: str | None, scope: str | None,
     else:
         entry = clients.server_entry(client, folder, extra_args=extra)
         if client == "copilot":
-            entry["tools"] = ["*"]  # Copilot CLI loads no tool of a server without it
+            entry["tools"] = ["*"]  # Copilot's format lists the tools to enable
     if not shared and clients.ephemeral_environment():
         console.info("warning: promptops runs from a temporary environment (uvx / pipx run); the "
              "entry would point into a cache that can be pruned: install it with "

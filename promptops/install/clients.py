@@ -27,7 +27,7 @@ Locations and shapes (sources in docs/authoring.md): Claude Desktop
 ``claude_desktop_config.json`` (``mcpServers``), Claude Code ``~/.claude.json``
 (``projects[<repo>].mcpServers`` for the default local scope, ``mcpServers`` for user)
 or ``<repo>/.mcp.json``, VS Code ``mcp.json`` (``servers``, ``"type": "stdio"``, JSONC),
-Cursor ``~/.cursor/mcp.json`` or ``<repo>/.cursor/mcp.json`` (``mcpServers``, JSONC),
+Cursor ``~/.cursor/mcp.json`` or ``<repo>/.cursor/mcp.json`` (``mcpServers``, comments),
 Gemini CLI ``~/.gemini/settings.json`` or ``<repo>/.gemini/settings.json``
 (``mcpServers``, comments but no trailing commas), GitHub Copilot CLI (and VS Code's
 discovery) ``~/.copilot/mcp-config.json`` or ``<repo>/.mcp.json`` (``mcpServers``);
