@@ -8,7 +8,7 @@ Two kinds of file, two rules (SECURITY.md, "What install reads and writes"):
   its tokens) into a file meant to be pushed, and a link to ``/dev/zero`` would be read
   until memory runs out. So from the repository root down, no folder and not the file
   may be a symlink, the file must be a regular file, and it is opened non-blocking
-  (a FIFO never hangs the read), checked with ``fstat`` and read to a bound. Anything
+  (a FIFO never hangs the read), checked with ``fstat`` and read to a bound (1 MiB). Anything
   else is refused with exit 2 before a byte is read through it; the write goes through
   :func:`promptops.fsutil.atomic_write` with the repository as its root, which refuses
   the same links again at write time.
@@ -30,6 +30,7 @@ from pathlib import Path
 from promptops.errors import UsageError
 
 MAX_BYTES = 64 * 2**20  # ~/.claude.json holds Claude Code's history; configs are KBs
+MAX_SHARED_BYTES = 2**20  # a committed MCP config is a few KB; a repository is untrusted
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 _DIRECTORY = getattr(os, "O_DIRECTORY", 0)
@@ -47,7 +48,7 @@ class Loaded:
 def read(path: Path, *, root: Path | None) -> Loaded:
     """The bytes of ``path``; ``root`` (the repository) makes it a repository-scope file."""
     if root is not None:
-        return Loaded(_read_confined(path, root), path)
+        return Loaded(_read_confined(path, root), path)  # bounded by MAX_SHARED_BYTES
     try:
         is_link = path.is_symlink()
     except OSError as exc:
@@ -90,7 +91,7 @@ def _read_confined(path: Path, root: Path) -> bytes | None:
             raise _refusal(path, root, "/".join(rel), fd, rel[-1], exc) from None
     finally:
         os.close(fd)
-    return _read_fd(file_fd, path)
+    return _read_fd(file_fd, path, MAX_SHARED_BYTES)
 
 
 def _refusal(path: Path, root: Path, shown: str, dir_fd: int, name: str,
@@ -109,28 +110,28 @@ def _refusal(path: Path, root: Path, shown: str, dir_fd: int, name: str,
     return UsageError(f"cannot read {path}: {exc.strerror}")
 
 
-def _read_fd(fd: int, shown: Path) -> bytes:
-    """Read a regular file's bytes, at most MAX_BYTES, from the open ``fd`` (closed)."""
+def _read_fd(fd: int, shown: Path, limit: int = MAX_BYTES) -> bytes:
+    """Read a regular file's bytes, at most ``limit``, from the open ``fd`` (closed)."""
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             raise UsageError(f"{shown} is not a regular file (a folder, device or pipe): "
                              "an MCP client's config is a JSON file")
-        if info.st_size > MAX_BYTES:
-            raise UsageError(f"{shown} is larger than {MAX_BYTES // 2**20} MiB: not an MCP "
+        if info.st_size > limit:
+            raise UsageError(f"{shown} is larger than {limit // 2**20} MiB: not an MCP "
                              "client's config; pass --config FILE to write another file")
         chunks: list[bytes] = []
         size = 0
-        while size <= MAX_BYTES:  # the size can change between fstat and read
-            chunk = os.read(fd, min(2**20, MAX_BYTES + 1 - size))
+        while size <= limit:  # the size can change between fstat and read
+            chunk = os.read(fd, min(2**20, limit + 1 - size))
             if not chunk:
                 break
             chunks.append(chunk)
             size += len(chunk)
     finally:
         os.close(fd)
-    if size > MAX_BYTES:
-        raise UsageError(f"{shown} is larger than {MAX_BYTES // 2**20} MiB")
+    if size > limit:
+        raise UsageError(f"{shown} is larger than {limit // 2**20} MiB")
     return b"".join(chunks)
 
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -60,8 +61,7 @@ def position(text: str, offset: int) -> str:
     return f"{line}:{offset - (text.rfind(chr(10), 0, offset) + 1) + 1}"
 
 
-def _tokens(text: str) -> list[tuple[str, str, int]]:
-    out: list[tuple[str, str, int]] = []
+def _iter_tokens(text: str) -> Iterator[tuple[str, str, int]]:
     pos = 0
     while pos < len(text):
         m = _TOKEN.match(text, pos)
@@ -69,9 +69,12 @@ def _tokens(text: str) -> list[tuple[str, str, int]]:
             raise ConfigError(f"{position(text, pos)}: unexpected character {text[pos]!r}")
         kind = m.lastgroup or ""
         if kind not in ("ws", "line", "block"):
-            out.append((kind, m.group(), pos))
+            yield kind, m.group(), pos
         pos = m.end()
-    return out
+
+
+def _tokens(text: str) -> list[tuple[str, str, int]]:
+    return list(_iter_tokens(text))
 
 
 class _Parser:
@@ -175,12 +178,15 @@ def _check_tokens(text: str, kind: str) -> None:
     :data:`MAX_DEPTH` would end in a RecursionError, an integer of thousands of digits in
     a ValueError. One linear pass over the tokens, no recursion.
     """
-    try:
-        tokens = _tokens(text)
-    except ConfigError:  # an unexpected character: json.loads words it, positioned
-        return
     depth = 0
-    for tok_kind, tok, off in tokens:
+    tokens = _iter_tokens(text)  # lazily: a check must not cost a list of every token
+    while True:
+        try:
+            tok_kind, tok, off = next(tokens)
+        except StopIteration:
+            return
+        except ConfigError:  # an unexpected character: json.loads words it, positioned
+            return
         if tok in ("{", "["):
             depth += 1
             if depth > MAX_DEPTH:
@@ -205,7 +211,7 @@ def load(text: str, *, jsonc: bool, commas: bool | None = None) -> tuple[Span, A
     """
     body = text.lstrip("\ufeff")
     kind = "JSON with comments" if jsonc else "JSON"
-    _check_tokens(text, kind)
+    _check_tokens(body, kind)  # positions as json.loads counts them: without a BOM
     try:
         value = json.loads(_strip_jsonc(body, commas=jsonc if commas is None else commas)
                            if jsonc else body, object_pairs_hook=_no_duplicates)

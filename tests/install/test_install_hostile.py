@@ -101,12 +101,25 @@ def test_a_workspace_config_that_is_a_folder_is_refused(home: Path, repo: Path) 
 
 def test_a_config_over_the_size_bound_is_refused(home: Path, repo: Path) -> None:
     cfg = repo / ".mcp.json"
-    with cfg.open("wb") as fh:  # sparse: 70 MiB of nothing, over the 64 MiB bound
-        fh.truncate(70 * 2**20)
+    with cfg.open("wb") as fh:  # sparse: 2 MiB of nothing, over the 1 MiB bound
+        fh.truncate(2 * 2**20)
     done = _install(home, "claude-code", "--scope", "project", str(repo / "prompts"))
     assert done.returncode == 2, done.stderr
-    assert "larger than" in done.stderr
-    assert cfg.stat().st_size == 70 * 2**20
+    assert ".mcp.json is larger than 1 MiB" in done.stderr
+    assert cfg.stat().st_size == 2 * 2**20
+    user = home / ".claude.json"
+    with user.open("wb") as fh:  # the user's own file: 64 MiB
+        fh.truncate(70 * 2**20)
+    done = _install(home, "claude-code", "--scope", "user", str(repo / "prompts"))
+    assert done.returncode == 2, done.stderr
+    assert ".claude.json is larger than 64 MiB" in done.stderr
+
+
+def test_a_bom_does_not_shift_the_column() -> None:
+    from promptops.install.jsonedit import ConfigError, load
+
+    with pytest.raises(ConfigError, match=r"^1:7: not valid JSON"):
+        load('\ufeff{"a": NaN}', jsonc=False)
 
 
 @posix_only(SYMLINKS)
@@ -202,6 +215,7 @@ def test_security_md_states_the_bounds_install_enforces() -> None:
     text = (Path(__file__).resolve().parents[2] / "SECURITY.md").read_text(encoding="utf-8")
     section = text.split("### What `promptops install` reads and writes")[1]
     for stated in (f"to {configfile.MAX_BYTES // 2**20} MiB at most",
+                   f"{configfile.MAX_SHARED_BYTES // 2**20} MiB for a repository file",
                    f"deeper than {jsonedit.MAX_DEPTH} levels",
                    f"more than {jsonedit.MAX_NUMBER:,} characters"):
         assert stated in " ".join(section.split()), stated
