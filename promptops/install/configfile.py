@@ -68,8 +68,39 @@ def read(path: Path, *, root: Path | None) -> Loaded:
     return Loaded(_read_fd(fd, path), real)
 
 
+_DIR_FD = os.open in os.supports_dir_fd and bool(_DIRECTORY)
+
+
+def _is_junction(path: Path) -> bool:
+    """A Windows junction (a folder link ``lstat`` does not report as one), Python 3.12+."""
+    check = getattr(os.path, "isjunction", None)
+    return bool(check(path)) if check is not None else False
+
+
+def _read_by_path(path: Path, root: Path, rel: tuple[str, ...]) -> bytes | None:
+    """Windows (no ``openat``): lstat each step, then open; not race-free, never following."""
+    here = root
+    for i, part in enumerate(rel):
+        here = here / part
+        try:
+            info = os.lstat(here)
+        except FileNotFoundError:
+            return None
+        if stat.S_ISLNK(info.st_mode) or _is_junction(here):
+            raise _link_refusal(root, "/".join(rel[:i + 1]))
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise UsageError(f"cannot read {path}: {exc.strerror}") from exc
+    return _read_fd(fd, path, MAX_SHARED_BYTES)
+
+
 def _read_confined(path: Path, root: Path) -> bytes | None:
     rel = Path(os.path.abspath(path)).relative_to(os.path.abspath(root)).parts
+    if not _DIR_FD:
+        return _read_by_path(path, root, rel)
     fd = os.open(root, os.O_RDONLY | _DIRECTORY)
     shown: list[str] = []
     try:
@@ -101,13 +132,17 @@ def _refusal(path: Path, root: Path, shown: str, dir_fd: int, name: str,
     except OSError:
         mode = 0
     if stat.S_ISLNK(mode) or exc.errno == errno.ELOOP:
-        return UsageError(
-            f"{root / shown}: {shown} is a symlink; install never reads or writes through a "
-            "symlink the repository commits (it could point at your own ~/.claude.json, or "
-            "anywhere): replace it with a regular file")
+        return _link_refusal(root, shown)
     if exc.errno == errno.ENOTDIR:
         return UsageError(f"{root / shown}: {shown} is not a folder")
     return UsageError(f"cannot read {path}: {exc.strerror}")
+
+
+def _link_refusal(root: Path, shown: str) -> UsageError:
+    return UsageError(
+        f"{root / shown}: {shown} is a symlink; install never reads or writes through a "
+        "symlink the repository commits (it could point at your own ~/.claude.json, or "
+        "anywhere): replace it with a regular file")
 
 
 def _read_fd(fd: int, shown: Path, limit: int = MAX_BYTES) -> bytes:

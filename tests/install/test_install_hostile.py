@@ -83,6 +83,29 @@ def test_a_workspace_folder_linked_elsewhere_is_refused(home: Path, repo: Path, 
 
 
 @posix_only(SYMLINKS)
+def test_the_path_walk_without_openat_refuses_the_same_links(home: Path, repo: Path,
+                                                             tmp_path: Path,
+                                                             monkeypatch: pytest.MonkeyPatch
+                                                             ) -> None:
+    from promptops.install import configfile
+
+    monkeypatch.setattr(configfile, "_DIR_FD", False)  # Windows' way, run here
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    (repo / ".vscode").symlink_to(victim, target_is_directory=True)
+    done = _install(home, "vscode", "--scope", "workspace", str(repo / "prompts"))
+    assert done.returncode == 2 and ".vscode is a symlink" in done.stderr
+    (repo / ".mcp.json").symlink_to(home / ".claude.json")
+    done = _install(home, "claude-code", "--scope", "project", str(repo / "prompts"))
+    assert done.returncode == 2 and ".mcp.json is a symlink" in done.stderr
+    (repo / ".cursor" / "mcp.json").mkdir(parents=True)
+    done = _install(home, "cursor", "--scope", "workspace", str(repo / "prompts"))
+    assert done.returncode == 2 and "is not a regular file" in done.stderr
+    done = _install(home, "gemini", "--scope", "project", str(repo / "prompts"))
+    assert done.returncode == 0, done.stderr
+
+
+@posix_only(SYMLINKS)
 def test_a_workspace_config_linked_to_dev_zero_is_refused_at_once(home: Path,
                                                                   repo: Path) -> None:
     (repo / ".cursor").mkdir()
