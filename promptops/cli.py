@@ -335,7 +335,7 @@ def install(
     ctx: typer.Context,
     client: Annotated[Client, typer.Argument(metavar="CLIENT",
                                              help="claude-desktop, claude-code, vscode, "
-                                                  "cursor or json")],
+                                                  "cursor, gemini, goose, copilot or json")],
     path: PathArg = None,
     name: Annotated[
         str | None, typer.Option("--name", metavar="NAME",
@@ -345,7 +345,8 @@ def install(
         str | None,
         typer.Option("--scope", metavar="SCOPE",
                      help="claude-code: local (default), user or project; vscode and cursor: "
-                          "user (default) or workspace"),
+                          "user (default) or workspace; gemini and copilot: user (default) "
+                          "or project"),
     ] = None,
     config: Annotated[
         Path | None, typer.Option("--config", metavar="FILE",
@@ -361,7 +362,8 @@ def install(
         bool, typer.Option("--worktree", help="Serve the working tree (serve --worktree)")
     ] = False,
 ) -> None:
-    """Add this package to an MCP client's config, with absolute paths a GUI app can run."""
+    """Add this package to an MCP client's config (absolute paths, or portable ones in a
+    project or workspace file a team commits)."""
     from promptops.commands import install as cmd
 
     _run(ctx, cmd.run, client=client, path=path, name=name, scope=scope,
