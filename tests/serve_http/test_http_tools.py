@@ -112,13 +112,12 @@ def test_python_sdk_hears_tools_list_changed(server: tuple[HttpServer, str],
 
         async with httpx2.AsyncClient(timeout=30) as http, Client(
                 streamable_http_client(srv.url, http_client=http), mode="auto",
-                cache=None) as c:
-            async with c.listen(tools_list_changed=True) as sub:
-                await asyncio.to_thread(_commit, kit_dir)
-                async with asyncio.timeout(10):
-                    async for event in sub:
-                        assert type(event).__name__ == "ToolsListChanged", event
-                        break
+                cache=None) as c, c.listen(tools_list_changed=True) as sub:
+            await asyncio.to_thread(_commit, kit_dir)
+            async with asyncio.timeout(10):
+                async for event in sub:
+                    assert type(event).__name__ == "ToolsListChanged", event
+                    break
 
     asyncio.run(run())
 
