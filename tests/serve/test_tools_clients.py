@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -20,11 +21,13 @@ import pytest
 from fastmcp import Client as FastClient
 from fastmcp.client.transports import StdioTransport
 from fastmcp.exceptions import ToolError
+from helpers.node import NODE_DEPS, npm_package
 from helpers.repo import commit_files
 from mcp import ClientSession, StdioServerParameters, types
 from mcp.client.stdio import stdio_client
 from serve_helpers import kit_files, serve_cmd
 
+TS_TOOLS = Path(__file__).parents[1] / "serve_http" / "clients" / "tools.mjs"
 ARGS = {"code": "x", "language": "go"}
 TEXT = "Review this go code (pep8):\nx"
 
@@ -80,6 +83,22 @@ def test_python_sdk_over_stdio_both_shapes_and_list_changed(repo_factory: Any,
 
     for shape in ("catalog", "per-prompt"):
         asyncio.run(run(shape))
+
+
+@pytest.mark.parametrize("which", ["v1", "v2-legacy", "v2-auto"])
+@pytest.mark.parametrize("shape", ["catalog", "per-prompt"])
+def test_typescript_sdks_over_stdio(repo_factory: Any, which: str, shape: str) -> None:
+    npm_package("@modelcontextprotocol/sdk", "1.32.2")
+    npm_package("@modelcontextprotocol/client", "2.4.0")
+    root = _repo(repo_factory)
+    env = {**os.environ, "NODE_PATH": str(NODE_DEPS / "node_modules")}
+    done = subprocess.run(["node", str(TS_TOOLS), "stdio", which, "--",
+                           *serve_cmd(str(root), "--tools", shape)],
+                          capture_output=True, text=True, timeout=90, env=env)
+    out = done.stdout
+    assert done.returncode == 0, out + done.stderr
+    assert "readonly true" in out and 'structured ["assistant","user"]' in out, out
+    assert "text Review this go code (pep8):\\nx" in out and "bad true" in out, out
 
 
 def test_fastmcp_client_over_stdio(repo_factory: Any) -> None:

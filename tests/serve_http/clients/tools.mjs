@@ -4,12 +4,16 @@
 // notifications/tools/list_changed after a commit (a session's GET stream in v1, a
 // subscriptions/listen stream in v2 auto mode).
 // usage: NODE_PATH=<deps>/node_modules node tools.mjs URL v1|v2-legacy|v2-auto [--wait-change]
+//        ... node tools.mjs stdio v1|v2-legacy|v2-auto [--wait-change] -- COMMAND ARGS...
 import { createRequire } from 'node:module';
 import path from 'node:path';
 const require = createRequire(path.join(process.env.NODE_PATH, 'noop.js'));
 
-const args = process.argv.slice(2);
+const dash = process.argv.indexOf('--');
+const args = dash > 0 ? process.argv.slice(2, dash) : process.argv.slice(2);
+const command = dash > 0 ? process.argv.slice(dash + 1) : [];
 const [url, which] = args;
+const stdio = url === 'stdio';
 const wait = args.includes('--wait-change');
 let client, transport, listenFor;
 let changed;
@@ -18,13 +22,19 @@ if (which === 'v1') {
   const { Client } = require('@modelcontextprotocol/sdk/client/index.js');
   const { StreamableHTTPClientTransport } = require('@modelcontextprotocol/sdk/client/streamableHttp.js');
   const { ToolListChangedNotificationSchema } = require('@modelcontextprotocol/sdk/types.js');
-  transport = new StreamableHTTPClientTransport(new URL(url));
+  const { StdioClientTransport } = require('@modelcontextprotocol/sdk/client/stdio.js');
+  transport = stdio
+    ? new StdioClientTransport({ command: command[0], args: command.slice(1), env: process.env })
+    : new StreamableHTTPClientTransport(new URL(url));
   client = new Client({ name: 'ts-v1-tools', version: '0.0.1' });
   client.setNotificationHandler(ToolListChangedNotificationSchema, () => changed());
 } else {
   const mode = which === 'v2-auto' ? 'auto' : 'legacy';
   const { Client, StreamableHTTPClientTransport } = await import(require.resolve('@modelcontextprotocol/client'));
-  transport = new StreamableHTTPClientTransport(new URL(url));
+  const { StdioClientTransport } = await import(require.resolve('@modelcontextprotocol/client/stdio'));
+  transport = stdio
+    ? new StdioClientTransport({ command: command[0], args: command.slice(1), env: process.env })
+    : new StreamableHTTPClientTransport(new URL(url));
   client = new Client({ name: 'ts-v2-tools', version: '0.0.1' }, { versionNegotiation: { mode } });
   client.setNotificationHandler('notifications/tools/list_changed', () => changed());
   listenFor = mode === 'auto';
