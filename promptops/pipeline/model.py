@@ -59,6 +59,12 @@ class ServeConfig(Strict):
         "user and assistant. `user` (the default) keeps the instruction on the side that gives "
         "instructions; the original role travels in the content's _meta (promptops/role)",
     )
+    tools: Literal["off", "catalog", "per-prompt"] | None = Field(
+        default=None,
+        description="Offer this package's prompts as MCP tools too, for clients that only call "
+        "tools: `catalog` (list_prompts and get_prompt), `per-prompt` (one tool per prompt, "
+        "typed by its arguments) or `off`. Absent: as `promptops serve --tools` says",
+    )
 
 
 class TemplatesConfig(Strict):

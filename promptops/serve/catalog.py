@@ -40,6 +40,7 @@ MAX_COMPLETIONS = 100
 CURSOR = b"promptops/cursor/v1"
 MAX_CURSOR = 200  # characters; ours are about 50
 LIST_CHANGED = "notifications/prompts/list_changed"
+TOOLS_LIST_CHANGED = "notifications/tools/list_changed"  # when a tool view is on (tools.py)
 _SHAPED = frozenset({"audio", "resource_link"})  # content kinds a revision may reshape
 
 
@@ -144,6 +145,8 @@ class Snapshot:
     # prompts/list entries by (name, revision), built on first listing: clients re-list
     # whole catalogs (10,000 prompts) after every list_changed; a benign race if shared.
     _descriptors: dict[tuple[str, str], Json] = field(default_factory=dict, compare=False)
+    # what other views of this snapshot derive once (the tool view, serve/tools.py)
+    extras: dict[object, object] = field(default_factory=dict, compare=False)
 
     @classmethod
     def build(cls, bundles: Sequence[Bundle], previous: Snapshot | None = None) -> Snapshot:
@@ -287,10 +290,13 @@ class Catalog:
             if new.digests == self._snap.digests:
                 return False
             self._snap = new
-            told = [s for s in self._subs if LIST_CHANGED in s.wants]
+            told = [s for s in self._subs if s.wants]
         note: Json = {"jsonrpc": "2.0", "method": LIST_CHANGED}
         for sub in told:
-            sub.deliver(note)
+            if LIST_CHANGED in sub.wants:
+                sub.deliver(note)
+            if TOOLS_LIST_CHANGED in sub.wants:  # the tools are made from the prompts
+                sub.deliver({"jsonrpc": "2.0", "method": TOOLS_LIST_CHANGED})
         return True
 
     def subscribe(self, sub: Subscription) -> None:

@@ -42,6 +42,7 @@ promptops serve --http [HOST:]PORT [--path /mcp] [PATH ... | --bundle FILE ... |
                 [--issuer ISS] [--require-scope S] [--allow-origin O] [--allow-host H]
                 [--max-body BYTES] [--session-idle 30m] [--max-streams N] [--replica-id ID]
                 [--page-size N] [--ttl-ms N] [--key-file FILE] [--no-access-log]
+                [--tools [catalog|per-prompt]]
 
 Serve MCP prompts over Streamable HTTP (every revision: sessions for 2025-03-26 ..
 2025-11-25, stateless 2026-07-28) at http://HOST:PORT/mcp. Logs go to stderr."""
@@ -71,6 +72,10 @@ def parser() -> argparse.ArgumentParser:
                    help="environment variable holding the webhook secret (enables "
                         "POST /hooks/git: GitHub X-Hub-Signature-256 or GitLab X-Gitlab-Token)")
     p.add_argument("--page-size", type=int, default=100, metavar="N")
+    p.add_argument("--tools", nargs="?", const="catalog", choices=("catalog", "per-prompt"),
+                   metavar="VIEW", help="also offer the prompts as tools: `catalog` (the "
+                   "default: list_prompts and get_prompt) or `per-prompt` (one tool per "
+                   "prompt); see docs/serve.md")
     p.add_argument("--ttl-ms", type=int, default=60_000, metavar="N")
     p.add_argument("--key-file", type=Path, metavar="FILE",
                    help="key shared by replicas so cursors work across them")
@@ -129,7 +134,7 @@ def build(args: argparse.Namespace, gate: Gate | None = None) -> HttpApp:
     if args.bundle and (args.paths or args.ref or args.repo):
         raise UsageError("--bundle serves fixed bundles; it cannot be combined with PATH, "
                          "--ref or --repo")
-    settings = Settings(page_size=args.page_size, ttl_ms=args.ttl_ms,
+    settings = Settings(page_size=args.page_size, ttl_ms=args.ttl_ms, tools=args.tools,
                         signer=Signer.configured(args.key_file))
     metrics = Metrics()
     auth = _auth(args)

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 
 USAGE = """\
 promptops serve [PATH ...] [--bundle FILE ...] [--ref REV] [--worktree] [--page-size N]
-                [--ttl-ms N] [--key-file FILE]
+                [--ttl-ms N] [--key-file FILE] [--tools [catalog|per-prompt]]
 
 Serve MCP prompts over stdio (newline-delimited JSON-RPC on stdin/stdout, logs on
 stderr). PATH mode serves each package at its repository's HEAD (or --ref) and follows
@@ -48,6 +48,10 @@ def _parser() -> argparse.ArgumentParser:
                         "included, and reload on every save")
     p.add_argument("--page-size", type=int, default=100, metavar="N",
                    help="prompts per prompts/list page (default 100)")
+    p.add_argument("--tools", nargs="?", const="catalog", choices=("catalog", "per-prompt"),
+                   metavar="VIEW", help="also offer the prompts as tools: `catalog` (the "
+                   "default: list_prompts and get_prompt) or `per-prompt` (one tool per "
+                   "prompt); see docs/serve.md")
     p.add_argument("--ttl-ms", type=int, default=60_000, metavar="N",
                    help="ttlMs on 2026-07-28 cacheable results (default 60000)")
     p.add_argument("--key-file", type=Path, metavar="FILE",
@@ -111,7 +115,7 @@ def _run(args: argparse.Namespace, signals: Signals, gate: Gate | None = None) -
     from promptops.serve.signing import Signer
     from promptops.serve.transports.stdio import Output, serve
 
-    settings = Settings(page_size=args.page_size, ttl_ms=args.ttl_ms,
+    settings = Settings(page_size=args.page_size, ttl_ms=args.ttl_ms, tools=args.tools,
                         signer=Signer.configured(args.key_file))
     out = Output(1)
     follower: Follower | Worktree | None = None

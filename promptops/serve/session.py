@@ -58,6 +58,7 @@ class Session:
         self._ended = False  # by end(): nothing opens on it any more
         self._stream: Subscription | None = None  # the session era's own notifications
         self._listens: dict[tuple[str, object], Subscription] = {}  # by id, 1 apart from "1"
+        self._hears = frozenset({LIST_CHANGED})  # what the session era's own stream is told
 
     # ---- the era and the handshake ----------------------------------------------------
     def admit(self, method: str, params: Json) -> Era | None:
@@ -76,8 +77,11 @@ class Session:
             self.era = era
         return self.era
 
-    def initialize(self, params: Json) -> str:
-        """Negotiate the revision: the client's if we speak it, else our latest."""
+    def initialize(self, params: Json, also: frozenset[str] = frozenset()) -> str:
+        """Negotiate the revision: the client's if we speak it, else our latest.
+
+        ``also``: notifications the session's stream carries beside the prompt list's,
+        for capabilities announced in this reply (the tool view's list_changed)."""
         if self.revision is not None:
             raise RpcError(INVALID_REQUEST, "already initialized")
         asked = params.get("protocolVersion")
@@ -86,6 +90,7 @@ class Session:
             raise RpcError(INVALID_PARAMS,
                            "initialize needs protocolVersion (a string) and capabilities")
         self.revision = asked if asked in SESSION_REVISIONS else LATEST_SESSION
+        self._hears = self._hears | also
         return self.revision
 
     def mark_initialized(self) -> None:
@@ -95,7 +100,7 @@ class Session:
         with self._lock:
             self.initialized = True
             if self._stream is None and not self._ended:
-                self._stream = Subscription(None, frozenset({LIST_CHANGED}), self.send)
+                self._stream = Subscription(None, self._hears, self.send)
                 self._catalog.subscribe(self._stream)
 
     # ---- logging ------------------------------------------------------------------------
