@@ -17,8 +17,8 @@ from pathlib import Path
 from promptops.commands._common import package_dir
 from promptops.commands.choices import Format
 from promptops.console import Console
-from promptops.errors import ExitCode, UsageError
-from promptops.fsutil import atomic_write
+from promptops.errors import ExitCode, UnsafeWrite, UsageError, WriteError
+from promptops.fsutil import write_below
 from promptops.interop.exporters import EXPORTERS
 from promptops.interop.ir import Loss
 from promptops.interop.package import from_bundle
@@ -49,9 +49,7 @@ def run(*, target: str, out: Path, prompts: list[str], path: Path | None, ref: s
             losses = [*prompt.losses, *losses]
             lossy = lossy or bool(losses)
             for rel, text in files.items():
-                dest = out / rel
-                dest.parent.mkdir(parents=True, exist_ok=True)
-                atomic_write(dest, text.encode("utf-8"))
+                write(out, rel, text.encode("utf-8"))
             report.append((prompt.name, list(files), losses))
             tick(1)
     if fmt == "json":
@@ -67,3 +65,19 @@ def run(*, target: str, out: Path, prompts: list[str], path: Path | None, ref: s
             for loss in losses:
                 console.echo(f"  cannot express: {loss}")
     return ExitCode.FAILED if lossy else ExitCode.OK
+
+
+def write(out: Path, rel: str, data: bytes) -> None:
+    """Every file export writes comes through here: atomically, and confined to ``out``.
+
+    A repository can commit ``.claude/commands -> ../../victim``; export run in its checkout
+    would write wherever that points. :func:`promptops.fsutil.write_below` follows no symlink
+    below ``out`` (folders on the way or the file itself): the export stops, exit 1, naming
+    the link (SECURITY.md, invariant 1 of issue 23).
+    """
+    try:
+        write_below(out, rel, data)
+    except UnsafeWrite as exc:
+        raise WriteError(out / rel, f"{exc.link} is a symlink; export never writes through a "
+                         f"symlink below the output folder {out} (it could point anywhere: "
+                         "replace it with a real folder, or export with -o elsewhere)") from exc
