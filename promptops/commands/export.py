@@ -4,9 +4,12 @@ One package also feeds the clients that do not speak MCP: each prompt is written
 file its target loads (``.github/prompts/<name>.prompt.md``, ``.claude/commands/<name>.md``,
 ``<name>.prompty``, ``<name>.prompt``) under DIR. The exporters
 (:mod:`promptops.interop.exporters`) write the best file the target can hold and say what it
-cannot express (Jinja logic in a plain-substitution format, a system role in a one-message
-format...): the report lists it per file and the command exits 1. Exact exports round-trip:
-``promptops import`` of the written file renders as the package does (tests/interop).
+cannot express (a system role in a one-message format, a package file attached as a file
+reference...), or refuse a prompt the target would not run as the package does (Jinja logic
+in a plain-substitution format): the report lists it per prompt and the command exits 1.
+Exact exports round-trip: ``promptops import`` of the written file renders as the package
+does, and every written file substitutes as the target documents to what ``render`` gives
+(tests/interop).
 """
 
 from __future__ import annotations
@@ -49,19 +52,24 @@ def run(*, target: str, out: Path, prompts: list[str], path: Path | None, ref: s
             losses = [*prompt.losses, *losses]
             lossy = lossy or bool(losses)
             for rel, text in files.items():
-                write(out, rel, text.encode("utf-8"))
+                write(out, rel, text.encode("utf-8") if isinstance(text, str) else text)
             report.append((prompt.name, list(files), losses))
             tick(1)
     if fmt == "json":
         console.echo(json.dumps([{"prompt": name, "files": files, "exact": not losses,
+                                  "refused": not files,
                           "losses": [{"what": x.what, "reason": x.reason} for x in losses]}
                          for name, files, losses in report], indent=2, ensure_ascii=False))
     else:
         for name, written, losses in report:
-            state = console.style("lossy", fg="yellow") if losses \
-                else console.style("exact", fg="green")
-            where = ", ".join(str(out / f) for f in written)
-            console.echo(f"{console.style(name, bold=True)} -> {where}: {state}")
+            if not written:
+                console.echo(f"{console.style(name, bold=True)}: "
+                             f"{console.style('refused', fg='red')}, nothing written")
+            else:
+                state = console.style("lossy", fg="yellow") if losses \
+                    else console.style("exact", fg="green")
+                where = ", ".join(str(out / f) for f in written)
+                console.echo(f"{console.style(name, bold=True)} -> {where}: {state}")
             for loss in losses:
                 console.echo(f"  cannot express: {loss}")
     return ExitCode.FAILED if lossy else ExitCode.OK
