@@ -164,8 +164,9 @@ def _substitutes(entry: dict[str, Any], imp: Imported, row: dict[str, Any], file
             typed = texts[0] if len(texts) == 1 else grammar.claude_text(texts)
             got = grammar.claude_substitute(body, typed if any(texts) else "")
         if got != want:
-            at = next(i for i, (a, b) in enumerate(zip(got + "\0", want + "\0")) if a != b)
+            at = next(i for i, (a, b) in enumerate(zip(got + "\0", want + "\0", strict=False))
+                      if a != b)
+            near = slice(max(0, at - 80), at + 80)
             problems.append(f"{entry['id']}/{name} via {target}: differs at {at}: "
-                            f"{got[max(0, at - 80):at + 80]!r} != {want[max(0, at - 80):at + 80]!r}"
-                            f" ({row['losses']})"[:900])
+                            f"{got[near]!r} != {want[near]!r} ({row['losses']})"[:900])
     return problems
