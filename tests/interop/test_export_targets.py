@@ -21,6 +21,8 @@ import target_grammar as grammar
 from fidelity import judges
 from helpers.repo import make_repo, run_cli
 
+from promptops.interop import ir
+from promptops.interop.exporters import EXPORTERS
 from promptops.pipeline.build import Build
 from promptops.render.renderer import Renderer
 
@@ -144,3 +146,27 @@ def test_dotprompt_inlines_includes_and_renders(package: tuple[Path, Renderer],
     for name, answer in zip(names, judges._run_node("dotprompt_render.js", jobs), strict=True):
         assert "error" not in answer, answer
         assert [m["text"] for m in answer["messages"]] == [_rendered(renderer, name)]
+
+
+def test_what_the_substitution_targets_refuse() -> None:
+    """At the IR: every refusal names its reason and writes nothing; no other export of
+    these holds Jinja."""
+    def prompt(template: str, *names: str) -> ir.IRPrompt:
+        return ir.IRPrompt("p", "p", "test", (ir.Message("user", (ir.Text(template),)),),
+                           tuple(ir.Argument(n) for n in names))
+    refused = {
+        "{% for x in xs %}{{ x }}{% endfor %}": "{% for %} logic",
+        "{% set y = 1 %}{{ y }}": "{% set %} logic",
+        "{{ who ~ '!' }}": "not a plain argument",
+        '{% include "absent.j2" %}': "not in the package",
+        "{{ args['a:b'] }}": "cannot be named",
+    }
+    for template, why in refused.items():
+        for target in ("vscode", "claude"):
+            if target == "claude" and why == "cannot be named":
+                continue  # Claude Code names no argument: $ARGUMENTS
+            files, losses = EXPORTERS[target](prompt(template, "who", "xs", "a:b"))
+            assert files == {} and any(why in x.reason for x in losses), (target, losses)
+    ok = prompt('{% include "absent.j2" ignore missing %}{{ "{{" }} {# c #}{{ who }}', "who")
+    files, losses = EXPORTERS["vscode"](ok)
+    assert files == {".github/prompts/p.prompt.md": "{{ ${input:who}"} and losses == []

@@ -30,6 +30,7 @@ from promptops.interop.importers.vscode import EDITOR_VARIABLES
 _VARIABLE = re.compile(r"\$\{(input:[^}:]+(?::[^}]*)?|[A-Za-z]+)\}")
 FOLDER = ".github/prompts"
 FILES = ".github/promptops"  # package files the prompts reference, by package path
+_UNNAMABLE = re.compile(r"[:}]|^$")
 _LINKABLE = re.compile(r"[A-Za-z0-9_.\-/]+\Z")
 
 
@@ -41,6 +42,12 @@ def export(prompt: ir.IRPrompt) -> tuple[dict[str, str | bytes], list[ir.Loss]]:
     body: list[str] = []
     files: dict[str, str | bytes] = {}
     args = {a.name: a for a in prompt.arguments}
+    unnamable = sorted({p.name for p in found if isinstance(p, _plain.Ref) and
+                        _UNNAMABLE.search(p.name.removeprefix("input:"))})
+    if unnamable:
+        return {}, [*losses, ir.Loss("template", f"not exported: the argument "
+                                     f"{unnamable[0]!r} cannot be named in ${{input:...}} "
+                                     "(a ':' or '}' would end the name)")]
     for piece in found:
         if isinstance(piece, str):
             for m in _VARIABLE.finditer(piece):
