@@ -147,6 +147,28 @@ def _check_edges(source: str, role: str, losses: list[ir.Loss]) -> None:
                               "its edge)"))
 
 
+_OUTPUT_KEYS = ("type", "default", "description")  # prompty 0.1's PropertySettings
+
+
+def _outputs(outputs: ir.Json, losses: list[ir.Loss]) -> ir.Json:
+    """``outputs`` as prompty 0.1 loads it: each output's keys its PropertySettings takes
+    (it refuses the file on any other, e.g. a nested ``properties``); the rest is a loss."""
+    if not isinstance(outputs, dict):
+        return outputs
+    kept: JsonObject = {}
+    for name, spec in outputs.items():
+        if not isinstance(spec, dict):
+            kept[name] = spec
+            continue
+        extra = sorted(k for k in spec if k not in _OUTPUT_KEYS)
+        if extra:
+            losses.append(ir.Loss(f"outputs.{name}: {', '.join(map(str, extra))}", "prompty "
+                                  "0.1 refuses output keys other than type, default and "
+                                  "description, so these are not written"))
+        kept[name] = {k: v for k, v in spec.items() if k in _OUTPUT_KEYS}
+    return kept
+
+
 def _frontmatter(prompt: ir.IRPrompt, losses: list[ir.Loss]) -> JsonObject:
     front: JsonObject = {}
     if prompt.title or prompt.name:
@@ -162,7 +184,7 @@ def _frontmatter(prompt: ir.IRPrompt, losses: list[ir.Loss]) -> JsonObject:
         losses.append(ir.Loss(f"metadata {other}", "prompty 0.1 refuses keys it does not know, "
                               "so these cannot travel in the file"))
     if "prompty.outputs" in prompt.metadata:
-        front["outputs"] = prompt.metadata["prompty.outputs"]
+        front["outputs"] = _outputs(prompt.metadata["prompty.outputs"], losses)
     kept = prompt.metadata.get("prompty.model")
     model: JsonObject = {"api": "chat"}
     if isinstance(kept, dict):  # as the Prompty importer kept it, in prompty 0.1's own keys
