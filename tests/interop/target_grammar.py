@@ -12,12 +12,13 @@ editor variables ``${workspaceFolder}``, ``${workspaceFolderBasename}``, ``${sel
 ``${fileBasenameNoExtension}`` are replaced from the editor; a relative Markdown link
 attaches the file it names; all other text is sent as written.
 
-Claude Code (https://code.claude.com/docs/en/slash-commands, "Arguments", "File references",
-"Bash command execution"): optional YAML frontmatter; ``$ARGUMENTS`` is the whole text typed
-after the command, ``$1``, ``$2``... its arguments split like a shell splits words (quotes
-group); when the body uses none of them the text is appended as ``ARGUMENTS: <text>``; an
-``@path`` reads a file and a ``!`cmd``` line runs a command; all other text is sent as
-written.
+Claude Code (https://code.claude.com/docs/en/skills, "Pass arguments to skills" - custom
+commands in ``.claude/commands/`` substitute as skills do - and, for ``@`` and ``!``,
+https://code.claude.com/docs/en/slash-commands): optional YAML frontmatter; ``$ARGUMENTS``
+is the whole text typed after the command, ``$ARGUMENTS[N]`` (shorthand ``$N``) its N-th
+argument, **0-based**, split like a shell splits words (quotes group); when the body uses
+none of them the text is appended as ``ARGUMENTS: <text>``; an ``@path`` reads a file and a
+``!`cmd``` line runs a command; all other text is sent as written.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ EDITOR = ("workspaceFolder", "workspaceFolderBasename", "selection", "selectedTe
           "fileBasename", "fileDirname", "fileBasenameNoExtension")
 VSCODE_VARIABLE = re.compile(r"\$\{(?:input:(?P<name>[^}:]+)(?::(?P<hint>[^}]*))?|"
                              r"(?P<editor>" + "|".join(EDITOR) + r"))\}")
-CLAUDE_ARGUMENT = re.compile(r"\$(ARGUMENTS|[1-9])")
+CLAUDE_ARGUMENT = re.compile(r"\$ARGUMENTS\[(?P<index>\d+)\]|\$ARGUMENTS|\$(?P<short>\d)")
 TEMPLATE_SYNTAX = re.compile(r"\{\{|\{%|\{#")  # what opens a Jinja output, tag or comment
 
 
@@ -80,8 +81,8 @@ def claude_substitute(body: str, typed: str) -> str:
         return body + (f"\n\nARGUMENTS: {typed}" if typed else "")
 
     def value(m: re.Match[str]) -> str:
-        if m.group(1) == "ARGUMENTS":
+        index = m.group("index") or m.group("short")
+        if index is None:
             return typed
-        n = int(m.group(1))
-        return words[n - 1] if n <= len(words) else ""
+        return words[int(index)] if int(index) < len(words) else ""
     return CLAUDE_ARGUMENT.sub(value, body)

@@ -106,3 +106,14 @@ def test_a_plain_folder_is_written(tmp_path: Path) -> None:
     assert run.returncode == 0, run.stderr
     assert (root / ".claude/commands/p.md").read_text() == (
         "---\ndescription: d\nargument-hint: '[who]'\n---\nHello $ARGUMENTS")
+
+
+@pytest.mark.parametrize("rel", ["../escape.md", "/tmp/abs.md", "a/../../escape.md", "."])
+def test_a_name_that_leaves_the_folder_is_refused(tmp_path: Path, rel: str) -> None:
+    from promptops.errors import WriteError
+    from promptops.fsutil import write_below
+
+    out = tmp_path / "out"
+    with pytest.raises(WriteError, match="is not a file name inside"):
+        write_below(out, rel, b"x")
+    assert not (tmp_path / "escape.md").exists()

@@ -1,21 +1,25 @@
 """IR -> a Claude Code custom command, ``.claude/commands/<name>.md``.
 
 Claude Code has one argument, the text typed after the command: ``$ARGUMENTS``, its words
-``$1``..``$9``, and - when the body uses neither - the line ``ARGUMENTS: <text>`` appended.
-So a prompt exports exactly when it is one user message of text and references to at most one
-string argument, whose default is empty (a command typed without arguments gives ``""``).
-With several arguments they become the words ``$1``, ``$2``... - a loss, since a value with a
-space becomes two words. Text Claude Code would act on cannot be written literally:
-``$ARGUMENTS``/``$1`` would be substituted, a ``!`cmd``` line would run, an ``@path`` would be
-read - each is a loss.
+(split as a shell splits them, quotes grouping) ``$ARGUMENTS[0]``, ``$ARGUMENTS[1]``... -
+**0-based** in the current documentation (https://code.claude.com/docs/en/skills, "Pass
+arguments to skills": ``$N`` is shorthand for ``$ARGUMENTS[N]``, so ``$1`` is the *second*
+word; commands and skills substitute alike) - and, when the body uses none of them, the line
+``ARGUMENTS: <text>`` appended. Older versions documented ``$1`` as the first word, so a word
+is written in the explicit ``$ARGUMENTS[N]`` form, never as ``$N``, and a prompt that needs
+words carries a loss saying so. So a prompt exports exactly when it is one user message of
+text and references to at most one string argument, whose default is empty (a command typed
+without arguments gives ``""``). With several arguments they become the words
+``$ARGUMENTS[0]``, ``$ARGUMENTS[1]``... in declared order - a loss, since a value with a space
+must be typed in quotes. Text Claude Code would act on cannot be written literally:
+``$ARGUMENTS``/``$0``..``$9`` would be substituted, a ``!`cmd``` line would run, an ``@path``
+would be read - each is a loss.
 
 A template that is more than substitution (``{% if %}``, ``{% for %}``, a filter) is not
 exported - Claude Code would send the Jinja verbatim - and the report says why; comments are
 dropped and includes inlined (see :mod:`._plain`). A package file a message embeds is
 written under ``.claude/promptops/`` and referenced as ``@.claude/promptops/<path>`` (read
 from the project folder, the output folder): a named loss, not an embedded resource.
-Documented grammar: https://code.claude.com/docs/en/slash-commands (``$ARGUMENTS``,
-``$1``.., ``@`` file references, ``!`` bash lines).
 
 Frontmatter: ``description``, ``allowed-tools`` (comma-separated names), ``argument-hint``
 (from metadata, else the argument names), ``model`` (id).
@@ -29,7 +33,7 @@ from promptops.interop import ir
 from promptops.interop.exporters import _plain
 from promptops.interop.importers.claude import file_references
 
-_SUBSTITUTED = re.compile(r"\$(ARGUMENTS|[1-9])")
+_SUBSTITUTED = re.compile(r"\$(ARGUMENTS(\[\d+\])?|[0-9])")
 _BANG = re.compile(r"!`[^`\n]*`")
 FOLDER = ".claude/commands"
 FILES = ".claude/promptops"  # package files the commands reference (not under commands/,
@@ -41,17 +45,18 @@ def export(prompt: ir.IRPrompt) -> tuple[dict[str, str | bytes], list[ir.Loss]]:
     found, why, losses = _plain.single_pieces(prompt, "Claude Code")
     if found is None:
         return {}, [*losses, ir.Loss("template", f"not exported: Claude Code substitutes "
-                                     f"$ARGUMENTS and $1..$9 only, and this prompt uses {why}")]
+                                     f"$ARGUMENTS and its words only, and this prompt uses {why}")]
     used = list(prompt.arguments)
     positional = len(used) > 1
     if positional:
         losses.append(ir.Loss("arguments", f"Claude Code has one argument text; {len(used)} "
-                              "arguments become its words $1.., so a value with a space "
-                              "splits"))
+                              "arguments become its words $ARGUMENTS[0].., so a value with "
+                              "a space must be typed in quotes"))
     body: list[str] = []
     literal: list[str] = []
     files: dict[str, str | bytes] = {}
     names = [a.name for a in used]
+    words = False
     for piece in found:
         if isinstance(piece, str):
             losses += [ir.Loss(m.group(), "Claude Code would substitute this text")
@@ -62,11 +67,16 @@ def export(prompt: ir.IRPrompt) -> tuple[dict[str, str | bytes], list[ir.Loss]]:
             body.append(_reference(piece, files, losses))
             literal.append(" ")
         elif isinstance(piece, _plain.Ref) and piece.word is not None:
-            body.append(f"${piece.word + 1}")
+            body.append(f"$ARGUMENTS[{piece.word}]")
+            words = True
         elif isinstance(piece, _plain.Ref):
-            body.append(f"${names.index(piece.name) + 1}" if positional and
+            body.append(f"$ARGUMENTS[{names.index(piece.name)}]" if positional and
                         piece.name in names else "$ARGUMENTS")
         # Appended: Claude Code appends the arguments line itself when nothing is used.
+    if words:
+        losses.append(ir.Loss("$ARGUMENTS[N]", "a word of the arguments, written in the "
+                              "explicit 0-based form Claude Code documents now; versions that "
+                              "predate it substituted only $ARGUMENTS and a 1-based $N"))
     if not any(isinstance(p, _plain.Ref) for p in found) and used and \
             not any(isinstance(p, _plain.Appended) for p in found):
         losses.append(ir.Loss("arguments", "the template does not use its arguments, but "
