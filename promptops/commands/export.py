@@ -15,6 +15,7 @@ does, and every written file substitutes as the target documents to what ``rende
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 from promptops.commands._common import package_dir
@@ -28,6 +29,10 @@ from promptops.interop.package import from_bundle
 from promptops.pipeline.build import Build
 
 TARGETS = tuple(EXPORTERS)
+# Where each target's file for a prompt goes (for a refused prompt: what an earlier export
+# may have left there, which the tool would still load).
+_FILE = {"vscode": ".github/prompts/{}.prompt.md", "claude": ".claude/commands/{}.md",
+         "prompty": "{}.prompty", "dotprompt": "{}.prompt"}
 
 
 def run(*, target: str, out: Path, prompts: list[str], path: Path | None, ref: str | None,
@@ -53,6 +58,10 @@ def run(*, target: str, out: Path, prompts: list[str], path: Path | None, ref: s
             lossy = lossy or bool(losses)
             for rel, text in files.items():
                 write(out, rel, text.encode("utf-8") if isinstance(text, str) else text)
+            left = _FILE[target].format(prompt.name)
+            if not files and os.path.lexists(out / left):
+                losses.append(Loss(left, "an earlier export's file is left as it was, and the "
+                                   "tool still loads it: remove it"))
             report.append((prompt.name, list(files), losses))
             tick(1)
     if fmt == "json":

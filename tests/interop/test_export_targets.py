@@ -103,6 +103,13 @@ def test_substitution_targets(target: str, package: tuple[Path, Renderer],
                    for loss in row["losses"]), row
     assert not any(name.startswith(("logic", "filtered")) for name in
                    (p.name for p in tmp_path.rglob("*") if p.is_file()))
+    # a file an earlier export left for a prompt now refused is named, and kept
+    stale = tmp_path / (".github/prompts/logic.prompt.md" if target == "vscode"
+                        else ".claude/commands/logic.md")
+    stale.write_text("Hello{% if who %} {{ who }}{% endif %}.")
+    again = _export(root, target, tmp_path)["logic"]
+    assert any("earlier export" in loss["reason"] and loss["what"].endswith(stale.name)
+               for loss in again["losses"]) and stale.exists()
     # a package file: written beside the prompts and referenced the way the target reads
     # files; the resource whose text came from an argument is named with that argument
     row = report["checklist"]
