@@ -19,11 +19,13 @@ loader reads it back byte for byte (tests/interop/test_import_command.py renders
 
 from __future__ import annotations
 
+import base64
 import re
 from collections.abc import Mapping
 from typing import Any
 
 import yaml
+from jinja2 import Environment, TemplateSyntaxError, meta
 
 from promptops.interop import ir
 from promptops.interop.ir import JsonObject
@@ -32,6 +34,7 @@ from promptops.pipeline.bundle_types import Bundle, Message, Prompt
 from promptops.pipeline.model import PROMPT_NAME_RE
 
 _NAME_OK = re.compile(PROMPT_NAME_RE)
+_ENV = Environment()  # parsing only: which arguments a dropped message reads
 _BAD_NAME = re.compile(r"[^A-Za-z0-9_.-]+")
 
 
@@ -119,8 +122,11 @@ def _messages(item: ir.MessageItem, losses: list[ir.Loss]) -> list[JsonObject]:
             entry["text"] = part.template
             if item.drop_blank:
                 entry["omitIfBlank"] = True
-        else:
+        elif isinstance(part, ir.Media):
             entry["resource_link"] = _media_link(part, losses)
+        else:  # only from_bundle makes these (for the exporters); no importer does
+            losses.append(ir.Loss(f"{part.kind} {part.path}", "a package file is not imported"))
+            continue
         if n:
             entry["continues"] = True
         out.append(entry)
@@ -201,21 +207,37 @@ def _prompt(p: Prompt, bundle: Bundle, mode: str, system_role: str) -> ir.IRProm
         output=ir.Output(output.get("format"), output.get("schema")) if output else None,
         samples=tuple(ir.Sample(s["name"], s.get("arguments") or {})
                       for s in p.get("samples") or ()),
-        metadata=p.get("metadata") or {}, losses=tuple(losses))
+        metadata=p.get("metadata") or {}, losses=tuple(losses),
+        includes=dict(bundle.get("templates") or {}))
 
 
 def _part(m: Message, bundle: Bundle, losses: list[ir.Loss]) -> ir.Part | None:
     if m["type"] == "resource_link" and m.get("name") == MEDIA_NAME:
         return ir.Media(m["uri"], m.get("mimeType"))
+    if m["type"] in ("resource", "image", "audio") and "file" in m:
+        held = bundle["resources"][m["file"]]
+        data = held["text"].encode("utf-8") if "text" in held else \
+            base64.b64decode(held.get("blob", ""))
+        return ir.PackageFile(m["file"], data, m["type"], m.get("uri"), m.get("mimeType"))
     if m["type"] != "text":
-        losses.append(ir.Loss(f"a {m['type']} message", "only text messages and media "
-                              "links export"))
+        what = m.get("uri") or m.get("name") or ""
+        fed = _arguments_read(m.get("text", "")) if m["type"] == "resource" else []
+        losses.append(ir.Loss(f"a {m['type']} message{f' ({what})' if what else ''}",
+                              "only text messages, package files and media links export"
+                              + (f"; the message and what it reads from the argument"
+                                 f"{'s' if len(fed) > 1 else ''} {', '.join(fed)} are not "
+                                 "written" if fed else "; it is not written")))
         return None
     source = m["text"] if "text" in m else bundle["templates"][m["template"]]
-    if "template" in m and _includes(source):
-        losses.append(ir.Loss(f"template {m['template']}", "its includes are not "
-                              "exported; the file's own text is"))
     return ir.Text(source)
+
+
+def _arguments_read(template: str) -> list[str]:
+    """The names a template reads (for naming what a dropped message took with it)."""
+    try:
+        return sorted(meta.find_undeclared_variables(_ENV.parse(template)) - {"args"})
+    except TemplateSyntaxError:
+        return []
 
 
 def _add(items: list[ir.MessageItem], message: ir.Message, m: Message) -> None:
@@ -243,9 +265,3 @@ def _add(items: list[ir.MessageItem], message: ir.Message, m: Message) -> None:
         inner.append(message)
     items.append(ir.Loop(loop[1], loop[0], tuple(inner)))
 
-
-_INCLUDE = re.compile(r"\{%-?\s*(include|import|from|extends)\b")
-
-
-def _includes(source: str) -> bool:
-    return bool(_INCLUDE.search(source))
