@@ -236,3 +236,31 @@ def test_two_clones_promoting_at_once_one_wins_and_history_survives_a_clone(
     assert [m["action"] for m in _log(fresh, "production")] == ["rollback", "promote", "promote"]
     assert _git(fresh, "rev-parse", "refs/promptops/channels/demo/production^{commit}") == \
         _git(origin, "rev-parse", "demo@1.0.0^{commit}")
+
+
+def test_channel_names_are_revisions(tmp_path: Path) -> None:
+    root = tmp_path / "repo"
+    _released(root)
+    for v, channel in (("1.0.0", "production"), ("1.0.1", "staging")):
+        assert run_cli("promote", v, "--to", channel, cwd=root).returncode == 0
+    diff = run_cli("diff", "production", "staging", "--format", "json", cwd=root)
+    assert diff.returncode == 0, diff.stderr
+    review = json.loads(diff.stdout)
+    assert review["base"]["commit"] == _git(root, "rev-parse", "demo@1.0.0^{commit}")
+    assert review["head"]["commit"] == _git(root, "rev-parse", "demo@1.0.1^{commit}")
+    assert '"rendered_changed": true' in diff.stdout
+    built = run_cli("build", "--ref", "production", "-o", str(tmp_path / "dist"), cwd=root)
+    assert built.returncode == 0, built.stderr
+    bundle = json.loads(next((tmp_path / "dist").glob("*.json")).read_text())
+    tagged = _git(root, "cat-file", "-p", "refs/tags/demo@1.0.0")
+    assert f"bundle-digest: {bundle['digest']}" in tagged  # the release's very bundle
+    shown = run_cli("render", "review", "-a", "code=x", "--ref", "demo/staging", cwd=root)
+    assert shown.returncode == 0, shown.stderr
+    assert "take 1" in shown.stdout
+    old = run_cli("render", "review", "-a", "code=x", "--ref", "production", cwd=root)
+    assert "take 1" not in old.stdout and "You are careful." in old.stdout
+    assert run_cli("test", "--ref", "staging", cwd=root).returncode == 0
+    _git(root, "branch", "production", "HEAD~1")  # a branch of that name wins over the channel
+    assert run_cli("ls", "--ref", "production", "--format", "json", cwd=root).returncode == 0
+    unknown = run_cli("build", "--ref", "canary", cwd=root)
+    assert unknown.returncode == 2 and "unknown revision 'canary'" in unknown.stderr
