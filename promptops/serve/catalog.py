@@ -253,6 +253,9 @@ def traceability(bundle: Bundle) -> Json:
         "promptops/digest": bundle["digest"],
     }
     commit = bundle["source"].get("commit")
+    channel = bundle["source"].get("channel")
+    if channel:  # serve --channel: the release channel this bundle is served from
+        meta["promptops/channel"] = channel
     if commit:
         meta["promptops/commit"] = commit
     elif bundle["source"].get("dirty"):  # built from a working tree (serve --worktree)
