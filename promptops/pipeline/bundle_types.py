@@ -150,9 +150,6 @@ class SourceInfo(TypedDict):
     tree: str | None
     dirty: bool
     path: str  # the package folder relative to the repository root
-    # the release channel it is served from: set in memory by `serve --channel` (so served
-    # prompts carry it in `_meta`), never written into a built bundle
-    channel: NotRequired[str]
 
 
 class Bundle(TypedDict):

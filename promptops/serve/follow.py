@@ -35,7 +35,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from promptops.errors import GitError, PromptopsError
 from promptops.git import refs as gitrefs
@@ -171,9 +171,11 @@ class Follower(Background):
     def _build(self, commits: tuple[str, ...]) -> list[Bundle]:
         bundles = [self._bundle(p, c) for p, c in zip(self._packages, commits, strict=True)]
         check_names(bundles)  # a set that cannot be served does not build
-        if self._channel is not None:  # served `_meta` says which channel (not the digest)
+        if self._channel is not None:  # served `_meta` says which channel (not the digest):
+            # a copy, after the cache took the bundle; `channel` is no bundle key (catalog.py)
             name = self._channel.rpartition("/")[2]
-            bundles = [{**b, "source": {**b["source"], "channel": name}} for b in bundles]
+            bundles = [cast(Bundle, {**b, "source": {**b["source"], "channel": name}})
+                       for b in bundles]
         return bundles
 
     def _channel_ref(self, package: _Package) -> str:
