@@ -13,6 +13,7 @@ from typing import Any
 
 import httpx2
 import pytest
+from helpers.node import NODE_DEPS, npm_package
 from mcp import Client, types
 from mcp.client.streamable_http import streamable_http_client
 from serve_http.http_helpers import HttpServer
@@ -94,3 +95,31 @@ def test_promote_and_rollback_reach_sdk_clients_and_every_replica(
     assert [t for t, _ in seen] == ["Hello t", "Howdy t", "Hello t"]
     assert [m["promptops/version"] for _, m in seen] == ["1.0.0", "1.0.1", "1.0.0"]
     assert {m["promptops/channel"] for _, m in seen} == {"production"}
+
+
+def test_typescript_sdk_client_sees_a_promote(tmp_path: Path) -> None:
+    npm_package("@modelcontextprotocol/sdk", "1.32.2")
+    root = tmp_path / "repo"
+    released(root)
+    server = HttpServer([str(root), "--channel", "production"], tmp_path / "server.log",
+                        env={"XDG_CACHE_HOME": str(tmp_path / "cache")})
+    try:
+        proc = subprocess.Popen(["node", str(Path(__file__).with_name("ts_channel.mjs")),
+                                 server.url], stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT, text=True,
+                                env={"NODE_PATH": str(NODE_DEPS / "node_modules"),
+                                     "PATH": "/usr/bin:/bin"})
+        assert proc.stdout is not None
+        lines = []
+        for line in proc.stdout:
+            lines.append(line.strip())
+            if line.strip() == "ready":
+                break
+        _cli(root, "promote", "1.0.1", "--to", "production")
+        out, _ = proc.communicate(timeout=30)
+    finally:
+        assert server.stop() == 0, server.stderr()
+    lines += out.splitlines()
+    assert proc.returncode == 0, lines
+    assert lines == ["text Hello t channel production version 1.0.0", "ready", "list_changed",
+                     "text Howdy t channel production version 1.0.1"]
