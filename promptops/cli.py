@@ -535,8 +535,8 @@ def rollback(
 @_command()
 def channels(
     ctx: typer.Context,
-    action: Annotated[str | None, typer.Argument(metavar="[log|fetch]",
-                                                 help="log CHANNEL, or fetch REMOTE")] = None,
+    action: Annotated[str | None, typer.Argument(
+        metavar="[log|fetch|push]", help="log CHANNEL, fetch REMOTE or push REMOTE")] = None,
     name: Annotated[str | None, typer.Argument(metavar="[CHANNEL|REMOTE]",
                                                help="Channel, or remote")] = None,
     fmt: FormatOpt = Format.text,

@@ -1,4 +1,4 @@
-"""`promptops channels [log CHANNEL | fetch REMOTE]`: where each channel is, and its history.
+"""`promptops channels [log CHANNEL | fetch|push REMOTE]`: where channels are, their history.
 
 Everything is read from the channel refs and their log commits
 (:mod:`promptops.git.channels`), so a fresh clone that fetched ``refs/promptops/*``
@@ -29,7 +29,11 @@ def run(*, action: str | None, channel: str | None, fmt: Format, path: Path | No
         chans.fetch_all(channel)
         console.echo(f"fetched every channel and its log from {channel}")
         return _list(chans, fmt, console)
-    raise UsageError("usage: promptops channels [log CHANNEL | fetch REMOTE]")
+    if action == "push" and channel:
+        chans.push_all(channel)
+        console.echo(f"pushed every channel and its log to {channel}")
+        return 0
+    raise UsageError("usage: promptops channels [log CHANNEL | fetch REMOTE | push REMOTE]")
 
 
 def _list(chans: Channels, fmt: Format, console: Console) -> int:

@@ -43,6 +43,7 @@ def run(*, spec: str, channel: str, why: str, push: str | None, path: Path | Non
     console.echo(f"promoted {done.package}/{done.channel}{where}: "
                  f"{done.source or 'none'} -> {done.target} ({done.digest})")
     if done.remote is None:
-        console.info("next: publish it with `promptops promote ... --push origin`, or "
-                     "serve it with `promptops serve --channel " + done.channel + "`")
+        console.info("next: publish it with `promptops channels push origin` (or promote "
+                     "with --push origin), or serve it with `promptops serve --channel "
+                     + done.channel + "`")
     return 0

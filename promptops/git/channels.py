@@ -230,6 +230,24 @@ class Channels:
             raise ChannelMoved(text)
         raise GitError(f"git push to {remote} failed: {text}")
 
+    def push_all(self, remote: str) -> str:
+        """Publish every local channel move made without ``--push``: one atomic push whose
+        log refs must fast-forward, so a remote log that moved on meanwhile refuses all of
+        it (:class:`ChannelMoved`) instead of losing the remote's moves."""
+        done = self.git("push", "--atomic", "--porcelain", "--", remote,
+                        "refs/promptops/channels/*:refs/promptops/channels/*",
+                        "refs/promptops/channel-log/*:refs/promptops/channel-log/*",
+                        check=False, env={"GIT_TERMINAL_PROMPT": "0"})
+        text = (done.stdout + "\n" + done.stderr).strip()
+        if done.returncode == 0:
+            return text
+        if "rejected" in text or "atomic push failed" in text:
+            raise ChannelMoved(f"{remote} has channel moves this repository lacks; nothing was "
+                               f"pushed. Fetch them (`promptops channels fetch {remote}` "
+                               f"replaces the local channels with the remote's), promote "
+                               f"again, and push.\n(git: {text})")
+        raise GitError(f"git push to {remote} failed: {text}")
+
     def fetch_all(self, remote: str) -> None:
         """Every channel and its log from ``remote`` (the remote's refs replace ours)."""
         self.git("fetch", "--quiet", "--no-tags", remote, REFSPEC, LOG_REFSPEC)

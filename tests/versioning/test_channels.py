@@ -264,3 +264,25 @@ def test_channel_names_are_revisions(tmp_path: Path) -> None:
     assert run_cli("ls", "--ref", "production", "--format", "json", cwd=root).returncode == 0
     unknown = run_cli("build", "--ref", "canary", cwd=root)
     assert unknown.returncode == 2 and "unknown revision 'canary'" in unknown.stderr
+
+
+def test_channels_push_publishes_local_moves_unless_the_remote_moved_on(tmp_path: Path) -> None:
+    origin = tmp_path / "origin"
+    _released(origin, versions=3)
+    bare = tmp_path / "remote.git"
+    subprocess.run(["git", "clone", "-q", "--bare", str(origin), str(bare)], check=True)
+    alice, bob = _clone(bare, tmp_path / "alice"), _clone(bare, tmp_path / "bob")
+    assert run_cli("promote", "1.0.0", "--to", "staging", cwd=alice).returncode == 0
+    pushed = run_cli("channels", "push", "origin", cwd=alice)
+    assert pushed.returncode == 0, pushed.stderr
+    assert _git(bare, "rev-parse", log_ref("demo", "staging")) == \
+        _git(alice, "rev-parse", log_ref("demo", "staging"))
+    # Bob moves staging on the remote; Alice's later local move must not overwrite it
+    assert run_cli("channels", "fetch", "origin", cwd=bob).returncode == 0
+    assert run_cli("promote", "1.0.2", "--to", "staging", "--push", "origin",
+                   cwd=bob).returncode == 0
+    assert run_cli("promote", "1.0.1", "--to", "staging", cwd=alice).returncode == 0
+    before = _git(bare, "for-each-ref", "refs/promptops/")
+    refused = run_cli("channels", "push", "origin", cwd=alice)
+    assert refused.returncode == 1 and "nothing was pushed" in refused.stderr
+    assert _git(bare, "for-each-ref", "refs/promptops/") == before
