@@ -238,6 +238,9 @@ class Follower(Background):
                          for path in gitrefs.ref_watched(p.repo, ref))
         return tuple(gitrefs.signature(r) for r in self._repos)
 
+    def _what(self) -> str:
+        return "HEAD" if self._channel is None else f"the channel {self._channel!r}"
+
     def _heads(self) -> tuple[str | None, ...]:
         """The commit each package should serve now: its HEAD, or its channel's release."""
         if self._channel is not None:
@@ -301,14 +304,15 @@ class Follower(Background):
         try:
             heads = self._heads()
         except PromptopsError as exc:  # damaged refs: say so once, keep what is served
-            self._log(f"cannot read HEAD; still serving the last good bundles: {exc}")
+            self._log(f"cannot read {self._what()}; still serving the last good bundles: {exc}")
             return
         if heads == self._served or heads == self._failed:
             return
         short = ", ".join((c or "no commit")[:12] for c in heads)
         if None in heads:
             self._failed = heads
-            self._log(f"HEAD has no commit ({short}); still serving the last good bundles")
+            self._log(f"{self._what()} has no commit ({short}); still serving the last good "
+                      "bundles")
             return
         commits = tuple(c for c in heads if c is not None)
         try:
