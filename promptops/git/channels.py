@@ -211,7 +211,8 @@ class Channels:
         values = {ref: sha for sha, _, ref in (ln.partition("\t") for ln in listed.splitlines())}
         wanted = [ref for ref in refs if ref in values]
         if wanted:  # bring their objects (into FETCH_HEAD only) so logs and tags can be read
-            self.git("fetch", "--quiet", "--no-tags", "--no-write-fetch-head", remote, *wanted)
+            self.git("fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--", remote,
+                     *wanted)
         return [State(package, c, values.get(channel_ref(package, c)),
                       values.get(log_ref(package, c))) for c in channels]
 
@@ -250,7 +251,7 @@ class Channels:
 
     def fetch_all(self, remote: str) -> None:
         """Every channel and its log from ``remote`` (the remote's refs replace ours)."""
-        self.git("fetch", "--quiet", "--no-tags", remote, REFSPEC, LOG_REFSPEC)
+        self.git("fetch", "--quiet", "--no-tags", "--", remote, REFSPEC, LOG_REFSPEC)
 
 
 def _parse(record: str) -> Move | None:

@@ -286,3 +286,18 @@ def test_channels_push_publishes_local_moves_unless_the_remote_moved_on(tmp_path
     refused = run_cli("channels", "push", "origin", cwd=alice)
     assert refused.returncode == 1 and "nothing was pushed" in refused.stderr
     assert _git(bare, "for-each-ref", "refs/promptops/") == before
+
+
+def test_a_bad_remote_is_a_clean_error_and_never_an_option(tmp_path: Path) -> None:
+    """Unreachable or option-shaped remotes: exit 2 with git's words, nothing changed."""
+    root = tmp_path / "repo"
+    _released(root, versions=1)
+    marker = tmp_path / "pwned"
+    evil = f"--upload-pack=touch {marker}"
+    for args in (["promote", "1.0.0", "--to", "staging", "--push", evil],
+                 ["channels", "fetch", evil], ["channels", "push", evil]):
+        done = run_cli(*args, cwd=root)
+        assert done.returncode == 2, (args, done.stderr)
+        assert "internal error" not in done.stderr, done.stderr
+    assert not marker.exists()
+    assert Channels(root).all() == []
