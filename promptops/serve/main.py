@@ -145,7 +145,8 @@ def _run(args: argparse.Namespace, signals: Signals, gate: Gate | None = None) -
         server.catalog.swap(follower.initial())
     snap = server.catalog.snapshot
     names = ", ".join(f"{b['package']['name']} {b['package']['version']}" for b in snap.bundles)
-    mode = " (working tree, development mode: following saves)" if args.worktree else ""
+    mode = " (working tree, development mode: following saves)" if args.worktree else (
+        f" (channel {args.channel}, followed)" if args.channel else "")
     log(f"serving {len(snap.names)} prompts from {names or 'no packages'}{mode}")
     if not args.bundle and not args.worktree and args.ref is None and args.channel is None:
         import threading
