@@ -49,6 +49,9 @@ def _list(chans: Channels, fmt: Format, console: Console) -> int:
             "moved_at": move.when if move else None,
             "moved_by": move.author if move else None,
             "action": move.action if move else None,
+            # the pointer is where the log's last move put it; False: moved outside promptops
+            # (a hand-made `git update-ref` or push), so the log does not explain it
+            "recorded": move is not None and move.tag_object == state.pointer,
         })
     if fmt == "json":
         console.echo(json.dumps(rows, indent=2, ensure_ascii=False))
@@ -60,7 +63,9 @@ def _list(chans: Channels, fmt: Format, console: Console) -> int:
         age = duration(now - float(str(r["moved_at"]))) + " ago" if r["moved_at"] else "?"
         digest = str(r["digest"] or "")[:19]
         console.echo(f"{r['package']}/{r['channel']}  {r['release']}  {digest}  {age}  "
-                     f"{r['action'] or ''} by {r['moved_by'] or '?'}")
+                     f"{r['action'] or ''} by {r['moved_by'] or '?'}"
+                     + ("" if r["recorded"] else "  (NOT RECORDED: the ref was moved outside "
+                        "promptops; its log does not explain it)"))
     return 0
 
 

@@ -78,6 +78,12 @@ def test_promote_moves_the_channel_and_records_who_when_why(tmp_path: Path) -> N
                                   "Test Author <test@example.com>")]
     text = run_cli("channels", cwd=root).stdout
     assert "demo/staging  demo@1.0.0" in text and "ago  promote by Test Author" in text
+    assert "NOT RECORDED" not in text and listed[0]["recorded"] is True
+    # moved by hand, past promptops: the listing says the log does not explain it
+    _git(root, "update-ref", channel_ref("demo", "staging"), _git(root, "rev-parse",
+                                                                   "refs/tags/demo@1.0.1"))
+    text = run_cli("channels", cwd=root).stdout
+    assert "demo/staging  demo@1.0.1" in text and "NOT RECORDED" in text
 
 
 def test_promote_refuses_what_is_not_a_release(tmp_path: Path) -> None:
