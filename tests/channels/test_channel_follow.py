@@ -72,3 +72,19 @@ def test_a_monorepo_serves_each_package_from_its_channel_and_follows_it(tmp_path
         assert len(rec.changes) == 1
     finally:
         follower.stop()
+
+
+@pytest.mark.parametrize("extra", [["--ref", "HEAD"], ["--worktree"], ["--bundle", "x.json"]])
+def test_channel_is_not_combined_with_another_source(tmp_path: Path, extra: list[str]) -> None:
+    make_repo(tmp_path, {"promptops.yaml": manifest("a"), "prompts/g.prompt.yaml": prompt("Hi")})
+    done = run_cli("serve", "--channel", "production", *extra, cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert "--channel" in done.stderr or "cannot be combined" in done.stderr
+
+
+def test_serving_a_channel_that_does_not_exist_says_how_to_make_it(tmp_path: Path) -> None:
+    make_repo(tmp_path, {"promptops.yaml": manifest("a"), "prompts/g.prompt.yaml": prompt("Hi")})
+    done = run_cli("serve", "--channel", "production", cwd=tmp_path)
+    assert done.returncode == 2
+    assert "no channel 'production'" in done.stderr
+    assert "promptops promote VERSION --to production" in done.stderr
