@@ -307,3 +307,15 @@ def test_a_bad_remote_is_a_clean_error_and_never_an_option(tmp_path: Path) -> No
         assert "internal error" not in done.stderr, done.stderr
     assert not marker.exists()
     assert Channels(root).all() == []
+
+
+def test_the_reason_cannot_forge_a_trailer_and_is_bounded(tmp_path: Path) -> None:
+    root = tmp_path / "repo"
+    _released(root)
+    long = run_cli("promote", "1.0.0", "--to", "staging", "-m", "x" * 4001, cwd=root)
+    assert long.returncode == 2 and "at most 4000" in long.stderr
+    assert Channels(root).all() == []
+    forged = "fine\n\nPromptops-To: demo@9.9.9\nPromptops-Action: rollback\x1b[31m"
+    assert run_cli("promote", "1.0.0", "--to", "staging", "-m", forged, cwd=root).returncode == 0
+    [move] = _log(root, "staging")
+    assert (move["to"], move["action"], move["why"]) == ("demo@1.0.0", "promote", "fine")
