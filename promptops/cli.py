@@ -495,6 +495,60 @@ def release(ctx: typer.Context, path: PathArg = None) -> None:
     _run(ctx, cmd.run, path=path)
 
 
+WhyOpt = Annotated[str, typer.Option("-m", "--message", metavar="WHY",
+                                     help="Why: recorded in the channel's log")]
+PushOpt = Annotated[
+    str | None,
+    typer.Option("--push", metavar="REMOTE",
+                 help="Move the channel on REMOTE (atomic, refused if it moved meanwhile)"),
+]
+
+
+@_command()
+def promote(
+    ctx: typer.Context,
+    spec: Annotated[str, typer.Argument(metavar="[PACKAGE@]VERSION", help="Release to promote")],
+    to: Annotated[str, typer.Option("--to", metavar="CHANNEL", help="Channel to move")],
+    why: WhyOpt = "",
+    push: PushOpt = None,
+    path: PathArg = None,
+) -> None:
+    """Move a channel to a release once it rebuilds and passes its gates and the policy."""
+    from promptops.commands import promote as cmd
+
+    _run(ctx, cmd.run, spec=spec, channel=to, why=why, push=push, path=path)
+
+
+@_command()
+def rollback(
+    ctx: typer.Context,
+    channel: Annotated[str, typer.Argument(metavar="CHANNEL",
+                                           help="Channel ([PACKAGE/]CHANNEL) to roll back")],
+    why: WhyOpt = "",
+    push: PushOpt = None,
+    path: PathArg = None,
+) -> None:
+    """Move a channel back to the version it had before its last promotion."""
+    from promptops.commands import rollback as cmd
+
+    _run(ctx, cmd.run, channel=channel, why=why, push=push, path=path)
+
+
+@_command()
+def channels(
+    ctx: typer.Context,
+    action: Annotated[str | None, typer.Argument(
+        metavar="[log|fetch|push]", help="log CHANNEL, fetch REMOTE or push REMOTE")] = None,
+    name: Annotated[str | None, typer.Argument(metavar="[CHANNEL|REMOTE]",
+                                               help="Channel, or remote")] = None,
+    fmt: FormatOpt = Format.text,
+) -> None:
+    """List channels (release, digest, age, who moved them); `log CHANNEL` shows history."""
+    from promptops.commands import channels as cmd
+
+    _run(ctx, cmd.run, action=action, channel=name, fmt=fmt, path=None)
+
+
 @_command(
     context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
     add_help_option=False,

@@ -102,3 +102,14 @@ def test_diff_bench_runs_cold_and_warm() -> None:
     rows = [line.split() for line in done.stdout.splitlines() if line.strip().startswith("30")]
     assert [r[2] for r in rows] == ["cold", "warm"], done.stdout
     assert all("partial source diff, rendered diff" in " ".join(r) for r in rows)
+
+
+@posix_only("benchmarks/bench_common.py waits on pipes with select(), which Windows "
+            "cannot do")
+def test_channels_bench_promotes_rolls_back_and_times_the_notification() -> None:
+    done = run_script("channels_bench.py", "--prompts", "5", "--runs", "1")
+    assert done.returncode == 0, done.stderr
+    rows = {line.split(" | ")[0].lstrip("| ") for line in done.stdout.splitlines()
+            if line.startswith("| ") and " | 5 | " in line}
+    assert rows == {"promote (process)", "rollback (process)", "move -> list_changed"}, \
+        done.stdout

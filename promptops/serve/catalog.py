@@ -20,9 +20,9 @@ from __future__ import annotations
 
 import hashlib
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from promptops.errors import ExitCode, UsageError
 from promptops.render.renderer import Renderer
@@ -256,6 +256,11 @@ def traceability(bundle: Bundle) -> Json:
         "promptops/digest": bundle["digest"],
     }
     commit = bundle["source"].get("commit")
+    # serve --channel stamps the served copy's source with the channel (serve/follow.py):
+    # not a bundle key (never built, stored or verified), so read outside the bundle's type
+    channel = cast(Mapping[str, object], bundle["source"]).get("channel")
+    if isinstance(channel, str):
+        meta["promptops/channel"] = channel
     if commit:
         meta["promptops/commit"] = commit
     elif bundle["source"].get("dirty"):  # built from a working tree (serve --worktree)

@@ -66,6 +66,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--bundle", action="append", type=Path, default=[], metavar="FILE")
     p.add_argument("--ref", help="serve this commit and do not follow HEAD")
     p.add_argument("--repo", metavar="URL[@BRANCH]", help="follow a remote repository")
+    p.add_argument("--channel", metavar="NAME",
+                   help="serve and follow the release channel NAME (docs/channels.md)")
     p.add_argument("--poll", type=_duration, default=30.0, metavar="DURATION",
                    help="fetch interval for --repo (default 30s; backs off on failure)")
     p.add_argument("--webhook-secret-env", metavar="NAME",
@@ -131,6 +133,9 @@ def build(args: argparse.Namespace, gate: Gate | None = None) -> HttpApp:
     if args.page_size < 1 or args.ttl_ms < 0:
         raise UsageError("--page-size must be at least 1 and --ttl-ms at least 0")
     host, port = _bind(args)
+    if args.channel and (args.ref or args.bundle):
+        raise UsageError("--channel follows a channel; it cannot be combined with --ref or "
+                         "--bundle")
     if args.bundle and (args.paths or args.ref or args.repo):
         raise UsageError("--bundle serves fixed bundles; it cannot be combined with PATH, "
                          "--ref or --repo")
@@ -152,7 +157,8 @@ def build(args: argparse.Namespace, gate: Gate | None = None) -> HttpApp:
         if args.repo:
             from promptops.serve.remote import Remote
 
-            remote = Remote(args.repo, poll_s=args.poll, log=log)
+            remote = Remote(args.repo, poll_s=args.poll, log=log,
+                            channels=args.channel is not None)
             remote.clone()
             dirs = [remote.directory / d for d in dirs]
         def report(message: str) -> None:
@@ -160,7 +166,7 @@ def build(args: argparse.Namespace, gate: Gate | None = None) -> HttpApp:
             if "does not build" in message:
                 metrics.failed.inc()
 
-        follower = Follower(dirs, ref=args.ref, log=report, gate=gate)
+        follower = Follower(dirs, ref=args.ref, log=report, gate=gate, channel=args.channel)
         views = Views(follower.initial(), settings)
         follower.warm_up()  # a team server's first new commit takes the fast path too
     metrics.served(views.bundles)

@@ -27,12 +27,13 @@ if TYPE_CHECKING:
     from promptops.serve.watch import Worktree
 
 USAGE = """\
-promptops serve [PATH ...] [--bundle FILE ...] [--ref REV] [--worktree] [--page-size N]
-                [--ttl-ms N] [--key-file FILE] [--tools [catalog|per-prompt]]
+promptops serve [PATH ...] [--bundle FILE ...] [--ref REV] [--channel NAME] [--worktree]
+                [--page-size N] [--ttl-ms N] [--key-file FILE] [--tools [catalog|per-prompt]]
 
 Serve MCP prompts over stdio (newline-delimited JSON-RPC on stdin/stdout, logs on
 stderr). PATH mode serves each package at its repository's HEAD (or --ref) and follows
-HEAD; --worktree (alias --dev) serves the working tree and follows every save;
+HEAD; --channel serves the release a channel points at and follows the channel
+(docs/channels.md); --worktree (alias --dev) serves the working tree and follows every save;
 --bundle serves verified bundle files that never change."""
 
 
@@ -43,6 +44,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--bundle", action="append", type=Path, default=[], metavar="FILE",
                    help="a built bundle to serve (repeatable); not combined with PATH")
     p.add_argument("--ref", metavar="REV", help="serve this commit and do not follow HEAD")
+    p.add_argument("--channel", metavar="NAME",
+                   help="serve the release channel NAME (or PACKAGE/NAME) points at, and "
+                        "follow it: a promote or rollback is announced as list_changed")
     p.add_argument("--worktree", "--dev", action="store_true",
                    help="development mode: serve the working tree, uncommitted edits "
                         "included, and reload on every save")
@@ -94,10 +98,14 @@ def _main(argv: list[str], signals: Signals, gate: Gate | None = None) -> int:
     if args.page_size < 1 or args.ttl_ms < 0:
         log("error: --page-size must be at least 1 and --ttl-ms at least 0")
         return 2
-    if args.bundle and (args.paths or args.ref):
-        log("error: --bundle serves fixed bundles; it cannot be combined with PATH or --ref")
+    if args.bundle and (args.paths or args.ref or args.channel):
+        log("error: --bundle serves fixed bundles; it cannot be combined with PATH, --ref "
+            "or --channel")
         return 2
-    if args.worktree and (args.bundle or args.ref):
+    if args.channel and args.ref:
+        log("error: --channel follows a channel, --ref serves a fixed commit: pick one")
+        return 2
+    if args.worktree and (args.bundle or args.ref or args.channel):
         log("error: --worktree serves the working tree; it cannot be combined with "
             "--bundle or --ref")
         return 2
@@ -136,13 +144,14 @@ def _run(args: argparse.Namespace, signals: Signals, gate: Gate | None = None) -
 
         server = Server(Catalog(), settings)  # filled below: the follower logs to its sessions
         follower = Follower(args.paths or [Path(".")], ref=args.ref, log=Reporter(server),
-                            gate=gate)
+                            gate=gate, channel=args.channel)
         server.catalog.swap(follower.initial())
     snap = server.catalog.snapshot
     names = ", ".join(f"{b['package']['name']} {b['package']['version']}" for b in snap.bundles)
-    mode = " (working tree, development mode: following saves)" if args.worktree else ""
+    mode = " (working tree, development mode: following saves)" if args.worktree else (
+        f" (channel {args.channel}, followed)" if args.channel else "")
     log(f"serving {len(snap.names)} prompts from {names or 'no packages'}{mode}")
-    if not args.bundle and not args.worktree and args.ref is None:
+    if not args.bundle and not args.worktree and args.ref is None and args.channel is None:
         import threading
 
         # Once the first answers are out: its import (of the watcher and subprocess) and

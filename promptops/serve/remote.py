@@ -56,8 +56,10 @@ class Remote:
     """One followed remote branch, cloned under the cache, fetched in a thread."""
 
     def __init__(self, spec: str, *, poll_s: float, log: Callable[[str], None],
-                 root: Path | None = None) -> None:
+                 root: Path | None = None, channels: bool = False) -> None:
         self.url, self.branch = split_spec(spec)
+        # serve --channel: every fetch brings the channel refs too (docs/channels.md)
+        self.channels = channels
         self.poll_s = max(0.05, poll_s)
         self._log = log
         key = hashlib.sha256(f"{self.url}@{self.branch}".encode()).hexdigest()[:16]
@@ -103,8 +105,9 @@ class Remote:
     def _fetch(self) -> None:
         b = self.branch
         assert b is not None, "clone() names the branch"
+        extra = ["+refs/promptops/channels/*:refs/promptops/channels/*"] if self.channels else []
         self._git("fetch", "--quiet", "origin", f"+refs/heads/{b}:refs/remotes/origin/{b}",
-                  cwd=self.directory)
+                  *extra, cwd=self.directory)
         new = self._git("rev-parse", f"refs/remotes/origin/{b}", cwd=self.directory).strip()
         old = self._git("rev-parse", "--verify", "-q", f"refs/heads/{b}^{{commit}}",
                         cwd=self.directory).strip() if self._has_branch(b) else ""
