@@ -13,7 +13,8 @@ of uvicorn's httptools protocol that ``promptops serve --http`` runs with (and t
 * **Head bytes** (:attr:`BoundedHttpTools.max_header_bytes`, 64 KiB): the bytes of a
   request line plus headers. The parser is never fed more than that while a head is
   open; past it the answer is ``431`` and the connection ends (what arrives meanwhile is
-  read and dropped for a moment, so the client sees the 431 rather than a reset).
+  read and dropped for up to a second or a megabyte, so a client that writes before it
+  reads sees the 431 rather than a reset, and a flood costs little).
 * **Head time** (``header_timeout_s``, 10 s): from the connection (or the first byte of
   a later request on it) to the end of the head. A connection that sent nothing is
   closed; one that sent part of a head gets ``408``.
@@ -39,7 +40,8 @@ MAX_HEADER_BYTES = 64 * 1024
 HEADER_TIMEOUT_S = 10.0
 BODY_TIMEOUT_S = 30.0
 MAX_CONNECTIONS = 1000
-LINGER_S = 1.0  # how long a refused connection's further input is read and dropped
+LINGER_S = 1.0  # how long a refused connection's further input is read and dropped ...
+LINGER_BYTES = 1 << 20  # ... and how much of it (then the close may reach it as a reset)
 
 _REASONS = {408: b"Request Timeout", 431: b"Request Header Fields Too Large",
             503: b"Service Unavailable"}
@@ -66,6 +68,7 @@ class BoundedHttpTools(HttpToolsProtocol):
         self._head_bytes = 0
         self._timer: asyncio.TimerHandle | None = None
         self._refused = False
+        self._dropped = 0
         super().connection_made(transport)
         if len(self.connections) > self.max_connections:
             self._refuse(503, "too many connections")
@@ -77,8 +80,11 @@ class BoundedHttpTools(HttpToolsProtocol):
         super().connection_lost(exc)
 
     def data_received(self, data: bytes) -> None:
-        if self._refused:
-            return  # lingering: read and dropped
+        if self._refused:  # lingering: read and dropped, up to a bound
+            self._dropped += len(data)
+            if self._dropped > LINGER_BYTES:
+                self.transport.close()
+            return
         view = memoryview(data)
         while view:
             if self._in_head:
