@@ -250,6 +250,7 @@ def _connection_bounds(args: argparse.Namespace) -> dict[str, object]:
             min(args.header_timeout, args.body_timeout) <= 0:
         raise UsageError("--max-header-bytes and --max-connections must be at least 1, "
                          "--header-timeout and --body-timeout above 0")
+    _room_for(args.max_connections)
     try:
         from promptops.serve.limits import protocol
     except ImportError:  # no httptools: h11's own head bound, and no time bounds
@@ -259,6 +260,29 @@ def _connection_bounds(args: argparse.Namespace) -> dict[str, object]:
                              header_timeout_s=args.header_timeout,
                              body_timeout_s=args.body_timeout,
                              max_connections=args.max_connections)}
+
+
+def _room_for(connections: int) -> None:
+    """Raise the open-file limit so ``connections`` sockets fit beside the process's own
+    files (a refused accept would be the kernel's EMFILE, logged per attempt), or say why
+    the bound cannot be reached."""
+    try:
+        import resource
+    except ImportError:  # not POSIX
+        return
+    from promptops.serve.transports.stdio import log
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    need = connections + 256
+    if soft != resource.RLIM_INFINITY and soft < need:
+        target = need if hard == resource.RLIM_INFINITY else min(need, hard)
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+        except (ValueError, OSError):
+            target = soft
+        if target < need:
+            log(f"warning: --max-connections {connections} needs {need} open files; the "
+                f"limit is {target} (raise it with ulimit -n)")
 
 
 def create_app(argv: list[str] | None = None, gate: Gate | None = None) -> HttpApp:
