@@ -215,7 +215,8 @@ def test_credentials_never_logged(tmp_path: Path, remote: tuple[Path, Path]) -> 
     done = subprocess.run([sys.executable, "-m", "promptops", "serve", "--http", "127.0.0.1:1",
                    "--repo", "https://bob:hunter2@127.0.0.1:1/nothing.git"],
                   capture_output=True, text=True, timeout=60)
-    assert done.returncode != 0 and "hunter2" not in done.stderr and "***@" in done.stderr
+    assert done.returncode != 0 and "hunter2" not in done.stderr  # not even masked: git
+    assert "bob" not in done.stderr  # never had the credentials in its URL (issue 23)
 
 
 # ---- issue 23, defect 14: credentials in --repo never reach the disk -----------------------
