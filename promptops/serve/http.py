@@ -90,8 +90,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--max-sessions", type=int, default=10_000, metavar="N")
     p.add_argument("--max-sessions-per-client", type=int, default=None, metavar="N",
                    help="sessions one principal (or address, without tokens) may hold "
-                        "(default: a tenth of --max-sessions); at the bound its own oldest "
-                        "idle session ends")
+                        "(default: a tenth of --max-sessions); at the bound its least recently "
+                        "used idle session ends")
     p.add_argument("--forwarded-allow-ips", metavar="IPS",
                    help="trust X-Forwarded-For/-Proto from these proxy addresses (comma-"
                         "separated, or *); by default proxy headers are ignored")

@@ -130,10 +130,13 @@ def test_glob_grant_does_not_expose_other_prompts_resources(server: HttpServer,
 
 # ---- 12: one principal cannot hold every session ------------------------------------------
 def test_one_principal_cannot_take_every_session(server: HttpServer) -> None:
+    ping = {"jsonrpc": "2.0", "id": 5, "method": "ping"}
+    used = initialize(server.url, _auth("team-a"))
     first = initialize(server.url, _auth("team-a"))
     for _ in range(25):  # more than --max-sessions 20
-        initialize(server.url, _auth("team-a"))  # its own oldest idle session makes room
-    ping = {"jsonrpc": "2.0", "id": 5, "method": "ping"}
+        assert post(server.url, ping, {**_auth("team-a"), "mcp-session-id": used}
+                    ).status_code == 200  # in use: never the one that makes room
+        initialize(server.url, _auth("team-a"))  # its least recently used one makes room
     assert post(server.url, ping, {**_auth("team-a"), "mcp-session-id": first}
                 ).status_code == 404
     sid = initialize(server.url, _auth("team-b"))  # another team still gets a session

@@ -272,8 +272,8 @@ class Sessions:
 
     Per client (its principal, or its address without tokens) at most
     ``max_sessions_per_client``: a client at its bound gets room by ending its own
-    oldest session that has no open stream, so one caller can never hold the sessions
-    every other team needs (the global cap stays a last resort).
+    session that has no open stream and was used longest ago, so one caller can never
+    hold the sessions every other team needs (the global cap stays a last resort).
     """
 
     def __init__(self, config: HttpConfig) -> None:
@@ -299,11 +299,11 @@ class Sessions:
         or None when there was room; HttpError 429/503 when there is none."""
         ids = self.by_client.get(client, {})
         if len(ids) >= self.config.max_sessions_per_client:
-            for sid in ids:
-                victim = self.by_id[sid]
-                if victim.stream is None:
-                    self.remove(victim)
-                    return victim
+            idle = [s for s in map(self.by_id.__getitem__, ids) if s.stream is None]
+            if idle:  # the one this client used longest ago
+                victim = min(idle, key=lambda s: s.last_seen)
+                self.remove(victim)
+                return victim
             raise HttpError(429, jsonrpc.INVALID_REQUEST, "Too Many Requests: at most "
                             f"{self.config.max_sessions_per_client} sessions per client",
                             headers=[(b"retry-after", b"5")])
