@@ -85,19 +85,21 @@ class BoundedHttpTools(HttpToolsProtocol):
             if self._dropped > LINGER_BYTES:
                 self.transport.close()
             return
-        view = memoryview(data)
-        while view:
-            if self._in_head:
-                room = self.max_header_bytes - self._head_bytes
-                if room <= 0:
-                    self._refuse(431, "request header fields too large")
-                    return
-                part = view[:room]
-                self._head_bytes += len(part)
-            else:
-                part = view
-            view = view[len(part):]
-            super().data_received(bytes(part))
+        while data:
+            if not self._in_head:  # a body: uvicorn's own flow control bounds it
+                super().data_received(data)
+                return
+            room = self.max_header_bytes - self._head_bytes
+            if room <= 0:
+                self._refuse(431, "request header fields too large")
+                return
+            if len(data) <= room:  # the usual case: the whole read fits, no copy
+                self._head_bytes += len(data)
+                super().data_received(data)
+                return
+            part, data = data[:room], data[room:]
+            self._head_bytes += len(part)
+            super().data_received(part)  # the head may end in it; the rest is then body
             if self._refused or self.transport.is_closing():
                 return
 
