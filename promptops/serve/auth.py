@@ -166,6 +166,10 @@ class StaticTokens:
             return f"tokens not reloaded, the last good set stays: {exc}"
         return f"tokens reloaded from {self.path}: {len(self._tokens)} token(s)"
 
+    def grants(self) -> dict[str, tuple[str, ...]]:
+        """Each token name's current patterns (one per name: the file is refused otherwise)."""
+        return {p.name: p.see for _, p in self._tokens.values()}
+
     def authenticate(self, header: str | None) -> Principal:
         digest = token_digest(_bearer(header))
         found = self._tokens.get(digest)

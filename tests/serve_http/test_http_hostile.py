@@ -220,12 +220,13 @@ def test_narrowed_token_ends_its_wider_session(packages: list[str], tmp_path: Pa
         names = [p["name"] for p in post(srv.url, listing, {
             **_auth("team-a"), "mcp-session-id": sid}).json()["result"]["prompts"]]
         assert "vault_plan" in names
-        _tokens(path, SEE)  # team-a narrowed to kit, then reloaded
-        srv.proc.send_signal(signal.SIGHUP)
-        deadline = time.monotonic() + 5
-        while "tokens reloaded" not in srv.stderr():
-            assert time.monotonic() < deadline, srv.stderr()
-            time.sleep(0.05)
+        sse = {**_auth("team-a"), "accept": "text/event-stream", "mcp-session-id": sid}
+        with httpx2.Client(timeout=10) as c, c.stream("GET", srv.url, headers=sse) as stream:
+            assert stream.status_code == 200
+            _tokens(path, SEE)  # team-a narrowed to kit, then reloaded
+            srv.proc.send_signal(signal.SIGHUP)
+            b"".join(stream.iter_bytes())  # the reload ends the session's stream (no timeout)
+        assert "tokens reloaded" in srv.stderr()
         r = post(srv.url, listing, {**_auth("team-a"), "mcp-session-id": sid})
         assert r.status_code == 404 or "vault" not in r.text, r.text
         assert "vault" not in r.text

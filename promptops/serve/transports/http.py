@@ -49,7 +49,13 @@ from typing import TYPE_CHECKING, Any, TypedDict
 import orjson
 
 from promptops.serve import jsonrpc, wire
-from promptops.serve.auth import ANONYMOUS, AuthError, Principal, www_authenticate
+from promptops.serve.auth import (
+    ANONYMOUS,
+    AuthError,
+    Principal,
+    StaticTokens,
+    www_authenticate,
+)
 from promptops.serve.auth import resource_metadata as prm_document
 from promptops.serve.methods import METHODS
 from promptops.serve.revisions import (
@@ -63,7 +69,7 @@ from promptops.serve.session import envelope
 from promptops.serve.transports.stdio import log, log_bug
 
 if TYPE_CHECKING:
-    from promptops.serve.auth import JwtTokens, StaticTokens
+    from promptops.serve.auth import JwtTokens
     from promptops.serve.jsonrpc import Json, Outbound
     from promptops.serve.metrics import Metrics
     from promptops.serve.server import Server
@@ -463,8 +469,22 @@ class HttpApp:
         signal.signal(sig, handler)
 
     def reload_access(self) -> None:
-        if self.auth is not None:
-            log(self.auth.reload())
+        """SIGHUP: read the credentials again, and end every session (and its stream) whose
+        owner's grant is no longer the one it was opened under: a narrowed token keeps
+        nothing of its wider view, not even the notifications of an open stream."""
+        if self.auth is None:
+            return
+        log(self.auth.reload())
+        if not isinstance(self.auth, StaticTokens):
+            return  # a JWT's grant comes with each token: checked per request
+        grants = self.auth.grants()
+        for hs in list(self.sessions.by_id.values()):
+            if grants.get(hs.owner) != hs.see:
+                self._end_session(hs)
+        for sid, old in list(self.old_sessions.items()):
+            if grants.get(old.owner) != old.see:
+                self.old_sessions.pop(sid, None)
+                old.stream.put(_END)
 
     async def _sweep(self) -> None:
         period = max(0.05, min(30.0, self.config.session_idle_s / 4))
