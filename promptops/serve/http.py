@@ -37,12 +37,14 @@ if TYPE_CHECKING:
 
 USAGE = """\
 promptops serve --http [HOST:]PORT [--path /mcp] [PATH ... | --bundle FILE ... |
-                --repo URL[@BRANCH] [--poll 30s] [--webhook-secret-env NAME]]
+                --repo URL[@BRANCH] [--poll 30s] [--webhook-secret-env NAME]] [--channel NAME]
                 [--tokens FILE] [--jwks-url URL | --jwks-file FILE] [--audience URI]
                 [--issuer ISS] [--require-scope S] [--allow-origin O] [--allow-host H]
                 [--max-body BYTES] [--session-idle 30m] [--max-streams N] [--replica-id ID]
-                [--page-size N] [--ttl-ms N] [--key-file FILE] [--no-access-log]
-                [--tools [catalog|per-prompt]]
+                [--max-sessions N] [--max-sessions-per-client N] [--max-header-bytes B]
+                [--header-timeout 10s] [--body-timeout 30s] [--max-connections N]
+                [--forwarded-allow-ips IPS] [--page-size N] [--ttl-ms N] [--key-file FILE]
+                [--no-access-log] [--tools [catalog|per-prompt]]
 
 Serve MCP prompts over Streamable HTTP (every revision: sessions for 2025-03-26 ..
 2025-11-25, stateless 2026-07-28) at http://HOST:PORT/mcp. Logs go to stderr."""
@@ -92,10 +94,25 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--max-body", type=int, default=4 * 1024 * 1024, metavar="BYTES")
     p.add_argument("--session-idle", type=_duration, default=1800.0, metavar="DURATION")
     p.add_argument("--max-sessions", type=int, default=10_000, metavar="N")
+    p.add_argument("--max-sessions-per-client", type=int, default=None, metavar="N",
+                   help="sessions one principal (or address, without tokens) may hold "
+                        "(default: a tenth of --max-sessions); at the bound its least recently "
+                        "used idle session ends")
+    p.add_argument("--forwarded-allow-ips", metavar="IPS",
+                   help="trust X-Forwarded-For/-Proto from these proxy addresses (comma-"
+                        "separated, or *); by default proxy headers are ignored")
     p.add_argument("--max-streams", type=int, default=256, metavar="N",
                    help="open SSE streams per client (default 256)")
     p.add_argument("--replica-id", metavar="ID",
                    help="prefix session ids with ID. (nginx affinity, docs/http.md)")
+    p.add_argument("--max-header-bytes", type=int, default=64 * 1024, metavar="BYTES",
+                   help="request line and headers (default 64 KiB; more: 431)")
+    p.add_argument("--header-timeout", type=_duration, default=10.0, metavar="DURATION",
+                   help="time to send a request's headers (default 10s; then 408)")
+    p.add_argument("--body-timeout", type=_duration, default=30.0, metavar="DURATION",
+                   help="time to send a request's body (default 30s; then 408)")
+    p.add_argument("--max-connections", type=int, default=1000, metavar="N",
+                   help="open connections (default 1000; one more gets 503)")
     p.add_argument("--shutdown-timeout", type=_duration, default=10.0, metavar="DURATION")
     p.add_argument("--no-access-log", action="store_true")
     return p
@@ -197,7 +214,8 @@ def build(args: argparse.Namespace, gate: Gate | None = None) -> HttpApp:
     config = HttpConfig(
         host=host, port=port, path=args.path, allow_origins=args.allow_origin,
         allow_hosts=args.allow_host, max_body=args.max_body, session_idle_s=args.session_idle,
-        max_sessions=args.max_sessions, max_streams=args.max_streams,
+        max_sessions=args.max_sessions, max_sessions_per_client=args.max_sessions_per_client,
+        max_streams=args.max_streams,
         replica_id=args.replica_id, access_log=not args.no_access_log,
         resource=args.audience, required_scopes=args.require_scope, issuer=args.issuer,
         webhook=webhook)
@@ -236,6 +254,47 @@ def _auth(args: argparse.Namespace) -> StaticTokens | JwtTokens | None:
     return None
 
 
+def _connection_bounds(args: argparse.Namespace) -> dict[str, object]:
+    """uvicorn's protocol settings for the byte, time and connection bounds (limits.py)."""
+    if min(args.max_header_bytes, args.max_connections) < 1 or \
+            min(args.header_timeout, args.body_timeout) <= 0:
+        raise UsageError("--max-header-bytes and --max-connections must be at least 1, "
+                         "--header-timeout and --body-timeout above 0")
+    _room_for(args.max_connections)
+    try:
+        from promptops.serve.limits import protocol
+    except ImportError:  # no httptools: h11's own head bound, and no time bounds
+        return {"http": "h11", "h11_max_incomplete_event_size": args.max_header_bytes,
+                "limit_concurrency": args.max_connections}
+    return {"http": protocol(max_header_bytes=args.max_header_bytes,
+                             header_timeout_s=args.header_timeout,
+                             body_timeout_s=args.body_timeout,
+                             max_connections=args.max_connections)}
+
+
+def _room_for(connections: int) -> None:
+    """Raise the open-file limit so ``connections`` sockets fit beside the process's own
+    files (a refused accept would be the kernel's EMFILE, logged per attempt), or say why
+    the bound cannot be reached."""
+    try:
+        import resource
+    except ImportError:  # not POSIX
+        return
+    from promptops.serve.transports.stdio import log
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    need = connections + 256
+    if soft != resource.RLIM_INFINITY and soft < need:
+        target = need if hard == resource.RLIM_INFINITY else min(need, hard)
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+        except (ValueError, OSError):
+            target = soft
+        if target < need:
+            log(f"warning: --max-connections {connections} needs {need} open files; the "
+                f"limit is {target} (raise it with ulimit -n)")
+
+
 def create_app(argv: list[str] | None = None, gate: Gate | None = None) -> HttpApp:
     """The ASGI app for ``argv`` (default: ``$PROMPTOPS_SERVE_ARGS``, shell-quoted).
 
@@ -259,6 +318,7 @@ def http_main(argv: list[str], gate: Gate | None = None) -> int:
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda s, f: None)
     try:
+        bounds = _connection_bounds(args)
         app = build(args, gate)
     except PromptopsError as exc:
         log(f"error: {exc}")
@@ -267,9 +327,14 @@ def http_main(argv: list[str], gate: Gate | None = None) -> int:
 
     host, port = app.config.host, app.config.port
     config = uvicorn.Config(app, host=host, port=port, lifespan="on", access_log=False,
+                            **bounds,  # type: ignore[arg-type]
                             log_level="warning", timeout_graceful_shutdown=max(
                                 1, int(args.shutdown_timeout)),
-                            timeout_keep_alive=5, backlog=2048, server_header=False)
+                            timeout_keep_alive=5, backlog=2048, server_header=False,
+                            # X-Forwarded-For names the client (per-client stream bounds,
+                            # the access log) only when the operator says who the proxy is
+                            proxy_headers=args.forwarded_allow_ips is not None,
+                            forwarded_allow_ips=args.forwarded_allow_ips or "127.0.0.1")
     server = uvicorn.Server(config)
     try:
         server.run()

@@ -88,6 +88,7 @@ def serve_main(argv: list[str], gate: Gate | None = None) -> int:
         return _main(argv, signals, gate)
     finally:
         Signals.hold()  # until exit: see Signals.hold
+        Signals.ignore()  # and through interpreter shutdown, whatever thread: Signals.ignore
 
 
 def _main(argv: list[str], signals: Signals, gate: Gate | None = None) -> int:
