@@ -19,7 +19,14 @@ from typing import cast
 
 from promptops import __version__
 from promptops.errors import ArgumentError, TemplateError
-from promptops.serve.catalog import LIST_CHANGED, CatalogError, Snapshot, Subscription, resource_uri
+from promptops.serve.catalog import (
+    LEVELS,
+    LIST_CHANGED,
+    CatalogError,
+    Snapshot,
+    Subscription,
+    resource_uri,
+)
 from promptops.serve.elicitation import (
     StateError,
     answers,
@@ -37,6 +44,7 @@ from promptops.serve.jsonrpc import (
     RpcError,
 )
 from promptops.serve.revisions import (
+    META_LOG_LEVEL,
     META_SUB,
     SERVER_SENT,
     SESSION,
@@ -141,7 +149,13 @@ def listen(session: Session, snap: Snapshot, params: Json, call: Call) -> Subscr
     if not isinstance(wanted, dict):
         raise RpcError(INVALID_PARAMS, "subscriptions/listen needs a `notifications` object")
     prompts = wanted.get("promptsListChanged") is True
-    sub = Subscription(call.id, frozenset({LIST_CHANGED} if prompts else ()), session.send)
+    level = params["_meta"].get(META_LOG_LEVEL)  # the envelope was checked: _meta is a dict
+    if level is not None and level not in LEVELS:
+        raise RpcError(INVALID_PARAMS, f"unknown log level {level!r} in _meta {META_LOG_LEVEL}")
+    # A logLevel in the listen request's _meta opts this stream in to notifications/message
+    # (the 2026-07-28 schema: without it the server "MUST NOT send any" for the request).
+    sub = Subscription(call.id, frozenset({LIST_CHANGED} if prompts else ()), session.send,
+                       log_level=level)
     agreed = {"promptsListChanged": True} if prompts else {}
     return Subscribe(sub, {"jsonrpc": "2.0", "method": "notifications/subscriptions/acknowledged",
                            "params": {"_meta": {META_SUB: call.id}, "notifications": agreed}})
