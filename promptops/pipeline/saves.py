@@ -50,6 +50,7 @@ IGNORED_NAMES = re.compile(r"""(
   | ___jb_(tmp|old|bak)___$     # JetBrains "safe write"
   | ^\.\# | ^\#.*\#$            # emacs lock and auto-save files
   | \.(tmp|temp|crswap|part)$   # tempfile + rename savers, Chrome/VS Code remote swaps
+  | ^sed[A-Za-z0-9]{6}$         # `sed -i`'s temporary file
   | ^\.DS_Store$ | ^Thumbs\.db$
 )""", re.X)
 
@@ -107,7 +108,8 @@ def changed_since(before: Stamp, roots: Iterable[Path]) -> set[str]:
         new = after.get(path)
         if new is None or new == old:
             continue
-        if new[:4] != old[:4] or old[4] is None or new[4] != old[4]:
+        racy = old[4] is not None  # then compared by content even when its stat is equal
+        if new[:4] != old[:4] or (racy and (new[4] or _digest(path)) != old[4]):
             out.add(path)
     return out
 
