@@ -102,3 +102,11 @@ def test_diff_bench_runs_cold_and_warm() -> None:
     rows = [line.split() for line in done.stdout.splitlines() if line.strip().startswith("30")]
     assert [r[2] for r in rows] == ["cold", "warm"], done.stdout
     assert all("partial source diff, rendered diff" in " ".join(r) for r in rows)
+
+
+@posix_only("benchmarks/bench_common.py waits on pipes with select(), which Windows "
+            "offers only for sockets")
+def test_worktree_early_save_counts_its_runs() -> None:
+    done = run_script("worktree_early_save.py", "--runs", "1", "--burners", "0")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "start: 1/1 served" in done.stdout and "initialize: 1/1 served" in done.stdout
