@@ -12,6 +12,8 @@ Python SDK client is the judge in both eras.
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -135,3 +137,47 @@ def test_listen_stream_without_a_log_level_hears_no_log(server: HttpServer,
 
     asyncio.run(run())
     assert server.stderr().count("does not build") >= 1
+
+
+ADMIN, TEAM = "token-for-admin-0123456789", "token-for-a-team-0123456789"
+
+
+def test_only_callers_who_see_everything_hear_it(kit_dir: Path, tmp_path: Path,
+                                                module_env: dict[str, str]) -> None:
+    """A failure names files a restricted token may not see: only full views hear it."""
+    tokens = tmp_path / "tokens.json"
+    tokens.write_text(json.dumps({"tokens": [
+        {"name": "admin", "sha256": hashlib.sha256(ADMIN.encode()).hexdigest()},
+        {"name": "team", "sha256": hashlib.sha256(TEAM.encode()).hexdigest(),
+         "see": ["kit/code_*"]}]}))
+    srv = HttpServer([str(kit_dir), "--tokens", str(tokens)], tmp_path / "server.log",
+                     env=module_env)
+    heard: dict[str, list[types.LoggingMessageNotificationParams]] = {"admin": [], "team": []}
+
+    async def client(who: str, token: str, done: asyncio.Event) -> None:
+        async def on_log(params: types.LoggingMessageNotificationParams) -> None:
+            heard[who].append(params)
+
+        async with httpx2.AsyncClient(headers={"authorization": f"Bearer {token}"},
+                                      timeout=30) as http, Client(
+                streamable_http_client(srv.url, http_client=http), mode="legacy",
+                logging_callback=on_log, cache=None) as c:
+            assert (await c.list_prompts()).prompts
+            await done.wait()
+
+    async def run() -> None:
+        done = asyncio.Event()
+        tasks = [asyncio.create_task(client("admin", ADMIN, done)),
+                 asyncio.create_task(client("team", TEAM, done))]
+        await asyncio.sleep(1.0)  # both sessions initialized, their GET streams open
+        bad, _path = await asyncio.to_thread(_break_and_fix, kit_dir)
+        await _until(heard["admin"], "error", bad[:12])
+        await asyncio.sleep(0.5)  # had it been sent to the team, it would be here by now
+        done.set()
+        await asyncio.gather(*tasks)
+
+    try:
+        asyncio.run(run())
+    finally:
+        assert srv.stop() == 0, srv.stderr()
+    assert heard["team"] == []
