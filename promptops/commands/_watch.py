@@ -19,6 +19,7 @@ a save touches (``test`` re-runs the cases of the prompts and test files it chan
 from __future__ import annotations
 
 import os
+import signal
 from collections.abc import Callable
 from pathlib import Path
 
@@ -35,6 +36,10 @@ def follow(folder: Path, run: Run, console: Console, on_error: OnError) -> int:
     Ctrl-C, which returns 0."""
     root = folder.resolve()
     saves = Saves([root])
+    if hasattr(signal, "pthread_sigmask"):  # a watch runs until it is told to stop: a mask
+        # inherited from a parent that blocked them (an in-process `serve`) must not keep
+        # Ctrl-C from it
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
     try:
         before: Stamp | None = stamp([root])
         _guarded(run, None, console, on_error)

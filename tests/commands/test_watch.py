@@ -46,10 +46,14 @@ FILES = {
 class Watcher:
     """``promptops ARGS --watch`` with its merged output read line by line."""
 
-    def __init__(self, root: Path, *args: str) -> None:
+    def __init__(self, root: Path, *args: str, blocked: bool = False) -> None:
+        def block() -> None:  # as a parent that blocked them (an in-process serve) leaves it
+            signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+
         self.proc = subprocess.Popen([sys.executable, "-m", "promptops", *args, "--watch"],
                                      cwd=root, stdout=subprocess.PIPE,
-                                     stderr=subprocess.STDOUT, env=cli_env(), text=True)
+                                     stderr=subprocess.STDOUT, env=cli_env(), text=True,
+                                     preexec_fn=block if blocked else None)
         self.lines: queue.Queue[str] = queue.Queue()
         self.seen: list[str] = []
         threading.Thread(target=self._read, daemon=True).start()
@@ -77,7 +81,13 @@ class Watcher:
     def interrupt(self) -> int:
         self.proc.send_signal(signal.SIGINT)
         try:
-            return self.proc.wait(timeout=30)
+            return self.proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            time.sleep(0.5)  # the reader thread collects what it printed
+            while not self.lines.empty():
+                self.seen.append(self.lines.get_nowait())
+            raise AssertionError("SIGINT did not end it; its output:\n"
+                                 + "\n".join(self.seen)) from None
         finally:
             if self.proc.poll() is None:
                 self.proc.kill()
@@ -133,6 +143,19 @@ def test_lint_watch_relints_after_a_save_and_ctrl_c_exits_0(tmp_path: Path) -> N
                    for line in rerun), rerun
         assert any("prompts/hello.prompt.yaml:4:" in line and "PO201" in line
                    for line in rerun), rerun
+    finally:
+        rc = w.interrupt()
+    assert rc == 0, "\n".join(w.seen)
+
+
+@posix_only("signal masks are POSIX")
+def test_ctrl_c_ends_a_watch_started_with_signals_blocked(tmp_path: Path) -> None:
+    """A mask inherited from the parent must not make the watch unstoppable."""
+    root = tmp_path / "pkg"
+    make_repo(root, FILES)
+    w = Watcher(root, "test", blocked=True)
+    try:
+        w.until("watching")
     finally:
         rc = w.interrupt()
     assert rc == 0, "\n".join(w.seen)
