@@ -31,7 +31,7 @@ from promptops.commands.choices import (
     SchemaKind,
 )
 from promptops.console import ColorMode, Console
-from promptops.error_handler import run_guarded
+from promptops.error_handler import handle, run_guarded
 from promptops.errors import ExitCode
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -263,6 +263,8 @@ def lint(
         typer.Option("--base", metavar="REV", help="Check versioning against this revision"),
     ] = None,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Ignore cached results")] = False,
+    watch: Annotated[bool, typer.Option(
+        "--watch", help="Lint again after every save, until Ctrl-C")] = False,
 ) -> None:
     """Check prompts for broken, unsafe and unreviewable content."""
     from promptops.commands import lint as cmd
@@ -270,7 +272,10 @@ def lint(
     opts = cmd.Options(ref=ref, fmt=fmt, select=tuple(select or ()), ignore=tuple(ignore or ()),
                        fix=fix, diff=diff, unsafe_fixes=unsafe_fixes, strict=strict, base=base,
                        use_cache=not no_cache)
-    _run(ctx, cmd.run, path=path, opts=opts)
+    if watch:
+        _run(ctx, cmd.watch, path=path, opts=opts, on_error=handle)
+    else:
+        _run(ctx, cmd.run, path=path, opts=opts)
 
 
 @_command()
@@ -309,12 +314,19 @@ def test_(
     jobs: Annotated[
         int | None, typer.Option("-j", "--jobs", metavar="N", help="Processes (default: auto)")
     ] = None,
+    watch: Annotated[bool, typer.Option(
+        "--watch", help="Run again after every save (the cases it touched), until Ctrl-C")
+    ] = False,
 ) -> None:
     """Run the package's deterministic prompt tests (tests/**/*.test.yaml + smoke cases)."""
     from promptops.commands import test as cmd
 
-    _run(ctx, cmd.run, path=path, ref=ref, patterns=k or [], update=update_snapshots,
-         junit=junit_xml, fmt=fmt, jobs=jobs)
+    if watch:
+        _run(ctx, cmd.watch, path=path, patterns=k or [], fmt=fmt, jobs=jobs, on_error=handle,
+             fixed=ref is not None or update_snapshots or junit_xml is not None)
+    else:
+        _run(ctx, cmd.run, path=path, ref=ref, patterns=k or [], update=update_snapshots,
+             junit=junit_xml, fmt=fmt, jobs=jobs)
 
 
 @_command()

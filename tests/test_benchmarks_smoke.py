@@ -113,3 +113,11 @@ def test_channels_bench_promotes_rolls_back_and_times_the_notification() -> None
             if line.startswith("| ") and " | 5 | " in line}
     assert rows == {"promote (process)", "rollback (process)", "move -> list_changed"}, \
         done.stdout
+
+
+@posix_only("benchmarks/bench_common.py waits on pipes with select(), which Windows "
+            "offers only for sockets")
+def test_worktree_early_save_counts_its_runs() -> None:
+    done = run_script("worktree_early_save.py", "--runs", "1", "--burners", "0")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "start: 1/1 served" in done.stdout and "initialize: 1/1 served" in done.stdout

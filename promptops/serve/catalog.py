@@ -41,6 +41,8 @@ CURSOR = b"promptops/cursor/v1"
 MAX_CURSOR = 200  # characters; ours are about 50
 LIST_CHANGED = "notifications/prompts/list_changed"
 TOOLS_LIST_CHANGED = "notifications/tools/list_changed"  # when a tool view is on (tools.py)
+LOG_MESSAGE = "notifications/message"
+LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 _SHAPED = frozenset({"audio", "resource_link"})  # content kinds a revision may reshape
 
 
@@ -94,12 +96,16 @@ class Subscription:
     only to itself: two streams are two subscriptions whatever they hold.
     """
 
-    __slots__ = ("id", "send", "wants")
+    __slots__ = ("id", "log_level", "send", "wants")
 
-    def __init__(self, id_: RequestId | None, wants: frozenset[str], send: Send) -> None:
+    def __init__(self, id_: RequestId | None, wants: frozenset[str], send: Send,
+                 log_level: str | None = None) -> None:
         self.id = id_
         self.wants = wants  # notification methods, e.g. LIST_CHANGED
         self.send = send
+        # a 2026-07-28 listen request's `_meta` logLevel: it hears notifications/message
+        # at that level and above on its stream (None: none at all, as the spec says)
+        self.log_level = log_level
 
     def deliver(self, note: Json) -> None:
         if self.id is None:
@@ -303,6 +309,17 @@ class Catalog:
             if TOOLS_LIST_CHANGED in sub.wants:  # the tools are made from the prompts
                 sub.deliver({"jsonrpc": "2.0", "method": TOOLS_LIST_CHANGED})
         return True
+
+    def log(self, level: str, message: str) -> None:
+        """A notifications/message to every listen stream that asked for ``level``."""
+        rank = LEVELS.index(level)
+        with self._lock:
+            told = [s for s in self._subs
+                    if s.log_level is not None and rank >= LEVELS.index(s.log_level)]
+        note: Json = {"jsonrpc": "2.0", "method": LOG_MESSAGE,
+                      "params": {"level": level, "logger": "promptops", "data": message}}
+        for sub in told:
+            sub.deliver(note)
 
     def subscribe(self, sub: Subscription) -> None:
         with self._lock:

@@ -50,6 +50,9 @@ if TYPE_CHECKING:
 POLL_S = 0.05
 QUIET_S = 0.12
 Log = Callable[[str], None]
+# (level, message): news for the clients as well as stderr - a set that does not build,
+# and the recovery - sent as notifications/message (issue 24; docs/serve.md says to whom)
+Notify = Callable[[str, str], None]
 # What `build` refuses, serve refuses too (issue 15): a gate gets each freshly built commit
 # and returns why it must not be served, or None. serve never imports lint itself (its cold
 # path stays light and lint sits beside it): the entry point hands the gate in.
@@ -77,9 +80,17 @@ class Background:
 
     THREAD = "promptops-follow"
 
-    def __init__(self) -> None:
+    def __init__(self, log: Log, notify: Notify | None = None) -> None:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        self._log = log
+        self._notify = notify
+
+    def _say(self, level: str, message: str) -> None:
+        """``message`` to the log (stderr) and, at ``level``, to the clients."""
+        self._log(message)
+        if self._notify is not None:
+            self._notify(level, message)
 
     def _follows(self) -> bool:
         """Whether there is anything to follow (a fixed ``ref`` never changes)."""
@@ -112,9 +123,9 @@ class Follower(Background):
     """The bundles to serve for a set of package folders, kept in step with their HEADs."""
 
     def __init__(self, package_dirs: list[Path], *, ref: str | None, log: Log,
-                 gate: Gate | None = None, channel: str | None = None) -> None:
-        super().__init__()
-        self._log = log
+                 gate: Gate | None = None, notify: Notify | None = None,
+                 channel: str | None = None) -> None:
+        super().__init__(log, notify)
         self._gate = gate
         self._ref = ref
         # serve --channel: follow each package's channel ref instead of HEAD (docs/channels.md)
@@ -126,7 +137,8 @@ class Follower(Background):
         self._packages: list[_Package] = []
         for directory in package_dirs:
             repo, prefix = gitrefs.locate(directory)
-            cache = caches.setdefault(repo.common_dir, BuildCache(repo.common_dir, log))
+            cache = caches.setdefault(repo.common_dir, BuildCache(
+                repo.common_dir, lambda m: self._say("warning", m)))
             self._packages.append(_Package(directory.resolve(), repo, prefix, cache))
         self._repos = list({p.repo: None for p in self._packages})
         self._channel_refs = [self._channel_ref(p) for p in self._packages] if channel else []
@@ -270,7 +282,8 @@ class Follower(Background):
                 except Exception:  # the follower must outlive any bug in one rebuild
                     import traceback  # deferred, like the build: only a bug needs it
 
-                    self._log("internal error while following HEAD:\n" + traceback.format_exc())
+                    self._say("error",
+                              "internal error while following HEAD:\n" + traceback.format_exc())
 
     def warm_up(self) -> None:
         """Parse the served commits into the memo and pass them through the gate once, when
@@ -304,15 +317,16 @@ class Follower(Background):
         try:
             heads = self._heads()
         except PromptopsError as exc:  # damaged refs: say so once, keep what is served
-            self._log(f"cannot read {self._what()}; still serving the last good bundles: {exc}")
+            self._say("warning",
+                      f"cannot read {self._what()}; still serving the last good bundles: {exc}")
             return
         if heads == self._served or heads == self._failed:
             return
         short = ", ".join((c or "no commit")[:12] for c in heads)
         if None in heads:
             self._failed = heads
-            self._log(f"{self._what()} has no commit ({short}); still serving the last good "
-                      "bundles")
+            self._say("warning", f"{self._what()} has no commit ({short}); still serving the "
+                      "last good bundles")
             return
         commits = tuple(c for c in heads if c is not None)
         try:
@@ -320,12 +334,17 @@ class Follower(Background):
                 bundles = self._build(commits)
             except Exception as exc:  # hostile content must never cost the served set
                 self._failed = heads
-                self._log(
-                    f"commit {short} does not build; still serving the last "
+                self._say(
+                    "error", f"commit {short} does not build; still serving the last "
                     f"good bundles until a commit that builds is checked out:\n{failure(exc)}"
                 )
                 return
+            recovered = self._failed is not None
             self._served, self._failed = commits, None
+            if recovered:
+                count = sum(len(b["prompts"]) for b in bundles)
+                self._say("info", f"commit {short} builds; serving its {count} prompt"
+                                  f"{'s' if count != 1 else ''} again")
             on_change(bundles)
         finally:
             self._store()

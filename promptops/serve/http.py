@@ -183,8 +183,19 @@ def build(args: argparse.Namespace, gate: Gate | None = None) -> HttpApp:
             if "does not build" in message:
                 metrics.failed.inc()
 
-        follower = Follower(dirs, ref=args.ref, log=report, gate=gate, channel=args.channel)
+        # A commit that does not build, and the one that recovers, reach the clients as
+        # notifications/message - those who see every prompt: the message names files a
+        # token restricted to some prompts must not learn of (docs/http.md).
+        heard: list[Views] = []  # the views, once made (the start logs to stderr only)
+
+        def notify(level: str, message: str) -> None:
+            for made in heard:
+                made.everything.log(level, message)
+
+        follower = Follower(dirs, ref=args.ref, log=report, gate=gate, notify=notify,
+                            channel=args.channel)
         views = Views(follower.initial(), settings)
+        heard.append(views)
         follower.warm_up()  # a team server's first new commit takes the fast path too
     metrics.served(views.bundles)
 

@@ -23,7 +23,6 @@ NOTICE_DELAY_S = 0.5  # HEAD mode's note on uncommitted changes waits this long 
 
 if TYPE_CHECKING:
     from promptops.serve.follow import Follower, Gate
-    from promptops.serve.server import Server
     from promptops.serve.watch import Worktree
 
 USAGE = """\
@@ -63,17 +62,6 @@ def _parser() -> argparse.ArgumentParser:
                         "by servers that must accept each other's (default: "
                         "$PROMPTOPS_SERVE_KEY_FILE, else random per process)")
     return p
-
-
-class Reporter:
-    """The follower's messages: to stderr, and to each session that enabled logging."""
-
-    def __init__(self, server: Server) -> None:
-        self.server = server
-
-    def __call__(self, message: str) -> None:
-        log(message)
-        self.server.log("warning", message)
 
 
 def serve_main(argv: list[str], gate: Gate | None = None) -> int:
@@ -137,15 +125,15 @@ def _run(args: argparse.Namespace, signals: Signals, gate: Gate | None = None) -
         from promptops.serve.watch import Worktree
 
         server = Server(Catalog(), settings)
-        follower = Worktree(args.paths or [Path(".")], log=Reporter(server))
+        follower = Worktree(args.paths or [Path(".")], log=log, notify=server.log)
         server.catalog.swap(follower.initial())
     else:
         _require_packages(args.paths or [Path(".")])
         from promptops.serve.follow import Follower
 
         server = Server(Catalog(), settings)  # filled below: the follower logs to its sessions
-        follower = Follower(args.paths or [Path(".")], ref=args.ref, log=Reporter(server),
-                            gate=gate, channel=args.channel)
+        follower = Follower(args.paths or [Path(".")], ref=args.ref, log=log, gate=gate,
+                            notify=server.log, channel=args.channel)
         server.catalog.swap(follower.initial())
     snap = server.catalog.snapshot
     names = ", ".join(f"{b['package']['name']} {b['package']['version']}" for b in snap.bundles)

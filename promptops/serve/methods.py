@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, cast
 from promptops import __version__
 from promptops.errors import ArgumentError, TemplateError
 from promptops.serve.catalog import (
+    LEVELS,
     LIST_CHANGED,
     TOOLS_LIST_CHANGED,
     CatalogError,
@@ -44,6 +45,7 @@ from promptops.serve.jsonrpc import (
     RpcError,
 )
 from promptops.serve.revisions import (
+    META_LOG_LEVEL,
     META_SUB,
     SERVER_SENT,
     SESSION,
@@ -164,7 +166,12 @@ def listen(session: Session, snap: Snapshot, params: Json, call: Call) -> Subscr
     prompts = wanted.get("promptsListChanged") is True
     tools = wanted.get("toolsListChanged") is True and tools_on(snap, call.settings)
     hears = ({LIST_CHANGED} if prompts else set()) | ({TOOLS_LIST_CHANGED} if tools else set())
-    sub = Subscription(call.id, frozenset(hears), session.send)
+    level = params["_meta"].get(META_LOG_LEVEL)  # the envelope was checked: _meta is a dict
+    if level is not None and level not in LEVELS:
+        raise RpcError(INVALID_PARAMS, f"unknown log level {level!r} in _meta {META_LOG_LEVEL}")
+    # A logLevel in the listen request's _meta opts this stream in to notifications/message
+    # (the 2026-07-28 schema: without it the server "MUST NOT send any" for the request).
+    sub = Subscription(call.id, frozenset(hears), session.send, log_level=level)
     agreed: Json = {"promptsListChanged": True} if prompts else {}
     if tools:
         agreed["toolsListChanged"] = True

@@ -97,11 +97,13 @@ class Server:
             return False
 
     def log(self, level: str, message: str) -> None:
-        """A notifications/message to every session that asked for ``level``."""
+        """A notifications/message to every session-era client that hears ``level``, and
+        to every 2026-07-28 listen stream that asked for it (its ``_meta`` logLevel)."""
         with self._lock:
             sessions = list(self._sessions)
         for session in sessions:
             session.log(level, message)
+        self.catalog.log(level, message)
 
     # ---- messages ---------------------------------------------------------------------
     def handle(self, session: Session, message: object) -> list[Outbound]:

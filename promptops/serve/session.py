@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import threading
 
-from promptops.serve.catalog import LIST_CHANGED, Catalog, Subscription
+from promptops.serve.catalog import LEVELS, LIST_CHANGED, Catalog, Subscription
 from promptops.serve.jsonrpc import (
     INVALID_PARAMS,
     INVALID_REQUEST,
@@ -41,7 +41,11 @@ from promptops.serve.revisions import (
     request_era,
 )
 
-LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
+# What a session-era client hears before it sends logging/setLevel, as the spec lets a
+# server decide ("the server MAY decide which messages to send automatically"): Claude
+# Desktop and others never set a level, and an author must see a save that does not
+# build, and its recovery (issue 24). Only the follower's news is sent at all.
+DEFAULT_LEVEL = "info"
 
 
 class Session:
@@ -110,11 +114,12 @@ class Session:
         self.log_level = level
 
     def log(self, level: str, message: str) -> None:
-        """A notifications/message, if this is a session-era client that asked for ``level``."""
-        want = self.log_level
-        if self.era is not SESSION or not self.initialized or want is None:
+        """A notifications/message, if this is an initialized session-era client that hears
+        ``level`` (the one it set, else :data:`DEFAULT_LEVEL`). The stateless era's
+        messages go to the listen streams that asked (:meth:`Catalog.log`)."""
+        if self.era is not SESSION or not self.initialized:
             return
-        if LEVELS.index(level) >= LEVELS.index(want):
+        if LEVELS.index(level) >= LEVELS.index(self.log_level or DEFAULT_LEVEL):
             self.send({"jsonrpc": "2.0", "method": "notifications/message",
                        "params": {"level": level, "logger": "promptops", "data": message}})
 
