@@ -142,8 +142,39 @@ def _media_link(part: ir.Media, losses: list[ir.Loss]) -> JsonObject:
     return link
 
 
+def in_order(doc: Mapping[str, Any]) -> JsonObject:
+    """``doc`` with its keys, and each argument's and message's, in the order the format
+    declares them: the order lint's PO108 (key-order) expects, as a person writes them."""
+    from promptops.lint.rules.po108_key_order import orders
+
+    order = orders()
+
+    def sort(item: Mapping[str, Any], keys: tuple[str, ...]) -> JsonObject:
+        rank = {k: i for i, k in enumerate(keys)}
+        return {k: item[k] for k in sorted(item, key=lambda k: rank.get(k, len(keys)))}
+
+    out = sort(doc, order["prompt"])
+    for field in ("arguments", "messages"):
+        items = out.get(field)
+        if isinstance(items, list):
+            out[field] = [sort(i, order[field]) if isinstance(i, Mapping) else i for i in items]
+    return out
+
+
 class _Dumper(yaml.SafeDumper):
-    """Block literals for multi-line text; no anchors (each value is written where it is)."""
+    """Block literals for multi-line text; no anchors (each value is written where it is).
+
+    A block literal whose text starts with a line break gets no indentation indicator when
+    its first non-blank line is not indented (YAML takes the indentation from that line):
+    ``|`` where PyYAML writes ``|2-``, as a person writes it.
+    """
+
+    def determine_block_hints(self, text: str) -> str:
+        hints: str = super().determine_block_hints(text)
+        first = text.lstrip("\n")
+        if text[:1] == "\n" and first and first[0] not in " \t\x85\u2028\u2029":
+            hints = hints.removeprefix(str(self.best_indent))
+        return hints
 
     def ignore_aliases(self, data: Any) -> bool:
         return True
