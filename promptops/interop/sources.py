@@ -24,6 +24,7 @@ prompt). A file named on the command line is always a candidate.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import posixpath
 import stat
@@ -268,7 +269,7 @@ def _open_file(root: Path, parts: list[str]) -> int:
     except SourceUnreadable:
         raise
     except OSError as exc:
-        if exc.errno in (getattr(os, "ELOOP", -1), getattr(os, "ENOTDIR", -1)):
+        if exc.errno in (errno.ELOOP, errno.ENOTDIR):
             raise SourceUnreadable("a symlink on the way; import never follows one") from None
         raise SourceUnreadable(f"cannot read it: {exc.strerror}") from None
 
