@@ -413,6 +413,8 @@ def _print(reports: list[_Report], skipped: list[str], out: Path, fmt: Format,
             console.echo(f"{console.style(r.source, bold=True)}: "
                          f"{console.style('refused', fg='red')}: {r.refused}")
             continue
+        if console.verbosity < 0:  # -q: the refusals and the summary only
+            continue
         state = console.style("lossy", fg="yellow") if r.losses \
             else console.style("exact", fg="green")
         console.echo(f"{console.style(r.source, bold=True)} ({r.ecosystem}) -> "
@@ -430,7 +432,7 @@ def _summary(reports: list[_Report], skipped: list[str], out: Path, console: Con
              committed: str | None, commit_asked: bool) -> None:
     counts = {k: sum(r.outcome == k for r in reports) for k in ("exact", "lossy", "refused")}
     where = shlex.quote(str(out))
-    console.echo(f"\nImported {counts['exact'] + counts['lossy']} of {len(reports)} files "
+    console.echo(f"\n{counts['exact'] + counts['lossy']} of {len(reports)} files imported "
                  f"into {out}: {counts['exact']} exact, {counts['lossy']} with losses, "
                  f"{counts['refused']} refused.")
     if not reports:
@@ -447,6 +449,8 @@ def _summary(reports: list[_Report], skipped: list[str], out: Path, console: Con
                      + ", ".join(skipped[:5]) + (" ..." if len(skipped) > 5 else ""))
     if not any(r.documents for r in reports):
         console.echo("Nothing was written.")
+        return
+    if console.verbosity < 0:
         return
     if committed:
         console.echo(f'Committed: "{committed}".')

@@ -69,7 +69,7 @@ def test_a_folder_is_read_recursively_and_only_its_prompts(tmp_path: Path) -> No
     assert prompts(out) == ["ask", "chat", "explain", "review"]
     Build(out).bundle  # noqa: B018 - it builds
     text = run_cli("import", str(src), "-o", str(tmp_path / "again")).stdout
-    assert "Imported 4 of 4 files" in text and "Skipped 5 files that are not prompts" in text
+    assert "4 of 4 files imported" in text and "Skipped 5 files that are not prompts" in text
 
 
 def test_stdin_lists_the_paths(tmp_path: Path) -> None:
