@@ -5,8 +5,9 @@ about to write are first validated *together with what the target already holds*
 real pipeline (:class:`~promptops.pipeline.build.Build` over :class:`Overlay`, the target's
 working tree with the new files laid over it, in memory). Only then is anything written:
 
-* a target that does not exist yet (or is an empty folder) is written complete into a
-  temporary folder beside it and renamed into place: one ``rename(2)``, atomic;
+* a target that does not exist yet is written complete into a temporary folder beside
+  it and renamed into place: one ``rename(2)``, atomic (an existing folder, even an empty
+  one, is never replaced: it may be someone's current folder);
 * into an existing folder only new files are written (an import never replaces a file
   it did not write itself, except its own ``CONVERSION.md``), each atomically and never
   through a symlink; if any write fails, the files written so far are removed and the
@@ -69,7 +70,7 @@ def problems(root: Path, files: Mapping[str, bytes]) -> list[Problem]:
 def write(root: Path, files: Mapping[str, bytes]) -> None:
     """Write ``files`` (package-relative) into ``root``: all of them, or, on any failure,
     none (the exception is raised after the target is restored)."""
-    if not root.exists() or (root.is_dir() and not any(root.iterdir())):
+    if not os.path.lexists(root):
         _write_fresh(root, files)
         return
     created: list[Path] = []
@@ -114,7 +115,7 @@ def _write_fresh(root: Path, files: Mapping[str, bytes]) -> None:
         for rel, data in files.items():
             atomic_write(stage / rel, data, root=stage)
         try:
-            os.rename(stage, root)  # an empty folder is replaced; anything else refuses
+            os.rename(stage, root)  # a folder made meanwhile (not empty) refuses
         except OSError as exc:
             raise WriteError(root, exc.strerror or str(exc), exc.errno or 0) from None
     except BaseException:

@@ -216,3 +216,17 @@ def test_a_new_package_appears_whole_or_not_at_all(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert sorted(p.name for p in out.parent.iterdir()) == ["pkg"]
     Build(out).bundle  # noqa: B018
+
+
+def test_an_empty_folder_target_is_filled_not_replaced(tmp_path: Path) -> None:
+    """The current folder may be the target: it is written into, never renamed over."""
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "a.prompt.md").write_text(OK, encoding="utf-8")
+    here = tmp_path / "here"
+    here.mkdir()
+    inode = here.stat().st_ino
+    done = run_cli("import", str(src), "-o", ".", cwd=here)
+    assert done.returncode == 0, done.stderr
+    assert here.stat().st_ino == inode
+    Build(here).bundle  # noqa: B018
