@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import posixpath
+import re
 import shlex
 import sys
 from dataclasses import dataclass, field
@@ -166,7 +167,8 @@ def sniff(name: str, text: str, *, named: bool) -> str | None:
 
     A file named on the command line is taken as a prompt whenever its name fits a
     format; one found in a folder must also look like one (a ``.json`` sample or a
-    promptfoo config beside the prompts is data, a ``.txt`` without a ``{{`` no template).
+    promptfoo config beside the prompts is data; a ``.txt`` is a prompt with a ``{{``, a
+    ``{%`` or a ``---`` line between prompts; a licence or a requirements file is not).
     """
     low = name.lower()
     if low.endswith(".prompty"):
@@ -179,8 +181,10 @@ def sniff(name: str, text: str, *, named: bool) -> str | None:
         return "claude"
     if low.endswith((".j2", ".njk", ".nunjucks")):
         return "promptfoo"
-    if low.endswith(".txt"):
-        return "promptfoo" if named or "{{" in text else None
+    if low.endswith(".txt"):  # promptfoo's, or any text: a template, or --- sections
+        prompt = "{{" in text or "{%" in text or \
+            re.search(r"^---[ \t]*\r?$", text, re.M) is not None
+        return "promptfoo" if named or prompt else None
     if low.endswith(".json"):
         try:
             data = json.loads(text)

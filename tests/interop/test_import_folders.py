@@ -56,7 +56,7 @@ def test_a_folder_is_read_recursively_and_only_its_prompts(tmp_path: Path) -> No
         "prompty/sample.json": '{"question": "why?"}',  # data beside a prompt: skipped
         "promptfoo/chat.json": '[{"role": "user", "content": "Hi {{name}}"}]',
         "promptfoo/promptfooconfig.yaml": "prompts: [file://chat.json]\n",  # a config
-        "promptfoo/notes.txt": "no template here\n",
+        "promptfoo/notes.txt": "no template here\n",  # no {{, no --- line
         "dotprompt/_style.prompt": "Be brief.",  # a partial, read by the prompts naming it
         "README.md": "# Prompts\n",
         ".git/commands/secret.md": "never read\n",
@@ -229,3 +229,25 @@ def test_detect_is_kept_for_a_named_file() -> None:
     assert import_.sniff("config.yaml", "prompts: []\n", named=False) is None
     assert import_.sniff("chat.yaml", "- role: user\n  content: hi\n", named=False) == \
         "promptfoo"
+
+
+def test_the_corpus_folder_is_found_entry_by_entry() -> None:
+    """Naming tests/corpus finds exactly each entry's prompt file, read as its own format:
+    partials, samples, tool definitions, configs and the corpus's own docs are skipped."""
+    from fidelity import ECOSYSTEM_IMPORTER, judges
+
+    from promptops.interop.sources import discover, read_text
+
+    found = discover([CORPUS])
+    got = {}
+    for source in found.files:
+        kind = import_.sniff(source.path.name, read_text(source), named=False)
+        if kind is not None:
+            got[source.path.resolve()] = kind
+    want = {judges.main_file(e).resolve(): ECOSYSTEM_IMPORTER[e["ecosystem"]]
+            for e in judges.load_manifest()}
+    # A few-shot file's example prompt is a LangChain prompt of its own (load_prompt reads
+    # it), so a folder import takes it too; the corpus lists it as the few-shot's sidecar.
+    sidecar = CORPUS / "langchain" / "few-shot-antonyms-json" / "example_prompt.json"
+    want[sidecar.resolve()] = "langchain"
+    assert got == want
