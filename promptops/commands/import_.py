@@ -107,7 +107,7 @@ def run(*, sources: list[Path], out: Path, source_format: str | None,
     written = [r for r in reports if r.documents]
     if written:
         if any(r.outcome != "exact" for r in reports):
-            files[CONVERSION] = _conversion(reports).encode()
+            files[CONVERSION] = inert(_conversion(reports)).encode()
         staging.write(out, files)
     committed = _commit(out, sorted(files)) if commit and written else None
     _print(reports, found.skipped, out, fmt, console, committed=committed,
@@ -386,6 +386,17 @@ def _commit(out: Path, paths: list[str]) -> str:
     return message
 
 
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+
+def inert(text: str) -> str:
+    """``text`` with control characters written as escapes: a file name or a YAML error
+    from someone else's folder must not move the cursor, retitle the terminal or reverse
+    the text shown (issue 23, invariant 4)."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100
+                        else f"\\u{ord(m.group()):04x}", text)
+
+
 def _conversion(reports: list[_Report]) -> str:
     lines = ["# Conversion report", "",
              "Written by `promptops import`. Each source below lost something in the "
@@ -414,21 +425,21 @@ def _print(reports: list[_Report], skipped: list[str], out: Path, fmt: Format,
         return
     for r in reports:
         if r.refused:
-            console.echo(f"{console.style(r.source, bold=True)}: "
-                         f"{console.style('refused', fg='red')}: {r.refused}")
+            console.echo(f"{console.style(inert(r.source), bold=True)}: "
+                         f"{console.style('refused', fg='red')}: {inert(r.refused)}")
             continue
         if console.verbosity < 0:  # -q: the refusals and the summary only
             continue
         state = console.style("lossy", fg="yellow") if r.losses \
             else console.style("exact", fg="green")
-        console.echo(f"{console.style(r.source, bold=True)} ({r.ecosystem}) -> "
+        console.echo(f"{console.style(inert(r.source), bold=True)} ({r.ecosystem}) -> "
                      f"{', '.join(r.prompts)}: {state}")
         for item in r.mapped:
-            console.echo(f"  mapped {item}")
+            console.echo(f"  mapped {inert(item)}")
         for note in r.notes:
-            console.echo(f"  note: {note}")
+            console.echo(f"  note: {inert(note)}")
         for loss in r.losses:
-            console.echo(f"  lost: {loss}")
+            console.echo(f"  lost: {inert(str(loss))}")
     _summary(reports, skipped, out, console, committed=committed, commit_asked=commit_asked)
 
 
@@ -445,12 +456,12 @@ def _summary(reports: list[_Report], skipped: list[str], out: Path, console: Con
     if refused:
         console.echo("Refused (nothing of them is written):")
         for r in refused:
-            console.echo(f"  {r.refused}")
+            console.echo(f"  {inert(r.refused or '')}")
     if (counts["lossy"] or refused) and any(r.documents for r in reports):
         console.echo(f"Every loss and refusal is listed in {out / CONVERSION}.")
     if skipped:
         console.echo(f"Skipped {len(skipped)} files that are not prompts: "
-                     + ", ".join(skipped[:5]) + (" ..." if len(skipped) > 5 else ""))
+                     + inert(", ".join(skipped[:5])) + (" ..." if len(skipped) > 5 else ""))
     if not any(r.documents for r in reports):
         console.echo("Nothing was written.")
         return

@@ -38,6 +38,8 @@ MAX_SOURCE_BYTES = 4 * 1024 * 1024  # one prompt file; a sibling (partial, sampl
 MAX_FILES = 5_000  # prompt files in one run
 MAX_ENTRIES = 100_000  # folder entries looked at in one run (a user naming `/` by mistake)
 MAX_SIBLINGS = 200  # sibling files one prompt may read
+MAX_SIBLING_BYTES = 16 * 1024 * 1024  # what they may add up to
+MAX_TOTAL_BYTES = 256 * 1024 * 1024  # all prompt files of one run, by their size when listed
 MAX_LIST = 1024 * 1024  # bytes of a path list read from stdin (`-`)
 
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
@@ -141,7 +143,7 @@ def discover(paths: list[Path], *, skip: Path | None = None) -> Discovery:
     skipped: list[str] = []
     refused: list[str] = []
     seen: set[tuple[int, int]] = set()
-    entries = 0
+    entries = total = 0
     skip_id = _identity(skip) if skip is not None else None
     for named in paths:
         try:
@@ -149,6 +151,7 @@ def discover(paths: list[Path], *, skip: Path | None = None) -> Discovery:
         except OSError as exc:
             raise UsageError(f"cannot read {named}: {exc.strerror}") from None
         if stat.S_ISREG(st.st_mode):
+            total += st.st_size
             _add(found, seen, st, SourceFile(str(named), named.parent, named.name, named=True))
             continue
         if not stat.S_ISDIR(st.st_mode):
@@ -180,8 +183,9 @@ def discover(paths: list[Path], *, skip: Path | None = None) -> Discovery:
                 elif not stat.S_ISREG(mode):
                     refused.append(f"{shown}: {kind(mode)}")
                 elif candidate(entry.name):
-                    _add(found, seen, entry.stat(follow_symlinks=False),
-                         SourceFile(shown, named, rel, named=False))
+                    st = entry.stat(follow_symlinks=False)
+                    total += st.st_size
+                    _add(found, seen, st, SourceFile(shown, named, rel, named=False))
                 else:
                     skipped.append(shown)
             stack.extend(reversed(subdirs))
@@ -190,9 +194,14 @@ def discover(paths: list[Path], *, skip: Path | None = None) -> Discovery:
     if refused:
         raise NotRegular(
             "import reads only regular files, and none through a symlink (it could point "
-            "anywhere); refused, nothing was read or written:\n  " + "\n  ".join(refused))
+            "anywhere); refused, nothing was read or written:\n  "
+            + "\n  ".join(r.encode("unicode_escape").decode("ascii") if not r.isprintable()
+                           else r for r in refused))
     if len(found) > MAX_FILES:
         raise UsageError(f"more than {MAX_FILES:,} prompt files; import them in parts")
+    if total > MAX_TOTAL_BYTES:
+        raise UsageError(f"the prompt files add up to {total:,} bytes, over "
+                         f"{MAX_TOTAL_BYTES // (1024 * 1024)} MiB; import them in parts")
     return Discovery(found, skipped)
 
 
@@ -296,7 +305,8 @@ class Siblings(Mapping[str, str]):
     Only what lies inside the folder the user named is there: a name that climbs out
     (``../x``), is absolute, goes through ``.git`` or a symlink, or is no UTF-8 regular
     file of at most :data:`MAX_SOURCE_BYTES` is absent (the importer reports a missing
-    file as a loss). At most :data:`MAX_SIBLINGS` are read for one prompt.
+    file as a loss). At most :data:`MAX_SIBLINGS` files and :data:`MAX_SIBLING_BYTES`
+    bytes are read for one prompt.
     """
 
     def __init__(self, source: SourceFile) -> None:
@@ -304,6 +314,7 @@ class Siblings(Mapping[str, str]):
         self.folder = posixpath.dirname(source.rel)
         self.own = source.rel
         self._read: dict[str, str | None] = {}
+        self._bytes = 0
 
     def _norm(self, name: str) -> str | None:
         if not name or "\x00" in name or "\\" in name or name.startswith("/"):
@@ -320,10 +331,12 @@ class Siblings(Mapping[str, str]):
         if norm is None:
             return None
         if norm not in self._read:
-            if len(self._read) >= MAX_SIBLINGS:
+            if len(self._read) >= MAX_SIBLINGS or self._bytes > MAX_SIBLING_BYTES:
                 return None
             try:
-                self._read[norm] = decode(read_bytes(self.root, norm))
+                data = read_bytes(self.root, norm)
+                self._bytes += len(data)
+                self._read[norm] = decode(data) if self._bytes <= MAX_SIBLING_BYTES else None
             except SourceUnreadable:
                 self._read[norm] = None
         return self._read[norm]

@@ -230,3 +230,34 @@ def test_an_empty_folder_target_is_filled_not_replaced(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert here.stat().st_ino == inode
     Build(here).bundle  # noqa: B018
+
+
+def test_names_and_errors_from_the_source_reach_the_terminal_inert(tmp_path: Path) -> None:
+    """A file name carrying a terminal escape (retitle, clear screen) is shown escaped, in the
+    report, the refusal and CONVERSION.md (issue 23, invariant 4)."""
+    src = tmp_path / "src"
+    src.mkdir()
+    evil = "x\x1b]0;pwned\x07\x1b[2J\u202e.prompty"
+    (src / evil).write_text("---\nname: [unclosed\n---\nuser:\nhi\n", encoding="utf-8")
+    (src / "ok.prompt.md").write_text(OK, encoding="utf-8")
+    out = tmp_path / "pkg"
+    done = run_cli("import", str(src), "-o", str(out))
+    assert done.returncode == 1, done.stderr
+    for text in (done.stdout, (out / "CONVERSION.md").read_text(encoding="utf-8")):
+        assert "\x1b" not in text and "\x07" not in text and "\u202e" not in text
+        assert "x\\x1b]0;pwned\\x07\\x1b[2J\\u202e.prompty" in text
+
+
+def test_a_run_is_bounded_in_bytes_before_anything_is_read(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from promptops.interop import sources
+
+    monkeypatch.setattr(sources, "MAX_TOTAL_BYTES", 1000)
+    src = tmp_path / "src"
+    src.mkdir()
+    for n in range(3):
+        (src / f"p{n}.prompt.md").write_text(OK * 10, encoding="utf-8")
+    done = run_cli("import", str(src), "-o", str(tmp_path / "pkg"))
+    assert done.returncode == 2
+    assert "import them in parts" in done.stderr
+    assert not (tmp_path / "pkg").exists()
