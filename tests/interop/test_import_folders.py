@@ -251,3 +251,17 @@ def test_the_corpus_folder_is_found_entry_by_entry() -> None:
     sidecar = CORPUS / "langchain" / "few-shot-antonyms-json" / "example_prompt.json"
     want[sidecar.resolve()] = "langchain"
     assert got == want
+
+
+def test_a_target_that_does_not_build_is_left_alone(tmp_path: Path) -> None:
+    """Adding to a package that is broken already: nothing is written, and the message says
+    it is the package, not the import."""
+    out = write(tmp_path / "pkg", {"promptops.yaml": "name: mine\nversion: 1.0.0\n",
+                                   "prompts/broken.prompt.yaml": "messages: [\n"})
+    before = sorted(p.relative_to(out).as_posix() for p in out.rglob("*"))
+    src = write(tmp_path / "src", {"a.prompt.md": VSCODE})
+    done = run_cli("import", str(src), "-o", str(out))
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "does not build as it is" in done.stderr
+    assert "broken.prompt.yaml" in done.stderr
+    assert sorted(p.relative_to(out).as_posix() for p in out.rglob("*")) == before
