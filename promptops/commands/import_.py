@@ -335,7 +335,7 @@ def _validated(out: Path, reports: list[_Report], files: dict[str, bytes]) -> di
     build for a reason no imported file explains (nothing is written then)."""
     owner = {rel: r for r in reports for rel in r.documents}
     for _ in range(len(reports) + 1):
-        problems = staging.problems(out, files) if owner else []
+        problems = _problems(out, files, owner) if owner else []
         mine = [p for p in problems if p.path in owner]
         if not mine:
             break
@@ -346,7 +346,8 @@ def _validated(out: Path, reports: list[_Report], files: dict[str, bytes]) -> di
             for rel in r.documents:
                 files.pop(rel, None)
                 owner.pop(rel, None)
-            r.refuse(f"{r.source}: the package format refuses the imported prompt: {p}")
+            r.refuse(p.message if p.code == _CRASH else
+                     f"{r.source}: the package format refuses the imported prompt: {p}")
     else:  # pragma: no cover - every round refuses at least one source
         problems = []
     if problems:
@@ -358,6 +359,36 @@ def _validated(out: Path, reports: list[_Report], files: dict[str, bytes]) -> di
                              "was written (a promptops bug, please report it):\n"
                              + _lines(problems))
     return files
+
+
+_CRASH = "import-crash"
+
+
+def _problems(out: Path, files: dict[str, bytes], owner: dict[str, _Report]) -> list[Problem]:
+    """The build's problems with ``files``; when the build itself fails (a bug), the
+    sources whose prompts make it fail, each built alone, as problems of their own, so
+    one prompt that trips a bug of the build is refused and the others still written."""
+    try:
+        return staging.problems(out, files)
+    except PromptopsError:
+        raise
+    except Exception:
+        base = {rel: data for rel, data in files.items() if rel not in owner}
+        crashed: list[Problem] = []
+        for r in {id(r): r for r in owner.values()}.values():
+            mine = {rel: files[rel] for rel in r.documents if rel in files}
+            try:
+                staging.problems(out, {**base, **mine})
+            except PromptopsError:
+                raise
+            except Exception as exc:
+                crashed.append(Problem(
+                    next(iter(mine)), 0, 0, f"{r.source}: internal error while building the "
+                    f"imported prompt ({type(exc).__name__}: {_short(str(exc))}); this is a "
+                    "promptops bug, please report it", _CRASH))
+        if not crashed:
+            raise  # only the files together fail: a bug no single file explains
+        return crashed
 
 
 def _lines(problems: list[Problem]) -> str:

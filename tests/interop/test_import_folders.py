@@ -265,3 +265,28 @@ def test_a_target_that_does_not_build_is_left_alone(tmp_path: Path) -> None:
     assert "does not build as it is" in done.stderr
     assert "broken.prompt.yaml" in done.stderr
     assert sorted(p.relative_to(out).as_posix() for p in out.rglob("*")) == before
+
+
+def test_a_bug_of_the_build_on_one_prompt_refuses_that_prompt_only(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fault injection in the check before writing: a build that crashes on one imported
+    prompt (a bug) refuses that source; the others are still checked and written."""
+    from promptops.interop import staging
+
+    real = staging.Overlay.read
+
+    def read(self: staging.Overlay, path: str) -> bytes:
+        if path == "prompts/b.prompt.yaml":
+            raise ZeroDivisionError("boom")
+        return real(self, path)
+
+    monkeypatch.setattr(staging.Overlay, "read", read)
+    src = write(tmp_path / "src", {"a.prompt.md": VSCODE, "b.md": CLAUDE})
+    out = tmp_path / "pkg"
+    done = run_cli("import", str(src), "-o", str(out))
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "b.md: internal error while building the imported prompt (ZeroDivisionError: " \
+        "boom)" in done.stdout
+    monkeypatch.undo()
+    assert prompts(out) == ["a"]
+    Build(out).bundle  # noqa: B018
