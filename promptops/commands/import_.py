@@ -134,10 +134,14 @@ def _package_mode(manifest: Path) -> str:
     """The whitespace mode of the package being added to (standalone for a new one)."""
     if not manifest.exists():
         return "standalone"
+    from promptops.pipeline.source import WorktreeSource
     from promptops.pipeline.yamlio.loader import YamlProblem, load_yaml
 
-    try:
-        data = load_yaml(str(manifest), manifest.read_bytes()).data
+    try:  # read as the build reads it: a FIFO or a symlink out of the package is absent
+        data = load_yaml(str(manifest), WorktreeSource(manifest.parent).read(
+            manifest.name)).data
+    except FileNotFoundError:
+        return "standalone"  # the build before writing says what is wrong with it
     except YamlProblem as exc:
         raise UsageError(str(exc.problem)) from exc
     templates = data.get("templates") if isinstance(data, dict) else None
