@@ -340,11 +340,10 @@ def _validated(out: Path, reports: list[_Report], files: dict[str, bytes]) -> di
     owner = {rel: r for r in reports for rel in r.documents}
     for _ in range(len(reports) + 1):
         problems = _problems(out, files, owner) if owner else []
-        mine = [p for p in problems if p.path in owner]
+        mine = [(p, r) for p in problems if (r := _culprit(p, owner)) is not None]
         if not mine:
             break
-        for p in mine:
-            r = owner[p.path]
+        for p, r in mine:
             if r.refused:
                 continue
             for rel in r.documents:
@@ -366,6 +365,16 @@ def _validated(out: Path, reports: list[_Report], files: dict[str, bytes]) -> di
 
 
 _CRASH = "import-crash"
+
+
+def _culprit(problem: Problem, owner: dict[str, _Report]) -> _Report | None:
+    """The source whose imported prompt a build problem is about: the file it is in, or
+    one it names (``prompt name 'ask' is already used by prompts/ask.prompt.yaml``, found
+    in the prompt the package already had)."""
+    if problem.path in owner:
+        return owner[problem.path]
+    named = [rel for rel in owner if rel in problem.message]
+    return owner[named[0]] if named else None
 
 
 def _problems(out: Path, files: dict[str, bytes], owner: dict[str, _Report]) -> list[Problem]:

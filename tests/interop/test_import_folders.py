@@ -290,3 +290,16 @@ def test_a_bug_of_the_build_on_one_prompt_refuses_that_prompt_only(
     monkeypatch.undo()
     assert prompts(out) == ["a"]
     Build(out).bundle  # noqa: B018
+
+
+def test_a_name_the_package_uses_under_another_file_name_is_refused(tmp_path: Path) -> None:
+    """The build names the prompt already there, not the new one: still the new file's."""
+    out = write(tmp_path / "pkg", {
+        "promptops.yaml": "name: mine\nversion: 1.0.0\n",
+        "prompts/other.prompt.yaml": "name: ask\nmessages:\n- role: user\n  text: hi\n"})
+    src = write(tmp_path / "src", {"ask.prompty": PROMPTY, "b.md": CLAUDE})
+    done = run_cli("import", str(src), "-o", str(out))
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "prompt name 'ask' is already used" in done.stdout
+    assert prompts(out) == ["b", "other"]
+    Build(out).bundle  # noqa: B018
