@@ -161,6 +161,15 @@ def in_order(doc: Mapping[str, Any]) -> JsonObject:
     return out
 
 
+# What a block literal holds exactly: printable text, tabs and "\n" line breaks (not "\r",
+# NEL or the Unicode separators, which YAML reads as line breaks; not a BOM).
+_BLOCK_SAFE = re.compile("[\t\n\x20-\x7e\xa0-\ud7ff\ue000-\ufefe\uff00-\ufffd"
+                         "\U00010000-\U0010ffff]*")
+
+
+_BREAKS = re.compile("[\r\x85\u2028\u2029]")
+
+
 class _Dumper(yaml.SafeDumper):
     """Block literals for multi-line text; no anchors (each value is written where it is).
 
@@ -169,11 +178,22 @@ class _Dumper(yaml.SafeDumper):
     ``|`` where PyYAML writes ``|2-``, as a person writes it.
     """
 
+    def analyze_scalar(self, scalar: str) -> Any:
+        """PyYAML refuses a block literal for text with a space before a line break (the
+        trailing whitespace of a prompt's line); YAML keeps it exactly, so a multi-line text
+        of printable characters is a block literal whatever its spaces."""
+        analysis = super().analyze_scalar(scalar)
+        if not analysis.allow_block and "\n" in scalar and _BLOCK_SAFE.fullmatch(scalar):
+            analysis.allow_block = True
+        return analysis
+
     def determine_block_hints(self, text: str) -> str:
         hints: str = super().determine_block_hints(text)
         first = text.lstrip("\n")
         if text[:1] == "\n" and first and first[0] not in " \t\x85\u2028\u2029":
             hints = hints.removeprefix(str(self.best_indent))
+        elif first[:1] == "\t" and not hints[:1].isdigit():  # libyaml will not detect the
+            hints = str(self.best_indent) + hints  # indentation from a line starting so
         return hints
 
     def ignore_aliases(self, data: Any) -> bool:
@@ -181,7 +201,9 @@ class _Dumper(yaml.SafeDumper):
 
 
 def _str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
-    style = "|" if "\n" in value else None
+    # "\r", NEL and the Unicode line separators are line breaks to YAML: only a double-
+    # quoted scalar, which escapes them, keeps them (PyYAML's plain or single-quoted folds them)
+    style = '"' if _BREAKS.search(value) else "|" if "\n" in value else None
     return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
 
 

@@ -173,8 +173,9 @@ CORPUS = Path(__file__).parents[1] / "corpus"
 
 
 def test_the_yaml_is_in_the_formats_order_without_indent_indicators(tmp_path: Path) -> None:
-    """Before: 13 of 15 imported files had a PO108 key-order warning and bodies were
-    ``|2-`` blocks starting with a blank line."""
+    """Before: 13 of 15 imported files had a PO108 key-order warning, bodies were ``|2-``
+    blocks starting with a blank line, and a body with a trailing space on any line a
+    double-quoted string of ``\n`` escapes."""
     files = sorted([*CORPUS.glob("claude/*/*.md"), *CORPUS.glob("prompty/*/*.prompty")])[:40]
     out = tmp_path / "pkg"
     done = run_cli("import", *map(str, files), "-o", str(out))
@@ -183,6 +184,8 @@ def test_the_yaml_is_in_the_formats_order_without_indent_indicators(tmp_path: Pa
     assert len(texts) >= 30
     for text in texts:
         assert not re.search(r"\|\d[-+]?\n", text), text[:400]
+        # multi-line text is a block literal, trailing spaces on its lines included
+        assert not re.search(r'^\s*-?\s*text: "[^\n]*\\n', text, re.M), text[:400]
     lint = run_cli("lint", str(out), "--format", "json")
     assert lint.returncode == 0, lint.stdout
     codes = {f["code"] for f in json.loads(lint.stdout)["findings"]}
