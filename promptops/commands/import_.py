@@ -21,11 +21,15 @@ regular file (a symlink, a FIFO, a device: nothing is read then); never 3 for a 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import posixpath
 import re
 import shlex
+import signal
 import sys
+import threading
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -233,11 +237,50 @@ class _NotAPrompt(Exception):
     """A file found in a folder whose content is no prompt (a JSON sample, a config)."""
 
 
+PER_FILE_SECONDS = 30.0  # one file's import; measured: about 10 ms for a corpus file
+
+
+class _TooSlow(BaseException):
+    """One file's import ran past :data:`PER_FILE_SECONDS` (a BaseException, so that no
+    ``except Exception`` inside an importer can swallow it)."""
+
+
+@contextlib.contextmanager
+def _time_bound(seconds: float) -> Iterator[None]:
+    """Raise _TooSlow in the block after ``seconds`` (SIGALRM; on the main thread of a
+    POSIX process, else unbounded: a signal can only be handled there)."""
+    if not hasattr(signal, "setitimer") or \
+            threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def on_alarm(signum: int, frame: object) -> None:
+        raise _TooSlow
+
+    old = signal.signal(signal.SIGALRM, on_alarm)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+
+
 def _isolated(source: SourceFile, forced: str | None, mode: str,
               taken: _Names) -> _Report | None:
     """One file's import, whatever happens in it: an error is this file's refusal.
     None for a file found in a folder that turns out to be no prompt."""
     report = _Report(source.shown, forced)
+    try:
+        with _time_bound(PER_FILE_SECONDS):
+            return _guarded(source, forced, mode, taken, report)
+    except _TooSlow:  # also when it lands while the bound is being lifted
+        return report.refuse(f"{source.shown}: took more than {PER_FILE_SECONDS:g} s to "
+                             "import; refused (a bound, SECURITY.md)")
+
+
+def _guarded(source: SourceFile, forced: str | None, mode: str, taken: _Names,
+             report: _Report) -> _Report | None:
     try:
         _import(source, forced, mode, taken, report)
     except _NotAPrompt:

@@ -306,3 +306,24 @@ def test_a_name_the_package_uses_under_another_file_name_is_refused(tmp_path: Pa
     assert "prompt name 'ask' is already used" in done.stdout
     assert prompts(out) == ["b", "other"]
     Build(out).bundle  # noqa: B018
+
+
+def test_a_file_whose_import_never_ends_is_refused_after_the_bound(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fault injection: an importer that loops (a pathological input, a bug) holds up its
+    own file for PER_FILE_SECONDS, then that file is refused and the others imported."""
+    def endless(path: str, text: str, siblings: object) -> list[object]:
+        while True:
+            try:
+                pass
+            except Exception:  # an importer's broad except cannot swallow the bound
+                continue
+
+    monkeypatch.setitem(importers.IMPORTERS, "claude", endless)
+    monkeypatch.setattr(import_, "PER_FILE_SECONDS", 0.3)
+    src = write(tmp_path / "src", {"a.prompt.md": VSCODE, "b.md": CLAUDE})
+    out = tmp_path / "pkg"
+    done = run_cli("import", str(src), "-o", str(out))
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "b.md: took more than 0.3 s to import" in done.stdout
+    assert prompts(out) == ["a"]
