@@ -177,21 +177,31 @@ def render(
 @_command("import")
 def import_(
     ctx: typer.Context,
-    sources: Annotated[list[Path], typer.Argument(metavar="SOURCE...",
-                                                  help="Prompt files of another tool")],
+    sources: Annotated[list[Path], typer.Argument(
+        metavar="PATH...", help="Prompt files or folders of another tool (folders are read "
+        "recursively; - reads a list of paths from stdin)")],
     out: Annotated[Path, typer.Option("-o", "--out", metavar="DIR",
                                       help="Package folder to write or add to")] = Path("."),
     source_format: Annotated[
         ImportFormat | None,
-        typer.Option("--from", metavar="FORMAT", help="Source format: prompty, dotprompt, "
-                     "vscode, claude, promptfoo or langchain (default: detected)"),
+        typer.Option("--from", metavar="FORMAT", help="Read every file as this format: "
+                     "prompty, dotprompt, vscode, claude, promptfoo or langchain (default: "
+                     "detected per file from its name and content)"),
     ] = None,
+    commit: Annotated[bool, typer.Option(
+        "--commit", help="Commit what is written (git init DIR when it is in no repository)")
+    ] = False,
     fmt: FormatOpt = Format.text,
 ) -> None:
-    """Import other tools' prompt files into a package; exit 1 if anything was lost."""
+    """Import other tools' prompt files into a package; exit 1 if any is lossy or refused.
+
+    Each file ends as imported exact, imported with its losses named, or refused with the
+    reason; the package is written only as a whole that builds, or not at all.
+    """
     from promptops.commands import import_ as cmd
 
-    _run(ctx, cmd.run, sources=sources, out=out, source_format=source_format, fmt=fmt)
+    _run(ctx, cmd.run, sources=sources, out=out, source_format=source_format, commit=commit,
+         fmt=fmt)
 
 
 @_command()

@@ -148,15 +148,68 @@ def _media_link(part: ir.Media, losses: list[ir.Loss]) -> JsonObject:
     return link
 
 
+def in_order(doc: Mapping[str, Any]) -> JsonObject:
+    """``doc`` with its keys, and each argument's and message's, in the order the format
+    declares them: the order lint's PO108 (key-order) expects, as a person writes them."""
+    from promptops.lint.rules.po108_key_order import orders
+
+    order = orders()
+
+    def sort(item: Mapping[str, Any], keys: tuple[str, ...]) -> JsonObject:
+        rank = {k: i for i, k in enumerate(keys)}
+        return {k: item[k] for k in sorted(item, key=lambda k: rank.get(k, len(keys)))}
+
+    out = sort(doc, order["prompt"])
+    for field in ("arguments", "messages"):
+        items = out.get(field)
+        if isinstance(items, list):
+            out[field] = [sort(i, order[field]) if isinstance(i, Mapping) else i for i in items]
+    return out
+
+
+# What a block literal holds exactly: printable text, tabs and "\n" line breaks (not "\r",
+# NEL or the Unicode separators, which YAML reads as line breaks; not a BOM).
+_BLOCK_SAFE = re.compile("[\t\n\x20-\x7e\xa0-\ud7ff\ue000-\ufefe\uff00-\ufffd"
+                         "\U00010000-\U0010ffff]*")
+
+
+_BREAKS = re.compile("[\r\x85\u2028\u2029]")
+
+
 class _Dumper(yaml.SafeDumper):
-    """Block literals for multi-line text; no anchors (each value is written where it is)."""
+    """Block literals for multi-line text; no anchors (each value is written where it is).
+
+    A block literal whose text starts with a line break gets no indentation indicator when
+    its first non-blank line is not indented (YAML takes the indentation from that line):
+    ``|`` where PyYAML writes ``|2-``, as a person writes it.
+    """
+
+    def analyze_scalar(self, scalar: str) -> Any:
+        """PyYAML refuses a block literal for text with a space before a line break (the
+        trailing whitespace of a prompt's line); YAML keeps it exactly, so a multi-line text
+        of printable characters is a block literal whatever its spaces."""
+        analysis = super().analyze_scalar(scalar)
+        if not analysis.allow_block and "\n" in scalar and _BLOCK_SAFE.fullmatch(scalar):
+            analysis.allow_block = True
+        return analysis
+
+    def determine_block_hints(self, text: str) -> str:
+        hints: str = super().determine_block_hints(text)
+        first = text.lstrip("\n")
+        if text[:1] == "\n" and first and first[0] not in " \t\x85\u2028\u2029":
+            hints = hints.removeprefix(str(self.best_indent))
+        elif first[:1] == "\t" and not hints[:1].isdigit():  # libyaml will not detect the
+            hints = str(self.best_indent) + hints  # indentation from a line starting so
+        return hints
 
     def ignore_aliases(self, data: Any) -> bool:
         return True
 
 
 def _str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
-    style = "|" if "\n" in value else None
+    # "\r", NEL and the Unicode line separators are line breaks to YAML: only a double-
+    # quoted scalar, which escapes them, keeps them (PyYAML's plain or single-quoted folds them)
+    style = '"' if _BREAKS.search(value) else "|" if "\n" in value else None
     return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
 
 
