@@ -20,6 +20,7 @@ several alternative prompts, so their messages also carry ``"prompt": index``.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -59,6 +60,23 @@ def entry_dir(entry: dict[str, Any]) -> Path:
 def main_file(entry: dict[str, Any]) -> Path:
     """The prompt file itself (the first file listed); the others are partials or sidecars."""
     return entry_dir(entry) / entry["files"][0]["name"]
+
+
+def corpus_path(entry: dict[str, Any]) -> str:
+    """The main file's path in the corpus, ``<ecosystem>/<id>/<file name>`` (the split's key)."""
+    return f"{entry['ecosystem']}/{entry['id']}/{entry['files'][0]['name']}"
+
+
+HELD_OUT_PERCENT = 30
+
+
+def part(entry: dict[str, Any]) -> str:
+    """``"held-out"`` or ``"tuning"``: README.md's rule, a hash of the main file's corpus path.
+
+    Fixes are made against tuning files only; the held-out figure is the one that counts.
+    """
+    digest = hashlib.sha256(corpus_path(entry).encode("utf-8")).hexdigest()
+    return "held-out" if int(digest[:8], 16) % 100 < HELD_OUT_PERCENT else "tuning"
 
 
 def input_sets(entry: dict[str, Any]) -> list[dict[str, Any]]:
