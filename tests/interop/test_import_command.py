@@ -25,7 +25,7 @@ from fidelity import ECOSYSTEM_IMPORTER, arguments_for, entry_files, judges, ser
 from promptops.commands import import_
 from promptops.commands.choices import Format
 from promptops.console import Console
-from promptops.errors import ArgumentError
+from promptops.errors import ArgumentError, TemplateError
 from promptops.interop.importers import IMPORTERS
 from promptops.interop.package import to_document
 from promptops.pipeline.build import Build
@@ -104,7 +104,7 @@ def mismatches(imp: Imported, rendered: dict[tuple[str, int], Any]) -> tuple[lis
             want = served_messages(expected, n if several else None)
             try:
                 got = served(dict(imp.renderer.get(names[n], args)))
-            except ArgumentError as exc:
+            except (ArgumentError, TemplateError) as exc:
                 problems.append(f"input set {i}, {names[n]}: {exc}")
                 continue
             compared += 1

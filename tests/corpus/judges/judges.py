@@ -79,6 +79,10 @@ def part(entry: dict[str, Any]) -> str:
     return "held-out" if int(digest[:8], 16) % 100 < HELD_OUT_PERCENT else "tuning"
 
 
+# Files are read as bytes: Path.read_text would turn CRLF into LF, which no engine does
+# (Node's readFileSync, VS Code and Claude Code hand the file's text over as it is).
+
+
 def input_sets(entry: dict[str, Any]) -> list[dict[str, Any]]:
     sets: list[dict[str, Any]] = entry["inputs"]
     return sets
@@ -268,10 +272,10 @@ def _run_node(script: str, jobs: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def _dotprompt_job(entry: dict[str, Any], inputs: dict[str, Any]) -> dict[str, Any]:
     """Partials are the ``_name.prompt`` files beside the prompt, as Genkit registers them."""
     folder = entry_dir(entry)
-    partials = {f["name"][1:-len(".prompt")]: (folder / f["name"]).read_text(encoding="utf-8")
+    partials = {f["name"][1:-len(".prompt")]: (folder / f["name"]).read_bytes().decode("utf-8")
                 for f in entry["files"][1:] if f["name"].startswith("_")}
     data = dict(inputs)
-    return {"source": main_file(entry).read_text(encoding="utf-8"), "partials": partials,
+    return {"source": main_file(entry).read_bytes().decode("utf-8"), "partials": partials,
             "messages": data.pop("@messages", None), "context": data.pop("@context", None),
             "input": data}
 
@@ -297,7 +301,7 @@ def promptfoo_raw_prompts(path: Path) -> list[str]:
     (``JSON.stringify(JSON.parse(...))``), else verbatim. ``.yaml``/``.yml``: the parsed YAML as
     JSON. Anything else (``.j2``, ``.md``): the file verbatim.
     """
-    text = path.read_text(encoding="utf-8")
+    text = path.read_bytes().decode("utf-8")
     suffix = path.suffix
     if suffix == ".txt":
         prompts: list[str] = []
@@ -405,9 +409,9 @@ def render_reference(entry: dict[str, Any], inputs: dict[str, Any]) -> list[Mess
     if eco == "langchain":
         return render_langchain(path, inputs)
     if eco == "copilot":
-        return render_copilot(path.read_text(encoding="utf-8"), inputs)
+        return render_copilot(path.read_bytes().decode("utf-8"), inputs)
     if eco == "claude":
-        return render_claude(path.read_text(encoding="utf-8"), inputs)
+        return render_claude(path.read_bytes().decode("utf-8"), inputs)
     if eco == "dotprompt":
         return _dotprompt_messages(_run_node("dotprompt_render.js",
                                              [_dotprompt_job(entry, inputs)])[0])

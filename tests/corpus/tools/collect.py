@@ -92,7 +92,8 @@ SELECTION: list[tuple[str, str, str, str]] = [
     ("dotprompt", "genkit", "ssdeanx/Genkit-UI", "take"),
     ("dotprompt", "genkit", "RYUJSKOR/NEWYUGENKITAN", NO_FILES),
     ("dotprompt", "genkit", "Jakedismo/GenkitChat", NO_LICENCE),
-    ("dotprompt", "genkit", "leehack/genkit-dart", "not checked (a copy of genkit-ai/genkit-dart by name)"),
+    ("dotprompt", "genkit", "leehack/genkit-dart",
+     "not checked (a copy of genkit-ai/genkit-dart by name)"),
     ("dotprompt", "genkit", "datyin/GenKit", NO_FILES),
     ("dotprompt", "genkit", "lorenzobunaj/Eigenkit", "not checked (not Genkit by name)"),
     ("dotprompt", "genkit", "droidyayu/GenKit-Restaurant", NO_FILES + " in the newest snapshot"),
@@ -148,7 +149,8 @@ SELECTION: list[tuple[str, str, str, str]] = [
      "not checked"),
     ("copilot", "copilot-prompts", "aminrj/ai-copilot-prompts", NO_FILES),
     ("copilot", "copilot-prompts", "bluepowerbbb-code/copilot-prompts", "not checked"),
-    ("copilot", "copilot-prompts", "ehtick/pnp-copilot-prompts", "excluded: a copy of pnp/copilot-prompts"),
+    ("copilot", "copilot-prompts", "ehtick/pnp-copilot-prompts",
+     "excluded: a copy of pnp/copilot-prompts"),
     ("copilot", "copilot-prompts", "glennmusa/copilot-prompts", "take"),
     ("copilot", "copilot-prompts", "rajchanchad0134/ros-copilot-prompts", NO_FILES),
     ("copilot", "copilot-prompts", "richarddwang/copilot-prompts", NO_FILES),
@@ -272,7 +274,7 @@ def licence_of(text: str) -> str | None:
         return "Apache-2.0"
     if "Permission to use, copy, modify, and/or distribute" in text:
         return "ISC"
-    if "CC0" in text or "Creative Commons Legal Code" in text and "CC0" in text:
+    if "CC0" in text or ("Creative Commons Legal Code" in text and "CC0" in text):
         return "CC0-1.0"
     if "Redistribution and use in source and binary forms" in text:
         return "BSD-3-Clause" if "Neither the name" in text else "BSD-2-Clause"

@@ -13,6 +13,7 @@ everything given, and (Dotprompt, Claude Code) the optional inputs left out.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 from pathlib import Path
@@ -145,10 +146,8 @@ def prompty_inputs(path: Path, folder: Path) -> list[dict[str, Any]]:
     for key, value in list(values.items()):  # prompty reads ${file:x} sample values too
         if isinstance(value, str) and value.startswith("${file:") and value.endswith("}"):
             f = folder / Path(value[7:-1].strip()).name
-            try:
+            with contextlib.suppress(OSError, ValueError):
                 values[key] = json.loads(f.read_text(encoding="utf-8"))
-            except (OSError, ValueError):
-                pass
     declared = meta.get("inputs") if isinstance(meta.get("inputs"), dict) else {}
     for name, spec in declared.items():
         if name in values:
@@ -263,10 +262,22 @@ def dotprompt_inputs(path: Path, folder: Path, entry: dict[str, Any]) -> list[di
             re.findall(r"\{\{\{?\s*(?:this\.)?(\w+)", m.group(2)))
     outside = re.sub(r"\{\{#each\s+[\w.]+[^}]*\}\}.*?\{\{/each\}\}",
                      lambda m: m.group(0).split("}}", 1)[0] + "}}", text, flags=re.S)
-    for m in re.finditer(r"\{\{\{?[#^]?\s*(?:(?:if|unless|each|with)\s+)?([A-Za-z_][\w]*)",
-                         outside):
-        name = m.group(1)
-        if name in _HB_SKIP or name in full or name.startswith("@"):
+    for m in re.finditer(
+            r"\{\{\{?[#^]?\s*(?:(?:if|unless|each|with)\s+)?([A-Za-z_]\w*((?:\.\w+)*))",
+            outside):
+        name, dotted = m.group(1).split(".")[0], m.group(2)
+        if name in _HB_SKIP or name.startswith("@"):
+            continue
+        if dotted:  # {{demo.id}}: an object with the fields read
+            obj = full.setdefault(name, {}) if isinstance(full.get(name, {}), dict) else None
+            if obj is not None:
+                cur = obj
+                parts = dotted.strip(".").split(".")
+                for k in parts[:-1]:
+                    cur = cur.setdefault(k, {}) if isinstance(cur.get(k, {}), dict) else {}
+                cur.setdefault(parts[-1], plausible(parts[-1]))
+            continue
+        if name in full:
             continue
         if name in each_attrs:
             keys = sorted(k for k in each_attrs[name] if k not in _HB_SKIP)
