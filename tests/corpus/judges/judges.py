@@ -117,8 +117,11 @@ COPILOT_EDITOR_VARIABLES = frozenset({
 def render_copilot(text: str, inputs: dict[str, Any]) -> list[Message]:
     """VS Code prompt file: the body after the frontmatter, ``${...}`` variables replaced.
 
-    ``${input:name}`` and ``${input:name:placeholder}`` take ``inputs["input:name"]`` (the
-    placeholder is only the hint VS Code shows when it asks); editor variables
+    ``@typed`` is what the user typed after the command (the file's ``argument-hint`` says
+    what to type): VS Code sends it as the chat request, after the prompt file - a second
+    user message here. ``${input:name}`` and ``${input:name:placeholder}`` take
+    ``inputs["input:name"]`` (the placeholder is only the hint VS Code shows when it asks);
+    editor variables
     (``${selection}``, ``${file}``, ``${workspaceFolder}`` ...) take ``inputs[name]``. Any other
     ``${...}`` is left as written, and so is ``{{...}}``: VS Code does not template it.
     """
@@ -135,7 +138,9 @@ def render_copilot(text: str, inputs: dict[str, Any]) -> list[Message]:
             raise JudgeError(f"no value for ${{{m.group(1)}}}")
         return str(inputs[key])
 
-    return [{"role": "user", "text": _COPILOT_VAR.sub(sub, body)}]
+    typed = inputs.get("@typed")  # what the user typed after /command (argument-hint)
+    return [{"role": "user", "text": _COPILOT_VAR.sub(sub, body)},
+            *([{"role": "user", "text": str(typed)}] if typed else [])]
 
 
 # --------------------------------------------------------------------------- Claude Code

@@ -409,5 +409,21 @@ def main() -> None:
     print(f"{len(new_entries)} entries added")
 
 
+def rederive() -> None:
+    """Derive the grown entries' inputs again (after a change to derive_inputs.py), in place."""
+    manifest_path = CORPUS / "corpus.yaml"
+    text = manifest_path.read_text(encoding="utf-8")
+    entries = yaml.safe_load(text)["entries"]
+    grown = [e for e in entries if e.get("selection") == RULE]
+    head = text[:text.index(f"- id: {grown[0]['id']}\n")]
+    for e in grown:
+        e.pop("unread", None)
+        e.pop("judge", None)
+        e["inputs"] = derive(e, CORPUS / e["ecosystem"] / e["id"])
+    judge_pass(grown)
+    manifest_path.write_text(head + yaml.safe_dump(grown, sort_keys=False, allow_unicode=True,
+                                                   width=100), encoding="utf-8")
+
+
 if __name__ == "__main__":
-    main()
+    rederive() if sys.argv[1:] == ["--rederive"] else main()

@@ -268,14 +268,25 @@ def dotprompt_inputs(path: Path, folder: Path, entry: dict[str, Any]) -> list[di
         name, dotted = m.group(1).split(".")[0], m.group(2)
         if name in _HB_SKIP or name.startswith("@"):
             continue
-        if dotted:  # {{demo.id}}: an object with the fields read
-            obj = full.setdefault(name, {}) if isinstance(full.get(name, {}), dict) else None
-            if obj is not None:
-                cur = obj
-                parts = dotted.strip(".").split(".")
-                for k in parts[:-1]:
-                    cur = cur.setdefault(k, {}) if isinstance(cur.get(k, {}), dict) else {}
-                cur.setdefault(parts[-1], plausible(parts[-1]))
+        if dotted:  # {{demo.id}}: an object with the fields read (a mere {{#if demo}} too)
+            if not isinstance(full.get(name), dict):
+                full[name] = {}
+            cur = full[name]
+            parts = dotted.strip(".").split(".")
+            for k in parts[:-1]:
+                if parts[-1] == "length" and k == parts[-2]:
+                    break
+                cur = cur.setdefault(k, {}) if isinstance(cur.get(k, {}), dict) else {}
+            leaf = parts[-2] if parts[-1] == "length" and len(parts) > 1 else parts[-1]
+            path = m.group(1)
+            keys = sorted(k for k in each_attrs.get(path, each_attrs.get(
+                path.rsplit(".length", 1)[0], set())) if k not in _HB_SKIP)
+            if path in each_attrs or path.rsplit(".length", 1)[0] in each_attrs \
+                    or parts[-1] == "length":
+                cur[leaf] = [{k: f"{plausible(k)} {i}" for k in keys} for i in (1, 2)] if keys \
+                    else [f"{plausible(leaf)} {i}" for i in (1, 2)]
+            else:
+                cur.setdefault(leaf, plausible(leaf))
             continue
         if name in full:
             continue
@@ -308,6 +319,9 @@ def copilot_inputs(path: Path) -> list[dict[str, Any]]:
             values.setdefault("input:" + m.group(2), plausible(m.group(2)))
         elif m.group(1) in _COPILOT_EDITOR:
             values.setdefault(m.group(1), _COPILOT_EDITOR[m.group(1)])
+    meta, _ = _frontmatter(text)
+    if meta.get("argument-hint"):  # what the user types after the command
+        return [{**values, "@typed": f"as the hint asks: {meta['argument-hint']}"}, values]
     return [values]
 
 
