@@ -271,7 +271,9 @@ def _messages(chunks: list[Chunk], losses: list[Loss], notes: list[str]) -> list
             new = _ROLES.get(piece.payload[0])
             if new is None:
                 losses.append(Loss("{{role \"" + piece.payload[0] + "\"}}", "MCP messages are "
-                                   "user, assistant or system", piece.line))
+                                   "user, assistant or system, Dotprompt's system, user or "
+                                   "model (for another role dotprompt 1.1 sends no message); "
+                                   "imported as user", piece.line))
                 new = "user"
             if current and not _blank_static(current):
                 flush()
