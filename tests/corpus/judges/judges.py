@@ -361,12 +361,26 @@ def promptfoo_messages(rendered: str, index: int) -> list[Message]:
 
 # --------------------------------------------------------------------------- entry points
 
+_RUN_CACHE: dict[str, dict[tuple[str, int], list[Message] | str]] = {}
+
+
 def render_all(entries: Iterable[dict[str, Any]]) -> dict[tuple[str, int], list[Message] | str]:
-    """Every input set of every entry rendered by its own engine.
+    """Every input set of every entry rendered by its own engine, once per test run.
 
     Keys are ``(entry id, input-set index)``; a value is the message list, or the engine's
-    error text when it refused. Node ecosystems cost one process each.
+    error text when it refused. Node ecosystems cost one process each; the same entries
+    asked for again in the same process (several test modules judge the whole corpus) are
+    answered from a cache keyed by the entries themselves, files included.
     """
+    entries = list(entries)
+    key = json.dumps([[e, [hashlib.sha256((entry_dir(e) / f["name"]).read_bytes()).hexdigest()
+                           for f in e["files"]]] for e in entries], sort_keys=True, default=str)
+    if key not in _RUN_CACHE:
+        _RUN_CACHE[key] = _render_all(entries)
+    return {k: (list(v) if isinstance(v, list) else v) for k, v in _RUN_CACHE[key].items()}
+
+
+def _render_all(entries: list[dict[str, Any]]) -> dict[tuple[str, int], list[Message] | str]:
     results: dict[tuple[str, int], list[Message] | str] = {}
     dot_keys: list[tuple[str, int]] = []
     dot_jobs: list[dict[str, Any]] = []
