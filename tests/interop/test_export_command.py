@@ -75,6 +75,8 @@ def _round_trip(entry: dict[str, Any], imp: Imported, name: str, file: Path, tar
                 back: Path) -> list[str]:
     code = import_.run(sources=[file], out=back, source_format=target, fmt=Format.text,
                        console=Console())
+    if code != 0 and imp.code != 0:
+        return []  # the original import was lossy too: both name their losses
     if code != 0:
         return [f"{entry['id']}/{name}: re-import of {file.name} exit {code}"]
     again = Build(back).bundle

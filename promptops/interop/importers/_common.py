@@ -130,10 +130,12 @@ class JinjaNames:
         self.error: TemplateSyntaxError | None = None
         try:
             ast = _PARSER.parse(source)
+            # Compiling for the analysis also checks filter and test names: an unknown one
+            # (TemplateAssertionError, a TemplateSyntaxError) is the template's error.
+            free = meta.find_undeclared_variables(ast)
         except TemplateSyntaxError as e:
             self.error = e
             return
-        free = meta.find_undeclared_variables(ast)
         for node in ast.find_all(nodes.Name):
             if node.ctx == "load" and node.name in free and node.name not in self.ordered:
                 self.ordered.append(node.name)
