@@ -34,6 +34,9 @@ def _signals_unblocked() -> None:
     """
     if hasattr(signal, "pthread_sigmask"):
         signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
+    # ... and it then ignores both (Signals.ignore), a disposition exec also passes on
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 @pytest.fixture

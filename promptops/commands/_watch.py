@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 import signal
+import threading
 from collections.abc import Callable
 from pathlib import Path
 
@@ -40,6 +41,11 @@ def follow(folder: Path, run: Run, console: Console, on_error: OnError) -> int:
         # inherited from a parent that blocked them (an in-process `serve`) must not keep
         # Ctrl-C from it
         signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
+    if threading.current_thread() is threading.main_thread():
+        # ... nor an *ignored* SIGINT: a parent that ignored it (an in-process `serve` ends
+        # that way, as does `nohup`) would leave Ctrl-C without effect, since Python keeps an
+        # ignored SIGINT ignored at start
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         before: Stamp | None = stamp([root])
         _guarded(run, None, console, on_error)
