@@ -27,7 +27,7 @@ DISTRIBUTION = "promptops-mcp"
 
 def install_spec() -> str:
     """The exact pip requirement of this promptops, from its repository at the release tag
-    (``promptops-mcp @ git+https://github.com/OWNER/NAME@vX.Y.Z``): promptops is not
+    (``promptops-mcp @ git+https://github.com/<repository>@v<version>``): promptops is not
     published on a package registry, so a ``promptops-mcp==X.Y.Z`` pin cannot install.
     Without a known repository, the bare pin (for a registry mirror that has it)."""
     repo = github_repository()
