@@ -139,7 +139,7 @@ def build(args: argparse.Namespace, gate: Gate | None = None) -> HttpApp:
     if args.bundle:
         from promptops.pipeline.bundle import load_bundle
 
-        views = Views([load_bundle(p) for p in args.bundle], settings)
+        views = Views([load_bundle(p) for p in args.bundle], settings, private=auth is not None)
     else:
         from promptops.serve.follow import Follower
 
@@ -156,7 +156,7 @@ def build(args: argparse.Namespace, gate: Gate | None = None) -> HttpApp:
                 metrics.failed.inc()
 
         follower = Follower(dirs, ref=args.ref, log=report, gate=gate)
-        views = Views(follower.initial(), settings)
+        views = Views(follower.initial(), settings, private=auth is not None)
         follower.warm_up()  # a team server's first new commit takes the fast path too
     metrics.served(views.bundles)
 
