@@ -70,3 +70,12 @@ def test_the_setup_runs_without_a_terminal_and_reports_what_is_missing() -> None
     assert done.stdout == ""
     assert all(line.startswith("tests/setup.py: missing ") for line in done.stderr.splitlines())
     assert (done.returncode == 0) == (done.stderr == "")
+
+
+def test_the_readme_prints_measured_suite_times_with_their_load() -> None:
+    """Issue 24, item 13: no unmeasured "about a minute"; figures with the load they ran
+    under, and the script that measures them."""
+    readme = (REPO_ROOT / "README.md").read_text("utf-8")
+    assert "about a minute" not in readme
+    assert "load average" in readme and "benchmarks/suite_bench.py" in readme
+    assert (REPO_ROOT / "benchmarks" / "suite_bench.py").is_file()
