@@ -1,8 +1,9 @@
 """What this installation is: its distribution name, version and project links.
 
-The PyPI name is not the import name. ``promptops`` on PyPI belongs to an unrelated
-project, so ours is published as ``promptops-mcp`` while the package and the command
-stay ``promptops``. Everything that tells a user what to install (the scaffolded
+The distribution name is not the import name. ``promptops`` on PyPI belongs to an
+unrelated project, so ours is named ``promptops-mcp`` while the package and the command
+stay ``promptops``; it is not published on PyPI, so what a user is told to install is the
+repository at a release tag. Everything that tells a user what to install (the scaffolded
 workflow, the printed pre-commit snippet) asks this module, so no file can drift back to
 the bare name.
 
@@ -25,8 +26,14 @@ DISTRIBUTION = "promptops-mcp"
 
 
 def install_spec() -> str:
-    """The exact pip requirement of this promptops: ``promptops-mcp==X.Y.Z``."""
-    return f"{DISTRIBUTION}=={__version__}"
+    """The exact pip requirement of this promptops, from its repository at the release tag
+    (``promptops-mcp @ git+https://github.com/<repository>@v<version>``): promptops is not
+    published on a package registry, so a ``promptops-mcp==X.Y.Z`` pin cannot install.
+    Without a known repository, the bare pin (for a registry mirror that has it)."""
+    repo = github_repository()
+    if repo is None:
+        return f"{DISTRIBUTION}=={__version__}"
+    return f"{DISTRIBUTION} @ git+https://github.com/{repo}@v{__version__}"
 
 
 @functools.cache

@@ -36,7 +36,8 @@ INTEGRATION = frozenset({PRECOMMIT, WORKFLOW})  # these belong at the repository
 EXAMPLES = frozenset({".github/workflows/promptops-channels.yml"})
 _SKIP = frozenset({"__pycache__", ".DS_Store"})
 _FALLBACK_NAME = "starter-prompts"
-_PIN = re.compile(r"promptops-mcp==[0-9][0-9A-Za-z.+-]*")
+_PIN = re.compile(r"promptops-mcp(==| @ git\+https://github\.com/[\w.-]+/[\w.-]+@v)"
+                  r"[0-9][0-9A-Za-z.+-]*")
 _ACTION = re.compile(r"(?<=uses: )[\w.-]+/[\w.-]+@v\d+\.\d+\.\d+")
 
 
@@ -155,11 +156,7 @@ def workflow_text(package: str) -> str:
     value = _scalar(package)
     name = _scalar(f"promptops {package}")
     text = _replace_once(text, "\nname: promptops\n", f"\nname: {name}\n")
-    text = _replace_once(text, "\n  PACKAGE: .  ", f"\n  PACKAGE: {value}  ")
-    text, n = re.subn(r"(?m)^(#\s+package: )\.$", lambda m: m.group(1) + value, text)
-    if n != 1:
-        raise AssertionError("the starter workflow should show `package: .` once, as a comment")
-    return text
+    return _replace_once(text, "\n  PACKAGE: .  ", f"\n  PACKAGE: {value}  ")
 
 
 def _yaml() -> Any:

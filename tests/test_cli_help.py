@@ -88,7 +88,7 @@ def test_a_flag_given_a_value_is_refused_as_a_flag(tmp_path: Path) -> None:
 
 def test_serve_help_uses_the_same_words() -> None:
     text = help_text("serve")
-    for words in ("[PATH ...]", "--ref REV", "--bundle FILE", "--page-size N"):
+    for words in ("[PATH]...", "--ref REV", "--bundle FILE", "--page-size N", "--http"):
         assert words in text
 
 

@@ -34,7 +34,9 @@ def test_the_distribution_name_is_ours_and_the_command_is_promptops() -> None:
     assert project["dynamic"] == ["version"]  # one home: promptops.__version__
     assert PYPROJECT["tool"]["setuptools"]["dynamic"]["version"] == {
         "attr": "promptops.__version__"}
-    assert about.install_spec() == f"promptops-mcp=={__version__}"
+    # not on PyPI: what a user is told to install is the repository at the release tag
+    assert about.install_spec() == (
+        f"promptops-mcp @ git+https://github.com/{about.github_repository()}@v{__version__}")
 
 
 def test_no_symlink_in_the_repository() -> None:
@@ -152,7 +154,8 @@ def test_nothing_we_ship_or_scaffold_installs_the_bare_name() -> None:
              if (hits := installs_bare_name(text))}
     assert found == {}
     reusable = (REPO_ROOT / ".github/workflows/promptops-review.yml").read_text("utf-8")
-    assert f"default: promptops-mcp=={__version__}\n" in reusable  # what it pip-installs
+    # what it pip-installs: the repository at the release tag (nothing is on PyPI)
+    assert f"default: {about.install_spec()}\n" in reusable
 
 
 def test_every_pin_and_reference_names_this_version_and_our_repository() -> None:
@@ -165,8 +168,13 @@ def test_every_pin_and_reference_names_this_version_and_our_repository() -> None
     assert refs, "the docs and the scaffold show how to use the Action and the hooks"
     assert {r[1] for r in refs} == {repository}
     assert {r[2] for r in refs if r[2] is not None} == {__version__}
-    pins = {m for text in texts.values() for m in re.findall(r"promptops-mcp==(\d[\w.]*)", text)}
-    assert pins == {__version__}
+    # no registry pin a user could copy (promptops-mcp is not on PyPI): the repository at
+    # this version's tag instead
+    assert [name for name, text in texts.items() if re.search(r"promptops-mcp==\d", text)] == []
+    pins = {m for text in texts.values()
+            for m in re.findall(r"promptops-mcp @ git\+https://github\.com/([\w./-]+@v[\w.]+)",
+                                text)}
+    assert pins == {f"{repository}@v{__version__}"}
     assert not [name for name, text in texts.items() if "<owner>" in text]
 
 

@@ -4,9 +4,14 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from promptops.errors import UsageError
+from promptops.errors import PromptopsError, UsageError
 from promptops.pipeline.source import find_package
+
+if TYPE_CHECKING:
+    from promptops.console import Console
+    from promptops.pipeline.build import Build
 
 
 def package_dir(path: Path | None) -> Path:
@@ -49,3 +54,14 @@ def parse_arguments(pairs: list[str], args_file: Path | None) -> dict[str, objec
             raise UsageError(f"-a expects name=value, got {pair!r}")
         out[name] = value
     return out
+
+
+def refuse_contradictions(build: Build, console: Console) -> None:
+    """Refuse, exit 1, a package whose declarations contradict each other (a default its
+    enum or pattern refuses), with the lint lines `serve` refuses it with: `render` and
+    `test` give the verdict the server will (docs/lint.md, "Gates that agree")."""
+    from promptops.lint.runner import contradictions
+
+    why = contradictions(build, console)
+    if why is not None:
+        raise PromptopsError(why)

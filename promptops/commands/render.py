@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from promptops.commands._common import package_dir, parse_arguments
+from promptops.commands._common import package_dir, parse_arguments, refuse_contradictions
 from promptops.commands.choices import Format
 from promptops.console import Console
 from promptops.errors import UsageError
@@ -26,7 +26,9 @@ def run(
     sample: str | None = None,
 ) -> int:
     arguments = parse_arguments(pairs, args_file)
-    bundle = Build(package_dir(path), ref).bundle
+    build = Build(package_dir(path), ref)
+    refuse_contradictions(build, console)  # serve's verdict, before rendering a bad default
+    bundle = build.bundle
     if sample is not None:  # the prompt's named argument set, under -a / --args-file
         spec = next((p for p in bundle["prompts"] if p["name"] == prompt), None)
         samples = {s["name"]: s["arguments"] for s in (spec.get("samples", []) if spec else [])}

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from promptops.commands._common import package_dir
+from promptops.commands._common import package_dir, refuse_contradictions
 from promptops.commands.choices import Format
 from promptops.console import Console
 from promptops.errors import UsageError
@@ -34,8 +34,10 @@ def run(
 
     if jobs is not None and jobs < 1:
         raise UsageError(f"-j must be at least 1, got {jobs}")
+    build = Build(package_dir(path), ref)
+    refuse_contradictions(build, console)  # serve's verdict: a suite cannot pass it
     with console.progress("test", "cases") as progress:
-        result = run_suite(Build(package_dir(path), ref), patterns=patterns, update=update,
+        result = run_suite(build, patterns=patterns, update=update,
                            jobs=jobs, progress=progress)
     if junit is not None:
         atomic_write(junit, report.junit_xml(result))

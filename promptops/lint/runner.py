@@ -162,3 +162,23 @@ def refusal(subject: Subject) -> str | None:
     shown = "\n".join(lines[:30]) + (f"\n... and {len(lines) - 30} more lines"
                                      if len(lines) > 30 else "")
     return f"lint fails ({summary}); `promptops build` refuses it too:\n{shown}"
+
+
+# Declarations that contradict each other: a default its own enum or pattern refuses.
+# Serve's gate (``refusal``) refuses the package for them; `render` and `test` would
+# otherwise render the default and pass, so the author learned it only when the server
+# would not start. They run these rules and refuse alike (``contradictions``).
+CONTRADICTIONS = ("PO204", "PO205")
+
+
+def contradictions(subject: Subject, console: Console = PLAIN_AUTO) -> str | None:
+    """The package's contradicting declarations as lint prints them (the lines `serve`,
+    `build` and `check` show), or None; honours the manifest's ``lint:`` settings as the
+    gate does."""
+    linted = lint_package(subject, Options(select=CONTRADICTIONS))
+    errors = [f for f in linted.findings if f.level == "error"]
+    if not errors:
+        return None
+    lines = gate(Linted(errors, linted.report, linted.settings), console)[1]
+    return "\n".join(lines) + (
+        "\n`promptops serve`, `build` and `check` refuse this package until it is fixed")

@@ -60,12 +60,23 @@ def blob_summary(data: str) -> str:
     return f"{raw_len} bytes, sha256 {hashlib.sha256(data.encode()).hexdigest()[:12]}"
 
 
+def role_label(message: PromptMessage) -> str:
+    """The role as authored and, when it differs, as served: a ``role: system`` message goes
+    out in the package's ``serve.systemRole`` (MCP has no system role), marked in its
+    ``_meta``, so a person reads ``system (served as user)``, never a bare ``user`` that
+    hides the author's intent nor a bare ``system`` that hides what a client receives."""
+    meta = message["content"].get("_meta")
+    if isinstance(meta, dict) and meta.get("promptops/role") == "system":
+        return f"system (served as {message['role']})"
+    return message["role"]
+
+
 def terminal(result: PromptResult, bold: Callable[[str], str] = str) -> str:
     """``promptops render``: one block per message, headed by its role and content kind."""
     out: list[str] = []
     for i, msg in enumerate(result["messages"]):
         p = parts(msg["content"])
-        head = bold(f"── {msg['role']}") + (f" ({p.kind})" if p.kind != "text" else "")
+        head = bold(f"── {role_label(msg)}") + (f" ({p.kind})" if p.kind != "text" else "")
         out.append(head if i == 0 else "\n" + head)
         out.append(_terminal_body(p))
     return "\n".join(out)
@@ -83,11 +94,14 @@ def _terminal_body(p: Parts) -> str:
 
 
 def review_lines(result: PromptResult) -> list[str]:
-    """A review's view: a header line per message, then its content as lines."""
+    """A review's view: a header line per message, then its content as lines.
+
+    Messages are numbered from 1, as a person counts and as the change list names them
+    (``template text changed (message 1)``)."""
     lines: list[str] = []
-    for i, msg in enumerate(result["messages"]):
+    for i, msg in enumerate(result["messages"], 1):
         p = parts(msg["content"])
-        lines.append(f"=== message {i} · {msg['role']} · {p.kind} ===")
+        lines.append(f"=== message {i} · {role_label(msg)} · {p.kind} ===")
         lines.extend(_review_body(p))
     return lines
 

@@ -8,6 +8,7 @@ prompt it reaches and proves the others unaffected.
 
 from __future__ import annotations
 
+import difflib
 import json
 from pathlib import Path
 
@@ -23,6 +24,7 @@ from promptops.pipeline.templates import TemplateIndex
 from promptops.render.codecache import CodeCache
 from promptops.render.renderer import Renderer
 from promptops.review import gates
+from promptops.review.arguments import adapt
 from promptops.review.cases import ReviewCase, cases_for, review_cases
 from promptops.review.model import (
     ChangeItem,
@@ -295,11 +297,17 @@ class _Shared:
         return gates.lint_status(self.head)
 
     def render(self, a: str, b: str, args: dict[str, object]) -> tuple[Lines, Lines]:
-        """The request's lines at BASE and at HEAD."""
+        """The request's lines at BASE and at HEAD, each end with the arguments it
+        accepts (:mod:`promptops.review.arguments`)."""
         done = self.rendered.get((a, b, _key(args)))
         if done is not None:
             return done
-        return render_lines(self.old, a, args), render_lines(self.new, b, args)
+        return _render_pair(self.old, self.new, a, b, args)
+
+    def adapted(self, a: str, b: str, args: dict[str, object]) -> tuple[list[str], list[str]]:
+        """What each end's arguments leave out or add, and why (BASE's, HEAD's)."""
+        pa, pb = self.old.prompts.get(a), self.new.prompts.get(b)
+        return adapt(pa, pb, args)[1], adapt(pb, pa, args)[1]
 
     def source_diff(self, refs: Refs, base_src: Source | None, head_src: Source | None,
                     pa: str | None, pb: str | None) -> str:
@@ -314,6 +322,13 @@ class _Shared:
         return self.diffs[key]
 
 
+def _render_pair(ra: Renderer, rb: Renderer, a: str, b: str, args: dict[str, object]
+                 ) -> tuple[Lines, Lines]:
+    pa, pb = ra.prompts.get(a), rb.prompts.get(b)
+    return (render_lines(ra, a, adapt(pa, pb, args)[0]),
+            render_lines(rb, b, adapt(pb, pa, args)[0]))
+
+
 def _key(args: dict[str, object]) -> str:
     return json.dumps(args, sort_keys=True, default=str)
 
@@ -325,7 +340,7 @@ def _work(renderers: tuple[Renderer, Renderer], tests: list[Case],
     ra, rb = renderers
     out = []
     for a, b, args, idx in units:
-        lines = [(render_lines(ra, a, one), render_lines(rb, b, one)) for one in args]
+        lines = [_render_pair(ra, rb, a, b, one) for one in args]
         assert policy is not None or not idx
         results = [run_case(rb, tests[i], policy) for i in idx] if policy is not None else []
         out.append((lines, results))
@@ -358,7 +373,8 @@ def _prompt(refs: Refs, shared: _Shared, old: Bundle, new: Bundle, base_src: Sou
         diff = unified(*shared.render(a["name"], b["name"], case.arguments),
                        f"{refs.base_spec}: {case.name}", f"{refs.head_spec}: {case.name}")
         if diff:
-            rendered.append(_rendered(case, diff))
+            rendered.append(_rendered(case, diff, *shared.adapted(a["name"], b["name"],
+                                                                   case.arguments)))
     sources: list[FileDiff] = []
     pairs: list[tuple[str | None, str | None]] = [(a["source"], b["source"])]
     ta, tb = reached_templates(old, a, index), reached_templates(new, b, index)
@@ -371,18 +387,66 @@ def _prompt(refs: Refs, shared: _Shared, old: Bundle, new: Bundle, base_src: Sou
     level = required_bump(changes)
     return PromptReview(
         name=b["name"], old_name=a["name"] if a["name"] != b["name"] else None,
-        level=level.value if level else None, changes=[_item(c) for c in changes],
+        level=level.value if level else None,
+        changes=[_item(c, _excerpts(old, a, new, b, c)) for c in changes],
         source_diffs=sources, rendered=rendered, cases_rendered=len(cases),
         rendered_changed=bool(rendered),
     )
 
 
-def _rendered(case: ReviewCase, diff: str) -> RenderedDiff:
-    return RenderedDiff(case=case.name, smoke=case.smoke, arguments=case.arguments, diff=diff)
+def _rendered(case: ReviewCase, diff: str, base: list[str], head: list[str]) -> RenderedDiff:
+    return RenderedDiff(case=case.name, smoke=case.smoke, arguments=case.arguments, diff=diff,
+                        base_arguments=base, head_arguments=head)
 
 
-def _item(c: Change) -> ChangeItem:
-    return ChangeItem.model_validate(c.to_json())
+def _item(c: Change, excerpts: tuple[list[str], list[str]] | None = None) -> ChangeItem:
+    item = ChangeItem.model_validate(c.to_json())
+    if excerpts is None:
+        return item
+    return item.model_copy(update={"old_excerpt": excerpts[0], "new_excerpt": excerpts[1]})
+
+
+def _excerpts(old: Bundle, a: Prompt, new: Bundle, b: Prompt, c: Change
+              ) -> tuple[list[str], list[str]] | None:
+    """A template text change as a person reads it: the first changed line of each message
+    or file it names, at each end (``message 1: Write a {{ type }} commit…``)."""
+    if c.kind is not Kind.template_changed or not isinstance(c.new, list):
+        return None
+    before: list[str] = []
+    after: list[str] = []
+    for what in c.new:
+        what = str(what)
+        if what.startswith("message "):
+            i = int(what.split()[1]) - 1
+            x, y = _message_text(old, a, i), _message_text(new, b, i)
+        elif what in old["templates"] or what in new["templates"]:
+            x, y = old["templates"].get(what), new["templates"].get(what)
+        else:  # "2 -> 3 messages"
+            before.append(what)
+            after.append(what)
+            continue
+        lx, ly = _first_change((x or "").splitlines(), (y or "").splitlines())
+        before.append(f"{what}: {lx}" if x is not None else f"{what}: (none)")
+        after.append(f"{what}: {ly}" if y is not None else f"{what}: (none)")
+    return before, after
+
+
+def _message_text(bundle: Bundle, prompt: Prompt, i: int) -> str | None:
+    if i >= len(prompt["messages"]):
+        return None
+    m = prompt["messages"][i]
+    if "template" in m:
+        return bundle["templates"].get(m["template"])
+    text = m.get("text")
+    return text if isinstance(text, str) else None
+
+
+def _first_change(x: list[str], y: list[str]) -> tuple[str, str]:
+    """The first line that differs at each end ('' when an end has none there)."""
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, x, y, autojunk=False).get_opcodes():
+        if tag != "equal":
+            return (x[i1] if i1 < i2 else ""), (y[j1] if j1 < j2 else "")
+    return "", ""
 
 
 def _package(rel: str, status: str, old: Bundle, new: Bundle, changes: list[Change],

@@ -27,6 +27,7 @@ from promptops.review.model import (
     FileDiff,
     PackageReview,
     PromptReview,
+    RenderedDiff,
     ReviewReport,
 )
 
@@ -103,9 +104,9 @@ def fence(body: str, lang: str = "") -> str:
 def _render(report: ReviewReport, block: Block, names: int | None) -> str:
     head = report.head.commit[:12] if report.head.commit else "uncommitted changes"
     out = [
-        f"## promptops review: `{report.base.spec}` → `{report.head.spec}`",
+        f"## promptops review: {code(report.base.spec)} → {code(report.head.spec)}",
         "",
-        f"<sub>base `{(report.base.commit or '')[:12]}` · head `{head}`</sub>",
+        f"<sub>base {code((report.base.commit or '')[:12])} · head {code(head)}</sub>",
         "",
     ]
     if not report.packages:
@@ -116,8 +117,9 @@ def _render(report: ReviewReport, block: Block, names: int | None) -> str:
         "| --- | --- | --- | --- | --- | --- | --- |",
     ]
     out += [_row(p) for p in report.packages]
+    specs = (report.base.spec, report.head.spec)
     for i, pkg in enumerate(report.packages):
-        out += ["", *_package(i, pkg, block, names)]
+        out += ["", *_package(i, pkg, block, names, specs)]
     return "\n".join(out).rstrip() + "\n"
 
 
@@ -125,12 +127,18 @@ def _row(p: PackageReview) -> str:
     c = p.counts
     prompts = (f"+{c.added} −{c.removed} renamed {c.renamed} changed {c.changed} "
                f"unaffected {c.unaffected}")
-    return (f"| `{p.name}` (`{p.path}`) | {p.status} | {prompts} | {_version(p)} | "
-            f"{_bump(p)} | {_gate(p.lint.status)} | {_gate(p.tests.status)} |")
+    return (f"| {code(p.name, cell=True)} ({code(p.path, cell=True)}) | {p.status} | "
+            f"{prompts} | {_version(p)} | {_bump(p)} | "
+            f"{_gate(p.lint.status)} | {_gate(p.tests.status)} |")
 
 
 def _version(p: PackageReview) -> str:
-    return f"{p.base_version or '–'} → {p.head_version or '–'}"
+    return f"{_semver(p.base_version or '–')} → {_semver(p.head_version or '–')}"
+
+
+def _semver(v: str) -> str:
+    """A version as written when it is one (validated semver: nothing markdown acts on)."""
+    return v if re.fullmatch(r"\d[0-9A-Za-z.+-]*|–", v) else text(v)
 
 
 def _bump(p: PackageReview) -> str:
@@ -138,12 +146,22 @@ def _bump(p: PackageReview) -> str:
         return "none"
     if p.version_ok:
         return f"{p.required_bump} ✅"
-    return f"**{p.required_bump}** ⚠️ too small (needs ≥ {p.suggested_version})"
+    return (f"**{p.required_bump}** ⚠️ too small "
+            f"(needs ≥ {_semver(p.suggested_version or '')})")
+
+
+def _fix_bump(p: PackageReview) -> list[str]:
+    """How to fix a bump that is too small: what the CLI says (`promptops version`)."""
+    if p.version_ok or p.required_bump is None:
+        return []
+    where = "" if p.path == "." else f" {p.path}"
+    return [f"**To fix:** run {code('promptops bump auto' + where)} (sets "
+            f"{_semver(p.suggested_version or '')}) and commit {code('promptops.yaml')}.", ""]
 
 
 def _gate(status: str, detail: str = "") -> str:
     shown = {"passed": "✅ passed", "failed": "❌ failed"}.get(status, "not available")
-    return f"{shown} ({detail})" if detail and status != "not_available" else shown
+    return f"{shown} ({text(detail)})" if detail and status != "not_available" else shown
 
 
 def _is_template(d: FileDiff) -> bool:
@@ -182,41 +200,44 @@ def _only_through_templates(pr: PromptReview) -> bool:
                and set(c.new) <= paths for c in pr.changes)
 
 
-def _package(index: int, p: PackageReview, block: Block, names: int | None) -> list[str]:
-    out = [f"### `{p.name}` (`{p.path}`): {p.status}", ""]
+def _package(index: int, p: PackageReview, block: Block, names: int | None,
+             specs: tuple[str, str]) -> list[str]:
+    out = [f"### {code(p.name)} ({code(p.path)}): {p.status}", ""]
     if p.error:
         return [*out, "The package does not load:", "", fence(p.error)]
-    parts = [f"{len(p.added)} added" + _names(p.added),
-             f"{len(p.removed)} removed" + _names(p.removed),
-             f"{len(p.renamed)} renamed" + _names([f"{r.old}` → `{r.new}" for r in p.renamed]),
+    renamed = [f"{code(r.old)} → {code(r.new)}" for r in p.renamed]
+    parts = [f"{len(p.added)} added" + _names([code(n) for n in p.added]),
+             f"{len(p.removed)} removed" + _names([code(n) for n in p.removed]),
+             f"{len(p.renamed)} renamed" + _names(renamed),
              f"{p.counts.changed} changed", f"{p.counts.unaffected} unaffected"]
     out += [f"**Prompts:** {', '.join(parts)}.", "",
             f"**Version:** {_version(p)}; required bump: {_bump(p)}.", "",
+            *_fix_bump(p),
             f"**Lint:** {_gate(p.lint.status, p.lint.detail)} · "
             f"**Tests:** {_gate(p.tests.status, p.tests.detail)}", ""]
     if p.breaking:
         out += ["#### ⚠️ Breaking changes", ""]
-        out += [f"- {_where(c)}{c.message}" for c in p.breaking]
+        out += [f"- {_where(c)}{text(c.message)}" for c in p.breaking]
         out.append("")
     templates, own, through = _grouped(p)
     if templates:
         out += ["#### Changed templates and partials", ""]
         for k, (d, reached) in enumerate(templates):
-            out += _template((index, "tpl", k), d, reached, block)
+            out += _template((index, "tpl", k), d, reached, block, specs)
     if own:
         out += ["#### Changed prompts", ""]
         for j, pr in enumerate(own):
-            out += _prompt((index, j), pr, block)
+            out += _prompt((index, j), pr, block, specs)
     if through:
         n = len(through)
-        listed = ", ".join(f"`{pr.name}`" for pr in through[:names])
+        listed = ", ".join(code(pr.name) for pr in through[:names])
         if names is not None and n > names:
             listed += f", … and {n - names} more"
         out += ["#### Changed only through the templates above", ""]
         out += _fold(f"{n} prompt{'s' if n != 1 else ''}", listed, folded=n > 20)
     if p.unaffected:
         n = len(p.unaffected)
-        listed = ", ".join(f"`{name}`" for name in p.unaffected[:names])
+        listed = ", ".join(code(name) for name in p.unaffected[:names])
         if names is not None and n > names:
             listed += f", … and {n - names} more"
         out += ["#### Unaffected prompts", "",
@@ -227,19 +248,19 @@ def _package(index: int, p: PackageReview, block: Block, names: int | None) -> l
 
 
 def _template(key: tuple[Any, ...], d: FileDiff, reached: list[PromptReview],
-              block: Block) -> list[str]:
-    path = d.new_path or d.old_path
+              block: Block, specs: tuple[str, str]) -> list[str]:
+    path = d.new_path or d.old_path or ""
     n = len(reached)
-    out = [f"##### `{path}`: reaches {n} changed prompt{'s' if n != 1 else ''}", "",
+    out = [f"##### {code(path)}: reaches {n} changed prompt{'s' if n != 1 else ''}", "",
            block((*key, "src"), d.diff), ""]
     shown = next((pr for pr in reached if pr.rendered), None)
     if shown is None:
         return [*out, "Rendered output unchanged for every case.", ""]
     r = shown.rendered[0]
-    label = "smoke case" if r.smoke else f"case `{r.case}`"
-    args = _cell(json.dumps(r.arguments, ensure_ascii=False))
-    out += [f"Rendered diff of `{shown.name}` ({label} with `{args}`):", "",
-            block((*key, "out"), r.diff), ""]
+    label = "smoke case" if r.smoke else f"case {code(r.case)}"
+    args = code(json.dumps(r.arguments, ensure_ascii=False))
+    out += [f"Rendered diff of {code(shown.name)} ({label} with {args}):", "",
+            block((*key, "out"), r.diff), "", *_adapted(r, specs)]
     if n > 1:
         more = "1 more prompt that includes" if n == 2 else f"{n - 1} more prompts that include"
         out += [f"… and {more} it.", ""]
@@ -247,19 +268,32 @@ def _template(key: tuple[Any, ...], d: FileDiff, reached: list[PromptReview],
 
 
 def _names(names: list[str]) -> str:
-    return f" (`{'`, `'.join(names)}`)" if names else ""
+    """Already-inert names (code spans), listed in parentheses."""
+    return f" ({', '.join(names)})" if names else ""
 
 
 def _where(c: ChangeItem) -> str:
-    return f"`{c.prompt}`: " if c.prompt else "package: "
+    return f"{code(c.prompt)}: " if c.prompt else "package: "
 
 
-def _prompt(key: tuple[int, int], pr: PromptReview, block: Block) -> list[str]:
-    title = f"##### `{pr.name}`" + (f" (renamed from `{pr.old_name}`)" if pr.old_name else "")
+def _adapted(r: RenderedDiff, specs: tuple[str, str]) -> list[str]:
+    """One line per end whose arguments were adapted (review/arguments.py), so the
+    reader knows why the two ends were asked different things."""
+    out = []
+    for spec, notes in zip(specs, (r.base_arguments, r.head_arguments), strict=True):
+        if notes:
+            out += [f"Rendered at {code(spec)} {'; '.join(text(n) for n in notes)}.", ""]
+    return out
+
+
+def _prompt(key: tuple[int, int], pr: PromptReview, block: Block,
+            specs: tuple[str, str]) -> list[str]:
+    title = f"##### {code(pr.name)}" + (
+        f" (renamed from {code(pr.old_name)})" if pr.old_name else "")
     out = [title + (f": {pr.level}" if pr.level else ""), ""]
     if pr.changes:
         out += ["| level | change | old | new |", "| --- | --- | --- | --- |"]
-        out += [f"| {c.level} | {_cell(c.message)} | {_value(c.old)} | {_value(c.new)} |"
+        out += [f"| {c.level} | {text(c.message)} | {_old(c)} | {_new(c)} |"
                 for c in pr.changes]
         out.append("")
     own = [d for d in pr.source_diffs if not _is_template(d)]
@@ -267,7 +301,7 @@ def _prompt(key: tuple[int, int], pr: PromptReview, block: Block) -> list[str]:
         body = "\n\n".join(block((*key, "src", k), d.diff) for k, d in enumerate(own))
         out += _fold("Source diff", body, folded=True)
     if len(own) < len(pr.source_diffs):
-        shared = ", ".join(f"`{d.new_path or d.old_path}`" for d in pr.source_diffs
+        shared = ", ".join(code(d.new_path or d.old_path or "") for d in pr.source_diffs
                            if _is_template(d))
         out += [f"Also changed through {shared} (diff above).", ""]
     if not pr.rendered:
@@ -275,9 +309,10 @@ def _prompt(key: tuple[int, int], pr: PromptReview, block: Block) -> list[str]:
         return out
     pieces = []
     for k, r in enumerate(pr.rendered):
-        label = "smoke case" if r.smoke else f"case `{r.case}`"
-        args = _cell(json.dumps(r.arguments, ensure_ascii=False))
-        pieces.append(f"**{label}** with `{args}`\n\n{block((*key, 'out', k), r.diff)}")
+        label = "smoke case" if r.smoke else f"case {code(r.case)}"
+        args = code(json.dumps(r.arguments, ensure_ascii=False))
+        adapted = "".join(f"\n\n{line}" for line in _adapted(r, specs) if line)
+        pieces.append(f"**{label}** with {args}\n\n{block((*key, 'out', k), r.diff)}{adapted}")
     lines = sum(r.diff.count("\n") + 1 for r in pr.rendered)
     summary = f"Rendered diff: {len(pr.rendered)} of {pr.cases_rendered} cases changed"
     return out + _fold(summary, "\n\n".join(pieces), folded=lines > FOLD_LINES)
@@ -289,13 +324,63 @@ def _fold(summary: str, body: str, *, folded: bool) -> list[str]:
     return ["<details>", f"<summary>{summary}</summary>", "", body, "", "</details>", ""]
 
 
-def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+# Every string a package controls (names, paths, case names, argument values, messages,
+# branch names) goes through one of the two functions below, so none can add markup to
+# the comment: no closing ``</details>``, no fake "Lint: passed" line, no image or link.
+_BREAKS = re.compile(r"\r\n|[\r\n\v\f\x85\u2028\u2029]")
+_CONTROL = re.compile(r"[\x00-\x08\x0e-\x1f\x7f]")
+# Markdown (and GitHub's autolinks, mentions, emoji and math) needs these characters; a
+# backslash makes each literal, except ``&<>`` which become entities (a backslash does not
+# stop an HTML tag in every position).
+_ACTIVE = {c: "\\" + c for c in "\\`*_[]!|~#:@.$"} | {"&": "&amp;", "<": "&lt;",
+                                                         ">": "&gt;"}
+
+
+def code(value: object, *, cell: bool = False) -> str:
+    """``value`` as an inline code span, literal wherever it lands.
+
+    The fence is one backtick longer than the longest run inside (a run cannot close the
+    span early); line breaks become ``␤`` (a break would end a table row or a list item);
+    padding keeps a leading or trailing backtick or space. Inside a code span ``<``,
+    ``>`` and ``&`` are already literal. In a table cell ``|`` is escaped as GFM requires.
+    """
+    body = _CONTROL.sub("\ufffd", _BREAKS.sub("␤", str(value)))
+    if cell:
+        body = body.replace("|", "\\|")
+    if not body:
+        return "` `"
+    longest = max((len(m) for m in re.findall(r"`+", body)), default=0)
+    ticks = "`" * (longest + 1)
+    if body[0] in "` " or body[-1] in "` ":
+        body = f" {body} "
+    return f"{ticks}{body}{ticks}"
+
+
+def text(value: object) -> str:
+    """``value`` as plain text that renders exactly as written: every character markdown,
+    HTML or GitHub would act on is escaped (``|`` too, so a table cell holds it), line
+    breaks become spaces."""
+    body = _CONTROL.sub("\ufffd", _BREAKS.sub(" ", str(value)))
+    return "".join(_ACTIVE.get(c, c) for c in body)
 
 
 def _value(v: object) -> str:
     if v is None:
         return ""
-    text = json.dumps(v, ensure_ascii=False)
-    text = text if len(text) <= 80 else text[:77] + "…"
-    return f"`{_cell(text)}`".replace("``", "` `")
+    shown = json.dumps(v, ensure_ascii=False)
+    shown = shown if len(shown) <= 80 else shown[:77] + "…"
+    return code(shown, cell=True)
+
+
+def _excerpt(values: list[str]) -> str:
+    return "<br>".join(code(v if len(v) <= 100 else v[:97] + "…", cell=True) for v in values)
+
+
+def _old(c: ChangeItem) -> str:
+    """The old cell: for a template text change, the first changed line (the change's
+    ``old``/``new`` only name the messages)."""
+    return _excerpt(c.old_excerpt) if c.old_excerpt is not None else _value(c.old)
+
+
+def _new(c: ChangeItem) -> str:
+    return _excerpt(c.new_excerpt) if c.new_excerpt is not None else _value(c.new)

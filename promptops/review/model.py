@@ -30,6 +30,10 @@ class ChangeItem(_Model):
     message: str
     old: Any = None
     new: Any = None
+    old_excerpt: list[str] | None = Field(
+        default=None, description="for a person, a template text change's first changed "
+        "line at BASE, one per message or file it names (`old`/`new` name them only)")
+    new_excerpt: list[str] | None = Field(default=None, description="the same at HEAD")
 
 
 class FileDiff(_Model):
@@ -47,6 +51,11 @@ class RenderedDiff(_Model):
     smoke: bool
     arguments: dict[str, Any]
     diff: str
+    base_arguments: list[str] = Field(
+        default_factory=list, description="how BASE's arguments differ from `arguments`, "
+        "one line each: an end is rendered with the arguments it accepts")
+    head_arguments: list[str] = Field(
+        default_factory=list, description="the same for HEAD")
 
 
 class PromptReview(_Model):

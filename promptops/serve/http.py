@@ -166,7 +166,7 @@ def build(args: argparse.Namespace, gate: Gate | None = None) -> HttpApp:
     if args.bundle:
         from promptops.pipeline.bundle import load_bundle
 
-        views = Views([load_bundle(p) for p in args.bundle], settings)
+        views = Views([load_bundle(p) for p in args.bundle], settings, private=auth is not None)
     else:
         from promptops.serve.follow import Follower
 
@@ -194,7 +194,7 @@ def build(args: argparse.Namespace, gate: Gate | None = None) -> HttpApp:
 
         follower = Follower(dirs, ref=args.ref, log=report, gate=gate, notify=notify,
                             channel=args.channel)
-        views = Views(follower.initial(), settings)
+        views = Views(follower.initial(), settings, private=auth is not None)
         heard.append(views)
         follower.warm_up()  # a team server's first new commit takes the fast path too
     metrics.served(views.bundles)

@@ -66,6 +66,11 @@ def _parser() -> argparse.ArgumentParser:
 
 def serve_main(argv: list[str], gate: Gate | None = None) -> int:
     """``gate``: what refuses a commit (the entry point passes lint's, as `build` applies)."""
+    if "-h" in argv or "--help" in argv:  # one page for both transports (serve/help.py)
+        from promptops.serve.help import text
+
+        sys.stdout.write(text())
+        return 0
     if any(a == "--http" or a.startswith("--http=") for a in argv):
         from promptops.serve.http import http_main  # the team server: its own module
 

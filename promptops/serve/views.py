@@ -13,7 +13,10 @@ two tokens that see the same thing share one catalog. Views are made on first us
 all of them are swapped on every reload. A package with no visible prompt is dropped
 from the view whole, resources included; a package with some keeps only the resources
 its visible prompts embed.
-When visibility is filtered, results carry ``cacheScope: private`` (they vary per caller).
+When visibility is filtered, results carry ``cacheScope: private`` (they vary per caller);
+with authentication on (``private``) every view does, the unfiltered one too: the answer
+is decided per credential, so a shared cache must not keep it for another caller, which
+is what the ``Cache-Control: private`` the HTTP transport sends says as well.
 """
 
 from __future__ import annotations
@@ -60,8 +63,10 @@ def visible(bundle: Bundle, see: tuple[str, ...]) -> Bundle | None:
 class Views:
     """One server per visibility over the same bundles; swapped together."""
 
-    def __init__(self, bundles: Sequence[Bundle], settings: Settings) -> None:
+    def __init__(self, bundles: Sequence[Bundle], settings: Settings, *,
+                 private: bool = False) -> None:
         self.settings = settings
+        self.private = private  # authentication is on: every answer is per principal
         self._bundles = list(bundles)
         self._lock = threading.Lock()
         self._servers: dict[tuple[str, ...], Server] = {}
@@ -82,7 +87,12 @@ class Views:
         return found
 
     def _filtered(self, see: tuple[str, ...]) -> list[Bundle]:
-        return [b for b in (visible(b, see) for b in self._bundles) if b is not None]
+        shown = [b for b in (visible(b, see) for b in self._bundles) if b is not None]
+        if not self.private:
+            return shown
+        return [b if b["package"].get("cacheScope") == "private"
+                else {**b, "package": {**b["package"], "cacheScope": "private"}}
+                for b in shown]
 
     def swap(self, bundles: Sequence[Bundle]) -> bool:
         """Serve ``bundles`` in every view; False when the full set did not change."""

@@ -107,10 +107,13 @@ def test_a_second_init_changes_nothing_and_says_so(demo: Demo) -> None:
 def test_the_scaffold_pins_the_promptops_that_wrote_it(demo: Demo) -> None:
     root, _ = demo
     workflow = (root / scaffold.WORKFLOW).read_text(encoding="utf-8")
-    assert f'run: python -m pip install "promptops-mcp=={__version__}"' in workflow
+    # the Action, which installs promptops from its own source: no registry involved
     assert f"uses: {github_repository()}@v{__version__}" in workflow
+    assert "pip install" not in workflow and "promptops-mcp==" not in workflow
     hooks = (root / scaffold.PRECOMMIT).read_text(encoding="utf-8")
-    assert f"pip install promptops-mcp=={__version__}" in hooks
+    assert (f'pip install "promptops-mcp @ git+https://github.com/{github_repository()}'
+            f'@v{__version__}"') in hooks
+    assert "promptops-mcp==" not in hooks
 
 
 def test_init_names_package_after_folder(demo: Demo) -> None:

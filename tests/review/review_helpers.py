@@ -81,3 +81,59 @@ def feature_change(files: Mapping[str, str | bytes | None], prefix: str = "") ->
             "prompt: describe_diagram", "prompt: explain_diagram",
         ),
     }
+
+
+_SYSTEM_OLD = "You write commit messages in the Conventional Commits style."
+_SYSTEM_NEW = "You write terse commit messages in the Conventional Commits style, one line."
+_COMMIT_TEXT = ('"Write a {{ type }} commit message (subject line under 72 characters) '
+                'for these changes:\\n\\n{{ changes }}"')
+
+
+def _commit_prompt(*, breaking: bool) -> str:
+    """commit_message with a system message; ``breaking``: a required argument (scope)
+    added, an enum value (chore) removed and the system message edited."""
+    scope = ("  - name: scope\n    title: Scope\n    description: The part of the code changed\n"
+             "    required: true\n") if breaking else ""
+    kinds = "feat, fix, docs, refactor, test" + ("" if breaking else ", chore")
+    text = _COMMIT_TEXT.replace("commit message", "commit message for {{ scope }}") \
+        if breaking else _COMMIT_TEXT
+    return (
+        "title: Write a Commit Message\n"
+        "description: Generates a concise, conventional commit message\n"
+        "arguments:\n"
+        "  - name: changes\n    title: Changes\n    description: Git diff or a description\n"
+        "    required: true\n"
+        f"{scope}"
+        "  - name: type\n    title: Type\n    description: Conventional commit type\n"
+        f"    default: feat\n    enum: [{kinds}]\n"
+        "messages:\n"
+        f"  - role: system\n    text: {_SYSTEM_NEW if breaking else _SYSTEM_OLD}\n"
+        f"  - role: user\n    text: {text}\n"
+    )
+
+
+def _commit_tests(*, breaking: bool) -> str:
+    chore = ("  - name: a chore\n    arguments: {changes: Bump the linter, type: chore}\n"
+             "    expect:\n      - {message: 1, contains: [chore]}\n")
+    scope = ", scope: parser" if breaking else ""
+    return (
+        "prompt: commit_message\ncases:\n"
+        "  - name: a fix\n"
+        f"    arguments: {{changes: Handle empty input in parse(), type: fix{scope}}}\n"
+        "    expect:\n      - {message: 1, contains: [fix commit message]}\n"
+        + ("" if breaking else chore)
+    )
+
+
+def breaking_base(files: Mapping[str, str | bytes | None]) -> Files:
+    """The starter with a commit_message that has a system message and a test using
+    every enum value the breaking change touches."""
+    return {"prompts/commit_message.prompt.yaml": _commit_prompt(breaking=False),
+            "tests/commit_message.test.yaml": _commit_tests(breaking=False)}
+
+
+def breaking_change() -> Files:
+    """The breaking review scenario (issue 24): a required argument added, an enum value
+    removed, the system message edited, the version left as it was."""
+    return {"prompts/commit_message.prompt.yaml": _commit_prompt(breaking=True),
+            "tests/commit_message.test.yaml": _commit_tests(breaking=True)}

@@ -94,14 +94,12 @@ def test_actionlint_finds_nothing_in_what_init_scaffolds(
 
 
 def short_form(package: str, uses: str) -> str:
-    """The scaffolded workflow with its steps replaced by the short form it documents."""
+    """The scaffolded workflow (which calls the Action) with the Action's reference
+    replaced by ``uses``, and its package input spelt out."""
     text = scaffold.workflow_text(package)
-    block = re.search(r"(?ms)^#     steps:\n(.*?)^#\n", text)
-    assert block, "the scaffolded workflow documents the short form"
-    steps = "".join(line[2:] + "\n" for line in block.group(0).splitlines()[:-1])
-    steps = re.sub(r"uses: [\w.-]+/[\w.-]+@v\d+\.\d+\.\d+", f"uses: {uses}", steps)
-    head = text[: re.search(r"(?m)^    steps:\n", text).start()]  # type: ignore[union-attr]
-    return head + steps
+    text, n = re.subn(r"uses: [\w.-]+/[\w.-]+@v\d+\.\d+\.\d+", f"uses: {uses}", text)
+    assert n == 1, "the scaffolded workflow calls the promptops Action once"
+    return text.replace("package: ${{ env.PACKAGE }}", f"package: {package}")
 
 
 def test_the_short_form_calls_the_action_with_inputs_it_declares(
@@ -147,23 +145,24 @@ def _line(path: Path, needle: str) -> int:
 
 def test_actionlint_reports_broken_workflows(actionlint: list[str], tmp_path: Path) -> None:
     """The check can fail: the real workflows, each broken the way a careless edit would."""
+    # the starter calls the Action; the reusable workflow has the steps to break
     starter = _broken(
         tmp_path, "templates/.github/workflows/promptops.yml",
-        ("runs-on: ubuntu-latest", "runs-on: ubuntu-lastest"),
-        ("actions/setup-python@v7", "actions/setup-python@v5"),
-        ('run: promptops lint "$PACKAGE" --format github',
-         'run: promptops lint "${{ github.event.pull_request.head.ref }}" --format github'))
+        ("runs-on: ubuntu-latest", "runs-on: ubuntu-lastest"))
     reusable = _broken(
         tmp_path, ".github/workflows/promptops-review.yml",
         ("python-version: ${{ inputs.python-version }}",
-         "python-version: ${{ inputs.pyhton-version }}"))
+         "python-version: ${{ inputs.pyhton-version }}"),
+        ("actions/setup-python@v7", "actions/setup-python@v5"),
+        ('run: promptops lint ${PACKAGE:+"$PACKAGE"} --format github',
+         'run: promptops lint "${{ github.event.pull_request.head.ref }}" --format github'))
     ci = _broken(tmp_path, ".github/workflows/ci.yml", ("  pull_request:\n", "  pull_requests:\n"))
     found = lint(actionlint, starter, reusable, ci, cwd=tmp_path)
     got = sorted((Path(f["filepath"]).name, f["line"], f["kind"]) for f in found)
     assert got == sorted([
         ("promptops.yml", _line(starter, "ubuntu-lastest"), "runner-label"),
-        ("promptops.yml", _line(starter, "setup-python@v5"), "action"),
-        ("promptops.yml", _line(starter, "head.ref"), "expression"),
+        ("promptops-review.yml", _line(reusable, "setup-python@v5"), "action"),
+        ("promptops-review.yml", _line(reusable, "head.ref"), "expression"),
         ("promptops-review.yml", _line(reusable, "pyhton-version"), "expression"),
         ("ci.yml", _line(ci, "pull_requests"), "events"),
     ]), found
@@ -177,12 +176,12 @@ def test_actionlint_reports_broken_workflows(actionlint: list[str], tmp_path: Pa
 
 def test_shellcheck_runs_inside_actionlint(actionlint: list[str], tmp_path: Path) -> None:
     """An unquoted variable in a ``run:`` block is shellcheck's finding, through actionlint."""
-    starter = _broken(tmp_path, "templates/.github/workflows/promptops.yml",
-                      ('run: promptops lint "$PACKAGE" --format github',
-                       "run: promptops lint $PACKAGE --format github"))
-    found = lint(actionlint, starter, cwd=tmp_path)
+    reusable = _broken(tmp_path, ".github/workflows/promptops-review.yml",
+                       ('run: promptops lint ${PACKAGE:+"$PACKAGE"} --format github',
+                        "run: promptops lint $PACKAGE --format github"))
+    found = lint(actionlint, reusable, cwd=tmp_path)
     assert [(f["kind"], f["line"]) for f in found] == [
-        ("shellcheck", _line(starter, "lint $PACKAGE --format github"))], found
+        ("shellcheck", _line(reusable, "lint $PACKAGE --format github"))], found
     assert "SC2086" in found[0]["message"]
 
 

@@ -63,7 +63,7 @@ def test_partial_edit_shows_rendered_diff_in_every_dependent_prompt(report: Revi
     assert _prompt(report, "code_review").cases_rendered == 6
     # roles are kept in the rendered form
     diff = _prompt(report, "summarize_diff").rendered[0].diff
-    assert "=== message 1 · user · resource ===" in diff
+    assert "=== message 2 · user · resource ===" in diff  # numbered from 1
 
 
 def test_argument_removal_is_breaking_and_needs_a_major_bump(report: ReviewReport) -> None:

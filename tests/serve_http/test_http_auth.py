@@ -161,6 +161,33 @@ def test_cacheable_results_are_private_when_filtered(server: HttpServer) -> None
     assert r.headers["cache-control"].startswith("private") and r.headers["vary"] == "Authorization"
 
 
+def test_an_authenticated_list_is_private_in_body_and_headers(server: HttpServer) -> None:
+    """Issue 24, item 13: a token that sees everything still gets a per-principal answer
+    (the server decides per credential), so the body must not say `public` while the
+    headers say `private`: both say private (docs/http.md, "Caching")."""
+    body, headers = modern("prompts/list")
+    r = post(server.url, body, {**headers, **_auth("admin")})
+    assert r.status_code == 200
+    assert {p["name"] for p in r.json()["result"]["prompts"]} >= {"vault_plan"}  # unfiltered
+    assert r.json()["result"]["cacheScope"] == "private"
+    assert r.headers["cache-control"].startswith("private")
+
+
+def test_a_missing_token_gets_a_challenge_without_an_error_code(server: HttpServer) -> None:
+    """RFC 6750 section 3.1: a request with no credentials gets no error code; a wrong one
+    gets invalid_token (what docs/http.md says)."""
+    body, headers = modern("prompts/list")
+    missing = post(server.url, body, headers)
+    assert missing.status_code == 401
+    assert "error=" not in missing.headers["www-authenticate"]
+    assert missing.headers["www-authenticate"].startswith("Bearer resource_metadata=")
+    wrong = post(server.url, body, {**headers, "authorization": "Bearer wrong"})
+    assert 'Bearer error="invalid_token"' in wrong.headers["www-authenticate"]
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "http.md").read_text("utf-8")
+    assert ("Without a token (no `Authorization: Bearer` header): **401** with\n"
+            "`WWW-Authenticate: Bearer resource_metadata=") in doc
+
+
 def test_sessions_belong_to_their_principal(server: HttpServer) -> None:
     sid = initialize(server.url, _auth("team-a"))
     r = post(server.url, {"jsonrpc": "2.0", "id": 1, "method": "prompts/list"},
