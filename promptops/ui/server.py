@@ -1,0 +1,77 @@
+"""Run the UI on 127.0.0.1 with uvicorn (the `http` extra), and follow saves in worktree mode.
+
+The socket is bound here, before uvicorn starts, so ``--port 0`` works and the printed URL
+names the port the kernel chose. Only loopback is ever bound: the UI has no
+authentication of its own (``serve --http --ui`` is the way to share it).
+"""
+
+from __future__ import annotations
+
+import socket
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+from promptops.errors import UsageError
+from promptops.ui.app import UiApp, loopback_hosts
+from promptops.ui.site import Site
+
+HOST = "127.0.0.1"
+
+
+def bind(port: int) -> socket.socket:
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((HOST, port))
+    except OSError as exc:
+        sock.close()
+        raise UsageError(f"cannot listen on {HOST}:{port}: {exc.strerror}") from None
+    sock.listen(128)
+    return sock
+
+
+def follow(site: Site, stop: threading.Event, log: Callable[[str], None]) -> threading.Thread:
+    """Rebuild the site after each burst of saves in its package folders (watchfiles)."""
+    from watchfiles import watch
+
+    def loop() -> None:
+        for _changes in watch(*site.folders, stop_event=stop, debounce=150, step=50,
+                              raise_interrupt=False):
+            site.reload()
+            log(f"rebuilt after a save (generation {site.generation})")
+
+    thread = threading.Thread(target=loop, name="promptops-ui-watch", daemon=True)
+    thread.start()
+    return thread
+
+
+def run(root: Path, *, worktree: bool, port: int, announce: Callable[[str], None],
+        log: Callable[[str], None], open_browser: bool) -> None:
+    """Build, bind, print the URL, serve until interrupted."""
+    try:
+        import uvicorn
+    except ImportError:
+        raise UsageError("promptops ui needs the http extra: "
+                         "pip install 'promptops-mcp[http]'") from None
+    site = Site(root, worktree=worktree)
+    sock = bind(port)
+    real_port = sock.getsockname()[1]
+    url = f"http://{HOST}:{real_port}/"
+    app = UiApp(site, hosts=loopback_hosts(real_port))
+    stop = threading.Event()
+    if worktree:
+        follow(site, stop, log)
+    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off",
+                            timeout_graceful_shutdown=2)
+    server = uvicorn.Server(config)
+    announce(url)
+    if open_browser:
+        import webbrowser
+
+        webbrowser.open(url)
+    try:
+        server.run(sockets=[sock])
+    finally:
+        stop.set()
+        sock.close()

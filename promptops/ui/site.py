@@ -1,0 +1,212 @@
+"""What the UI shows: the packages under a folder, built once per revision, and a search index.
+
+A :class:`Site` holds one :class:`Shelf` per package folder: its bundle (HEAD, or the
+working tree with ``worktree``), the :class:`~promptops.render.renderer.Renderer` over it
+(the one `promptops render` and ``prompts/get`` use) and the catalog rows with a
+lower-cased haystack each, so a search over 10,000 prompts is one substring scan
+(a few milliseconds) and never a rebuild. Other revisions (compare) are built on demand
+and the last few kept, keyed by the commit they resolve to.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from promptops.errors import PromptopsError, UsageError
+from promptops.render.renderer import Renderer
+
+if TYPE_CHECKING:
+    from promptops.pipeline.bundle_types import Bundle, Prompt
+
+MANIFEST = "promptops.yaml"
+MAX_DEPTH = 4  # how deep below DIR packages are looked for
+_SKIP = {"node_modules", "__pycache__", "site-packages", "dist", "build"}
+# A revision a person may type: git's ref names, abbreviated ids, tags like name@1.2.0,
+# ancestry suffixes. Never an option (no leading '-'), bounded in length.
+REF = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_./@^~{}+-]{0,199}")
+KEPT_REVISIONS = 8
+
+
+@dataclass(frozen=True)
+class Row:
+    """One prompt as the catalog lists it."""
+
+    package: str
+    name: str
+    title: str
+    description: str
+    version: str
+    arguments: tuple[str, ...]
+    tags: tuple[str, ...]
+    haystack: str = field(repr=False)
+
+
+@dataclass
+class Shelf:
+    """One package folder at the served revision: its bundle, or why it has none."""
+
+    folder: Path
+    rel: str  # the folder as the URL names it (relative to the site's root)
+    bundle: Bundle | None = None
+    renderer: Renderer | None = None
+    error: str | None = None
+    rows: list[Row] = field(default_factory=list)
+
+    @property
+    def name(self) -> str:
+        return self.bundle["package"]["name"] if self.bundle else self.rel
+
+
+def find_packages(root: Path) -> list[Path]:
+    """``root`` itself when it is a package, else the package folders below it (sorted)."""
+    root = root.resolve()
+    if (root / MANIFEST).is_file():
+        return [root]
+    if not root.is_dir():
+        raise UsageError(f"{root} is not a folder; pass a package folder")
+    found: list[Path] = []
+    base = len(root.parts)
+    for dirpath, dirnames, filenames in os.walk(root):
+        depth = len(Path(dirpath).parts) - base
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d not in _SKIP
+                             and depth < MAX_DEPTH)
+        if MANIFEST in filenames:
+            found.append(Path(dirpath))
+            dirnames[:] = []  # a package's own folders hold no packages
+    if not found:
+        from promptops.pipeline.source import find_package
+
+        return [find_package(root)]  # the nearest above, or its clear error
+    return found
+
+
+def _row(package: str, version: str, p: Prompt) -> Row:
+    args = tuple(a["name"] for a in p["arguments"])
+    meta = p.get("metadata") or {}
+    tags_value = meta.get("tags") if isinstance(meta, dict) else None
+    tags = tuple(str(t) for t in tags_value) if isinstance(tags_value, list) else ()
+    title = p.get("title") or ""
+    description = p.get("description") or ""
+    hay = "\n".join((package, p["name"], title, description, " ".join(args), " ".join(tags)))
+    return Row(package, p["name"], title, description, version, args, tags, hay.lower())
+
+
+def build_shelf(folder: Path, rel: str, ref: str | None) -> Shelf:
+    """The shelf of one package at ``ref`` (None: the working tree); a package that does
+    not build is a shelf with its error, so one broken package hides no other."""
+    from promptops.pipeline.build import Build
+
+    shelf = Shelf(folder, rel)
+    try:
+        bundle = Build(folder, ref).bundle
+    except PromptopsError as exc:
+        shelf.error = str(exc)
+        return shelf
+    shelf.bundle = bundle
+    shelf.renderer = Renderer(bundle)
+    pkg = bundle["package"]
+    shelf.rows = [_row(pkg["name"], pkg["version"], p) for p in bundle["prompts"]]
+    return shelf
+
+
+class Site:
+    """The packages the UI serves; :meth:`reload` rebuilds them (worktree saves)."""
+
+    def __init__(self, root: Path, *, worktree: bool = False) -> None:
+        self.root = root.resolve()
+        self.worktree = worktree
+        self.folders = find_packages(self.root)
+        self.generation = 0
+        self._lock = threading.Lock()
+        self._revisions: OrderedDict[tuple[str, str], Shelf] = OrderedDict()
+        self.shelves: dict[str, Shelf] = {}
+        self.reload()
+
+    def _rel(self, folder: Path) -> str:
+        rel = folder.relative_to(self.root).as_posix() if folder != self.root else ""
+        return rel
+
+    def reload(self) -> None:
+        shelves: dict[str, Shelf] = {}
+        for folder in self.folders:
+            shelf = build_shelf(folder, self._rel(folder), None if self.worktree else "HEAD")
+            key = shelf.name
+            if key in shelves:  # two folders declaring one name: keep both, by folder
+                key = f"{key} ({shelf.rel})"
+            shelves[key] = shelf
+        with self._lock:
+            self.shelves = shelves
+            self.generation += 1
+
+    def shelf(self, package: str) -> Shelf | None:
+        return self.shelves.get(package)
+
+    def search(self, query: str, package: str | None = None, limit: int = 100,
+               offset: int = 0) -> tuple[int, list[Row]]:
+        """Rows whose text holds every word of ``query`` (case-insensitive), in
+        package then prompt order: (how many match, the ``limit`` from ``offset``)."""
+        words = query.lower().split()[:16]
+        shelves = self.shelves
+        total = 0
+        out: list[Row] = []
+        for key in sorted(shelves):
+            if package and key != package:
+                continue
+            for row in shelves[key].rows:
+                hay = row.haystack
+                if all(w in hay for w in words):
+                    if offset <= total < offset + limit:
+                        out.append(row)
+                    total += 1
+        return total, out
+
+    def revision(self, package: str, ref: str) -> Shelf:
+        """The package ``package`` at git revision ``ref``, built once and kept a while.
+        ``ref`` must look like a revision (UsageError otherwise): it reaches git."""
+        shelf = self.shelves.get(package)
+        if shelf is None:
+            raise UsageError(f"no package {package!r}")
+        if not REF.fullmatch(ref):
+            raise UsageError(f"not a git revision: {ref!r}")
+        from promptops.git.history import History
+
+        try:
+            history = History.open(shelf.folder, "compare reads git history: commit the "
+                                                 "package first")
+            commit = history.repo.commit(ref).hexsha
+        except PromptopsError:
+            raise
+        except Exception:  # BadName, ValueError: what git cannot resolve
+            raise UsageError(f"unknown revision {ref!r}") from None
+        key = (package, commit)
+        with self._lock:
+            hit = self._revisions.get(key)
+            if hit is not None:
+                self._revisions.move_to_end(key)
+                return hit
+        built = build_shelf(shelf.folder, shelf.rel, commit)
+        with self._lock:
+            self._revisions[key] = built
+            while len(self._revisions) > KEPT_REVISIONS:
+                self._revisions.popitem(last=False)
+        return built
+
+    def revisions(self, package: str) -> list[str]:
+        """Names to offer for compare: the package's release tags (newest first), HEAD."""
+        shelf = self.shelves.get(package)
+        if shelf is None or shelf.bundle is None:
+            return ["HEAD"]
+        try:
+            from promptops.versioning.history import open_repo, releases
+
+            tags = [r.tag for r in reversed(releases(open_repo(shelf.folder),
+                                                     shelf.bundle["package"]["name"]))]
+        except PromptopsError:
+            return []
+        return ["HEAD", *tags]

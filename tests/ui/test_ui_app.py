@@ -1,0 +1,161 @@
+"""The UI's routes in process: the catalog, search, the form, rendering, compare, and the
+security rules (escaping, CSP, Host check, read-only). The browser tests drive the same
+app through Chromium; these say precisely what the server answers."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from urllib.parse import urlencode
+
+import pytest
+from helpers.repo import run_cli
+from ui_helpers import make_package
+
+from promptops.ui.app import CSP, UiApp, loopback_hosts
+from promptops.ui.site import Site
+
+
+@pytest.fixture
+def pkg(tmp_path: Path) -> Path:
+    make_package(tmp_path / "pkg")
+    return tmp_path / "pkg"
+
+
+@pytest.fixture
+def app(pkg: Path) -> UiApp:
+    return UiApp(Site(pkg), hosts=loopback_hosts(8765))
+
+
+def get(app: UiApp, path: str, *, host: str = "127.0.0.1:8765",
+        method: str = "GET") -> tuple[int, dict[str, str], str]:
+    raw, _, query = path.partition("?")
+    scope = {"type": "http", "method": method, "path": raw, "raw_path": raw.encode(),
+             "query_string": query.encode(), "headers": [(b"host", host.encode())]}
+    r = app.respond(scope)
+    return r.status, {"content-type": r.ctype.decode()}, r.body.decode()
+
+
+def test_catalog_lists_every_prompt_with_its_facts(app: UiApp) -> None:
+    status, headers, body = get(app, "/")
+    assert status == 200 and headers["content-type"].startswith("text/html")
+    for name in ("code_review", "commit_message", "describe_diagram", "hostile", "typed"):
+        assert f"<code>{name}</code>" in body
+    assert "Request Code Review" in body and "starter-prompts 0.1.0" in body
+    assert "Arguments: code, language, focus" in body
+
+
+def test_search_is_server_side_and_needs_every_word(app: UiApp) -> None:
+    status, _, body = get(app, "/api/search?q=commit+conventional")
+    data = json.loads(body)
+    assert status == 200 and data["total"] == 1
+    assert data["items"][0]["name"] == "commit_message"
+    assert json.loads(get(app, "/api/search?q=nothing-like-this")[2])["total"] == 0
+    _, _, page = get(app, "/?q=diagram")
+    assert "<code>describe_diagram</code>" in page and "<code>code_review</code>" not in page
+
+
+def test_form_has_typed_fields(app: UiApp) -> None:
+    _, _, body = get(app, "/prompt/starter-prompts/typed")
+    assert re.search(r'<input id="arg-0" name="a.count" type="number" step="1"[^>]* required', body)
+    assert 'type="number" step="any"' in body
+    assert re.search(r'<select id="arg-2" name="a.loud"', body)
+    assert 'data-json="array"' in body and 'data-json="object"' in body
+    assert 'pattern="[A-Z]{3}-[0-9]+"' in body
+    _, _, enum = get(app, "/prompt/starter-prompts/commit_message")
+    assert '<option value="docs">docs</option>' in enum
+
+
+def _mcp_json(body: str) -> str:
+    import html
+
+    m = re.search(r'<pre id="mcp-json">(.*?)</pre>', body, re.S)
+    assert m, body[-2000:]
+    return html.unescape(m.group(1))
+
+
+def test_render_matches_the_cli_byte_for_byte(app: UiApp, pkg: Path) -> None:
+    args = {"a.changes": "Fix <b>the</b> & parser", "a.type": "fix", "a.breaking": "true"}
+    status, _, body = get(app, "/prompt/starter-prompts/commit_message?render=1&"
+                          + urlencode(args))
+    assert status == 200
+    cli = run_cli("render", "commit_message", "-a", "changes=Fix <b>the</b> & parser",
+                  "-a", "type=fix", "-a", "breaking=true", "--path", str(pkg),
+                  "--ref", "HEAD", "--format", "json")
+    assert cli.returncode == 0, cli.stderr
+    assert _mcp_json(body) + "\n" == cli.stdout
+    assert "system <span class=\"muted\">(served as user)</span>" in body
+
+
+def test_a_sample_fills_the_form_and_renders(app: UiApp, pkg: Path) -> None:
+    status, _, body = get(app, "/prompt/starter-prompts/typed?sample=basic&render=1")
+    assert status == 200
+    cli = run_cli("render", "typed", "--sample", "basic", "--path", str(pkg), "--format", "json")
+    assert _mcp_json(body) + "\n" == cli.stdout
+    assert 'value="3"' in body and '[&quot;a&quot;, &quot;b&quot;]' in body
+
+
+def test_the_server_checks_again_what_the_browser_checks(app: UiApp) -> None:
+    status, _, body = get(app, "/prompt/starter-prompts/typed?render=1&a.count=3&a.code=bad")
+    assert status == 400 and "does not match its pattern" in body
+    status, _, body = get(app, "/prompt/starter-prompts/typed?render=1&a.code=ABC-1")
+    assert status == 400 and "missing required argument &#x27;count&#x27;" in body
+    status, _, body = get(app, "/prompt/starter-prompts/typed?render=1&a.count=3&a.code=ABC-1"
+                          "&a.items=%7Bnot-json")
+    assert status == 400 and "items" in body
+
+
+def test_hostile_text_is_escaped_everywhere(app: UiApp) -> None:
+    pages = [get(app, "/")[2], get(app, "/?q=hostile")[2],
+             get(app, "/prompt/starter-prompts/hostile?render=1&a.payload=%3Cscript%3Ealert(5)"
+                 "%3C%2Fscript%3E")[2]]
+    for body in pages:
+        assert "<script>alert" not in body and "<img src=x" not in body
+        assert "<svg" not in body and 'href="javascript:' not in body and "<b>tag" not in body
+    assert "&lt;script&gt;alert(5)&lt;/script&gt;" in pages[2]
+    search = get(app, "/api/search?q=hostile")[2]
+    assert json.loads(search)["items"][0]["title"].startswith("<script>")  # JSON, drawn as text
+
+
+def test_headers_and_host_check_and_read_only(app: UiApp) -> None:
+    scope = {"type": "http", "method": "GET", "path": "/", "query_string": b"",
+             "headers": [(b"host", b"127.0.0.1:8765")]}
+    sent: list[dict[str, object]] = []
+
+    async def receive() -> dict[str, object]:
+        return {"type": "http.request"}
+
+    async def send(msg: dict[str, object]) -> None:
+        sent.append(msg)
+
+    import asyncio
+
+    asyncio.run(app(scope, receive, send))
+    headers = dict(sent[0]["headers"])  # type: ignore[arg-type]
+    assert headers[b"content-security-policy"] == CSP.encode()
+    assert "script-src 'self'" in CSP and "unsafe-inline" not in CSP
+    assert headers[b"x-content-type-options"] == b"nosniff"
+    assert get(app, "/", host="evil.example:8765")[0] == 403  # DNS rebinding
+    assert get(app, "/", host="localhost:8765")[0] == 200
+    assert get(app, "/", method="POST")[0] == 405
+    assert get(app, "/static/ui.js")[0] == 200
+    assert get(app, "/static/../pyproject.toml")[0] == 404
+
+
+def test_compare_two_revisions(app: UiApp) -> None:
+    status, _, body = get(app, "/compare/starter-prompts/commit_message?base=HEAD~1&head=HEAD&"
+                          "a.changes=x")
+    assert status == 200, body
+    assert "-You write commit messages in the Conventional Commits style." in body
+    assert "+You write commit messages in the Conventional Commits style, in English." in body
+    status, _, body = get(app, "/compare/starter-prompts/commit_message?base=--output=x&head=HEAD")
+    assert status == 400 and "not a git revision" in body
+    status, _, body = get(app, "/compare/starter-prompts/commit_message?base=nope&head=HEAD")
+    assert status == 400 and "unknown revision" in body
+
+
+def test_unknown_pages_are_404(app: UiApp) -> None:
+    assert get(app, "/prompt/starter-prompts/nope")[0] == 404
+    assert get(app, "/prompt/nope/nope")[0] == 404
+    assert get(app, "/nowhere")[0] == 404
