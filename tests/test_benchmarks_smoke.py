@@ -102,3 +102,14 @@ def test_diff_bench_runs_cold_and_warm() -> None:
     rows = [line.split() for line in done.stdout.splitlines() if line.strip().startswith("30")]
     assert [r[2] for r in rows] == ["cold", "warm"], done.stdout
     assert all("partial source diff, rendered diff" in " ".join(r) for r in rows)
+
+
+def test_ui_bench_runs_and_writes_its_section(tmp_path: Path) -> None:
+    docs = tmp_path / "benchmarks.md"
+    docs.write_text(OTHER_SECTIONS)
+    proc = run_script("ui_bench.py", "--prompts", "20", "--queries", "10", "--runs", "1",
+                      "--write-docs", "--docs", str(docs))
+    assert proc.returncode == 0, proc.stderr
+    assert "| search p95 | 20 |" in proc.stdout and " ms |" in proc.stdout
+    text = docs.read_text()
+    assert text.count("## UI") == 1 and "## Lint\n\nalso kept" in text

@@ -14,6 +14,7 @@ import os
 import re
 import threading
 from collections import OrderedDict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -57,6 +58,7 @@ class Shelf:
     renderer: Renderer | None = None
     error: str | None = None
     rows: list[Row] = field(default_factory=list)
+    hays: list[str] = field(default_factory=list)  # rows[i].haystack, for the search loop
 
     @property
     def name(self) -> str:
@@ -112,6 +114,7 @@ def build_shelf(folder: Path, rel: str, ref: str | None) -> Shelf:
     shelf.renderer = Renderer(bundle)
     pkg = bundle["package"]
     shelf.rows = [_row(pkg["name"], pkg["version"], p) for p in bundle["prompts"]]
+    shelf.hays = [r.haystack for r in shelf.rows]
     return shelf
 
 
@@ -158,12 +161,14 @@ class Site:
         for key in sorted(shelves):
             if package and key != package:
                 continue
-            for row in shelves[key].rows:
-                hay = row.haystack
-                if all(w in hay for w in words):
-                    if offset <= total < offset + limit:
-                        out.append(row)
-                    total += 1
+            rows = shelves[key].rows
+            hays = shelves[key].hays
+            hits: Sequence[int] = range(len(rows))
+            for w in words:  # one list comprehension per word: ~0.3 µs a row
+                hits = [i for i in hits if w in hays[i]]
+            start = max(0, offset - total)
+            out.extend(rows[i] for i in hits[start:start + limit - len(out)])
+            total += len(hits)
         return total, out
 
     def revision(self, package: str, ref: str) -> Shelf:

@@ -159,3 +159,22 @@ def test_unknown_pages_are_404(app: UiApp) -> None:
     assert get(app, "/prompt/starter-prompts/nope")[0] == 404
     assert get(app, "/prompt/nope/nope")[0] == 404
     assert get(app, "/nowhere")[0] == 404
+
+
+def test_search_pages_through_every_match(tmp_path: Path) -> None:
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+    import genpkg
+
+    site = Site(genpkg.generate(250, tmp_path / "big"), worktree=True)
+    total, first = site.search("task", limit=100)
+    _, last = site.search("task", limit=100, offset=200)
+    assert total == 250 and len(first) == 100 and len(last) == 50
+    assert first[0].name == "task_00000" and last[-1].name == "task_00249"
+    assert site.search("task 12", limit=100)[0] == len(
+        [i for i in range(250) if "12" in f"task_{i:05d} task {i} number {i}"])
+    app = UiApp(site, hosts=None)
+    _, _, body = get(app, "/?q=task")
+    assert body.count('<li class="prompt">') == 100 and 'href="/?q=task&amp;page=1"' in body
+
