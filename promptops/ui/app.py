@@ -47,6 +47,10 @@ SECURITY_HEADERS = [
     (b"cross-origin-resource-policy", b"same-origin"),
 ]
 STATIC_TYPES = {"ui.js": b"text/javascript; charset=utf-8", "ui.css": b"text/css; charset=utf-8"}
+# Where a server that mounts the UI (``serve --http --ui``) puts the caller's visibility
+# patterns after authenticating them: a tuple of serve's PACKAGE[/PROMPT-GLOB] patterns.
+# Absent (the local `promptops ui`): everything.
+SEE_KEY = "promptops.see"
 MAX_QUERY = 256 * 1024  # a form's worth of arguments; more is refused (414)
 PER_PAGE = 100
 
@@ -123,15 +127,17 @@ class UiApp:
                           max_num_fields=1000)
         raw = scope.get("raw_path") or scope["path"].encode()
         parts = [unquote(p) for p in raw.decode("latin-1").split("?")[0].split("/")[1:]]
+        see = scope.get(SEE_KEY)
         try:
-            return self._route(parts, query)
+            return self._route(parts, query, see)
         except ValueError:  # parse_qsl's max_num_fields
             return Response(400, "Bad request\n", b"text/plain; charset=utf-8")
 
-    def _route(self, parts: list[str], query: list[tuple[str, str]]) -> Response:
+    def _route(self, parts: list[str], query: list[tuple[str, str]],
+               see: tuple[str, ...] | None) -> Response:
         q = dict(query)
         if parts in ([""], []):
-            return self._catalog(q)
+            return self._catalog(q, see)
         head = parts[0]
         if head == "static" and len(parts) == 2 and parts[1] in self.static:
             return Response(200, self.static[parts[1]], STATIC_TYPES[parts[1]],
@@ -142,14 +148,17 @@ class UiApp:
             except ValueError:
                 limit = 50
             return _json(200, pages.search_json(self.site, q.get("q", "")[:500],
-                                                q.get("package") or None, limit))
+                                                q.get("package") or None, limit, see))
         if head == "api" and parts[1:] == ["generation"]:
             return _json(200, {"generation": self.site.generation})
         if head in ("prompt", "compare") and len(parts) == 3:
             shelf = self.site.shelf(parts[1])
-            if shelf is None or shelf.bundle is None:
+            view = self.site.view(see)
+            if shelf is None or shelf.bundle is None or (view is not None
+                                                          and parts[1] not in view):
                 return Response(404, pages.not_found(f"No package {parts[1]!r}."))
-            prompt = next((p for p in shelf.bundle["prompts"] if p["name"] == parts[2]), None)
+            prompt = next((p for p in shelf.bundle["prompts"] if p["name"] == parts[2]
+                           and (view is None or p["name"] in view[parts[1]])), None)
             if prompt is None:
                 return Response(404, pages.not_found(f"No prompt {parts[2]!r} in {parts[1]}."))
             if head == "prompt":
@@ -157,13 +166,13 @@ class UiApp:
             return self._compare(shelf, prompt, query)
         return Response(404, pages.not_found("No such page."))
 
-    def _catalog(self, q: dict[str, str]) -> Response:
+    def _catalog(self, q: dict[str, str], see: tuple[str, ...] | None) -> Response:
         try:
             page = max(0, int(q.get("page", "0")))
         except ValueError:
             page = 0
         return Response(200, pages.catalog(self.site, q.get("q", "")[:500],
-                                           q.get("package") or None, page, PER_PAGE))
+                                           q.get("package") or None, page, PER_PAGE, see))
 
     @staticmethod
     def _values(prompt: Prompt, query: list[tuple[str, str]]) -> dict[str, str]:

@@ -75,16 +75,19 @@ def row_html(row: Row) -> str:
     )
 
 
-def catalog(site: Site, query: str, package: str | None, page: int, per_page: int) -> str:
-    total, rows = site.search(query, package, limit=per_page, offset=page * per_page)
+def catalog(site: Site, query: str, package: str | None, page: int, per_page: int,
+            see: tuple[str, ...] | None = None) -> str:
+    total, rows = site.search(query, package, limit=per_page, offset=page * per_page, see=see)
+    view = site.view(see)
+    shelves = sorted((k, s) for k, s in site.shelves.items() if view is None or k in view)
     options = ["<option value=\"\">All packages</option>"]
-    for key, shelf in sorted(site.shelves.items()):
+    for key, shelf in shelves:
         sel = " selected" if key == package else ""
         label = f"{key} {shelf.bundle['package']['version']}" if shelf.bundle else key
         options.append(f"<option value=\"{e(key)}\"{sel}>{e(label)}</option>")
     errors = "".join(
         f"<p class=\"error\" role=\"alert\">Package {e(key)} does not build: {e(s.error)}</p>"
-        for key, s in sorted(site.shelves.items()) if s.error)
+        for key, s in shelves if s.error)
     items = "".join(row_html(r) for r in rows)
     more = ""
     if (page + 1) * per_page < total:
@@ -94,7 +97,7 @@ def catalog(site: Site, query: str, package: str | None, page: int, per_page: in
         more = f"<p><a id=\"more\" href=\"/?{e(urlencode(q))}\">Next {per_page}</a></p>"
     packages = ", ".join(
         f"{k} {s.bundle['package']['version']}" if s.bundle else k
-        for k, s in sorted(site.shelves.items()))
+        for k, s in shelves)
     body = (
         f"<h1>Prompts</h1><p class=\"muted\">Packages: {e(packages)}"
         f"{' · working tree, live' if site.worktree else ' · HEAD'}</p>{errors}"
@@ -111,8 +114,9 @@ def catalog(site: Site, query: str, package: str | None, page: int, per_page: in
     return layout("Prompts", body, live=site.worktree, generation=site.generation)
 
 
-def search_json(site: Site, query: str, package: str | None, limit: int) -> dict[str, object]:
-    total, rows = site.search(query, package, limit=limit)
+def search_json(site: Site, query: str, package: str | None, limit: int,
+                see: tuple[str, ...] | None = None) -> dict[str, object]:
+    total, rows = site.search(query, package, limit=limit, see=see)
     return {"total": total, "items": [
         {"package": r.package, "name": r.name, "title": r.title, "description": r.description,
          "version": r.version, "arguments": list(r.arguments), "tags": list(r.tags),

@@ -128,6 +128,7 @@ class Site:
         self.generation = 0
         self._lock = threading.Lock()
         self._revisions: OrderedDict[tuple[str, str], Shelf] = OrderedDict()
+        self._views: dict[tuple[str, ...], dict[str, frozenset[str]]] = {}
         self.shelves: dict[str, Shelf] = {}
         self.reload()
 
@@ -145,25 +146,56 @@ class Site:
             shelves[key] = shelf
         with self._lock:
             self.shelves = shelves
+            self._views = {}
             self.generation += 1
+
+    def view(self, see: tuple[str, ...] | None) -> dict[str, frozenset[str]] | None:
+        """What a caller with visibility ``see`` (serve's ``PACKAGE`` or
+        ``PACKAGE/PROMPT-GLOB`` patterns) may see: package key -> prompt names; None for
+        everything. The rule is serve's own (:func:`promptops.serve.views.visible`), so a
+        team sees in the UI exactly what it sees over MCP."""
+        if see is None:
+            return None
+        from promptops.serve.auth import EVERYTHING
+        from promptops.serve.views import visible
+
+        if see == EVERYTHING:
+            return None
+        found = self._views.get(see)
+        if found is None:
+            found = {}
+            for key, shelf in self.shelves.items():
+                cut = visible(shelf.bundle, see) if shelf.bundle is not None else None
+                if cut is not None:
+                    found[key] = frozenset(p["name"] for p in cut["prompts"])
+            if len(self._views) < 256:
+                self._views[see] = found
+        return found
 
     def shelf(self, package: str) -> Shelf | None:
         return self.shelves.get(package)
 
     def search(self, query: str, package: str | None = None, limit: int = 100,
-               offset: int = 0) -> tuple[int, list[Row]]:
+               offset: int = 0, see: tuple[str, ...] | None = None) -> tuple[int, list[Row]]:
         """Rows whose text holds every word of ``query`` (case-insensitive), in
-        package then prompt order: (how many match, the ``limit`` from ``offset``)."""
+        package then prompt order: (how many match, the ``limit`` from ``offset``);
+        only what ``see`` allows (:meth:`view`)."""
         words = query.lower().split()[:16]
         shelves = self.shelves
+        view = self.view(see)
         total = 0
         out: list[Row] = []
         for key in sorted(shelves):
             if package and key != package:
                 continue
+            if view is not None and key not in view:
+                continue
             rows = shelves[key].rows
             hays = shelves[key].hays
             hits: Sequence[int] = range(len(rows))
+            if view is not None:
+                allowed = view[key]
+                hits = [i for i in hits if rows[i].name in allowed]
             for w in words:  # one list comprehension per word: ~0.3 µs a row
                 hits = [i for i in hits if w in hays[i]]
             start = max(0, offset - total)

@@ -178,3 +178,30 @@ def test_search_pages_through_every_match(tmp_path: Path) -> None:
     _, _, body = get(app, "/?q=task")
     assert body.count('<li class="prompt">') == 100 and 'href="/?q=task&amp;page=1"' in body
 
+
+
+def test_a_team_sees_only_its_prompts(app: UiApp) -> None:
+    """What serve --http --ui hands the app after authenticating a caller: serve's own
+    visibility patterns, applied by serve's own rule (views.visible)."""
+    def as_team(path: str, see: tuple[str, ...]) -> tuple[int, str]:
+        raw, _, query = path.partition("?")
+        r = app.respond({"type": "http", "method": "GET", "path": raw, "raw_path": raw.encode(),
+                         "query_string": query.encode(), "promptops.see": see,
+                         "headers": [(b"host", b"127.0.0.1:8765")]})
+        return r.status, r.body.decode()
+
+    team_a = ("starter-prompts/commit_*",)
+    status, body = as_team("/", team_a)
+    assert status == 200 and "1 prompt<" in body and "<code>commit_message</code>" in body
+    assert "code_review" not in body
+    assert json.loads(as_team("/api/search?q=review", team_a)[1])["total"] == 0
+    hidden, never = (as_team(f"/prompt/starter-prompts/{n}", team_a)
+                     for n in ("code_review", "nope"))
+    assert hidden[0] == never[0] == 404
+    assert hidden[1].replace("code_review", "nope") == never[1]  # the same page, name aside
+    assert as_team("/prompt/starter-prompts/commit_message", team_a)[0] == 200
+    assert as_team("/compare/starter-prompts/code_review?base=HEAD~1&head=HEAD", team_a)[0] \
+        == 404
+    status, body = as_team("/", ("other-package",))
+    assert "0 prompts" in body and "starter-prompts" not in body
+    assert "7 prompts" in as_team("/", ("*",))[1]
