@@ -210,7 +210,7 @@ class UiApp:
 
     def _compare(self, shelf: Shelf, prompt: Prompt,
                  query: list[tuple[str, str]]) -> Response:
-        from promptops.review.rendered import render_lines, unified
+        from promptops.review.rendered import render_lines, source_lines, unified
 
         q = dict(query)
         values = self._values(prompt, query)
@@ -219,11 +219,12 @@ class UiApp:
         head = q.get("head") or "HEAD"
         sides: list[str] = []
         diff: str | None = None
+        source_diff = ""
         error: str | None = None
         status = 200
         if q.get("base") and q.get("head"):
             try:
-                lines = []
+                lines, sources = [], []
                 for ref in (base, head):
                     side = self.site.revision(shelf.name, ref)
                     if side.renderer is None:
@@ -237,11 +238,17 @@ class UiApp:
                     version = side.bundle["package"]["version"] if side.bundle else ""
                     sides.append(pages.side_html(f"{ref} ({side.name} {version})", inner))
                     lines.append(render_lines(side.renderer, prompt["name"], dict(values)))
+                    found = next((p for p in side.bundle["prompts"] if p["name"] == prompt["name"]),
+                                 None) if side.bundle else None
+                    sources.append(source_lines(side.source, found["source"] if found else None))
                 diff = unified(lines[0], lines[1], base, head)
+                source_diff = unified(sources[0], sources[1], f"{base}:{prompt['source']}",
+                                      f"{head}:{prompt['source']}")
             except PromptopsError as exc:
                 error, status, sides, diff = str(exc), 400, [], None
         return Response(status, pages.compare_page(self.site, shelf, prompt, values,
-                                                   (base, head), choices, sides, diff, error))
+                                                   (base, head), choices, sides, diff, error,
+                                                   source_diff))
 
 
 def loopback_hosts(port: int) -> frozenset[str]:

@@ -270,6 +270,18 @@ def _samples(shelf: Shelf, prompt: Prompt) -> str:
            "</ul></nav>"
 
 
+def _history(site: Site, shelf: Shelf, prompt: Prompt) -> str:
+    """The package's releases, each a link to compare it with HEAD."""
+    tags = [t for t in site.revisions(shelf.name) if t != "HEAD"]
+    if not tags:
+        return ""
+    base = compare_url(shelf.name, prompt["name"])
+    links = "".join(f"<li><a href=\"{e(base + '?' + urlencode({'base': t, 'head': 'HEAD'}))}\">"
+                    f"{e(t)}</a></li>" for t in tags[:20])
+    return (f"<nav aria-label=\"Releases\"><h2>Releases</h2><p class=\"muted\">Compare a "
+            f"release with HEAD:</p><ul class=\"samples\">{links}</ul></nav>")
+
+
 def prompt_page(site: Site, shelf: Shelf, prompt: Prompt, values: Mapping[str, str],
                 rendered: str) -> str:
     pkg = shelf.bundle["package"] if shelf.bundle else None
@@ -290,7 +302,7 @@ def prompt_page(site: Site, shelf: Shelf, prompt: Prompt, values: Mapping[str, s
         f"<h2>Arguments</h2>{fields}<input type=\"hidden\" name=\"render\" value=\"1\">"
         "<p><button type=\"submit\" id=\"render\">Render</button></p></form>"
     )
-    body = head + _samples(shelf, prompt) + form + rendered
+    body = head + _samples(shelf, prompt) + _history(site, shelf, prompt) + form + rendered
     return layout(prompt.get("title") or prompt["name"], body, live=site.worktree,
                   generation=site.generation)
 
@@ -326,21 +338,24 @@ def not_found(what: str) -> str:
 
 # -- compare ------------------------------------------------------------------------------
 
-def _diff_html(diff: str) -> str:
+def _diff_html(diff: str, id_: str = "diff", same: str = "The two renders are identical."
+               ) -> str:
     if not diff:
-        return "<p id=\"diff\" class=\"muted\">The two renders are identical.</p>"
+        return f"<p id=\"{id_}\" class=\"muted\">{e(same)}</p>"
     lines = []
     for line in diff.splitlines():
         cls = ("add" if line.startswith("+") and not line.startswith("+++") else
                "del" if line.startswith("-") and not line.startswith("---") else
                "hunk" if line.startswith("@@") else "")
-        lines.append(f"<span class=\"{cls}\">{e(line)}</span>")
-    return f"<pre id=\"diff\" class=\"diff\">{chr(10).join(lines)}</pre>"
+        # a block per line, its newline inside: copied text keeps its lines, and a block's
+        # last newline draws no empty line
+        lines.append(f"<span class=\"{cls}\">{e(line)}\n</span>")
+    return f"<pre id=\"{id_}\" class=\"diff\">{''.join(lines)}</pre>"
 
 
 def compare_page(site: Site, shelf: Shelf, prompt: Prompt, values: Mapping[str, str],
                  refs: tuple[str, str], choices: Sequence[str], sides: Iterable[str],
-                 diff: str | None, error: str | None) -> str:
+                 diff: str | None, error: str | None, source_diff: str = "") -> str:
     datalist = "".join(f"<option value=\"{e(c)}\"></option>" for c in choices)
     fields = "".join(_field(i, a, values.get(a["name"]))
                      for i, a in enumerate(prompt["arguments"]))
@@ -364,7 +379,9 @@ def compare_page(site: Site, shelf: Shelf, prompt: Prompt, values: Mapping[str, 
     if diff is not None:
         body += (f"<section aria-labelledby=\"cmp-h\"><h2 id=\"cmp-h\">Side by side</h2>"
                  f"<div class=\"sides\">{columns}</div><h2>Rendered diff</h2>"
-                 f"{_diff_html(diff)}</section>")
+                 f"{_diff_html(diff)}<h2>Source diff</h2>"
+                 f"{_diff_html(source_diff, 'source-diff', 'The prompt file is the same.')}"
+                 "</section>")
     return layout("Compare", body, live=site.worktree, generation=site.generation)
 
 

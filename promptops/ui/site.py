@@ -24,6 +24,7 @@ from promptops.render.renderer import Renderer
 
 if TYPE_CHECKING:
     from promptops.pipeline.bundle_types import Bundle, Prompt
+    from promptops.pipeline.source import Source
 
 MANIFEST = "promptops.yaml"
 MAX_DEPTH = 4  # how deep below DIR packages are looked for
@@ -57,6 +58,7 @@ class Shelf:
     bundle: Bundle | None = None
     renderer: Renderer | None = None
     error: str | None = None
+    source: Source | None = None  # the files it was built from (compare's source diff)
     rows: list[Row] = field(default_factory=list)
     hays: list[str] = field(default_factory=list)  # rows[i].haystack, for the search loop
 
@@ -105,12 +107,14 @@ def build_shelf(folder: Path, rel: str, ref: str | None) -> Shelf:
     from promptops.pipeline.build import Build
 
     shelf = Shelf(folder, rel)
+    build = Build(folder, ref)
     try:
-        bundle = Build(folder, ref).bundle
+        bundle = build.bundle
     except PromptopsError as exc:
         shelf.error = str(exc)
         return shelf
     shelf.bundle = bundle
+    shelf.source = build.source
     shelf.renderer = Renderer(bundle)
     pkg = bundle["package"]
     shelf.rows = [_row(pkg["name"], pkg["version"], p) for p in bundle["prompts"]]

@@ -149,6 +149,14 @@ def test_compare_two_revisions(app: UiApp) -> None:
     assert status == 200, body
     assert "-You write commit messages in the Conventional Commits style." in body
     assert "+You write commit messages in the Conventional Commits style, in English." in body
+    assert ('<span class="del">-    text: You write commit messages in the Conventional '
+            'Commits style.\n</span>') in body  # the source diff of the prompt file
+    _, _, release = get(app, "/compare/starter-prompts/commit_message?a.changes=x&head=HEAD"
+                        "&base=starter-prompts%400.1.0")
+    assert "+You write commit messages in the Conventional Commits style, in English." in release
+    _, _, page = get(app, "/prompt/starter-prompts/commit_message")
+    assert ('href="/compare/starter-prompts/commit_message?base=starter-prompts%400.1.0&amp;'
+            'head=HEAD">starter-prompts@0.1.0</a>') in page
     status, _, body = get(app, "/compare/starter-prompts/commit_message?base=--output=x&head=HEAD")
     assert status == 400 and "not a git revision" in body
     status, _, body = get(app, "/compare/starter-prompts/commit_message?base=nope&head=HEAD")

@@ -206,8 +206,26 @@ def test_compare_two_revisions(ui: UiProcess, browser: webdriver.Chrome) -> None
     assert "+You write commit messages in the Conventional Commits style, in English." in diff
     sides = browser.find_elements(By.CSS_SELECTOR, ".side")
     assert len(sides) == 2 and "HEAD~1" in sides[0].text and "in English" in sides[1].text
+    assert "Conventional Commits style, in English." in browser.find_element(
+        By.ID, "source-diff").text
     assert axe(browser) == []
+    browser.execute_script("document.getElementById('cmp-h').scrollIntoView()")
     shot(browser, "compare")
+
+
+def test_dark_mode_reads_well_too(ui: UiProcess, browser: webdriver.Chrome) -> None:
+    browser.execute_cdp_cmd("Emulation.setEmulatedMedia", {
+        "features": [{"name": "prefers-color-scheme", "value": "dark"}]})
+    try:
+        browser.get(ui.url + "prompt/starter-prompts/typed?sample=basic&render=1")
+        bg = browser.execute_script("return getComputedStyle(document.body).backgroundColor")
+        assert bg == "rgb(13, 17, 23)"
+        assert axe(browser) == []  # contrast included
+        browser.get(ui.url)
+        assert axe(browser) == []
+        shot(browser, "catalog-dark")
+    finally:
+        browser.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": []})
 
 
 def test_a_hostile_prompt_runs_nothing(ui: UiProcess, browser: webdriver.Chrome) -> None:

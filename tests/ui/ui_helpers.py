@@ -66,9 +66,11 @@ def starter_files() -> dict[str, str | bytes]:
 
 
 def make_package(root: Path) -> git.Repo:
-    """The package at ``root`` (a git repository); HEAD~1 has the first wording of
-    commit_message's system message, HEAD the second."""
+    """The package at ``root`` (a git repository); HEAD~1, tagged as the release
+    starter-prompts@0.1.0, has the first wording of commit_message's system message, HEAD
+    the second."""
     repo = make_repo(root, starter_files(), "the starter package")
+    repo.create_tag("starter-prompts@0.1.0", message="release 0.1.0")
     source = (root / "prompts" / "commit_message.prompt.yaml").read_text(encoding="utf-8")
     changed = source.replace("in the Conventional Commits style.",
                              "in the Conventional Commits style, in English.")
