@@ -53,7 +53,7 @@ class Row:
 class Shelf:
     """One package folder at the served revision: its bundle, or why it has none."""
 
-    folder: Path
+    folder: Path | None  # None: a bundle handed in (serve --bundle), no git history
     rel: str  # the folder as the URL names it (relative to the site's root)
     bundle: Bundle | None = None
     renderer: Renderer | None = None
@@ -101,46 +101,69 @@ def _row(package: str, version: str, p: Prompt) -> Row:
     return Row(package, p["name"], title, description, version, args, tags, hay.lower())
 
 
-def build_shelf(folder: Path, rel: str, ref: str | None) -> Shelf:
-    """The shelf of one package at ``ref`` (None: the working tree); a package that does
-    not build is a shelf with its error, so one broken package hides no other."""
-    from promptops.pipeline.build import Build
-
-    shelf = Shelf(folder, rel)
-    build = Build(folder, ref)
-    try:
-        bundle = build.bundle
-    except PromptopsError as exc:
-        shelf.error = str(exc)
-        return shelf
-    shelf.bundle = bundle
-    shelf.source = build.source
-    shelf.renderer = Renderer(bundle)
+def shelf_of(bundle: Bundle, folder: Path | None = None, rel: str = "") -> Shelf:
+    """The shelf of a built bundle: its renderer and catalog rows."""
+    shelf = Shelf(folder, rel, bundle=bundle, renderer=Renderer(bundle))
     pkg = bundle["package"]
     shelf.rows = [_row(pkg["name"], pkg["version"], p) for p in bundle["prompts"]]
     shelf.hays = [r.haystack for r in shelf.rows]
     return shelf
 
 
-class Site:
-    """The packages the UI serves; :meth:`reload` rebuilds them (worktree saves)."""
+def build_shelf(folder: Path, rel: str, ref: str | None) -> Shelf:
+    """The shelf of one package at ``ref`` (None: the working tree); a package that does
+    not build is a shelf with its error, so one broken package hides no other."""
+    from promptops.pipeline.build import Build
 
-    def __init__(self, root: Path, *, worktree: bool = False) -> None:
-        self.root = root.resolve()
+    build = Build(folder, ref)
+    try:
+        bundle = build.bundle
+    except PromptopsError as exc:
+        return Shelf(folder, rel, error=str(exc))
+    shelf = shelf_of(bundle, folder, rel)
+    shelf.source = build.source
+    return shelf
+
+
+class Site:
+    """The packages the UI serves; :meth:`reload` rebuilds them (worktree saves).
+
+    ``root`` None: a site over bundles built elsewhere (a server that mounts the UI hands
+    its bundles to :meth:`swap` on every reload); compare then has no history to read."""
+
+    def __init__(self, root: Path | None, *, worktree: bool = False,
+                 bundles: Sequence[Bundle] = ()) -> None:
+        self.root = root.resolve() if root is not None else None
         self.worktree = worktree
-        self.folders = find_packages(self.root)
+        self.folders = find_packages(self.root) if self.root is not None else []
         self.generation = 0
         self._lock = threading.Lock()
         self._revisions: OrderedDict[tuple[str, str], Shelf] = OrderedDict()
         self._views: dict[tuple[str, ...], dict[str, frozenset[str]]] = {}
         self.shelves: dict[str, Shelf] = {}
-        self.reload()
+        if self.root is not None:
+            self.reload()
+        else:
+            self.swap(bundles)
+
+    def swap(self, bundles: Sequence[Bundle]) -> None:
+        """Serve these bundles from now on (by package name)."""
+        self._install({b["package"]["name"]: shelf_of(b) for b in bundles})
+
+    def _install(self, shelves: dict[str, Shelf]) -> None:
+        with self._lock:
+            self.shelves = shelves
+            self._views = {}
+            self.generation += 1
 
     def _rel(self, folder: Path) -> str:
-        rel = folder.relative_to(self.root).as_posix() if folder != self.root else ""
-        return rel
+        assert self.root is not None
+        return folder.relative_to(self.root).as_posix() if folder != self.root else ""
 
     def reload(self) -> None:
+        """Rebuild every package folder (nothing to do for a site over bundles)."""
+        if self.root is None:
+            return
         shelves: dict[str, Shelf] = {}
         for folder in self.folders:
             shelf = build_shelf(folder, self._rel(folder), None if self.worktree else "HEAD")
@@ -148,10 +171,7 @@ class Site:
             if key in shelves:  # two folders declaring one name: keep both, by folder
                 key = f"{key} ({shelf.rel})"
             shelves[key] = shelf
-        with self._lock:
-            self.shelves = shelves
-            self._views = {}
-            self.generation += 1
+        self._install(shelves)
 
     def view(self, see: tuple[str, ...] | None) -> dict[str, frozenset[str]] | None:
         """What a caller with visibility ``see`` (serve's ``PACKAGE`` or
@@ -215,6 +235,9 @@ class Site:
             raise UsageError(f"no package {package!r}")
         if not REF.fullmatch(ref):
             raise UsageError(f"not a git revision: {ref!r}")
+        if shelf.folder is None:
+            raise UsageError(f"package {package!r} is served from a bundle: it has no git "
+                             "history to compare")
         from promptops.git.history import History
 
         try:
@@ -241,7 +264,7 @@ class Site:
     def revisions(self, package: str) -> list[str]:
         """Names to offer for compare: the package's release tags (newest first), HEAD."""
         shelf = self.shelves.get(package)
-        if shelf is None or shelf.bundle is None:
+        if shelf is None or shelf.bundle is None or shelf.folder is None:
             return ["HEAD"]
         try:
             from promptops.versioning.history import open_repo, releases

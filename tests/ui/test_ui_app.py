@@ -213,3 +213,21 @@ def test_a_team_sees_only_its_prompts(app: UiApp) -> None:
     status, body = as_team("/", ("other-package",))
     assert "0 prompts" in body and "starter-prompts" not in body
     assert "7 prompts" in as_team("/", ("*",))[1]
+
+
+def test_a_site_over_bundles_built_elsewhere(pkg: Path) -> None:
+    """What a server that mounts the UI does: hand it its bundles, swap them on reload."""
+    from promptops.pipeline.build import Build
+
+    site = Site(None, bundles=[Build(pkg, "HEAD").bundle])
+    app = UiApp(site)
+    assert "7 prompts" in get(app, "/")[2]
+    status, _, body = get(app, "/prompt/starter-prompts/typed?sample=basic&render=1")
+    assert status == 200 and "3 x ABC-1" in body
+    status, _, body = get(app, "/compare/starter-prompts/typed?base=HEAD~1&head=HEAD")
+    assert status == 400 and "served from a bundle" in body
+    generation = site.generation
+    site.swap([Build(pkg, "HEAD~1").bundle])
+    assert site.generation == generation + 1
+    site.reload()  # no folders: keeps what was swapped in
+    assert "7 prompts" in get(app, "/")[2]
