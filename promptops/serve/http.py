@@ -41,7 +41,7 @@ promptops serve --http [HOST:]PORT [--path /mcp] [PATH ... | --bundle FILE ... |
                 [--tokens FILE] [--jwks-url URL | --jwks-file FILE] [--audience URI]
                 [--issuer ISS] [--require-scope S] [--allow-origin O] [--allow-host H]
                 [--max-body BYTES] [--session-idle 30m] [--max-streams N] [--replica-id ID]
-                [--page-size N] [--ttl-ms N] [--key-file FILE] [--no-access-log]
+                [--page-size N] [--ttl-ms N] [--key-file FILE] [--no-access-log] [--ui]
 
 Serve MCP prompts over Streamable HTTP (every revision: sessions for 2025-03-26 ..
 2025-11-25, stateless 2026-07-28) at http://HOST:PORT/mcp. Logs go to stderr."""
@@ -91,6 +91,9 @@ def parser() -> argparse.ArgumentParser:
                    help="prefix session ids with ID. (nginx affinity, docs/http.md)")
     p.add_argument("--shutdown-timeout", type=_duration, default=10.0, metavar="DURATION")
     p.add_argument("--no-access-log", action="store_true")
+    p.add_argument("--ui", action="store_true",
+                   help="also serve the web catalog and playground at / (docs/ui.md), "
+                        "behind the same tokens and visibility")
     return p
 
 
@@ -203,7 +206,13 @@ def build(args: argparse.Namespace, gate: Gate | None = None) -> HttpApp:
         if follower is not None:
             follower.stop()
 
-    app = HttpApp(views, config, auth=auth, metrics=metrics, on_start=start, on_stop=stop)
+    ui = None
+    if args.ui:
+        from promptops.ui.mount import ui_app
+
+        ui = ui_app(lambda: views.bundles)
+    app = HttpApp(views, config, auth=auth, metrics=metrics, on_start=start, on_stop=stop,
+                  ui=ui)
     snap_prompts = sum(len(b["prompts"]) for b in views.bundles)
     log(f"serving {snap_prompts} prompts over HTTP at "
         f"http://{host if ':' not in host else f'[{host}]'}:{port}{config.path}")

@@ -78,9 +78,11 @@ class UiApp:
     """The ASGI callable. ``hosts``: the ``Host`` values (host or host:port, lower case)
     to accept; None leaves the check to whoever mounts the app (serve's own guard)."""
 
-    def __init__(self, site: Site, *, hosts: frozenset[str] | None = None) -> None:
+    def __init__(self, site: Site, *, hosts: frozenset[str] | None = None,
+                 refresh: Callable[[], None] | None = None) -> None:
         self.site = site
         self.hosts = hosts
+        self.refresh = refresh  # called before each request (ui.mount: follow the server)
         self.static = _static()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -127,6 +129,8 @@ class UiApp:
                           max_num_fields=1000)
         raw = scope.get("raw_path") or scope["path"].encode()
         parts = [unquote(p) for p in raw.decode("latin-1").split("?")[0].split("/")[1:]]
+        if self.refresh is not None:
+            self.refresh()
         see = scope.get(SEE_KEY)
         try:
             return self._route(parts, query, see)

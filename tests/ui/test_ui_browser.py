@@ -279,3 +279,70 @@ def test_only_loopback_hosts_are_served(ui: UiProcess) -> None:
     conn.request("POST", "/", body=b"x")
     assert conn.getresponse().status == 405
     conn.close()
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_serve_http_ui_shows_each_team_only_its_prompts(pkg: Path, tmp_path: Path,
+                                                        browser: webdriver.Chrome) -> None:
+    """`serve --http --ui`: the same app at /, behind the same tokens; team A's browser
+    (its bearer token sent on every request) never sees team B's prompt."""
+    import hashlib
+    import http.client
+
+    tokens = tmp_path / "tokens.toml"
+    digest = {t: hashlib.sha256(t.encode()).hexdigest() for t in ("token-a", "token-b")}
+    tokens.write_text(
+        f'[[tokens]]\nname = "team-a"\nsha256 = "{digest["token-a"]}"\n'
+        'see = ["starter-prompts/commit_*"]\n\n'
+        f'[[tokens]]\nname = "team-b"\nsha256 = "{digest["token-b"]}"\n'
+        'see = ["starter-prompts/code_*"]\n')
+    port = _free_port()
+    log = (tmp_path / "serve.log").open("wb")
+    proc = subprocess.Popen([sys.executable, "-m", "promptops", "serve", "--http",
+                             f"127.0.0.1:{port}", str(pkg), "--tokens", str(tokens), "--ui"],
+                            stdout=subprocess.DEVNULL, stderr=log, env=cli_env())
+    base = f"http://127.0.0.1:{port}/"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            assert proc.poll() is None, (tmp_path / "serve.log").read_text()
+            try:
+                conn = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
+                conn.request("GET", "/healthz")
+                if conn.getresponse().status == 200:
+                    break
+            except OSError:
+                pass
+            assert time.monotonic() < deadline, "serve --http did not start"
+            time.sleep(0.1)
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+        conn.request("GET", "/")
+        assert conn.getresponse().status == 401  # no token, no page
+        browser.execute_cdp_cmd("Network.enable", {})
+        for token, mine, theirs in (("token-a", "commit_message", "code_review"),
+                                    ("token-b", "code_review", "commit_message")):
+            browser.execute_cdp_cmd("Network.setExtraHTTPHeaders",
+                                    {"headers": {"Authorization": f"Bearer {token}"}})
+            browser.get(base)
+            names = [c.text for c in browser.find_elements(By.CSS_SELECTOR, "#results code")]
+            assert names == [mine]
+            browser.find_element(By.ID, "q").send_keys(theirs.split("_")[0])
+            wait(browser, lambda d: d.find_element(By.ID, "count").text.endswith("prompt")
+                 or d.find_element(By.ID, "count").text.startswith("0"))
+            assert theirs not in browser.find_element(By.ID, "results").text
+            browser.get(base + f"prompt/starter-prompts/{theirs}")
+            assert "Not found" in browser.find_element(By.TAG_NAME, "h1").text
+            browser.get(base + f"prompt/starter-prompts/{mine}")
+            assert browser.find_elements(By.ID, "render-form")
+    finally:
+        browser.execute_cdp_cmd("Network.setExtraHTTPHeaders", {"headers": {}})
+        proc.terminate()
+        proc.wait(15)
+        log.close()
