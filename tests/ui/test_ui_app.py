@@ -231,3 +231,22 @@ def test_a_site_over_bundles_built_elsewhere(pkg: Path) -> None:
     assert site.generation == generation + 1
     site.reload()  # no folders: keeps what was swapped in
     assert "7 prompts" in get(app, "/")[2]
+
+
+def test_images_and_audio_show_inline_and_nothing_else_does(app: UiApp) -> None:
+    status, _, body = get(app, "/prompt/starter-prompts/describe_diagram?render=1")
+    assert status == 200
+    assert re.search(r'<img src="data:image/png;base64,[A-Za-z0-9+/=]+" alt="image image/png',
+                     body)
+    assert re.search(r'<audio controls src="data:audio/wav;base64,[A-Za-z0-9+/=]+">', body)
+    from promptops.ui.pages import messages_html
+
+    hostile = messages_html({"messages": [
+        {"role": "user", "content": {"type": "image", "mimeType": "image/svg+xml",
+                                     "data": "PHN2Zz4="}},
+        {"role": "user", "content": {"type": "image", "mimeType": "image/png",
+                                     "data": '" onerror="alert(1)'}},
+        {"role": "user", "content": {"type": "resource_link", "uri": "javascript:alert(1)",
+                                     "name": "x"}}]})
+    assert "<img" not in hostile and "href" not in hostile and "(not shown)" in hostile
+    assert "<dd>javascript:alert(1)</dd>" in hostile

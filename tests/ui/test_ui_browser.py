@@ -346,3 +346,15 @@ def test_serve_http_ui_shows_each_team_only_its_prompts(pkg: Path, tmp_path: Pat
         proc.terminate()
         proc.wait(15)
         log.close()
+
+
+def test_images_and_audio_play_under_the_csp(ui: UiProcess, browser: webdriver.Chrome) -> None:
+    browser.get(ui.url + "prompt/starter-prompts/describe_diagram?render=1")
+    img = browser.find_element(By.CSS_SELECTOR, ".message img")
+    wait(browser, lambda d: d.execute_script("return arguments[0].complete", img))
+    assert browser.execute_script("return arguments[0].naturalWidth", img) > 0
+    audio = browser.find_element(By.CSS_SELECTOR, ".message audio")
+    wait(browser, lambda d: d.execute_script("return arguments[0].readyState", audio) >= 1)
+    logs = [e["message"] for e in browser.get_log("browser")]
+    assert not [m for m in logs if "Content Security Policy" in m], logs
+    assert axe(browser) == []
