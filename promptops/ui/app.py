@@ -210,7 +210,10 @@ class UiApp:
                 rendered, status = pages.error_section(str(exc), error_code(exc)), 400
             else:
                 rendered = pages.result_section(shelf, prompt["name"], values, result)
-        return Response(status, pages.prompt_page(self.site, shelf, prompt, values, rendered))
+        plain = {k: v for k, v in query if k != "health"}
+        health = pages.health_section(shelf, prompt, plain, run=bool(dict(query).get("health")))
+        return Response(status, pages.prompt_page(self.site, shelf, prompt, values, rendered,
+                                                  health))
 
     def _compare(self, shelf: Shelf, prompt: Prompt,
                  query: list[tuple[str, str]]) -> Response:

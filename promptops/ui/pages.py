@@ -282,8 +282,30 @@ def _history(site: Site, shelf: Shelf, prompt: Prompt) -> str:
             f"release with HEAD:</p><ul class=\"samples\">{links}</ul></nav>")
 
 
+def health_section(shelf: Shelf, prompt: Prompt, query: Mapping[str, str], *,
+                   run: bool) -> str:
+    """Lint's findings for the prompt, on request (a link: linting a big package takes a
+    while, so no page waits for it unasked)."""
+    head = "<section aria-labelledby=\"health-h\" id=\"health\"><h2 id=\"health-h\">Health</h2>"
+    if not run:
+        q = {**query, "health": "1"}
+        return (f"{head}<p><a id=\"run-lint\" href=\"{e(prompt_url(shelf.name, prompt['name'], q))}"
+                "#health\">Show lint findings</a> (lints the package once, as "
+                "<code>promptops lint</code> does)</p></section>")
+    found = shelf.findings(prompt)
+    if isinstance(found, str):
+        return f"{head}<p class=\"muted\" id=\"lint\">{e(found)}</p></section>"
+    if not found:
+        return f"{head}<p id=\"lint\">No lint findings for this prompt.</p></section>"
+    items = "".join(
+        f"<li><strong>{e(f.level)}</strong> <code>{e(f.code)}</code> {e(f.name)}: "
+        f"{e(f.message)} <span class=\"muted\">{e(f.path)}:{f.line}:{f.col}</span></li>"
+        for f in found)
+    return f"{head}<ul id=\"lint\">{items}</ul></section>"
+
+
 def prompt_page(site: Site, shelf: Shelf, prompt: Prompt, values: Mapping[str, str],
-                rendered: str) -> str:
+                rendered: str, health: str = "") -> str:
     pkg = shelf.bundle["package"] if shelf.bundle else None
     fields = "".join(_field(i, a, values.get(a["name"]))
                      for i, a in enumerate(prompt["arguments"])) \
@@ -302,7 +324,8 @@ def prompt_page(site: Site, shelf: Shelf, prompt: Prompt, values: Mapping[str, s
         f"<h2>Arguments</h2>{fields}<input type=\"hidden\" name=\"render\" value=\"1\">"
         "<p><button type=\"submit\" id=\"render\">Render</button></p></form>"
     )
-    body = head + _samples(shelf, prompt) + _history(site, shelf, prompt) + form + rendered
+    body = (head + _samples(shelf, prompt) + _history(site, shelf, prompt) + form + rendered
+            + health)
     return layout(prompt.get("title") or prompt["name"], body, live=site.worktree,
                   generation=site.generation)
 

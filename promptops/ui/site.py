@@ -23,6 +23,8 @@ from promptops.errors import PromptopsError, UsageError
 from promptops.render.renderer import Renderer
 
 if TYPE_CHECKING:
+    from promptops.lint.problem import Finding
+    from promptops.pipeline.build import Build
     from promptops.pipeline.bundle_types import Bundle, Prompt
     from promptops.pipeline.source import Source
 
@@ -59,12 +61,35 @@ class Shelf:
     renderer: Renderer | None = None
     error: str | None = None
     source: Source | None = None  # the files it was built from (compare's source diff)
+    build: Build | None = field(default=None, repr=False)  # what lint reads (health)
+    _findings: list[Finding] | None = field(default=None, repr=False)
+    _lint_error: str | None = field(default=None, repr=False)
     rows: list[Row] = field(default_factory=list)
     hays: list[str] = field(default_factory=list)  # rows[i].haystack, for the search loop
 
     @property
     def name(self) -> str:
         return self.bundle["package"]["name"] if self.bundle else self.rel
+
+    def findings(self, prompt: Prompt) -> list[Finding] | str:
+        """Lint's findings on the prompt's file and the files its messages name (the
+        package linted once, on first ask, with the manifest's settings and no cache
+        written: the UI writes nothing); or why lint could not run."""
+        if self.build is None:
+            return "lint needs the package folder (this package was served from a bundle)"
+        if self._findings is None and self._lint_error is None:
+            from promptops.lint.runner import Options, lint_package
+
+            try:
+                self._findings = lint_package(self.build, Options(use_cache=False)).findings
+            except PromptopsError as exc:
+                self._lint_error = str(exc)
+        if self._findings is None:
+            return self._lint_error or "lint did not run"
+        paths = {prompt["source"]}
+        for m in prompt["messages"]:
+            paths.update(p for p in (m.get("template"), m.get("file")) if p)
+        return [f for f in self._findings if f.path in paths]
 
 
 def find_packages(root: Path) -> list[Path]:
@@ -122,6 +147,7 @@ def build_shelf(folder: Path, rel: str, ref: str | None) -> Shelf:
         return Shelf(folder, rel, error=str(exc))
     shelf = shelf_of(bundle, folder, rel)
     shelf.source = build.source
+    shelf.build = build
     return shelf
 
 

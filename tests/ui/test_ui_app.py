@@ -250,3 +250,22 @@ def test_images_and_audio_show_inline_and_nothing_else_does(app: UiApp) -> None:
                                      "name": "x"}}]})
     assert "<img" not in hostile and "href" not in hostile and "(not shown)" in hostile
     assert "<dd>javascript:alert(1)</dd>" in hostile
+
+
+def test_health_shows_what_promptops_lint_finds_for_the_prompt(app: UiApp, pkg: Path) -> None:
+    _, _, page = get(app, "/prompt/starter-prompts/hostile")
+    assert 'id="run-lint"' in page and 'id="lint"' not in page  # nothing linted unasked
+    _, _, body = get(app, "/prompt/starter-prompts/typed?health=1")  # before the CLI lints
+    cli = run_cli("lint", str(pkg), "--format", "json", "--no-cache")
+    found = json.loads(cli.stdout)
+    findings = found["findings"] if isinstance(found, dict) else found
+    mine = sorted({f["code"] for f in findings if f["path"] == "prompts/typed.prompt.yaml"})
+    assert mine, cli.stdout  # the typed prompt does trip lint (PO207)
+    _, _, body = get(app, "/prompt/starter-prompts/typed?health=1")
+    shown = sorted(set(re.findall(r"<code>(PO\d+)</code>", body)))
+    assert shown == mine
+    import git
+
+    assert git.Repo(pkg).git.status("--porcelain", "--ignored") == ""  # the UI wrote nothing
+    _, _, clean = get(app, "/prompt/starter-prompts/hostile?health=1")
+    assert "No lint findings for this prompt." in clean

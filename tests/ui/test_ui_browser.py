@@ -237,6 +237,10 @@ def test_a_hostile_prompt_runs_nothing(ui: UiProcess, browser: webdriver.Chrome)
         assert browser.execute_script("return window.__pwned === undefined")
         assert not browser.find_elements(By.CSS_SELECTOR, "main script, main img[src='x'], "
                                                           "main svg, a[href^='javascript:']")
+        fetched = browser.execute_script(
+            "return performance.getEntriesByType('resource').map(e => e.name)"
+            ".concat(performance.getEntriesByType('navigation').map(e => e.name))")
+        assert fetched and all(u.startswith(ui.url) for u in fetched), fetched  # nothing else
     box = browser.find_element(By.ID, "render-form")
     assert box
     body = browser.find_element(By.ID, "result").text
