@@ -54,8 +54,12 @@ def run(root: Path, *, worktree: bool, port: int, announce: Callable[[str], None
     except ImportError:
         raise UsageError("promptops ui needs the http extra: "
                          "pip install 'promptops-mcp[http]'") from None
-    site = Site(root, worktree=worktree)
-    sock = bind(port)
+    sock = bind(port)  # a port in use is said at once, before a long build
+    try:
+        site = Site(root, worktree=worktree)
+    except BaseException:
+        sock.close()
+        raise
     real_port = sock.getsockname()[1]
     url = f"http://{HOST}:{real_port}/"
     app = UiApp(site, hosts=loopback_hosts(real_port))

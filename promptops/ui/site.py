@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from promptops.lint.problem import Finding
     from promptops.pipeline.build import Build
     from promptops.pipeline.bundle_types import Bundle, Prompt
+    from promptops.pipeline.memo import FileMemo
     from promptops.pipeline.source import Source
 
 MANIFEST = "promptops.yaml"
@@ -135,12 +136,13 @@ def shelf_of(bundle: Bundle, folder: Path | None = None, rel: str = "") -> Shelf
     return shelf
 
 
-def build_shelf(folder: Path, rel: str, ref: str | None) -> Shelf:
+def build_shelf(folder: Path, rel: str, ref: str | None, memo: FileMemo | None = None
+                ) -> Shelf:
     """The shelf of one package at ``ref`` (None: the working tree); a package that does
     not build is a shelf with its error, so one broken package hides no other."""
     from promptops.pipeline.build import Build
 
-    build = Build(folder, ref)
+    build = Build(folder, ref, memo=memo)
     try:
         bundle = build.bundle
     except PromptopsError as exc:
@@ -167,6 +169,9 @@ class Site:
         self._revisions: OrderedDict[tuple[str, str], Shelf] = OrderedDict()
         self._views: dict[tuple[str, ...], dict[str, frozenset[str]]] = {}
         self.shelves: dict[str, Shelf] = {}
+        # per folder, kept across rebuilds (as serve --worktree keeps its own): a save
+        # re-parses the files it changed, not the package
+        self._memos: dict[Path, FileMemo] = {}
         if self.root is not None:
             self.reload()
         else:
@@ -191,8 +196,12 @@ class Site:
         if self.root is None:
             return
         shelves: dict[str, Shelf] = {}
+        from promptops.pipeline.memo import FileMemo
+
         for folder in self.folders:
-            shelf = build_shelf(folder, self._rel(folder), None if self.worktree else "HEAD")
+            memo = self._memos.setdefault(folder, FileMemo())
+            shelf = build_shelf(folder, self._rel(folder), None if self.worktree else "HEAD",
+                                memo)
             key = shelf.name
             if key in shelves:  # two folders declaring one name: keep both, by folder
                 key = f"{key} ({shelf.rel})"

@@ -269,3 +269,20 @@ def test_health_shows_what_promptops_lint_finds_for_the_prompt(app: UiApp, pkg: 
     assert git.Repo(pkg).git.status("--porcelain", "--ignored") == ""  # the UI wrote nothing
     _, _, clean = get(app, "/prompt/starter-prompts/hostile?health=1")
     assert "No lint findings for this prompt." in clean
+
+
+def test_bad_input_to_the_command_is_a_clear_error(tmp_path: Path, pkg: Path) -> None:
+    from promptops.ui.server import bind
+
+    held = bind(0)
+    try:
+        result = run_cli("ui", str(pkg), "--port", str(held.getsockname()[1]), "--no-browser")
+    finally:
+        held.close()
+    assert result.returncode == 2 and "cannot listen on 127.0.0.1:" in result.stderr
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    result = run_cli("ui", str(empty), "--no-browser")
+    assert result.returncode == 2 and "promptops.yaml" in result.stderr
+    result = run_cli("ui", str(tmp_path / "missing"), "--no-browser")
+    assert result.returncode == 2 and "not a folder" in result.stderr
