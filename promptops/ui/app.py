@@ -116,7 +116,7 @@ class UiApp:
         return False
 
     def respond(self, scope: Scope) -> Response:
-        """The response to one request; a bug is the caller's 500, nothing else escapes."""
+        """The response to one request; a bug of ours is a 500, nothing else escapes."""
         if not self._host_ok(scope):
             return Response(403, "Forbidden: Host not allowed\n", b"text/plain; charset=utf-8")
         if scope.get("method") not in ("GET", "HEAD"):
@@ -125,8 +125,11 @@ class UiApp:
         raw_query = scope.get("query_string", b"")
         if len(raw_query) > MAX_QUERY:
             return Response(414, "Query too long\n", b"text/plain; charset=utf-8")
-        query = parse_qsl(raw_query.decode("utf-8", "replace"), keep_blank_values=True,
-                          max_num_fields=1000)
+        try:
+            query = parse_qsl(raw_query.decode("utf-8", "replace"), keep_blank_values=True,
+                              max_num_fields=1000)
+        except ValueError:  # over max_num_fields
+            return Response(400, "Bad request: too many fields\n", b"text/plain; charset=utf-8")
         raw = scope.get("raw_path") or scope["path"].encode()
         parts = [unquote(p) for p in raw.decode("latin-1").split("?")[0].split("/")[1:]]
         if self.refresh is not None:
@@ -134,8 +137,12 @@ class UiApp:
         see = scope.get(SEE_KEY)
         try:
             return self._route(parts, query, see)
-        except ValueError:  # parse_qsl's max_num_fields
-            return Response(400, "Bad request\n", b"text/plain; charset=utf-8")
+        except Exception:  # our bug: a 500 for this request, the traceback on stderr
+            import traceback
+
+            traceback.print_exc()
+            return Response(500, "Internal error (a promptops bug: please report it)\n",
+                            b"text/plain; charset=utf-8")
 
     def _route(self, parts: list[str], query: list[tuple[str, str]],
                see: tuple[str, ...] | None) -> Response:

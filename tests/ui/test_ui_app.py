@@ -286,3 +286,8 @@ def test_bad_input_to_the_command_is_a_clear_error(tmp_path: Path, pkg: Path) ->
     assert result.returncode == 2 and "promptops.yaml" in result.stderr
     result = run_cli("ui", str(tmp_path / "missing"), "--no-browser")
     assert result.returncode == 2 and "not a folder" in result.stderr
+
+
+def test_too_many_fields_is_a_400_not_a_crash(app: UiApp) -> None:
+    status, _, body = get(app, "/?" + "&".join(f"f{i}=1" for i in range(1001)))
+    assert status == 400 and "too many fields" in body

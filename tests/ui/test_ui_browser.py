@@ -310,7 +310,8 @@ def test_serve_http_ui_shows_each_team_only_its_prompts(pkg: Path, tmp_path: Pat
     port = _free_port()
     log = (tmp_path / "serve.log").open("wb")
     proc = subprocess.Popen([sys.executable, "-m", "promptops", "serve", "--http",
-                             f"127.0.0.1:{port}", str(pkg), "--tokens", str(tokens), "--ui"],
+                             f"127.0.0.1:{port}", str(pkg), "--tokens", str(tokens), "--ui",
+                             "--shutdown-timeout", "2s"],
                             stdout=subprocess.DEVNULL, stderr=log, env=cli_env())
     base = f"http://127.0.0.1:{port}/"
     try:
@@ -347,8 +348,13 @@ def test_serve_http_ui_shows_each_team_only_its_prompts(pkg: Path, tmp_path: Pat
             assert browser.find_elements(By.ID, "render-form")
     finally:
         browser.execute_cdp_cmd("Network.setExtraHTTPHeaders", {"headers": {}})
+        browser.get("about:blank")  # no connection left open to drain
         proc.terminate()
-        proc.wait(15)
+        try:  # shutdown is serve's own tests' subject: here it only has to end
+            proc.wait(30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
         log.close()
 
 
