@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import socket
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -46,6 +47,28 @@ def follow(site: Site, stop: threading.Event, log: Callable[[str], None]) -> thr
     return thread
 
 
+def head_follower(site: Site, log: Callable[[str], None], every_s: float = 2.0
+                  ) -> Callable[[], None]:
+    """A refresh for HEAD mode: at most every ``every_s`` seconds, a request checks whether
+    HEAD moved and rebuilds if so (the file memo keeps that cheap)."""
+    last = [time.monotonic()]
+    lock = threading.Lock()
+
+    def refresh() -> None:
+        now = time.monotonic()
+        if now - last[0] < every_s or not lock.acquire(blocking=False):
+            return
+        try:
+            last[0] = now
+            if site.head_moved():
+                site.reload()
+                log(f"rebuilt at the new HEAD (generation {site.generation})")
+        finally:
+            lock.release()
+
+    return refresh
+
+
 def run(root: Path, *, worktree: bool, port: int, announce: Callable[[str], None],
         log: Callable[[str], None], open_browser: bool) -> None:
     """Build, bind, print the URL, serve until interrupted."""
@@ -62,7 +85,8 @@ def run(root: Path, *, worktree: bool, port: int, announce: Callable[[str], None
         raise
     real_port = sock.getsockname()[1]
     url = f"http://{HOST}:{real_port}/"
-    app = UiApp(site, hosts=loopback_hosts(real_port))
+    app = UiApp(site, hosts=loopback_hosts(real_port),
+                refresh=None if worktree else head_follower(site, log))
     stop = threading.Event()
     if worktree:
         follow(site, stop, log)

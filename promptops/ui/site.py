@@ -153,6 +153,16 @@ def build_shelf(folder: Path, rel: str, ref: str | None, memo: FileMemo | None =
     return shelf
 
 
+def _head(folder: Path) -> str | None:
+    """The commit HEAD names in the repository holding ``folder`` (None: none yet)."""
+    from promptops.git.history import History
+
+    try:
+        return History.open(folder, "HEAD mode reads git").commit("HEAD")
+    except PromptopsError:
+        return None
+
+
 class Site:
     """The packages the UI serves; :meth:`reload` rebuilds them (worktree saves).
 
@@ -172,10 +182,18 @@ class Site:
         # per folder, kept across rebuilds (as serve --worktree keeps its own): a save
         # re-parses the files it changed, not the package
         self._memos: dict[Path, FileMemo] = {}
+        self._heads: dict[Path, str | None] = {}  # HEAD mode: the commit each was built at
         if self.root is not None:
             self.reload()
         else:
             self.swap(bundles)
+
+    def head_moved(self) -> bool:
+        """HEAD mode: whether any package's HEAD is another commit than the one it was
+        built from (a commit, checkout or pull since); then :meth:`reload` picks it up."""
+        if self.root is None or self.worktree:
+            return False
+        return any(_head(folder) != seen for folder, seen in list(self._heads.items()))
 
     def swap(self, bundles: Sequence[Bundle]) -> None:
         """Serve these bundles from now on (by package name)."""
@@ -198,6 +216,8 @@ class Site:
         shelves: dict[str, Shelf] = {}
         from promptops.pipeline.memo import FileMemo
 
+        if not self.worktree:  # read before building: a commit during the build shows next
+            self._heads = {folder: _head(folder) for folder in self.folders}
         for folder in self.folders:
             memo = self._memos.setdefault(folder, FileMemo())
             shelf = build_shelf(folder, self._rel(folder), None if self.worktree else "HEAD",

@@ -291,3 +291,37 @@ def test_bad_input_to_the_command_is_a_clear_error(tmp_path: Path, pkg: Path) ->
 def test_too_many_fields_is_a_400_not_a_crash(app: UiApp) -> None:
     status, _, body = get(app, "/?" + "&".join(f"f{i}=1" for i in range(1001)))
     assert status == 400 and "too many fields" in body
+
+
+def test_head_mode_picks_up_a_new_commit(pkg: Path) -> None:
+    import git
+    from helpers.repo import commit_files
+
+    from promptops.ui.server import head_follower
+
+    site = Site(pkg)
+    app = UiApp(site, refresh=head_follower(site, lambda _: None, every_s=0))
+    assert not site.head_moved()
+    assert "Typed arguments" in get(app, "/")[2]
+    commit_files(git.Repo(pkg), {"prompts/typed.prompt.yaml": (
+        pkg / "prompts" / "typed.prompt.yaml").read_text().replace(
+            "Typed arguments", "Typed fields")}, "retitle")
+    assert site.head_moved()
+    body = get(app, "/")[2]
+    assert "Typed fields" in body and "Typed arguments" not in body
+    assert not site.head_moved()
+
+
+def test_a_package_broken_at_head_is_not_rebuilt_until_head_moves(tmp_path: Path) -> None:
+    from helpers.repo import make_repo
+
+    repo = make_repo(tmp_path / "p", {"promptops.yaml": "name: [broken\n"})
+    site = Site(tmp_path / "p")
+    assert next(iter(site.shelves.values())).error
+    assert not site.head_moved()  # nothing to rebuild every two seconds
+    from helpers.repo import commit_files
+
+    commit_files(repo, {"promptops.yaml": "name: fixed\nversion: 1.0.0\n"}, "fix")
+    assert site.head_moved()
+    site.reload()
+    assert "fixed" in site.shelves
