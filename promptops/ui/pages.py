@@ -111,7 +111,7 @@ def catalog(site: Site, query: str, package: str | None, page: int, per_page: in
         f"prompt{'s' if total != 1 else ''}</p>"
         f"<ul id=\"results\" class=\"prompts\">{items}</ul>{more}"
     )
-    return layout("Prompts", body, live=site.worktree, generation=site.generation)
+    return layout("Prompts", body, live=site.live, generation=site.generation)
 
 
 def search_json(site: Site, query: str, package: str | None, limit: int,
@@ -326,7 +326,7 @@ def prompt_page(site: Site, shelf: Shelf, prompt: Prompt, values: Mapping[str, s
     )
     body = (head + _samples(shelf, prompt) + _history(site, shelf, prompt) + form + rendered
             + health)
-    return layout(prompt.get("title") or prompt["name"], body, live=site.worktree,
+    return layout(prompt.get("title") or prompt["name"], body, live=site.live,
                   generation=site.generation)
 
 
@@ -405,7 +405,7 @@ def compare_page(site: Site, shelf: Shelf, prompt: Prompt, values: Mapping[str, 
                  f"{_diff_html(diff)}<h2>Source diff</h2>"
                  f"{_diff_html(source_diff, 'source-diff', 'The prompt file is the same.')}"
                  "</section>")
-    return layout("Compare", body, live=site.worktree, generation=site.generation)
+    return layout("Compare", body, live=site.live, generation=site.generation)
 
 
 def side_html(label: str, inner: str) -> str:

@@ -47,24 +47,31 @@ def follow(site: Site, stop: threading.Event, log: Callable[[str], None]) -> thr
     return thread
 
 
-def head_follower(site: Site, log: Callable[[str], None], every_s: float = 2.0
-                  ) -> Callable[[], None]:
+def head_follower(site: Site, log: Callable[[str], None], every_s: float = 2.0, *,
+                  background: bool = True) -> Callable[[], None]:
     """A refresh for HEAD mode: at most every ``every_s`` seconds, a request checks whether
-    HEAD moved and rebuilds if so (the file memo keeps that cheap)."""
+    HEAD moved and rebuilds if so, in a thread of its own (``background``), so no request
+    waits for a build; the open page's poll of /api/generation then reloads it."""
     last = [time.monotonic()]
     lock = threading.Lock()
 
-    def refresh() -> None:
-        now = time.monotonic()
-        if now - last[0] < every_s or not lock.acquire(blocking=False):
-            return
+    def check() -> None:
         try:
-            last[0] = now
             if site.head_moved():
                 site.reload()
                 log(f"rebuilt at the new HEAD (generation {site.generation})")
         finally:
             lock.release()
+
+    def refresh() -> None:
+        now = time.monotonic()
+        if now - last[0] < every_s or not lock.acquire(blocking=False):
+            return
+        last[0] = now
+        if background:
+            threading.Thread(target=check, name="promptops-ui-head", daemon=True).start()
+        else:
+            check()
 
     return refresh
 

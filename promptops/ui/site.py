@@ -188,6 +188,12 @@ class Site:
         else:
             self.swap(bundles)
 
+    @property
+    def live(self) -> bool:
+        """Whether an open page should reload itself when the site is rebuilt: a site
+        over package folders (saves, or new commits); not one over handed-in bundles."""
+        return self.root is not None
+
     def head_moved(self) -> bool:
         """HEAD mode: whether any package's HEAD is another commit than the one it was
         built from (a commit, checkout or pull since); then :meth:`reload` picks it up."""

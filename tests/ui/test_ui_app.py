@@ -300,7 +300,7 @@ def test_head_mode_picks_up_a_new_commit(pkg: Path) -> None:
     from promptops.ui.server import head_follower
 
     site = Site(pkg)
-    app = UiApp(site, refresh=head_follower(site, lambda _: None, every_s=0))
+    app = UiApp(site, refresh=head_follower(site, lambda _: None, every_s=0, background=False))
     assert not site.head_moved()
     assert "Typed arguments" in get(app, "/")[2]
     commit_files(git.Repo(pkg), {"prompts/typed.prompt.yaml": (

@@ -271,6 +271,27 @@ def test_a_worktree_save_updates_the_open_page(tmp_path: Path, browser: webdrive
         proc.stop()
 
 
+def test_a_new_commit_updates_the_open_page(tmp_path: Path, browser: webdriver.Chrome
+                                            ) -> None:
+    from helpers.repo import commit_files
+
+    root = tmp_path / "head"
+    repo = make_package(root)
+    proc = UiProcess(root)  # HEAD mode
+    try:
+        browser.get(proc.url + "prompt/starter-prompts/commit_message?render=1&a.changes=x")
+        assert "in English" in browser.find_element(By.ID, "result").text
+        path = root / "prompts" / "commit_message.prompt.yaml"
+        path.write_text(path.read_text().replace("in English", "in plain English"))
+        time.sleep(3)  # a save alone changes nothing at HEAD
+        assert "in plain English" not in browser.find_element(By.ID, "result").text
+        commit_files(repo, {}, "plain English")
+        wait(browser, lambda d: "in plain English" in d.find_element(By.ID, "result").text,
+             timeout=30)
+    finally:
+        proc.stop()
+
+
 def test_only_loopback_hosts_are_served(ui: UiProcess) -> None:
     import http.client
 
