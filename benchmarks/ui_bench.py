@@ -131,7 +131,11 @@ def main() -> int:
             paint = first_paint(url, a.runs)
         finally:
             proc.terminate()
-            proc.wait(10)
+            try:
+                proc.wait(30)
+            except subprocess.TimeoutExpired:  # a loaded machine: the figures are taken
+                proc.kill()
+                proc.wait()
     rows = [["measurement", "prompts", "value"],
             ["start (HEAD build, URL printed)", str(a.prompts), f"{fmt(started * 1000)} ms"],
             ["catalog HTML, GET / (median)", str(a.prompts), f"{fmt(median(html) * 1000)} ms"
