@@ -31,7 +31,7 @@ from promptops.commands.choices import (
     SchemaKind,
 )
 from promptops.console import ColorMode, Console
-from promptops.error_handler import run_guarded
+from promptops.error_handler import handle, run_guarded
 from promptops.errors import ExitCode
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -177,21 +177,31 @@ def render(
 @_command("import")
 def import_(
     ctx: typer.Context,
-    sources: Annotated[list[Path], typer.Argument(metavar="SOURCE...",
-                                                  help="Prompt files of another tool")],
+    sources: Annotated[list[Path], typer.Argument(
+        metavar="PATH...", help="Prompt files or folders of another tool (folders are read "
+        "recursively; - reads a list of paths from stdin)")],
     out: Annotated[Path, typer.Option("-o", "--out", metavar="DIR",
                                       help="Package folder to write or add to")] = Path("."),
     source_format: Annotated[
         ImportFormat | None,
-        typer.Option("--from", metavar="FORMAT", help="Source format: prompty, dotprompt, "
-                     "vscode, claude, promptfoo or langchain (default: detected)"),
+        typer.Option("--from", metavar="FORMAT", help="Read every file as this format: "
+                     "prompty, dotprompt, vscode, claude, promptfoo or langchain (default: "
+                     "detected per file from its name and content)"),
     ] = None,
+    commit: Annotated[bool, typer.Option(
+        "--commit", help="Commit what is written (git init DIR when it is in no repository)")
+    ] = False,
     fmt: FormatOpt = Format.text,
 ) -> None:
-    """Import other tools' prompt files into a package; exit 1 if anything was lost."""
+    """Import other tools' prompt files into a package; exit 1 if any is lossy or refused.
+
+    Each file ends as imported exact, imported with its losses named, or refused with the
+    reason; the package is written only as a whole that builds, or not at all.
+    """
     from promptops.commands import import_ as cmd
 
-    _run(ctx, cmd.run, sources=sources, out=out, source_format=source_format, fmt=fmt)
+    _run(ctx, cmd.run, sources=sources, out=out, source_format=source_format, commit=commit,
+         fmt=fmt)
 
 
 @_command()
@@ -263,6 +273,8 @@ def lint(
         typer.Option("--base", metavar="REV", help="Check versioning against this revision"),
     ] = None,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Ignore cached results")] = False,
+    watch: Annotated[bool, typer.Option(
+        "--watch", help="Lint again after every save, until Ctrl-C")] = False,
 ) -> None:
     """Check prompts for broken, unsafe and unreviewable content."""
     from promptops.commands import lint as cmd
@@ -270,7 +282,10 @@ def lint(
     opts = cmd.Options(ref=ref, fmt=fmt, select=tuple(select or ()), ignore=tuple(ignore or ()),
                        fix=fix, diff=diff, unsafe_fixes=unsafe_fixes, strict=strict, base=base,
                        use_cache=not no_cache)
-    _run(ctx, cmd.run, path=path, opts=opts)
+    if watch:
+        _run(ctx, cmd.watch, path=path, opts=opts, on_error=handle)
+    else:
+        _run(ctx, cmd.run, path=path, opts=opts)
 
 
 @_command()
@@ -309,12 +324,19 @@ def test_(
     jobs: Annotated[
         int | None, typer.Option("-j", "--jobs", metavar="N", help="Processes (default: auto)")
     ] = None,
+    watch: Annotated[bool, typer.Option(
+        "--watch", help="Run again after every save (the cases it touched), until Ctrl-C")
+    ] = False,
 ) -> None:
     """Run the package's deterministic prompt tests (tests/**/*.test.yaml + smoke cases)."""
     from promptops.commands import test as cmd
 
-    _run(ctx, cmd.run, path=path, ref=ref, patterns=k or [], update=update_snapshots,
-         junit=junit_xml, fmt=fmt, jobs=jobs)
+    if watch:
+        _run(ctx, cmd.watch, path=path, patterns=k or [], fmt=fmt, jobs=jobs, on_error=handle,
+             fixed=ref is not None or update_snapshots or junit_xml is not None)
+    else:
+        _run(ctx, cmd.run, path=path, ref=ref, patterns=k or [], update=update_snapshots,
+             junit=junit_xml, fmt=fmt, jobs=jobs)
 
 
 @_command()
@@ -335,7 +357,7 @@ def install(
     ctx: typer.Context,
     client: Annotated[Client, typer.Argument(metavar="CLIENT",
                                              help="claude-desktop, claude-code, vscode, "
-                                                  "cursor or json")],
+                                                  "cursor, gemini, goose, copilot or json")],
     path: PathArg = None,
     name: Annotated[
         str | None, typer.Option("--name", metavar="NAME",
@@ -345,7 +367,8 @@ def install(
         str | None,
         typer.Option("--scope", metavar="SCOPE",
                      help="claude-code: local (default), user or project; vscode and cursor: "
-                          "user (default) or workspace"),
+                          "user (default) or workspace; gemini and copilot: user (default) "
+                          "or project"),
     ] = None,
     config: Annotated[
         Path | None, typer.Option("--config", metavar="FILE",
@@ -361,7 +384,8 @@ def install(
         bool, typer.Option("--worktree", help="Serve the working tree (serve --worktree)")
     ] = False,
 ) -> None:
-    """Add this package to an MCP client's config, with absolute paths a GUI app can run."""
+    """Add this package to an MCP client's config (absolute paths, or portable ones in a
+    project or workspace file a team commits)."""
     from promptops.commands import install as cmd
 
     _run(ctx, cmd.run, client=client, path=path, name=name, scope=scope,
@@ -508,6 +532,60 @@ def ui(
     from promptops.commands import ui as cmd
 
     _run(ctx, cmd.run, path=path, worktree=worktree, port=port, no_browser=no_browser)
+
+
+WhyOpt = Annotated[str, typer.Option("-m", "--message", metavar="WHY",
+                                     help="Why: recorded in the channel's log")]
+PushOpt = Annotated[
+    str | None,
+    typer.Option("--push", metavar="REMOTE",
+                 help="Move the channel on REMOTE (atomic, refused if it moved meanwhile)"),
+]
+
+
+@_command()
+def promote(
+    ctx: typer.Context,
+    spec: Annotated[str, typer.Argument(metavar="[PACKAGE@]VERSION", help="Release to promote")],
+    to: Annotated[str, typer.Option("--to", metavar="CHANNEL", help="Channel to move")],
+    why: WhyOpt = "",
+    push: PushOpt = None,
+    path: PathArg = None,
+) -> None:
+    """Move a channel to a release once it rebuilds and passes its gates and the policy."""
+    from promptops.commands import promote as cmd
+
+    _run(ctx, cmd.run, spec=spec, channel=to, why=why, push=push, path=path)
+
+
+@_command()
+def rollback(
+    ctx: typer.Context,
+    channel: Annotated[str, typer.Argument(metavar="CHANNEL",
+                                           help="Channel ([PACKAGE/]CHANNEL) to roll back")],
+    why: WhyOpt = "",
+    push: PushOpt = None,
+    path: PathArg = None,
+) -> None:
+    """Move a channel back to the version it had before its last promotion."""
+    from promptops.commands import rollback as cmd
+
+    _run(ctx, cmd.run, channel=channel, why=why, push=push, path=path)
+
+
+@_command()
+def channels(
+    ctx: typer.Context,
+    action: Annotated[str | None, typer.Argument(
+        metavar="[log|fetch|push]", help="log CHANNEL, fetch REMOTE or push REMOTE")] = None,
+    name: Annotated[str | None, typer.Argument(metavar="[CHANNEL|REMOTE]",
+                                               help="Channel, or remote")] = None,
+    fmt: FormatOpt = Format.text,
+) -> None:
+    """List channels (release, digest, age, who moved them); `log CHANNEL` shows history."""
+    from promptops.commands import channels as cmd
+
+    _run(ctx, cmd.run, action=action, channel=name, fmt=fmt, path=None)
 
 
 @_command(

@@ -156,6 +156,28 @@ def atomic_write(path: Path, data: bytes, *, mode: int = 0o644, root: Path | Non
         raise WriteError(path, exc.strerror or str(exc), exc.errno or 0) from exc
 
 
+def write_below(folder: Path, rel: str, data: bytes, *, mode: int = 0o644) -> Path:
+    """Write ``folder/rel`` atomically, confined to ``folder``: the one writer for files
+    that a command writes into an output folder (``export -o``) from names it computes.
+
+    ``folder`` is the operator's choice and is created and followed as given; below it
+    nothing is followed - a folder on the way or the file itself that is a symlink (a
+    repository can commit ``.claude/commands -> ../../victim``) is refused with
+    :class:`UnsafeWrite` naming it, and a ``rel`` that leaves ``folder`` (absolute, ``..``)
+    with a :class:`WriteError`. Returns the path written.
+    """
+    path = folder / rel
+    if Path(rel).is_absolute() or not inside_folder(path, folder) or \
+            os.path.abspath(path) == os.path.abspath(folder):
+        raise WriteError(path, f"{rel!r} is not a file name inside {folder}")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise WriteError(folder, exc.strerror or str(exc), exc.errno or 0) from exc
+    atomic_write(path, data, mode=mode, root=folder)
+    return path
+
+
 def _write_in(folder: _Folder, path: Path, data: bytes, mode: int) -> None:
     _sweep_temps(folder, path.name)
     tmp = f".{path.name}.{os.getpid()}.tmp"

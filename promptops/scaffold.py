@@ -32,6 +32,8 @@ PRECOMMIT = ".pre-commit-config.yaml"
 WORKFLOW = ".github/workflows/promptops.yml"
 WORKFLOW_ALTERNATE = ".github/workflows/promptops-review.yml"
 INTEGRATION = frozenset({PRECOMMIT, WORKFLOW})  # these belong at the repository root
+# shipped as an example to copy (docs/channels.md), never scaffolded
+EXAMPLES = frozenset({".github/workflows/promptops-channels.yml"})
 _SKIP = frozenset({"__pycache__", ".DS_Store"})
 _FALLBACK_NAME = "starter-prompts"
 _PIN = re.compile(r"promptops-mcp==[0-9][0-9A-Za-z.+-]*")
@@ -77,7 +79,8 @@ def package_files(directory: Path) -> dict[str, bytes]:
     the workflow are not: they belong at the repository root (:func:`precommit_text`,
     :func:`workflow_text`).
     """
-    files = {k: v for k, v in _starter_files().items() if k not in INTEGRATION}
+    files = {k: v for k, v in _starter_files().items()
+             if k not in INTEGRATION and k not in EXAMPLES}
     manifest = files["promptops.yaml"].decode("utf-8")
     files["promptops.yaml"] = re.sub(
         r"(?m)^name: .*$", f"name: {package_name(directory)}", manifest, count=1

@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import os
 import re
+import signal
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
@@ -18,6 +19,21 @@ from hypothesis import settings
 settings.register_profile("ci", derandomize=True, print_blob=True)
 if os.environ.get("CI"):
     settings.load_profile("ci")
+
+
+@pytest.fixture(autouse=True)
+def _signals_unblocked() -> None:
+    """Every test starts with SIGINT and SIGTERM deliverable in the main thread.
+
+    ``serve_main`` run in-process (``promptops serve --help`` in tests/test_cli_help.py,
+    say) ends with ``Signals.hold()``, which blocks both for the rest of the process: right
+    for a server about to exit, wrong for a test worker that goes on. A signal mask is
+    inherited across exec, so every process a later test of that worker starts would
+    ignore the SIGINT or SIGTERM the test sends it (a watch or an HTTP server that never
+    stops).
+    """
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
 
 
 @pytest.fixture

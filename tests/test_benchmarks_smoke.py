@@ -104,6 +104,25 @@ def test_diff_bench_runs_cold_and_warm() -> None:
     assert all("partial source diff, rendered diff" in " ".join(r) for r in rows)
 
 
+@posix_only("benchmarks/bench_common.py waits on pipes with select(), which Windows "
+            "cannot do")
+def test_channels_bench_promotes_rolls_back_and_times_the_notification() -> None:
+    done = run_script("channels_bench.py", "--prompts", "5", "--runs", "1")
+    assert done.returncode == 0, done.stderr
+    rows = {line.split(" | ")[0].lstrip("| ") for line in done.stdout.splitlines()
+            if line.startswith("| ") and " | 5 | " in line}
+    assert rows == {"promote (process)", "rollback (process)", "move -> list_changed"}, \
+        done.stdout
+
+
+@posix_only("benchmarks/bench_common.py waits on pipes with select(), which Windows "
+            "offers only for sockets")
+def test_worktree_early_save_counts_its_runs() -> None:
+    done = run_script("worktree_early_save.py", "--runs", "1", "--burners", "0")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "start: 1/1 served" in done.stdout and "initialize: 1/1 served" in done.stdout
+
+
 def test_ui_bench_runs_and_writes_its_section(tmp_path: Path) -> None:
     docs = tmp_path / "benchmarks.md"
     docs.write_text(OTHER_SECTIONS)

@@ -54,6 +54,9 @@ class Client(StrEnum):
     claude_code = "claude-code"
     vscode = "vscode"
     cursor = "cursor"
+    gemini = "gemini"
+    goose = "goose"
+    copilot = "copilot"
     json = "json"
 
 

@@ -1,95 +1,151 @@
-"""`promptops import SOURCE... [-o DIR] [--from FORMAT]`: other tools' prompts as a package.
+"""`promptops import PATH... [-o DIR] [--from FORMAT] [--commit]`: prompts of other tools.
 
 Teams arrive with prompts written for VS Code, Prompty, Dotprompt, Claude Code, promptfoo
-or LangChain. Each source file becomes one prompt (a promptfoo file of several ``---``
-sections, several) in the package at DIR, created with a ``promptops.yaml`` when there is
-none. The translation is the importers' (:mod:`promptops.interop.importers`): exact, or
-with every loss named. The report says per file what was mapped and what could not be
-expressed; exit 0 when everything is exact, 1 when anything was lost - the package is still
-written and the losses are listed in ``CONVERSION.md`` beside it. The package is built at
-the end, so what was written is known to load.
+or LangChain, usually as a folder (``.github/prompts``, ``.claude/commands``). Each PATH is
+a file or a folder (read recursively; ``-`` reads a list of paths from stdin), and each
+prompt file found becomes one prompt (a promptfoo file of several ``---`` sections,
+several) in the package at DIR, created with a ``promptops.yaml`` when there is none. The
+translation is the importers' (:mod:`promptops.interop.importers`); this module is the
+front: finding and reading the files (:mod:`promptops.interop.sources`, which reads only
+regular files inside the named paths), keeping each file's import apart from the others',
+checking the result with the real build, and writing it all or not at all
+(:mod:`promptops.interop.staging`).
+
+Every file ends as exactly one of: imported exact, imported with named losses, or refused
+with its reason (file, line, what). Nothing one file does (a parse error, a YAML bomb, a bug
+in an importer) reaches another file, and no file is written that would not build: a
+prompt the package format refuses is refused, with the problem. Exit 0 when every file is
+exact, 1 when any is lossy or refused, 2 for a bad command line or a source that is not a
+regular file (a symlink, a FIFO, a device: nothing is read then); never 3 for a file.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
+import posixpath
+import re
+import shlex
+import signal
+import sys
+import threading
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 from promptops.commands.choices import Format
 from promptops.console import Console
-from promptops.errors import ExitCode, UsageError
-from promptops.fsutil import atomic_write
-from promptops.interop import ir
+from promptops.errors import ExitCode, Problem, PromptopsError, UsageError
+from promptops.interop import ir, staging
+from promptops.interop.errors import InteropError
 from promptops.interop.importers import IMPORTERS
-from promptops.interop.package import dump, prompt_name, to_document
+from promptops.interop.package import dump, in_order, prompt_name, to_document
+from promptops.interop.sources import (
+    MAX_LIST,
+    MAX_SOURCE_BYTES,
+    Siblings,
+    SourceFile,
+    SourceUnreadable,
+    discover,
+    read_path_list,
+    read_text,
+)
 from promptops.scaffold import modeline, schema_files
 
 FORMATS = tuple(IMPORTERS)
-MAX_SOURCE_BYTES = 4 * 1024 * 1024  # one prompt file; a sibling (partial, sample) likewise
-MAX_SIBLINGS = 200
+MAX_SOURCE_BYTES = MAX_SOURCE_BYTES  # re-exported: the bound on one source file
+CONVERSION = "CONVERSION.md"
+Outcome = Literal["exact", "lossy", "refused"]
 
 
 @dataclass
 class _Report:
     source: str
-    ecosystem: str
+    ecosystem: str | None
     prompts: list[str] = field(default_factory=list)
     mapped: list[str] = field(default_factory=list)
     losses: list[ir.Loss] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    refused: str | None = None  # the reason, ``file:line:col: what``
+    documents: dict[str, str] = field(default_factory=dict)  # package path -> YAML
+
+    @property
+    def outcome(self) -> Outcome:
+        return "refused" if self.refused else "lossy" if self.losses else "exact"
+
+    def refuse(self, reason: str) -> _Report:
+        self.refused = reason
+        self.prompts, self.mapped, self.documents = [], [], {}
+        return self
 
 
 def run(*, sources: list[Path], out: Path, source_format: str | None,
-        fmt: Format, console: Console) -> int:
+        fmt: Format, console: Console, commit: bool = False) -> int:
     if not sources:
-        raise UsageError("import needs at least one SOURCE file")
+        raise UsageError("import needs at least one PATH (a file, a folder, or - for a list "
+                         "on stdin)")
     source_format = str(source_format) if source_format is not None else None
     if source_format is not None and source_format not in IMPORTERS:
         raise UsageError(f"--from {source_format!r}: expected one of {', '.join(FORMATS)}")
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"{out} exists and is not a folder")
+    paths = _expand_stdin(sources)
+    found = discover(paths, skip=out)  # NotRegular (exit 2) before anything is read
     manifest = out / "promptops.yaml"
     mode = _package_mode(manifest)
     reports: list[_Report] = []
-    documents: dict[str, str] = {}
+    taken = _Names(_existing_prompts(out))
     with console.progress("import", "files") as start:  # a bar on a terminal only
-        tick = start(len(sources))
-        for path in sources:
-            reports.append(_import(path, source_format, mode, documents, out))
+        tick = start(len(found.files))
+        for source in found.files:
+            report = _isolated(source, source_format, mode, taken)
+            if report is None:
+                found.skipped.append(source.shown)
+            else:
+                reports.append(report)
             tick(1)
-    out.mkdir(parents=True, exist_ok=True)
-    if not manifest.exists():
-        name = prompt_name(out.resolve().name.lower()).strip("._-") or "imported"
-        atomic_write(manifest, (modeline("promptops.yaml", "manifest") + dump({
-            "name": name if name[:1].isalnum() else "imported", "version": "0.1.0",
-            "description": "Prompts imported by promptops import",
-            "templates": {"whitespace": mode}})).encode())
-    for rel, data in schema_files().items():  # the editor schemas the modelines name
-        if not (out / rel).exists():
-            (out / rel).parent.mkdir(parents=True, exist_ok=True)
-            atomic_write(out / rel, data, root=out)
-    for rel, text in documents.items():
-        target = out / rel
-        target.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(target, (modeline(rel, "prompt") + text).encode(), root=out)
-    lost = [r for r in reports if r.losses]
-    if lost:
-        atomic_write(out / "CONVERSION.md", _conversion(reports).encode(), root=out)
-    from promptops.pipeline.build import Build
+    files = _package_files(out, reports, mode)
+    with console.status("import: checking that the package builds"):
+        files = _validated(out, reports, files)
+    written = [r for r in reports if r.documents]
+    if written:
+        if any(r.outcome != "exact" for r in reports):
+            files[CONVERSION] = inert(_conversion(reports)).encode()
+        staging.write(out, files)
+    committed = _commit(out, sorted(files)) if commit and written else None
+    _print(reports, found.skipped, out, fmt, console, committed=committed,
+           commit_asked=commit)
+    return ExitCode.OK if all(r.outcome == "exact" for r in reports) and reports \
+        else ExitCode.FAILED
 
-    with console.status("import: checking that the package loads"):
-        Build(out).bundle  # noqa: B018 - proves the package loads (PackageError otherwise)
-    _print(reports, fmt, console)
-    return ExitCode.FAILED if lost else ExitCode.OK
+
+def _expand_stdin(sources: list[Path]) -> list[Path]:
+    """The operands with ``-`` replaced by the paths listed on stdin."""
+    if Path("-") not in sources:
+        return sources
+    data = sys.stdin.buffer.read(MAX_LIST + 1)
+    listed = [Path(p) for p in read_path_list(data)]
+    out: list[Path] = []
+    for path in sources:
+        out.extend(listed if path == Path("-") else [path])
+    if not out:
+        raise UsageError("the path list on stdin is empty")
+    return out
 
 
 def _package_mode(manifest: Path) -> str:
     """The whitespace mode of the package being added to (standalone for a new one)."""
     if not manifest.exists():
         return "standalone"
+    from promptops.pipeline.source import WorktreeSource
     from promptops.pipeline.yamlio.loader import YamlProblem, load_yaml
 
-    try:
-        data = load_yaml(str(manifest), manifest.read_bytes()).data
+    try:  # read as the build reads it: a FIFO or a symlink out of the package is absent
+        data = load_yaml(str(manifest), WorktreeSource(manifest.parent).read(
+            manifest.name)).data
+    except FileNotFoundError:
+        return "standalone"  # the build before writing says what is wrong with it
     except YamlProblem as exc:
         raise UsageError(str(exc.problem)) from exc
     templates = data.get("templates") if isinstance(data, dict) else None
@@ -97,116 +153,417 @@ def _package_mode(manifest: Path) -> str:
     return mode if mode in ("standalone", "jinja") else "standalone"
 
 
+def _existing_prompts(out: Path) -> set[str]:
+    """Package paths of the prompt files the target already holds (never replaced)."""
+    folder = out / "prompts"
+    if not folder.is_dir():
+        return set()
+    return {p.relative_to(out).as_posix() for p in folder.rglob("*.prompt.yaml")}
+
+
 def detect(path: Path, text: str) -> str:
     """The format of a source file, from its name and, where names are ambiguous, content."""
-    name = path.name.lower()
-    if name.endswith(".prompty"):
+    found = sniff(path.name, text, named=True)
+    if found is None:
+        raise UsageError(f"{path}: cannot tell its format from the name; pass --from "
+                         f"({', '.join(FORMATS)})")
+    return found
+
+
+def sniff(name: str, text: str, *, named: bool) -> str | None:
+    """The format of a file called ``name`` holding ``text``; None when it is no prompt.
+
+    A file named on the command line is taken as a prompt whenever its name fits a
+    format; one found in a folder must also look like one (a ``.json`` sample or a
+    promptfoo config beside the prompts is data; a ``.txt`` is a prompt with a ``{{``, a
+    ``{%`` or a ``---`` line between prompts; a licence or a requirements file is not).
+    """
+    low = name.lower()
+    if low.endswith(".prompty"):
         return "prompty"
-    if name.endswith(".prompt.md"):
+    if low.endswith(".prompt.md"):
         return "vscode"
-    if name.endswith(".prompt"):
+    if low.endswith(".prompt"):
         return "dotprompt"
-    if name.endswith(".md"):  # VS Code reads only *.prompt.md: a plain .md is a command
+    if low.endswith(".md"):  # VS Code reads only *.prompt.md: a plain .md is a command
         return "claude"
-    if name.endswith((".txt", ".j2", ".njk", ".nunjucks")):
+    if low.endswith((".j2", ".njk", ".nunjucks")):
         return "promptfoo"
-    if name.endswith(".json"):
+    if low.endswith(".txt"):  # promptfoo's, or any text: a template, or --- sections
+        prompt = "{{" in text or "{%" in text or \
+            re.search(r"^---[ \t]*\r?$", text, re.M) is not None
+        return "promptfoo" if named or prompt else None
+    if low.endswith(".json"):
         try:
             data = json.loads(text)
-        except ValueError:
-            data = None
-        return "langchain" if isinstance(data, dict) and "_type" in data else "promptfoo"
-    if name.endswith((".yaml", ".yml")):
+        except (ValueError, RecursionError):  # a Nunjucks-templated chat array is no JSON yet
+            return "promptfoo" if named or "{{" in text or "{%" in text else None
+        if isinstance(data, dict) and "_type" in data:
+            return "langchain"
+        return "promptfoo" if named or _chat(data) else None
+    if low.endswith((".yaml", ".yml")):
         if "_type:" in text:
             return "langchain"
-        return "promptfoo"
-    raise UsageError(f"{path}: cannot tell its format from the name; pass --from "
-                     f"({', '.join(FORMATS)})")
+        return "promptfoo" if named or _yaml_chat(text) else None
+    return None
 
 
-def _read(path: Path) -> str:
+def _chat(data: object) -> bool:
+    return isinstance(data, list) and bool(data) and all(
+        isinstance(m, dict) and "role" in m for m in data)
+
+
+def _yaml_chat(text: str) -> bool:
+    """A YAML chat array (``- role: user``) by its first entry, without parsing."""
+    for line in text.splitlines():
+        stripped = line.strip()
+        if stripped and not stripped.startswith("#") and stripped != "---":
+            return stripped.replace(" ", "").startswith(("-role:", "-content:"))
+    return False
+
+
+@dataclass
+class _Names:
+    """Prompt files taken: by the target before the import (never replaced) or by this run."""
+
+    existing: set[str]
+    batch: set[str] = field(default_factory=set)
+
+    def __contains__(self, rel: object) -> bool:
+        return rel in self.existing or rel in self.batch
+
+
+class _NotAPrompt(Exception):
+    """A file found in a folder whose content is no prompt (a JSON sample, a config)."""
+
+
+PER_FILE_SECONDS = 30.0  # one file's import; measured: about 10 ms for a corpus file
+
+
+class _TooSlow(BaseException):
+    """One file's import ran past :data:`PER_FILE_SECONDS` (a BaseException, so that no
+    ``except Exception`` inside an importer can swallow it)."""
+
+
+@contextlib.contextmanager
+def _time_bound(seconds: float) -> Iterator[None]:
+    """Raise _TooSlow in the block after ``seconds`` (SIGALRM; on the main thread of a
+    POSIX process, else unbounded: a signal can only be handled there)."""
+    if not hasattr(signal, "setitimer") or \
+            threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def on_alarm(signum: int, frame: object) -> None:
+        raise _TooSlow
+
+    old = signal.signal(signal.SIGALRM, on_alarm)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
     try:
-        if path.stat().st_size > MAX_SOURCE_BYTES:
-            raise UsageError(f"{path}: over {MAX_SOURCE_BYTES // (1024 * 1024)} MiB")
-        return path.read_bytes().decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise UsageError(f"{path}: not UTF-8 text (byte {exc.start})") from exc
-    except OSError as exc:
-        raise UsageError(f"cannot read {path}: {exc.strerror}") from exc
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
 
 
-def _siblings(path: Path) -> dict[str, str]:
-    """The files beside a source that it may name (partials, samples, template files)."""
-    out: dict[str, str] = {}
-    folder = path.parent
-    for candidate in sorted(folder.iterdir())[:MAX_SIBLINGS * 4]:
-        if len(out) >= MAX_SIBLINGS:
-            break
-        if candidate == path or not candidate.is_file() or candidate.is_symlink():
-            continue
-        try:
-            if candidate.stat().st_size <= MAX_SOURCE_BYTES:
-                out[candidate.name] = candidate.read_bytes().decode("utf-8")
-        except (OSError, UnicodeDecodeError):
-            continue  # not a text file a prompt could name
-    return out
+def _isolated(source: SourceFile, forced: str | None, mode: str,
+              taken: _Names) -> _Report | None:
+    """One file's import, whatever happens in it: an error is this file's refusal.
+    None for a file found in a folder that turns out to be no prompt."""
+    report = _Report(source.shown, forced)
+    try:
+        with _time_bound(PER_FILE_SECONDS):
+            return _guarded(source, forced, mode, taken, report)
+    except _TooSlow:  # also when it lands while the bound is being lifted
+        return report.refuse(f"{source.shown}: took more than {PER_FILE_SECONDS:g} s to "
+                             "import; refused (a bound, SECURITY.md)")
 
 
-def _import(path: Path, forced: str | None, mode: str, documents: dict[str, str],
-            out: Path) -> _Report:
-    text = _read(path)
-    ecosystem = forced or detect(path, text)
-    prompts = IMPORTERS[ecosystem](str(path), text, _siblings(path))  # InteropError: exit 1
-    report = _Report(str(path), ecosystem)
+def _guarded(source: SourceFile, forced: str | None, mode: str, taken: _Names,
+             report: _Report) -> _Report | None:
+    try:
+        _import(source, forced, mode, taken, report)
+    except _NotAPrompt:
+        return None
+    except InteropError as exc:
+        report.refuse(str(exc))
+    except SourceUnreadable as exc:
+        where = f":{exc.line}:{exc.col}" if exc.line else ""
+        report.refuse(f"{source.shown}{where}: {exc.message}")
+    except RecursionError:
+        report.refuse(f"{source.shown}: nested too deeply to read")
+    except MemoryError:
+        report.refuse(f"{source.shown}: too large to import")
+    except Exception as exc:  # a bug in an importer: this file's, never the batch's
+        report.refuse(f"{source.shown}: internal error ({type(exc).__name__}: "
+                      f"{_short(str(exc))}); this is a promptops bug, please report it")
+    return report
+
+
+def _short(text: str, limit: int = 200) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def _import(source: SourceFile, forced: str | None, mode: str, taken: _Names,
+            report: _Report) -> None:
+    text = read_text(source)
+    ecosystem = forced or sniff(source.rel.rsplit("/", 1)[-1], text, named=source.named)
+    if ecosystem is None and not source.named:
+        raise _NotAPrompt
+    if ecosystem is None:
+        raise InteropError(source.shown, "cannot tell its format from the name; pass --from "
+                           f"({', '.join(FORMATS)})")
+    report.ecosystem = ecosystem
+    prompts = IMPORTERS[ecosystem](source.shown, text, Siblings(source))
     for prompt in prompts:
         name = prompt_name(prompt.name)
         rel = f"prompts/{name}.prompt.yaml"
-        if rel in documents or (out / rel).exists():
-            raise UsageError(f"{path}: prompt {name!r} already exists in {out} ({rel}); "
-                             "import it into another folder or rename the source")
+        if rel in taken.existing:
+            raise InteropError(source.shown, f"prompt {name!r} already exists in the package "
+                               f"({rel}); import never replaces a prompt: remove it first or "
+                               "import into another folder")
+        if rel in taken or rel in report.documents:
+            unique = _unique(name, source, taken.existing | taken.batch | set(report.documents))
+            report.notes.append(f"prompt name {name!r} is taken by another file of this "
+                                f"import: written as {unique!r}")
+            name, rel = unique, f"prompts/{unique}.prompt.yaml"
         doc, losses = to_document(prompt, mode)
         if name != prompt.name:
             doc = {"name": name, **doc}
-            report.notes.append(f"name {prompt.name!r} is not an MCP-safe prompt name: "
-                                f"written as {name!r}")
-        documents[rel] = dump(doc)
+            if name == prompt_name(prompt.name):
+                report.notes.append(f"name {prompt.name!r} is not an MCP-safe prompt name: "
+                                    f"written as {name!r}")
+        report.documents[rel] = dump(in_order(doc))
         report.prompts.append(name)
-        report.mapped.extend(f"{name}: {k}" for k in doc if k not in ("messages",))
+        report.mapped.extend(f"{name}: {k}" for k in doc if k not in ("messages", "name"))
         report.losses.extend((*prompt.losses, *losses))
         report.notes.extend(prompt.notes)
-    return report
+    taken.batch.update(report.documents)
+
+
+def _unique(name: str, source: SourceFile, taken: set[str]) -> str:
+    """``name`` made unique with the source's folder names (``sub-name``), else a number."""
+    folders = [p for p in posixpath.dirname(source.rel).split("/") if p]
+    folders = folders or [source.root.absolute().name]
+    candidate = name
+    for folder in reversed(folders):
+        candidate = prompt_name(f"{folder}-{candidate}")
+        if f"prompts/{candidate}.prompt.yaml" not in taken:
+            return candidate
+    n = 2
+    while f"prompts/{name}-{n}.prompt.yaml" in taken:
+        n += 1
+    return f"{name}-{n}"
+
+
+def _package_files(out: Path, reports: list[_Report], mode: str) -> dict[str, bytes]:
+    """Everything the import would write: the prompts, and for a new package its manifest
+    and the editor schemas its modelines name."""
+    files: dict[str, bytes] = {}
+    for r in reports:
+        for rel, text in r.documents.items():
+            files[rel] = (modeline(rel, "prompt") + text).encode()
+    if not (out / "promptops.yaml").exists():
+        name = prompt_name(out.resolve().name.lower()).strip("._-") or "imported"
+        files["promptops.yaml"] = (modeline("promptops.yaml", "manifest") + dump({
+            "name": name if name[:1].isalnum() else "imported", "version": "0.1.0",
+            "description": "Prompts imported by promptops import",
+            "templates": {"whitespace": mode}})).encode()
+    for rel, data in schema_files().items():
+        if not (out / rel).exists():
+            files[rel] = data
+    return files
+
+
+def _validated(out: Path, reports: list[_Report], files: dict[str, bytes]) -> dict[str, bytes]:
+    """``files`` without those of any source whose prompts would not build, each such
+    source refused with the build's problem; PromptopsError when the package would not
+    build for a reason no imported file explains (nothing is written then)."""
+    owner = {rel: r for r in reports for rel in r.documents}
+    for _ in range(len(reports) + 1):
+        problems = _problems(out, files, owner) if owner else []
+        mine = [(p, r) for p in problems if (r := _culprit(p, owner)) is not None]
+        if not mine:
+            break
+        for p, r in mine:
+            if r.refused:
+                continue
+            for rel in r.documents:
+                files.pop(rel, None)
+                owner.pop(rel, None)
+            r.refuse(p.message if p.code == _CRASH else
+                     f"{r.source}: the package format refuses the imported prompt: {p}")
+    else:  # pragma: no cover - every round refuses at least one source
+        problems = []
+    if problems:
+        before = staging.problems(out, {}) if (out / "promptops.yaml").exists() else []
+        if before:
+            raise UsageError(f"the package in {out} does not build as it is, so import cannot "
+                             "tell whether what it adds would:\n" + _lines(before))
+        raise PromptopsError("import would write a package that does not build, so nothing "
+                             "was written (a promptops bug, please report it):\n"
+                             + _lines(problems))
+    return files
+
+
+_CRASH = "import-crash"
+
+
+def _culprit(problem: Problem, owner: dict[str, _Report]) -> _Report | None:
+    """The source whose imported prompt a build problem is about: the file it is in, or
+    one it names (``prompt name 'ask' is already used by prompts/ask.prompt.yaml``, found
+    in the prompt the package already had)."""
+    if problem.path in owner:
+        return owner[problem.path]
+    named = [rel for rel in owner if rel in problem.message]
+    return owner[named[0]] if named else None
+
+
+def _problems(out: Path, files: dict[str, bytes], owner: dict[str, _Report]) -> list[Problem]:
+    """The build's problems with ``files``; when the build itself fails (a bug), the
+    sources whose prompts make it fail, each built alone, as problems of their own, so
+    one prompt that trips a bug of the build is refused and the others still written."""
+    try:
+        return staging.problems(out, files)
+    except PromptopsError:
+        raise
+    except Exception:
+        base = {rel: data for rel, data in files.items() if rel not in owner}
+        crashed: list[Problem] = []
+        for r in {id(r): r for r in owner.values()}.values():
+            mine = {rel: files[rel] for rel in r.documents if rel in files}
+            try:
+                staging.problems(out, {**base, **mine})
+            except PromptopsError:
+                raise
+            except Exception as exc:
+                crashed.append(Problem(
+                    next(iter(mine)), 0, 0, f"{r.source}: internal error while building the "
+                    f"imported prompt ({type(exc).__name__}: {_short(str(exc))}); this is a "
+                    "promptops bug, please report it", _CRASH))
+        if not crashed:
+            raise  # only the files together fail: a bug no single file explains
+        return crashed
+
+
+def _lines(problems: list[Problem]) -> str:
+    return "\n".join(f"  {p}" for p in problems[:20])
+
+
+def _commit(out: Path, paths: list[str]) -> str:
+    """Commit what the import wrote (a new repository at ``out`` outside any); the message."""
+    from promptops.git import Repo
+    from promptops.git.history import CommitRefused, History, init_and_commit
+
+    message = f"Import {len([p for p in paths if p.startswith('prompts/')])} prompts with " \
+              "promptops import"
+    repo = Repo.find(out)
+    if repo is None:
+        init_and_commit(out, paths, message)
+        return message
+    history = History.open(out, "import --commit commits inside a repository")
+    top = Path(history.top).resolve()
+    rels = [(out.resolve() / p).relative_to(top).as_posix() for p in paths]
+    try:
+        history.commit_paths(rels, message)
+    except CommitRefused as exc:
+        raise PromptopsError(f"the files are written but git refused the commit:\n{exc}\n"
+                             f"fix that, then commit {out}") from exc
+    return message
+
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+
+def inert(text: str) -> str:
+    """``text`` with control characters written as escapes: a file name or a YAML error
+    from someone else's folder must not move the cursor, retitle the terminal or reverse
+    the text shown (issue 23, invariant 4)."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100
+                        else f"\\u{ord(m.group()):04x}", text)
 
 
 def _conversion(reports: list[_Report]) -> str:
     lines = ["# Conversion report", "",
              "Written by `promptops import`. Each source below lost something in the "
-             "conversion; the package holds the nearest form, and the reason is given.", ""]
+             "conversion or was refused; the package holds the nearest form of the lossy "
+             "ones, and the reason is given.", ""]
     for r in reports:
-        if not r.losses:
-            continue
-        lines += [f"## {r.source} ({r.ecosystem})", "",
-                  f"Prompts: {', '.join(r.prompts)}", ""]
-        lines += [f"- {loss}" for loss in r.losses]
-        lines.append("")
+        if r.refused:
+            lines += [f"## {r.source} (refused)", "", f"- {r.refused}", ""]
+        elif r.losses:
+            lines += [f"## {r.source} ({r.ecosystem})", "",
+                      f"Prompts: {', '.join(r.prompts)}", ""]
+            lines += [f"- {loss}" for loss in r.losses]
+            lines.append("")
     return "\n".join(lines)
 
 
-def _print(reports: list[_Report], fmt: Format, console: Console) -> None:
+def _print(reports: list[_Report], skipped: list[str], out: Path, fmt: Format,
+           console: Console, *, committed: str | None, commit_asked: bool) -> None:
     if fmt == "json":
         console.echo(json.dumps([{
-            "source": r.source, "from": r.ecosystem, "prompts": r.prompts,
-            "exact": not r.losses, "mapped": r.mapped, "notes": r.notes,
+            "source": r.source, "from": r.ecosystem, "outcome": r.outcome,
+            "prompts": r.prompts, "exact": r.outcome == "exact", "mapped": r.mapped,
+            "notes": r.notes, "refused": r.refused,
             "losses": [{"what": x.what, "reason": x.reason, "line": x.line}
                        for x in r.losses]} for r in reports], indent=2, ensure_ascii=False))
         return
     for r in reports:
+        if r.refused:
+            console.echo(f"{console.style(inert(r.source), bold=True)}: "
+                         f"{console.style('refused', fg='red')}: {inert(r.refused)}")
+            continue
+        if console.verbosity < 0:  # -q: the refusals and the summary only
+            continue
         state = console.style("lossy", fg="yellow") if r.losses \
             else console.style("exact", fg="green")
-        console.echo(f"{console.style(r.source, bold=True)} ({r.ecosystem}) -> "
+        console.echo(f"{console.style(inert(r.source), bold=True)} ({r.ecosystem}) -> "
                      f"{', '.join(r.prompts)}: {state}")
         for item in r.mapped:
-            console.echo(f"  mapped {item}")
+            console.echo(f"  mapped {inert(item)}")
         for note in r.notes:
-            console.echo(f"  note: {note}")
+            console.echo(f"  note: {inert(note)}")
         for loss in r.losses:
-            console.echo(f"  lost: {loss}")
+            console.echo(f"  lost: {inert(str(loss))}")
+    _summary(reports, skipped, out, console, committed=committed, commit_asked=commit_asked)
+
+
+def _summary(reports: list[_Report], skipped: list[str], out: Path, console: Console, *,
+             committed: str | None, commit_asked: bool) -> None:
+    counts = {k: sum(r.outcome == k for r in reports) for k in ("exact", "lossy", "refused")}
+    where = shlex.quote(str(out))
+    console.echo(f"\n{counts['exact'] + counts['lossy']} of {len(reports)} files imported "
+                 f"into {out}: {counts['exact']} exact, {counts['lossy']} with losses, "
+                 f"{counts['refused']} refused.")
+    if not reports:
+        console.echo("No prompt files found.")
+    refused = [r for r in reports if r.refused]
+    if refused:
+        console.echo("Refused (nothing of them is written):")
+        for r in refused:
+            console.echo(f"  {inert(r.refused or '')}")
+    if (counts["lossy"] or refused) and any(r.documents for r in reports):
+        console.echo(f"Every loss and refusal is listed in {out / CONVERSION}.")
+    if skipped:
+        console.echo(f"Skipped {len(skipped)} files that are not prompts: "
+                     + inert(", ".join(skipped[:5])) + (" ..." if len(skipped) > 5 else ""))
+    if not any(r.documents for r in reports):
+        console.echo("Nothing was written.")
+        return
+    if console.verbosity < 0:
+        return
+    if committed:
+        console.echo(f'Committed: "{committed}".')
+        console.echo(f"\nNext:\n  promptops serve {where}")
+    else:
+        tip = "" if commit_asked else " (or import with --commit)"
+        console.echo(f"\nNothing is committed: serve reads commits, so commit {out} first"
+                     f"{tip}; `promptops serve --worktree {where}` serves it uncommitted.")
+        from promptops.git import Repo
+
+        git = f"git -C {where}"
+        init = "" if Repo.find(out) is not None else f"git init -q {where} && "
+        console.echo(f"\nNext:\n  {init}{git} add -- . && {git} commit -m 'Import prompts'"
+                     f"\n  promptops serve {where}")

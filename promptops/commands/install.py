@@ -6,11 +6,14 @@ this module reads the package's name, picks the file and says what it did.
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import json
 import os
+import shutil
 from pathlib import Path
 
+from promptops import __version__
 from promptops.commands._common import package_dir
 from promptops.console import Console
 from promptops.errors import PromptopsError, UsageError
@@ -18,15 +21,18 @@ from promptops.install import clients
 
 
 def _manifest_name(folder: Path) -> str:
+    """The manifest's ``name``, read as a repository file: no symlink, a bounded read."""
+    from promptops.install.configfile import read
     from promptops.pipeline.yamlio.loader import YamlProblem, load_yaml
 
     path = folder / "promptops.yaml"
+    raw = read(path, root=folder).data
+    if raw is None:
+        raise UsageError(f"cannot read {path}: No such file or directory")
     try:
-        data = load_yaml(str(path), path.read_bytes()).data
+        data = load_yaml(str(path), raw).data
     except YamlProblem as exc:
         raise UsageError(str(exc.problem)) from exc
-    except OSError as exc:
-        raise UsageError(f"cannot read {path}: {exc.strerror}") from exc
     name = data.get("name") if isinstance(data, dict) else None
     if not isinstance(name, str) or not name:
         raise UsageError(f"{path}: no `name`; pass --name")
@@ -51,13 +57,18 @@ def run(*, client: str, path: Path | None, name: str | None, scope: str | None,
     project = _repo_root(folder)
     scope = scope or clients.DEFAULT_SCOPE.get(client, "user")
     shared = scope in clients.SHARED_SCOPES
-    package_arg = folder
-    if shared and client in ("vscode", "cursor"):
+    extra = ("--worktree",) if worktree else ()
+    if shared:  # committed: nothing of this machine (docs/authoring.md, "shared files")
         rel = os.path.relpath(folder, project).replace(os.sep, "/")
-        package_arg = Path("${workspaceFolder}" + ("" if rel == "." else f"/{rel}"))
-    entry = clients.server_entry(client, package_arg,
-                                 extra_args=("--worktree",) if worktree else ())
-    if clients.ephemeral_environment():
+        package_arg = rel
+        if client in ("vscode", "cursor"):  # both expand it in command, args and env
+            package_arg = "${workspaceFolder}" + ("" if rel == "." else f"/{rel}")
+        entry = clients.shared_entry(client, package_arg, extra_args=extra)
+    else:
+        entry = clients.server_entry(client, folder, extra_args=extra)
+        if client == "copilot":
+            entry["tools"] = ["*"]  # Copilot's format lists the tools to enable
+    if not shared and clients.ephemeral_environment():
         console.info("warning: promptops runs from a temporary environment (uvx / pipx run); the "
              "entry would point into a cache that can be pruned: install it with "
              "`uv tool install promptops-mcp` or `pipx install promptops-mcp` first")
@@ -70,7 +81,7 @@ def run(*, client: str, path: Path | None, name: str | None, scope: str | None,
     else:
         tgt = clients.target(client, scope=scope, project=project)
         if config is not None:
-            tgt = clients.Target(client, config, tgt.container, tgt.jsonc)
+            tgt = dataclasses.replace(tgt, file=config, root=None)  # the user's own choice
     change = clients.merged(tgt, server, entry, force=force)
     if print_only:
         diff = difflib.unified_diff(change.before.splitlines(keepends=True),
@@ -84,9 +95,14 @@ def run(*, client: str, path: Path | None, name: str | None, scope: str | None,
             "start Claude Desktop once, or pass --config FILE (--print shows the entry)")
     clients.write(change)
     verb = "replaced" if change.replaced else "added"
-    console.info(f"{verb} server {server!r} in {tgt.file} ({'.'.join(tgt.container)})")
+    through = f" (through the symlink {tgt.file})" if change.real != tgt.file else ""
+    console.info(f"{verb} server {server!r} in {change.real} ({'.'.join(tgt.container)})"
+                 f"{through}")
     if shared:
-        console.info(f"note: {tgt.file.name} is usually committed; its command "
-             f"({entry['command']}) is this machine's")
+        console.info(f"{tgt.file.name} is meant to be committed: a teammate needs "
+                     f"`{clients.SHARED_COMMAND}` {__version__} or later on PATH, and git")
+        if shutil.which(clients.SHARED_COMMAND) is None:
+            console.info(f"warning: `{clients.SHARED_COMMAND}` is not on this shell's PATH, "
+                         "so the entry will not start here either until it is")
     console.info(f"restart {client} (or reload its MCP servers) to use it")
     return 0

@@ -21,6 +21,7 @@ from promptops.lint.runner import Linted, lint_package
 from promptops.lint.runner import Options as LintOptions
 
 if TYPE_CHECKING:
+    from promptops.commands._watch import OnError
     from promptops.pipeline.bundle_types import Bundle
     from promptops.pipeline.source import Source
     from promptops.pipeline.validate import Package
@@ -118,3 +119,30 @@ def _render(findings: list[Finding], report: Report, fmt: LintFormat, console: C
     else:
         from promptops.lint.output import sarif as out  # type: ignore[no-redef]
     return out.render(findings, report)
+
+
+def watch(*, path: Path | None, opts: Options, console: Console, on_error: OnError) -> int:
+    """``promptops lint --watch``: lint, then again after every save.
+
+    Each run goes through lint's cache, whose incremental path re-checks only the prompts
+    that read a saved file (promptops/lint/incremental.py) and gives exactly what a full
+    run would; the whole current report is printed each time (a fix elsewhere can clear
+    a cross-file finding), under a line naming the saved files and how the run was made.
+    --fix, --diff and --ref are refused: a watch must not write what it watches.
+    """
+    from promptops.commands._watch import follow
+
+    if opts.fix or opts.diff or opts.ref is not None:
+        raise UsageError("--watch lints the working tree as it is saved; it cannot be "
+                         "combined with --fix, --diff or --ref")
+    folder = package_dir(path)
+
+    def once(saved: set[str] | None) -> None:
+        linted = lint(folder, opts)
+        if saved is not None:
+            console.info({"cached": "nothing that lint reads changed",
+                          "incremental": "re-linted the prompts that read the saved files",
+                          "full": "re-linted the package"}.get(linted.how, linted.how))
+        console.echo(_render(linted.findings, linted.report, opts.fmt, console))
+
+    return follow(folder, once, console, on_error)

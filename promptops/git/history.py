@@ -127,7 +127,30 @@ class History:
         try:
             return self.repo.commit(rev).hexsha
         except (git.BadName, ValueError, git.GitCommandError) as exc:
-            raise GitError(f"unknown revision {rev!r}") from exc
+            channel = self.channel_commit(rev)
+            if channel is None:
+                raise GitError(f"unknown revision {rev!r}") from exc
+            return channel
+
+    def channel_commit(self, rev: str) -> str | None:
+        """The released commit a channel points at, for ``CHANNEL`` or ``PACKAGE/CHANNEL``
+        (docs/channels.md): only asked when git itself resolves ``rev`` to nothing, so a
+        branch or tag of that name wins. GitError when several packages have the channel."""
+        from promptops.git.channels import CHANNELS, NAME_RE
+
+        package, _, channel = rev.rpartition("/")
+        if not NAME_RE.match(channel):
+            return None
+        listed = self.repo.git.for_each_ref("--format=%(refname)", CHANNELS).splitlines()
+        found = [ref for ref in listed if ref.startswith(CHANNELS) and (
+            ref == f"{CHANNELS}{rev}" if package else ref.rpartition("/")[2] == channel)]
+        if len(found) > 1:
+            names = ", ".join(ref[len(CHANNELS):] for ref in found)
+            raise GitError(f"several packages have a channel {rev!r} ({names}): name one as "
+                           "PACKAGE/CHANNEL")
+        if not found:
+            return None
+        return str(self.repo.git.rev_parse("--verify", f"{found[0]}^{{commit}}"))
 
     def is_revision(self, rev: str) -> bool:
         try:
@@ -173,7 +196,10 @@ class History:
         try:
             commit = self.repo.commit(rev)
         except (git.BadName, ValueError) as exc:
-            raise GitError(self.unresolved(rev)) from exc
+            channel = self.channel_commit(rev)
+            if channel is None:
+                raise GitError(self.unresolved(rev)) from exc
+            commit = self.repo.commit(channel)
         label = f"{rev} ({commit.hexsha[:12]})"
         # GitPython reads the commit and tree objects lazily: a missing one fails here.
         tree = git_read(f"commit {label}", lambda: commit.tree)

@@ -18,8 +18,8 @@ from pathlib import Path
 from promptops.errors import GitError
 from promptops.git import Repo, executable
 
-__all__ = ["Head", "Repo", "busy", "locate", "read_head", "rev_parse", "signature",
-           "symbolic_ref", "tree_of", "watched"]
+__all__ = ["Head", "Repo", "busy", "channel_refs", "locate", "read_head", "ref_watched",
+           "rev_parse", "show", "signature", "stat", "symbolic_ref", "tree_of", "watched"]
 
 _SHA = re.compile(r"^(?:[0-9a-f]{40}|[0-9a-f]{64})$")
 _BUSY = ("rebase-merge", "rebase-apply")  # a rebase moves a detached HEAD step by step
@@ -158,3 +158,26 @@ def symbolic_ref(repo: Repo) -> str | None:
 def tree_of(repo: Repo, commit: str, prefix: str) -> str | None:
     """The tree id of the package folder at ``commit``; None when it is not there."""
     return rev_parse(repo, f"{commit}^{{tree}}" if prefix == "." else f"{commit}:{prefix}")
+
+
+CHANNELS = "refs/promptops/channels/"  # the layout: promptops.git.channels (GitPython-free)
+
+
+def channel_refs(repo: Repo, channel: str) -> list[str]:
+    """The refs of ``CHANNEL`` (any package) or ``PACKAGE/CHANNEL`` in ``repo``."""
+    listed = (_git(repo, "for-each-ref", "--format=%(refname)", CHANNELS) or "").splitlines()
+    if "/" in channel:
+        return [ref for ref in listed if ref == CHANNELS + channel]
+    return [ref for ref in listed if ref.rpartition("/")[2] == channel]
+
+
+def ref_watched(repo: Repo, ref: str) -> list[Path]:
+    """The files whose change may mean ``ref`` moved (the loose ref, packed-refs, reftable)."""
+    if _reftable(repo):
+        return [repo.common_dir / "reftable" / "tables.list"]
+    return [repo.common_dir / ref, repo.common_dir / "packed-refs"]
+
+
+def show(repo: Repo, spec: str) -> str | None:
+    """The text of the blob ``spec`` (``COMMIT:PATH``) names, None when it names none."""
+    return _git(repo, "cat-file", "blob", spec)

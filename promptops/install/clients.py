@@ -17,18 +17,27 @@ directory is undefined. So the entry names everything absolutely:
   a Homebrew upgrade keeps working): serve runs git when its cache is cold, and
   ``/opt/homebrew/bin`` is not on a GUI app's PATH either.
 
+A file meant to be committed (``--scope project`` or ``workspace``) gets the opposite:
+nothing of this machine. The command is ``promptops`` as found on PATH (these clients
+are started from a terminal or resolve the login shell's PATH), the package is relative
+to the project (or ``${workspaceFolder}/...`` where the client expands it), and no
+``env`` names this machine's git; :func:`shared_entry` builds it.
+
 Locations and shapes (sources in docs/authoring.md): Claude Desktop
 ``claude_desktop_config.json`` (``mcpServers``), Claude Code ``~/.claude.json``
 (``projects[<repo>].mcpServers`` for the default local scope, ``mcpServers`` for user)
 or ``<repo>/.mcp.json``, VS Code ``mcp.json`` (``servers``, ``"type": "stdio"``, JSONC),
-Cursor ``~/.cursor/mcp.json`` or ``<repo>/.cursor/mcp.json`` (``mcpServers``).
+Cursor ``~/.cursor/mcp.json`` or ``<repo>/.cursor/mcp.json`` (``mcpServers``, comments),
+Gemini CLI ``~/.gemini/settings.json`` or ``<repo>/.gemini/settings.json``
+(``mcpServers``, comments but no trailing commas), GitHub Copilot CLI (and VS Code's
+discovery) ``~/.copilot/mcp-config.json`` or ``<repo>/.mcp.json`` (``mcpServers``);
+Goose's YAML ``config.yaml`` is :mod:`~promptops.install.yamledit`'s.
 """
 
 from __future__ import annotations
 
 import os
 import shutil
-import stat
 import sys
 import sysconfig
 from dataclasses import dataclass
@@ -37,12 +46,16 @@ from pathlib import Path
 from promptops.errors import UsageError
 from promptops.install import jsonedit
 
-CLIENTS = ("claude-desktop", "claude-code", "vscode", "cursor", "json")
+CLIENTS = ("claude-desktop", "claude-code", "vscode", "cursor", "gemini", "goose", "copilot",
+           "json")
 SCOPES = {
     "claude-desktop": ("user",),
     "claude-code": ("local", "user", "project"),
     "vscode": ("user", "workspace"),
     "cursor": ("user", "workspace"),
+    "gemini": ("user", "project"),
+    "goose": ("user",),
+    "copilot": ("user", "project"),
     "json": ("user",),
 }
 DEFAULT_SCOPE = {"claude-code": "local"}
@@ -56,7 +69,10 @@ class Target:
     client: str
     file: Path
     container: tuple[str, ...]
-    jsonc: bool  # VS Code reads mcp.json with jsonc-parser; the others are strict JSON
+    jsonc: bool  # VS Code and Cursor read mcp.json as JSONC, Gemini strips comments
+    root: Path | None = None  # the repository, for a file it commits (configfile.py)
+    commas: bool | None = None  # trailing commas accepted (default: as jsonc)
+    yaml: bool = False  # Goose: config.yaml
 
 
 def server_command() -> list[str]:
@@ -87,7 +103,7 @@ def server_entry(client: str, package: Path, *, command: list[str] | None = None
     """The stdio server entry for ``client`` serving ``package``."""
     argv = command or server_command()
     entry: Entry = {}
-    if client in ("vscode", "claude-code"):
+    if client in ("vscode", "claude-code", "copilot"):
         entry["type"] = "stdio"  # VS Code requires it; `claude mcp add` writes it
     entry["command"] = argv[0]
     entry["args"] = [*argv[1:], "serve", *extra_args, str(package)]
@@ -97,6 +113,20 @@ def server_entry(client: str, package: Path, *, command: list[str] | None = None
         entry["env"] = {"PROMPTOPS_GIT": git, "GIT_PYTHON_GIT_EXECUTABLE": git}
     else:
         entry["env"] = {}
+    return entry
+
+
+SHARED_COMMAND = "promptops"  # what a teammate's PATH holds (docs/authoring.md)
+
+
+def shared_entry(client: str, package: str, *, extra_args: tuple[str, ...] = ()) -> Entry:
+    """The entry for a committed file: ``promptops`` from PATH, ``package`` as given
+    (relative, or ``${workspaceFolder}/...``), no ``env`` naming this machine's git."""
+    entry: Entry = {}
+    if client in ("vscode", "claude-code", "copilot"):
+        entry["type"] = "stdio"
+    entry["command"] = SHARED_COMMAND
+    entry["args"] = ["serve", *extra_args, package]
     return entry
 
 
@@ -137,12 +167,13 @@ def target(client: str, *, scope: str, project: Path, home: Path | None = None,
         return Target(client, folder / "claude_desktop_config.json", ("mcpServers",), False)
     if client == "claude-code":
         if scope == "project":
-            return Target(client, project / ".mcp.json", ("mcpServers",), False)
+            return Target(client, project / ".mcp.json", ("mcpServers",), False, project)
         path = ("projects", str(project), "mcpServers") if scope == "local" else ("mcpServers",)
         return Target(client, home / ".claude.json", path, False)
     if client == "vscode":
         if scope == "workspace":
-            return Target(client, project / ".vscode" / "mcp.json", ("servers",), True)
+            return Target(client, project / ".vscode" / "mcp.json", ("servers",), True,
+                          project)
         if platform == "darwin":
             user = home / "Library" / "Application Support" / "Code" / "User"
         elif platform == "win32":
@@ -150,52 +181,82 @@ def target(client: str, *, scope: str, project: Path, home: Path | None = None,
         else:
             user = _config_home(home) / "Code" / "User"
         return Target(client, user / "mcp.json", ("servers",), True)
-    if client == "cursor":
-        folder = project / ".cursor" if scope == "workspace" else home / ".cursor"
-        return Target(client, folder / "mcp.json", ("mcpServers",), False)
+    if client == "cursor":  # comments, as its users write them; trailing commas: refused
+        if scope == "workspace":
+            return Target(client, project / ".cursor" / "mcp.json", ("mcpServers",), True,
+                          project, commas=False)
+        return Target(client, home / ".cursor" / "mcp.json", ("mcpServers",), True,
+                      commas=False)
+    if client == "gemini":  # settings.json through strip-json-comments, then JSON.parse
+        if scope == "project":
+            return Target(client, project / ".gemini" / "settings.json", ("mcpServers",),
+                          True, project, commas=False)
+        return Target(client, home / ".gemini" / "settings.json", ("mcpServers",), True,
+                      commas=False)
+    if client == "copilot":
+        if scope == "project":  # the portable file Claude Code, Copilot CLI and VS Code read
+            return Target(client, project / ".mcp.json", ("mcpServers",), False, project)
+        base = Path(os.environ["COPILOT_HOME"]) if os.environ.get("COPILOT_HOME") \
+            else home / ".copilot"
+        return Target(client, base / "mcp-config.json", ("mcpServers",), False)
+    if client == "goose":
+        if platform == "win32":
+            folder = _appdata(home) / "Block" / "goose" / "config"
+        else:
+            folder = _config_home(home) / "goose"
+        return Target(client, folder / "config.yaml", ("extensions",), False, yaml=True)
     raise UsageError(f"unknown client {client!r}; choose one of {', '.join(CLIENTS)}")
 
 
 @dataclass(frozen=True)
 class Change:
-    """What an install did (or, printed, would do) to one file."""
+    """What an install did (or, printed, would do) to one file.
+
+    ``real`` is where the text is written: ``file`` itself, or the final target of a user
+    file kept as a symlink (written through, the link kept: configfile.py).
+    """
 
     file: Path
     before: str
     after: str
     replaced: bool
+    real: Path
+    root: Path | None = None
 
 
 def merged(tgt: Target, name: str, entry: Entry, *, force: bool) -> Change:
     """The file's new text with the entry in it; nothing is written."""
-    try:
-        raw = tgt.file.read_bytes() if tgt.file.exists() else b""
-    except OSError as exc:
-        raise UsageError(f"cannot read {tgt.file}: {exc.strerror}") from exc
+    from promptops.install import configfile
+
+    loaded = configfile.read(tgt.file, root=tgt.root)
+    raw = loaded.data or b""
     try:
         before = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise UsageError(f"{tgt.file}: not UTF-8 text (byte {exc.start})") from None
+    if tgt.yaml:
+        from promptops.install import yamledit
+
+        after, replaced = yamledit.merge(tgt.file, before, tgt.container[0], name,
+                                         yamledit.goose_extension(name, entry), force=force)
+        return Change(tgt.file, before, after, replaced, loaded.real, tgt.root)
     try:
-        existing = jsonedit.load(before, jsonc=tgt.jsonc)[1] if before.strip("\ufeff \r\n\t") \
-            else {}
-        after = jsonedit.merge(before, tgt.container, name, entry, jsonc=tgt.jsonc, force=force)
-        _, value = jsonedit.load(after, jsonc=tgt.jsonc)
+        existing = jsonedit.load(before, jsonc=tgt.jsonc, commas=tgt.commas)[1] \
+            if before.strip("\ufeff \r\n\t") else {}
+        after = jsonedit.merge(before, tgt.container, name, entry, jsonc=tgt.jsonc,
+                               force=force, commas=tgt.commas)
+        _, value = jsonedit.load(after, jsonc=tgt.jsonc, commas=tgt.commas)
     except jsonedit.ConfigError as exc:
         raise type(exc)(f"{tgt.file}:{exc}" if str(exc)[:1].isdigit() else
                         f"{tgt.file}: {exc}") from None
     if jsonedit.lookup(value, (*tgt.container, name)) != entry:  # the check before any write
         raise AssertionError(f"merging into {tgt.file} did not produce the entry")
     replaced = jsonedit.lookup(existing, (*tgt.container, name)) is not None
-    return Change(tgt.file, before, after, replaced)
+    return Change(tgt.file, before, after, replaced, loaded.real, tgt.root)
 
 
 def write(change: Change) -> None:
-    """Write atomically, keeping the old file's mode (new files: 0600, like Claude Code)."""
-    from promptops.fsutil import atomic_write
+    """Write atomically where the change says (configfile.write), keeping the mode."""
+    from promptops.install import configfile
 
-    try:
-        mode = stat.S_IMODE(change.file.stat().st_mode)
-    except FileNotFoundError:
-        mode = 0o600
-    atomic_write(change.file, change.after.encode("utf-8"), mode=mode)
+    configfile.write(change.real, change.after.encode("utf-8"), root=change.root)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -60,8 +61,7 @@ def position(text: str, offset: int) -> str:
     return f"{line}:{offset - (text.rfind(chr(10), 0, offset) + 1) + 1}"
 
 
-def _tokens(text: str) -> list[tuple[str, str, int]]:
-    out: list[tuple[str, str, int]] = []
+def _iter_tokens(text: str) -> Iterator[tuple[str, str, int]]:
     pos = 0
     while pos < len(text):
         m = _TOKEN.match(text, pos)
@@ -69,9 +69,12 @@ def _tokens(text: str) -> list[tuple[str, str, int]]:
             raise ConfigError(f"{position(text, pos)}: unexpected character {text[pos]!r}")
         kind = m.lastgroup or ""
         if kind not in ("ws", "line", "block"):
-            out.append((kind, m.group(), pos))
+            yield kind, m.group(), pos
         pos = m.end()
-    return out
+
+
+def _tokens(text: str) -> list[tuple[str, str, int]]:
+    return list(_iter_tokens(text))
 
 
 class _Parser:
@@ -132,7 +135,7 @@ def _no_duplicates(pairs: list[tuple[str, object]]) -> dict[str, object]:
     return out
 
 
-def _strip_jsonc(text: str) -> str:
+def _strip_jsonc(text: str, *, commas: bool = True) -> str:
     """The JSONC text as strict JSON: comments blanked, trailing commas dropped.
 
     Token by token, so a comma or slash inside a string is never touched; anything the
@@ -152,7 +155,7 @@ def _strip_jsonc(text: str) -> str:
         if kind in ("line", "block"):
             out.append(" " * len(tok) if "\n" not in tok else re.sub(r"[^\n]", " ", tok))
             continue
-        if tok == ",":
+        if tok == "," and commas:
             after = next((t for k, t in parts[i + 1:] if k not in ("ws", "line", "block")), "")
             if after in ("}", "]"):
                 out.append(" ")
@@ -161,15 +164,61 @@ def _strip_jsonc(text: str) -> str:
     return "".join(out)
 
 
-def load(text: str, *, jsonc: bool) -> tuple[Span, Any]:
-    """The span tree and the value of ``text`` (strict JSON unless ``jsonc``)."""
+MAX_DEPTH = 200  # a client config nests 4-6 levels; Python's parsers recurse per level
+MAX_NUMBER = 1000  # characters: Python refuses to convert integers of 4,300 digits and more
+_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
+
+
+def _check_tokens(text: str, kind: str) -> None:
+    """What :func:`json.loads` would accept but the client would not, or what would take
+    Python's parsers past their limits, reported with its position before they run.
+
+    ``NaN``, ``Infinity`` and ``-Infinity`` are Python extensions (JavaScript's
+    ``JSON.parse`` and VS Code's jsonc-parser reject them); nesting deeper than
+    :data:`MAX_DEPTH` would end in a RecursionError, an integer of thousands of digits in
+    a ValueError. One linear pass over the tokens, no recursion.
+    """
+    depth = 0
+    tokens = _iter_tokens(text)  # lazily: a check must not cost a list of every token
+    while True:
+        try:
+            tok_kind, tok, off = next(tokens)
+        except StopIteration:
+            return
+        except ConfigError:  # an unexpected character: json.loads words it, positioned
+            return
+        if tok in ("{", "["):
+            depth += 1
+            if depth > MAX_DEPTH:
+                raise ConfigError(f"{position(text, off)}: not valid {kind}: nested more "
+                                  f"than {MAX_DEPTH} levels deep (no client config is)")
+        elif tok in ("}", "]"):
+            depth -= 1
+        elif tok_kind == "lit" and tok not in ("true", "false", "null"):
+            if not _NUMBER.fullmatch(tok):
+                raise ConfigError(f"{position(text, off)}: not valid {kind}: {tok[:40]!r} "
+                                  "is not a JSON value")
+            if len(tok) > MAX_NUMBER:
+                raise ConfigError(f"{position(text, off)}: not valid {kind}: a number of "
+                                  f"more than {MAX_NUMBER} characters")
+
+
+def load(text: str, *, jsonc: bool, commas: bool | None = None) -> tuple[Span, Any]:
+    """The span tree and the value of ``text`` (strict JSON unless ``jsonc``).
+
+    ``commas`` (default: ``jsonc``) says whether trailing commas are accepted: VS Code's
+    jsonc-parser accepts them, Gemini CLI's strip-json-comments only drops comments.
+    """
     body = text.lstrip("\ufeff")
+    kind = "JSON with comments" if jsonc else "JSON"
+    _check_tokens(body, kind)  # positions as json.loads counts them: without a BOM
     try:
-        value = json.loads(_strip_jsonc(body) if jsonc else body,
-                           object_pairs_hook=_no_duplicates)
+        value = json.loads(_strip_jsonc(body, commas=jsonc if commas is None else commas)
+                           if jsonc else body, object_pairs_hook=_no_duplicates)
     except json.JSONDecodeError as exc:
-        kind = "JSON with comments" if jsonc else "JSON"
         raise ConfigError(f"{exc.lineno}:{exc.colno}: not valid {kind}: {exc.msg}") from None
+    except (ValueError, RecursionError) as exc:  # bounded above; kept as a last guard
+        raise ConfigError(f"1:1: not valid {kind}: {exc}") from None
     parser = _Parser(text)
     root = parser.value()
     if parser.pos != len(parser.toks):
@@ -199,14 +248,14 @@ def _dump(value: object, indent: str, unit: str, newline: str) -> str:
 
 
 def merge(text: str, path: tuple[str, ...], name: str, entry: object, *, jsonc: bool,
-          force: bool = False) -> str:
+          force: bool = False, commas: bool | None = None) -> str:
     """``text`` with ``entry`` at ``path + (name,)``; EntryExists unless ``force``."""
     if not text.strip("\ufeff \t\r\n"):
         text = text + "{}\n" if text.startswith("\ufeff") else "{}\n"
     newline = "\r\n" if "\r\n" in text else "\n"
     unit = _indent_unit(text)
     for depth in range(len(path) + 1):
-        node, _ = load(text, jsonc=jsonc)
+        node, _ = load(text, jsonc=jsonc, commas=commas)
         if node.kind != "object":
             raise ConfigError("the file's top level is not a JSON object")
         for i, seg in enumerate(path[:depth]):
@@ -246,6 +295,10 @@ def _insert(text: str, obj: Span, key: str, value: object, unit: str, newline: s
         last = len(obj.members) - 1
         if last in obj.commas:  # the trailing-comma habit (JSONC): keep it
             at = obj.commas[last] + 1
+            eol = text.find("\n", at)
+            rest = text[at:eol if eol >= 0 else len(text)].rstrip("\r")
+            if re.fullmatch(r"[ \t]*//.*", rest):  # `"x": 1, // note` keeps its note
+                at += len(rest)
             return text[:at] + newline + indent + member + "," + text[at:]
         at = obj.members[last][2].end
         eol = text.find("\n", at)

@@ -91,7 +91,25 @@ class Media:
     content_type: str | None = None
 
 
-Part: TypeAlias = Text | Media
+@dataclass(frozen=True)
+class PackageFile:
+    """A package file a message embeds whole (a ``resource``, ``image`` or ``audio`` with
+    ``file:``), as a built bundle holds it: only :func:`promptops.interop.package.from_bundle`
+    makes these (importers never do), so an exporter can hand the file to a target that
+    references files (a VS Code Markdown link, a Claude Code ``@path``) or name the loss.
+
+    ``path`` is package-relative; ``uri`` the MCP URI it is served under (a template, as
+    written), ``kind`` the message type.
+    """
+
+    path: str
+    data: bytes
+    kind: Literal["resource", "image", "audio"] = "resource"
+    uri: str | None = None
+    mime_type: str | None = None
+
+
+Part: TypeAlias = Text | Media | PackageFile
 
 
 # What Dotprompt calls blank: JavaScript's String.prototype.trim() removes these.
@@ -221,6 +239,10 @@ class IRPrompt:
     metadata: Mapping[str, Json] = field(default_factory=dict)
     losses: tuple[Loss, ...] = ()
     notes: tuple[str, ...] = ()
+    # The package files its templates ``{% include %}`` (path -> Jinja source), from a built
+    # bundle; importers write self-contained templates and leave it empty. An exporter to a
+    # target without includes inlines them from here.
+    includes: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def exact(self) -> bool:

@@ -13,6 +13,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from jinja2.filters import FILTERS as DEFAULT_FILTERS
+
 from promptops.sandbox.jinja_source import tokenize
 
 # Filters whose Jinja namesake renders a string argument the same as Nunjucks'.
@@ -36,6 +38,7 @@ class Translated:
 
 def expression(expr: str, losses: list[tuple[str, str]]) -> str:
     """A Nunjucks expression (the inside of a tag) as Jinja; string literals untouched."""
+    expr = _without_custom_filters(expr, losses)
     out, pos = [], 0
     for m in _STRING.finditer(expr):
         out.append(_code(expr[pos:m.start()], losses))
@@ -53,10 +56,38 @@ def _code(code: str, losses: list[tuple[str, str]]) -> str:
     for rx, repl in _OPS:
         code = rx.sub(repl, code)
     for m in _FILTER.finditer(code):
-        if m.group(1) not in SAME_FILTERS:
+        if m.group(1) not in SAME_FILTERS and m.group(1) in JINJA_FILTERS:
             losses.append((f"| {m.group(1)}", "this Nunjucks filter is not known to render as "
                            "Jinja's of the same name"))
     return code
+
+
+# Jinja's filters (what a kept filter name can mean in the imported template).
+JINJA_FILTERS = frozenset(DEFAULT_FILTERS)
+_CUSTOM_FILTER = re.compile(
+    r"""\|\s*([A-Za-z_]\w*)(\s*\((?:[^()'"]|'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*")*\))?""")
+
+
+def _without_custom_filters(expr: str, losses: list[tuple[str, str]]) -> str:
+    strings = [m.span() for m in _STRING.finditer(expr)]
+    out, pos = [], 0
+    for m in _CUSTOM_FILTER.finditer(expr):
+        if any(a <= m.start() < b for a, b in strings):
+            continue
+        out.append(expr[pos:m.start()] + _drop_custom(m, losses))
+        pos = m.end()
+    return "".join(out) + expr[pos:]
+
+
+def _drop_custom(m: re.Match[str], losses: list[tuple[str, str]]) -> str:
+    """A filter neither Nunjucks nor Jinja has: promptfoo's config defines it (``nunjucksFilters``,
+    JavaScript). Its code is not in the prompt file, so the import applies no filter there."""
+    if m.group(1) in JINJA_FILTERS:
+        return m.group(0)
+    losses.append((f"| {m.group(1)}", "a custom Nunjucks filter (defined in JavaScript in the "
+                   "promptfoo config, not in this file); the imported template prints the value "
+                   "unfiltered"))
+    return ""
 
 
 def to_jinja(source: str) -> Translated:

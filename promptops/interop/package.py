@@ -19,11 +19,13 @@ loader reads it back byte for byte (tests/interop/test_import_command.py renders
 
 from __future__ import annotations
 
+import base64
 import re
 from collections.abc import Mapping
 from typing import Any
 
 import yaml
+from jinja2 import Environment, TemplateSyntaxError, meta
 
 from promptops.interop import ir
 from promptops.interop.ir import JsonObject
@@ -32,6 +34,7 @@ from promptops.pipeline.bundle_types import Bundle, Message, Prompt
 from promptops.pipeline.model import PROMPT_NAME_RE
 
 _NAME_OK = re.compile(PROMPT_NAME_RE)
+_ENV = Environment()  # parsing only: which arguments a dropped message reads
 _BAD_NAME = re.compile(r"[^A-Za-z0-9_.-]+")
 
 
@@ -119,8 +122,11 @@ def _messages(item: ir.MessageItem, losses: list[ir.Loss]) -> list[JsonObject]:
             entry["text"] = part.template
             if item.drop_blank:
                 entry["omitIfBlank"] = True
-        else:
+        elif isinstance(part, ir.Media):
             entry["resource_link"] = _media_link(part, losses)
+        else:  # only from_bundle makes these (for the exporters); no importer does
+            losses.append(ir.Loss(f"{part.kind} {part.path}", "a package file is not imported"))
+            continue
         if n:
             entry["continues"] = True
         out.append(entry)
@@ -142,15 +148,68 @@ def _media_link(part: ir.Media, losses: list[ir.Loss]) -> JsonObject:
     return link
 
 
+def in_order(doc: Mapping[str, Any]) -> JsonObject:
+    """``doc`` with its keys, and each argument's and message's, in the order the format
+    declares them: the order lint's PO108 (key-order) expects, as a person writes them."""
+    from promptops.lint.rules.po108_key_order import orders
+
+    order = orders()
+
+    def sort(item: Mapping[str, Any], keys: tuple[str, ...]) -> JsonObject:
+        rank = {k: i for i, k in enumerate(keys)}
+        return {k: item[k] for k in sorted(item, key=lambda k: rank.get(k, len(keys)))}
+
+    out = sort(doc, order["prompt"])
+    for field in ("arguments", "messages"):
+        items = out.get(field)
+        if isinstance(items, list):
+            out[field] = [sort(i, order[field]) if isinstance(i, Mapping) else i for i in items]
+    return out
+
+
+# What a block literal holds exactly: printable text, tabs and "\n" line breaks (not "\r",
+# NEL or the Unicode separators, which YAML reads as line breaks; not a BOM).
+_BLOCK_SAFE = re.compile("[\t\n\x20-\x7e\xa0-\ud7ff\ue000-\ufefe\uff00-\ufffd"
+                         "\U00010000-\U0010ffff]*")
+
+
+_BREAKS = re.compile("[\r\x85\u2028\u2029]")
+
+
 class _Dumper(yaml.SafeDumper):
-    """Block literals for multi-line text; no anchors (each value is written where it is)."""
+    """Block literals for multi-line text; no anchors (each value is written where it is).
+
+    A block literal whose text starts with a line break gets no indentation indicator when
+    its first non-blank line is not indented (YAML takes the indentation from that line):
+    ``|`` where PyYAML writes ``|2-``, as a person writes it.
+    """
+
+    def analyze_scalar(self, scalar: str) -> Any:
+        """PyYAML refuses a block literal for text with a space before a line break (the
+        trailing whitespace of a prompt's line); YAML keeps it exactly, so a multi-line text
+        of printable characters is a block literal whatever its spaces."""
+        analysis = super().analyze_scalar(scalar)
+        if not analysis.allow_block and "\n" in scalar and _BLOCK_SAFE.fullmatch(scalar):
+            analysis.allow_block = True
+        return analysis
+
+    def determine_block_hints(self, text: str) -> str:
+        hints: str = super().determine_block_hints(text)
+        first = text.lstrip("\n")
+        if text[:1] == "\n" and first and first[0] not in " \t\x85\u2028\u2029":
+            hints = hints.removeprefix(str(self.best_indent))
+        elif first[:1] == "\t" and not hints[:1].isdigit():  # libyaml will not detect the
+            hints = str(self.best_indent) + hints  # indentation from a line starting so
+        return hints
 
     def ignore_aliases(self, data: Any) -> bool:
         return True
 
 
 def _str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
-    style = "|" if "\n" in value else None
+    # "\r", NEL and the Unicode line separators are line breaks to YAML: only a double-
+    # quoted scalar, which escapes them, keeps them (PyYAML's plain or single-quoted folds them)
+    style = '"' if _BREAKS.search(value) else "|" if "\n" in value else None
     return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
 
 
@@ -201,21 +260,37 @@ def _prompt(p: Prompt, bundle: Bundle, mode: str, system_role: str) -> ir.IRProm
         output=ir.Output(output.get("format"), output.get("schema")) if output else None,
         samples=tuple(ir.Sample(s["name"], s.get("arguments") or {})
                       for s in p.get("samples") or ()),
-        metadata=p.get("metadata") or {}, losses=tuple(losses))
+        metadata=p.get("metadata") or {}, losses=tuple(losses),
+        includes=dict(bundle.get("templates") or {}))
 
 
 def _part(m: Message, bundle: Bundle, losses: list[ir.Loss]) -> ir.Part | None:
     if m["type"] == "resource_link" and m.get("name") == MEDIA_NAME:
         return ir.Media(m["uri"], m.get("mimeType"))
+    if m["type"] in ("resource", "image", "audio") and "file" in m:
+        held = bundle["resources"][m["file"]]
+        data = held["text"].encode("utf-8") if "text" in held else \
+            base64.b64decode(held.get("blob", ""))
+        return ir.PackageFile(m["file"], data, m["type"], m.get("uri"), m.get("mimeType"))
     if m["type"] != "text":
-        losses.append(ir.Loss(f"a {m['type']} message", "only text messages and media "
-                              "links export"))
+        what = m.get("uri") or m.get("name") or ""
+        fed = _arguments_read(m.get("text", "")) if m["type"] == "resource" else []
+        losses.append(ir.Loss(f"a {m['type']} message{f' ({what})' if what else ''}",
+                              "only text messages, package files and media links export"
+                              + (f"; the message and what it reads from the argument"
+                                 f"{'s' if len(fed) > 1 else ''} {', '.join(fed)} are not "
+                                 "written" if fed else "; it is not written")))
         return None
     source = m["text"] if "text" in m else bundle["templates"][m["template"]]
-    if "template" in m and _includes(source):
-        losses.append(ir.Loss(f"template {m['template']}", "its includes are not "
-                              "exported; the file's own text is"))
     return ir.Text(source)
+
+
+def _arguments_read(template: str) -> list[str]:
+    """The names a template reads (for naming what a dropped message took with it)."""
+    try:
+        return sorted(meta.find_undeclared_variables(_ENV.parse(template)) - {"args"})
+    except TemplateSyntaxError:
+        return []
 
 
 def _add(items: list[ir.MessageItem], message: ir.Message, m: Message) -> None:
@@ -243,9 +318,3 @@ def _add(items: list[ir.MessageItem], message: ir.Message, m: Message) -> None:
         inner.append(message)
     items.append(ir.Loop(loop[1], loop[0], tuple(inner)))
 
-
-_INCLUDE = re.compile(r"\{%-?\s*(include|import|from|extends)\b")
-
-
-def _includes(source: str) -> bool:
-    return bool(_INCLUDE.search(source))

@@ -123,6 +123,7 @@ def compile_bundle(package: Package) -> Bundle:
         # always written: a bundle without it was built before the modes (bundle_types)
         "whitespace": m.templates.whitespace,
         "systemRole": m.serve.systemRole if m.serve.systemRole != "user" else None,
+        "tools": m.serve.tools,  # absent unless chosen: other bundles stay byte-identical
         # only bounds that differ from the defaults: other bundles stay byte-identical
         "limits": m.limits.model_dump(exclude_defaults=True) or None
         if m.limits is not None else None,

@@ -137,6 +137,8 @@ class _Check:
             self.bad("package.systemRole", "is not 'user' or 'assistant'")
         if pkg.get("whitespace", "jinja") not in ("standalone", "jinja"):
             self.bad("package.whitespace", "is not 'standalone' or 'jinja'")
+        if pkg.get("tools", "off") not in TOOL_VIEWS:
+            self.bad("package.tools", "is not 'off', 'catalog' or 'per-prompt'")
 
     def source(self, src: Any) -> None:
         if not self.keys(src, "source", SOURCE_KEYS, ("commit", "tree", "dirty", "path")):
@@ -303,6 +305,7 @@ def problems(bundle: Any) -> list[str]:
 # ---- the fast pass: the same rules as _Check, as one yes/no ---------------------------------
 _STRS = {str}
 _AUDIENCE = {"user", "assistant"}
+TOOL_VIEWS = ("off", "catalog", "per-prompt")
 
 
 def valid(b: Any) -> bool:
@@ -316,7 +319,8 @@ def valid(b: Any) -> bool:
             and type(pkg.get("instructions", "")) is str
             and ("limits" not in pkg or _limits_ok(pkg["limits"]))
             and pkg.get("systemRole", "user") in ("user", "assistant")
-            and pkg.get("whitespace", "jinja") in ("standalone", "jinja")):
+            and pkg.get("whitespace", "jinja") in ("standalone", "jinja")
+            and pkg.get("tools", "off") in TOOL_VIEWS):
         return False
     if not (type(src) is dict and src.keys() == SOURCE_KEYS and type(src["dirty"]) is bool
             and type(src["path"]) is str and (src["commit"] is None or type(src["commit"]) is str)

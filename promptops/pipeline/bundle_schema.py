@@ -38,6 +38,8 @@ class BundlePackage(_Strict):
                                         "the defaults")
     systemRole: Literal["user", "assistant"] | None = Field(
         None, description="How a system message is served (absent: user)")
+    tools: Literal["off", "catalog", "per-prompt"] | None = Field(
+        None, description="The tool view the package is offered in (absent: as `serve --tools`)")
     whitespace: WhitespaceMode | None = Field(
         None, description="The templates' whitespace mode (absent: a bundle built before the "
         "modes, rendered with trim_blocks + lstrip_blocks)")

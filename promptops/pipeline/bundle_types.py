@@ -139,6 +139,7 @@ class PackageInfo(TypedDict):
     cacheScope: Literal["public", "private"]
     limits: NotRequired[Limits]  # only bounds that differ from the defaults
     systemRole: NotRequired[ServedRole]  # absent: user
+    tools: NotRequired[Literal["off", "catalog", "per-prompt"]]  # absent: as `serve --tools`
     whitespace: NotRequired[Literal["standalone", "jinja"]]  # absent: a bundle built before
     # the modes existed, rendered with trim_blocks + lstrip_blocks as it was built
 

@@ -59,6 +59,12 @@ class ServeConfig(Strict):
         "user and assistant. `user` (the default) keeps the instruction on the side that gives "
         "instructions; the original role travels in the content's _meta (promptops/role)",
     )
+    tools: Literal["off", "catalog", "per-prompt"] | None = Field(
+        default=None,
+        description="Offer this package's prompts as MCP tools too, for clients that only call "
+        "tools: `catalog` (list_prompts and get_prompt), `per-prompt` (one tool per prompt, "
+        "typed by its arguments) or `off`. Absent: as `promptops serve --tools` says",
+    )
 
 
 class TemplatesConfig(Strict):
@@ -81,6 +87,28 @@ class LimitsConfig(Strict):
         description="Characters of the whole reply, and of any one value a template builds")
 
 
+CHANNEL_RE = r"^[a-z0-9](?:[a-z0-9._-]{0,62}[a-z0-9])?$"
+DURATION_RE = r"^(?:[0-9]+[wdhms])+$"
+Gate = Literal["lint", "test"]
+ALL_GATES: tuple[Gate, ...] = ("lint", "test")
+
+
+class ChannelPolicy(Strict):
+    """One release channel and what a promotion into it requires (docs/channels.md)."""
+
+    name: str = Field(pattern=CHANNEL_RE, description="Channel name, e.g. staging, production")
+    after: str | None = Field(
+        None, pattern=CHANNEL_RE,
+        description="The channel a version must have been in before this one (default: the "
+        "channel listed before; null for none)")
+    soak: str | None = Field(
+        None, pattern=DURATION_RE,
+        description="How long the version must have been in `after`, e.g. 30m, 24h, 2d")
+    gates: list[Gate] = Field(
+        default_factory=lambda: list(ALL_GATES),
+        description="Checks the release must pass (besides rebuilding to its recorded digest)")
+
+
 class Manifest(Strict):
     """promptops.yaml: the package's identity."""
 
@@ -100,6 +128,22 @@ class Manifest(Strict):
                                        description="How templates are read")
     limits: LimitsConfig | None = Field(
         None, description="Request bounds, within the hard caps (docs in SECURITY.md)")
+    channels: list[ChannelPolicy] | None = Field(
+        None, description="Release channels in promotion order, and what entering each "
+        "requires (`promptops promote`, docs/channels.md)")
+
+    @model_validator(mode="after")
+    def _channel_order(self) -> Manifest:
+        """Each channel once, and `after` naming a channel listed before it."""
+        seen: list[str] = []
+        for channel in self.channels or []:
+            if channel.name in seen:
+                raise ValueError(f"channel {channel.name!r} is listed twice under `channels`")
+            if channel.after is not None and channel.after not in seen:
+                raise ValueError(f"channel {channel.name!r}: `after: {channel.after}` must name "
+                                 f"a channel listed before it ({', '.join(seen) or 'none is'})")
+            seen.append(channel.name)
+        return self
 
 
 class Icon(Strict):

@@ -64,11 +64,17 @@ ANONYMOUS = Principal("anonymous", EVERYTHING)
 
 
 class AuthError(Exception):
-    """A request that is not let in: the HTTP status and its ``WWW-Authenticate``."""
+    """A request that is not let in: the HTTP status and its ``WWW-Authenticate``.
 
-    def __init__(self, status: int, error: str, description: str) -> None:
+    ``description`` goes into the header and the reply, so it is always one of our fixed
+    texts; ``detail`` (the library's reason, which may quote the token's own ``kid`` or
+    claims, CR/LF included) is only ever logged, escaped.
+    """
+
+    def __init__(self, status: int, error: str, description: str, detail: str = "") -> None:
         super().__init__(description)
         self.status, self.error, self.description = status, error, description
+        self.detail = detail
 
 
 class AccessFileError(UsageError):
@@ -108,6 +114,7 @@ def read_access_file(path: Path) -> tuple[dict[str, Principal], dict[str, tuple[
     if not isinstance(data, dict) or not set(data) <= {"tokens", "scopes"}:
         raise AccessFileError(f"{path}: expected a mapping with `tokens` and/or `scopes`")
     tokens: dict[str, Principal] = {}
+    names: dict[str, Principal] = {}
     entries = data.get("tokens") or []
     if not isinstance(entries, list):
         raise AccessFileError(f"{path}: `tokens` must be a list of tables (TOML [[tokens]])")
@@ -122,7 +129,14 @@ def read_access_file(path: Path) -> tuple[dict[str, Principal], dict[str, tuple[
                 "0123456789abcdef"):
             raise AccessFileError(f"{where}: `sha256` must be the 64 hex digits of the "
                                   "token's SHA-256 (printf %s TOKEN | sha256sum)")
-        tokens[digest.lower()] = Principal(name, _patterns(where, entry.get("see")))
+        principal = Principal(name, _patterns(where, entry.get("see")))
+        other = names.setdefault(name, principal)
+        if other.see != principal.see:
+            # A session is bound to its owner's name: two grants under one name would let
+            # the narrower token use the wider one's session (issue 23, defect 10).
+            raise AccessFileError(f"{where}: the name {name!r} is already given to a token "
+                                  "with another `see`; give each grant its own name")
+        tokens[digest.lower()] = principal
     scopes: dict[str, tuple[str, ...]] = {}
     raw_scopes = data.get("scopes") or {}
     if not isinstance(raw_scopes, dict):
@@ -151,6 +165,10 @@ class StaticTokens:
         except AccessFileError as exc:
             return f"tokens not reloaded, the last good set stays: {exc}"
         return f"tokens reloaded from {self.path}: {len(self._tokens)} token(s)"
+
+    def grants(self) -> dict[str, tuple[str, ...]]:
+        """Each token name's current patterns (one per name: the file is refused otherwise)."""
+        return {p.name: p.see for _, p in self._tokens.values()}
 
     def authenticate(self, header: str | None) -> Principal:
         digest = token_digest(_bearer(header))
@@ -197,8 +215,8 @@ class JwtTokens:
             if self._client is not None:  # blocking urllib: the transport calls us in a thread
                 return self._client.get_signing_key_from_jwt(token)
             kid = jwt.get_unverified_header(token).get("kid")
-        except (jwt.InvalidTokenError, jwt.PyJWKClientError) as exc:
-            raise AuthError(401, "invalid_token", f"token not verifiable: {exc}") from None
+        except Exception as exc:  # PyJWT's errors, and whatever a hostile header trips
+            raise AuthError(401, "invalid_token", "token not verifiable", str(exc)) from None
         key = self._keys.get(kid) if isinstance(kid, str) else None
         if key is None:
             raise AuthError(401, "invalid_token", "token signed with an unknown key")
@@ -212,8 +230,8 @@ class JwtTokens:
             claims = jwt.decode(token, key.key, algorithms=[key.algorithm_name],
                                 audience=self.audience, issuer=self.issuer,
                                 options={"require": ["exp", "aud", "sub"]}, leeway=self.leeway)
-        except jwt.InvalidTokenError as exc:
-            raise AuthError(401, "invalid_token", f"invalid token: {exc}") from None
+        except Exception as exc:  # jwt.InvalidTokenError and any surprise: never a 500
+            raise AuthError(401, "invalid_token", "invalid token", str(exc)) from None
         raw = claims.get("scope", claims.get("scp", ""))
         scopes = set(raw.split() if isinstance(raw, str) else raw if isinstance(raw, list) else ())
         missing = [s for s in self.required if s not in scopes]
@@ -226,13 +244,19 @@ class JwtTokens:
         return Principal(f"sub:{claims['sub']}", see)
 
 
+def _quoted(text: str) -> str:
+    """``text`` as an RFC 9110 quoted-string: visible ASCII only, ``"`` and ``\\`` escaped."""
+    clean = "".join(c if " " <= c <= "~" else "?" for c in text)
+    return '"' + clean.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
 def www_authenticate(err: AuthError, metadata_url: str, scopes: Sequence[str]) -> str:
-    parts = [f'resource_metadata="{metadata_url}"']
+    parts = [f"resource_metadata={_quoted(metadata_url)}"]
     if err.error:
-        parts.insert(0, f'error="{err.error}"')
-        parts.append(f'error_description="{err.description}"')
+        parts.insert(0, f"error={_quoted(err.error)}")
+        parts.append(f"error_description={_quoted(err.description)}")
     if scopes:
-        parts.append(f'scope="{" ".join(scopes)}"')
+        parts.append(f"scope={_quoted(' '.join(scopes))}")
     return "Bearer " + ", ".join(parts)
 
 

@@ -20,9 +20,9 @@ from __future__ import annotations
 
 import hashlib
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from promptops.errors import ExitCode, UsageError
 from promptops.render.renderer import Renderer
@@ -40,6 +40,9 @@ MAX_COMPLETIONS = 100
 CURSOR = b"promptops/cursor/v1"
 MAX_CURSOR = 200  # characters; ours are about 50
 LIST_CHANGED = "notifications/prompts/list_changed"
+TOOLS_LIST_CHANGED = "notifications/tools/list_changed"  # when a tool view is on (tools.py)
+LOG_MESSAGE = "notifications/message"
+LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 _SHAPED = frozenset({"audio", "resource_link"})  # content kinds a revision may reshape
 
 
@@ -93,12 +96,16 @@ class Subscription:
     only to itself: two streams are two subscriptions whatever they hold.
     """
 
-    __slots__ = ("id", "send", "wants")
+    __slots__ = ("id", "log_level", "send", "wants")
 
-    def __init__(self, id_: RequestId | None, wants: frozenset[str], send: Send) -> None:
+    def __init__(self, id_: RequestId | None, wants: frozenset[str], send: Send,
+                 log_level: str | None = None) -> None:
         self.id = id_
         self.wants = wants  # notification methods, e.g. LIST_CHANGED
         self.send = send
+        # a 2026-07-28 listen request's `_meta` logLevel: it hears notifications/message
+        # at that level and above on its stream (None: none at all, as the spec says)
+        self.log_level = log_level
 
     def deliver(self, note: Json) -> None:
         if self.id is None:
@@ -144,6 +151,8 @@ class Snapshot:
     # prompts/list entries by (name, revision), built on first listing: clients re-list
     # whole catalogs (10,000 prompts) after every list_changed; a benign race if shared.
     _descriptors: dict[tuple[str, str], Json] = field(default_factory=dict, compare=False)
+    # what other views of this snapshot derive once (the tool view, serve/tools.py)
+    extras: dict[object, object] = field(default_factory=dict, compare=False)
 
     @classmethod
     def build(cls, bundles: Sequence[Bundle], previous: Snapshot | None = None) -> Snapshot:
@@ -253,6 +262,11 @@ def traceability(bundle: Bundle) -> Json:
         "promptops/digest": bundle["digest"],
     }
     commit = bundle["source"].get("commit")
+    # serve --channel stamps the served copy's source with the channel (serve/follow.py):
+    # not a bundle key (never built, stored or verified), so read outside the bundle's type
+    channel = cast(Mapping[str, object], bundle["source"]).get("channel")
+    if isinstance(channel, str):
+        meta["promptops/channel"] = channel
     if commit:
         meta["promptops/commit"] = commit
     elif bundle["source"].get("dirty"):  # built from a working tree (serve --worktree)
@@ -287,11 +301,25 @@ class Catalog:
             if new.digests == self._snap.digests:
                 return False
             self._snap = new
-            told = [s for s in self._subs if LIST_CHANGED in s.wants]
+            told = [s for s in self._subs if s.wants]
         note: Json = {"jsonrpc": "2.0", "method": LIST_CHANGED}
         for sub in told:
-            sub.deliver(note)
+            if LIST_CHANGED in sub.wants:
+                sub.deliver(note)
+            if TOOLS_LIST_CHANGED in sub.wants:  # the tools are made from the prompts
+                sub.deliver({"jsonrpc": "2.0", "method": TOOLS_LIST_CHANGED})
         return True
+
+    def log(self, level: str, message: str) -> None:
+        """A notifications/message to every listen stream that asked for ``level``."""
+        rank = LEVELS.index(level)
+        with self._lock:
+            told = [s for s in self._subs
+                    if s.log_level is not None and rank >= LEVELS.index(s.log_level)]
+        note: Json = {"jsonrpc": "2.0", "method": LOG_MESSAGE,
+                      "params": {"level": level, "logger": "promptops", "data": message}}
+        for sub in told:
+            sub.deliver(note)
 
     def subscribe(self, sub: Subscription) -> None:
         with self._lock:

@@ -35,7 +35,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from promptops.errors import GitError, PromptopsError
 from promptops.git import refs as gitrefs
@@ -50,6 +50,9 @@ if TYPE_CHECKING:
 POLL_S = 0.05
 QUIET_S = 0.12
 Log = Callable[[str], None]
+# (level, message): news for the clients as well as stderr - a set that does not build,
+# and the recovery - sent as notifications/message (issue 24; docs/serve.md says to whom)
+Notify = Callable[[str, str], None]
 # What `build` refuses, serve refuses too (issue 15): a gate gets each freshly built commit
 # and returns why it must not be served, or None. serve never imports lint itself (its cold
 # path stays light and lint sits beside it): the entry point hands the gate in.
@@ -77,9 +80,17 @@ class Background:
 
     THREAD = "promptops-follow"
 
-    def __init__(self) -> None:
+    def __init__(self, log: Log, notify: Notify | None = None) -> None:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        self._log = log
+        self._notify = notify
+
+    def _say(self, level: str, message: str) -> None:
+        """``message`` to the log (stderr) and, at ``level``, to the clients."""
+        self._log(message)
+        if self._notify is not None:
+            self._notify(level, message)
 
     def _follows(self) -> bool:
         """Whether there is anything to follow (a fixed ``ref`` never changes)."""
@@ -112,11 +123,13 @@ class Follower(Background):
     """The bundles to serve for a set of package folders, kept in step with their HEADs."""
 
     def __init__(self, package_dirs: list[Path], *, ref: str | None, log: Log,
-                 gate: Gate | None = None) -> None:
-        super().__init__()
-        self._log = log
+                 gate: Gate | None = None, notify: Notify | None = None,
+                 channel: str | None = None) -> None:
+        super().__init__(log, notify)
         self._gate = gate
         self._ref = ref
+        # serve --channel: follow each package's channel ref instead of HEAD (docs/channels.md)
+        self._channel = channel
         # Per-file results kept across rebuilds, so a checkout re-parses only what changed.
         # Without a gate a serving process never lints: memoised files drop their parsed YAML.
         self._memo = FileMemo(keep_yaml=gate is not None)
@@ -124,9 +137,11 @@ class Follower(Background):
         self._packages: list[_Package] = []
         for directory in package_dirs:
             repo, prefix = gitrefs.locate(directory)
-            cache = caches.setdefault(repo.common_dir, BuildCache(repo.common_dir, log))
+            cache = caches.setdefault(repo.common_dir, BuildCache(
+                repo.common_dir, lambda m: self._say("warning", m)))
             self._packages.append(_Package(directory.resolve(), repo, prefix, cache))
         self._repos = list({p.repo: None for p in self._packages})
+        self._channel_refs = [self._channel_ref(p) for p in self._packages] if channel else []
         # Bundles built but not yet in the build cache: written once the set is served (or
         # refused), so the listeners hear of a commit without waiting for its serialisation
         self._unstored: list[tuple[BuildCache, str, str, Bundle]] = []
@@ -146,6 +161,12 @@ class Follower(Background):
         return bundles
 
     def _start_commit(self, package: _Package) -> str:
+        if self._channel is not None:
+            ref = self._channel_refs[self._packages.index(package)]
+            commit = gitrefs.rev_parse(package.repo, f"{ref}^{{commit}}")
+            if commit is None:
+                raise GitError(f"channel ref {ref} in {package.repo.top} names no commit")
+            return commit
         if self._ref is not None:
             commit = gitrefs.rev_parse(package.repo, f"{self._ref}^{{commit}}")
             if commit is None:
@@ -162,7 +183,29 @@ class Follower(Background):
     def _build(self, commits: tuple[str, ...]) -> list[Bundle]:
         bundles = [self._bundle(p, c) for p, c in zip(self._packages, commits, strict=True)]
         check_names(bundles)  # a set that cannot be served does not build
+        if self._channel is not None:  # served `_meta` says which channel (not the digest):
+            # a copy, after the cache took the bundle; `channel` is no bundle key (catalog.py)
+            name = self._channel.rpartition("/")[2]
+            bundles = [cast(Bundle, {**b, "source": {**b["source"], "channel": name}})
+                       for b in bundles]
         return bundles
+
+    def _channel_ref(self, package: _Package) -> str:
+        """The ref of this package's channel: ``PACKAGE/CHANNEL`` as given, or the one
+        package having ``CHANNEL``, or (several have it) the one whose name the package
+        folder holds at the channel's commit."""
+        assert self._channel is not None
+        refs = gitrefs.channel_refs(package.repo, self._channel)
+        if len(refs) > 1:
+            refs = [r for r in refs if _name_at(package, r) == r.split("/")[-2]]
+        if len(refs) != 1:
+            raise GitError(
+                f"no channel {self._channel!r} for the package in {package.directory} "
+                "(`promptops channels` lists them; promote a release with `promptops promote "
+                f"VERSION --to {self._channel}`, or fetch them: `promptops channels fetch "
+                "origin`)" if not refs else f"several channels match {self._channel!r}: "
+                "name one as PACKAGE/CHANNEL")
+        return refs[0]
 
     def _bundle(self, package: _Package, commit: str) -> Bundle:
         """From the cache by tree id when possible; otherwise built from git objects."""
@@ -201,7 +244,21 @@ class Follower(Background):
         return self._ref is None  # a fixed ref never changes: no thread then
 
     def _signature(self) -> tuple[object, ...]:
+        if self._channel is not None:
+            return tuple(gitrefs.stat(path) for p, ref in zip(self._packages, self._channel_refs,
+                                                              strict=True)
+                         for path in gitrefs.ref_watched(p.repo, ref))
         return tuple(gitrefs.signature(r) for r in self._repos)
+
+    def _what(self) -> str:
+        return "HEAD" if self._channel is None else f"the channel {self._channel!r}"
+
+    def _heads(self) -> tuple[str | None, ...]:
+        """The commit each package should serve now: its HEAD, or its channel's release."""
+        if self._channel is not None:
+            return tuple(gitrefs.rev_parse(p.repo, f"{ref}^{{commit}}")
+                         for p, ref in zip(self._packages, self._channel_refs, strict=True))
+        return tuple(gitrefs.read_head(p.repo).commit for p in self._packages)
 
     def _follow(self, on_change: Callable[[list[Bundle]], object]) -> None:
         last = self._signature()
@@ -225,7 +282,8 @@ class Follower(Background):
                 except Exception:  # the follower must outlive any bug in one rebuild
                     import traceback  # deferred, like the build: only a bug needs it
 
-                    self._log("internal error while following HEAD:\n" + traceback.format_exc())
+                    self._say("error",
+                              "internal error while following HEAD:\n" + traceback.format_exc())
 
     def warm_up(self) -> None:
         """Parse the served commits into the memo and pass them through the gate once, when
@@ -254,19 +312,21 @@ class Follower(Background):
                       f"build): {failure(exc)}")
 
     def _moved(self, on_change: Callable[[list[Bundle]], object]) -> None:
-        if any(gitrefs.busy(r) for r in self._repos):
+        if self._channel is None and any(gitrefs.busy(r) for r in self._repos):
             return  # mid-rebase: wait for it to finish (its end changes the watched files)
         try:
-            heads = tuple(gitrefs.read_head(p.repo).commit for p in self._packages)
+            heads = self._heads()
         except PromptopsError as exc:  # damaged refs: say so once, keep what is served
-            self._log(f"cannot read HEAD; still serving the last good bundles: {exc}")
+            self._say("warning",
+                      f"cannot read {self._what()}; still serving the last good bundles: {exc}")
             return
         if heads == self._served or heads == self._failed:
             return
         short = ", ".join((c or "no commit")[:12] for c in heads)
         if None in heads:
             self._failed = heads
-            self._log(f"HEAD has no commit ({short}); still serving the last good bundles")
+            self._say("warning", f"{self._what()} has no commit ({short}); still serving the "
+                      "last good bundles")
             return
         commits = tuple(c for c in heads if c is not None)
         try:
@@ -274,12 +334,17 @@ class Follower(Background):
                 bundles = self._build(commits)
             except Exception as exc:  # hostile content must never cost the served set
                 self._failed = heads
-                self._log(
-                    f"commit {short} does not build; still serving the last "
+                self._say(
+                    "error", f"commit {short} does not build; still serving the last "
                     f"good bundles until a commit that builds is checked out:\n{failure(exc)}"
                 )
                 return
+            recovered = self._failed is not None
             self._served, self._failed = commits, None
+            if recovered:
+                count = sum(len(b["prompts"]) for b in bundles)
+                self._say("info", f"commit {short} builds; serving its {count} prompt"
+                                  f"{'s' if count != 1 else ''} again")
             on_change(bundles)
         finally:
             self._store()
@@ -291,3 +356,13 @@ def _build(directory: Path, commit: str, memo: FileMemo, *, keep_asts: bool) -> 
     from promptops.pipeline import build
 
     return build.Build(directory, commit, memo=memo, keep_asts=keep_asts)
+
+
+def _name_at(package: _Package, ref: str) -> str | None:
+    """The package name in the manifest of ``package``'s folder at ``ref``'s commit."""
+    import re
+
+    folder = "" if package.prefix == "." else package.prefix + "/"
+    text = gitrefs.show(package.repo, f"{ref}^{{commit}}:{folder}promptops.yaml") or ""
+    found = re.search(r"""^name:\s*["']?([A-Za-z0-9._-]+)""", text, re.MULTILINE)
+    return found.group(1) if found else None

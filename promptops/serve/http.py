@@ -37,11 +37,14 @@ if TYPE_CHECKING:
 
 USAGE = """\
 promptops serve --http [HOST:]PORT [--path /mcp] [PATH ... | --bundle FILE ... |
-                --repo URL[@BRANCH] [--poll 30s] [--webhook-secret-env NAME]]
+                --repo URL[@BRANCH] [--poll 30s] [--webhook-secret-env NAME]] [--channel NAME]
                 [--tokens FILE] [--jwks-url URL | --jwks-file FILE] [--audience URI]
                 [--issuer ISS] [--require-scope S] [--allow-origin O] [--allow-host H]
                 [--max-body BYTES] [--session-idle 30m] [--max-streams N] [--replica-id ID]
-                [--page-size N] [--ttl-ms N] [--key-file FILE] [--no-access-log] [--ui]
+                [--max-sessions N] [--max-sessions-per-client N] [--max-header-bytes B]
+                [--header-timeout 10s] [--body-timeout 30s] [--max-connections N]
+                [--forwarded-allow-ips IPS] [--page-size N] [--ttl-ms N] [--key-file FILE]
+                [--no-access-log] [--tools [catalog|per-prompt]] [--ui]
 
 Serve MCP prompts over Streamable HTTP (every revision: sessions for 2025-03-26 ..
 2025-11-25, stateless 2026-07-28) at http://HOST:PORT/mcp. Logs go to stderr."""
@@ -65,12 +68,18 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--bundle", action="append", type=Path, default=[], metavar="FILE")
     p.add_argument("--ref", help="serve this commit and do not follow HEAD")
     p.add_argument("--repo", metavar="URL[@BRANCH]", help="follow a remote repository")
+    p.add_argument("--channel", metavar="NAME",
+                   help="serve and follow the release channel NAME (docs/channels.md)")
     p.add_argument("--poll", type=_duration, default=30.0, metavar="DURATION",
                    help="fetch interval for --repo (default 30s; backs off on failure)")
     p.add_argument("--webhook-secret-env", metavar="NAME",
                    help="environment variable holding the webhook secret (enables "
                         "POST /hooks/git: GitHub X-Hub-Signature-256 or GitLab X-Gitlab-Token)")
     p.add_argument("--page-size", type=int, default=100, metavar="N")
+    p.add_argument("--tools", nargs="?", const="catalog", choices=("catalog", "per-prompt"),
+                   metavar="VIEW", help="also offer the prompts as tools: `catalog` (the "
+                   "default: list_prompts and get_prompt) or `per-prompt` (one tool per "
+                   "prompt); see docs/serve.md")
     p.add_argument("--ttl-ms", type=int, default=60_000, metavar="N")
     p.add_argument("--key-file", type=Path, metavar="FILE",
                    help="key shared by replicas so cursors work across them")
@@ -85,10 +94,25 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--max-body", type=int, default=4 * 1024 * 1024, metavar="BYTES")
     p.add_argument("--session-idle", type=_duration, default=1800.0, metavar="DURATION")
     p.add_argument("--max-sessions", type=int, default=10_000, metavar="N")
+    p.add_argument("--max-sessions-per-client", type=int, default=None, metavar="N",
+                   help="sessions one principal (or address, without tokens) may hold "
+                        "(default: a tenth of --max-sessions); at the bound its least recently "
+                        "used idle session ends")
+    p.add_argument("--forwarded-allow-ips", metavar="IPS",
+                   help="trust X-Forwarded-For/-Proto from these proxy addresses (comma-"
+                        "separated, or *); by default proxy headers are ignored")
     p.add_argument("--max-streams", type=int, default=256, metavar="N",
                    help="open SSE streams per client (default 256)")
     p.add_argument("--replica-id", metavar="ID",
                    help="prefix session ids with ID. (nginx affinity, docs/http.md)")
+    p.add_argument("--max-header-bytes", type=int, default=64 * 1024, metavar="BYTES",
+                   help="request line and headers (default 64 KiB; more: 431)")
+    p.add_argument("--header-timeout", type=_duration, default=10.0, metavar="DURATION",
+                   help="time to send a request's headers (default 10s; then 408)")
+    p.add_argument("--body-timeout", type=_duration, default=30.0, metavar="DURATION",
+                   help="time to send a request's body (default 30s; then 408)")
+    p.add_argument("--max-connections", type=int, default=1000, metavar="N",
+                   help="open connections (default 1000; one more gets 503)")
     p.add_argument("--shutdown-timeout", type=_duration, default=10.0, metavar="DURATION")
     p.add_argument("--no-access-log", action="store_true")
     p.add_argument("--ui", action="store_true",
@@ -129,10 +153,13 @@ def build(args: argparse.Namespace, gate: Gate | None = None) -> HttpApp:
     if args.page_size < 1 or args.ttl_ms < 0:
         raise UsageError("--page-size must be at least 1 and --ttl-ms at least 0")
     host, port = _bind(args)
+    if args.channel and (args.ref or args.bundle):
+        raise UsageError("--channel follows a channel; it cannot be combined with --ref or "
+                         "--bundle")
     if args.bundle and (args.paths or args.ref or args.repo):
         raise UsageError("--bundle serves fixed bundles; it cannot be combined with PATH, "
                          "--ref or --repo")
-    settings = Settings(page_size=args.page_size, ttl_ms=args.ttl_ms,
+    settings = Settings(page_size=args.page_size, ttl_ms=args.ttl_ms, tools=args.tools,
                         signer=Signer.configured(args.key_file))
     metrics = Metrics()
     auth = _auth(args)
@@ -150,7 +177,8 @@ def build(args: argparse.Namespace, gate: Gate | None = None) -> HttpApp:
         if args.repo:
             from promptops.serve.remote import Remote
 
-            remote = Remote(args.repo, poll_s=args.poll, log=log)
+            remote = Remote(args.repo, poll_s=args.poll, log=log,
+                            channels=args.channel is not None)
             remote.clone()
             dirs = [remote.directory / d for d in dirs]
         def report(message: str) -> None:
@@ -158,8 +186,19 @@ def build(args: argparse.Namespace, gate: Gate | None = None) -> HttpApp:
             if "does not build" in message:
                 metrics.failed.inc()
 
-        follower = Follower(dirs, ref=args.ref, log=report, gate=gate)
+        # A commit that does not build, and the one that recovers, reach the clients as
+        # notifications/message - those who see every prompt: the message names files a
+        # token restricted to some prompts must not learn of (docs/http.md).
+        heard: list[Views] = []  # the views, once made (the start logs to stderr only)
+
+        def notify(level: str, message: str) -> None:
+            for made in heard:
+                made.everything.log(level, message)
+
+        follower = Follower(dirs, ref=args.ref, log=report, gate=gate, notify=notify,
+                            channel=args.channel)
         views = Views(follower.initial(), settings)
+        heard.append(views)
         follower.warm_up()  # a team server's first new commit takes the fast path too
     metrics.served(views.bundles)
 
@@ -189,7 +228,8 @@ def build(args: argparse.Namespace, gate: Gate | None = None) -> HttpApp:
     config = HttpConfig(
         host=host, port=port, path=args.path, allow_origins=args.allow_origin,
         allow_hosts=args.allow_host, max_body=args.max_body, session_idle_s=args.session_idle,
-        max_sessions=args.max_sessions, max_streams=args.max_streams,
+        max_sessions=args.max_sessions, max_sessions_per_client=args.max_sessions_per_client,
+        max_streams=args.max_streams,
         replica_id=args.replica_id, access_log=not args.no_access_log,
         resource=args.audience, required_scopes=args.require_scope, issuer=args.issuer,
         webhook=webhook)
@@ -234,6 +274,47 @@ def _auth(args: argparse.Namespace) -> StaticTokens | JwtTokens | None:
     return None
 
 
+def _connection_bounds(args: argparse.Namespace) -> dict[str, object]:
+    """uvicorn's protocol settings for the byte, time and connection bounds (limits.py)."""
+    if min(args.max_header_bytes, args.max_connections) < 1 or \
+            min(args.header_timeout, args.body_timeout) <= 0:
+        raise UsageError("--max-header-bytes and --max-connections must be at least 1, "
+                         "--header-timeout and --body-timeout above 0")
+    _room_for(args.max_connections)
+    try:
+        from promptops.serve.limits import protocol
+    except ImportError:  # no httptools: h11's own head bound, and no time bounds
+        return {"http": "h11", "h11_max_incomplete_event_size": args.max_header_bytes,
+                "limit_concurrency": args.max_connections}
+    return {"http": protocol(max_header_bytes=args.max_header_bytes,
+                             header_timeout_s=args.header_timeout,
+                             body_timeout_s=args.body_timeout,
+                             max_connections=args.max_connections)}
+
+
+def _room_for(connections: int) -> None:
+    """Raise the open-file limit so ``connections`` sockets fit beside the process's own
+    files (a refused accept would be the kernel's EMFILE, logged per attempt), or say why
+    the bound cannot be reached."""
+    try:
+        import resource
+    except ImportError:  # not POSIX
+        return
+    from promptops.serve.transports.stdio import log
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    need = connections + 256
+    if soft != resource.RLIM_INFINITY and soft < need:
+        target = need if hard == resource.RLIM_INFINITY else min(need, hard)
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+        except (ValueError, OSError):
+            target = soft
+        if target < need:
+            log(f"warning: --max-connections {connections} needs {need} open files; the "
+                f"limit is {target} (raise it with ulimit -n)")
+
+
 def create_app(argv: list[str] | None = None, gate: Gate | None = None) -> HttpApp:
     """The ASGI app for ``argv`` (default: ``$PROMPTOPS_SERVE_ARGS``, shell-quoted).
 
@@ -257,6 +338,7 @@ def http_main(argv: list[str], gate: Gate | None = None) -> int:
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda s, f: None)
     try:
+        bounds = _connection_bounds(args)
         app = build(args, gate)
     except PromptopsError as exc:
         log(f"error: {exc}")
@@ -265,9 +347,14 @@ def http_main(argv: list[str], gate: Gate | None = None) -> int:
 
     host, port = app.config.host, app.config.port
     config = uvicorn.Config(app, host=host, port=port, lifespan="on", access_log=False,
+                            **bounds,  # type: ignore[arg-type]
                             log_level="warning", timeout_graceful_shutdown=max(
                                 1, int(args.shutdown_timeout)),
-                            timeout_keep_alive=5, backlog=2048, server_header=False)
+                            timeout_keep_alive=5, backlog=2048, server_header=False,
+                            # X-Forwarded-For names the client (per-client stream bounds,
+                            # the access log) only when the operator says who the proxy is
+                            proxy_headers=args.forwarded_allow_ips is not None,
+                            forwarded_allow_ips=args.forwarded_allow_ips or "127.0.0.1")
     server = uvicorn.Server(config)
     try:
         server.run()

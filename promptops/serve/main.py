@@ -23,16 +23,16 @@ NOTICE_DELAY_S = 0.5  # HEAD mode's note on uncommitted changes waits this long 
 
 if TYPE_CHECKING:
     from promptops.serve.follow import Follower, Gate
-    from promptops.serve.server import Server
     from promptops.serve.watch import Worktree
 
 USAGE = """\
-promptops serve [PATH ...] [--bundle FILE ...] [--ref REV] [--worktree] [--page-size N]
-                [--ttl-ms N] [--key-file FILE]
+promptops serve [PATH ...] [--bundle FILE ...] [--ref REV] [--channel NAME] [--worktree]
+                [--page-size N] [--ttl-ms N] [--key-file FILE] [--tools [catalog|per-prompt]]
 
 Serve MCP prompts over stdio (newline-delimited JSON-RPC on stdin/stdout, logs on
 stderr). PATH mode serves each package at its repository's HEAD (or --ref) and follows
-HEAD; --worktree (alias --dev) serves the working tree and follows every save;
+HEAD; --channel serves the release a channel points at and follows the channel
+(docs/channels.md); --worktree (alias --dev) serves the working tree and follows every save;
 --bundle serves verified bundle files that never change."""
 
 
@@ -43,11 +43,18 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--bundle", action="append", type=Path, default=[], metavar="FILE",
                    help="a built bundle to serve (repeatable); not combined with PATH")
     p.add_argument("--ref", metavar="REV", help="serve this commit and do not follow HEAD")
+    p.add_argument("--channel", metavar="NAME",
+                   help="serve the release channel NAME (or PACKAGE/NAME) points at, and "
+                        "follow it: a promote or rollback is announced as list_changed")
     p.add_argument("--worktree", "--dev", action="store_true",
                    help="development mode: serve the working tree, uncommitted edits "
                         "included, and reload on every save")
     p.add_argument("--page-size", type=int, default=100, metavar="N",
                    help="prompts per prompts/list page (default 100)")
+    p.add_argument("--tools", nargs="?", const="catalog", choices=("catalog", "per-prompt"),
+                   metavar="VIEW", help="also offer the prompts as tools: `catalog` (the "
+                   "default: list_prompts and get_prompt) or `per-prompt` (one tool per "
+                   "prompt); see docs/serve.md")
     p.add_argument("--ttl-ms", type=int, default=60_000, metavar="N",
                    help="ttlMs on 2026-07-28 cacheable results (default 60000)")
     p.add_argument("--key-file", type=Path, metavar="FILE",
@@ -55,17 +62,6 @@ def _parser() -> argparse.ArgumentParser:
                         "by servers that must accept each other's (default: "
                         "$PROMPTOPS_SERVE_KEY_FILE, else random per process)")
     return p
-
-
-class Reporter:
-    """The follower's messages: to stderr, and to each session that enabled logging."""
-
-    def __init__(self, server: Server) -> None:
-        self.server = server
-
-    def __call__(self, message: str) -> None:
-        log(message)
-        self.server.log("warning", message)
 
 
 def serve_main(argv: list[str], gate: Gate | None = None) -> int:
@@ -80,6 +76,7 @@ def serve_main(argv: list[str], gate: Gate | None = None) -> int:
         return _main(argv, signals, gate)
     finally:
         Signals.hold()  # until exit: see Signals.hold
+        Signals.ignore()  # and through interpreter shutdown, whatever thread: Signals.ignore
 
 
 def _main(argv: list[str], signals: Signals, gate: Gate | None = None) -> int:
@@ -90,10 +87,14 @@ def _main(argv: list[str], signals: Signals, gate: Gate | None = None) -> int:
     if args.page_size < 1 or args.ttl_ms < 0:
         log("error: --page-size must be at least 1 and --ttl-ms at least 0")
         return 2
-    if args.bundle and (args.paths or args.ref):
-        log("error: --bundle serves fixed bundles; it cannot be combined with PATH or --ref")
+    if args.bundle and (args.paths or args.ref or args.channel):
+        log("error: --bundle serves fixed bundles; it cannot be combined with PATH, --ref "
+            "or --channel")
         return 2
-    if args.worktree and (args.bundle or args.ref):
+    if args.channel and args.ref:
+        log("error: --channel follows a channel, --ref serves a fixed commit: pick one")
+        return 2
+    if args.worktree and (args.bundle or args.ref or args.channel):
         log("error: --worktree serves the working tree; it cannot be combined with "
             "--bundle or --ref")
         return 2
@@ -111,7 +112,7 @@ def _run(args: argparse.Namespace, signals: Signals, gate: Gate | None = None) -
     from promptops.serve.signing import Signer
     from promptops.serve.transports.stdio import Output, serve
 
-    settings = Settings(page_size=args.page_size, ttl_ms=args.ttl_ms,
+    settings = Settings(page_size=args.page_size, ttl_ms=args.ttl_ms, tools=args.tools,
                         signer=Signer.configured(args.key_file))
     out = Output(1)
     follower: Follower | Worktree | None = None
@@ -124,21 +125,22 @@ def _run(args: argparse.Namespace, signals: Signals, gate: Gate | None = None) -
         from promptops.serve.watch import Worktree
 
         server = Server(Catalog(), settings)
-        follower = Worktree(args.paths or [Path(".")], log=Reporter(server))
+        follower = Worktree(args.paths or [Path(".")], log=log, notify=server.log)
         server.catalog.swap(follower.initial())
     else:
         _require_packages(args.paths or [Path(".")])
         from promptops.serve.follow import Follower
 
         server = Server(Catalog(), settings)  # filled below: the follower logs to its sessions
-        follower = Follower(args.paths or [Path(".")], ref=args.ref, log=Reporter(server),
-                            gate=gate)
+        follower = Follower(args.paths or [Path(".")], ref=args.ref, log=log, gate=gate,
+                            notify=server.log, channel=args.channel)
         server.catalog.swap(follower.initial())
     snap = server.catalog.snapshot
     names = ", ".join(f"{b['package']['name']} {b['package']['version']}" for b in snap.bundles)
-    mode = " (working tree, development mode: following saves)" if args.worktree else ""
+    mode = " (working tree, development mode: following saves)" if args.worktree else (
+        f" (channel {args.channel}, followed)" if args.channel else "")
     log(f"serving {len(snap.names)} prompts from {names or 'no packages'}{mode}")
-    if not args.bundle and not args.worktree and args.ref is None:
+    if not args.bundle and not args.worktree and args.ref is None and args.channel is None:
         import threading
 
         # Once the first answers are out: its import (of the watcher and subprocess) and

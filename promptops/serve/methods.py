@@ -15,11 +15,19 @@ used) become JSON-RPC errors in one place, :func:`rpc_error`.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 from promptops import __version__
 from promptops.errors import ArgumentError, TemplateError
-from promptops.serve.catalog import LIST_CHANGED, CatalogError, Snapshot, Subscription, resource_uri
+from promptops.serve.catalog import (
+    LEVELS,
+    LIST_CHANGED,
+    TOOLS_LIST_CHANGED,
+    CatalogError,
+    Snapshot,
+    Subscription,
+    resource_uri,
+)
 from promptops.serve.elicitation import (
     StateError,
     answers,
@@ -37,6 +45,7 @@ from promptops.serve.jsonrpc import (
     RpcError,
 )
 from promptops.serve.revisions import (
+    META_LOG_LEVEL,
     META_SUB,
     SERVER_SENT,
     SESSION,
@@ -57,7 +66,14 @@ from promptops.serve.revisions import (
 from promptops.serve.session import Session
 from promptops.serve.signing import Signer
 
+if TYPE_CHECKING:
+    from promptops.pipeline.bundle_types import Bundle
+
 SERVER_INFO = {"name": "promptops", "version": __version__}
+
+# The tool views (promptops.serve.tools): a package's `serve.tools`, else `serve --tools`.
+OFF, CATALOG, PER_PROMPT = "off", "catalog", "per-prompt"
+TOOL_MODES = (CATALOG, PER_PROMPT)
 
 
 # Plain classes rather than dataclasses: see promptops.serve.jsonrpc (cold path).
@@ -66,14 +82,19 @@ SERVER_INFO = {"name": "promptops", "version": __version__}
 class Settings:
     """The server's own choices, the same for every session (read only)."""
 
-    __slots__ = ("batch_seconds", "page_size", "signer", "ttl_ms")
+    __slots__ = ("batch_seconds", "page_size", "signer", "tools", "ttl_ms")
 
     def __init__(self, *, page_size: int = 100, ttl_ms: int = 60_000,
-                 signer: Signer | None = None, batch_seconds: float = BATCH_SECONDS) -> None:
+                 signer: Signer | None = None, batch_seconds: float = BATCH_SECONDS,
+                 tools: str | None = None) -> None:
         self.page_size = page_size  # entries per list page
         self.ttl_ms = ttl_ms  # ttlMs on cacheable results (2026-07-28)
         self.signer = signer or Signer.random()  # seals cursors and requestState
         self.batch_seconds = batch_seconds  # run time of one JSON-RPC batch
+        # `serve --tools`: the tool view of packages that do not choose their own (tools.py)
+        if tools is not None and tools not in TOOL_MODES:
+            raise ValueError(f"unknown tool view {tools!r}")
+        self.tools = tools
 
 
 class Call:
@@ -116,8 +137,9 @@ class Method:
 
 # ---- handlers ---------------------------------------------------------------------------
 def initialize(session: Session, snap: Snapshot, params: Json, call: Call) -> Json:
-    rev = session.initialize(params)
-    return {"protocolVersion": rev, "capabilities": capabilities(snap, rev),
+    tools = tools_on(snap, call.settings)
+    rev = session.initialize(params, frozenset({TOOLS_LIST_CHANGED}) if tools else frozenset())
+    return {"protocolVersion": rev, "capabilities": capabilities(snap, rev, call.settings),
             "serverInfo": SERVER_INFO, **_instructions(snap)}
 
 
@@ -132,7 +154,8 @@ def set_level(session: Session, snap: Snapshot, params: Json, call: Call) -> Jso
 
 def discover(session: Session, snap: Snapshot, params: Json, call: Call) -> Json:
     return {"supportedVersions": list(SUPPORTED),
-            "capabilities": capabilities(snap, call.revision), **_instructions(snap),
+            "capabilities": capabilities(snap, call.revision, call.settings),
+            **_instructions(snap),
             **_cacheable(snap, call)}
 
 
@@ -141,8 +164,17 @@ def listen(session: Session, snap: Snapshot, params: Json, call: Call) -> Subscr
     if not isinstance(wanted, dict):
         raise RpcError(INVALID_PARAMS, "subscriptions/listen needs a `notifications` object")
     prompts = wanted.get("promptsListChanged") is True
-    sub = Subscription(call.id, frozenset({LIST_CHANGED} if prompts else ()), session.send)
-    agreed = {"promptsListChanged": True} if prompts else {}
+    tools = wanted.get("toolsListChanged") is True and tools_on(snap, call.settings)
+    hears = ({LIST_CHANGED} if prompts else set()) | ({TOOLS_LIST_CHANGED} if tools else set())
+    level = params["_meta"].get(META_LOG_LEVEL)  # the envelope was checked: _meta is a dict
+    if level is not None and level not in LEVELS:
+        raise RpcError(INVALID_PARAMS, f"unknown log level {level!r} in _meta {META_LOG_LEVEL}")
+    # A logLevel in the listen request's _meta opts this stream in to notifications/message
+    # (the 2026-07-28 schema: without it the server "MUST NOT send any" for the request).
+    sub = Subscription(call.id, frozenset(hears), session.send, log_level=level)
+    agreed: Json = {"promptsListChanged": True} if prompts else {}
+    if tools:
+        agreed["toolsListChanged"] = True
     return Subscribe(sub, {"jsonrpc": "2.0", "method": "notifications/subscriptions/acknowledged",
                            "params": {"_meta": {META_SUB: call.id}, "notifications": agreed}})
 
@@ -278,8 +310,9 @@ _CAPABILITIES: dict[str, Callable[[Snapshot, str], Json | None]] = {
 }
 
 
-def capabilities(snap: Snapshot, rev: str) -> Json:
-    """The capabilities of the methods answered in ``rev``'s era."""
+def capabilities(snap: Snapshot, rev: str, settings: Settings | None = None) -> Json:
+    """The capabilities of the methods answered in ``rev``'s era (and ``tools`` when the
+    snapshot offers a tool view: see :func:`tools_on`)."""
     era = era_of(rev)
     caps: Json = {}
     seen: set[str] = set()
@@ -291,7 +324,21 @@ def capabilities(snap: Snapshot, rev: str) -> Json:
         value = _CAPABILITIES[name](snap, rev)
         if value is not None:
             caps[name] = value
+    if settings is not None and tools_on(snap, settings):
+        caps["tools"] = {"listChanged": True}
     return caps
+
+
+def tool_mode(bundle: Bundle, default: str | None) -> str | None:
+    """The tool view a package is offered in: its own `serve.tools`, else ``default``."""
+    mode = bundle["package"].get("tools", default)
+    return None if mode == OFF else mode
+
+
+def tools_on(snap: Snapshot, settings: Settings) -> bool:
+    """Whether any served package is offered as tools (then tools/* are answered)."""
+    default = settings.tools
+    return any(tool_mode(b, default) is not None for b in snap.bundles)
 
 
 # Each era's part of the table, looked up per request without hashing the enum.

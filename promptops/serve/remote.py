@@ -11,20 +11,28 @@ commit that does not build is logged and skipped, the last good set stays, and a
 that builds is swapped in and announced to every listen stream and session.
 
 Credentials for private repositories come from git itself (the environment, e.g.
-``GIT_ASKPASS``, or a credential helper); any ``user:password@`` in the URL is masked
-in everything we log, git's own messages included.
+``GIT_ASKPASS``, or a credential helper), or from ``https://user:password@host/...``: such
+a URL's credentials never reach the disk. The clone's ``origin`` is the URL without them,
+and each git command gets them as an ``Authorization: Basic`` header scoped to that URL
+through its environment (``GIT_CONFIG_COUNT``: ``http.<url>.extraHeader``), which git
+neither stores nor prints; a cached clone from an earlier version that still names them is
+cleaned on start. The cache folders are 0700. The credentials are masked in everything we
+log, git's own messages included.
 """
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import hmac
 import os
 import re
+import shutil
 import subprocess
 import threading
 from collections.abc import Callable
 from pathlib import Path
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 from promptops.errors import GitError
 
@@ -47,6 +55,23 @@ def split_spec(spec: str) -> tuple[str, str | None]:
     return spec, None
 
 
+def split_credentials(url: str) -> tuple[str, dict[str, str]]:
+    """``url`` without its ``user:password@``, and the environment that gives git those
+    credentials for that URL only (empty when it has none, or is not http(s))."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return url, {}
+    if parts.scheme not in ("http", "https") or "@" not in parts.netloc:
+        return url, {}
+    userinfo, _, host = parts.netloc.rpartition("@")
+    clean = urlunsplit((parts.scheme, host, parts.path, parts.query, parts.fragment))
+    user, _, password = userinfo.partition(":")
+    basic = base64.b64encode(f"{unquote(user)}:{unquote(password)}".encode()).decode()
+    return clean, {"GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": f"http.{clean}.extraHeader",
+                   "GIT_CONFIG_VALUE_0": f"Authorization: Basic {basic}"}
+
+
 def cache_root() -> Path:
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     return Path(base) / "promptops" / "remotes"
@@ -56,18 +81,25 @@ class Remote:
     """One followed remote branch, cloned under the cache, fetched in a thread."""
 
     def __init__(self, spec: str, *, poll_s: float, log: Callable[[str], None],
-                 root: Path | None = None) -> None:
-        self.url, self.branch = split_spec(spec)
+                 root: Path | None = None, channels: bool = False) -> None:
+        url, self.branch = split_spec(spec)
+        self.url, self._auth_env = split_credentials(url)
+        # serve --channel: every fetch brings the channel refs too (docs/channels.md)
+        self.channels = channels
         self.poll_s = max(0.05, poll_s)
         self._log = log
+        self.root = root or cache_root()
         key = hashlib.sha256(f"{self.url}@{self.branch}".encode()).hexdigest()[:16]
-        self.directory = (root or cache_root()) / key
+        self.directory = self.root / key
+        # where an earlier version kept this clone (keyed with the credentials in the URL)
+        legacy = hashlib.sha256(f"{url}@{self.branch}".encode()).hexdigest()[:16]
+        self._legacy = self.root / legacy if legacy != key else None
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
     def _git(self, *args: str, cwd: Path | None = None) -> str:
-        env = {**os.environ, "GIT_TERMINAL_PROMPT": "0"}
+        env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", **self._auth_env}
         try:
             done = subprocess.run(["git", *args], cwd=cwd, env=env, capture_output=True,
                                   text=True, timeout=GIT_TIMEOUT_S, check=False)
@@ -79,13 +111,22 @@ class Remote:
 
     def clone(self) -> None:
         """Clone (or reuse the cached clone), then fetch once so we start current."""
+        self.root.mkdir(mode=0o700, parents=True, exist_ok=True)
+        os.chmod(self.root, 0o700)  # clones of private repositories: the user's only
+        if self._legacy is not None and self._legacy.exists():
+            shutil.rmtree(self._legacy, ignore_errors=True)  # its .git/config names them
         if not (self.directory / ".git").is_dir():
-            self.directory.parent.mkdir(parents=True, exist_ok=True)
             tmp = self.directory.with_name(self.directory.name + f".tmp{os.getpid()}")
             branch = ["--branch", self.branch] if self.branch else []
             self._git("clone", "--quiet", "--no-checkout", "--single-branch", *branch,
                       "--", self.url, str(tmp))
+            os.chmod(tmp, 0o700)
             os.replace(tmp, self.directory)  # whole or not at all
+        else:
+            os.chmod(self.directory, 0o700)
+            if self._git("config", "--get", "remote.origin.url",
+                         cwd=self.directory).strip() != self.url:
+                self._git("config", "remote.origin.url", self.url, cwd=self.directory)
         if self.branch is None:
             head = self._git("symbolic-ref", "--short", "HEAD", cwd=self.directory).strip()
             self.branch = head
@@ -103,8 +144,9 @@ class Remote:
     def _fetch(self) -> None:
         b = self.branch
         assert b is not None, "clone() names the branch"
+        extra = ["+refs/promptops/channels/*:refs/promptops/channels/*"] if self.channels else []
         self._git("fetch", "--quiet", "origin", f"+refs/heads/{b}:refs/remotes/origin/{b}",
-                  cwd=self.directory)
+                  *extra, cwd=self.directory)
         new = self._git("rev-parse", f"refs/remotes/origin/{b}", cwd=self.directory).strip()
         old = self._git("rev-parse", "--verify", "-q", f"refs/heads/{b}^{{commit}}",
                         cwd=self.directory).strip() if self._has_branch(b) else ""

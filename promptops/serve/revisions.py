@@ -36,6 +36,7 @@ META_VERSION = META_PREFIX + "protocolVersion"
 META_CAPS = META_PREFIX + "clientCapabilities"
 META_SERVER = META_PREFIX + "serverInfo"
 META_SUB = META_PREFIX + "subscriptionId"
+META_LOG_LEVEL = META_PREFIX + "logLevel"
 
 
 class Era(Enum):

@@ -38,11 +38,13 @@ from promptops.serve.methods import (
     FAILURES,
     SERVER_INFO,
     Call,
+    Method,
     Settings,
     Subscribe,
     find,
     not_found,
     rpc_error,
+    tools_on,
 )
 from promptops.serve.revisions import (
     LATEST_SESSION,
@@ -95,11 +97,13 @@ class Server:
             return False
 
     def log(self, level: str, message: str) -> None:
-        """A notifications/message to every session that asked for ``level``."""
+        """A notifications/message to every session-era client that hears ``level``, and
+        to every 2026-07-28 listen stream that asked for it (its ``_meta`` logLevel)."""
         with self._lock:
             sessions = list(self._sessions)
         for session in sessions:
             session.log(level, message)
+        self.catalog.log(level, message)
 
     # ---- messages ---------------------------------------------------------------------
     def handle(self, session: Session, message: object) -> list[Outbound]:
@@ -151,6 +155,8 @@ class Server:
             return [reply(req.id, {})]
         method = find(req.method, era)
         if method is None:
+            method = self._tool_method(req.method)
+        if method is None:
             rev = LATEST_STATELESS if era is STATELESS else session.revision or LATEST_SESSION
             raise RpcError(METHOD_NOT_FOUND, not_found(req.method, rev))
         if era is STATELESS:
@@ -169,6 +175,15 @@ class Server:
             out.setdefault("resultType", "complete")
             out["_meta"] = {**out.get("_meta", {}), META_SERVER: SERVER_INFO}
         return [reply(req.id, out)]
+
+    def _tool_method(self, name: str) -> Method | None:
+        """tools/list and tools/call, when the served snapshot offers a tool view (off the
+        prompt path: asked only for a method the table does not answer)."""
+        if not name.startswith("tools/") or not tools_on(self.catalog.snapshot, self.settings):
+            return None
+        from promptops.serve.tools import TOOL_METHODS  # only when a tool is asked for
+
+        return TOOL_METHODS.get(name)
 
     def _notification(self, session: Session, note: Notification) -> None:
         if note.method == "notifications/initialized":

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import threading
 
-from promptops.serve.catalog import LIST_CHANGED, Catalog, Subscription
+from promptops.serve.catalog import LEVELS, LIST_CHANGED, Catalog, Subscription
 from promptops.serve.jsonrpc import (
     INVALID_PARAMS,
     INVALID_REQUEST,
@@ -41,7 +41,11 @@ from promptops.serve.revisions import (
     request_era,
 )
 
-LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
+# What a session-era client hears before it sends logging/setLevel, as the spec lets a
+# server decide ("the server MAY decide which messages to send automatically"): Claude
+# Desktop and others never set a level, and an author must see a save that does not
+# build, and its recovery (issue 24). Only the follower's news is sent at all.
+DEFAULT_LEVEL = "info"
 
 
 class Session:
@@ -58,6 +62,7 @@ class Session:
         self._ended = False  # by end(): nothing opens on it any more
         self._stream: Subscription | None = None  # the session era's own notifications
         self._listens: dict[tuple[str, object], Subscription] = {}  # by id, 1 apart from "1"
+        self._hears = frozenset({LIST_CHANGED})  # what the session era's own stream is told
 
     # ---- the era and the handshake ----------------------------------------------------
     def admit(self, method: str, params: Json) -> Era | None:
@@ -76,8 +81,11 @@ class Session:
             self.era = era
         return self.era
 
-    def initialize(self, params: Json) -> str:
-        """Negotiate the revision: the client's if we speak it, else our latest."""
+    def initialize(self, params: Json, also: frozenset[str] = frozenset()) -> str:
+        """Negotiate the revision: the client's if we speak it, else our latest.
+
+        ``also``: notifications the session's stream carries beside the prompt list's,
+        for capabilities announced in this reply (the tool view's list_changed)."""
         if self.revision is not None:
             raise RpcError(INVALID_REQUEST, "already initialized")
         asked = params.get("protocolVersion")
@@ -86,6 +94,7 @@ class Session:
             raise RpcError(INVALID_PARAMS,
                            "initialize needs protocolVersion (a string) and capabilities")
         self.revision = asked if asked in SESSION_REVISIONS else LATEST_SESSION
+        self._hears = self._hears | also
         return self.revision
 
     def mark_initialized(self) -> None:
@@ -95,7 +104,7 @@ class Session:
         with self._lock:
             self.initialized = True
             if self._stream is None and not self._ended:
-                self._stream = Subscription(None, frozenset({LIST_CHANGED}), self.send)
+                self._stream = Subscription(None, self._hears, self.send)
                 self._catalog.subscribe(self._stream)
 
     # ---- logging ------------------------------------------------------------------------
@@ -105,11 +114,12 @@ class Session:
         self.log_level = level
 
     def log(self, level: str, message: str) -> None:
-        """A notifications/message, if this is a session-era client that asked for ``level``."""
-        want = self.log_level
-        if self.era is not SESSION or not self.initialized or want is None:
+        """A notifications/message, if this is an initialized session-era client that hears
+        ``level`` (the one it set, else :data:`DEFAULT_LEVEL`). The stateless era's
+        messages go to the listen streams that asked (:meth:`Catalog.log`)."""
+        if self.era is not SESSION or not self.initialized:
             return
-        if LEVELS.index(level) >= LEVELS.index(want):
+        if LEVELS.index(level) >= LEVELS.index(self.log_level or DEFAULT_LEVEL):
             self.send({"jsonrpc": "2.0", "method": "notifications/message",
                        "params": {"level": level, "logger": "promptops", "data": message}})
 

@@ -11,7 +11,8 @@ which was never written gets: no name, no arguments, no timing of a different pa
 A view is keyed by its sorted pattern tuple (``PACKAGE`` or ``PACKAGE/PROMPT-GLOB``), so
 two tokens that see the same thing share one catalog. Views are made on first use and
 all of them are swapped on every reload. A package with no visible prompt is dropped
-from the view whole, resources included; a package with some keeps its resources.
+from the view whole, resources included; a package with some keeps only the resources
+its visible prompts embed.
 When visibility is filtered, results carry ``cacheScope: private`` (they vary per caller).
 """
 
@@ -47,6 +48,11 @@ def visible(bundle: Bundle, see: tuple[str, ...]) -> Bundle | None:
         return None
     out = bundle.copy()
     out["prompts"] = prompts
+    # Only the files its visible prompts embed: a resource of a hidden prompt is as absent
+    # as the prompt (listed nowhere, "not found" on read).
+    embedded = {m["file"] for p in prompts for m in p["messages"] if "file" in m}
+    out["resources"] = {path: res for path, res in bundle["resources"].items()
+                        if path in embedded}
     out["package"] = {**bundle["package"], "cacheScope": "private"}
     return out
 

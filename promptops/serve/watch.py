@@ -7,25 +7,25 @@ is on disk instead, as a development mode that says so: the rendered ``_meta`` c
 
 Why it is built this way:
 
-* **watchfiles** (Rust ``notify``: inotify, FSEvents, ReadDirectoryChangesW) rather than a
-  stat loop: a package of 5,000 files would cost a stat of every file every tick, and
-  the OS already knows what changed. It coalesces for us: a batch is yielded once no new
-  change arrived for ``STEP_MS`` (and at the latest after ``DEBOUNCE_MS`` of continuous
-  changes), so "save all", a formatter run or a ``git checkout`` of thousands of files is
-  one reload. Changes made while a reload runs are collected and become the next batch.
+* **The watch is shared** (:mod:`promptops.pipeline.saves`): watchfiles, batches that
+  coalesce "save all" and checkouts, and a filter for editor droppings, the same for
+  ``promptops test --watch`` and ``promptops lint --watch``.
 * **A batch is a set without order.** vim and JetBrains "safe write" deliver
   ``{added x, deleted x}`` in one batch; the reload therefore never interprets change
   kinds: any relevant batch re-validates the whole tree (through a :class:`FileMemo`
   kept for the process, so only changed files are parsed again).
-* **The filter** drops what cannot change the served set: git's and our own folders
-  (``.git``, ``.promptops``, ``dist``), and editor droppings that watchfiles' default
-  filter misses (JetBrains writes ``x.prompt.yaml___jb_tmp___``, vim probes with a
-  file named ``4913``).
+* **No save is lost at start** (issue 24): the server answers ``initialize`` before the
+  OS watch is in place (the watcher thread imports watchfiles and sets the watch up while
+  the first requests are answered: holding them back would cost every start 0.2-0.7 s,
+  seconds under load). :meth:`Worktree.initial` stamps the tree before it reads it, and
+  once the watch is in place the watcher compares: a save made in between is rebuilt,
+  served and announced with ``notifications/prompts/list_changed`` like any other.
 * **A broken save keeps the last good set.** The problems are logged with file, line
-  and column to stderr and to every session that enabled logging; the next save that
-  builds is served and announced with ``notifications/prompts/list_changed``. A tree
-  that is broken at start is served as an empty set rather than refused: the client
-  stays connected and the first fixing save brings the prompts in.
+  and column to stderr and, as an ``error`` ``notifications/message``, to every client
+  that may hear it (docs/serve.md); the next save that builds is served, announced
+  with ``notifications/prompts/list_changed`` and logged at ``info``. A tree that is
+  broken at start is served as an empty set rather than refused: the client stays
+  connected and the first fixing save brings the prompts in.
 * **Cold paths stay cold:** ``import watchfiles`` happens in the watcher thread, so
   ``serve`` in HEAD mode never pays for it, and HEAD mode's "the working tree has
   changes" notice runs ``git status`` in a background thread after the server answers.
@@ -33,46 +33,26 @@ Why it is built this way:
 
 from __future__ import annotations
 
-import os
-import re
 import threading
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from promptops.git import executable, no_optional_locks
-from promptops.serve.follow import Background, Log, failure
+from promptops.pipeline.saves import (  # noqa: F401  (IGNORED_*, relevant: re-exported)
+    IGNORED_DIRS,
+    IGNORED_NAMES,
+    Saves,
+    Stamp,
+    changed_since,
+    relevant,
+    stamp,
+)
+from promptops.serve.follow import Background, Log, Notify, failure
 
 if TYPE_CHECKING:
     from promptops.pipeline.bundle import Bundle
     from promptops.pipeline.memo import FileMemo
-
-STEP_MS = 150  # quiet time that ends a batch: longer than the gaps inside one save
-DEBOUNCE_MS = 1600  # the longest a continuous stream of changes is held back
-
-IGNORED_DIRS = frozenset({
-    ".git", ".hg", ".svn", ".promptops", "dist", "node_modules", "__pycache__", ".venv",
-    ".idea", ".mypy_cache", ".pytest_cache", ".ruff_cache",
-})
-IGNORED_NAMES = re.compile(r"""(
-    ~$                          # vim/emacs/gedit backups: x.yaml~
-  | \.sw[a-p]$ | ^4913$         # vim swap files, and vim's write-permission probe
-  | ___jb_(tmp|old|bak)___$     # JetBrains "safe write"
-  | ^\.\# | ^\#.*\#$            # emacs lock and auto-save files
-  | \.(tmp|temp|crswap|part)$   # tempfile + rename savers, Chrome/VS Code remote swaps
-  | ^\.DS_Store$ | ^Thumbs\.db$
-)""", re.X)
-
-
-def relevant(root: Path, path: str) -> bool:
-    """Can a change to ``path`` change what the package at ``root`` serves?"""
-    try:
-        rel = Path(os.path.normpath(path)).relative_to(root)
-    except ValueError:
-        return False
-    if any(part in IGNORED_DIRS for part in rel.parts):
-        return False
-    return not IGNORED_NAMES.search(rel.name)
 
 
 class Worktree(Background):
@@ -80,15 +60,21 @@ class Worktree(Background):
 
     THREAD = "promptops-worktree"
 
-    def __init__(self, package_dirs: Iterable[Path], *, log: Log) -> None:
-        super().__init__()
+    def __init__(self, package_dirs: Iterable[Path], *, log: Log,
+                 notify: Notify | None = None) -> None:
+        super().__init__(log, notify)
         self._dirs = [d.resolve() for d in package_dirs]
-        self._log = log
         self._memo: FileMemo | None = None
+        self._stamp: Stamp | None = None  # the tree as initial() read it, until the watch
+        self._broken = False  # the last build failed: the next good one is news
         self.ready = threading.Event()  # set once the OS watch is in place
 
     def initial(self) -> list[Bundle]:
-        """The working trees' bundles now; an empty set (logged) when they do not build."""
+        """The working trees' bundles now; an empty set (logged) when they do not build.
+
+        The tree is stamped first: a save after this, before the watch is in place, is
+        found by comparing (see the module docstring)."""
+        self._stamp = stamp(self._dirs)
         bundles = self._try_build(start=True)
         return bundles if bundles is not None else []
 
@@ -106,12 +92,19 @@ class Worktree(Background):
 
     def _try_build(self, *, start: bool = False) -> list[Bundle] | None:
         try:
-            return self.build()
+            bundles = self.build()
         except Exception as exc:  # a broken save must never cost the served set
             keep = ("serving no prompts until it does" if start
                     else "still serving the last good prompts")
-            self._log(f"the working tree does not build; {keep}:\n{failure(exc)}")
+            self._broken = True
+            self._say("error", f"the working tree does not build; {keep}:\n{failure(exc)}")
             return None
+        if self._broken:
+            self._broken = False
+            count = sum(len(b["prompts"]) for b in bundles)
+            self._say("info", f"the working tree builds again; serving {count} prompt"
+                              f"{'s' if count != 1 else ''}")
+        return bundles
 
     # -- following saves ----------------------------------------------------------------
 
@@ -121,25 +114,21 @@ class Worktree(Background):
         except Exception:  # the watcher must say why it died; serving goes on
             import traceback
 
-            self._log("internal error in the working-tree watcher; edits are no longer "
-                      "followed:\n" + traceback.format_exc())
+            self._say("error", "internal error in the working-tree watcher; edits are no "
+                               "longer followed:\n" + traceback.format_exc())
 
     def _loop(self, on_change: Callable[[list[Bundle]], object]) -> None:
-        import watchfiles  # deferred: only --worktree pays for it
-
-        roots = self._dirs
-
-        def keep(_change: object, path: str) -> bool:
-            return any(relevant(root, path) for root in roots)
-
-        # yield_on_timeout with a short rust_timeout: the loop wakes to see the stop
-        # event, and its first (empty) yield says the OS watch is in place.
-        for batch in watchfiles.watch(*roots, watch_filter=keep, debounce=DEBOUNCE_MS,
-                                      step=STEP_MS, stop_event=self._stop, rust_timeout=500,
-                                      yield_on_timeout=True, raise_interrupt=False):
-            if not self.ready.is_set():
+        saves = Saves(self._dirs, self._stop)
+        for batch in saves.batches():
+            if not self.ready.is_set():  # the first yield: the OS watch is in place
+                before, self._stamp = self._stamp, None
+                missed = changed_since(before, self._dirs) if before is not None else set()
                 self.ready.set()
-                self._log("watching " + ", ".join(str(r) for r in roots) + " for changes")
+                self._log("watching " + ", ".join(str(r) for r in self._dirs) + " for changes"
+                          + (f" ({len(missed)} saved since the start: reloading)"
+                             if missed else ""))
+                if missed:
+                    batch = batch | {Path(p) for p in missed}
             if not batch or self._stop.is_set():
                 continue
             bundles = self._try_build()

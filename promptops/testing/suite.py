@@ -64,9 +64,11 @@ def run_suite(
     progress: Callable[[int], Callable[[int], None]] | None = None,
     writable: bool | None = None,
     ci: bool | None = None,
+    keep: Callable[[Case], bool] | None = None,
 ) -> SuiteResult:
     """Run the package's tests; ``progress(total)`` returns a callback told of finished cases.
 
+    ``keep`` narrows the cases further (``test --watch`` re-runs what a save touched).
     Snapshots are written only for the working tree (``writable`` defaults to whether the
     build reads it); a commit's snapshots are read from the commit and never written.
     """
@@ -78,6 +80,8 @@ def run_suite(
     source, package, bundle = build.source, build.package, build.bundle
     everything = all_cases(package, source, bundle)
     chosen = select(everything, patterns or [])
+    if keep is not None:  # `test --watch`: the cases a save touched
+        chosen = [c for c in chosen if keep(c)]
     existing = snapshots.snapshot_files(package.files)
     policy = SnapshotPolicy(
         stored=snapshots.stored(source, existing, chosen),

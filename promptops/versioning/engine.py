@@ -84,6 +84,12 @@ def _package_changes(a: PackageInfo, b: PackageInfo) -> Iterator[Change]:
         yield Change(Kind.serve_settings_changed, Level.patch, "serve.systemRole changed: "
                      "system messages are served in another role",
                      old=a.get("systemRole", "user"), new=b.get("systemRole", "user"))
+    if a.get("tools") != b.get("tools"):
+        old, new = a.get("tools"), b.get("tools")
+        # tool callers lose their tools when the view goes away or changes shape
+        level = Level.minor if old in (None, "off") and new not in (None, "off") else Level.major
+        yield Change(Kind.serve_settings_changed, level, "serve.tools changed: the prompts "
+                     "are offered as tools in another shape", old=old, new=new)
     if a.get("whitespace") != b.get("whitespace"):
         yield Change(Kind.whitespace_changed, Level.patch, "templates.whitespace changed",
                      old=a.get("whitespace"), new=b.get("whitespace"))

@@ -51,7 +51,7 @@ def test_manifest_is_complete_and_consistent() -> None:
             path = judges.entry_dir(e) / f["name"]
             assert path.is_file(), path
             listed.add(path.relative_to(judges.CORPUS))
-    corpus_files = {p for p in on_disk if p.parts[0] not in ("judges", "licenses")}
+    corpus_files = {p for p in on_disk if p.parts[0] not in ("judges", "licenses", "tools")}
     assert corpus_files == listed, f"unlisted files: {sorted(map(str, corpus_files - listed))}"
 
 
@@ -88,6 +88,9 @@ def test_entry_renders_with_its_own_engine(entry: dict[str, Any],
         if refusal:
             assert isinstance(result, str) and result.startswith(refusal), result
             continue
+        if "empty" in entry.get("judge", {}):  # e.g. only an unknown {{role}}: no message
+            assert result == [], result
+            continue
         assert isinstance(result, list) and result, f"{entry['id']}[{i}]: {result}"
         texts = [m["text"] for m in result]
         assert all(isinstance(t, str) for t in texts)
@@ -121,3 +124,39 @@ def test_judges_reproduce_documented_engine_rules() -> None:
     raws = judges.promptfoo_raw_prompts(txt)
     assert raws == ["You're a translator.  Translate this into {{language}}: {{input}}",
                     "Speak in {{language}}: {{input}}"]
+
+
+def test_split_is_the_written_rule() -> None:
+    """README.md: held out iff int(sha256("<ecosystem>/<id>/<file>")[:8], 16) % 100 < 30."""
+    import hashlib
+
+    held = [e for e in ENTRIES if judges.part(e) == "held-out"]
+    for e in ENTRIES:
+        key = f"{e['ecosystem']}/{e['id']}/{e['files'][0]['name']}".encode()
+        expected = int(hashlib.sha256(key).hexdigest()[:8], 16) % 100 < 30
+        assert (judges.part(e) == "held-out") == expected, e["id"]
+    assert 0.22 < len(held) / len(ENTRIES) < 0.38, len(held)
+    by_eco = Counter(e["ecosystem"] for e in held)
+    assert all(by_eco[eco] > 0 for eco in {e["ecosystem"] for e in ENTRIES}), by_eco
+
+
+def test_growth_follows_the_selection_rule() -> None:
+    """Issue 22's entries: at most 4 files a repository, each candidate accounted for in
+    selection.yaml, no file byte-identical to another entry's."""
+    import hashlib
+
+    import yaml
+
+    grown = [e for e in ENTRIES if e.get("selection", "").startswith("issue 22")]
+    assert len(grown) >= 70
+    per_repo = Counter(e["repository"] for e in grown)
+    assert max(per_repo.values()) <= 4, per_repo
+    candidates = yaml.safe_load((judges.CORPUS / "selection.yaml").read_text())["candidates"]
+    taken = {c["repository"] for c in candidates if c["outcome"] == "take"}
+    assert taken == set(per_repo)
+    older = {e["repository"] for e in ENTRIES if e not in grown}
+    assert not taken & older
+    digests = Counter(hashlib.sha256(judges.main_file(e).read_bytes()).hexdigest()
+                      for e in ENTRIES)
+    assert all(digests[hashlib.sha256(judges.main_file(e).read_bytes()).hexdigest()] == 1
+               for e in grown)

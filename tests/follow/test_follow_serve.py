@@ -127,10 +127,18 @@ def test_list_changed_after_commit_and_none_after_a_broken_commit(tmp_path: Path
         line = server.wait_stderr("does not build")
         assert broken[:12] in line
         server.wait_stderr("prompts/added.prompt.yaml:")
-        # Still the last good set, and nothing but this reply came out in between.
+        # The client hears it too, at `error` (it never set a level: issue 24), and
+        # nothing else: still the last good set, no list_changed.
+        told = server.recv()
+        assert told["method"] == "notifications/message", told
+        assert told["params"]["level"] == "error" and broken[:12] in told["params"]["data"]
+        conforms(told, "LoggingMessageNotification")
         assert prompt_names(server, 4) == ["added", "greet"]
 
         commit_files(repo, package({"greet": "Hello", "added": "Fixed"}), "fix it")
+        told = server.recv()  # the recovery, then the change
+        assert told["method"] == "notifications/message", told
+        assert told["params"]["level"] == "info" and "builds" in told["params"]["data"]
         assert server.recv() == note
         server.send(
             {

@@ -6,7 +6,9 @@ of stdout and keep writing: the server exits 0 with nothing but its start line o
 
 from __future__ import annotations
 
+import contextlib
 import json
+import signal
 import subprocess
 import time
 from pathlib import Path
@@ -115,3 +117,40 @@ def test_nesting_limit(tmp_path: Path) -> None:
     record(AREA, f"JSON nested deeper than {MAX_DEPTH} levels (up to 200,000)", "serve",
            f"-32700 `nested deeper than {MAX_DEPTH}`, the connection goes on; "
            f"{MAX_DEPTH} levels are accepted", "test_serve_exit.py::test_nesting_limit")
+
+
+def test_sigterm_right_after_stdin_closes_always_exits_0(tmp_path: Path) -> None:
+    """Issue 23, defect 19: a client that quits closes stdin and sends SIGTERM at once.
+
+    The signals keep coming (every ~0.2 ms) until the process is gone, so every moment of
+    the exit path is hit: the final replies, the threads still running (the follower,
+    the uncommitted-changes notice), interpreter shutdown. Each run must exit 0 with its
+    replies written.
+    """
+    root = Path(repo_with(tmp_path / "pkg", {}).working_tree_dir or ".")
+    listing = {"jsonrpc": "2.0", "id": 2, "method": "prompts/list"}
+    codes = []
+    for i in range(20):
+        proc = subprocess.Popen([PYTHON, "-m", "promptops", "serve", str(root)],
+                                stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, env=cli_env())
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.write(line(INIT) + line(listing))
+        proc.stdin.flush()
+        first = proc.stdout.readline()
+        time.sleep(0.001 * (i % 5))
+        proc.stdin.close()
+        deadline = time.monotonic() + 30
+        while proc.poll() is None and time.monotonic() < deadline:
+            with contextlib.suppress(ProcessLookupError):
+                proc.send_signal(signal.SIGTERM)
+            time.sleep(0.0002)
+        rest = proc.stdout.read()
+        proc.wait(5)
+        codes.append(proc.returncode)
+        replies = [json.loads(r) for r in (first + rest).splitlines()]
+        assert [r["id"] for r in replies][:1] == [1], replies
+    assert codes == [0] * 20, codes
+    record(AREA, "stdin closed, then SIGTERM at once (and again until exit)", "serve",
+           "exit 0 in every run, replies written", "test_serve_exit.py::"
+           "test_sigterm_right_after_stdin_closes_always_exits_0")

@@ -113,8 +113,9 @@ def test_claude_code_scopes(home: Path, package: Path) -> None:
     assert _install(home, "claude-code", "--scope", "user", str(package)).returncode == 0
     assert _read(state)["mcpServers"]["acme-prompts"] == local
     done = _install(home, "claude-code", "--scope", "project", str(package))
-    assert done.returncode == 0 and "is usually committed" in done.stderr
-    assert _read(package.parent / ".mcp.json")["mcpServers"]["acme-prompts"] == local
+    assert done.returncode == 0 and "is meant to be committed" in done.stderr
+    shared = _read(package.parent / ".mcp.json")["mcpServers"]["acme-prompts"]
+    assert shared == {"type": "stdio", "command": "promptops", "args": ["serve", "prompts"]}
     _start(local, home)
 
 
@@ -165,10 +166,10 @@ def test_same_name_is_refused_without_force(home: Path, package: Path) -> None:
 def test_a_broken_file_is_reported_and_left_alone(home: Path, package: Path) -> None:
     cfg = home / ".cursor" / "mcp.json"
     cfg.parent.mkdir()
-    cfg.write_text('{\n  "mcpServers": {\n    "a": {"command": "x"},\n  }\n}\n')  # strict JSON
+    cfg.write_text('{\n  "mcpServers": {\n    "a": {"command": "x"},\n  }\n}\n')
     done = _install(home, "cursor", str(package))
     assert done.returncode == 2
-    assert f"{cfg}:4:3: not valid JSON" in done.stderr
+    assert f"{cfg}:4:3: not valid JSON with comments" in done.stderr  # Cursor: no trailing ,
     assert cfg.read_text().endswith("  }\n}\n")
     assert [p.name for p in cfg.parent.iterdir()] == ["mcp.json"]  # no temp file left
 

@@ -62,6 +62,8 @@ def arguments_for(prompt: ir.IRPrompt, inputs: dict[str, Any]) -> dict[str, Any]
             name = key[len("input:"):]
         elif key == "@messages":
             name = "messages"
+        elif key == "@typed":  # Copilot's argument-hint: what is typed after the command
+            name = "input"
         if name not in names:
             continue
         if names[name].type == "string" and not isinstance(value, str):

@@ -61,6 +61,8 @@ def run(entries: list[dict[str, Any]]) -> list[Case]:
         except Exception:  # reported by the import test
             continue
         for prompt in prompts:
+            if prompt.losses and not _renders(entry, prompt):
+                continue  # the import named why its inputs cannot render: nothing to compare
             for target, export in EXPORTERS.items():
                 files, losses = export(prompt)
                 cases.append(Case(entry, prompt, target, files, losses))
@@ -70,6 +72,15 @@ def run(entries: list[dict[str, Any]]) -> list[Case]:
     _judge_prompty([c for c in cases if c.expressible and c.target == "prompty"])
     _judge_dotprompt([c for c in cases if c.expressible and c.target == "dotprompt"])
     return cases
+
+
+def _renders(entry: dict[str, Any], prompt: ir.IRPrompt) -> bool:
+    try:
+        for inputs in judges.input_sets(entry):
+            render(prompt, arguments_for(prompt, inputs))
+    except Exception:
+        return False
+    return True
 
 
 def _input_sets(case: Case) -> list[dict[str, Any]]:
@@ -88,6 +99,11 @@ def _round_trip(case: Case) -> None:
     for values in _input_sets(case):
         try:
             want = render(case.prompt, values)
+        except Exception as e:
+            if not case.prompt.losses:  # else the import named why these inputs cannot render
+                case.problems.append(f"render failed: {type(e).__name__}: {e}")
+            continue
+        try:
             got = render(back, values_for(case, back, values))
         except Exception as e:
             case.problems.append(f"render failed: {type(e).__name__}: {e}")
@@ -117,7 +133,12 @@ def _judge_prompty(cases: list[Case]) -> None:
                 os.environ.clear()
                 os.environ.update(saved)
             for values in _input_sets(case):
-                want = render(case.prompt, values)
+                try:
+                    want = render(case.prompt, values)
+                except Exception:
+                    if case.prompt.losses:  # the import named why these inputs cannot render
+                        continue
+                    raise
                 got = judges.render_prompty(path, values)
                 case.engine_checked += 1
                 if got != want:
@@ -141,7 +162,12 @@ def _judge_dotprompt(cases: list[Case]) -> None:
             continue
         got = [{"role": ROLE_NAMES.get(m["role"], m["role"]), "text": m["text"]}
                for m in answer["messages"]]
-        want = render(case.prompt, values)
+        try:
+            want = render(case.prompt, values)
+        except Exception:
+            if case.prompt.losses:  # the import named why these inputs cannot render
+                continue
+            raise
         case.engine_checked += 1
         if got != want:
             case.problems.append(f"dotprompt renders {got!r}, the IR {want!r}"[:600])

@@ -30,10 +30,10 @@ def test_entry_renders_as_its_engine(entry: dict[str, Any],
                                      results: dict[str, EntryResult]) -> None:
     r = results[entry["id"]]
     assert r.error is None, r.error
-    assert r.mismatches == []
     if r.refused is not None:
         assert any("refuses" in loss.reason for loss in r.losses), (r.refused, r.losses)
-    else:
+    elif not r.losses:  # exact means exact: no loss named, so every rendering is identical
+        assert r.mismatches == []
         assert r.compared >= len(entry["inputs"]), "every input set was compared"
 
 

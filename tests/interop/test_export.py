@@ -10,7 +10,10 @@ prints the table.
 
 from __future__ import annotations
 
+import os
+import re
 from collections import Counter
+from pathlib import Path
 
 import pytest
 from roundtrip import Case, judges, run, summary
@@ -47,7 +50,8 @@ def test_prompty_and_dotprompt_exports_render_in_their_own_engines(cases: list[C
 def test_lossy_exports_say_why(cases: list[Case]) -> None:
     for c in cases:
         assert all(loss.what and len(loss.reason) > 15 for loss in c.losses), c.losses
-        assert c.files, "a lossy export still writes its file"
+        # a lossy export still writes its file, unless the prompt is refused, with why
+        assert c.files or any(loss.reason.startswith("not exported: ") for loss in c.losses)
 
 
 def test_what_each_target_cannot_express() -> None:
@@ -71,3 +75,47 @@ def test_what_each_target_cannot_express() -> None:
     claude = {loss.what for loss in EXPORTERS["claude"](dollar)[1]}
     assert {"$1", "!`rm -rf x`"} <= claude
     assert {loss.what for loss in EXPORTERS["vscode"](dollar)[1]} == {"${input:x}"}
+
+
+def test_every_written_prompty_and_dotprompt_file_loads(cases: list[Case],
+                                                        tmp_path: Path) -> None:
+    """Lossy exports too (issue 22): a written file the tool refuses to load is no export.
+    Prompty: ``prompty.load`` (0.1, its own frontmatter validation); Dotprompt: Google's
+    ``dotprompt`` renders it with the entry's first realistic input set."""
+    import prompty
+
+    written = [c for c in cases if c.files and c.target == "prompty"]
+    refused = []
+    for n, case in enumerate(written):
+        [(name, text)] = case.files.items()
+        path = tmp_path / f"{n}-{name}"
+        path.write_text(str(text), encoding="utf-8")
+        saved = dict(os.environ)
+        try:
+            for var in re.findall(r"\$\{env:([A-Za-z_]\w*)", str(text)):
+                os.environ.setdefault(var, "https://placeholder.invalid")
+            prompty.load(str(path))
+        except Exception as e:
+            refused.append(f"prompty {case.entry['id']}/{case.prompt.name}: {e}"[:300])
+        finally:
+            os.environ.clear()
+            os.environ.update(saved)
+    dot = [c for c in cases if c.files and c.target == "dotprompt"]
+    jobs = []
+    for case in dot:
+        [text] = case.files.values()
+        values = dict(next(iter(_inputs(case)), {}))
+        messages = values.pop("messages", None)
+        jobs.append({"source": text, "partials": {}, "input": values, "messages": messages,
+                     "context": None})
+    for case, answer in zip(dot, judges._run_node("dotprompt_render.js", jobs), strict=True):
+        if "error" in answer:
+            refused.append(f"dotprompt {case.entry['id']}/{case.prompt.name}: "
+                           f"{answer['error']}"[:300])
+    assert len(written) > 200 and len(dot) > 200
+    assert refused == [], "\n".join(refused)
+
+
+def _inputs(case: Case) -> list[dict[str, object]]:
+    from fidelity import arguments_for
+    return [arguments_for(case.prompt, inputs) for inputs in judges.input_sets(case.entry)]

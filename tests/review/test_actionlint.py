@@ -31,7 +31,8 @@ from promptops import scaffold
 
 VERSION = "1.17.0"
 SHIPPED = [*sorted(REPO_ROOT.glob(".github/workflows/*.yml")),
-           REPO_ROOT / "templates/.github/workflows/promptops.yml"]
+           REPO_ROOT / "templates/.github/workflows/promptops.yml",
+           REPO_ROOT / "templates/.github/workflows/promptops-channels.yml"]
 
 
 def _tool(name: str) -> str:
@@ -65,7 +66,8 @@ def lint(command: list[str], *files: Path, cwd: Path = REPO_ROOT) -> list[dict[s
 def test_the_shipped_workflows_are_all_there() -> None:
     names = {p.relative_to(REPO_ROOT).as_posix() for p in SHIPPED}
     assert names == {".github/workflows/ci.yml", ".github/workflows/promptops-review.yml",
-                     "templates/.github/workflows/promptops.yml"}
+                     "templates/.github/workflows/promptops.yml",
+                     "templates/.github/workflows/promptops-channels.yml"}
 
 
 @pytest.mark.parametrize("path", SHIPPED, ids=lambda p: p.relative_to(REPO_ROOT).as_posix())

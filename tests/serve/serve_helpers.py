@@ -100,11 +100,13 @@ RESULTS = {
     "resources/list": "ListResourcesResult", "resources/read": "ReadResourceResult",
     "resources/templates/list": "ListResourceTemplatesResult",
     "server/discover": "DiscoverResult", "subscriptions/listen": "SubscriptionsListenResult",
+    "tools/list": "ListToolsResult", "tools/call": "CallToolResult",
 }
 NOTIFICATIONS = {
     "notifications/prompts/list_changed": "PromptListChangedNotification",
     "notifications/message": "LoggingMessageNotification",
     "notifications/subscriptions/acknowledged": "SubscriptionsAcknowledgedNotification",
+    "notifications/tools/list_changed": "ToolListChangedNotification",
 }
 
 

@@ -109,9 +109,10 @@ def test_sessions_keep_their_own_state(bundles: tuple[dict[str, Any], dict[str, 
     b = _legacy(server, quiet, "2025-03-26")
     _listen(server, listening, "x")
     assert _request(server, a, 1, "logging/setLevel", {"level": "warning"})[0]["result"] == {}
+    assert _request(server, b, 1, "logging/setLevel", {"level": "error"})[0]["result"] == {}
     server.log("warning", "a reload failed")
     assert [m["params"]["data"] for m in loud] == ["a reload failed"]
-    assert quiet == [] and listening == []  # no level set; a stateless stream gets no logs
+    assert quiet == [] and listening == []  # below b's level; no logLevel on the stream
     # one session's era and revision decide its own replies only
     assert a.revision == "2025-11-25" and b.revision == "2025-03-26"
     batch = [{"jsonrpc": "2.0", "id": 7, "method": "ping"}]
@@ -190,3 +191,35 @@ def test_the_table_decides_eras_capabilities_and_not_found(
     assert not_found("tasks/get", "2025-06-18").startswith("method 'tasks/get' is not part")
     assert not_found("tasks/get", "2025-11-25").startswith("this server offers no tasks")
     assert not_found("x" * 200, "2025-06-18") == f"unknown method {'x' * 100 + '...'!r}"
+
+
+def test_log_levels_by_default_by_setlevel_and_by_listen_meta(
+        bundles: tuple[dict[str, Any], dict[str, Any]]) -> None:
+    """Issue 24: a session-era client that set no level hears ``info`` and above (the
+    spec lets the server choose; Claude Desktop sets none); a 2026-07-28 listen stream
+    hears exactly what its request's ``_meta`` logLevel asked for, tagged with its id."""
+    first, _ = bundles
+    server = Server(Catalog([first]))
+    default: list[Any] = []
+    chosen: list[Any] = []
+    streamed: list[Any] = []
+    _legacy(server, default, "2025-11-25")
+    c = _legacy(server, chosen, "2025-06-18")
+    assert _request(server, c, 1, "logging/setLevel", {"level": "debug"})[0]["result"] == {}
+    session = server.open(streamed.append)
+    meta = envelope()
+    meta["_meta"]["io.modelcontextprotocol/logLevel"] = "error"
+    [ack] = _request(server, session, "s1", "subscriptions/listen",
+                     {**meta, "notifications": {"promptsListChanged": True}})
+    assert ack["method"] == "notifications/subscriptions/acknowledged"
+    for level in ("debug", "info", "error"):
+        server.log(level, f"at {level}")
+    assert [m["params"]["data"] for m in default] == ["at info", "at error"]
+    assert [m["params"]["data"] for m in chosen] == ["at debug", "at info", "at error"]
+    assert streamed == [{"jsonrpc": "2.0", "method": "notifications/message",
+                         "params": {"level": "error", "logger": "promptops", "data": "at error",
+                                    "_meta": {SUB: "s1"}}}]
+    meta["_meta"]["io.modelcontextprotocol/logLevel"] = "loud"
+    [bad] = _request(server, server.open(streamed.append), "s2", "subscriptions/listen",
+                     {**meta, "notifications": {}})
+    assert bad["error"]["code"] == -32602 and "loud" in bad["error"]["message"]

@@ -38,14 +38,17 @@ def _node22() -> str:
     return str(npm_package(*NODE22) / "bin" / "node")
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory,
+@pytest.fixture(scope="module", params=["prompts", "tools"])
+def server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory,
            module_env: dict[str, str]) -> Iterator[HttpServer]:
+    """The package served as prompts only, and with the tool view (`--tools`) too."""
     tmp = tmp_path_factory.mktemp("conformance")
     files = {p.relative_to(DATA / "package").as_posix(): p.read_bytes()
              for p in (DATA / "package").rglob("*") if p.is_file()}
     make_repo(tmp / "package", files)
-    srv = HttpServer([str(tmp / "package")], tmp / "server.log", env=module_env)
+    tools = ["--tools"] if request.param == "tools" else []
+    srv = HttpServer([str(tmp / "package"), *tools], tmp / "server.log", env=module_env)
+    srv.tools = bool(tools)  # type: ignore[attr-defined]
     yield srv
     assert srv.stop() == 0, srv.stderr()
 
@@ -53,7 +56,8 @@ def server(tmp_path_factory: pytest.TempPathFactory,
 @pytest.mark.parametrize("revision", ["2025-11-25", "2026-07-28"])
 def test_conformance_suite(server: HttpServer, revision: str, tmp_path: Path) -> None:
     node, suite = _node22(), npm_package(*SUITE)
-    baseline = DATA / f"expected-failures-{revision}.yaml"
+    tools = server.tools  # type: ignore[attr-defined]
+    baseline = DATA / f"expected-failures-{'tools-' if tools else ''}{revision}.yaml"
     done = subprocess.run(
         [node, str(suite / "dist" / "index.js"), "server", "--url", server.url,
          "--requirements", revision, "--timeout", "20000", "--expected-failures",
@@ -75,6 +79,9 @@ def test_conformance_suite(server: HttpServer, revision: str, tmp_path: Path) ->
              ["sep-2164-resource-not-found", "input-required-result-non-tool-request",
               "input-required-result-unsupported-methods",
               "input-required-result-validate-input"])
+    if tools:  # the tool scenarios that apply to a read-only view of prompts
+        ours += ["tools-list"] + (["caching", "server-sse-multiple-streams"]
+                                  if revision == "2026-07-28" else [])
     for scenario in ours:
         assert scenario in checks, f"{scenario} did not run"
         bad = [c for c in checks[scenario] if c["status"] not in ("SUCCESS", "INFO")]

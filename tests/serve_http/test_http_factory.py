@@ -32,6 +32,28 @@ def test_uvicorn_factory_reads_promptops_serve_args(kit_dir: Path, tmp_path: Pat
         proc.wait(15)
 
 
+def test_uvicorn_factory_with_the_bounded_protocol(kit_dir: Path) -> None:
+    """docs/http.md's spelling for the head/time/connection bounds under your own uvicorn."""
+    import socket
+
+    port = free_port()
+    env = {**os.environ, "PROMPTOPS_SERVE_ARGS": f"{kit_dir} --no-access-log"}
+    proc = subprocess.Popen([sys.executable, "-m", "uvicorn", "--factory",
+                             "promptops.__main__:create_app", "--port", str(port),
+                             "--http", "promptops.serve.limits:BoundedHttpTools"],
+                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        wait_healthy(f"http://127.0.0.1:{port}", proc,
+                     lambda: proc.stderr.read() if proc.stderr else "")
+        with socket.create_connection(("127.0.0.1", port), timeout=20) as sock:
+            sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: "
+                         + b"b" * 100_000)
+            assert sock.recv(64).startswith(b"HTTP/1.1 431 ")
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(15)
+
+
 def test_http_flag_spellings(tmp_path: Path) -> None:
     from promptops.serve.http import _bind, parser
 

@@ -4,15 +4,19 @@ build is skipped. A local bare repository stands in for the remote."""
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import hmac
+import http.server
 import json
+import os
+import stat
 import subprocess
 import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import httpx2
 import pytest
@@ -211,4 +215,95 @@ def test_credentials_never_logged(tmp_path: Path, remote: tuple[Path, Path]) -> 
     done = subprocess.run([sys.executable, "-m", "promptops", "serve", "--http", "127.0.0.1:1",
                    "--repo", "https://bob:hunter2@127.0.0.1:1/nothing.git"],
                   capture_output=True, text=True, timeout=60)
-    assert done.returncode != 0 and "hunter2" not in done.stderr and "***@" in done.stderr
+    assert done.returncode != 0 and "hunter2" not in done.stderr  # not even masked: git
+    assert "bob" not in done.stderr  # never had the credentials in its URL (issue 23)
+
+
+# ---- issue 23, defect 14: credentials in --repo never reach the disk -----------------------
+class _GitHttp(http.server.BaseHTTPRequestHandler):
+    """Smart HTTP through `git http-backend` (CGI), behind Basic auth as a forge is."""
+
+    root = Path()
+    expected = ""
+    seen: ClassVar[list[str]] = []
+
+    def _serve(self) -> None:
+        got = self.headers.get("authorization", "")
+        self.seen.append(got)
+        if got != self.expected:
+            self.send_response(401)
+            self.send_header("www-authenticate", 'Basic realm="git"')
+            self.send_header("content-length", "0")
+            self.end_headers()
+            return
+        path, _, query = self.path.partition("?")
+        length = int(self.headers.get("content-length") or 0)
+        body = self.rfile.read(length) if length else b""
+        env = {"GIT_PROJECT_ROOT": str(self.root), "GIT_HTTP_EXPORT_ALL": "1",
+               "PATH_INFO": path, "QUERY_STRING": query, "REQUEST_METHOD": self.command,
+               "CONTENT_TYPE": self.headers.get("content-type", ""),
+               "CONTENT_LENGTH": str(len(body)), "REMOTE_USER": "bob",
+               "PATH": os.environ["PATH"]}
+        out = subprocess.run(["git", "http-backend"], input=body, env=env,
+                             capture_output=True, check=True).stdout
+        head, _, payload = out.partition(b"\r\n\r\n")
+        status = 200
+        fields = []
+        for line in head.decode().split("\r\n"):
+            name, _, value = line.partition(":")
+            if name.lower() == "status":
+                status = int(value.split()[0])
+            elif name:
+                fields.append((name, value.strip()))
+        self.send_response(status)
+        for name, value in fields:
+            self.send_header(name, value)
+        self.send_header("content-length", str(len(payload)))
+        self.end_headers()
+        self.wfile.write(payload)
+
+    do_GET = do_POST = _serve
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+def test_url_credentials_never_reach_the_disk(tmp_path: Path,
+                                              remote: tuple[Path, Path]) -> None:
+    from promptops.serve.remote import Remote
+
+    bare, dev = remote
+    handler = type("GitHttp", (_GitHttp,), {
+        "root": bare.parent, "seen": [],
+        "expected": "Basic " + base64.b64encode(b"bob:hunter2").decode()})
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{httpd.server_port}/{bare.name}"
+    cache = tmp_path / "cache" / "promptops" / "remotes"
+    try:
+        # an earlier version's clone, keyed and configured with the credentials
+        secret_url = url.replace("://", "://bob:hunter2@")
+        legacy = cache / hashlib.sha256(f"{secret_url}@main".encode()).hexdigest()[:16]
+        cache.mkdir(parents=True)
+        subprocess.run(["git", "clone", "-q", "--no-checkout", secret_url, str(legacy)],
+                       check=True, capture_output=True)
+        logs: list[str] = []
+        rem = Remote(url.replace("://", "://bob:hunter2@") + "@main", poll_s=60,
+                     log=logs.append, root=cache)
+        rem.clone()
+        _push(dev)
+        rem.fetch()  # later fetches still authenticate
+        assert handler.seen and handler.seen[-1] == handler.expected
+    finally:
+        httpd.shutdown()
+    assert (rem.directory / ".git").is_dir()
+    assert not legacy.exists() or legacy == rem.directory
+    for path in cache.rglob("*"):
+        if path.is_file() and not path.is_symlink():
+            data = path.read_bytes()
+            assert b"hunter2" not in data and b"Ym9iOmh1bnRlcjI" not in data, path
+    config = (rem.directory / ".git" / "config").read_text()
+    assert f"url = {url}\n" in config
+    for folder in (cache, rem.directory):
+        assert stat.S_IMODE(folder.stat().st_mode) == 0o700, folder
+    assert not any("hunter2" in m for m in logs)

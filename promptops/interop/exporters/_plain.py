@@ -5,11 +5,17 @@ template exports to them exactly when, once its whitespace mode is applied, Jinj
 of it is text and ``{{ name }}`` outputs - no tag, no filter, no expression. This module does
 that reading on Jinja's syntax tree (never on the source text), and also recognises the two
 forms the Claude importer writes (``$N`` words and the appended ``ARGUMENTS:`` line) so a
-command survives import -> export unchanged.
+command survives import -> export unchanged. Comments are not in the tree (so never written),
+``{{ 'literal' }}`` is its text, and ``{% include "path" %}`` of a package file is read in
+place - these targets have no includes, so the included template's own pieces are inlined.
+Anything else (``if``, ``for``, ``set``, a filter) cannot be substituted: the prompt is
+refused with that reason rather than written with Jinja the tool would send verbatim.
 """
 
 from __future__ import annotations
 
+import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import yaml
@@ -17,6 +23,7 @@ from jinja2 import Environment, TemplateSyntaxError, nodes
 
 from promptops.interop import ir
 from promptops.interop.ir import JsonObject
+from promptops.sandbox.jinja_source import tokenize
 from promptops.sandbox.whitespace import ENVIRONMENT_OPTIONS, WhitespaceMode, prepare
 
 _ENV = Environment(**ENVIRONMENT_OPTIONS)
@@ -38,31 +45,86 @@ class Appended:
     name: str
 
 
-Piece = str | Ref | Appended
+Piece = str | Ref | Appended | ir.PackageFile
+_TAGS = {"Assign": "set", "AssignBlock": "set", "CallBlock": "call", "FilterBlock": "filter",
+         "FromImport": "from ... import", "Macro": "macro", "Scope": "with",
+         "ExprStmt": "do"}
+_MAX_DEPTH = 32  # includes within includes; the package loader already refuses a cycle
 
 
-def pieces(template: str, mode: WhitespaceMode) -> tuple[list[Piece] | None, str]:
-    """The template as literal text and references, or (None, why it is not that)."""
+def pieces(template: str, mode: WhitespaceMode, includes: Mapping[str, str] | None = None,
+           include_mode: WhitespaceMode = "jinja",
+           depth: int = 0) -> tuple[list[Piece] | None, str]:
+    """The template as literal text and references, or (None, why it is not that).
+
+    ``includes`` holds the package files ``{% include %}`` can name (source in
+    ``include_mode``); an include of one of them contributes that file's pieces.
+    """
     try:
         ast = _ENV.parse(prepare(template, mode))
     except TemplateSyntaxError as e:
         return None, f"the template does not compile: {e.message}"
     out: list[Piece] = []
     for node in ast.body:
+        if isinstance(node, nodes.Include):
+            inner, why = _included(node, includes or {}, include_mode, depth)
+            if inner is None:
+                return None, why
+            out += inner
+            continue
         if not isinstance(node, nodes.Output):
-            return None, f"{{% {type(node).__name__.lower()} %}} logic"
+            tag = _TAGS.get(type(node).__name__, type(node).__name__.lower())
+            return None, f"{{% {tag} %}} logic (the target substitutes values, it runs no " \
+                "template logic)"
         for child in node.nodes:
             if isinstance(child, nodes.TemplateData):
-                if out and isinstance(out[-1], str):
-                    out[-1] += child.data
-                else:
-                    out.append(child.data)
+                out.append(child.data)
+                continue
+            if isinstance(child, nodes.Const) and isinstance(child.value, str):
+                out.append(child.value)  # {{ 'text' }} outputs its text
                 continue
             piece = _reference(child)
             if piece is None:
-                return None, "an expression that is not a plain argument"
+                return None, "an expression that is not a plain argument " \
+                    f"({{{{ {_shown(child)} }}}}: a filter, a test or an operator)"
             out.append(piece)
-    return out, ""
+    return merged(out), ""
+
+
+def merged(found: list[Piece]) -> list[Piece]:
+    """Adjacent literal pieces joined into one string."""
+    out: list[Piece] = []
+    for piece in found:
+        if isinstance(piece, str) and out and isinstance(out[-1], str):
+            out[-1] += piece
+        elif piece != "":
+            out.append(piece)
+    return out
+
+
+def _included(node: nodes.Include, includes: Mapping[str, str], mode: WhitespaceMode,
+              depth: int) -> tuple[list[Piece] | None, str]:
+    name = node.template.value if isinstance(node.template, nodes.Const) else None
+    if not isinstance(name, str):
+        return None, "an include whose name is not a string literal"
+    if name not in includes:
+        return ([], "") if node.ignore_missing else \
+            (None, f"{{% include {name!r} %}}: the file is not in the package")
+    if not node.with_context:
+        return None, f"{{% include {name!r} without context %}}"
+    if depth >= _MAX_DEPTH:
+        return None, f"includes nested more than {_MAX_DEPTH} deep"
+    inner, why = pieces(includes[name], mode, includes, mode, depth + 1)
+    return inner, (f"in {name}: {why}" if inner is None else "")
+
+
+def _shown(node: nodes.Node) -> str:
+    kind = type(node).__name__
+    if isinstance(node, nodes.Filter):
+        return f"... | {node.name}"
+    if isinstance(node, nodes.Test):
+        return f"... is {node.name}"
+    return kind.lower()
 
 
 def _reference(node: nodes.Node) -> Piece | None:
@@ -100,31 +162,91 @@ def argument(node: nodes.Node) -> str | None:
     return None
 
 
-def single_text(prompt: ir.IRPrompt, target: str) -> tuple[str, list[ir.Loss]]:
-    """The prompt as one message, as a ``jinja``-mode template, for one-message targets.
+_INCLUDE_TAG = re.compile(r"""\s*include\s+(?:"([^"\\]*)"|'([^'\\]*)')(\s+ignore\s+missing)?"""
+                          r"""(?:\s+with\s+context)?\s*\Z""")
+
+
+def inline_includes(source: str, includes: Mapping[str, str], mode: WhitespaceMode,
+                    depth: int = 0) -> tuple[str | None, str]:
+    """``source`` (``jinja`` mode) with each ``{% include "path" %}`` tag replaced by that
+    package file's source, for a Jinja target that loads no other file (Prompty); or (None,
+    why). The inlined text is fenced by ``{{ '' }}`` so a ``-`` at its edge strips nothing
+    outside it, and a ``-`` on the include tag itself is kept as ``{{- '' }}``/``{{ '' -}}``:
+    the result renders what the include renders. A tag found by the tokenizer (so never in
+    ``{% raw %}`` or a comment); a tag this does not read stays, and the caller refuses.
+    """
+    out: list[str] = []
+    pos = 0
+    for tok in tokenize(source):
+        if tok.kind != "block":
+            continue
+        found = _INCLUDE_TAG.match(source[tok.open_end:tok.close_start])
+        if found is None:
+            continue
+        name = found.group(1) if found.group(1) is not None else found.group(2)
+        if name not in includes:
+            if not found.group(3):
+                return None, f"{{% include {name!r} %}}: the file is not in the package"
+            text = ""
+        elif depth >= _MAX_DEPTH:
+            return None, f"includes nested more than {_MAX_DEPTH} deep"
+        else:
+            inner, why = inline_includes(prepare(includes[name], mode), includes, mode,
+                                         depth + 1)
+            if inner is None:
+                return None, why
+            text = "{{ '' }}" + inner + "{{ '' }}"
+        lead = "{{- '' }}" if source[tok.start:tok.open_end].endswith("-") else ""
+        trail = "{{ '' -}}" if source[tok.close_start:tok.end].startswith("-") else ""
+        out.append(source[pos:tok.start] + lead + text + trail)
+        pos = tok.end
+    out.append(source[pos:])
+    return "".join(out), ""
+
+
+def single_pieces(prompt: ir.IRPrompt,
+                  target: str) -> tuple[list[Piece] | None, str, list[ir.Loss]]:
+    """The prompt as one message's pieces, for one-message targets, or (None, why, losses)
+    when a template is more than substitution (the prompt is then refused).
 
     A system message is kept as text at the top (the target has no system role) and several
     messages are joined with a blank line; both are losses, and so is anything not a message.
+    A package file a message embeds is a :class:`ir.PackageFile` piece, for the exporter to
+    reference as the target can.
     """
     losses: list[ir.Loss] = []
-    texts: list[str] = []
+    out: list[Piece] = []
+    messages = 0
     for item in prompt.messages:
         if not isinstance(item, ir.Message):
-            losses.append(ir.Loss(type(item).__name__.lower(), f"{target} sends one message; "
-                                  "a list of messages from an argument cannot be expressed"))
+            kind = "a message loop" if isinstance(item, ir.Loop) else "a history splice"
+            losses.append(ir.Loss(f"{kind} ({item.argument})", f"{target} sends one message; "
+                                  "a list of messages from an argument cannot be expressed, "
+                                  "so these messages are not written"))
             continue
         if item.role != "user":
             losses.append(ir.Loss(f"{item.role} message", f"{target} has no {item.role} role; "
                                   "its text is sent as part of the one user message"))
+        chunk: list[Piece] = []
         for part in item.parts:
             if isinstance(part, ir.Text):
-                texts.append(prepare(part.template, prompt.whitespace))
+                found, why = pieces(part.template, prompt.whitespace, prompt.includes,
+                                    prompt.whitespace)
+                if found is None:
+                    return None, why, losses
+                chunk += found
+            elif isinstance(part, ir.PackageFile):
+                chunk.append(part)
             else:
-                losses.append(ir.Loss("media", f"{target} prompt files carry text only"))
-    if len(texts) > 1:
+                losses.append(ir.Loss(f"media ({part.url})", f"{target} prompt files carry "
+                                      "text and file references only; a URL is not fetched"))
+        if chunk:
+            out += (["\n\n"] if messages else []) + chunk
+            messages += 1
+    if messages > 1:
         losses.append(ir.Loss("several messages", f"{target} sends one message: the messages "
                               "are joined with a blank line"))
-    return "\n\n".join(texts), losses
+    return merged(out), "", losses
 
 
 def markdown_file(prompt: ir.IRPrompt, front: JsonObject, body: str, target: str,

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 
 import yaml
 from jinja2 import Environment, TemplateSyntaxError, nodes
@@ -33,7 +34,7 @@ from promptops.interop import handlebars as hb
 from promptops.interop import ir
 from promptops.interop.exporters._plain import argument
 from promptops.interop.ir import JsonObject
-from promptops.sandbox.whitespace import ENVIRONMENT_OPTIONS, prepare
+from promptops.sandbox.whitespace import ENVIRONMENT_OPTIONS, WhitespaceMode, prepare
 
 _ENV = Environment(**ENVIRONMENT_OPTIONS)
 _SEGMENT = re.compile(r"[^\s!\"#%-,\.\/;->@\[-\^`\{-~]+\Z")
@@ -41,7 +42,7 @@ _ROLES = {"user": "user", "assistant": "model", "system": "system"}
 GUARD = "{{!}}"
 
 
-def export(prompt: ir.IRPrompt) -> tuple[dict[str, str], list[ir.Loss]]:
+def export(prompt: ir.IRPrompt) -> tuple[dict[str, str | bytes], list[ir.Loss]]:
     losses: list[ir.Loss] = []
     types: dict[str, str] = {a.name: a.type for a in prompt.arguments}
     body: list[str] = []
@@ -84,8 +85,12 @@ def _message(prompt: ir.IRPrompt, message: ir.Message, types: dict[str, str],
                 if part.content_type else None
             out.append("{{media url=" + url + (f" contentType={ctype}" if ctype else "") + "}}")
             continue
-        out.append(_guarded(_Writer(types, losses).template(prepare(part.template,
-                                                                     prompt.whitespace))))
+        if isinstance(part, ir.PackageFile):
+            losses.append(ir.Loss(f"{part.kind} {part.path}", "Dotprompt embeds media by URL "
+                                  "only; the package file is not written"))
+            continue
+        writer = _Writer(types, losses, prompt.includes, prompt.whitespace)
+        out.append(_guarded(writer.template(prepare(part.template, prompt.whitespace))))
     return "".join(out)
 
 
@@ -107,9 +112,14 @@ def _media_value(prompt: ir.IRPrompt, template: str, types: dict[str, str],
 class _Writer:
     """One template's syntax tree as Handlebars source."""
 
-    def __init__(self, types: dict[str, str], losses: list[ir.Loss]) -> None:
+    def __init__(self, types: dict[str, str], losses: list[ir.Loss],
+                 includes: Mapping[str, str] | None = None,
+                 mode: WhitespaceMode = "jinja") -> None:
         self.types = types
         self.losses = losses
+        self.includes = includes or {}  # package files `{% include %}` names: inlined
+        self.mode = mode
+        self.depth = 0
 
     def template(self, source: str) -> str:
         try:
@@ -152,7 +162,27 @@ class _Writer:
             self.losses.append(ir.Loss("{% filter trim %}", "Dotprompt has no trim; the text "
                                        "is written untrimmed"))
             return "".join(self.stmt(n, loops) for n in node.body)
+        if isinstance(node, nodes.Include):
+            return self.include(node, loops)
         return self.lost(f"{{% {type(node).__name__.lower()} %}}", "no Handlebars equivalent")
+
+    def include(self, node: nodes.Include, loops: tuple[str, ...]) -> str:
+        """A package file's template written in place (a Dotprompt partial would need the
+        application to register it; inlining keeps the file self-contained)."""
+        name = node.template.value if isinstance(node.template, nodes.Const) else None
+        if not isinstance(name, str) or name not in self.includes or not node.with_context \
+                or self.depth >= 32:
+            return self.lost("{% include %}", "only an include of a package file by its "
+                             "literal name, with context, is inlined")
+        try:
+            ast = _ENV.parse(prepare(self.includes[name], self.mode))
+        except TemplateSyntaxError as e:
+            return self.lost(f"{{% include {name!r} %}}", f"does not compile: {e.message}")
+        self.depth += 1
+        try:
+            return "".join(self.stmt(n, loops) for n in ast.body)
+        finally:
+            self.depth -= 1
 
     def if_(self, node: nodes.If, loops: tuple[str, ...]) -> str:
         head = self.condition(node.test, loops)

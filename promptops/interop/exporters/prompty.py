@@ -8,6 +8,8 @@ body writes the role lines. Exact only where Prompty's parsing cannot change the
 message that may start or end with blanks is trimmed by Prompty (a loss, unless the template
 trims itself), a line of literal text that reads as a role marker would split the message,
 and ``args[...]`` does not exist in Prompty (its inputs are the only variables).
+Prompty loads no other template file, so ``{% include %}`` of a package file is inlined in
+the source (:func:`._plain.inline_includes`); an include it cannot inline refuses the prompt.
 
 ``${ENV:X}`` in the configuration is written ``${env:X}``, the spelling prompty 0.1 reads.
 Defaults: Prompty fills a missing input from ``sample:``, not from ``inputs.x.default``, so the
@@ -26,6 +28,7 @@ import yaml
 from jinja2 import Environment, TemplateSyntaxError, nodes
 
 from promptops.interop import ir
+from promptops.interop.exporters import _plain
 from promptops.interop.ir import JsonObject
 from promptops.sandbox.whitespace import ENVIRONMENT_OPTIONS, prepare
 
@@ -33,8 +36,16 @@ _MARKER = re.compile(r"(?im)^\s*#?\s*(assistant|function|system|user)\s*:\s*$")
 _ENV = Environment(**ENVIRONMENT_OPTIONS)
 
 
-def export(prompt: ir.IRPrompt) -> tuple[dict[str, str], list[ir.Loss]]:
+def export(prompt: ir.IRPrompt) -> tuple[dict[str, str | bytes], list[ir.Loss]]:
     losses: list[ir.Loss] = []
+    try:
+        return _export(prompt, losses)
+    except Refused as e:
+        return {}, [*losses, ir.Loss("template", f"not exported: {e}")]
+
+
+def _export(prompt: ir.IRPrompt,
+            losses: list[ir.Loss]) -> tuple[dict[str, str | bytes], list[ir.Loss]]:
     body: list[str] = []
     for item in prompt.messages:
         if isinstance(item, ir.Message):
@@ -71,8 +82,17 @@ def _message(prompt: ir.IRPrompt, message: ir.Message, losses: list[ir.Loss]) ->
             losses.append(ir.Loss("media", "Prompty writes images as Markdown, which is not "
                                   "the same message"))
             continue
+        if isinstance(part, ir.PackageFile):
+            losses.append(ir.Loss(f"{part.kind} {part.path}", "a Prompty message is text; "
+                                  "the package file is not written"))
+            continue
         texts.append(prepare(part.template, prompt.whitespace))
     source = "".join(texts)
+    if _has_include(source):
+        inlined, why = _plain.inline_includes(source, prompt.includes, prompt.whitespace)
+        if inlined is None or _has_include(inlined):
+            raise Refused(why or "an include Prompty cannot load (it loads no other file)")
+        source = inlined
     if "args[" in source:
         losses.append(ir.Loss("args[...]", "Prompty has no args variable"))
     _check_edges(source, message.role, losses)
@@ -80,6 +100,18 @@ def _message(prompt: ir.IRPrompt, message: ir.Message, losses: list[ir.Loss]) ->
         losses.append(ir.Loss(m.group().strip(), "Prompty would start a new message at this "
                               "line"))
     return f"{message.role}:\n{source}"
+
+
+class Refused(Exception):
+    """A message Prompty would not render as the package does: the prompt is not written."""
+
+
+def _has_include(source: str) -> bool:
+    try:
+        return any(True for _ in _ENV.parse(source).find_all((nodes.Include, nodes.Extends,
+                                                                nodes.Import, nodes.FromImport)))
+    except TemplateSyntaxError:
+        return False
 
 
 def _check_edges(source: str, role: str, losses: list[ir.Loss]) -> None:
@@ -115,6 +147,28 @@ def _check_edges(source: str, role: str, losses: list[ir.Loss]) -> None:
                               "its edge)"))
 
 
+_OUTPUT_KEYS = ("type", "default", "description")  # prompty 0.1's PropertySettings
+
+
+def _outputs(outputs: ir.Json, losses: list[ir.Loss]) -> ir.Json:
+    """``outputs`` as prompty 0.1 loads it: each output's keys its PropertySettings takes
+    (it refuses the file on any other, e.g. a nested ``properties``); the rest is a loss."""
+    if not isinstance(outputs, dict):
+        return outputs
+    kept: JsonObject = {}
+    for name, spec in outputs.items():
+        if not isinstance(spec, dict):
+            kept[name] = spec
+            continue
+        extra = sorted(k for k in spec if k not in _OUTPUT_KEYS)
+        if extra:
+            losses.append(ir.Loss(f"outputs.{name}: {', '.join(map(str, extra))}", "prompty "
+                                  "0.1 refuses output keys other than type, default and "
+                                  "description, so these are not written"))
+        kept[name] = {k: v for k, v in spec.items() if k in _OUTPUT_KEYS}
+    return kept
+
+
 def _frontmatter(prompt: ir.IRPrompt, losses: list[ir.Loss]) -> JsonObject:
     front: JsonObject = {}
     if prompt.title or prompt.name:
@@ -130,7 +184,7 @@ def _frontmatter(prompt: ir.IRPrompt, losses: list[ir.Loss]) -> JsonObject:
         losses.append(ir.Loss(f"metadata {other}", "prompty 0.1 refuses keys it does not know, "
                               "so these cannot travel in the file"))
     if "prompty.outputs" in prompt.metadata:
-        front["outputs"] = prompt.metadata["prompty.outputs"]
+        front["outputs"] = _outputs(prompt.metadata["prompty.outputs"], losses)
     kept = prompt.metadata.get("prompty.model")
     model: JsonObject = {"api": "chat"}
     if isinstance(kept, dict):  # as the Prompty importer kept it, in prompty 0.1's own keys

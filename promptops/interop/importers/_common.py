@@ -17,6 +17,7 @@ from jinja2 import Environment, TemplateSyntaxError, meta, nodes
 
 from promptops.interop.errors import InteropError
 from promptops.interop.ir import ArgType, Argument, Json
+from promptops.pipeline.yamlio import limits as yaml_limits
 
 # VS Code and Claude Code: "---" line, YAML, "---" line; an unclosed block is no frontmatter.
 _MD_FRONTMATTER = re.compile(r"\A---[ \t]*\r?\n(.*?\r?\n)?---[ \t]*(?:\r?\n|\Z)", re.S)
@@ -32,9 +33,21 @@ def markdown_frontmatter(text: str) -> tuple[str | None, str, int]:
 
 
 def load_yaml(path: str, text: str, first_line: int = 1) -> Any:
-    """YAML (safe subset) with errors positioned in the file, dates kept as ISO strings."""
+    """YAML (safe subset) with errors positioned in the file, dates kept as ISO strings.
+
+    Foreign YAML is held to the package's own limits (:mod:`promptops.pipeline.yamlio.limits`:
+    nesting, alias expansion, node count, integer size), checked on the parser's event
+    stream before anything is built: deep nesting, a recursive anchor, an alias bomb or a
+    5,000-digit integer is a positioned error, not a crash or a huge prompt.
+    """
     try:
+        yaml_limits.check_events(yaml.parse(text, Loader=_EventLoader))
         data = yaml.safe_load(text)
+        yaml_limits.check_ints(data)
+    except yaml_limits.LimitExceeded as e:
+        line, col = (e.line, e.col) if (e.line, e.col) != (1, 1) else _long_int(text)
+        raise InteropError(path, f"YAML over the limits promptops holds all YAML to: "
+                           f"{e.message} (SECURITY.md)", line + first_line - 1, col) from None
     except yaml.MarkedYAMLError as e:
         mark = e.problem_mark or e.context_mark
         line = (mark.line + first_line) if mark else first_line
@@ -42,7 +55,25 @@ def load_yaml(path: str, text: str, first_line: int = 1) -> Any:
         raise InteropError(path, f"invalid YAML: {e.problem or e}", line, col) from None
     except yaml.YAMLError as e:
         raise InteropError(path, f"invalid YAML: {e}", first_line) from None
+    except ValueError:  # an integer past Python's int-string limit
+        line, col = _long_int(text)
+        raise InteropError(path, f"YAML over the limits promptops holds all YAML to: "
+                           f"{yaml_limits.int_too_long()} (SECURITY.md)",
+                           line + first_line - 1, col) from None
     return to_json(data)
+
+
+_EventLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_LONG_INT = re.compile(rf"[0-9_]{{{yaml_limits.MAX_INT_DIGITS},}}|0[xXoObB][0-9a-fA-F_]{{3500,}}")
+
+
+def _long_int(text: str) -> tuple[int, int]:
+    """1-based line and column of the first over-long integer in ``text`` (1, 1 if none)."""
+    found = _LONG_INT.search(text)
+    if found is None:
+        return 1, 1
+    line = text.count("\n", 0, found.start()) + 1
+    return line, found.start() - (text.rfind("\n", 0, found.start()) + 1) + 1
 
 
 def to_json(value: Any) -> Json:
@@ -99,10 +130,12 @@ class JinjaNames:
         self.error: TemplateSyntaxError | None = None
         try:
             ast = _PARSER.parse(source)
+            # Compiling for the analysis also checks filter and test names: an unknown one
+            # (TemplateAssertionError, a TemplateSyntaxError) is the template's error.
+            free = meta.find_undeclared_variables(ast)
         except TemplateSyntaxError as e:
             self.error = e
             return
-        free = meta.find_undeclared_variables(ast)
         for node in ast.find_all(nodes.Name):
             if node.ctx == "load" and node.name in free and node.name not in self.ordered:
                 self.ordered.append(node.name)

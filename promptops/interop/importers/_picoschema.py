@@ -18,6 +18,28 @@ class NamedSchema(str):
     """A schema referenced by name (``schema: Analysis``), defined in code, not in the file."""
 
 
+def plain(value: Json) -> Json:
+    """``value`` with every NamedSchema a plain ``str`` (the name), for what leaves the
+    importer: YAML writers and JSON encoders know ``str``, not its subclasses."""
+    if isinstance(value, dict):
+        return {k: plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [plain(v) for v in value]
+    if isinstance(value, NamedSchema):
+        return str(value)
+    return value
+
+
+def _array_shorthand(kind: str, desc: str | None) -> JsonObject | None:
+    """``string[]`` (TypeScript's spelling, common in real files): an array of that scalar."""
+    if kind.endswith("[]") and kind[:-2].strip() in SCALARS:
+        out: JsonObject = {"type": "array", "items": _scalar(kind[:-2].strip(), None)}
+        if desc:
+            out["description"] = desc
+        return out
+    return None
+
+
 def expand(schema: Json) -> Json:
     """JSON Schema for a Picoschema value (``None`` for none, a NamedSchema for a name)."""
     if not schema:
@@ -26,7 +48,7 @@ def expand(schema: Json) -> Json:
         kind, desc = _description(schema)
         if kind in SCALARS:
             return _scalar(kind, desc)
-        return NamedSchema(kind)
+        return _array_shorthand(kind, desc) or NamedSchema(kind)
     if isinstance(schema, dict) and schema.get("type") in (*SCALARS, "object", "array"):
         return schema
     if isinstance(schema, dict) and isinstance(schema.get("properties"), dict):
@@ -52,8 +74,11 @@ def _value(value: Json) -> Json:
     if isinstance(value, str):
         kind, desc = _description(value)
         if kind not in SCALARS:
-            return NamedSchema(kind)
+            return _array_shorthand(kind, desc) or NamedSchema(kind)
         return _scalar(kind, desc)
+    if isinstance(value, dict) and (isinstance(value.get("type"), str | list)
+                                    or isinstance(value.get("properties"), dict)):
+        return value  # a JSON Schema written inside the Picoschema (``type: [string, "null"]``)
     if not isinstance(value, dict):
         raise ValueError(f"Picoschema: only objects and strings, got {value!r}")
     return _object(value)

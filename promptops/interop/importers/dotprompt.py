@@ -140,7 +140,16 @@ def parse(path: str, text: str, siblings: Mapping[str, str]) -> list[IRPrompt]:
         metadata=meta, losses=tuple(losses), notes=tuple(notes))]
 
 
+# The markers Dotprompt's helpers print and its toMessages splits the rendered text on
+# (dotprompt/src/parse.ts): written literally in a template they split it just the same.
+_ROLE_MARKER = re.compile(r"<<<dotprompt:role:([a-z]+)>>>")
+_HISTORY_MARKER = re.compile(r"<<<dotprompt:history>>>")
+
+
 def _parse(path: str, source: str, first_line: int) -> hb.Program:
+    source = _HISTORY_MARKER.sub("{{history}}",
+                                 _ROLE_MARKER.sub(lambda m: '{{role "' + m.group(1) + '"}}',
+                                                  source))
     try:
         return hb.parse(source)
     except hb.HandlebarsError as e:
@@ -182,7 +191,8 @@ def _arguments(path: str, front: Mapping[str, Json], losses: list[Loss],
             kind = "string"
             if prop.get("type") is not None or "enum" not in prop:
                 notes.append(f"{name}: type {prop.get('type', 'any')!r} imported as string")
-        extra = {k: v for k, v in prop.items() if k not in ("type", "description")}
+        extra = {k: _picoschema.plain(v) for k, v in prop.items()
+                 if k not in ("type", "description")}
         desc = prop.get("description") if isinstance(prop.get("description"), str) else None
         if name in required:
             out.append(Argument(name, kind, True, description=desc, schema=extra))
@@ -233,7 +243,7 @@ def _output(path: str, front: Mapping[str, Json], losses: list[Loss],
                      "metadata")
     if fmt is None and schema is None:
         return None
-    return Output(fmt, schema)
+    return Output(fmt, _picoschema.plain(schema))
 
 
 def _messages(chunks: list[Chunk], losses: list[Loss], notes: list[str]) -> list[MessageItem]:
@@ -261,7 +271,9 @@ def _messages(chunks: list[Chunk], losses: list[Loss], notes: list[str]) -> list
             new = _ROLES.get(piece.payload[0])
             if new is None:
                 losses.append(Loss("{{role \"" + piece.payload[0] + "\"}}", "MCP messages are "
-                                   "user, assistant or system", piece.line))
+                                   "user, assistant or system, Dotprompt's system, user or "
+                                   "model (for another role dotprompt 1.1 sends no message); "
+                                   "imported as user", piece.line))
                 new = "user"
             if current and not _blank_static(current):
                 flush()

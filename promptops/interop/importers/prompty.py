@@ -30,6 +30,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
+from collections.abc import Set as AbstractSet
 
 from promptops.interop import mustache
 from promptops.interop.errors import InteropError
@@ -106,8 +107,10 @@ def parse(path: str, text: str, siblings: Mapping[str, str]) -> list[IRPrompt]:
         for name, spec in (inputs or {}).items():  # their samples are the prompt's sample
             if isinstance(spec, dict) and "sample" in spec and name not in sample:
                 sample[name] = spec["sample"]
-    messages, used, iterated = _messages(body, body_line, losses, notes)
-    arguments = _arguments(inputs, used, iterated, sample, messages, notes)
+    sample = _sample_files(path, sample, siblings, notes, losses)
+    messages, used, iterated, objects = _messages(body, body_line, losses, notes)
+    arguments = _arguments(inputs, used, iterated, sample, messages, notes, objects)
+    losses += _missing_attributes(body, sample)
     known = {a.name for a in arguments}
     dropped = sorted(k for k in sample if k not in known)
     if dropped:
@@ -115,7 +118,7 @@ def parse(path: str, text: str, siblings: Mapping[str, str]) -> list[IRPrompt]:
                      "the sample")
     samples = (Sample("sample", {k: v for k, v in sample.items() if k in known}),) \
         if sample else ()
-    model, tools, output, meta = _model(path, front.get("model"), siblings, notes)
+    model, tools, output, meta = _model(path, front.get("model"), siblings, notes, losses)
     meta.update({k: v for k, v in front.items() if k not in _KNOWN})
     if isinstance(front.get("outputs"), dict):
         meta["prompty.outputs"] = front["outputs"]
@@ -147,7 +150,7 @@ def _from_mustache(body: str, body_line: int, losses: list[Loss], notes: list[st
 
 
 def _messages(body: str, first_line: int, losses: list[Loss], notes: list[str]
-              ) -> tuple[list[MessageItem], list[str], set[str]]:
+              ) -> tuple[list[MessageItem], list[str], set[str], set[str]]:
     tokens = tokenize(body)
     names = _common.JinjaNames(body)
     if names.error is not None:
@@ -201,7 +204,7 @@ def _messages(body: str, first_line: int, losses: list[Loss], notes: list[str]
             losses.append(Loss("function:", "function messages are not MCP messages; imported "
                                "as user"))
         items.extend(_segment("user" if role == "function" else role, source, notes))  # type: ignore[arg-type]
-    return items, names.ordered, names.iterated
+    return items, names.ordered, names.iterated, names.attributes
 
 
 def _ends_line(body: str, tok: Token) -> bool:
@@ -265,7 +268,11 @@ def _sample(path: str, value: Json, siblings: Mapping[str, str], notes: list[str
         if not m:
             raise InteropError(path, f"sample: {value!r} is neither a mapping nor ${{file:...}}",
                                1)
-        text = siblings.get(m.group(1))
+        if not _inside(m.group(1).strip()):
+            losses.append(Loss(f"sample: {value}", "the sample file is outside the prompt's "
+                               "folder; the import reads nothing outside it"))
+            return {}
+        text = siblings.get(m.group(1).strip())
         if text is None:
             losses.append(Loss(f"sample: {value}", f"the sample file {m.group(1)} is not beside "
                                "the prompt, so its values (Prompty's defaults) are unknown"))
@@ -278,8 +285,99 @@ def _sample(path: str, value: Json, siblings: Mapping[str, str], notes: list[str
     return value if isinstance(value, dict) else {}
 
 
+def _missing_attributes(body: str, sample: Mapping[str, Json]) -> list[Loss]:
+    """``{{ research.entities }}`` where the sample's ``research`` has no ``entities``: Prompty
+    (Jinja's lenient Undefined) renders it empty, promptops refuses an undefined value - the
+    served prompt cannot render as Prompty does with that value, so it is a loss."""
+    from jinja2 import Environment, TemplateSyntaxError, nodes
+
+    try:
+        ast = Environment().parse(body)
+    except TemplateSyntaxError:  # reported by _messages
+        return []
+    out: list[Loss] = []
+    seen: set[str] = set()
+
+    def value_of(node: nodes.Node, scope: Mapping[str, Json]) -> Json:
+        if isinstance(node, nodes.Name):
+            return scope.get(node.name)
+        if isinstance(node, nodes.Getattr):
+            base = value_of(node.node, scope)
+            return base.get(node.attr) if isinstance(base, dict) else None
+        return None
+
+    def check(node: nodes.Node, scope: Mapping[str, Json], alias: tuple[str, str] | None
+              ) -> None:
+        for get in node.find_all(nodes.Getattr):
+            base = value_of(get.node, scope)
+            what = f"{name_of(get.node)}.{get.attr}"
+            if alias is not None and what.startswith(alias[0] + "."):
+                what = alias[1] + what[len(alias[0]):]
+            if isinstance(base, dict) and get.attr not in base and what not in seen:
+                seen.add(what)
+                out.append(Loss(what, f"the sample has no {get.attr!r} there: Prompty renders "
+                                "the missing value as empty, promptops refuses to render an "
+                                "undefined one"))
+
+    def name_of(node: nodes.Node) -> str:
+        if isinstance(node, nodes.Name):
+            return node.name
+        if isinstance(node, nodes.Getattr):
+            return f"{name_of(node.node)}.{node.attr}"
+        return "..."
+
+    check(ast, sample, None)
+    for loop in ast.find_all(nodes.For):  # {% for item in research.web %}{{ item.title }}
+        items = value_of(loop.iter, sample)
+        if not isinstance(items, list) or not isinstance(loop.target, nodes.Name):
+            continue
+        for item in items[:50]:
+            check(loop, {**sample, loop.target.name: item},
+                  (loop.target.name, f"{name_of(loop.iter)}[]"))
+    return out
+
+
+def _inside(name: str) -> bool:
+    """A ``${file:}`` reference that stays inside the prompt's folder (no ``..``, not
+    absolute): the only ones the import reads (never a file outside the source folder)."""
+    parts = name.replace("\\", "/").split("/")
+    return bool(name) and not name.startswith(("/", "~")) and ":" not in name \
+        and ".." not in parts
+
+
+def _sample_files(path: str, sample: dict[str, Json], siblings: Mapping[str, str],
+                  notes: list[str], losses: list[Loss]) -> dict[str, Json]:
+    """Sample values written ``${file:x.json}``: Prompty loads them (JSON) when it loads the
+    prompt, so the value is the file's content; read only inside the source folder."""
+    out = dict(sample)
+    for key, value in sample.items():
+        m = _FILE.match(value.strip()) if isinstance(value, str) else None
+        if m is None:
+            continue
+        name = m.group(1).strip()
+        text = siblings.get(name) if _inside(name) else None
+        if not _inside(name):
+            losses.append(Loss(f"sample.{key}: {value}", "the file is outside the prompt's "
+                               "folder; the import reads nothing outside it, so the sample "
+                               "value is left out"))
+        elif text is None:
+            losses.append(Loss(f"sample.{key}: {value}", f"{name} is not beside the prompt, "
+                               "so Prompty's value for it is unknown; left out of the sample"))
+        else:
+            try:
+                out[key] = json.loads(text) if name.lower().endswith(".json") else text
+                notes.append(f"sample.{key} read from {name}")
+                continue
+            except ValueError as e:
+                losses.append(Loss(f"sample.{key}: {value}", f"{name} is not valid JSON "
+                                   f"({e}); left out of the sample"))
+        del out[key]
+    return out
+
+
 def _arguments(inputs: Json, used: list[str], iterated: set[str], sample: dict[str, Json],
-               messages: list[MessageItem], notes: list[str]) -> list[Argument]:
+               messages: list[MessageItem], notes: list[str],
+               objects: AbstractSet[str] = frozenset()) -> list[Argument]:
     declared: dict[str, JsonObject] = {}
     if isinstance(inputs, dict):
         for name, spec in inputs.items():
@@ -295,6 +393,15 @@ def _arguments(inputs: Json, used: list[str], iterated: set[str], sample: dict[s
         spec = declared.get(name, {})
         kind = _TYPES.get(str(spec.get("type", "string")).lower(), "string")
         if "type" not in spec and name in sample:  # untyped: the sample's type
+            kind = _common.infer_type(sample[name])
+        elif "type" not in spec and name in objects:  # {{ customer.firstName }}
+            kind = "object"
+        if name in sample and _common.infer_type(sample[name]) != kind and not (
+                kind == "number" and isinstance(sample[name], int)):
+            # The sample is what Prompty renders (its value, as it is): the argument takes
+            # the sample's type, so its default is one the package format accepts.
+            notes.append(f"inputs.{name}: declared {kind}, but its sample is "
+                         f"{_common.infer_type(sample[name])}: imported with the sample's type")
             kind = _common.infer_type(sample[name])
         if (name in iterated or name in spliced) and kind != "array":
             if name in declared:
@@ -323,7 +430,8 @@ def _arguments(inputs: Json, used: list[str], iterated: set[str], sample: dict[s
     return out
 
 
-def _model(path: str, model: Json, siblings: Mapping[str, str], notes: list[str]
+def _model(path: str, model: Json, siblings: Mapping[str, str], notes: list[str],
+           losses: list[Loss]
            ) -> tuple[Model | None, tuple[Tool, ...], Output | None, dict[str, Json]]:
     meta: dict[str, Json] = {}
     if not isinstance(model, dict):
@@ -339,10 +447,19 @@ def _model(path: str, model: Json, siblings: Mapping[str, str], notes: list[str]
     tools: tuple[Tool, ...] = ()
     raw_tools = params.pop("tools", None)
     if isinstance(raw_tools, str) and _FILE.match(raw_tools.strip()):
-        name = _FILE.match(raw_tools.strip()).group(1)  # type: ignore[union-attr]
-        text = siblings.get(name)
-        raw_tools = json.loads(text) if text is not None else None
-        notes.append(f"tools read from {name}")
+        name = _FILE.match(raw_tools.strip()).group(1).strip()  # type: ignore[union-attr]
+        text = siblings.get(name) if _inside(name) else None
+        try:
+            raw_tools = json.loads(text) if text is not None else None
+        except ValueError:
+            raw_tools = None
+        if raw_tools is None:
+            losses.append(Loss(f"tools: ${{file:{name}}}", "the tools file is not a JSON file "
+                               "inside the prompt's folder, so the tools are unknown"
+                               if _inside(name) else "the tools file is outside the prompt's "
+                               "folder; the import reads nothing outside it"))
+        else:
+            notes.append(f"tools read from {name}")
     if isinstance(raw_tools, list):
         tools = tuple(Tool(_tool_name(t), t if isinstance(t, dict) else None)
                       for t in raw_tools)

@@ -14,6 +14,11 @@ VS Code sends the body verbatim with its variables replaced
 * anything else in ``${...}``, and every ``{{ }}``, is text: it reaches the model as written,
   so it is escaped for Jinja.
 
+* ``argument-hint`` - VS Code shows it in the chat box; what the user types after the
+  command is sent with the prompt as their request. It becomes the optional argument
+  ``input`` (described by the hint), rendered as a further user message when given, so an
+  MCP client can pass it.
+
 A frontmatter whose ``---`` is never closed is not frontmatter (the whole file is the body).
 Frontmatter: ``description``, ``tools`` (names), ``model``, ``name`` (the prompt's name when it
 is a valid one); ``mode``/``agent`` and any other key travel as metadata.
@@ -40,7 +45,8 @@ EDITOR_VARIABLES = {
     "fileBasenameNoExtension": "the file name, without extension, of the file open in the editor",
 }
 _PROMPT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}\Z")
-_KNOWN = ("description", "tools", "model", "name")
+_KNOWN = ("description", "tools", "model", "name", "argument-hint")
+TYPED = "input"  # the argument that carries what is typed after the command (argument-hint)
 
 
 def parse(path: str, text: str, siblings: Mapping[str, str]) -> list[IRPrompt]:
@@ -89,9 +95,20 @@ def parse(path: str, text: str, siblings: Mapping[str, str]) -> list[IRPrompt]:
     if isinstance(given, str) and given != name:
         meta["name"] = given
     model = Model(str(front["model"])) if front.get("model") else None
+    messages = [Message("user", (Text(b.source()),))]
+    hint = front.get("argument-hint")
+    if isinstance(hint, str | int | float) and str(hint).strip():
+        typed = next(n for n in (TYPED, "user_input", "input:input") if n not in arguments)
+        arguments[typed] = Argument(typed, "string", False, "", f"What the user types after "
+                                    f"the command in VS Code: {str(hint).strip()}")
+        typed_text = Builder()
+        typed_text.output(variable(typed))
+        messages.append(Message("user", (Text(typed_text.source()),), drop_blank=True))
+        notes.append(f"argument-hint: what is typed after the command is the optional argument "
+                     f"{typed!r}, sent as a user message after the prompt when given")
     return [IRPrompt(
         name=name, source=path, ecosystem="vscode",
-        messages=(Message("user", (Text(b.source()),)),),
+        messages=tuple(messages),
         arguments=tuple(arguments.values()), whitespace="standalone",
         description=front.get("description") if isinstance(front.get("description"), str)
         else None,

@@ -49,8 +49,15 @@ from typing import TYPE_CHECKING, Any, TypedDict
 import orjson
 
 from promptops.serve import jsonrpc, wire
-from promptops.serve.auth import ANONYMOUS, AuthError, Principal, www_authenticate
+from promptops.serve.auth import (
+    ANONYMOUS,
+    AuthError,
+    Principal,
+    StaticTokens,
+    www_authenticate,
+)
 from promptops.serve.auth import resource_metadata as prm_document
+from promptops.serve.methods import METHODS
 from promptops.serve.revisions import (
     LATEST_STATELESS,
     META_VERSION,
@@ -62,7 +69,7 @@ from promptops.serve.session import envelope
 from promptops.serve.transports.stdio import log, log_bug
 
 if TYPE_CHECKING:
-    from promptops.serve.auth import JwtTokens, StaticTokens
+    from promptops.serve.auth import JwtTokens
     from promptops.serve.jsonrpc import Json, Outbound
     from promptops.serve.metrics import Metrics
     from promptops.serve.server import Server
@@ -90,6 +97,10 @@ NO_STORE = (b"cache-control", b"no-store")
 SSE_HEADERS = [(b"content-type", b"text/event-stream"),
                (b"cache-control", b"no-cache, no-transform"), (b"x-accel-buffering", b"no")]
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]", "::1")
+# The JSON-RPC methods a request may name in metrics and the access log; any other is
+# "other" (a caller-chosen string must never become a label value: defect 8, issue 23).
+KNOWN_METHODS = frozenset((*METHODS, "notifications/initialized", "notifications/cancelled",
+                           "notifications/roots/list_changed", "http+sse"))
 NAMED_PARAM = {"prompts/get": "name", "resources/read": "uri", "tools/call": "name"}
 _END = object()  # queue sentinel: end the stream
 
@@ -100,7 +111,8 @@ class HttpConfig:
     def __init__(self, *, host: str = "127.0.0.1", port: int = 8080, path: str = "/mcp",
                  allow_origins: Iterable[str] = (), allow_hosts: Iterable[str] = (),
                  max_body: int = 4 * 1024 * 1024, session_idle_s: float = 1800.0,
-                 max_sessions: int = 10_000, max_streams: int = 256, replay: int = 256,
+                 max_sessions: int = 10_000, max_sessions_per_client: int | None = None,
+                 max_streams: int = 256, replay: int = 256,
                  replica_id: str | None = None, keepalive_s: float = 15.0,
                  access_log: bool = True, resource: str | None = None,
                  required_scopes: Iterable[str] = (), issuer: str | None = None,
@@ -110,6 +122,9 @@ class HttpConfig:
         self.allow_hosts = frozenset(h.lower() for h in allow_hosts)
         self.max_body, self.session_idle_s = max_body, session_idle_s
         self.max_sessions, self.max_streams, self.replay = max_sessions, max_streams, replay
+        # one client may hold a tenth of the sessions unless told otherwise (docs/http.md)
+        self.max_sessions_per_client = max(1, min(
+            max_sessions, max_sessions_per_client or max(1, max_sessions // 10)))
         self.replica_id, self.keepalive_s, self.access_log = replica_id, keepalive_s, access_log
         self.resource = resource or f"http://{_authority(host, port)}{self.path}"
         self.required_scopes = tuple(required_scopes)
@@ -213,20 +228,25 @@ class HttpSession:
     """A session-era conversation: the core's session, its owner and its GET stream."""
 
     __slots__ = (
+        "client",
         "id",
         "last_seen",
         "loop",
         "owner",
         "ring",
+        "see",
         "seq",
         "server",
         "session",
         "stream",
     )
 
-    def __init__(self, id_: str, owner: str, server: Server,
+    def __init__(self, id_: str, principal: Principal, client: str, server: Server,
                  loop: asyncio.AbstractEventLoop, replay: int) -> None:
-        self.id, self.owner, self.server, self.loop = id_, owner, server, loop
+        self.id, self.server, self.loop = id_, server, loop
+        # The grant it was opened under: a request presenting another (a narrowed token
+        # after SIGHUP, another token of the same name) ends the session (SECURITY.md).
+        self.owner, self.see, self.client = principal.name, principal.see, client
         self.session: Session = server.open(self.send)
         self.last_seen = time.monotonic()
         self.ring: deque[tuple[int, bytes]] = deque(maxlen=replay)  # the replay window
@@ -254,11 +274,49 @@ class HttpSession:
 
 
 class Sessions:
-    """Open sessions by id, capped, expired after idle time."""
+    """Open sessions by id, capped in all and per client, expired after idle time.
+
+    Per client (its principal, or its address without tokens) at most
+    ``max_sessions_per_client``: a client at its bound gets room by ending its own
+    session that has no open stream and was used longest ago, so one caller can never
+    hold the sessions every other team needs (the global cap stays a last resort).
+    """
 
     def __init__(self, config: HttpConfig) -> None:
         self.config = config
         self.by_id: dict[str, HttpSession] = {}
+        self.by_client: dict[str, dict[str, None]] = {}  # client -> its ids, oldest first
+
+    def add(self, hs: HttpSession) -> None:
+        self.by_id[hs.id] = hs
+        self.by_client.setdefault(hs.client, {})[hs.id] = None
+
+    def remove(self, hs: HttpSession) -> None:
+        if self.by_id.pop(hs.id, None) is None:
+            return
+        ids = self.by_client.get(hs.client)
+        if ids is not None:
+            ids.pop(hs.id, None)
+            if not ids:
+                del self.by_client[hs.client]
+
+    def make_room(self, client: str) -> HttpSession | None:
+        """Room for one more session of ``client``: the session ended for it (to close),
+        or None when there was room; HttpError 429/503 when there is none."""
+        ids = self.by_client.get(client, {})
+        if len(ids) >= self.config.max_sessions_per_client:
+            idle = [s for s in map(self.by_id.__getitem__, ids) if s.stream is None]
+            if idle:  # the one this client used longest ago
+                victim = min(idle, key=lambda s: s.last_seen)
+                self.remove(victim)
+                return victim
+            raise HttpError(429, jsonrpc.INVALID_REQUEST, "Too Many Requests: at most "
+                            f"{self.config.max_sessions_per_client} sessions per client",
+                            headers=[(b"retry-after", b"5")])
+        if len(self.by_id) >= self.config.max_sessions:
+            raise HttpError(503, jsonrpc.INVALID_REQUEST, "Service Unavailable: too many "
+                            "sessions", headers=[(b"retry-after", b"5")])
+        return None
 
     def new_id(self) -> str:
         rid = self.config.replica_id
@@ -269,7 +327,7 @@ class Sessions:
         cutoff = time.monotonic() - self.config.session_idle_s
         gone = [s for s in self.by_id.values() if s.last_seen < cutoff and s.stream is None]
         for s in gone:
-            self.by_id.pop(s.id, None)
+            self.remove(s)
         return gone
 
 
@@ -414,8 +472,22 @@ class HttpApp:
         signal.signal(sig, handler)
 
     def reload_access(self) -> None:
-        if self.auth is not None:
-            log(self.auth.reload())
+        """SIGHUP: read the credentials again, and end every session (and its stream) whose
+        owner's grant is no longer the one it was opened under: a narrowed token keeps
+        nothing of its wider view, not even the notifications of an open stream."""
+        if self.auth is None:
+            return
+        log(self.auth.reload())
+        if not isinstance(self.auth, StaticTokens):
+            return  # a JWT's grant comes with each token: checked per request
+        grants = self.auth.grants()
+        for hs in list(self.sessions.by_id.values()):
+            if grants.get(hs.owner) != hs.see:
+                self._end_session(hs)
+        for sid, old in list(self.old_sessions.items()):
+            if grants.get(old.owner) != old.see:
+                self.old_sessions.pop(sid, None)
+                old.stream.put(_END)
 
     async def _sweep(self) -> None:
         period = max(0.05, min(30.0, self.config.session_idle_s / 4))
@@ -449,6 +521,11 @@ class HttpApp:
             elif path in (self.sse_path, self.messages_path, self.messages_path + "/"):
                 note["rpc"] = "http+sse"
                 status = await self._old_transport(scope, receive, send, path)
+            elif (refused := self._refused(scope)) is not None:
+                # Every other path is guarded as /mcp is: a DNS-rebinding page must not read
+                # /metrics or /readyz (package names, commits, digests) of a local server.
+                status = await _respond(send, refused.status, encode(refused.body),
+                                        [JSON_CT, NO_STORE])
             elif path == "/healthz":
                 status = await _respond(send, 200, b'{"status":"ok"}')
             elif path == "/readyz":
@@ -518,6 +595,14 @@ class HttpApp:
         return await _respond(send, status, b'{"status":"accepted"}' if status < 300
                               else b'{"error":"unauthorized"}')
 
+    def _refused(self, scope: Scope) -> HttpError | None:
+        """The guard's refusal of a request outside the MCP endpoints, or None."""
+        try:
+            self._guard(_headers(scope))
+        except HttpError as exc:
+            return exc
+        return None
+
     def _guard(self, headers: dict[str, str]) -> None:
         """DNS-rebinding protection: Origin (every bind) and Host (loopback binds)."""
         origin = headers.get("origin")
@@ -555,6 +640,8 @@ class HttpApp:
         try:
             return await self._principal(headers)
         except AuthError as exc:
+            if exc.detail:  # the library's reason may quote the token: escaped, bounded
+                log(f"token refused: {json.dumps(exc.detail[:300])}")
             challenge = www_authenticate(exc, self.prm_url, self.config.required_scopes)
             raise HttpError(exc.status, jsonrpc.INVALID_REQUEST, exc.description,
                             headers=[(b"www-authenticate", challenge.encode())]) from None
@@ -641,12 +728,15 @@ class HttpApp:
         except jsonrpc.RpcError as exc:
             raise HttpError(400, exc.code, exc.message) from None
         if isinstance(msg, dict):
-            note["rpc"] = msg.get("method") if isinstance(msg.get("method"), str) else None
+            method = msg.get("method")
+            # a label value and an access-log field: one of the names we answer, or "other"
+            note["rpc"] = None if not isinstance(method, str) else \
+                method if method in KNOWN_METHODS else "other"
         version = headers.get("mcp-protocol-version")
         if self._stateless(msg, version, headers):
             return await self._stateless_post(scope, receive, send, headers, principal, msg,
                                               version)
-        return await self._session_post(send, headers, principal, msg, version)
+        return await self._session_post(scope, send, headers, principal, msg, version)
 
     @staticmethod
     def _stateless(msg: object, version: str | None, headers: dict[str, str]) -> bool:
@@ -814,10 +904,22 @@ class HttpApp:
         found = self.sessions.by_id.get(sid)
         if found is None or found.owner != principal.name:  # another caller's id: not found
             raise HttpError(404, jsonrpc.INVALID_REQUEST, "Session not found")
+        if found.see != principal.see:
+            # The credential's grant is not the one the session was opened under (narrowed
+            # and reloaded, or another token of the same name): the session ends, and the
+            # client starts a new one under its current grant.
+            self._end_session(found)
+            raise HttpError(404, jsonrpc.INVALID_REQUEST, "Session not found")
         found.last_seen = time.monotonic()
         return found
 
-    async def _session_post(self, send: SendAsgi, headers: dict[str, str],
+    def _end_session(self, hs: HttpSession) -> None:
+        self.sessions.remove(hs)
+        hs.server.close(hs.session)
+        if hs.stream is not None:
+            hs.stream.put(_END)
+
+    async def _session_post(self, scope: Scope, send: SendAsgi, headers: dict[str, str],
                             principal: Principal, msg: object, version: str | None) -> int:
         if version is not None and version not in SESSION_REVISIONS:
             raise HttpError(400, jsonrpc.UNSUPPORTED_VERSION,
@@ -826,15 +928,16 @@ class HttpApp:
         is_init = isinstance(msg, dict) and msg.get("method") == "initialize" and "id" in msg
         extra: list[tuple[bytes, bytes]] = []
         if is_init and "mcp-session-id" not in headers:
-            if len(self.sessions.by_id) >= self.config.max_sessions:
-                raise HttpError(503, jsonrpc.INVALID_REQUEST, "Service Unavailable: too many "
-                                "sessions", headers=[(b"retry-after", b"5")])
+            client = self._client_key(principal, scope.get("client"))
+            evicted = self.sessions.make_room(client)
+            if evicted is not None:
+                evicted.server.close(evicted.session)
             assert self.loop is not None
-            hs = HttpSession(self.sessions.new_id(), principal.name,
+            hs = HttpSession(self.sessions.new_id(), principal, client,
                              self.views.server(principal.see), self.loop, self.config.replay)
             replies = self._handle(hs, msg)
             if replies and isinstance(replies[0], dict) and "result" in replies[0]:
-                self.sessions.by_id[hs.id] = hs
+                self.sessions.add(hs)
                 extra.append((b"mcp-session-id", hs.id.encode()))
             else:
                 hs.server.close(hs.session)
@@ -883,11 +986,7 @@ class HttpApp:
 
     async def _delete(self, send: SendAsgi, headers: dict[str, str],
                       principal: Principal) -> int:
-        hs = self._session(headers, principal)
-        self.sessions.by_id.pop(hs.id, None)
-        hs.server.close(hs.session)
-        if hs.stream is not None:
-            hs.stream.put(_END)
+        self._end_session(self._session(headers, principal))
         return await _respond(send, 200, b"")
 
 

@@ -24,10 +24,12 @@ if TYPE_CHECKING:
 
 
 class OldSession:
-    __slots__ = ("owner", "server", "session", "stream")
+    __slots__ = ("owner", "see", "server", "session", "stream")
 
-    def __init__(self, owner: str, server: Server, session: Session, stream: Stream) -> None:
-        self.owner, self.server, self.session, self.stream = owner, server, session, stream
+    def __init__(self, principal: Principal, server: Server, session: Session,
+                 stream: Stream) -> None:
+        self.owner, self.see = principal.name, principal.see  # the grant it was opened under
+        self.server, self.session, self.stream = server, session, stream
 
 
 async def open_stream(app: HttpApp, scope: Scope, receive: Receive, send: SendAsgi,
@@ -39,7 +41,7 @@ async def open_stream(app: HttpApp, scope: Scope, receive: Receive, send: SendAs
     server = app.views.server(principal.see)
     session = server.open(stream.send)
     sid = secrets.token_hex(16)
-    app.old_sessions[sid] = OldSession(principal.name, server, session, stream)
+    app.old_sessions[sid] = OldSession(principal, server, session, stream)
     try:
         await send({"type": "http.response.start", "status": 200, "headers": SSE_HEADERS})
         await send({"type": "http.response.body", "more_body": True,
@@ -61,6 +63,12 @@ def post_message(app: HttpApp, scope: Scope, principal: Principal, body: bytes) 
         return 400
     old = app.old_sessions.get(sid)
     if old is None or old.owner != principal.name:
+        return 404
+    if old.see != principal.see:  # another grant than the stream's: the stream ends
+        from promptops.serve.transports.http import _END
+
+        app.old_sessions.pop(sid, None)
+        old.stream.put(_END)
         return 404
     try:
         message = jsonrpc.parse(body)

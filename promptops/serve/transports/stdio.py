@@ -326,6 +326,21 @@ class Signals:
         if hasattr(signal, "pthread_sigmask"):
             signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM, signal.SIGINT})
 
+    @staticmethod
+    def ignore() -> None:
+        """From now on SIGTERM/SIGINT are ignored, process-wide (the main thread, at the end).
+
+        :meth:`hold` alone is not enough: interpreter shutdown puts the default handlers
+        back, and a signal then reaches any thread that does not block it (a timer thread,
+        a library's) and ends the process with -15 after its replies were written (issue
+        23, defect 19). An *ignored* signal is the one disposition shutdown leaves as it is.
+        """
+        if threading.current_thread() is not threading.main_thread():
+            return
+        for name in ("SIGTERM", "SIGINT"):
+            with contextlib.suppress(ValueError, OSError):
+                signal.signal(getattr(signal, name), signal.SIG_IGN)
+
     def wake(self) -> None:
         self._woken.set()
         if self._pipe is not None:

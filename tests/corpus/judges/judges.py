@@ -20,6 +20,7 @@ several alternative prompts, so their messages also carry ``"prompt": index``.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -61,6 +62,27 @@ def main_file(entry: dict[str, Any]) -> Path:
     return entry_dir(entry) / entry["files"][0]["name"]
 
 
+def corpus_path(entry: dict[str, Any]) -> str:
+    """The main file's path in the corpus, ``<ecosystem>/<id>/<file name>`` (the split's key)."""
+    return f"{entry['ecosystem']}/{entry['id']}/{entry['files'][0]['name']}"
+
+
+HELD_OUT_PERCENT = 30
+
+
+def part(entry: dict[str, Any]) -> str:
+    """``"held-out"`` or ``"tuning"``: README.md's rule, a hash of the main file's corpus path.
+
+    Fixes are made against tuning files only; the held-out figure is the one that counts.
+    """
+    digest = hashlib.sha256(corpus_path(entry).encode("utf-8")).hexdigest()
+    return "held-out" if int(digest[:8], 16) % 100 < HELD_OUT_PERCENT else "tuning"
+
+
+# Files are read as bytes: Path.read_text would turn CRLF into LF, which no engine does
+# (Node's readFileSync, VS Code and Claude Code hand the file's text over as it is).
+
+
 def input_sets(entry: dict[str, Any]) -> list[dict[str, Any]]:
     sets: list[dict[str, Any]] = entry["inputs"]
     return sets
@@ -95,8 +117,11 @@ COPILOT_EDITOR_VARIABLES = frozenset({
 def render_copilot(text: str, inputs: dict[str, Any]) -> list[Message]:
     """VS Code prompt file: the body after the frontmatter, ``${...}`` variables replaced.
 
-    ``${input:name}`` and ``${input:name:placeholder}`` take ``inputs["input:name"]`` (the
-    placeholder is only the hint VS Code shows when it asks); editor variables
+    ``@typed`` is what the user typed after the command (the file's ``argument-hint`` says
+    what to type): VS Code sends it as the chat request, after the prompt file - a second
+    user message here. ``${input:name}`` and ``${input:name:placeholder}`` take
+    ``inputs["input:name"]`` (the placeholder is only the hint VS Code shows when it asks);
+    editor variables
     (``${selection}``, ``${file}``, ``${workspaceFolder}`` ...) take ``inputs[name]``. Any other
     ``${...}`` is left as written, and so is ``{{...}}``: VS Code does not template it.
     """
@@ -113,7 +138,9 @@ def render_copilot(text: str, inputs: dict[str, Any]) -> list[Message]:
             raise JudgeError(f"no value for ${{{m.group(1)}}}")
         return str(inputs[key])
 
-    return [{"role": "user", "text": _COPILOT_VAR.sub(sub, body)}]
+    typed = inputs.get("@typed")  # what the user typed after /command (argument-hint)
+    return [{"role": "user", "text": _COPILOT_VAR.sub(sub, body)},
+            *([{"role": "user", "text": str(typed)}] if typed else [])]
 
 
 # --------------------------------------------------------------------------- Claude Code
@@ -250,10 +277,10 @@ def _run_node(script: str, jobs: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def _dotprompt_job(entry: dict[str, Any], inputs: dict[str, Any]) -> dict[str, Any]:
     """Partials are the ``_name.prompt`` files beside the prompt, as Genkit registers them."""
     folder = entry_dir(entry)
-    partials = {f["name"][1:-len(".prompt")]: (folder / f["name"]).read_text(encoding="utf-8")
+    partials = {f["name"][1:-len(".prompt")]: (folder / f["name"]).read_bytes().decode("utf-8")
                 for f in entry["files"][1:] if f["name"].startswith("_")}
     data = dict(inputs)
-    return {"source": main_file(entry).read_text(encoding="utf-8"), "partials": partials,
+    return {"source": main_file(entry).read_bytes().decode("utf-8"), "partials": partials,
             "messages": data.pop("@messages", None), "context": data.pop("@context", None),
             "input": data}
 
@@ -279,7 +306,7 @@ def promptfoo_raw_prompts(path: Path) -> list[str]:
     (``JSON.stringify(JSON.parse(...))``), else verbatim. ``.yaml``/``.yml``: the parsed YAML as
     JSON. Anything else (``.j2``, ``.md``): the file verbatim.
     """
-    text = path.read_text(encoding="utf-8")
+    text = path.read_bytes().decode("utf-8")
     suffix = path.suffix
     if suffix == ".txt":
         prompts: list[str] = []
@@ -334,12 +361,26 @@ def promptfoo_messages(rendered: str, index: int) -> list[Message]:
 
 # --------------------------------------------------------------------------- entry points
 
+_RUN_CACHE: dict[str, dict[tuple[str, int], list[Message] | str]] = {}
+
+
 def render_all(entries: Iterable[dict[str, Any]]) -> dict[tuple[str, int], list[Message] | str]:
-    """Every input set of every entry rendered by its own engine.
+    """Every input set of every entry rendered by its own engine, once per test run.
 
     Keys are ``(entry id, input-set index)``; a value is the message list, or the engine's
-    error text when it refused. Node ecosystems cost one process each.
+    error text when it refused. Node ecosystems cost one process each; the same entries
+    asked for again in the same process (several test modules judge the whole corpus) are
+    answered from a cache keyed by the entries themselves, files included.
     """
+    entries = list(entries)
+    key = json.dumps([[e, [hashlib.sha256((entry_dir(e) / f["name"]).read_bytes()).hexdigest()
+                           for f in e["files"]]] for e in entries], sort_keys=True, default=str)
+    if key not in _RUN_CACHE:
+        _RUN_CACHE[key] = _render_all(entries)
+    return {k: (list(v) if isinstance(v, list) else v) for k, v in _RUN_CACHE[key].items()}
+
+
+def _render_all(entries: list[dict[str, Any]]) -> dict[tuple[str, int], list[Message] | str]:
     results: dict[tuple[str, int], list[Message] | str] = {}
     dot_keys: list[tuple[str, int]] = []
     dot_jobs: list[dict[str, Any]] = []
@@ -387,9 +428,9 @@ def render_reference(entry: dict[str, Any], inputs: dict[str, Any]) -> list[Mess
     if eco == "langchain":
         return render_langchain(path, inputs)
     if eco == "copilot":
-        return render_copilot(path.read_text(encoding="utf-8"), inputs)
+        return render_copilot(path.read_bytes().decode("utf-8"), inputs)
     if eco == "claude":
-        return render_claude(path.read_text(encoding="utf-8"), inputs)
+        return render_claude(path.read_bytes().decode("utf-8"), inputs)
     if eco == "dotprompt":
         return _dotprompt_messages(_run_node("dotprompt_render.js",
                                              [_dotprompt_job(entry, inputs)])[0])

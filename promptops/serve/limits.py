@@ -1,0 +1,176 @@
+"""Bounds on what a connection may cost before any request reaches the app.
+
+uvicorn bounds the idle time between requests (``timeout_keep_alive``) but nothing
+before the app sees a request: a request head may grow without end (httptools keeps a
+header being received and re-copies it for every read, so one 64 MB header both grows
+memory and stalls the event loop for everyone), a connection may send its head or its
+body one byte a minute for ever, and the number of connections is not capped
+(``limit_concurrency`` counts only after a head is parsed, and answers with a task).
+None of that can be seen from ASGI, so it is bounded here, in the protocol: a subclass
+of uvicorn's httptools protocol that ``promptops serve --http`` runs with (and that
+``uvicorn --http promptops.serve.limits:BoundedHttpTools`` names for an ASGI deployment).
+
+* **Head bytes** (:attr:`BoundedHttpTools.max_header_bytes`, 64 KiB): the bytes of a
+  request line plus headers. The parser is never fed more than that while a head is
+  open; past it the answer is ``431`` and the connection ends (what arrives meanwhile is
+  read and dropped for up to a second or a megabyte, so a client that writes before it
+  reads sees the 431 rather than a reset, and a flood costs little).
+* **Head time** (``header_timeout_s``, 10 s): from the connection (or the first byte of
+  a later request on it) to the end of the head. A connection that sent nothing is
+  closed; one that sent part of a head gets ``408``.
+* **Body time** (``body_timeout_s``, 30 s): from the end of the head to the end of the
+  body. Past it: ``408`` if the app has not answered yet, the app's ``receive`` sees a
+  disconnect, and the connection ends. A stream's response (SSE) is not bounded: only
+  the time to *send* a request is.
+* **Connections** (``max_connections``, 1000): one more gets a ``503`` at accept time.
+
+Why httptools only: it is the parser the ``http`` extra installs and uvicorn picks; if
+it is missing, :func:`protocol` falls back to uvicorn's h11 with
+``h11_max_incomplete_event_size`` set to the same head bound (h11's own limit), without
+the time bounds (docs/http.md says so).
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+MAX_HEADER_BYTES = 64 * 1024
+HEADER_TIMEOUT_S = 10.0
+BODY_TIMEOUT_S = 30.0
+MAX_CONNECTIONS = 1000
+LINGER_S = 1.0  # how long a refused connection's further input is read and dropped ...
+LINGER_BYTES = 1 << 20  # ... and how much of it (then the close may reach it as a reset)
+
+_REASONS = {408: b"Request Timeout", 431: b"Request Header Fields Too Large",
+            503: b"Service Unavailable"}
+
+
+def _refusal(status: int, why: str) -> bytes:
+    body = b'{"error":"%s"}' % why.encode()
+    return (b"HTTP/1.1 %d %s\r\ncontent-type: application/json\r\ncontent-length: %d\r\n"
+            b"connection: close\r\n\r\n%s" % (status, _REASONS[status], len(body), body))
+
+
+class BoundedHttpTools(HttpToolsProtocol):
+    """uvicorn's httptools protocol with head-size, head-time, body-time and connection
+    bounds (the module docstring); subclass it to change them (see :func:`protocol`)."""
+
+    max_header_bytes = MAX_HEADER_BYTES
+    header_timeout_s = HEADER_TIMEOUT_S
+    body_timeout_s = BODY_TIMEOUT_S
+    max_connections = MAX_CONNECTIONS
+
+    # ---- the connection --------------------------------------------------------------
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        self._in_head = True  # between requests or inside a head: bytes count
+        self._head_bytes = 0
+        self._timer: asyncio.TimerHandle | None = None
+        self._refused = False
+        self._dropped = 0
+        super().connection_made(transport)
+        if len(self.connections) > self.max_connections:
+            self._refuse(503, "too many connections")
+            return
+        self._arm(self.header_timeout_s)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._disarm()
+        super().connection_lost(exc)
+
+    def data_received(self, data: bytes) -> None:
+        if self._refused:  # lingering: read and dropped, up to a bound
+            self._dropped += len(data)
+            if self._dropped > LINGER_BYTES:
+                self.transport.close()
+            return
+        while data:
+            if not self._in_head:  # a body: uvicorn's own flow control bounds it
+                super().data_received(data)
+                return
+            room = self.max_header_bytes - self._head_bytes
+            if room <= 0:
+                self._refuse(431, "request header fields too large")
+                return
+            if len(data) <= room:  # the usual case: the whole read fits, no copy
+                self._head_bytes += len(data)
+                super().data_received(data)
+                return
+            part, data = data[:room], data[room:]
+            self._head_bytes += len(part)
+            super().data_received(part)  # the head may end in it; the rest is then body
+            if self._refused or self.transport.is_closing():
+                return
+
+    # ---- parser callbacks ------------------------------------------------------------
+    def on_message_begin(self) -> None:
+        super().on_message_begin()
+        if self._timer is None:  # a later (or pipelined) request's head has begun
+            self._arm(self.header_timeout_s)
+
+    def on_headers_complete(self) -> None:
+        self._in_head = False
+        self._disarm()
+        self._arm(self.body_timeout_s)  # cancelled by on_message_complete
+        super().on_headers_complete()
+
+    def on_message_complete(self) -> None:
+        self._disarm()
+        self._in_head, self._head_bytes = True, 0  # what follows is the next request's head
+        super().on_message_complete()
+
+    # ---- timers and refusals ---------------------------------------------------------
+    def _arm(self, seconds: float) -> None:
+        self._disarm()
+        self._timer = self.loop.call_later(seconds, self._expired)
+
+    def _disarm(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+
+    def _expired(self) -> None:
+        self._timer = None
+        if self.transport.is_closing() or self._refused:
+            return
+        cycle = self.cycle
+        answering = cycle is not None and not cycle.response_complete
+        if self._in_head and self._head_bytes == 0 and not answering:
+            self.transport.close()  # nothing was asked: nothing to answer
+            return
+        if answering and cycle.response_started:
+            self.transport.close()  # half an answer is out: only the close is left
+        else:
+            self._refuse(408, "request not received in time")
+        if answering:  # the app's receive() now sees a disconnect and its sends are dropped
+            cycle.disconnected = True
+            cycle.message_event.set()
+
+    def _refuse(self, status: int, why: str) -> None:
+        """Answer ``status`` and end the connection; read and drop input for a moment first,
+        so the client reads the answer instead of a reset."""
+        self._refused = True
+        self._disarm()
+        transport = self.transport
+        transport.write(_refusal(status, why))
+        try:
+            transport.write_eof()
+        except (NotImplementedError, OSError, RuntimeError):
+            transport.close()
+            return
+        self.loop.call_later(LINGER_S, transport.close)
+
+    def eof_received(self) -> bool | None:  # type: ignore[override]
+        if self._refused:
+            self.transport.close()
+        return None
+
+
+def protocol(*, max_header_bytes: int = MAX_HEADER_BYTES,
+             header_timeout_s: float = HEADER_TIMEOUT_S, body_timeout_s: float = BODY_TIMEOUT_S,
+             max_connections: int = MAX_CONNECTIONS) -> type[BoundedHttpTools]:
+    """A :class:`BoundedHttpTools` with these bounds (uvicorn takes a protocol *class*)."""
+    return type("BoundedHttpTools", (BoundedHttpTools,), {
+        "max_header_bytes": max_header_bytes, "header_timeout_s": header_timeout_s,
+        "body_timeout_s": body_timeout_s, "max_connections": max_connections})

@@ -1,0 +1,125 @@
+"""`serve --http --repo URL --channel production`: two replicas following one bare remote;
+a `promote --push` and a `rollback --push` from a developer's clone reach an official
+Python SDK client as `list_changed` and both replicas agree within one poll."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx2
+import pytest
+from helpers.node import NODE_DEPS, npm_package
+from mcp import Client, types
+from mcp.client.streamable_http import streamable_http_client
+from serve_http.http_helpers import HttpServer
+from test_channel_serve import _cli, released
+
+POLL = "1s"
+
+
+@pytest.fixture
+def setup(tmp_path: Path) -> Iterator[tuple[Path, list[HttpServer]]]:
+    dev = tmp_path / "dev"
+    released(dev)  # production is at demo@1.0.0, in dev only
+    bare = tmp_path / "remote.git"
+    subprocess.run(["git", "clone", "-q", "--mirror", str(dev), str(bare)], check=True)
+    subprocess.run(["git", "-C", str(dev), "remote", "add", "origin", str(bare)], check=True)
+    replicas = [HttpServer(["--repo", f"file://{bare}@main", "--poll", POLL,
+                            "--channel", "production"], tmp_path / f"r{i}.log",
+                           env={"XDG_CACHE_HOME": str(tmp_path / f"cache{i}")})
+                for i in range(2)]
+    try:
+        yield dev, replicas
+    finally:
+        for r in replicas:
+            assert r.stop() == 0, r.stderr()
+
+
+async def _text(url: str) -> tuple[str, dict[str, Any]]:
+    async with httpx2.AsyncClient(timeout=30) as http, Client(
+            streamable_http_client(url, http_client=http), mode="legacy", cache=None) as c:
+        got = await c.get_prompt("greet", {"topic": "t"})
+        data = got.model_dump(by_alias=True)
+        return data["messages"][0]["content"]["text"], data["_meta"]
+
+
+async def _agree(replicas: list[HttpServer], want: str, within: float) -> None:
+    """Every replica serves ``want`` within ``within`` seconds."""
+    deadline = time.monotonic() + within
+    for r in replicas:
+        while (await _text(r.url))[0] != want:
+            assert time.monotonic() < deadline, r.stderr()
+            await asyncio.sleep(0.1)
+
+
+def test_promote_and_rollback_reach_sdk_clients_and_every_replica(
+        setup: tuple[Path, list[HttpServer]]) -> None:
+    dev, replicas = setup
+
+    async def run() -> list[tuple[str, dict[str, Any]]]:
+        changed = asyncio.Event()
+        seen = []
+
+        async def on_message(message: Any) -> None:
+            if isinstance(message, types.PromptListChangedNotification):
+                changed.set()
+
+        async with httpx2.AsyncClient(timeout=30) as http, Client(
+                streamable_http_client(replicas[0].url, http_client=http), mode="legacy",
+                message_handler=on_message, cache=None) as c:
+
+            async def get() -> None:
+                got = await c.get_prompt("greet", {"topic": "t"})
+                data = got.model_dump(by_alias=True)
+                seen.append((data["messages"][0]["content"]["text"], data["_meta"]))
+
+            await get()
+            await asyncio.sleep(0.3)  # the client opens its GET stream after initialized
+            for command, want in ((["promote", "1.0.1", "--to", "production", "--push",
+                                    "origin"], "Howdy t"),
+                                  (["rollback", "production", "--push", "origin"], "Hello t")):
+                await asyncio.to_thread(_cli, dev, *command)
+                async with asyncio.timeout(10):
+                    await changed.wait()
+                changed.clear()
+                await get()
+                await _agree(replicas, want, within=3.0)  # one 1 s poll, and the build
+        return seen
+
+    seen = asyncio.run(run())
+    assert [t for t, _ in seen] == ["Hello t", "Howdy t", "Hello t"]
+    assert [m["promptops/version"] for _, m in seen] == ["1.0.0", "1.0.1", "1.0.0"]
+    assert {m["promptops/channel"] for _, m in seen} == {"production"}
+
+
+def test_typescript_sdk_client_sees_a_promote(tmp_path: Path) -> None:
+    npm_package("@modelcontextprotocol/sdk", "1.32.2")
+    root = tmp_path / "repo"
+    released(root)
+    server = HttpServer([str(root), "--channel", "production"], tmp_path / "server.log",
+                        env={"XDG_CACHE_HOME": str(tmp_path / "cache")})
+    try:
+        proc = subprocess.Popen(["node", str(Path(__file__).with_name("ts_channel.mjs")),
+                                 server.url], stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT, text=True,
+                                env={"NODE_PATH": str(NODE_DEPS / "node_modules"),
+                                     "PATH": "/usr/bin:/bin"})
+        assert proc.stdout is not None
+        lines = []
+        for line in proc.stdout:
+            lines.append(line.strip())
+            if line.strip() == "ready":
+                break
+        _cli(root, "promote", "1.0.1", "--to", "production")
+        out, _ = proc.communicate(timeout=30)
+    finally:
+        assert server.stop() == 0, server.stderr()
+    lines += out.splitlines()
+    assert proc.returncode == 0, lines
+    assert lines == ["text Hello t channel production version 1.0.0", "ready", "list_changed",
+                     "text Howdy t channel production version 1.0.1"]
