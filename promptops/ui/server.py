@@ -7,6 +7,7 @@ authentication of its own (``serve --http --ui`` is the way to share it).
 
 from __future__ import annotations
 
+import signal
 import socket
 import threading
 import time
@@ -105,6 +106,9 @@ def run(root: Path, *, worktree: bool, port: int, announce: Callable[[str], None
         import webbrowser
 
         webbrowser.open(url)
+    if hasattr(signal, "pthread_sigmask"):  # the UI runs until told to stop: a mask it
+        # inherited (a parent that held SIGINT/SIGTERM back) must not make it deaf to that
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
     try:
         server.run(sockets=[sock])
     finally:
