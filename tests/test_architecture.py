@@ -25,6 +25,10 @@ IGNORED: dict[str, list[str]] = {
     "serve's cold path stays light": [
         "promptops.serve.follow -> promptops.pipeline.build",
         "promptops.serve.watch -> promptops.pipeline.build",  # serve --worktree builds
+        "promptops.serve.http -> promptops.ui.mount",  # serve --http --ui, only with --ui
+    ],
+    "data flows down": [
+        "promptops.serve.http -> promptops.ui.mount",  # the UI mounted behind serve's auth
     ],
 }
 

@@ -121,3 +121,14 @@ def test_worktree_early_save_counts_its_runs() -> None:
     done = run_script("worktree_early_save.py", "--runs", "1", "--burners", "0")
     assert done.returncode == 0, done.stdout + done.stderr
     assert "start: 1/1 served" in done.stdout and "initialize: 1/1 served" in done.stdout
+
+
+def test_ui_bench_runs_and_writes_its_section(tmp_path: Path) -> None:
+    docs = tmp_path / "benchmarks.md"
+    docs.write_text(OTHER_SECTIONS)
+    proc = run_script("ui_bench.py", "--prompts", "20", "--queries", "10", "--runs", "1",
+                      "--write-docs", "--docs", str(docs))
+    assert proc.returncode == 0, proc.stderr
+    assert "| search p95 | 20 |" in proc.stdout and " ms |" in proc.stdout
+    text = docs.read_text()
+    assert text.count("## UI") == 1 and "## Lint\n\nalso kept" in text

@@ -44,7 +44,7 @@ promptops serve --http [HOST:]PORT [--path /mcp] [PATH ... | --bundle FILE ... |
                 [--max-sessions N] [--max-sessions-per-client N] [--max-header-bytes B]
                 [--header-timeout 10s] [--body-timeout 30s] [--max-connections N]
                 [--forwarded-allow-ips IPS] [--page-size N] [--ttl-ms N] [--key-file FILE]
-                [--no-access-log] [--tools [catalog|per-prompt]]
+                [--no-access-log] [--tools [catalog|per-prompt]] [--ui]
 
 Serve MCP prompts over Streamable HTTP (every revision: sessions for 2025-03-26 ..
 2025-11-25, stateless 2026-07-28) at http://HOST:PORT/mcp. Logs go to stderr."""
@@ -115,6 +115,9 @@ def parser() -> argparse.ArgumentParser:
                    help="open connections (default 1000; one more gets 503)")
     p.add_argument("--shutdown-timeout", type=_duration, default=10.0, metavar="DURATION")
     p.add_argument("--no-access-log", action="store_true")
+    p.add_argument("--ui", action="store_true",
+                   help="also serve the web catalog and playground at / (docs/ui.md), "
+                        "behind the same tokens and visibility")
     return p
 
 
@@ -243,7 +246,13 @@ def build(args: argparse.Namespace, gate: Gate | None = None) -> HttpApp:
         if follower is not None:
             follower.stop()
 
-    app = HttpApp(views, config, auth=auth, metrics=metrics, on_start=start, on_stop=stop)
+    ui = None
+    if args.ui:
+        from promptops.ui.mount import ui_app
+
+        ui = ui_app(lambda: views.bundles)
+    app = HttpApp(views, config, auth=auth, metrics=metrics, on_start=start, on_stop=stop,
+                  ui=ui)
     snap_prompts = sum(len(b["prompts"]) for b in views.bundles)
     log(f"serving {snap_prompts} prompts over HTTP at "
         f"http://{host if ':' not in host else f'[{host}]'}:{port}{config.path}")

@@ -128,11 +128,11 @@ def test_siblings_are_read_only_inside_the_named_folder(tmp_path: Path, secret: 
     (src / "p").mkdir(parents=True)
     (src / "p" / "x.prompty").write_text("x", encoding="utf-8")
     (src / "p" / "sample.json").write_text('{"a": 1}', encoding="utf-8")
-    (src / "shared.json").write_text('{"b": 2}', encoding="utf-8")
+    (src / "common.json").write_text('{"b": 2}', encoding="utf-8")
     (src / "p" / "link.json").symlink_to(secret)
     siblings = Siblings(SourceFile(str(src / "p" / "x.prompty"), src, "p/x.prompty", False))
     assert siblings.get("sample.json") == '{"a": 1}'
-    assert siblings.get("../shared.json") == '{"b": 2}'  # inside the named folder
+    assert siblings.get("../common.json") == '{"b": 2}'  # inside the named folder
     assert siblings.get("../../home/secret.txt") is None
     assert siblings.get(str(secret)) is None
     assert siblings.get("link.json") is None

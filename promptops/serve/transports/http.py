@@ -396,8 +396,11 @@ class HttpApp:
     def __init__(self, views: Views, config: HttpConfig, *,
                  auth: StaticTokens | JwtTokens | None = None, metrics: Metrics | None = None,
                  on_start: Callable[[], None] | None = None,
-                 on_stop: Callable[[], None] | None = None) -> None:
+                 on_stop: Callable[[], None] | None = None,
+                 ui: Callable[[Scope, Receive, SendAsgi], Awaitable[None]] | None = None
+                 ) -> None:
         self.views, self.config, self.auth, self.metrics = views, config, auth, metrics
+        self.ui = ui  # `serve --http --ui`: promptops.ui.mount, behind _admit (docs/ui.md)
         self.sessions = Sessions(config)
         self.old_sessions: dict[str, OldSession] = {}  # 2024-11-05 HTTP+SSE (http_sse.py)
         root = config.path.rsplit("/", 1)[0]
@@ -538,6 +541,8 @@ class HttpApp:
                     self.config.resource, self.config.issuer, self.config.required_scopes))
             elif path == "/hooks/git" and self.config.webhook is not None:
                 status = await self._hook(scope, receive, send)
+            elif self.ui is not None:
+                status = await self._ui(scope, receive, send, note)
             else:
                 status = await _respond(send, 404, b'{"error":"not found"}')
         finally:
@@ -557,6 +562,27 @@ class HttpApp:
             entry["principal"] = note["principal"]
         with contextlib.suppress(OSError, ValueError):
             sys.stderr.write(json.dumps(entry, separators=(",", ":")) + "\n")
+
+    async def _ui(self, scope: Scope, receive: Receive, send: SendAsgi, note: Note) -> int:
+        """The web UI, for a caller admitted as /mcp admits them, seeing what they see."""
+        assert self.ui is not None
+        try:
+            principal = await self._admit(_headers(scope))
+        except HttpError as exc:
+            return await _respond(send, exc.status, encode(exc.body),
+                                  [JSON_CT, NO_STORE, *exc.headers])
+        note["principal"] = principal.name
+        status = 500
+
+        async def sent(message: MutableMapping[str, object]) -> None:
+            nonlocal status
+            code = message.get("status")
+            if message["type"] == "http.response.start" and isinstance(code, int):
+                status = code
+            await send(message)
+
+        await self.ui({**scope, "promptops.see": tuple(principal.see)}, receive, sent)
+        return status
 
     async def _hook(self, scope: Scope, receive: Receive, send: SendAsgi) -> int:
         assert self.config.webhook is not None

@@ -1,0 +1,412 @@
+"""The HTML pages, written on the server: every value from a package or a request is escaped.
+
+One rule keeps a hostile prompt inert: nothing reaches the page but through :func:`e`
+(``html.escape`` with quotes), inside an element or a quoted attribute. No value is ever
+put in a ``href``, ``src`` or event attribute but the app's own paths and, for images and
+audio, a ``data:`` URL whose media type is on a short list and whose payload is checked to
+be base64. The JavaScript (``static/ui.js``) builds its DOM with ``textContent`` only.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+from collections.abc import Iterable, Mapping, Sequence
+from html import escape
+from urllib.parse import quote, urlencode
+
+from promptops.pipeline.bundle_types import Argument, Prompt
+from promptops.render.result import PromptResult
+from promptops.ui.site import Row, Shelf, Site
+
+_B64 = re.compile(r"[A-Za-z0-9+/=\s]*")
+IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp", "image/avif"})
+AUDIO_TYPES = frozenset({"audio/wav", "audio/x-wav", "audio/mpeg", "audio/ogg", "audio/webm",
+                         "audio/flac", "audio/mp4", "audio/aac"})
+ARG_PREFIX = "a."
+
+
+def e(value: object) -> str:
+    """Text for HTML: element content or a double-quoted attribute value."""
+    return escape(str(value), quote=True)
+
+
+def prompt_url(package: str, name: str, query: Mapping[str, str] | None = None) -> str:
+    path = f"/prompt/{quote(package, safe='')}/{quote(name, safe='')}"
+    return f"{path}?{urlencode(query)}" if query else path
+
+
+def compare_url(package: str, name: str) -> str:
+    return f"/compare/{quote(package, safe='')}/{quote(name, safe='')}"
+
+
+def layout(title: str, body: str, *, live: bool = False, generation: int = 0) -> str:
+    """The page around ``body``: one stylesheet, one script, both from this app."""
+    return (
+        "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+        "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
+        "<meta name=\"color-scheme\" content=\"light dark\">"
+        f"<title>{e(title)} · promptops</title>"
+        "<link rel=\"stylesheet\" href=\"/static/ui.css\">"
+        "<script src=\"/static/ui.js\" defer></script></head>"
+        f"<body data-live=\"{'1' if live else '0'}\" data-generation=\"{generation}\">"
+        "<a class=\"skip\" href=\"#main\">Skip to content</a>"
+        "<header><nav aria-label=\"Site\"><a href=\"/\" class=\"brand\">promptops</a> "
+        "<span class=\"muted\">catalog and playground</span></nav></header>"
+        f"<main id=\"main\" tabindex=\"-1\">{body}</main></body></html>"
+    )
+
+
+# -- catalog ------------------------------------------------------------------------------
+
+def row_html(row: Row) -> str:
+    tags = "".join(f"<li class=\"tag\">{e(t)}</li>" for t in row.tags)
+    args = ", ".join(row.arguments) or "none"
+    return (
+        "<li class=\"prompt\">"
+        f"<a class=\"name\" href=\"{e(prompt_url(row.package, row.name))}\">"
+        f"{e(row.title or row.name)}</a> <code>{e(row.name)}</code>"
+        f" <span class=\"muted\">{e(row.package)} {e(row.version)}</span>"
+        f"<p>{e(row.description)}</p>"
+        f"<p class=\"args\">Arguments: {e(args)}</p>"
+        + (f"<ul class=\"tags\" aria-label=\"Tags\">{tags}</ul>" if tags else "")
+        + "</li>"
+    )
+
+
+def catalog(site: Site, query: str, package: str | None, page: int, per_page: int,
+            see: tuple[str, ...] | None = None) -> str:
+    total, rows = site.search(query, package, limit=per_page, offset=page * per_page, see=see)
+    view = site.view(see)
+    shelves = sorted((k, s) for k, s in site.shelves.items() if view is None or k in view)
+    options = ["<option value=\"\">All packages</option>"]
+    for key, shelf in shelves:
+        sel = " selected" if key == package else ""
+        label = f"{key} {shelf.bundle['package']['version']}" if shelf.bundle else key
+        options.append(f"<option value=\"{e(key)}\"{sel}>{e(label)}</option>")
+    errors = "".join(
+        f"<p class=\"error\" role=\"alert\">Package {e(key)} does not build: {e(s.error)}</p>"
+        for key, s in shelves if s.error)
+    items = "".join(row_html(r) for r in rows)
+    more = ""
+    if (page + 1) * per_page < total:
+        q = {"q": query, "page": str(page + 1)}
+        if package:
+            q["package"] = package
+        more = f"<p><a id=\"more\" href=\"/?{e(urlencode(q))}\">Next {per_page}</a></p>"
+    packages = ", ".join(
+        f"{k} {s.bundle['package']['version']}" if s.bundle else k
+        for k, s in shelves)
+    body = (
+        f"<h1>Prompts</h1><p class=\"muted\">Packages: {e(packages)}"
+        f"{' · working tree, live' if site.worktree else ' · HEAD'}</p>{errors}"
+        "<form id=\"search\" role=\"search\" action=\"/\" method=\"get\">"
+        "<label for=\"q\">Search</label> "
+        f"<input id=\"q\" name=\"q\" type=\"search\" value=\"{e(query)}\" autocomplete=\"off\" "
+        "placeholder=\"name, title, description, argument, tag\"> "
+        f"<label for=\"package\">Package</label> <select id=\"package\" name=\"package\">"
+        f"{''.join(options)}</select> <button type=\"submit\">Search</button></form>"
+        f"<p id=\"count\" role=\"status\" aria-live=\"polite\">{total} "
+        f"prompt{'s' if total != 1 else ''}</p>"
+        f"<ul id=\"results\" class=\"prompts\">{items}</ul>{more}"
+    )
+    return layout("Prompts", body, live=site.live, generation=site.generation)
+
+
+def search_json(site: Site, query: str, package: str | None, limit: int,
+                see: tuple[str, ...] | None = None) -> dict[str, object]:
+    total, rows = site.search(query, package, limit=limit, see=see)
+    return {"total": total, "items": [
+        {"package": r.package, "name": r.name, "title": r.title, "description": r.description,
+         "version": r.version, "arguments": list(r.arguments), "tags": list(r.tags),
+         "url": prompt_url(r.package, r.name)} for r in rows]}
+
+
+# -- prompt page --------------------------------------------------------------------------
+
+def form_value(arg: Argument, value: object) -> str:
+    """A value as the form (and the MCP wire) writes it: strings as they are, the rest JSON."""
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _field(index: int, arg: Argument, value: str | None) -> str:
+    name = arg["name"]
+    fid = f"arg-{index}"
+    kind = arg.get("type", "string")
+    required = bool(arg.get("required"))
+    req = " required aria-required=\"true\"" if required else ""
+    note = ' <span class="req">(required)</span>' if required else ""
+    label = (f"<label for=\"{fid}\">{e(arg.get('title') or name)}{note}"
+             f" <code>{e(name)}</code> <span class=\"muted\">{e(kind)}</span></label>")
+    help_id = f"{fid}-help"
+    described = arg.get("description", "")
+    extra = []
+    if "pattern" in arg:
+        extra.append(f"pattern: {arg['pattern']}")
+    if "default" in arg:
+        extra.append(f"default: {form_value(arg, arg['default'])}")
+    helptext = " · ".join(x for x in (described, *extra) if x)
+    aria = f" aria-describedby=\"{help_id}\"" if helptext else ""
+    fname = e(ARG_PREFIX + name)
+    cur = value if value is not None else ""
+    if "enum" in arg:
+        opts = [] if required else ["<option value=\"\">(not set)</option>"]
+        for v in arg["enum"]:
+            sel = " selected" if v == cur else ""
+            opts.append(f"<option value=\"{e(v)}\"{sel}>{e(v)}</option>")
+        control = f"<select id=\"{fid}\" name=\"{fname}\"{req}{aria}>{''.join(opts)}</select>"
+    elif kind == "boolean":
+        opts = [] if required else ["<option value=\"\">(not set)</option>"]
+        for v in ("true", "false"):
+            sel = " selected" if v == cur else ""
+            opts.append(f"<option value=\"{v}\"{sel}>{v}</option>")
+        control = f"<select id=\"{fid}\" name=\"{fname}\"{req}{aria}>{''.join(opts)}</select>"
+    elif kind in ("number", "integer"):
+        step = "1" if kind == "integer" else "any"
+        control = (f"<input id=\"{fid}\" name=\"{fname}\" type=\"number\" step=\"{step}\" "
+                   f"value=\"{e(cur)}\"{req}{aria}>")
+    elif kind in ("array", "object"):
+        control = (f"<textarea id=\"{fid}\" name=\"{fname}\" rows=\"4\" data-json=\"{kind}\" "
+                   f"spellcheck=\"false\"{req}{aria}>{e(cur)}</textarea>")
+    else:
+        pattern = f" pattern=\"{e(arg['pattern'])}\"" if "pattern" in arg else ""
+        maxlen = f" maxlength=\"{int(arg['maxLength'])}\"" if "maxLength" in arg else ""
+        control = (f"<textarea id=\"{fid}\" name=\"{fname}\" rows=\"2\"{pattern}{maxlen}"
+                   f"{req}{aria}>{e(cur)}</textarea>" if not pattern else
+                   f"<input id=\"{fid}\" name=\"{fname}\" type=\"text\" value=\"{e(cur)}\""
+                   f"{pattern}{maxlen}{req}{aria}>")
+    help_html = f"<p id=\"{help_id}\" class=\"help\">{e(helptext)}</p>" if helptext else ""
+    return f"<div class=\"field\">{label}{control}{help_html}</div>"
+
+
+def _content_html(content: Mapping[str, object]) -> str:
+    kind = content.get("type")
+    if kind == "text":
+        return f"<pre class=\"text\">{e(content.get('text', ''))}</pre>"
+    if kind in ("image", "audio"):
+        mime = str(content.get("mimeType", ""))
+        data = str(content.get("data", ""))
+        size = len(data) * 3 // 4
+        label = f"{kind} {mime}, about {size} bytes"
+        ok = bool(_B64.fullmatch(data))
+        if kind == "image" and mime in IMAGE_TYPES and ok:
+            return (f"<figure><img src=\"data:{mime};base64,{e(data)}\" alt=\"{e(label)}\">"
+                    f"<figcaption>{e(label)}</figcaption></figure>")
+        if kind == "audio" and mime in AUDIO_TYPES and ok:
+            return (f"<figure><audio controls src=\"data:{mime};base64,{e(data)}\"></audio>"
+                    f"<figcaption>{e(label)}</figcaption></figure>")
+        return f"<p class=\"muted\">{e(label)} (not shown)</p>"
+    if kind == "resource":
+        res = content.get("resource")
+        res = res if isinstance(res, Mapping) else {}
+        head = (f"<p>Embedded resource <code>{e(res.get('uri', ''))}</code> "
+                f"<span class=\"muted\">{e(res.get('mimeType', ''))}</span></p>")
+        if "text" in res:
+            return head + f"<pre class=\"text\">{e(res['text'])}</pre>"
+        blob = str(res.get("blob", ""))
+        return head + f"<p class=\"muted\">binary, about {len(blob) * 3 // 4} bytes</p>"
+    if kind == "resource_link":
+        rows = "".join(f"<dt>{e(k)}</dt><dd>{e(content[k])}</dd>" for k in
+                       ("uri", "name", "title", "description", "mimeType", "size")
+                       if k in content)
+        return f"<p>Resource link (not followed)</p><dl class=\"link\">{rows}</dl>"
+    return f"<pre class=\"text\">{e(json.dumps(content, ensure_ascii=False))}</pre>"
+
+
+def messages_html(result: PromptResult) -> str:
+    out = []
+    if "description" in result:
+        out.append(f"<p class=\"description\">{e(result['description'])}</p>")
+    out.append("<ol class=\"messages\">")
+    for i, msg in enumerate(result["messages"]):
+        content: Mapping[str, object] = msg["content"]
+        meta = content.get("_meta")
+        authored = (meta.get("promptops/role") if isinstance(meta, Mapping) else None) \
+            or msg["role"]
+        role = (f"{e(authored)} <span class=\"muted\">(served as {e(msg['role'])})</span>"
+                if authored != msg["role"] else e(msg["role"]))
+        out.append(f"<li class=\"message role-{e(msg['role'])}\" data-index=\"{i}\">"
+                   f"<p class=\"role\"><strong>{role}</strong> "
+                   f"<span class=\"muted\">{e(content.get('type', ''))}</span></p>"
+                   f"{_content_html(content)}</li>")
+    out.append("</ol>")
+    return "".join(out)
+
+
+def cli_command(package_rel: str, name: str, args: Mapping[str, str]) -> str:
+    parts = ["promptops", "render", name]
+    for k, v in args.items():
+        parts += ["-a", f"{k}={v}"]
+    if package_rel:
+        parts += ["--path", package_rel]
+    parts += ["--format", "json"]
+    return shlex.join(parts)
+
+
+def result_json(result: PromptResult) -> str:
+    """Exactly what `promptops render --format json` prints (without its newline)."""
+    return json.dumps(result, indent=2, ensure_ascii=False)
+
+
+def mcp_request(name: str, args: Mapping[str, str]) -> str:
+    return json.dumps({"jsonrpc": "2.0", "id": 1, "method": "prompts/get",
+                       "params": {"name": name, "arguments": dict(args)}},
+                      indent=2, ensure_ascii=False)
+
+
+def _samples(shelf: Shelf, prompt: Prompt) -> str:
+    samples = prompt.get("samples") or []
+    if not samples:
+        return ""
+    links = []
+    for s in samples:
+        q = {"sample": s["name"], "render": "1"}
+        links.append(f"<li><a href=\"{e(prompt_url(shelf.name, prompt['name'], q))}\">"
+                     f"{e(s['name'])}</a></li>")
+    return f"<nav aria-label=\"Samples\"><h2>Samples</h2><ul class=\"samples\">{''.join(links)}" \
+           "</ul></nav>"
+
+
+def _history(site: Site, shelf: Shelf, prompt: Prompt) -> str:
+    """The package's releases, each a link to compare it with HEAD."""
+    tags = [t for t in site.revisions(shelf.name) if t != "HEAD"]
+    if not tags:
+        return ""
+    base = compare_url(shelf.name, prompt["name"])
+    links = "".join(f"<li><a href=\"{e(base + '?' + urlencode({'base': t, 'head': 'HEAD'}))}\">"
+                    f"{e(t)}</a></li>" for t in tags[:20])
+    return (f"<nav aria-label=\"Releases\"><h2>Releases</h2><p class=\"muted\">Compare a "
+            f"release with HEAD:</p><ul class=\"samples\">{links}</ul></nav>")
+
+
+def health_section(shelf: Shelf, prompt: Prompt, query: Mapping[str, str], *,
+                   run: bool) -> str:
+    """Lint's findings for the prompt, on request (a link: linting a big package takes a
+    while, so no page waits for it unasked)."""
+    head = "<section aria-labelledby=\"health-h\" id=\"health\"><h2 id=\"health-h\">Health</h2>"
+    if not run:
+        q = {**query, "health": "1"}
+        return (f"{head}<p><a id=\"run-lint\" href=\"{e(prompt_url(shelf.name, prompt['name'], q))}"
+                "#health\">Show lint findings</a> (lints the package once, as "
+                "<code>promptops lint</code> does)</p></section>")
+    found = shelf.findings(prompt)
+    if isinstance(found, str):
+        return f"{head}<p class=\"muted\" id=\"lint\">{e(found)}</p></section>"
+    if not found:
+        return f"{head}<p id=\"lint\">No lint findings for this prompt.</p></section>"
+    items = "".join(
+        f"<li><strong>{e(f.level)}</strong> <code>{e(f.code)}</code> {e(f.name)}: "
+        f"{e(f.message)} <span class=\"muted\">{e(f.path)}:{f.line}:{f.col}</span></li>"
+        for f in found)
+    return f"{head}<ul id=\"lint\">{items}</ul></section>"
+
+
+def prompt_page(site: Site, shelf: Shelf, prompt: Prompt, values: Mapping[str, str],
+                rendered: str, health: str = "") -> str:
+    pkg = shelf.bundle["package"] if shelf.bundle else None
+    fields = "".join(_field(i, a, values.get(a["name"]))
+                     for i, a in enumerate(prompt["arguments"])) \
+        or "<p class=\"muted\">This prompt takes no arguments.</p>"
+    head = (
+        f"<p><a href=\"/\">All prompts</a> · <a href=\"{e(compare_url(shelf.name, prompt['name']))}"
+        f"\">Compare versions</a></p>"
+        f"<h1>{e(prompt.get('title') or prompt['name'])}</h1>"
+        f"<p><code>{e(prompt['name'])}</code> <span class=\"muted\">{e(shelf.name)} "
+        f"{e(pkg['version'] if pkg else '')} · {e(prompt['source'])}</span></p>"
+        f"<p>{e(prompt.get('description', ''))}</p>"
+    )
+    form = (
+        "<form id=\"render-form\" method=\"get\" "
+        f"action=\"{e(prompt_url(shelf.name, prompt['name']))}\">"
+        f"<h2>Arguments</h2>{fields}<input type=\"hidden\" name=\"render\" value=\"1\">"
+        "<p><button type=\"submit\" id=\"render\">Render</button></p></form>"
+    )
+    body = (head + _samples(shelf, prompt) + _history(site, shelf, prompt) + form + rendered
+            + health)
+    return layout(prompt.get("title") or prompt["name"], body, live=site.live,
+                  generation=site.generation)
+
+
+def result_section(shelf: Shelf, name: str, args: Mapping[str, str],
+                   result: PromptResult) -> str:
+    return (
+        "<section aria-labelledby=\"result-h\" id=\"result\"><h2 id=\"result-h\">Result</h2>"
+        f"{messages_html(result)}"
+        "<p class=\"copies\"><button type=\"button\" data-copy=\"mcp-request\">Copy as MCP JSON"
+        "</button> <button type=\"button\" data-copy=\"cli\">Copy CLI command</button> "
+        "<button type=\"button\" data-copy=\"mcp-json\">Copy result JSON</button> "
+        "<span id=\"copied\" role=\"status\" aria-live=\"polite\"></span></p>"
+        "<details><summary>prompts/get request</summary>"
+        f"<pre id=\"mcp-request\">{e(mcp_request(name, args))}</pre></details>"
+        "<details><summary>CLI command</summary>"
+        f"<pre id=\"cli\">{e(cli_command(shelf.rel, name, args))}</pre></details>"
+        "<details open><summary>Result as JSON (what prompts/get returns)</summary>"
+        f"<pre id=\"mcp-json\">{e(result_json(result))}</pre></details></section>"
+    )
+
+
+def error_section(message: str, code: int) -> str:
+    return (f"<section id=\"result\" aria-labelledby=\"result-h\"><h2 id=\"result-h\">Result"
+            f"</h2><p class=\"error\" role=\"alert\" id=\"render-error\">error {code}: "
+            f"{e(message)}</p></section>")
+
+
+def not_found(what: str) -> str:
+    return layout("Not found", f"<h1>Not found</h1><p>{e(what)}</p><p><a href=\"/\">"
+                               "All prompts</a></p>")
+
+
+# -- compare ------------------------------------------------------------------------------
+
+def _diff_html(diff: str, id_: str = "diff", same: str = "The two renders are identical."
+               ) -> str:
+    if not diff:
+        return f"<p id=\"{id_}\" class=\"muted\">{e(same)}</p>"
+    lines = []
+    for line in diff.splitlines():
+        cls = ("add" if line.startswith("+") and not line.startswith("+++") else
+               "del" if line.startswith("-") and not line.startswith("---") else
+               "hunk" if line.startswith("@@") else "")
+        # a block per line, its newline inside: copied text keeps its lines, and a block's
+        # last newline draws no empty line
+        lines.append(f"<span class=\"{cls}\">{e(line)}\n</span>")
+    return f"<pre id=\"{id_}\" class=\"diff\">{''.join(lines)}</pre>"
+
+
+def compare_page(site: Site, shelf: Shelf, prompt: Prompt, values: Mapping[str, str],
+                 refs: tuple[str, str], choices: Sequence[str], sides: Iterable[str],
+                 diff: str | None, error: str | None, source_diff: str = "") -> str:
+    datalist = "".join(f"<option value=\"{e(c)}\"></option>" for c in choices)
+    fields = "".join(_field(i, a, values.get(a["name"]))
+                     for i, a in enumerate(prompt["arguments"]))
+    columns = "".join(f"<div class=\"side\">{s}</div>" for s in sides)
+    body = (
+        f"<p><a href=\"/\">All prompts</a> · <a href=\"{e(prompt_url(shelf.name, prompt['name']))}"
+        f"\">Back to the prompt</a></p>"
+        f"<h1>Compare {e(prompt.get('title') or prompt['name'])}</h1>"
+        "<form id=\"compare-form\" method=\"get\" "
+        f"action=\"{e(compare_url(shelf.name, prompt['name']))}\">"
+        "<datalist id=\"refs\">" + datalist + "</datalist>"
+        "<div class=\"refs\"><div class=\"field\"><label for=\"base\">Base revision</label>"
+        f"<input id=\"base\" name=\"base\" list=\"refs\" required value=\"{e(refs[0])}\"></div>"
+        "<div class=\"field\"><label for=\"head\">Head revision</label>"
+        f"<input id=\"head\" name=\"head\" list=\"refs\" required value=\"{e(refs[1])}\"></div>"
+        f"</div><h2>Arguments</h2>{fields}"
+        "<p><button type=\"submit\" id=\"compare\">Compare</button></p></form>"
+    )
+    if error:
+        body += f"<p class=\"error\" role=\"alert\" id=\"compare-error\">{e(error)}</p>"
+    if diff is not None:
+        body += (f"<section aria-labelledby=\"cmp-h\"><h2 id=\"cmp-h\">Side by side</h2>"
+                 f"<div class=\"sides\">{columns}</div><h2>Rendered diff</h2>"
+                 f"{_diff_html(diff)}<h2>Source diff</h2>"
+                 f"{_diff_html(source_diff, 'source-diff', 'The prompt file is the same.')}"
+                 "</section>")
+    return layout("Compare", body, live=site.live, generation=site.generation)
+
+
+def side_html(label: str, inner: str) -> str:
+    return f"<h3>{e(label)}</h3>{inner}"
