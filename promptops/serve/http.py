@@ -126,6 +126,7 @@ def build(args: argparse.Namespace, gate: Gate | None = None) -> HttpApp:
     from promptops.serve.signing import Signer
     from promptops.serve.transports.http import HttpApp, HttpConfig
     from promptops.serve.transports.stdio import log
+    from promptops.serve.usage import Usage
     from promptops.serve.views import Views
 
     if args.page_size < 1 or args.ttl_ms < 0:
@@ -164,11 +165,16 @@ def build(args: argparse.Namespace, gate: Gate | None = None) -> HttpApp:
         views = Views(follower.initial(), settings)
         follower.warm_up()  # a team server's first new commit takes the fast path too
     metrics.served(views.bundles)
+    usage = Usage()  # per-prompt counters: /metrics series and the /usage report
+    usage.serving(views.bundles)
+    views.count(usage)
+    metrics.registry.register(usage)
 
     def swapped(bundles: Sequence[Bundle]) -> None:
         if views.swap(bundles):
             metrics.reloads.inc()
             metrics.served(bundles)
+            usage.serving(bundles)
             log(f"serving {sum(len(b['prompts']) for b in bundles)} prompts from "
                 + ", ".join(f"{b['package']['name']}@{(b['source'].get('commit') or '')[:12]}"
                             for b in bundles))
@@ -209,6 +215,7 @@ def build(args: argparse.Namespace, gate: Gate | None = None) -> HttpApp:
             follower.stop()
 
     app = HttpApp(views, config, auth=auth, metrics=metrics, on_start=start, on_stop=stop)
+    app.usage = usage
     snap_prompts = sum(len(b["prompts"]) for b in views.bundles)
     log(f"serving {snap_prompts} prompts over HTTP at "
         f"http://{host if ':' not in host else f'[{host}]'}:{port}{config.path}")

@@ -60,6 +60,7 @@ from promptops.serve.revisions import (
 )
 from promptops.serve.session import envelope
 from promptops.serve.transports.stdio import log, log_bug
+from promptops.serve.usage import PRINCIPAL
 
 if TYPE_CHECKING:
     from promptops.serve.auth import JwtTokens, StaticTokens
@@ -68,6 +69,7 @@ if TYPE_CHECKING:
     from promptops.serve.server import Server
     from promptops.serve.session import Session
     from promptops.serve.transports.http_sse import OldSession
+    from promptops.serve.usage import Usage
     from promptops.serve.views import Views
 
 Scope = MutableMapping[str, Any]
@@ -358,6 +360,7 @@ class HttpApp:
                            "/.well-known/oauth-protected-resource" + config.path}
         self._hosts_ok: set[str] = set()  # Host values _check_host passed (at most 64)
         self._cache_memo: CacheHeaders = {}  # see _cache_headers
+        self.usage: Usage | None = None  # per-prompt counters and GET /usage (usage.py)
 
     # ---- ASGI ---------------------------------------------------------------------------
     async def __call__(self, scope: Scope, receive: Receive, send: SendAsgi) -> None:
@@ -456,6 +459,8 @@ class HttpApp:
             elif path == "/metrics" and self.metrics is not None:
                 status = await _respond(send, 200, self.metrics.render(),
                                         [(b"content-type", self.metrics.content_type.encode())])
+            elif path == "/usage" and self.usage is not None:
+                status = await _respond(send, 200, encode(self.usage.report()), _NO_STORE_JSON)
             elif path in self._prm_paths and self.auth is not None:
                 status = await _respond(send, 200, prm_document(
                     self.config.resource, self.config.issuer, self.config.required_scopes))
@@ -550,6 +555,8 @@ class HttpApp:
             else:
                 principal = await self._admit(headers)
                 note["principal"] = principal.name
+                if self.usage is not None:
+                    PRINCIPAL.set(principal.name)
             verb = scope["method"]
             if verb == "POST":
                 return await self._post(scope, receive, send, headers, principal, note)
