@@ -10,6 +10,7 @@ prompt and version, the prompts nobody fetched, errors by outcome. A machine wit
 from __future__ import annotations
 
 import asyncio
+import json
 import shutil
 import subprocess
 import time
@@ -19,6 +20,7 @@ from typing import Any
 
 import httpx2
 import pytest
+from helpers.repo import run_cli
 from http_helpers import HttpServer, free_port
 from mcp import Client, types
 from mcp.client.streamable_http import streamable_http_client
@@ -118,6 +120,9 @@ def _wait_for(prom: Prometheus, promql: str, want: float) -> list[dict[str, Any]
     raise AssertionError(f"{promql} never reached {want}: {got}")
 
 
+OURS = 'client=~"claude-code|nightly-agent"'  # the other test's client is not counted here
+
+
 def test_promql_answers_who_fetches_what(served: tuple[HttpServer, Prometheus]) -> None:
     srv, prom = served
     asyncio.run(_drive(srv.url, "legacy", "claude-code", 3))
@@ -125,15 +130,15 @@ def test_promql_answers_who_fetches_what(served: tuple[HttpServer, Prometheus]) 
 
     # gets per prompt and version (every client, every era)
     _wait_for(prom, 'sum by (prompt, version) (promptops_prompt_requests_total'
-                    '{method="prompts/get", prompt="code_review", outcome="ok"})', 5)
-    per = prom.query('sum by (package, prompt, version) '
-                     '(promptops_prompt_requests_total{method="prompts/get", outcome="ok"})')
+                    f'{{method="prompts/get", prompt="code_review", outcome="ok", {OURS}}})', 5)
+    per = prom.query('sum by (package, prompt, version) (promptops_prompt_requests_total'
+                     f'{{method="prompts/get", outcome="ok", {OURS}}})')
     assert {(r["metric"]["prompt"], r["metric"]["version"], float(r["value"][1]))
             for r in per} == {("code_review", "1.2.3", 5.0), ("p01", "1.2.3", 2.0)}
 
     # per client and revision: which client got which version over which protocol
     by_client = prom.query('sum by (client, revision) (promptops_prompt_requests_total'
-                           '{prompt="code_review", outcome="ok", method="prompts/get"})')
+                           f'{{prompt="code_review", outcome="ok", method="prompts/get", {OURS}}})')
     assert {(r["metric"]["client"], r["metric"]["revision"], float(r["value"][1]))
             for r in by_client} == {("claude-code", "2025-11-25", 3.0),
                                     ("nightly-agent", "2026-07-28", 2.0)}
@@ -146,7 +151,8 @@ def test_promql_answers_who_fetches_what(served: tuple[HttpServer, Prometheus]) 
     assert not names & {"code_review", "p01", "broken"}
 
     # errors by outcome
-    errors = prom.query('sum by (outcome) (promptops_prompt_requests_total{outcome!="ok"})')
+    errors = prom.query(
+        f'sum by (outcome) (promptops_prompt_requests_total{{outcome!="ok", {OURS}}})')
     assert {r["metric"]["outcome"]: float(r["value"][1]) for r in errors} == {
         "not_found": 2.0, "render_error": 2.0, "invalid_arguments": 2.0}
 
@@ -154,3 +160,20 @@ def test_promql_answers_who_fetches_what(served: tuple[HttpServer, Prometheus]) 
     p99 = prom.query('histogram_quantile(0.99, sum by (le, prompt) '
                      '(promptops_prompt_render_seconds_bucket))')
     assert {r["metric"]["prompt"] for r in p99} >= {"code_review", "p01", "broken"}
+
+
+def test_promptops_usage_prints_the_report(served: tuple[HttpServer, Prometheus]) -> None:
+    srv, _ = served
+    asyncio.run(_drive(srv.url, "auto", "report-bot", 1))
+    out = run_cli("usage", srv.url)
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert lines[0].startswith("usage since ")
+    row = next(line for line in lines if line.startswith("kit ") and " code_review " in line)
+    assert "1.2.3" in row and "report-bot" in row and "ok " in row
+    never = lines[lines.index(next(line for line in lines if line.startswith("never"))) + 1:]
+    assert "  kit/p00 1.2.3" in never and not any("code_review" in n for n in never)
+    as_json = json.loads(run_cli("usage", srv.base, "--format", "json").stdout)
+    assert {"since", "now", "prompts", "never_fetched"} <= set(as_json)
+    refused = run_cli("usage", "http://127.0.0.1:1/mcp")
+    assert refused.returncode == 1 and "127.0.0.1:1/usage" in refused.stderr
