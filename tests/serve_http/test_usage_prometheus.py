@@ -177,3 +177,16 @@ def test_promptops_usage_prints_the_report(served: tuple[HttpServer, Prometheus]
     assert {"since", "now", "prompts", "never_fetched"} <= set(as_json)
     refused = run_cli("usage", "http://127.0.0.1:1/mcp")
     assert refused.returncode == 1 and "127.0.0.1:1/usage" in refused.stderr
+
+
+def test_every_dashboard_query_is_promql_prometheus_answers(
+        served: tuple[HttpServer, Prometheus]) -> None:
+    """docs/grafana-dashboard.json: each panel's query parses and runs (Grafana's
+    variables filled in as Grafana would)."""
+    _, prom = served
+    doc = Path(__file__).parents[2] / "docs" / "grafana-dashboard.json"
+    panels = json.loads(doc.read_text(encoding="utf-8"))["panels"]
+    exprs = [t["expr"] for p in panels for t in p["targets"]]
+    assert len(exprs) >= 8
+    for expr in exprs:
+        prom.query(expr.replace("$package", ".*").replace("$__rate_interval", "1m"))
