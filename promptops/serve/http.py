@@ -22,7 +22,7 @@ import re
 import shlex
 import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from promptops.serve.auth import JwtTokens, StaticTokens
     from promptops.serve.follow import Follower, Gate
     from promptops.serve.remote import Remote
+    from promptops.serve.tracing import Tracing
     from promptops.serve.transports.http import HttpApp
 
 USAGE = """\
@@ -165,7 +166,8 @@ def build(args: argparse.Namespace, gate: Gate | None = None) -> HttpApp:
         views = Views(follower.initial(), settings)
         follower.warm_up()  # a team server's first new commit takes the fast path too
     metrics.served(views.bundles)
-    usage = Usage()  # per-prompt counters: /metrics series and the /usage report
+    tracing = _tracing(log)
+    usage = Usage(tracing=tracing)  # per-prompt counters: /metrics and /usage; spans
     usage.serving(views.bundles)
     views.count(usage)
     metrics.registry.register(usage)
@@ -213,6 +215,8 @@ def build(args: argparse.Namespace, gate: Gate | None = None) -> HttpApp:
             remote.stop()
         if follower is not None:
             follower.stop()
+        if tracing is not None:
+            tracing.shutdown()  # export what is buffered
 
     app = HttpApp(views, config, auth=auth, metrics=metrics, on_start=start, on_stop=stop)
     app.usage = usage
@@ -220,6 +224,23 @@ def build(args: argparse.Namespace, gate: Gate | None = None) -> HttpApp:
     log(f"serving {snap_prompts} prompts over HTTP at "
         f"http://{host if ':' not in host else f'[{host}]'}:{port}{config.path}")
     return app
+
+
+def _tracing(log: Callable[[str], None]) -> Tracing | None:
+    """OpenTelemetry tracing when the OTEL_* variables ask for it (docs/observability.md);
+    nothing is imported otherwise."""
+    from promptops.serve.tracing import wanted
+
+    if not wanted():
+        return None
+    try:
+        from promptops.serve.tracing import Tracing
+
+        return Tracing()
+    except ImportError as exc:
+        log(f"warning: OTEL_EXPORTER_OTLP_* is set but tracing needs the [otel] extra "
+            f"(pip install 'promptops[otel]'): {exc}; serving without traces")
+        return None
 
 
 def _auth(args: argparse.Namespace) -> StaticTokens | JwtTokens | None:

@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 import time
 from bisect import bisect_left
-from collections.abc import Iterator, Sequence
+from collections.abc import Container, Iterator, Sequence
 from contextvars import ContextVar
 from typing import TYPE_CHECKING
 from weakref import WeakKeyDictionary
@@ -34,12 +34,14 @@ from promptops.serve.jsonrpc import Json
 from promptops.serve.revisions import SUPPORTED
 
 if TYPE_CHECKING:
+    from opentelemetry.trace import Span
     from prometheus_client.metrics_core import Metric
 
     from promptops.pipeline.bundle_types import Bundle
     from promptops.serve.catalog import Snapshot
     from promptops.serve.methods import Call, Handler, Result
     from promptops.serve.session import Session
+    from promptops.serve.tracing import Tracing
 
 OTHER = "other"
 OK, INVALID, RENDER, NOT_FOUND, INPUT = (
@@ -56,6 +58,18 @@ _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9 ._/@:+-]{0,63}")
 # The caller's principal, set by the HTTP transport for the request being answered (a
 # request is one asyncio task, so this never leaks to another request).
 PRINCIPAL: ContextVar[str] = ContextVar("promptops_principal", default="")
+# With tracing on (tracing.py): the request's HTTP traceparent and tracestate headers, and
+# the trace id of its span (for the access log line).
+TRACE_HEADER: ContextVar[tuple[str | None, str | None]] = ContextVar(
+    "promptops_trace_header", default=(None, None))
+TRACE_ID: ContextVar[str] = ContextVar("promptops_trace_id", default="")
+
+
+class _Every:
+    """Contains every method name."""
+
+    def __contains__(self, item: object) -> bool:
+        return True
 
 
 class Bounded:
@@ -88,10 +102,11 @@ def client_name(params: Json) -> object:
 class Usage:
     """The per-prompt counters, the render-time histogram and the ``/usage`` report."""
 
-    counted = COUNTED
-
     def __init__(self, *, max_clients: int = MAX_CLIENTS,
-                 max_principals: int = MAX_PRINCIPALS) -> None:
+                 max_principals: int = MAX_PRINCIPALS, tracing: Tracing | None = None) -> None:
+        self.tracing = tracing
+        # the methods Server hands to run(): every one when each request is a span
+        self.counted: Container[str] = COUNTED if tracing is None else _Every()
         self.started = time.time()
         self.clients = Bounded(max_clients)
         self.principals = Bounded(max_principals)
@@ -111,7 +126,24 @@ class Usage:
     # ---- the hook ---------------------------------------------------------------------------
     def run(self, method: str, handler: Handler, session: Session, snap: Snapshot,
             params: Json, call: Call) -> Result:
-        """``handler``'s result, counted (a failure is counted, then raised as it was)."""
+        """``handler``'s result, counted (a failure is counted, then raised as it was);
+        a span of its own when tracing is on (then every method comes here)."""
+        tracing = self.tracing
+        if tracing is None:
+            return self._count(method, handler, session, snap, params, call, None)
+        with tracing.request(method, params, TRACE_HEADER.get()) as span:
+            TRACE_ID.set(tracing.trace_id(span))
+            if method in COUNTED:
+                return self._count(method, handler, session, snap, params, call, span)
+            span.set_attribute("promptops.revision", call.revision)
+            try:
+                return handler(session, snap, params, call)
+            except Exception:
+                tracing.failed(span, "error")
+                raise
+
+    def _count(self, method: str, handler: Handler, session: Session, snap: Snapshot,
+               params: Json, call: Call, span: Span | None) -> Result:
         if method == "initialize":
             out = handler(session, snap, params, call)
             self._by_session[session] = self.clients(client_name(params))
@@ -130,10 +162,16 @@ class Usage:
         client = self._by_session.get(session)
         if client is None:
             client = self.clients(client_name(params))
+        rev = call.revision if call.revision in SUPPORTED else OTHER
         started = time.perf_counter()
         outcome = OK
         try:
-            out = handler(session, snap, params, call)
+            if span is None or method != "prompts/get":
+                out = handler(session, snap, params, call)
+            else:
+                assert self.tracing is not None
+                with self.tracing.child("render"):
+                    out = handler(session, snap, params, call)
             if isinstance(out, dict) and out.get("resultType") == "input_required":
                 outcome = INPUT
             return out
@@ -145,7 +183,6 @@ class Usage:
             raise
         finally:
             seconds = time.perf_counter() - started
-            rev = call.revision if call.revision in SUPPORTED else OTHER
             key = (method, pkg, prompt, version, rev, outcome, client,
                    self.principals(PRINCIPAL.get()))
             counts = self.counts
@@ -157,6 +194,15 @@ class Usage:
                     row = self.latency[at] = [0.0] * (len(BUCKETS) + 2)
                 row[bisect_left(BUCKETS, seconds)] += 1
                 row[-1] += seconds
+            if span is not None:
+                span.set_attributes({
+                    "promptops.package": pkg, "promptops.prompt": prompt,
+                    "promptops.version": version, "promptops.revision": rev,
+                    "promptops.outcome": outcome, "promptops.client": client,
+                    "promptops.digest": str(entry.bundle["digest"]) if entry else ""})
+                if outcome not in (OK, INPUT):
+                    assert self.tracing is not None
+                    self.tracing.failed(span, outcome)
 
     # ---- Prometheus -------------------------------------------------------------------------
     def collect(self) -> Iterator[Metric]:

@@ -60,7 +60,7 @@ from promptops.serve.revisions import (
 )
 from promptops.serve.session import envelope
 from promptops.serve.transports.stdio import log, log_bug
-from promptops.serve.usage import PRINCIPAL
+from promptops.serve.usage import PRINCIPAL, TRACE_HEADER, TRACE_ID
 
 if TYPE_CHECKING:
     from promptops.serve.auth import JwtTokens, StaticTokens
@@ -483,6 +483,9 @@ class HttpApp:
             entry["rpc"] = note["rpc"]
         if note["principal"]:
             entry["principal"] = note["principal"]
+        trace = TRACE_ID.get()
+        if trace:
+            entry["trace"] = trace
         with contextlib.suppress(OSError, ValueError):
             sys.stderr.write(json.dumps(entry, separators=(",", ":")) + "\n")
 
@@ -557,6 +560,8 @@ class HttpApp:
                 note["principal"] = principal.name
                 if self.usage is not None:
                     PRINCIPAL.set(principal.name)
+            if self.usage is not None and self.usage.tracing is not None:
+                TRACE_HEADER.set((headers.get("traceparent"), headers.get("tracestate")))
             verb = scope["method"]
             if verb == "POST":
                 return await self._post(scope, receive, send, headers, principal, note)
