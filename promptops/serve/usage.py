@@ -170,7 +170,7 @@ class Usage:
                 out = handler(session, snap, params, call)
             else:
                 assert self.tracing is not None
-                with self.tracing.child("render"):
+                with self.tracing.child(span, "render"):
                     out = handler(session, snap, params, call)
             if isinstance(out, dict) and out.get("resultType") == "input_required":
                 outcome = INPUT
