@@ -133,6 +133,8 @@ class Usage:
             return self._count(method, handler, session, snap, params, call, None)
         with tracing.request(method, params, TRACE_HEADER.get()) as span:
             TRACE_ID.set(tracing.trace_id(span))
+            if not span.is_recording():  # not sampled: count only
+                return self._count(method, handler, session, snap, params, call, None)
             if method in COUNTED:
                 return self._count(method, handler, session, snap, params, call, span)
             span.set_attribute("promptops.revision", call.revision)
