@@ -156,15 +156,27 @@ def test_the_session_era_client_is_its_initialize_clientinfo(client: Asgi) -> No
 
 
 def test_a_hundred_thousand_hostile_names_leave_metrics_a_few_kb(client: Asgi) -> None:
-    async def go() -> tuple[str, str]:
-        for i in range(50_000):  # 100,000 distinct names: a prompt and a client each
-            if i % 10:
-                await client.get(f'evil-{i}"}} {{x="1', client=f"c{i}")
-            else:
-                await client.get("p00", client=f"bot-{i}")
-        return await client.text("/metrics"), await client.text("/usage")
+    headers = {"content-type": "application/json", "accept": "application/json",
+               "mcp-protocol-version": V26, "mcp-method": "prompts/get"}
 
-    text, report = asyncio.run(go())
+    def body(prompt: str, who: str) -> bytes:
+        return json.dumps({"jsonrpc": "2.0", "id": 1, "method": "prompts/get", "params": {
+            "name": prompt, "arguments": {}, "_meta": {
+                "io.modelcontextprotocol/protocolVersion": V26,
+                "io.modelcontextprotocol/clientCapabilities": {},
+                "io.modelcontextprotocol/clientInfo": {"name": who, "version": "1"}}}}).encode()
+
+    async def go() -> tuple[str, str, int]:
+        ok = 0
+        for i in range(50_000):  # 100,000 distinct names: a prompt and a client each
+            prompt, who = (f'evil-{i}"}} {{x="1', f"c{i}") if i % 10 else ("p00", f"bot-{i}")
+            _, _, data = await client.request("POST", "/mcp", body(prompt, who),
+                                              {**headers, "mcp-name": prompt})
+            ok += (b'"result"' if prompt == "p00" else b"unknown prompt") in data
+        return await client.text("/metrics"), await client.text("/usage"), ok
+
+    text, report, ok = asyncio.run(go())
+    assert ok == 50_000  # every request reached the server and was answered as it should
     assert len(text.encode()) < 16_000, len(text.encode())
     rows = _series(text, "promptops_prompt_requests_total")
     clients = {s["client"] for s, _ in rows}
