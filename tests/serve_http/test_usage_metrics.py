@@ -10,6 +10,7 @@ of the first few client names, or ``other``.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 from pathlib import Path
 from typing import Any
@@ -203,3 +204,37 @@ def test_the_usage_report_says_what_was_fetched_and_what_never_was(client: Asgi)
     assert ("kit", "p00") in never and ("kit", "broken") in never
     assert ("kit", "code_review") not in never and ("kit", "p01") not in never
     assert report["since"].endswith("Z")
+
+
+def test_with_tokens_the_principal_is_a_label_and_hidden_prompts_are_other(
+        kit_dir: Path, tmp_path: Path) -> None:
+    tokens = {"team-a": "token-of-team-a-0123456789", "ops": "token-of-ops-0123456789"}
+    (tmp_path / "tokens.json").write_text(json.dumps({"tokens": [
+        {"name": "team-a", "sha256": hashlib.sha256(tokens["team-a"].encode()).hexdigest(),
+         "see": ["kit/p0*"]},
+        {"name": "ops", "sha256": hashlib.sha256(tokens["ops"].encode()).hexdigest()}]}))
+    app = build(parser().parse_args(["--http=", "--no-access-log", "--tokens",
+                                     str(tmp_path / "tokens.json"), str(kit_dir)]))
+    client = Asgi(app)
+
+    async def go(token: str, prompt: str) -> dict[str, Any]:
+        body = {"jsonrpc": "2.0", "id": 1, "method": "prompts/get", "params": {
+            "name": prompt, "arguments": GOOD if prompt == "code_review" else {}, "_meta": {
+                "io.modelcontextprotocol/protocolVersion": V26,
+                "io.modelcontextprotocol/clientCapabilities": {}}}}
+        _, _, data = await client.request("POST", "/mcp", json.dumps(body).encode(), {
+            "content-type": "application/json", "accept": "application/json",
+            "mcp-protocol-version": V26, "mcp-method": "prompts/get", "mcp-name": prompt,
+            "authorization": f"Bearer {token}"})
+        return json.loads(data)  # type: ignore[no-any-return]
+
+    async def run() -> str:
+        assert "result" in await go(tokens["team-a"], "p01")
+        assert "error" in await go(tokens["team-a"], "code_review")  # not in team-a's view
+        assert "result" in await go(tokens["ops"], "code_review")
+        return await client.text("/metrics")
+
+    got = {(s["principal"], s["prompt"], s["outcome"])
+           for s, _ in _series(asyncio.run(run()), "promptops_prompt_requests_total")}
+    assert got == {("team-a", "p01", "ok"), ("team-a", "other", "not_found"),
+                   ("ops", "code_review", "ok")}
