@@ -12,15 +12,21 @@ access log's trace id, and that no argument value leaves the process.
 
 from __future__ import annotations
 
+import asyncio
 import re
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
+import httpx2
 import pytest
 import rotel
 from http_helpers import HttpServer, free_port, initialize, modern, post
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
 
 SECRET = "SECRET-ARGUMENT-VALUE-7731"
 T_META = ("4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7")
@@ -49,8 +55,9 @@ def _spans(text: str) -> list[dict[str, str]]:
     return spans
 
 
-def test_spans_are_children_of_the_callers_trace(kit_dir: Path, tmp_path: Path,
-                                                 module_env: dict[str, str]) -> None:
+@contextmanager
+def _collector(tmp_path: Path) -> Iterator[int]:
+    """A rotel collector printing every span it receives to tmp_path/rotel.log; its port."""
     agent = Path(rotel.__file__).with_name("rotel-agent")
     assert agent.exists(), "the rotel wheel has no collector binary"
     http_port, grpc_port = free_port(), free_port()
@@ -60,6 +67,27 @@ def test_spans_are_children_of_the_callers_trace(kit_dir: Path, tmp_path: Path,
          "--debug-log-verbosity", "detailed", "--otlp-http-endpoint", f"127.0.0.1:{http_port}",
          "--otlp-grpc-endpoint", f"127.0.0.1:{grpc_port}"], stdout=log, stderr=subprocess.STDOUT)
     try:
+        yield http_port
+    finally:
+        collector.terminate()
+        collector.wait(10)
+        log.close()
+
+
+def _wait_spans(tmp_path: Path, renders: int) -> str:
+    text = ""
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        text = (tmp_path / "rotel.log").read_text(errors="replace")
+        if text.count("Name           : render") >= renders:
+            break
+        time.sleep(0.2)
+    return text
+
+
+def test_spans_are_children_of_the_callers_trace(kit_dir: Path, tmp_path: Path,
+                                                 module_env: dict[str, str]) -> None:
+    with _collector(tmp_path) as http_port:
         srv = HttpServer([str(kit_dir)], tmp_path / "server.log", env={
             **module_env, "OTEL_EXPORTER_OTLP_ENDPOINT": f"http://127.0.0.1:{http_port}",
             "OTEL_BSP_SCHEDULE_DELAY": "100"})
@@ -81,17 +109,7 @@ def test_spans_are_children_of_the_callers_trace(kit_dir: Path, tmp_path: Path,
             assert r.json()["error"]["code"] == -32603
         finally:
             assert srv.stop() == 0, srv.stderr()
-        text = ""
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline:
-            text = (tmp_path / "rotel.log").read_text(errors="replace")
-            if text.count("Name           : render") >= 3:
-                break
-            time.sleep(0.2)
-    finally:
-        collector.terminate()
-        collector.wait(10)
-        log.close()
+        text = _wait_spans(tmp_path, 3)
 
     spans = _spans(text)
     gets = [s for s in spans if s.get("Name") == "prompts/get"]
@@ -130,3 +148,47 @@ def test_off_means_nothing_is_imported(kit_dir: Path, env: dict[str, str]) -> No
                          env={**clean, **env}, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[]"
+
+
+def test_the_official_sdk_clients_trace_context_parents_the_server_span(
+        kit_dir: Path, tmp_path: Path, module_env: dict[str, str]) -> None:
+    """The Python SDK puts its client span's context in `_meta` (2026-07-28 and session
+    era alike); the server's span is that span's child, in the caller's trace."""
+    from opentelemetry import trace
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    exported = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exported))
+    trace.set_tracer_provider(provider)  # the SDK's tracer is a proxy to the global one
+
+    async def drive(url: str, mode: str) -> None:
+        async with httpx2.AsyncClient(timeout=30) as http, Client(
+                streamable_http_client(url, http_client=http), mode=mode, cache=None) as c:
+            await c.get_prompt("p01", {})
+
+    with _collector(tmp_path) as http_port:
+        srv = HttpServer([str(kit_dir)], tmp_path / "server.log", env={
+            **module_env, "OTEL_EXPORTER_OTLP_ENDPOINT": f"http://127.0.0.1:{http_port}",
+            "OTEL_BSP_SCHEDULE_DELAY": "100"})
+        try:
+            for mode in ("auto", "legacy"):
+                asyncio.run(drive(srv.url, mode))
+        finally:
+            assert srv.stop() == 0, srv.stderr()
+        text = _wait_spans(tmp_path, 2)
+
+    client_gets = [s for s in exported.get_finished_spans()
+                   if s.kind == trace.SpanKind.CLIENT and "prompts/get" in s.name]
+    assert len(client_gets) == 2, [s.name for s in exported.get_finished_spans()]
+    server_gets = [s for s in _spans(text) if s.get("Name") == "prompts/get"]
+    assert len(server_gets) == 2
+    for sent in client_gets:
+        ctx = sent.get_span_context()
+        assert ctx is not None
+        mine = [s for s in server_gets if s["Parent ID"] == format(ctx.span_id, "016x")]
+        assert len(mine) == 1 and mine[0]["Trace ID"] == format(ctx.trace_id, "032x")
+        assert mine[0]["promptops.prompt"] == "p01"
+    assert {s["promptops.revision"] for s in server_gets} == {"2026-07-28", "2025-11-25"}
