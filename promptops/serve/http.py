@@ -139,6 +139,7 @@ def build(args: argparse.Namespace, gate: Gate | None = None) -> HttpApp:
     settings = Settings(page_size=args.page_size, ttl_ms=args.ttl_ms, tools=args.tools,
                         signer=Signer.configured(args.key_file))
     metrics = Metrics()
+    tracing = _tracing(log)
     auth = _auth(args)
     views: Views
     follower: Follower | None = None
@@ -163,10 +164,11 @@ def build(args: argparse.Namespace, gate: Gate | None = None) -> HttpApp:
                 metrics.failed.inc()
 
         follower = Follower(dirs, ref=args.ref, log=report, gate=gate)
+        if tracing is not None:
+            follower.traced = tracing.rebuild
         views = Views(follower.initial(), settings)
         follower.warm_up()  # a team server's first new commit takes the fast path too
     metrics.served(views.bundles)
-    tracing = _tracing(log)
     usage = Usage(tracing=tracing)  # per-prompt counters: /metrics and /usage; spans
     usage.serving(views.bundles)
     views.count(usage)

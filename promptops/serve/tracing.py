@@ -95,6 +95,20 @@ class Tracing:
         finally:
             span.end()
 
+    @contextmanager
+    def rebuild(self, commits: tuple[str, ...]) -> Iterator[Span]:
+        """The git follower's rebuild of a new HEAD (a root span: no request caused it)."""
+        span = self.tracer.start_span("promptops.rebuild", attributes={
+            "promptops.commits": ",".join(commits)}, record_exception=False,
+            set_status_on_exception=False)
+        try:
+            yield span
+        except Exception:
+            span.set_status(self._error)
+            raise
+        finally:
+            span.end()
+
     def failed(self, span: Span, outcome: str) -> None:
         span.set_status(self._error)
         span.set_attribute("promptops.outcome", outcome)

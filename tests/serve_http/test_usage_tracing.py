@@ -21,9 +21,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import git
 import httpx2
 import pytest
 import rotel
+from helpers.repo import commit_files
 from http_helpers import HttpServer, free_port, initialize, modern, post
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
@@ -107,6 +109,15 @@ def test_spans_are_children_of_the_callers_trace(kit_dir: Path, tmp_path: Path,
                                "params": {"name": "broken"}},
                      {"mcp-session-id": sid, "traceparent": _traceparent(T_HEADER)})
             assert r.json()["error"]["code"] == -32603
+
+            repo = git.Repo(kit_dir)  # a new commit: the follower's rebuild is a span
+            commit_files(repo, {"prompts/traced.prompt.yaml": "description: t\nmessages:\n"
+                                "  - role: user\n    text: t\n"}, "add traced")
+            head = repo.head.commit.hexsha
+            deadline = time.monotonic() + 30
+            while "traced" not in httpx2.get(srv.base + "/usage", timeout=5).text:
+                assert time.monotonic() < deadline, srv.stderr()
+                time.sleep(0.1)
         finally:
             assert srv.stop() == 0, srv.stderr()
         text = _wait_spans(tmp_path, 3)
@@ -127,6 +138,9 @@ def test_spans_are_children_of_the_callers_trace(kit_dir: Path, tmp_path: Path,
     assert by_trace[(T_HEADER[0], "code_review")]["promptops.revision"] == "2025-11-25"
     assert by_trace[(T_HEADER[0], "code_review")]["promptops.outcome"] == "ok"
     assert by_trace[(T_HEADER[0], "broken")]["promptops.outcome"] == "render_error"
+    rebuilds = [s for s in spans if s.get("Name") == "promptops.rebuild"]
+    assert [s["promptops.commits"] for s in rebuilds] == [head]
+    assert rebuilds[0]["Parent ID"] == ""
     init = [s for s in spans if s.get("Name") == "initialize"]
     assert init and init[0]["Parent ID"] == ""  # no traceparent: a root span
     assert SECRET not in text  # no argument value is exported
