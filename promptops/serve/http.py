@@ -22,6 +22,7 @@ import re
 import shlex
 import signal
 import sys
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -175,7 +176,9 @@ def build(args: argparse.Namespace, gate: Gate | None = None) -> HttpApp:
     metrics.registry.register(usage)
 
     def swapped(bundles: Sequence[Bundle]) -> None:
+        started = time.perf_counter()
         if views.swap(bundles):
+            usage.swapped(time.perf_counter() - started)
             metrics.reloads.inc()
             metrics.served(bundles)
             usage.serving(bundles)

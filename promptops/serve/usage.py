@@ -53,6 +53,7 @@ MAX_PRINCIPALS = 64
 CLIENT_INFO = "io.modelcontextprotocol/clientInfo"  # the 2026-07-28 _meta key
 BUCKETS = (0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1.0)
 _LE = [repr(b) for b in BUCKETS] + ["+Inf"]
+SWAP_BUCKETS = (0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9 ._/@:+-]{0,63}")
 
 # The caller's principal, set by the HTTP transport for the request being answered (a
@@ -116,12 +117,20 @@ class Usage:
         # (package, prompt, version) -> bucket counts..., sum
         self.latency: dict[tuple[str, str, str], list[float]] = {}
         self.served: list[tuple[str, str, str]] = []  # (package, prompt, version) served now
+        self.swaps = [0.0] * (len(SWAP_BUCKETS) + 2)  # reload + list_changed fan-out times
 
     # ---- what is served -------------------------------------------------------------------
     def serving(self, bundles: Sequence[Bundle]) -> None:
         """The prompts served from now on (the report's "never fetched" is against these)."""
         self.served = sorted((b["package"]["name"], p["name"], str(b["package"]["version"]))
                              for b in bundles for p in b["prompts"])
+
+    def swapped(self, seconds: float) -> None:
+        """A new bundle set took ``seconds`` to reach every view and to be handed, as
+        list_changed, to every listener's stream (the follower's thread; one writer)."""
+        row = self.swaps
+        row[bisect_left(SWAP_BUCKETS, seconds)] += 1
+        row[-1] += seconds
 
     # ---- the hook ---------------------------------------------------------------------------
     def run(self, method: str, handler: Handler, session: Session, snap: Snapshot,
@@ -239,6 +248,16 @@ class Usage:
         for row3 in self.served:
             served.add_metric(list(row3), 1)
         yield served
+        swaps = HistogramMetricFamily(
+            "promptops_list_changed_fanout_seconds", "time from a new bundle set to "
+            "list_changed handed to every listener's stream (snapshot swap included)")
+        total, buckets = 0.0, []
+        for le, count in zip([repr(b) for b in SWAP_BUCKETS] + ["+Inf"], self.swaps[:-1],
+                             strict=True):
+            total += count
+            buckets.append((le, total))
+        swaps.add_metric([], buckets, self.swaps[-1])
+        yield swaps
 
     def describe(self) -> Iterator[Metric]:
         return iter(())  # nothing at registration: collect() runs only at scrape time

@@ -18,9 +18,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import git
 import httpx2
 import pytest
-from helpers.repo import run_cli
+from helpers.repo import commit_files, run_cli
 from http_helpers import HttpServer, free_port
 from mcp import Client, types
 from mcp.client.streamable_http import streamable_http_client
@@ -190,3 +191,13 @@ def test_every_dashboard_query_is_promql_prometheus_answers(
     assert len(exprs) >= 8
     for expr in exprs:
         prom.query(expr.replace("$package", ".*").replace("$__rate_interval", "1m"))
+
+
+def test_a_new_commit_is_a_list_changed_fanout_sample(
+        served: tuple[HttpServer, Prometheus], kit_dir: Path) -> None:
+    _, prom = served
+    commit_files(git.Repo(kit_dir), {"prompts/fresh.prompt.yaml": "description: f\n"
+                                     "messages:\n  - role: user\n    text: f\n"}, "add fresh")
+    _wait_for(prom, "sum(promptops_list_changed_fanout_seconds_count)", 1)
+    unused = prom.query('promptops_prompt_served{prompt="fresh"}')
+    assert unused, "the new prompt is served (and so, unused so far)"
