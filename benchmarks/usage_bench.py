@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import socket
 import subprocess
 import sys
 import tempfile
@@ -36,6 +37,12 @@ def _bundle(n: int) -> object:
     subprocess.run([sys.executable, "-m", "promptops", "build", str(root), "--worktree",
                     "--no-lint", "--output", str(dist)], check=True, capture_output=True)
     return load_bundle(next(dist.glob("*.json")))
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
 
 
 def _run(server: object, names: list[str], n: int) -> float:
@@ -73,11 +80,12 @@ def main() -> int:
         from promptops.serve.tracing import Tracing
 
         agent = Path(rotel.__file__).with_name("rotel-agent")
+        http_port, grpc_port = _free_port(), _free_port()
         collector = subprocess.Popen(
             [str(agent), "start", "--exporter", "blackhole", "--otlp-http-endpoint",
-             "127.0.0.1:14398", "--otlp-grpc-endpoint", "127.0.0.1:14397"],
+             f"127.0.0.1:{http_port}", "--otlp-grpc-endpoint", f"127.0.0.1:{grpc_port}"],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        os.environ["OTEL_EXPORTER_OTLP_ENDPOINT"] = "http://127.0.0.1:14398"
+        os.environ["OTEL_EXPORTER_OTLP_ENDPOINT"] = f"http://127.0.0.1:{http_port}"
         time.sleep(1)
         tracing: Tracing | None = Tracing()
     except ImportError:

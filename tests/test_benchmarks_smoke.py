@@ -102,3 +102,10 @@ def test_diff_bench_runs_cold_and_warm() -> None:
     rows = [line.split() for line in done.stdout.splitlines() if line.strip().startswith("30")]
     assert [r[2] for r in rows] == ["cold", "warm"], done.stdout
     assert all("partial source diff, rendered diff" in " ".join(r) for r in rows)
+
+
+def test_usage_bench_runs_every_mode() -> None:
+    proc = run_script("usage_bench.py", "--prompts", "5", "--n", "200", "--rounds", "1")
+    assert proc.returncode == 0, proc.stderr
+    modes = [line.split()[0] for line in proc.stdout.splitlines()]
+    assert modes == ["off", "usage", "tracing"], proc.stdout
