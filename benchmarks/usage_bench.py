@@ -54,7 +54,8 @@ def _run(server: object, names: list[str], n: int) -> float:
         "protocolVersion": "2025-11-25", "capabilities": {},
         "clientInfo": {"name": "bench", "version": "1"}}})
     msgs = [{"jsonrpc": "2.0", "id": i, "method": "prompts/get",
-             "params": {"name": names[i % len(names)], "arguments": {"topic": "x"}}} for i in range(n)]
+             "params": {"name": names[i % len(names)], "arguments": {"topic": "x"}}}
+            for i in range(n)]
     start = time.process_time()
     for m in msgs:
         server.handle(session, m)
