@@ -599,6 +599,25 @@ def serve(ctx: typer.Context) -> None:
     raise typer.Exit(serve_main(list(ctx.args)))
 
 
+@_command()
+def usage(
+    ctx: typer.Context,
+    url: Annotated[str, typer.Argument(metavar="URL",
+                                       help="The team server (serve --http), e.g. "
+                                            "http://127.0.0.1:8080/mcp")],
+    token_env: Annotated[
+        str | None,
+        typer.Option("--token-env", metavar="NAME",
+                     help="Environment variable holding the bearer token"),
+    ] = None,
+    fmt: FormatOpt = Format.text,
+) -> None:
+    """Which prompts and versions a team server served, to whom, and which nobody fetched."""
+    from promptops.commands import usage as cmd
+
+    _run(ctx, cmd.run, url=url, token_env=token_env, fmt=fmt)
+
+
 def app_main(argv: list[str]) -> int:
     """Run the typer app without letting it call sys.exit, so tests can call it too."""
     try:

@@ -132,3 +132,10 @@ def test_ui_bench_runs_and_writes_its_section(tmp_path: Path) -> None:
     assert "| search p95 | 20 |" in proc.stdout and " ms |" in proc.stdout
     text = docs.read_text()
     assert text.count("## UI") == 1 and "## Lint\n\nalso kept" in text
+
+
+def test_usage_bench_runs_every_mode() -> None:
+    proc = run_script("usage_bench.py", "--prompts", "5", "--n", "200", "--rounds", "1")
+    assert proc.returncode == 0, proc.stderr
+    modes = [line.split()[0] for line in proc.stdout.splitlines()]
+    assert modes == ["off", "usage", "tracing"], proc.stdout

@@ -45,6 +45,8 @@ from promptops.serve.cache import BuildCache, restamp
 from promptops.serve.catalog import check_names
 
 if TYPE_CHECKING:
+    from contextlib import AbstractContextManager
+
     from promptops.pipeline.build import Build
 
 POLL_S = 0.05
@@ -147,6 +149,8 @@ class Follower(Background):
         self._unstored: list[tuple[BuildCache, str, str, Bundle]] = []
         self._served: tuple[str, ...] | None = None  # the commits now served, one per package
         self._failed: tuple[str | None, ...] | None = None  # the last set that did not build
+        # serve --http with tracing (tracing.py): a context manager around each rebuild
+        self.traced: Callable[[tuple[str, ...]], AbstractContextManager[object]] | None = None
 
     # -- the served set -------------------------------------------------------------------
 
@@ -331,7 +335,11 @@ class Follower(Background):
         commits = tuple(c for c in heads if c is not None)
         try:
             try:
-                bundles = self._build(commits)
+                if self.traced is None:
+                    bundles = self._build(commits)
+                else:
+                    with self.traced(commits):
+                        bundles = self._build(commits)
             except Exception as exc:  # hostile content must never cost the served set
                 self._failed = heads
                 self._say(

@@ -22,7 +22,8 @@ import re
 import shlex
 import signal
 import sys
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
     from promptops.serve.auth import JwtTokens, StaticTokens
     from promptops.serve.follow import Follower, Gate
     from promptops.serve.remote import Remote
+    from promptops.serve.tracing import Tracing
     from promptops.serve.transports.http import HttpApp
 
 USAGE = """\
@@ -148,6 +150,7 @@ def build(args: argparse.Namespace, gate: Gate | None = None) -> HttpApp:
     from promptops.serve.signing import Signer
     from promptops.serve.transports.http import HttpApp, HttpConfig
     from promptops.serve.transports.stdio import log
+    from promptops.serve.usage import Usage
     from promptops.serve.views import Views
 
     if args.page_size < 1 or args.ttl_ms < 0:
@@ -162,6 +165,7 @@ def build(args: argparse.Namespace, gate: Gate | None = None) -> HttpApp:
     settings = Settings(page_size=args.page_size, ttl_ms=args.ttl_ms, tools=args.tools,
                         signer=Signer.configured(args.key_file))
     metrics = Metrics()
+    tracing = _tracing(log)
     auth = _auth(args)
     views: Views
     follower: Follower | None = None
@@ -197,15 +201,24 @@ def build(args: argparse.Namespace, gate: Gate | None = None) -> HttpApp:
 
         follower = Follower(dirs, ref=args.ref, log=report, gate=gate, notify=notify,
                             channel=args.channel)
+        if tracing is not None:
+            follower.traced = tracing.rebuild
         views = Views(follower.initial(), settings, private=auth is not None)
         heard.append(views)
         follower.warm_up()  # a team server's first new commit takes the fast path too
     metrics.served(views.bundles)
+    usage = Usage(tracing=tracing)  # per-prompt counters: /metrics and /usage; spans
+    usage.serving(views.bundles)
+    views.count(usage)
+    metrics.registry.register(usage)
 
     def swapped(bundles: Sequence[Bundle]) -> None:
+        started = time.perf_counter()
         if views.swap(bundles):
+            usage.swapped(time.perf_counter() - started)
             metrics.reloads.inc()
             metrics.served(bundles)
+            usage.serving(bundles)
             log(f"serving {sum(len(b['prompts']) for b in bundles)} prompts from "
                 + ", ".join(f"{b['package']['name']}@{(b['source'].get('commit') or '')[:12]}"
                             for b in bundles))
@@ -245,6 +258,8 @@ def build(args: argparse.Namespace, gate: Gate | None = None) -> HttpApp:
             remote.stop()
         if follower is not None:
             follower.stop()
+        if tracing is not None:
+            tracing.shutdown()  # export what is buffered
 
     ui = None
     if args.ui:
@@ -253,10 +268,28 @@ def build(args: argparse.Namespace, gate: Gate | None = None) -> HttpApp:
         ui = ui_app(lambda: views.bundles)
     app = HttpApp(views, config, auth=auth, metrics=metrics, on_start=start, on_stop=stop,
                   ui=ui)
+    app.usage = usage
     snap_prompts = sum(len(b["prompts"]) for b in views.bundles)
     log(f"serving {snap_prompts} prompts over HTTP at "
         f"http://{host if ':' not in host else f'[{host}]'}:{port}{config.path}")
     return app
+
+
+def _tracing(log: Callable[[str], None]) -> Tracing | None:
+    """OpenTelemetry tracing when the OTEL_* variables ask for it (docs/observability.md);
+    nothing is imported otherwise."""
+    from promptops.serve.tracing import wanted
+
+    if not wanted():
+        return None
+    try:
+        from promptops.serve.tracing import Tracing
+
+        return Tracing()
+    except ImportError as exc:
+        log(f"warning: OTEL_EXPORTER_OTLP_* is set but tracing needs the [otel] extra "
+            f"(pip install 'promptops[otel]'): {exc}; serving without traces")
+        return None
 
 
 def _auth(args: argparse.Namespace) -> StaticTokens | JwtTokens | None:

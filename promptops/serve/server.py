@@ -60,6 +60,7 @@ from promptops.serve.session import Session, envelope
 
 if TYPE_CHECKING:
     from promptops.pipeline.bundle_types import Bundle
+    from promptops.serve.usage import Usage
 
 
 class Server:
@@ -70,6 +71,7 @@ class Server:
         self.settings = settings or Settings()
         self._lock = threading.Lock()
         self._sessions: dict[Session, None] = {}
+        self.usage: Usage | None = None  # per-prompt counters (serve --http; usage.py)
 
     # ---- sessions ---------------------------------------------------------------------
     def open(self, send: Send) -> Session:
@@ -164,8 +166,14 @@ class Server:
         else:
             caps, rev = {}, session.revision or LATEST_SESSION
         snap: Snapshot = self.catalog.snapshot  # one snapshot for the whole request
+        usage = self.usage
         try:
-            out = method.handler(session, snap, req.params, Call(req.id, rev, caps, self.settings))
+            if usage is None or req.method not in usage.counted:
+                out = method.handler(session, snap, req.params,
+                                     Call(req.id, rev, caps, self.settings))
+            else:
+                out = usage.run(req.method, method.handler, session, snap, req.params,
+                                Call(req.id, rev, caps, self.settings))
         except FAILURES as exc:
             raise rpc_error(exc) from exc
         if isinstance(out, Subscribe):

@@ -33,6 +33,7 @@ from promptops.serve.server import Server
 if TYPE_CHECKING:
     from promptops.pipeline.bundle_types import Bundle
     from promptops.serve.methods import Settings
+    from promptops.serve.usage import Usage
 
 
 def visible(bundle: Bundle, see: tuple[str, ...]) -> Bundle | None:
@@ -70,6 +71,7 @@ class Views:
         self._bundles = list(bundles)
         self._lock = threading.Lock()
         self._servers: dict[tuple[str, ...], Server] = {}
+        self.usage: Usage | None = None  # given to every view's server (see count())
         self.everything = self.server(EVERYTHING)
 
     @property
@@ -84,7 +86,15 @@ class Views:
             found = self._servers.get(see)
             if found is None:
                 found = self._servers[see] = Server(Catalog(self._filtered(see)), self.settings)
+                found.usage = self.usage
         return found
+
+    def count(self, usage: Usage) -> None:
+        """Count prompt usage with ``usage`` in every view, present and future."""
+        with self._lock:
+            self.usage = usage
+            for server in self._servers.values():
+                server.usage = usage
 
     def _filtered(self, see: tuple[str, ...]) -> list[Bundle]:
         shown = [b for b in (visible(b, see) for b in self._bundles) if b is not None]

@@ -67,6 +67,7 @@ from promptops.serve.revisions import (
 )
 from promptops.serve.session import envelope
 from promptops.serve.transports.stdio import log, log_bug
+from promptops.serve.usage import PRINCIPAL, TRACE_HEADER, TRACE_ID
 
 if TYPE_CHECKING:
     from promptops.serve.auth import JwtTokens
@@ -75,6 +76,7 @@ if TYPE_CHECKING:
     from promptops.serve.server import Server
     from promptops.serve.session import Session
     from promptops.serve.transports.http_sse import OldSession
+    from promptops.serve.usage import Usage
     from promptops.serve.views import Views
 
 Scope = MutableMapping[str, Any]
@@ -419,6 +421,7 @@ class HttpApp:
                            "/.well-known/oauth-protected-resource" + config.path}
         self._hosts_ok: set[str] = set()  # Host values _check_host passed (at most 64)
         self._cache_memo: CacheHeaders = {}  # see _cache_headers
+        self.usage: Usage | None = None  # per-prompt counters and GET /usage (usage.py)
 
     # ---- ASGI ---------------------------------------------------------------------------
     async def __call__(self, scope: Scope, receive: Receive, send: SendAsgi) -> None:
@@ -536,6 +539,8 @@ class HttpApp:
             elif path == "/metrics" and self.metrics is not None:
                 status = await _respond(send, 200, self.metrics.render(),
                                         [(b"content-type", self.metrics.content_type.encode())])
+            elif path == "/usage" and self.usage is not None:
+                status = await _respond(send, 200, encode(self.usage.report()), _NO_STORE_JSON)
             elif path in self._prm_paths and self.auth is not None:
                 status = await _respond(send, 200, prm_document(
                     self.config.resource, self.config.issuer, self.config.required_scopes))
@@ -560,6 +565,9 @@ class HttpApp:
             entry["rpc"] = note["rpc"]
         if note["principal"]:
             entry["principal"] = note["principal"]
+        trace = TRACE_ID.get()
+        if trace:
+            entry["trace"] = trace
         with contextlib.suppress(OSError, ValueError):
             sys.stderr.write(json.dumps(entry, separators=(",", ":")) + "\n")
 
@@ -663,6 +671,10 @@ class HttpApp:
             else:
                 principal = await self._admit(headers)
                 note["principal"] = principal.name
+                if self.usage is not None:
+                    PRINCIPAL.set(principal.name)
+            if self.usage is not None and self.usage.tracing is not None:
+                TRACE_HEADER.set((headers.get("traceparent"), headers.get("tracestate")))
             verb = scope["method"]
             if verb == "POST":
                 return await self._post(scope, receive, send, headers, principal, note)

@@ -1,0 +1,289 @@
+"""Who fetches which prompt version: per-prompt counters of ``serve --http`` (issue 29).
+
+A platform team asks the team server which prompts and versions are fetched, by which
+clients and principals, how they fare, and which prompts nobody uses any more. This
+module answers from the one place every request passes: :meth:`Server._request` hands
+``prompts/get``, ``completion/complete`` and ``initialize`` to :meth:`Usage.run` when a
+:class:`Usage` is attached (``serve --http`` attaches one; stdio never does, so its hot
+path only reads one attribute that is None).
+
+Every label is bounded, because a label value is a new time series and the values here
+come from callers: a prompt, package and version are only ever a name the *served
+snapshot* knows (anything else is ``other``), the revision one this server speaks, the
+outcome one of :data:`OUTCOMES`, and the client (``clientInfo.name``, from
+``initialize`` or the 2026-07-28 ``_meta``) and principal names the first
+:data:`MAX_CLIENTS` / :data:`MAX_PRINCIPALS` distinct well-formed ones, then ``other``.
+So a caller sending 100,000 invented names adds at most one ``other`` series per label.
+
+Counting costs a dict update per request on the event loop's thread (the thread that
+also answers ``/metrics`` and ``/usage``): no lock, as in :mod:`promptops.serve.metrics`.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from bisect import bisect_left
+from collections.abc import Container, Iterator, Sequence
+from contextvars import ContextVar
+from typing import TYPE_CHECKING
+from weakref import WeakKeyDictionary
+
+from promptops.errors import TemplateError
+from promptops.serve.jsonrpc import Json
+from promptops.serve.revisions import SUPPORTED
+
+if TYPE_CHECKING:
+    from opentelemetry.trace import Span
+    from prometheus_client.metrics_core import Metric
+
+    from promptops.pipeline.bundle_types import Bundle
+    from promptops.serve.catalog import Snapshot
+    from promptops.serve.methods import Call, Handler, Result
+    from promptops.serve.session import Session
+    from promptops.serve.tracing import Tracing
+
+OTHER = "other"
+OK, INVALID, RENDER, NOT_FOUND, INPUT = (
+    "ok", "invalid_arguments", "render_error", "not_found", "input_required")
+OUTCOMES = (OK, INVALID, RENDER, NOT_FOUND, INPUT)
+COUNTED = frozenset({"prompts/get", "completion/complete", "initialize"})
+MAX_CLIENTS = 32
+MAX_PRINCIPALS = 64
+CLIENT_INFO = "io.modelcontextprotocol/clientInfo"  # the 2026-07-28 _meta key
+BUCKETS = (0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1.0)
+_LE = [repr(b) for b in BUCKETS] + ["+Inf"]
+SWAP_BUCKETS = (0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9 ._/@:+-]{0,63}")
+
+# The caller's principal, set by the HTTP transport for the request being answered (a
+# request is one asyncio task, so this never leaks to another request).
+PRINCIPAL: ContextVar[str] = ContextVar("promptops_principal", default="")
+# With tracing on (tracing.py): the request's HTTP traceparent and tracestate headers, and
+# the trace id of its span (for the access log line).
+TRACE_HEADER: ContextVar[tuple[str | None, str | None]] = ContextVar(
+    "promptops_trace_header", default=(None, None))
+TRACE_ID: ContextVar[str] = ContextVar("promptops_trace_id", default="")
+
+
+class _Every:
+    """Contains every method name."""
+
+    def __contains__(self, item: object) -> bool:
+        return True
+
+
+class Bounded:
+    """The first ``limit`` distinct well-formed names as themselves, every other ``other``."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.seen: set[str] = set()
+
+    def __call__(self, name: object) -> str:
+        if not isinstance(name, str) or not name:
+            return ""
+        if name in self.seen:
+            return name
+        if len(self.seen) >= self.limit or not _NAME.fullmatch(name):
+            return OTHER
+        self.seen.add(name)
+        return name
+
+
+def client_name(params: Json) -> object:
+    """``clientInfo.name`` of an initialize, or of a 2026-07-28 request's ``_meta``."""
+    info = params.get("clientInfo")
+    if info is None:
+        meta = params.get("_meta")
+        info = meta.get(CLIENT_INFO) if isinstance(meta, dict) else None
+    return info.get("name") if isinstance(info, dict) else None
+
+
+class Usage:
+    """The per-prompt counters, the render-time histogram and the ``/usage`` report."""
+
+    def __init__(self, *, max_clients: int = MAX_CLIENTS,
+                 max_principals: int = MAX_PRINCIPALS, tracing: Tracing | None = None) -> None:
+        self.tracing = tracing
+        # the methods Server hands to run(): every one when each request is a span
+        self.counted: Container[str] = COUNTED if tracing is None else _Every()
+        self.started = time.time()
+        self.clients = Bounded(max_clients)
+        self.principals = Bounded(max_principals)
+        self._by_session: WeakKeyDictionary[Session, str] = WeakKeyDictionary()
+        # (method, package, prompt, version, revision, outcome, client, principal) -> n
+        self.counts: dict[tuple[str, ...], int] = {}
+        # (package, prompt, version) -> bucket counts..., sum
+        self.latency: dict[tuple[str, str, str], list[float]] = {}
+        self.served: list[tuple[str, str, str]] = []  # (package, prompt, version) served now
+        self.swaps = [0.0] * (len(SWAP_BUCKETS) + 2)  # reload + list_changed fan-out times
+
+    # ---- what is served -------------------------------------------------------------------
+    def serving(self, bundles: Sequence[Bundle]) -> None:
+        """The prompts served from now on (the report's "never fetched" is against these)."""
+        self.served = sorted((b["package"]["name"], p["name"], str(b["package"]["version"]))
+                             for b in bundles for p in b["prompts"])
+
+    def swapped(self, seconds: float) -> None:
+        """A new bundle set took ``seconds`` to reach every view and to be handed, as
+        list_changed, to every listener's stream (the follower's thread; one writer)."""
+        row = self.swaps
+        row[bisect_left(SWAP_BUCKETS, seconds)] += 1
+        row[-1] += seconds
+
+    # ---- the hook ---------------------------------------------------------------------------
+    def run(self, method: str, handler: Handler, session: Session, snap: Snapshot,
+            params: Json, call: Call) -> Result:
+        """``handler``'s result, counted (a failure is counted, then raised as it was);
+        a span of its own when tracing is on (then every method comes here)."""
+        tracing = self.tracing
+        if tracing is None:
+            return self._count(method, handler, session, snap, params, call, None)
+        with tracing.request(method, params, TRACE_HEADER.get()) as span:
+            TRACE_ID.set(tracing.trace_id(span))
+            if not span.is_recording():  # not sampled: count only
+                return self._count(method, handler, session, snap, params, call, None)
+            if method in COUNTED:
+                return self._count(method, handler, session, snap, params, call, span)
+            span.set_attribute("promptops.revision", call.revision)
+            try:
+                return handler(session, snap, params, call)
+            except Exception:
+                tracing.failed(span, "error")
+                raise
+
+    def _count(self, method: str, handler: Handler, session: Session, snap: Snapshot,
+               params: Json, call: Call, span: Span | None) -> Result:
+        if method == "initialize":
+            out = handler(session, snap, params, call)
+            self._by_session[session] = self.clients(client_name(params))
+            return out
+        if method == "prompts/get":
+            name = params.get("name")
+        else:
+            ref = params.get("ref")
+            name = ref.get("name") if isinstance(ref, dict) else None
+        entry = snap.index.get(name) if isinstance(name, str) else None
+        if entry is None:
+            pkg = prompt = version = OTHER
+        else:
+            package = entry.bundle["package"]
+            pkg, prompt, version = package["name"], entry.prompt["name"], str(package["version"])
+        client = self._by_session.get(session)
+        if client is None:
+            client = self.clients(client_name(params))
+        rev = call.revision if call.revision in SUPPORTED else OTHER
+        started = time.perf_counter()
+        outcome = OK
+        try:
+            if span is None or method != "prompts/get":
+                out = handler(session, snap, params, call)
+            else:
+                assert self.tracing is not None
+                with self.tracing.child(span, "render"):
+                    out = handler(session, snap, params, call)
+            if isinstance(out, dict) and out.get("resultType") == "input_required":
+                outcome = INPUT
+            return out
+        except TemplateError:
+            outcome = RENDER
+            raise
+        except Exception:  # RpcError, ArgumentError, a bad cursor or requestState
+            outcome = NOT_FOUND if entry is None else INVALID
+            raise
+        finally:
+            seconds = time.perf_counter() - started
+            key = (method, pkg, prompt, version, rev, outcome, client,
+                   self.principals(PRINCIPAL.get()))
+            counts = self.counts
+            counts[key] = counts.get(key, 0) + 1
+            if entry is not None and method == "prompts/get":
+                at = (pkg, prompt, version)
+                row = self.latency.get(at)
+                if row is None:
+                    row = self.latency[at] = [0.0] * (len(BUCKETS) + 2)
+                row[bisect_left(BUCKETS, seconds)] += 1
+                row[-1] += seconds
+            if span is not None:
+                span.set_attributes({
+                    "promptops.package": pkg, "promptops.prompt": prompt,
+                    "promptops.version": version, "promptops.revision": rev,
+                    "promptops.outcome": outcome, "promptops.client": client,
+                    "promptops.digest": str(entry.bundle["digest"]) if entry else ""})
+                if outcome not in (OK, INPUT):
+                    assert self.tracing is not None
+                    self.tracing.failed(span, outcome)
+
+    # ---- Prometheus -------------------------------------------------------------------------
+    def collect(self) -> Iterator[Metric]:
+        """The series, read at scrape time (a prometheus-client custom collector)."""
+        from prometheus_client.metrics_core import (
+            CounterMetricFamily,
+            GaugeMetricFamily,
+            HistogramMetricFamily,
+        )
+
+        requests = CounterMetricFamily(
+            "promptops_prompt_requests", "prompts/get and completion/complete by prompt, "
+            "version, revision, outcome, client and principal",
+            labels=["method", "package", "prompt", "version", "revision", "outcome", "client",
+                    "principal"])
+        for key, n in self.counts.items():
+            requests.add_metric(list(key), n)
+        yield requests
+        latency = HistogramMetricFamily(
+            "promptops_prompt_render_seconds", "time to answer one prompts/get, per prompt",
+            labels=["package", "prompt", "version"])
+        for at, row in self.latency.items():
+            total, buckets = 0.0, []
+            for le, count in zip(_LE, row[:-1], strict=True):
+                total += count
+                buckets.append((le, total))
+            latency.add_metric(list(at), buckets, row[-1])
+        yield latency
+        served = GaugeMetricFamily("promptops_prompt_served",
+                                   "the prompts served now (value 1): unused = served unless "
+                                   "requested", labels=["package", "prompt", "version"])
+        for row3 in self.served:
+            served.add_metric(list(row3), 1)
+        yield served
+        swaps = HistogramMetricFamily(
+            "promptops_list_changed_fanout_seconds", "time from a new bundle set to "
+            "list_changed handed to every listener's stream (snapshot swap included)")
+        total, buckets = 0.0, []
+        for le, count in zip([repr(b) for b in SWAP_BUCKETS] + ["+Inf"], self.swaps[:-1],
+                             strict=True):
+            total += count
+            buckets.append((le, total))
+        swaps.add_metric([], buckets, self.swaps[-1])
+        yield swaps
+
+    def describe(self) -> Iterator[Metric]:
+        return iter(())  # nothing at registration: collect() runs only at scrape time
+
+    # ---- the report -------------------------------------------------------------------------
+    def report(self) -> Json:
+        """``GET /usage``: per prompt and version, counts since start; the never-fetched."""
+        per: dict[tuple[str, str, str], Json] = {}
+        for (method, pkg, prompt, version, _rev, outcome, client, _who), n in \
+                self.counts.items():
+            row = per.setdefault((pkg, prompt, version), {
+                "package": pkg, "prompt": prompt, "version": version, "gets": 0,
+                "completions": 0, "outcomes": {}, "clients": {}})
+            row["gets" if method == "prompts/get" else "completions"] += n
+            row["outcomes"][outcome] = row["outcomes"].get(outcome, 0) + n
+            if client:
+                row["clients"][client] = row["clients"].get(client, 0) + n
+        fetched = {(p, n) for (p, n, _v), row in per.items() if row["gets"]}
+        never = [{"package": p, "prompt": n, "version": v} for p, n, v in self.served
+                 if (p, n) not in fetched]
+        return {"since": _iso(self.started), "now": _iso(time.time()),
+                "prompts": sorted(per.values(), key=lambda r: (-r["gets"], r["package"],
+                                                               r["prompt"], r["version"])),
+                "never_fetched": never}
+
+
+def _iso(ts: float) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(ts))
+

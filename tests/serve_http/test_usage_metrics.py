@@ -1,0 +1,240 @@
+"""Per-prompt usage of ``serve --http`` (issue 29): counted, bounded, reported.
+
+In-process: the app ``serve --http`` builds, driven through its ASGI interface with the
+requests a client sends (the process and the official SDK clients are exercised against
+a real Prometheus in test_usage_prometheus.py). 100,000 hostile prompt and client names
+must leave ``/metrics`` a few KB: every label value is one the served bundle knows, one
+of the first few client names, or ``other``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from prometheus_client.parser import text_string_to_metric_families
+
+from promptops.serve.http import build, parser
+from promptops.serve.transports.http import HttpApp
+from promptops.serve.usage import MAX_CLIENTS
+
+V26 = "2026-07-28"
+
+
+def _app(*paths: Path) -> HttpApp:
+    return build(parser().parse_args(["--http=", "--no-access-log", *map(str, paths)]))
+
+
+class Asgi:
+    """Requests through the app's ASGI callable, as uvicorn would make them."""
+
+    def __init__(self, app: HttpApp) -> None:
+        self.app = app
+
+    async def request(self, verb: str, path: str, body: bytes = b"",
+                      headers: dict[str, str] | None = None) -> tuple[int, dict[str, str], bytes]:
+        hdrs = {"host": "127.0.0.1:8080", **(headers or {})}
+        scope = {"type": "http", "method": verb, "path": path, "query_string": b"",
+                 "headers": [(k.encode(), v.encode()) for k, v in hdrs.items()],
+                 "client": ("127.0.0.1", 5000), "server": ("127.0.0.1", 8080)}
+        sent = False
+        out: dict[str, Any] = {"body": b""}
+
+        async def receive() -> dict[str, Any]:
+            nonlocal sent
+            if not sent:
+                sent = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            await asyncio.sleep(3600)
+            return {"type": "http.disconnect"}
+
+        async def send(msg: dict[str, Any]) -> None:
+            if msg["type"] == "http.response.start":
+                out["status"] = msg["status"]
+                out["headers"] = {k.decode(): v.decode() for k, v in msg["headers"]}
+            else:
+                out["body"] += msg.get("body", b"")
+
+        await self.app(scope, receive, send)
+        return out["status"], out["headers"], out["body"]
+
+    async def modern(self, method: str, params: dict[str, Any], client: str | None = None,
+                     name: str | None = None) -> dict[str, Any]:
+        meta: dict[str, Any] = {"io.modelcontextprotocol/protocolVersion": V26,
+                                "io.modelcontextprotocol/clientCapabilities": {}}
+        if client is not None:
+            meta["io.modelcontextprotocol/clientInfo"] = {"name": client, "version": "1"}
+        body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": {**params, "_meta": meta}}
+        headers = {"content-type": "application/json", "accept": "application/json",
+                   "mcp-protocol-version": V26, "mcp-method": method}
+        if name is not None:
+            headers["mcp-name"] = name
+        _, _, data = await self.request("POST", "/mcp", json.dumps(body).encode(), headers)
+        return json.loads(data)  # type: ignore[no-any-return]
+
+    async def get(self, name: str, args: dict[str, str] | None = None,
+                  client: str | None = "agent") -> dict[str, Any]:
+        return await self.modern("prompts/get", {"name": name, "arguments": args or {}},
+                                 client, name)
+
+    async def text(self, path: str) -> str:
+        status, _, body = await self.request("GET", path)
+        assert status == 200, body
+        return body.decode()
+
+
+def _series(text: str, family: str) -> list[tuple[dict[str, str], float]]:
+    return [(s.labels, s.value) for f in text_string_to_metric_families(text)
+            for s in f.samples if s.name == family]
+
+
+GOOD = {"code": "x = 1", "language": "python"}
+
+
+@pytest.fixture()
+def client(kit_dir: Path) -> Asgi:
+    return Asgi(_app(kit_dir))
+
+
+def test_gets_are_counted_per_prompt_version_outcome_and_client(client: Asgi) -> None:
+    async def go() -> str:
+        assert "result" in await client.get("code_review", GOOD)
+        assert "result" in await client.get("code_review", GOOD, client="claude-code")
+        assert "error" in await client.get("code_review", {"code": "x"})  # language missing
+        assert "error" in await client.get("broken")  # 1 / 0
+        assert "error" in await client.get("nope")
+        done = await client.modern("completion/complete", {
+            "ref": {"type": "ref/prompt", "name": "code_review"},
+            "argument": {"name": "language", "value": "py"}}, "agent")
+        assert done["result"]["completion"]["values"] == ["python"]
+        return await client.text("/metrics")
+
+    text = asyncio.run(go())
+    got = {(s["method"], s["prompt"], s["version"], s["outcome"], s["client"]): v
+           for s, v in _series(text, "promptops_prompt_requests_total")}
+    assert got == {
+        ("prompts/get", "code_review", "1.2.3", "ok", "agent"): 1,
+        ("prompts/get", "code_review", "1.2.3", "ok", "claude-code"): 1,
+        ("prompts/get", "code_review", "1.2.3", "invalid_arguments", "agent"): 1,
+        ("prompts/get", "broken", "1.2.3", "render_error", "agent"): 1,
+        ("prompts/get", "other", "other", "not_found", "agent"): 1,
+        ("completion/complete", "code_review", "1.2.3", "ok", "agent"): 1,
+    }
+    for s, _ in _series(text, "promptops_prompt_requests_total"):
+        assert s["package"] == ("other" if s["prompt"] == "other" else "kit")
+        assert s["revision"] == V26 and s["principal"] == ""
+    counts = {s["prompt"]: v for s, v in _series(text, "promptops_prompt_render_seconds_count")}
+    assert counts == {"code_review": 3, "broken": 1}
+    served = {s["prompt"] for s, _ in _series(text, "promptops_prompt_served")}
+    assert {"code_review", "broken", "media", "p00"} <= served
+
+
+def test_the_session_era_client_is_its_initialize_clientinfo(client: Asgi) -> None:
+    async def go() -> str:
+        client.app.loop = asyncio.get_running_loop()  # what the lifespan start would set
+        hdrs = {"content-type": "application/json", "accept": "application/json"}
+        init = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "cursor", "version": "1"}}}
+        status, headers, _ = await client.request("POST", "/mcp", json.dumps(init).encode(),
+                                                  hdrs)
+        assert status == 200
+        sid = {**hdrs, "mcp-session-id": headers["mcp-session-id"]}
+        get = {"jsonrpc": "2.0", "id": 1, "method": "prompts/get",
+               "params": {"name": "code_review", "arguments": GOOD}}
+        status, _, body = await client.request("POST", "/mcp", json.dumps(get).encode(), sid)
+        assert status == 200 and b'"result"' in body
+        return await client.text("/metrics")
+
+    text = asyncio.run(go())
+    rows = _series(text, "promptops_prompt_requests_total")
+    assert [(s["client"], s["revision"], s["outcome"]) for s, _ in rows] == [
+        ("cursor", "2025-06-18", "ok")]
+
+
+def test_a_hundred_thousand_hostile_names_leave_metrics_a_few_kb(client: Asgi) -> None:
+    headers = {"content-type": "application/json", "accept": "application/json",
+               "mcp-protocol-version": V26, "mcp-method": "prompts/get"}
+
+    def body(prompt: str, who: str) -> bytes:
+        return json.dumps({"jsonrpc": "2.0", "id": 1, "method": "prompts/get", "params": {
+            "name": prompt, "arguments": {}, "_meta": {
+                "io.modelcontextprotocol/protocolVersion": V26,
+                "io.modelcontextprotocol/clientCapabilities": {},
+                "io.modelcontextprotocol/clientInfo": {"name": who, "version": "1"}}}}).encode()
+
+    async def go() -> tuple[str, str, int]:
+        ok = 0
+        for i in range(50_000):  # 100,000 distinct names: a prompt and a client each
+            prompt, who = (f'evil-{i}"}} {{x="1', f"c{i}") if i % 10 else ("p00", f"bot-{i}")
+            _, _, data = await client.request("POST", "/mcp", body(prompt, who),
+                                              {**headers, "mcp-name": prompt})
+            ok += (b'"result"' if prompt == "p00" else b"unknown prompt") in data
+        return await client.text("/metrics"), await client.text("/usage"), ok
+
+    text, report, ok = asyncio.run(go())
+    assert ok == 50_000  # every request reached the server and was answered as it should
+    assert len(text.encode()) < 16_000, len(text.encode())
+    rows = _series(text, "promptops_prompt_requests_total")
+    clients = {s["client"] for s, _ in rows}
+    assert len(clients) <= MAX_CLIENTS + 1 and "other" in clients
+    assert {s["prompt"] for s, _ in rows} == {"p00", "other"}
+    assert sum(v for _, v in rows) == 50_000
+    assert len(report.encode()) < 16_000
+    assert "evil" not in text and "evil" not in report
+
+
+def test_the_usage_report_says_what_was_fetched_and_what_never_was(client: Asgi) -> None:
+    async def go() -> str:
+        for _ in range(3):
+            await client.get("code_review", GOOD)
+        await client.get("p01", client="cursor")
+        return await client.text("/usage")
+
+    report = json.loads(asyncio.run(go()))
+    top = report["prompts"][0]
+    assert (top["package"], top["prompt"], top["version"], top["gets"]) == (
+        "kit", "code_review", "1.2.3", 3)
+    assert top["outcomes"] == {"ok": 3} and top["clients"] == {"agent": 3}
+    never = {(r["package"], r["prompt"]) for r in report["never_fetched"]}
+    assert ("kit", "p00") in never and ("kit", "broken") in never
+    assert ("kit", "code_review") not in never and ("kit", "p01") not in never
+    assert report["since"].endswith("Z")
+
+
+def test_with_tokens_the_principal_is_a_label_and_hidden_prompts_are_other(
+        kit_dir: Path, tmp_path: Path) -> None:
+    tokens = {"team-a": "token-of-team-a-0123456789", "ops": "token-of-ops-0123456789"}
+    (tmp_path / "tokens.json").write_text(json.dumps({"tokens": [
+        {"name": "team-a", "sha256": hashlib.sha256(tokens["team-a"].encode()).hexdigest(),
+         "see": ["kit/p0*"]},
+        {"name": "ops", "sha256": hashlib.sha256(tokens["ops"].encode()).hexdigest()}]}))
+    app = build(parser().parse_args(["--http=", "--no-access-log", "--tokens",
+                                     str(tmp_path / "tokens.json"), str(kit_dir)]))
+    client = Asgi(app)
+
+    async def go(token: str, prompt: str) -> dict[str, Any]:
+        body = {"jsonrpc": "2.0", "id": 1, "method": "prompts/get", "params": {
+            "name": prompt, "arguments": GOOD if prompt == "code_review" else {}, "_meta": {
+                "io.modelcontextprotocol/protocolVersion": V26,
+                "io.modelcontextprotocol/clientCapabilities": {}}}}
+        _, _, data = await client.request("POST", "/mcp", json.dumps(body).encode(), {
+            "content-type": "application/json", "accept": "application/json",
+            "mcp-protocol-version": V26, "mcp-method": "prompts/get", "mcp-name": prompt,
+            "authorization": f"Bearer {token}"})
+        return json.loads(data)  # type: ignore[no-any-return]
+
+    async def run() -> str:
+        assert "result" in await go(tokens["team-a"], "p01")
+        assert "error" in await go(tokens["team-a"], "code_review")  # not in team-a's view
+        assert "result" in await go(tokens["ops"], "code_review")
+        return await client.text("/metrics")
+
+    got = {(s["principal"], s["prompt"], s["outcome"])
+           for s, _ in _series(asyncio.run(run()), "promptops_prompt_requests_total")}
+    assert got == {("team-a", "p01", "ok"), ("team-a", "other", "not_found"),
+                   ("ops", "code_review", "ok")}
