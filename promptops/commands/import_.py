@@ -202,7 +202,7 @@ def sniff(name: str, text: str, *, named: bool) -> str | None:
             return "langchain"
         return "promptfoo" if named or _chat(data) else None
     if low.endswith((".yaml", ".yml")):
-        if "_type:" in text:
+        if re.search(r"^_type[ \t]*:", text, re.M):  # LangChain's top-level key, not `x_type:`
             return "langchain"
         return "promptfoo" if named or _yaml_chat(text) else None
     return None

@@ -138,7 +138,8 @@ def test_written_files_run_as_the_package_does(target: str, packages: dict[str, 
 def _substitutes(entry: dict[str, Any], imp: Imported, row: dict[str, Any], file: Path,
                  target: str) -> list[str]:
     name = row["prompt"]
-    _front, body = grammar.split_file(file.read_text(encoding="utf-8"))
+    # bytes as the tool reads them: a CRLF source keeps its CRLF through import and export
+    _front, body = grammar.split_file(file.read_bytes().decode("utf-8"))
     if target == "vscode":
         grammar.vscode_names(body)  # only documented variables
     original = next(p for p in imp.bundle["prompts"] if p["name"] == name)

@@ -241,6 +241,10 @@ def single_pieces(prompt: ir.IRPrompt,
                 losses.append(ir.Loss(f"media ({part.url})", f"{target} prompt files carry "
                                       "text and file references only; a URL is not fetched"))
         if chunk:
+            if messages and item.drop_blank:  # the package leaves it out when blank
+                losses.append(ir.Loss("a message left out when blank", f"{target} sends one "
+                                      "message: when this message renders blank, its blank-line "
+                                      "separator is still written, which cannot be expressed"))
             out += (["\n\n"] if messages else []) + chunk
             messages += 1
     if messages > 1:
