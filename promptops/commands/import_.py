@@ -202,10 +202,13 @@ def sniff(name: str, text: str, *, named: bool) -> str | None:
             return "langchain"
         return "promptfoo" if named or _chat(data) else None
     if low.endswith((".yaml", ".yml")):
-        if re.search(r"^_type[ \t]*:", text, re.M):  # LangChain's top-level key, not `x_type:`
+        if _LANGCHAIN_YAML.search(text):  # a top-level key: ``object_type:`` deeper is data
             return "langchain"
         return "promptfoo" if named or _yaml_chat(text) else None
     return None
+
+
+_LANGCHAIN_YAML = re.compile(r"^[\"']?_type[\"']?[ \t]*:", re.M)
 
 
 def _chat(data: object) -> bool:

@@ -112,9 +112,9 @@ def test_branches_matter_where_inputs_differ(rendered: dict[tuple[str, int], Any
 
 def test_judges_reproduce_documented_engine_rules() -> None:
     """Small probes of the rules NOTES.md states, run through the same judges."""
-    claude = judges.render_claude("---\ndescription: x\n---\nFix #$1 ($2) $3|",
-                                  {"ARGUMENTS": "42 high"})
-    assert claude == [{"role": "user", "text": "Fix #42 (high) |"}]
+    claude = judges.render_claude("---\ndescription: x\n---\nFix #$0 ($1) $2|$ARGUMENTS[1]",
+                                  {"ARGUMENTS": "42 high"})  # 0-based (NOTES.md)
+    assert claude == [{"role": "user", "text": "Fix #42 (high) |high"}]
     appended = judges.render_claude("Review the diff.\n", {"ARGUMENTS": "src/"})
     assert appended[0]["text"] == "Review the diff.\n\n\nARGUMENTS: src/"
     copilot = judges.render_copilot("---\nmode: agent\n---\n${input:x:a hint} {{y}} ${selection}",

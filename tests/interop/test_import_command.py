@@ -54,6 +54,8 @@ class Imported:
         self.format_losses = [loss for p in self.ir for loss in to_document(p, "standalone")[1]]
         self.bundle = Build(folder).bundle
         self.renderer = Renderer(self.bundle)
+        # The served names of the file's prompts, in the IR's order (one file: the bundle's).
+        self.names = [p["name"] for p in self.bundle["prompts"]]
 
 
 @pytest.fixture(scope="module")
@@ -91,14 +93,15 @@ def mismatches(imp: Imported, rendered: dict[tuple[str, int], Any]) -> tuple[lis
     compared = 0
     if imp.format_losses:
         return problems, compared
-    names = [p["name"] for p in imp.bundle["prompts"]]
+    names = imp.names  # in the IR's order; a folder import may have renamed them
+    specs = {p["name"]: p for p in imp.bundle["prompts"]}
     several = imp.entry["ecosystem"] == "promptfoo"
     for i, inputs in enumerate(judges.input_sets(imp.entry)):
         expected = rendered[(imp.entry["id"], i)]
         if isinstance(expected, str):
             continue  # the source engine refuses the entry: its losses say so
         for n, prompt in enumerate(imp.ir):
-            spec = imp.bundle["prompts"][n]
+            spec = specs[names[n]]
             kinds = {a["name"]: a.get("type", "string") for a in spec["arguments"]}
             args = {k: wire(v, kinds[k]) for k, v in arguments_for(prompt, inputs).items()}
             want = served_messages(expected, n if several else None)

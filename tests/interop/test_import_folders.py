@@ -256,6 +256,14 @@ def test_the_corpus_folder_is_found_entry_by_entry() -> None:
     assert got == want
 
 
+def test_a_yaml_is_langchain_by_its_top_level_type_key_only() -> None:
+    """A config or data file in a folder that merely holds ``object_type:`` (the corpus's
+    own corpus.yaml) is no LangChain prompt; ``_type:`` as a top-level key is."""
+    assert import_.sniff("corpus.yaml", "inputs:\n- object_type: x\n", named=False) is None
+    assert import_.sniff("p.yaml", "_type: prompt\ntemplate: hi\n", named=False) == "langchain"
+    assert import_.sniff("p.yaml", '"_type": prompt\n', named=False) == "langchain"
+
+
 def test_a_target_that_does_not_build_is_left_alone(tmp_path: Path) -> None:
     """Adding to a package that is broken already: nothing is written, and the message says
     it is the package, not the import."""

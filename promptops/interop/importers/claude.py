@@ -1,16 +1,17 @@
 """Claude Code custom slash commands (``.claude/commands/*.md``): frontmatter + plain text.
 
 Claude Code substitutes, nothing more: ``$ARGUMENTS`` is everything typed after the command,
-``$1``..``$9`` its whitespace-separated words (a missing word is empty), and a body that uses
-none of them gets ``\\n\\nARGUMENTS: <value>`` appended when arguments were given. So the
-import is one optional string argument, ``ARGUMENTS``, and a template that is the body as
+``$0``..``$9`` and ``$ARGUMENTS[N]`` its whitespace-separated words, **0-based** (``$0`` is
+the first word, as Claude Code's current docs say; a missing word is empty), and a body that
+uses none of them gets ``\\n\\nARGUMENTS: <value>`` appended when arguments were given. So
+the import is one optional string argument, ``ARGUMENTS``, and a template that is the body as
 literal text with those substitutions written in Jinja: ``{{ ARGUMENTS }}``,
-``{{ ARGUMENTS.split()[0] | default('') }}`` for ``$1``, and the appended form as one
-expression. What Claude Code does at invocation besides substituting - run ``!`cmd``` and
-read ``@file`` into the prompt - cannot happen in a served prompt: the text is kept as
-written and each occurrence is a loss. An ``@word`` inside Markdown code (a fenced block or an
-inline span) is code - a Python decorator, a CSS ``@media``, an npm ``@scope/pkg`` - and not
-a file reference, so it is no loss.
+``{{ ARGUMENTS.split()[1] | default('') }}`` for ``$1`` (the second word), and the appended
+form as one expression. What Claude Code does at invocation besides substituting - run
+``!`cmd``` and read ``@file`` into the prompt - cannot happen in a served prompt: the text is
+kept as written and each occurrence is a loss. An ``@word`` inside Markdown code (a fenced
+block or an inline span) is code - a Python decorator, a CSS ``@media``, an npm
+``@scope/pkg`` - and not a file reference, so it is no loss.
 
 Frontmatter: ``description`` -> description, ``allowed-tools`` -> tools, ``model`` -> model,
 ``argument-hint`` -> the argument's description, ``name`` -> title; every other key is
@@ -26,7 +27,7 @@ from promptops.interop.importers import _common
 from promptops.interop.ir import Argument, IRPrompt, Json, Loss, Message, Model, Text, Tool
 from promptops.interop.jinja_build import Builder
 
-_VAR = re.compile(r"\$(ARGUMENTS|[1-9])")
+_VAR = re.compile(r"\$(ARGUMENTS\[([0-9]+)\]|ARGUMENTS|([0-9]))")
 _BANG = re.compile(r"!`[^`\n]*`")
 _AT_FILE = re.compile(r"(?:(?<=\s)|^)@[A-Za-z0-9_.~/$-]*[A-Za-z0-9_/]", re.M)
 # Markdown code: fenced blocks (``` or ~~~, to the closing fence or the end) and inline spans
@@ -77,7 +78,8 @@ def _template(body: str) -> str:
         if m.group(1) == ARGUMENT:
             b.output(ARGUMENT)
         else:
-            b.output(f"{ARGUMENT}.split()[{int(m.group(1)) - 1}] | default('')")
+            index = int(m.group(2) if m.group(2) is not None else m.group(3))  # 0-based
+            b.output(f"{ARGUMENT}.split()[{index}] | default('')")
         pos = m.end()
     b.text(body[pos:])
     return b.source()

@@ -145,16 +145,19 @@ def render_copilot(text: str, inputs: dict[str, Any]) -> list[Message]:
 
 # --------------------------------------------------------------------------- Claude Code
 
-_CLAUDE_VAR = re.compile(r"\$(ARGUMENTS|[1-9])")
+_CLAUDE_VAR = re.compile(r"\$(ARGUMENTS\[([0-9]+)\]|ARGUMENTS|([0-9]))")
 
 
 def render_claude(text: str, inputs: dict[str, Any]) -> list[Message]:
-    """Claude Code command: the body after the frontmatter with ``$ARGUMENTS`` and ``$1``..``$9``.
+    """Claude Code command: the body after the frontmatter with ``$ARGUMENTS``, ``$0``..``$9``
+    and ``$ARGUMENTS[N]``.
 
-    ``inputs["ARGUMENTS"]`` is what the user typed after the command; ``$1``.. are its
-    whitespace-separated words (an absent word is empty). When the body uses none of these
-    and arguments were given, Claude Code appends ``\\n\\nARGUMENTS: <value>``. ``!`cmd``` and
-    ``@file`` are run / read by Claude Code at invocation and are kept verbatim here.
+    ``inputs["ARGUMENTS"]`` is what the user typed after the command; ``$N`` and
+    ``$ARGUMENTS[N]`` are its whitespace-separated words, **0-based** (``$0`` is the first
+    word; Claude Code's current skills/commands docs, NOTES.md), an absent word empty. When
+    the body uses none of these and arguments were given, Claude Code appends
+    ``\\n\\nARGUMENTS: <value>``. ``!`cmd``` and ``@file`` are run / read by Claude Code at
+    invocation and are kept verbatim here.
     """
     _, body = split_frontmatter(text)
     args = str(inputs.get("ARGUMENTS", ""))
@@ -165,7 +168,7 @@ def render_claude(text: str, inputs: dict[str, Any]) -> list[Message]:
     def sub(m: re.Match[str]) -> str:
         if m.group(1) == "ARGUMENTS":
             return args
-        i = int(m.group(1)) - 1
+        i = int(m.group(2) if m.group(2) is not None else m.group(3))
         return words[i] if i < len(words) else ""
 
     return [{"role": "user", "text": _CLAUDE_VAR.sub(sub, body)}]

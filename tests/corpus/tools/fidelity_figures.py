@@ -1,6 +1,6 @@
 """Issue 22's figures: byte-identical share of the corpus, tuning and held-out, per format.
 
-    python tests/corpus/tools/fidelity_figures.py [--family] [--losses]
+    python tests/corpus/tools/fidelity_figures.py [--losses]
 
 Each corpus entry is imported by ``promptops import`` (in-process), the package is built and
 every realistic input set is rendered by promptops' own renderer, and compared with the
@@ -11,10 +11,12 @@ for byte as its engine renders it; *lossy* when the import named a loss (exit 1)
 not the text still matches; *crash* when the import raised. An "exact" claim that renders
 differently is a *wrong-exact* - the figure that must be 0.
 
-``--family`` imports all files of one format and part together in one call (today's CLI has
-no folder import: this is the closest a user gets, and one bad file sinks its family).
-``--losses`` lists every lossy entry of the **tuning** part with its losses; the held-out
-part is only ever counted (README.md: tune only on tuning files).
+Two tables are printed: *per file* (each entry imported alone, named on the command line
+with ``--from``) and *folder* (each part laid out as one folder and imported by one
+``promptops import FOLDER`` with formats detected, tests/interop/folder_import.py - how a team
+imports, and issue 22's acceptance figure). ``--losses`` lists every lossy entry of the
+**tuning** part with its losses; the held-out part is only ever counted (README.md: tune only
+on tuning files).
 """
 
 from __future__ import annotations
@@ -33,6 +35,8 @@ TESTS = HERE.parents[2]
 sys.path[:0] = [str(TESTS / "interop"), str(TESTS / "corpus" / "judges"), str(TESTS)]
 
 import judges  # noqa: E402
+from folder_import import detail, import_folder  # noqa: E402
+from folder_import import outcome as folder_outcome  # noqa: E402
 from test_import_command import Imported, mismatches  # noqa: E402
 
 OUTCOMES = ("identical", "lossy", "wrong-exact", "crash", "engine refuses")
@@ -47,33 +51,6 @@ def outcome(imp: Imported, rendered: dict[tuple[str, int], Any]) -> str:
     if imp.code != 0:
         return "lossy"
     return "wrong-exact" if problems or imp.format_losses else "identical"
-
-
-def family_outcomes(entries: list[dict[str, Any]], root: Path) -> dict[str, str]:
-    """One ``promptops import`` call per (format, part): its files together."""
-    from fidelity import ECOSYSTEM_IMPORTER
-
-    from promptops.commands import import_
-    from promptops.commands.choices import Format
-    from promptops.console import Console
-
-    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
-    for e in entries:
-        groups.setdefault((e["ecosystem"], judges.part(e)), []).append(e)
-    out: dict[str, str] = {}
-    for (eco, part), group in groups.items():
-        folder = root / f"{eco}-{part}"
-        try:
-            import_.run(sources=[judges.main_file(e) for e in group], out=folder,
-                        source_format=ECOSYSTEM_IMPORTER[eco], fmt=Format.text,
-                        console=Console())
-            ok = True
-        except BaseException as exc:
-            ok = False
-            print(f"{eco}/{part}: the batch failed: {type(exc).__name__}: {exc}"[:300])
-        for e in group:
-            out[e["id"]] = "batch ok" if ok else "batch failed"
-    return out
 
 
 def table(rows: dict[tuple[str, str], Counter[str]]) -> str:
@@ -101,20 +78,12 @@ def _row(eco: str, part: str, c: Counter[str]) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--family", action="store_true")
     parser.add_argument("--losses", action="store_true")
     args = parser.parse_args()
     entries = judges.load_manifest()
     rendered = judges.render_all(entries)
     rows: dict[tuple[str, str], Counter[str]] = {}
     with tempfile.TemporaryDirectory() as tmp:
-        if args.family:
-            fams = family_outcomes(entries, Path(tmp))
-            for e in entries:
-                rows.setdefault((e["ecosystem"], judges.part(e)), Counter())[fams[e["id"]]] += 1
-            for key, c in sorted(rows.items()):
-                print(key, dict(c))
-            return
         for e in entries:
             with contextlib.redirect_stdout(io.StringIO()):  # the import's own report
                 imp = Imported(e, Path(tmp) / e["id"])
@@ -122,10 +91,31 @@ def main() -> None:
             rows.setdefault((e["ecosystem"], judges.part(e)), Counter())[result] += 1
             if judges.part(e) == "tuning" and (result in ("crash", "wrong-exact")
                                               or (args.losses and result == "lossy")):
-                detail = imp.error or "; ".join(
+                why = imp.error or "; ".join(
                     str(x) for p in imp.ir for x in p.losses) or mismatches(imp, rendered)[0][:1]
-                print(f"tuning {e['ecosystem']}/{e['id']}: {result}: {str(detail)[:400]}")
+                print(f"tuning {e['ecosystem']}/{e['id']}: {result}: {str(why)[:400]}")
+    print("Per file (each entry imported alone, `promptops import FILE --from FORMAT`):\n")
     print(table(rows))
+    folder_rows: dict[tuple[str, str], Counter[str]] = {}
+    codes: dict[str, int | None] = {}
+    for part in ("tuning", "held-out"):
+        mine = [e for e in entries if judges.part(e) == part]
+        with tempfile.TemporaryDirectory() as tmp:
+            done = import_folder(mine, Path(tmp))
+            codes[part] = None if done.code is None else int(done.code)
+            if done.error:
+                print(f"{part}: the folder import raised: {done.error}"[:400])
+            for e in mine:
+                fe = done.entries[e["id"]]
+                result = folder_outcome(fe, rendered)
+                folder_rows.setdefault((e["ecosystem"], part), Counter())[result] += 1
+                if part == "tuning" and (result in ("crash", "wrong-exact")
+                                         or (args.losses and result == "lossy")):
+                    print(f"tuning (folder) {e['ecosystem']}/{e['id']}: {result}: "
+                          f"{detail(fe, rendered)[:400]}")
+    print("\nFolder (each part one folder, `promptops import FOLDER -o PKG --format json`; "
+          f"exit codes: {codes}):\n")
+    print(table(folder_rows))
 
 
 if __name__ == "__main__":
