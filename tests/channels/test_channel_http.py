@@ -217,3 +217,35 @@ def test_every_channel_endpoint_has_the_same_guards(tmp_path: Path) -> None:
                 assert foreign.status_code == 403
     finally:
         assert server.stop() == 0, server.stderr()
+
+
+def test_several_channels_follow_one_remote(tmp_path: Path) -> None:
+    """With --repo, one clone and one fetch serve both channels: a `promote --push` of
+    staging reaches the staging endpoint within one poll; production keeps its text."""
+    dev = tmp_path / "dev"
+    released(dev)
+    _cli(dev, "promote", "1.0.0", "--to", "staging")
+    bare = tmp_path / "remote.git"
+    subprocess.run(["git", "clone", "-q", "--mirror", str(dev), str(bare)], check=True)
+    subprocess.run(["git", "-C", str(dev), "remote", "add", "origin", str(bare)], check=True)
+    server = HttpServer(["--repo", f"file://{bare}@main", "--poll", POLL, "--channel",
+                         "production", "--channel", "staging"], tmp_path / "server.log",
+                        env={"XDG_CACHE_HOME": str(tmp_path / "c")})
+    staging = f"{server.base}/channels/staging/mcp"
+
+    async def run() -> tuple[str, str]:
+        assert (await _text(staging))[0] == "Hello t"
+        await asyncio.to_thread(_cli, dev, "promote", "1.0.1", "--to", "staging", "--push",
+                                "origin")
+        deadline = time.monotonic() + 5.0  # one 1 s poll, and the build
+        while (await _text(staging))[0] != "Howdy t":
+            assert time.monotonic() < deadline, server.log.read_text()
+            await asyncio.sleep(0.1)
+        return (await _text(server.url))[0], (await _text(staging))[1]["promptops/channel"]
+
+    try:
+        production, channel = asyncio.run(run())
+    finally:
+        assert server.stop() == 0, server.stderr()
+    assert (production, channel) == ("Hello t", "staging")
+    assert server.log.read_text().count("serve: following file://") == 1  # one clone
