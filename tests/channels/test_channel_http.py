@@ -5,6 +5,7 @@ Python SDK client as `list_changed` and both replicas agree within one poll."""
 from __future__ import annotations
 
 import asyncio
+import signal
 import subprocess
 import time
 from collections.abc import Iterator
@@ -215,6 +216,19 @@ def test_every_channel_endpoint_has_the_same_guards(tmp_path: Path) -> None:
                     **accept, "authorization": "Bearer s3cret",
                     "origin": "https://evil.example"})
                 assert foreign.status_code == 403
+            # SIGHUP narrows the token: its sessions end on every channel's endpoint
+            sessions = [(url, http.post(url, json=init, headers={
+                **accept, "authorization": "Bearer s3cret"}).headers["mcp-session-id"])
+                for url in (server.url, f"{server.base}/channels/staging/mcp")]
+            tokens.write_text(tokens.read_text() + 'see = ["other"]\n')
+            server.proc.send_signal(signal.SIGHUP)
+            time.sleep(1.0)
+            ping = {"jsonrpc": "2.0", "id": 2, "method": "ping"}
+            for url, sid in sessions:
+                gone = http.post(url, json=ping, headers={
+                    **accept, "authorization": "Bearer s3cret", "mcp-session-id": sid,
+                    "mcp-protocol-version": "2025-06-18"})
+                assert gone.status_code == 404, (url, gone.status_code, gone.text)
     finally:
         assert server.stop() == 0, server.stderr()
 
