@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from promptops.pipeline.build import Build
+    from promptops.serve.transports.channels import ChannelApps
     from promptops.serve.transports.http import HttpApp
 
 
@@ -23,7 +24,7 @@ def _lint_gate(build: Build) -> str | None:
     return refusal(build)
 
 
-def create_app(argv: list[str] | None = None) -> HttpApp:
+def create_app(argv: list[str] | None = None) -> HttpApp | ChannelApps:
     """The ASGI factory of the team server (``uvicorn --factory promptops.__main__:create_app``),
     with the same lint gate as ``promptops serve --http``."""
     from promptops.serve.http import create_app as http_app

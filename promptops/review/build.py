@@ -26,6 +26,7 @@ from promptops.render.renderer import Renderer
 from promptops.review import gates
 from promptops.review.arguments import adapt
 from promptops.review.cases import ReviewCase, cases_for, review_cases
+from promptops.review.channels import with_channels
 from promptops.review.model import (
     ChangeItem,
     Counts,
@@ -65,7 +66,8 @@ def build_report(start: Path, base: str, head: str | None, path: Path | None) ->
         return ReviewReport(
             base=RefInfo(spec=refs.base_spec, commit=refs.base),
             head=RefInfo(spec=refs.head_spec, commit=refs.head),
-            packages=[review_package(top / rel, rel, refs, index) for rel in rels],
+            packages=with_channels(top, [review_package(top / rel, rel, refs, index)
+                                         for rel in rels], refs.base, refs.head),
         )
 
 

@@ -159,6 +159,22 @@ def _fix_bump(p: PackageReview) -> list[str]:
             f"{_semver(p.suggested_version or '')}) and commit {code('promptops.yaml')}.", ""]
 
 
+def _channels(p: PackageReview) -> list[str]:
+    """Which channels hold which version (review/channels.py); nothing without channels.
+    Names and tags come from the repository's refs: rendered inert like package text."""
+    if not p.channels:
+        return []
+    parts = []
+    for c in p.channels:
+        has = _semver(c.version) if c.version is not None else (
+            code(c.release) if c.release is not None else "no release")
+        notes = [n for n, on in (("this change's base", c.base or c.base_commit),
+                                 ("this change's head", c.head or c.head_commit)) if on]
+        parts.append(f"{code(c.name)} has {has}" + (f" ({', '.join(notes)})" if notes else ""))
+    more = f", and {p.channels_more} more" if p.channels_more else ""
+    return [f"**Channels:** {', '.join(parts)}{more}.", ""]
+
+
 def _gate(status: str, detail: str = "") -> str:
     shown = {"passed": "✅ passed", "failed": "❌ failed"}.get(status, "not available")
     return f"{shown} ({text(detail)})" if detail and status != "not_available" else shown
@@ -212,6 +228,7 @@ def _package(index: int, p: PackageReview, block: Block, names: int | None,
              f"{p.counts.changed} changed", f"{p.counts.unaffected} unaffected"]
     out += [f"**Prompts:** {', '.join(parts)}.", "",
             f"**Version:** {_version(p)}; required bump: {_bump(p)}.", "",
+            *_channels(p),
             *_fix_bump(p),
             f"**Lint:** {_gate(p.lint.status, p.lint.detail)} · "
             f"**Tests:** {_gate(p.tests.status, p.tests.detail)}", ""]

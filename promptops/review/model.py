@@ -87,6 +87,22 @@ class Counts(_Model):
     unaffected: int
 
 
+class ChannelInfo(_Model):
+    """A release channel of the package (docs/channels.md), read from the repository."""
+
+    name: str = Field(description="the channel (`refs/promptops/channels/<package>/<name>`)")
+    release: str | None = Field(description="the release tag it points at (`acme@1.3.0`); "
+                                "null when it points at something else")
+    version: str | None = Field(description="that release's version, when the tag is one "
+                                "of this package")
+    commit: str | None = Field(description="the released commit (full sha)")
+    base: bool = Field(description="its version is the package version at BASE")
+    head: bool = Field(description="its version is the package version at HEAD (and "
+                       "differs from BASE's)")
+    base_commit: bool = Field(default=False, description="its commit is BASE's commit")
+    head_commit: bool = Field(default=False, description="its commit is HEAD's commit")
+
+
 class PackageReview(_Model):
     path: str = Field(description="package folder relative to the repository root")
     name: str
@@ -107,6 +123,10 @@ class PackageReview(_Model):
     renamed: list[Rename]
     prompts: list[PromptReview]
     unaffected: list[str] = Field(description="prompts in both refs whose output is unchanged")
+    channels: list[ChannelInfo] = Field(
+        default_factory=list, description="the release channels of this package in the "
+        "repository, by name; empty when it has none")
+    channels_more: int = Field(default=0, description="channels beyond those listed")
 
     @property
     def breaking_changes(self) -> bool:

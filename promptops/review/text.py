@@ -45,6 +45,11 @@ def _package(p: PackageReview, console: Console) -> list[str]:
         f"  too small: needs >= {p.suggested_version}", fg="red")
     out.append(f"  version   {p.base_version or '-'} -> {p.head_version or '-'}; "
                f"required bump {console.style(need, fg=_LEVEL.get(need, 'green'))}{flag}")
+    for ch in p.channels:
+        notes = [n for n, on in (("base", ch.base or ch.base_commit),
+                                 ("head", ch.head or ch.head_commit)) if on]
+        out.append(f"  channel   {ch.name}: {ch.version or ch.release or 'no release'}"
+                   + (f" (this change's {', '.join(notes)})" if notes else ""))
     for label, gate in (("lint", p.lint), ("tests", p.tests)):
         colour = {"passed": "green", "failed": "red"}.get(gate.status, "yellow")
         out.append(f"  {label:<9} {console.style(gate.status.replace('_', ' '), fg=colour)}"

@@ -33,13 +33,18 @@ if TYPE_CHECKING:
     from promptops.pipeline.bundle_types import Bundle
     from promptops.serve.auth import JwtTokens, StaticTokens
     from promptops.serve.follow import Follower, Gate
+    from promptops.serve.methods import Settings
+    from promptops.serve.metrics import Metrics
     from promptops.serve.remote import Remote
     from promptops.serve.tracing import Tracing
-    from promptops.serve.transports.http import HttpApp
+    from promptops.serve.transports.channels import ChannelApps
+    from promptops.serve.transports.http import HttpApp, HttpConfig
+    from promptops.serve.usage import Usage
+    from promptops.serve.views import Views
 
 USAGE = """\
 promptops serve --http [HOST:]PORT [--path /mcp] [PATH ... | --bundle FILE ... |
-                --repo URL[@BRANCH] [--poll 30s] [--webhook-secret-env NAME]] [--channel NAME]
+                --repo URL[@BRANCH] [--poll 30s] [--webhook-secret-env NAME]] [--channel NAME ...]
                 [--tokens FILE] [--jwks-url URL | --jwks-file FILE] [--audience URI]
                 [--issuer ISS] [--require-scope S] [--allow-origin O] [--allow-host H]
                 [--max-body BYTES] [--session-idle 30m] [--max-streams N] [--replica-id ID]
@@ -70,8 +75,10 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--bundle", action="append", type=Path, default=[], metavar="FILE")
     p.add_argument("--ref", help="serve this commit and do not follow HEAD")
     p.add_argument("--repo", metavar="URL[@BRANCH]", help="follow a remote repository")
-    p.add_argument("--channel", metavar="NAME",
-                   help="serve and follow the release channel NAME (docs/channels.md)")
+    p.add_argument("--channel", metavar="NAME", action="append", default=None,
+                   help="serve and follow the release channel NAME (docs/channels.md); "
+                   "repeat it to serve several, the first at --path, each at "
+                   "/channels/NAME/mcp")
     p.add_argument("--poll", type=_duration, default=30.0, metavar="DURATION",
                    help="fetch interval for --repo (default 30s; backs off on failure)")
     p.add_argument("--webhook-secret-env", metavar="NAME",
@@ -142,16 +149,15 @@ def _bind(args: argparse.Namespace) -> tuple[str, int]:
     return args.host or host, args.port if args.port is not None else port
 
 
-def build(args: argparse.Namespace, gate: Gate | None = None) -> HttpApp:
+def build(args: argparse.Namespace, gate: Gate | None = None) -> HttpApp | ChannelApps:
     """The HttpApp for parsed arguments (nothing bound or started yet); ``gate`` refuses
     commits as in stdio mode (the entry point passes lint's)."""
     from promptops.serve.methods import Settings
     from promptops.serve.metrics import Metrics
     from promptops.serve.signing import Signer
-    from promptops.serve.transports.http import HttpApp, HttpConfig
+    from promptops.serve.transports.http import HttpConfig
     from promptops.serve.transports.stdio import log
     from promptops.serve.usage import Usage
-    from promptops.serve.views import Views
 
     if args.page_size < 1 or args.ttl_ms < 0:
         raise UsageError("--page-size must be at least 1 and --ttl-ms at least 0")
@@ -162,14 +168,103 @@ def build(args: argparse.Namespace, gate: Gate | None = None) -> HttpApp:
     if args.bundle and (args.paths or args.ref or args.repo):
         raise UsageError("--bundle serves fixed bundles; it cannot be combined with PATH, "
                          "--ref or --repo")
+    channels: list[str | None] = list(args.channel) if args.channel else [None]
+    _check_channels(args.channel or [])
     settings = Settings(page_size=args.page_size, ttl_ms=args.ttl_ms, tools=args.tools,
                         signer=Signer.configured(args.key_file))
     metrics = Metrics()
     tracing = _tracing(log)
     auth = _auth(args)
+    remote: Remote | None = None
+    dirs = args.paths or [Path(".")]
+    if args.repo and not args.bundle:
+        from promptops.serve.remote import Remote
+
+        remote = Remote(args.repo, poll_s=args.poll, log=log, channels=bool(args.channel))
+        remote.clone()
+        dirs = [remote.directory / d for d in dirs]
+
+    webhook = None
+    if args.webhook_secret_env:
+        secret = os.environ.get(args.webhook_secret_env)
+        if not secret:
+            raise UsageError(f"--webhook-secret-env {args.webhook_secret_env}: the variable "
+                             "is not set or empty")
+        from promptops.serve.remote import verify_webhook
+
+        def webhook(headers: dict[str, str], body: bytes) -> int:
+            if not verify_webhook(secret, headers, body):
+                return 401
+            if remote is not None:
+                remote.wake()  # one fetch brings every channel's refs
+            return 202
+
+    every: list[Views] = []  # each channel's views: /metrics shows what all of them serve
+    usage = Usage(tracing=tracing)  # per-prompt counters: /metrics and /usage; spans
+    metrics.registry.register(usage)
+
+    def served() -> None:
+        bundles = [b for v in every for b in v.bundles]
+        metrics.served(bundles)
+        usage.serving(bundles)
+
+    apps: list[tuple[str, HttpApp]] = []
+    for i, channel in enumerate(channels):
+        path = args.path if i == 0 else f"/channels/{channel}{args.path.rstrip('/') or '/mcp'}"
+        config = HttpConfig(
+            host=host, port=port, path=path, allow_origins=args.allow_origin,
+            allow_hosts=args.allow_host, max_body=args.max_body,
+            session_idle_s=args.session_idle, max_sessions=args.max_sessions,
+            max_sessions_per_client=args.max_sessions_per_client,
+            max_streams=args.max_streams,
+            replica_id=args.replica_id, access_log=not args.no_access_log,
+            resource=args.audience, required_scopes=args.require_scope, issuer=args.issuer,
+            webhook=webhook)
+        last = i == len(channels) - 1
+        app = _channel_app(args, channel, dirs, config, settings, metrics, auth, gate,
+                           every, served, remote if last else None,  # started once, last
+                           usage=usage, tracing=tracing if last else None,
+                           with_ui=bool(args.ui) and i == 0)
+        apps.append((channel or "", app))
+        log(f"serving {sum(len(b['prompts']) for b in app.views.bundles)} prompts"
+            + (f" of channel {channel}" if channel else "") + " over HTTP at "
+            f"http://{host if ':' not in host else f'[{host}]'}:{port}{config.path}")
+    served()
+    if len(apps) == 1:
+        return apps[0][1]
+    from promptops.serve.transports.channels import ChannelApps
+
+    return ChannelApps(apps)
+
+
+def _check_channels(channels: list[str]) -> None:
+    """Several ``--channel``: distinct, and each usable as a path segment."""
+    if len(set(channels)) != len(channels):
+        raise UsageError("--channel: each channel once (" + ", ".join(channels) + ")")
+    for name in channels:
+        if len(channels) > 1 and (not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*"
+                                                   r"(/[A-Za-z0-9][A-Za-z0-9._-]*)?", name)
+                                  or ".." in name):
+            raise UsageError(f"--channel {name!r}: a channel name (or PACKAGE/CHANNEL) is "
+                             "letters, digits, '.', '_' and '-'")
+
+
+def _channel_app(args: argparse.Namespace, channel: str | None, dirs: list[Path],
+                 config: HttpConfig, settings: Settings, metrics: Metrics,
+                 auth: StaticTokens | JwtTokens | None, gate: Gate | None,
+                 every: list[Views], served: Callable[[], None],
+                 remote: Remote | None, *, usage: Usage, tracing: Tracing | None,
+                 with_ui: bool) -> HttpApp:
+    """The HttpApp of one channel (or of HEAD / --ref / --bundle when ``channel`` is None):
+    its own follower and views, the shared settings, metrics, auth and usage counters.
+    ``tracing`` is given to the last channel's app, which shuts it down (once); the first
+    channel's app serves the web catalog with ``with_ui`` (``--ui``: docs/ui.md)."""
+    from promptops.serve.transports.http import HttpApp
+    from promptops.serve.transports.stdio import log
+    from promptops.serve.views import Views
+
     views: Views
     follower: Follower | None = None
-    remote: Remote | None = None
     if args.bundle:
         from promptops.pipeline.bundle import load_bundle
 
@@ -177,14 +272,6 @@ def build(args: argparse.Namespace, gate: Gate | None = None) -> HttpApp:
     else:
         from promptops.serve.follow import Follower
 
-        dirs = args.paths or [Path(".")]
-        if args.repo:
-            from promptops.serve.remote import Remote
-
-            remote = Remote(args.repo, poll_s=args.poll, log=log,
-                            channels=args.channel is not None)
-            remote.clone()
-            dirs = [remote.directory / d for d in dirs]
         def report(message: str) -> None:
             log(message)
             if "does not build" in message:
@@ -200,52 +287,25 @@ def build(args: argparse.Namespace, gate: Gate | None = None) -> HttpApp:
                 made.everything.log(level, message)
 
         follower = Follower(dirs, ref=args.ref, log=report, gate=gate, notify=notify,
-                            channel=args.channel)
-        if tracing is not None:
-            follower.traced = tracing.rebuild
+                            channel=channel)
+        if usage.tracing is not None:
+            follower.traced = usage.tracing.rebuild
         views = Views(follower.initial(), settings, private=auth is not None)
         heard.append(views)
         follower.warm_up()  # a team server's first new commit takes the fast path too
-    metrics.served(views.bundles)
-    usage = Usage(tracing=tracing)  # per-prompt counters: /metrics and /usage; spans
-    usage.serving(views.bundles)
+    every.append(views)
     views.count(usage)
-    metrics.registry.register(usage)
 
     def swapped(bundles: Sequence[Bundle]) -> None:
         started = time.perf_counter()
         if views.swap(bundles):
             usage.swapped(time.perf_counter() - started)
             metrics.reloads.inc()
-            metrics.served(bundles)
-            usage.serving(bundles)
-            log(f"serving {sum(len(b['prompts']) for b in bundles)} prompts from "
+            served()
+            log(f"serving {sum(len(b['prompts']) for b in bundles)} prompts"
+                + (f" of channel {channel}" if channel else "") + " from "
                 + ", ".join(f"{b['package']['name']}@{(b['source'].get('commit') or '')[:12]}"
                             for b in bundles))
-
-    webhook = None
-    if args.webhook_secret_env:
-        secret = os.environ.get(args.webhook_secret_env)
-        if not secret:
-            raise UsageError(f"--webhook-secret-env {args.webhook_secret_env}: the variable "
-                             "is not set or empty")
-        from promptops.serve.remote import verify_webhook
-
-        def webhook(headers: dict[str, str], body: bytes) -> int:
-            if not verify_webhook(secret, headers, body):
-                return 401
-            if remote is not None:
-                remote.wake()
-            return 202
-
-    config = HttpConfig(
-        host=host, port=port, path=args.path, allow_origins=args.allow_origin,
-        allow_hosts=args.allow_host, max_body=args.max_body, session_idle_s=args.session_idle,
-        max_sessions=args.max_sessions, max_sessions_per_client=args.max_sessions_per_client,
-        max_streams=args.max_streams,
-        replica_id=args.replica_id, access_log=not args.no_access_log,
-        resource=args.audience, required_scopes=args.require_scope, issuer=args.issuer,
-        webhook=webhook)
 
     def start() -> None:
         if follower is not None and args.ref is None:
@@ -262,16 +322,13 @@ def build(args: argparse.Namespace, gate: Gate | None = None) -> HttpApp:
             tracing.shutdown()  # export what is buffered
 
     ui = None
-    if args.ui:
+    if with_ui:
         from promptops.ui.mount import ui_app
 
         ui = ui_app(lambda: views.bundles)
     app = HttpApp(views, config, auth=auth, metrics=metrics, on_start=start, on_stop=stop,
                   ui=ui)
     app.usage = usage
-    snap_prompts = sum(len(b["prompts"]) for b in views.bundles)
-    log(f"serving {snap_prompts} prompts over HTTP at "
-        f"http://{host if ':' not in host else f'[{host}]'}:{port}{config.path}")
     return app
 
 
@@ -348,7 +405,8 @@ def _room_for(connections: int) -> None:
                 f"limit is {target} (raise it with ulimit -n)")
 
 
-def create_app(argv: list[str] | None = None, gate: Gate | None = None) -> HttpApp:
+def create_app(argv: list[str] | None = None, gate: Gate | None = None
+               ) -> HttpApp | ChannelApps:
     """The ASGI app for ``argv`` (default: ``$PROMPTOPS_SERVE_ARGS``, shell-quoted).
 
     The factory to name is ``promptops.__main__:create_app``, which passes lint's gate.

@@ -319,3 +319,36 @@ def test_the_reason_cannot_forge_a_trailer_and_is_bounded(tmp_path: Path) -> Non
     assert run_cli("promote", "1.0.0", "--to", "staging", "-m", forged, cwd=root).returncode == 0
     [move] = _log(root, "staging")
     assert (move["to"], move["action"], move["why"]) == ("demo@1.0.0", "promote", "fine")
+
+
+def test_the_review_says_which_channels_hold_the_package(tmp_path: Path) -> None:
+    """Issue 27 item 6: the review comment names each channel's version, read from the
+    repository's channel refs; a hostile channel name stays inert in the comment."""
+    root = tmp_path / "repo"
+    repo = _released(root, versions=3)
+    for v, channel in (("1.0.1", "production"), ("1.0.2", "staging")):
+        assert run_cli("promote", v, "--to", channel, cwd=root).returncode == 0
+    md = run_cli("diff", "demo@1.0.1", "demo@1.0.2", "--format", "markdown", cwd=root)
+    assert md.returncode in (0, 1), md.stderr
+    assert ("**Channels:** `production` has 1.0.1 (this change's base), `staging` has 1.0.2 "
+            "(this change's head).") in md.stdout
+    js = run_cli("diff", "demo@1.0.1", "demo@1.0.2", "--format", "json", cwd=root)
+    chans = {c["name"]: c for c in json.loads(js.stdout)["packages"][0]["channels"]}
+    assert chans["production"]["release"] == "demo@1.0.1" and chans["production"]["base"]
+    assert chans["staging"]["commit"] == _git(root, "rev-parse", "demo@1.0.2^{commit}")
+    assert chans["staging"]["head"] and not chans["staging"]["base"]
+    # A channel ref written past promptops (git allows this name) is shown, inert.
+    hostile = "x](evil.example)<b>`@here_|#"
+    _git(root, "update-ref", f"refs/promptops/channels/demo/{hostile}", "demo@1.0.0")
+    md = run_cli("diff", "demo@1.0.1", "demo@1.0.2", "--format", "markdown", cwd=root).stdout
+    line = next(ln for ln in md.splitlines() if ln.startswith("**Channels:**"))
+    assert f"``{hostile}`` has 1.0.0" in line
+    from markdown_it import MarkdownIt  # the comment as GitHub-flavoured markdown reads it
+    html = MarkdownIt("gfm-like").render(line)
+    assert "<a " not in html and "<b>" not in html
+    # Without channels the line is absent.
+    plain = tmp_path / "plain"
+    git.Repo.clone_from(str(root), str(plain))
+    md = run_cli("diff", "demo@1.0.1", "demo@1.0.2", "--format", "markdown", cwd=plain).stdout
+    assert "Channels:" not in md and "demo@1.0.1" in md
+    del repo

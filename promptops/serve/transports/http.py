@@ -438,11 +438,15 @@ class HttpApp:
                 self.started()
                 await send({"type": "lifespan.startup.complete"})
             elif msg["type"] == "lifespan.shutdown":
-                self.drain()
-                if self._on_stop is not None:
-                    self._on_stop()
+                self.stopped()
                 await send({"type": "lifespan.shutdown.complete"})
                 return
+
+    def stopped(self) -> None:
+        """At lifespan shutdown: end the streams, stop following."""
+        self.drain()
+        if self._on_stop is not None:
+            self._on_stop()
 
     def started(self) -> None:
         """At lifespan start: remember the loop, chain the signal handlers, start following."""
