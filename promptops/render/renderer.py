@@ -79,6 +79,7 @@ class Renderer:
         self.system_role: ServedRole = package.get("systemRole", "user") if package else "user"
         # absent: a bundle built before the modes existed (trim_blocks + lstrip_blocks)
         self.whitespace = package.get("whitespace") if package else None
+        self._imported = False  # the render path's lazy modules, imported outside a budget
 
     def budget(self) -> Budget:
         """A fresh budget for one request under this bundle's limits; its clock starts now."""
@@ -196,6 +197,8 @@ class Renderer:
 
     def _run(self, name: str, arguments: object, budget: Budget | None,
              sources: list[Message] | None) -> PromptResult:
+        if not self._imported:
+            self._import_modules()
         if budget is None:
             budget = Budget(self.limits)
         try:
@@ -208,6 +211,25 @@ class Renderer:
             raise TemplateError(f"prompt {name!r}: {exc}") from None
         except RecursionError:
             raise TemplateError(f"prompt {name!r}: nested too deeply") from None
+
+    def _import_modules(self) -> None:
+        """Import what the render path imports lazily, before any budget is entered.
+
+        The watchdog raises ``RenderTimeout`` asynchronously, anywhere in the request's
+        thread: landing inside the import machinery (a first render under load) it could
+        leave a module's import lock held, and the next import of that module would wait
+        forever. Imported here, outside the budget, the render path only finds them in
+        ``sys.modules``. Lazy still: serve's cold start pays for them at the first get.
+        """
+        import jinja2.nodes
+        import jinja2.runtime  # noqa: F401
+
+        import promptops.render.codecache
+        import promptops.render.loops
+        import promptops.sandbox.environment
+        import promptops.sandbox.patterns  # noqa: F401  (_bind)
+
+        self._imported = True
 
     def _get(self, name: str, arguments: object, budget: Budget,
              sources: list[Message] | None) -> PromptResult:
