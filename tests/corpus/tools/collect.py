@@ -234,8 +234,26 @@ SELECTION: list[tuple[str, str, str, str]] = [
      NC),
     ("copilot", "copilot-prompts", "ViniciusSouza/copilot-prompts-instructions",
      "take"),
-    ("copilot", "copilot-prompts", "(rest of the list)", "stopped for time (issue 22 session "
-     "budget): 19 of the 20 files"),
+    # second pass: the rest of the list, in order
+    ("copilot", "copilot-prompts", "antshc/copilot-prompts", NO_FILES),
+    ("copilot", "copilot-prompts", "beaudamore/vscode-copilot-prompts", NO_LICENCE),
+    ("copilot", "copilot-prompts", "bluegrass322/copilot-prompts", NO_FILES),
+    ("copilot", "copilot-prompts", "brunogenovesi82/copilot-prompts", NO_FILES),
+    ("copilot", "copilot-prompts", "chadmcox/Copilot-Prompts", NO_FILES),
+    ("copilot", "copilot-prompts", "chpkt/azure-copilot-prompts", NO_FILES),
+    ("copilot", "copilot-prompts", "danielegpbpuppin-boop/copilot-prompts", NO_FILES),
+    ("copilot", "copilot-prompts", "edivaldoapdias/copilot-prompts", NO_FILES),
+    ("copilot", "copilot-prompts", "ewerlon/copilot-prompts", NO_FILES),
+    ("copilot", "copilot-prompts", "gabrielbfurin/copilot-prompts", NO_FILES),
+    ("copilot", "copilot-prompts", "herbetdesign/copilot-prompts", NO_FILES),
+    ("copilot", "copilot-prompts", "jmservera/gh-copilot-prompts", "take"),
+    ("copilot", "copilot-prompts", "mikemainguy/copilot-prompts", NO_FILES),
+    ("copilot", "copilot-prompts", "padmanaresh1986/copilot-prompts", NO_LICENCE),
+    ("copilot", "copilot-prompts", "tjtharrison/demo-python-copilot-prompts", NO_FILES),
+    ("copilot", "copilot-prompts", "viniciusvinco-prog/copilot-prompts", NO_FILES),
+    ("copilot", "copilot-prompts", "wesdles/copilot-prompts-projeto", NO_FILES),
+    ("copilot", "copilot-prompts", "(end of the list)", "20 new files reached with "
+     "jmservera/gh-copilot-prompts; the list then ran out"),
     ("claude", "claude-commands", "jleechanorg/claude-commands", "take"),
     ("claude", "claude-commands", "et-nuvia/claude-commands", "no snapshot"),
     ("claude", "claude-commands", "brentwpeterson/claude-commands", NO_LICENCE),
@@ -306,7 +324,8 @@ SHORT = {"Azure-Samples/contoso-chat-csharp-prompty": "ccs",
          "ViniciusSouza/copilot-prompts-instructions": "vsz",
          "jleechanorg/claude-commands": "jlee", "rlajous/claude-code-commands": "rla",
          "BioMycoBit/claude-code-commands": "bmb", "syou6162/claude-code-commands": "syo",
-         "IIXINGCHEN/claude-code-commands": "iix", "deikka/worktree-claude-code-commands": "dei"}
+         "IIXINGCHEN/claude-code-commands": "iix", "deikka/worktree-claude-code-commands": "dei",
+         "jmservera/gh-copilot-prompts": "jms"}
 
 _DOC_NAMES = {"readme.md", "license.md", "changelog.md", "contributing.md", "claude.md",
               "agents.md", "code_of_conduct.md", "security.md"}
@@ -412,12 +431,12 @@ def main() -> None:
     manifest_path = CORPUS / "corpus.yaml"
     manifest = yaml.safe_load(manifest_path.read_text(encoding="utf-8"))
     have_ids = {e["id"] for e in manifest["entries"]}
-    if any(e.get("selection") == RULE for e in manifest["entries"]):
-        sys.exit("already collected: restore corpus.yaml first")
+    # A later pass of the same rule takes only the repositories not yet collected.
+    collected = {e["repository"] for e in manifest["entries"] if e.get("selection") == RULE}
     seen = existing_hashes()
     new_entries: list[dict[str, Any]] = []
     for fmt, _kw, repo, outcome in SELECTION:
-        if outcome != "take":
+        if outcome != "take" or repo in collected:
             continue
         mirror = MIRRORS / repo.replace("/", "+") / "repo"
         paths = [p for p in git(mirror, "ls-tree", "-r", "--name-only", "HEAD").decode()
