@@ -285,6 +285,14 @@ SELECTION: list[tuple[str, str, str, str]] = [
      "not checked (a cheatsheet by name)"),
     ("claude", "claude-code-commands", "IIXINGCHEN/claude-code-commands", "take"),
     ("claude", "claude-code-commands", "deikka/worktree-claude-code-commands", "take"),
+    # second pass: the list continued only to reach 30 new repositories (rule, point 4)
+    ("claude", "claude-code-commands", "o-gi/claude-code-commands", NO_LICENCE),
+    ("claude", "claude-code-commands", "HendrikYtt/claude-code-commands", NO_LICENCE),
+    ("claude", "claude-code-commands", "MaalikH/claude-code-commands", NO_LICENCE),
+    ("claude", "claude-code-commands", "Postman-Devrel/postman-claude-code-commands", "take"),
+    ("claude", "claude-code-commands", "hidao80/claude-code-commands-collection", "take"),
+    ("claude", "claude-code-commands", "(rest of the list)",
+     "stopped: 30 new repositories reached (rule, point 4)"),
     ("promptfoo", "promptfoo (path promptfooconfig.yaml)", "0xR/coding-agent-eval-experiments",
      NO_LICENCE),
     ("promptfoo", "promptfoo (path promptfooconfig.yaml)", "113351028-png/eval-rag-full_0424",
@@ -325,7 +333,9 @@ SHORT = {"Azure-Samples/contoso-chat-csharp-prompty": "ccs",
          "jleechanorg/claude-commands": "jlee", "rlajous/claude-code-commands": "rla",
          "BioMycoBit/claude-code-commands": "bmb", "syou6162/claude-code-commands": "syo",
          "IIXINGCHEN/claude-code-commands": "iix", "deikka/worktree-claude-code-commands": "dei",
-         "jmservera/gh-copilot-prompts": "jms"}
+         "jmservera/gh-copilot-prompts": "jms",
+         "Postman-Devrel/postman-claude-code-commands": "pdr",
+         "hidao80/claude-code-commands-collection": "hid"}
 
 _DOC_NAMES = {"readme.md", "license.md", "changelog.md", "contributing.md", "claude.md",
               "agents.md", "code_of_conduct.md", "security.md"}
