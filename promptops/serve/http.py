@@ -345,7 +345,7 @@ def _tracing(log: Callable[[str], None]) -> Tracing | None:
         return Tracing()
     except ImportError as exc:
         log(f"warning: OTEL_EXPORTER_OTLP_* is set but tracing needs the [otel] extra "
-            f"(pip install 'promptops[otel]'): {exc}; serving without traces")
+            f"(pip install 'promptops-mcp[otel]'): {exc}; serving without traces")
         return None
 
 
