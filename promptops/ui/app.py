@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 from collections.abc import Awaitable, Callable, MutableMapping
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, unquote
 
 from promptops.errors import PromptopsError, RenderError
@@ -29,6 +29,9 @@ from promptops.pipeline.bundle_types import Prompt
 from promptops.render.mcp import error_code
 from promptops.ui import pages
 from promptops.ui.site import Shelf, Site
+
+if TYPE_CHECKING:
+    from promptops.serve.usage import Usage
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -79,8 +82,10 @@ class UiApp:
     to accept; None leaves the check to whoever mounts the app (serve's own guard)."""
 
     def __init__(self, site: Site, *, hosts: frozenset[str] | None = None,
-                 refresh: Callable[[], None] | None = None) -> None:
+                 refresh: Callable[[], None] | None = None,
+                 usage: Usage | None = None) -> None:
         self.site = site
+        self.usage = usage  # serve --http --ui: the server's request counters
         self.hosts = hosts
         self.refresh = refresh  # called before each request (ui.mount: follow the server)
         self.static = _static()
@@ -219,8 +224,31 @@ class UiApp:
                 rendered = pages.result_section(shelf, prompt["name"], values, result)
         plain = {k: v for k, v in query if k != "health"}
         health = pages.health_section(shelf, prompt, plain, run=bool(dict(query).get("health")))
+        if self.usage is not None:
+            health += pages.usage_section(self.requests(shelf.name, prompt["name"]),
+                                          self.usage.started)
         return Response(status, pages.prompt_page(self.site, shelf, prompt, values, rendered,
                                                   health))
+
+    def requests(self, package: str, name: str) -> list[tuple[str, int, int, dict[str, int]]]:
+        """The server's counts for one prompt since it started, per version: (version,
+        prompts/get, completion/complete, prompts/get by outcome). Callers and principals
+        are left out: the page shows a prompt to whoever may see it, and who else fetched
+        it is not theirs to read."""
+        assert self.usage is not None
+        per: dict[str, tuple[int, int, dict[str, int]]] = {}
+        for key, n in list(self.usage.counts.items()):  # a copy: the loop thread counts
+            method, pkg, prompt, version, _rev, outcome = key[:6]
+            if pkg != package or prompt != name:
+                continue
+            gets, completions, outcomes = per.get(version, (0, 0, {}))
+            if method == "prompts/get":
+                gets += n
+                outcomes[outcome] = outcomes.get(outcome, 0) + n
+            elif method == "completion/complete":
+                completions += n
+            per[version] = (gets, completions, outcomes)
+        return [(v, *per[v]) for v in sorted(per)]
 
     def _compare(self, shelf: Shelf, prompt: Prompt,
                  query: list[tuple[str, str]]) -> Response:

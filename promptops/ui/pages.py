@@ -334,6 +334,26 @@ def health_section(shelf: Shelf, prompt: Prompt, query: Mapping[str, str], *,
     return f"{head}<h3>Lint</h3>{lint}<h3>Tests</h3>{tests_html(shelf, prompt)}</section>"
 
 
+def usage_section(rows: Sequence[tuple[str, int, int, Mapping[str, int]]],
+                  since: float) -> str:
+    """``serve --http --ui``: this prompt's request counts on this server, per version."""
+    import time
+
+    started = time.strftime("%Y-%m-%d %H:%M:%SZ", time.gmtime(since))
+    head = (f"<section aria-labelledby=\"usage-h\" id=\"usage\"><h2 id=\"usage-h\">Requests"
+            f"</h2><p class=\"muted\">On this server since {e(started)}.</p>")
+    if not rows:
+        return f"{head}<p id=\"requests\">No requests for this prompt yet.</p></section>"
+    body = "".join(
+        f"<tr><th scope=\"row\">{e(version)}</th><td>{gets}</td><td>{completions}</td>"
+        f"<td>{e(', '.join(f'{k}: {v}' for k, v in sorted(outcomes.items())))}</td></tr>"
+        for version, gets, completions, outcomes in rows)
+    return (f"{head}<table id=\"requests\"><thead><tr><th scope=\"col\">Version</th>"
+            "<th scope=\"col\">prompts/get</th><th scope=\"col\">completion/complete</th>"
+            f"<th scope=\"col\">Outcomes</th></tr></thead><tbody>{body}</tbody></table>"
+            "</section>")
+
+
 def tests_html(shelf: Shelf, prompt: Prompt) -> str:
     """Each of the prompt's test cases with its outcome and, for a failure, the runner's
     messages and diff (as `promptops test` prints them)."""
