@@ -382,3 +382,44 @@ def test_images_and_audio_play_under_the_csp(ui: UiProcess, browser: webdriver.C
     logs = [e["message"] for e in browser.get_log("browser")]
     assert not [m for m in logs if "Content Security Policy" in m], logs
     assert axe(browser) == []
+
+
+def test_channels_compare_and_test_results(tmp_path: Path, browser: webdriver.Chrome) -> None:
+    """The prompt page lists the channels with their releases; one click compares
+    production with staging; Health shows the prompt's test outcomes and a failure's message."""
+    import git
+
+    root = tmp_path / "pkg"
+    repo = make_package(root)
+    repo.create_tag("starter-prompts@0.2.0", message="release 0.2.0")
+    for channel, tag in (("production", "starter-prompts@0.1.0"),
+                         ("staging", "starter-prompts@0.2.0")):
+        repo.git.update_ref(f"refs/promptops/channels/starter-prompts/{channel}",
+                            repo.git.rev_parse(f"refs/tags/{tag}"))
+    proc = UiProcess(root)
+    try:
+        browser.get(proc.url + "prompt/starter-prompts/commit_message")
+        channels = browser.find_element(By.ID, "channels").text
+        assert "production: starter-prompts@0.1.0" in channels
+        assert "staging: starter-prompts@0.2.0" in channels
+        browser.find_element(By.LINK_TEXT, "compare production with staging").click()
+        assert browser.find_element(By.ID, "base").get_attribute("value") \
+            == "starter-prompts/production"
+        browser.find_element(By.NAME, "a.changes").send_keys("x")
+        browser.find_element(By.ID, "compare").click()
+        diff = wait(browser, lambda d: d.find_elements(By.ID, "diff"))[0].text  # type: ignore[index]
+        assert "+You write commit messages in the Conventional Commits style, in English." \
+            in diff
+        assert axe(browser) == []
+        browser.get(proc.url + "prompt/starter-prompts/commit_message")
+        browser.find_element(By.ID, "run-lint").click()
+        summary = wait(browser, lambda d: d.find_elements(By.ID, "tests-summary"))
+        assert "cases passed" in summary[0].text  # type: ignore[index]
+        failed = browser.find_elements(By.CSS_SELECTOR, "#tests li.case.failed")
+        assert len(failed) == 1 and "exact messages of a small prompt" in failed[0].text
+        assert axe(browser) == []
+        browser.execute_script("document.getElementById('health-h').scrollIntoView()")
+        shot(browser, "health")
+        assert git.Repo(root).git.status("--porcelain", "--ignored") == ""  # nothing written
+    finally:
+        proc.stop()
