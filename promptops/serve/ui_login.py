@@ -73,13 +73,19 @@ def session_id(cookie_header: str | None) -> str | None:
 
 def same_origin(headers: dict[str, str], scheme: str) -> bool:
     """Whether a POST comes from a page of this server: ``Origin`` is required (every
-    browser sends it on a form POST) and must be this scheme and ``Host``."""
+    browser sends it on a form POST) and must be this scheme and ``Host``; or ``null``,
+    which a browser sends from a page served with ``Referrer-Policy: no-referrer`` (the
+    UI's own), when the browser's ``Sec-Fetch-Site`` (a header no page can set) says
+    ``same-origin``. Any other ``Sec-Fetch-Site`` is refused."""
     origin = headers.get("origin")
     host = headers.get("host", "").lower()
     if not origin or not host:
         return False
-    if headers.get("sec-fetch-site", "same-origin") not in ("same-origin", "none"):
+    site = headers.get("sec-fetch-site")
+    if site is not None and site != "same-origin":
         return False
+    if origin == "null":
+        return site == "same-origin"
     return origin.rstrip("/").lower() == f"{scheme}://{host}"
 
 

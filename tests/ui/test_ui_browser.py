@@ -423,3 +423,43 @@ def test_channels_compare_and_test_results(tmp_path: Path, browser: webdriver.Ch
         assert git.Repo(root).git.status("--porcelain", "--ignored") == ""  # nothing written
     finally:
         proc.stop()
+
+
+def test_a_browser_signs_in_with_a_token_on_the_team_server(tmp_path: Path,
+                                                            browser: webdriver.Chrome) -> None:
+    """`serve --http --ui` with tokens, no header set by anyone: the browser gets the sign-in
+    form, posts team A's token once, and from then on sees team A's prompts (its cookie,
+    which no script can read); signing out ends it."""
+    from ui_helpers import Serve
+
+    srv = Serve(tmp_path)
+    try:
+        browser.delete_all_cookies()
+        browser.get(srv.base + "/")
+        browser.find_element(By.ID, "token").send_keys("token-b-wrong")
+        browser.find_element(By.ID, "sign-in").click()
+        assert "not accepted" in browser.find_element(By.ID, "login-error").text
+        assert axe(browser) == []
+        browser.find_element(By.ID, "token").send_keys("token-a")
+        browser.find_element(By.ID, "sign-in").click()
+        wait(browser, lambda d: d.find_elements(By.ID, "results"))
+        names = [c.text for c in browser.find_elements(By.CSS_SELECTOR, "#results code")]
+        assert names == ["commit_message"]
+        assert browser.execute_script("return document.cookie") == ""  # HttpOnly
+        cookie = browser.get_cookie("promptops_ui")
+        assert cookie is not None and cookie["httpOnly"] and cookie["sameSite"] == "Strict"
+        browser.get(srv.base + "/prompt/starter-prompts/code_review")
+        assert "Not found" in browser.find_element(By.TAG_NAME, "h1").text
+        browser.get(srv.base + "/prompt/starter-prompts/commit_message")
+        assert browser.find_elements(By.ID, "render-form")
+        # sign out: a same-origin form POST, as a page of the server would send it
+        browser.execute_script(
+            "const f = document.createElement('form'); f.method = 'post';"
+            "f.action = '/logout'; document.body.appendChild(f); f.submit();")
+        wait(browser, lambda d: d.find_elements(By.ID, "login"))
+        browser.get(srv.base + "/")
+        assert browser.find_elements(By.ID, "login")  # the form again: the session is gone
+    finally:
+        browser.get("about:blank")
+        browser.delete_all_cookies()
+        srv.stop()

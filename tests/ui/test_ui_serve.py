@@ -8,26 +8,14 @@ for that prompt shows those counts per version, and team B still cannot open it.
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import re
-import socket
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import httpx2
 import pytest
-from helpers.repo import cli_env
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
-from ui_helpers import make_package
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+from ui_helpers import Serve
 
 
 async def _fetch(url: str, token: str) -> None:
@@ -40,50 +28,8 @@ async def _fetch(url: str, token: str) -> None:
             await c.get_prompt("commit_message", {})
 
 
-class Server:
-    """`serve --http --ui` over the UI test package with two teams' tokens, until stop()."""
-
-    def __init__(self, tmp_path: Path) -> None:
-        pkg = tmp_path / "pkg"
-        make_package(pkg)
-        tokens = tmp_path / "tokens.toml"
-        digest = {t: hashlib.sha256(t.encode()).hexdigest() for t in ("token-a", "token-b")}
-        tokens.write_text(
-            f'[[tokens]]\nname = "team-a"\nsha256 = "{digest["token-a"]}"\n'
-            'see = ["starter-prompts/commit_*"]\n\n'
-            f'[[tokens]]\nname = "team-b"\nsha256 = "{digest["token-b"]}"\n'
-            'see = ["starter-prompts/code_*"]\n')
-        self.port = _free_port()
-        self.base = f"http://127.0.0.1:{self.port}"
-        self.log_path = tmp_path / "serve.log"
-        self.log = self.log_path.open("wb")
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "promptops", "serve", "--http", f"127.0.0.1:{self.port}",
-             str(pkg), "--tokens", str(tokens), "--ui", "--shutdown-timeout", "2s"],
-            stdout=subprocess.DEVNULL, stderr=self.log, env=cli_env())
-        deadline = time.monotonic() + 60
-        while True:
-            assert self.proc.poll() is None, self.log_path.read_text()
-            try:
-                if httpx2.get(self.base + "/healthz", timeout=1).status_code == 200:
-                    break
-            except httpx2.HTTPError:
-                pass
-            assert time.monotonic() < deadline, "serve --http did not start"
-            time.sleep(0.1)
-
-    def stop(self) -> None:
-        self.proc.terminate()
-        try:
-            self.proc.wait(30)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-        self.log.close()
-
-
 def test_a_browser_logs_in_with_its_token_and_gets_a_session_cookie(tmp_path: Path) -> None:
-    srv = Server(tmp_path)
+    srv = Serve(tmp_path)
     base = srv.base
     html = {"accept": "text/html"}
     same = {"origin": base}
@@ -96,6 +42,16 @@ def test_a_browser_logs_in_with_its_token_and_gets_a_session_cookie(tmp_path: Pa
         assert httpx2.post(base + "/login", data=form, timeout=10).status_code == 403
         assert httpx2.post(base + "/login", data=form, timeout=10,
                            headers={"origin": "http://127.0.0.1:1"}).status_code == 403
+        for forged in ({"origin": "null"},  # a sandboxed frame, a data: page
+                       {"origin": base, "sec-fetch-site": "cross-site"},
+                       {"origin": "null", "sec-fetch-site": "same-site"}):
+            refused = httpx2.post(base + "/login", data=form, headers=forged, timeout=10)
+            assert refused.status_code == 403, forged
+            assert "set-cookie" not in refused.headers
+        # a page of ours sent with Referrer-Policy: no-referrer posts Origin: null
+        null_ok = httpx2.post(base + "/login", data={"token": "nope"}, timeout=10,
+                              headers={"origin": "null", "sec-fetch-site": "same-origin"})
+        assert null_ok.status_code == 401  # past the origin check, to the token check
         bad = httpx2.post(base + "/login", data={"token": "nope"}, headers=same, timeout=10)
         assert bad.status_code == 401 and "not accepted" in bad.text
         assert "set-cookie" not in bad.headers
@@ -129,34 +85,9 @@ def test_a_browser_logs_in_with_its_token_and_gets_a_session_cookie(tmp_path: Pa
 
 
 def test_the_prompt_page_shows_this_servers_request_counts(tmp_path: Path) -> None:
-    pkg = tmp_path / "pkg"
-    make_package(pkg)
-    tokens = tmp_path / "tokens.toml"
-    digest = {t: hashlib.sha256(t.encode()).hexdigest() for t in ("token-a", "token-b")}
-    tokens.write_text(
-        f'[[tokens]]\nname = "team-a"\nsha256 = "{digest["token-a"]}"\n'
-        'see = ["starter-prompts/commit_*"]\n\n'
-        f'[[tokens]]\nname = "team-b"\nsha256 = "{digest["token-b"]}"\n'
-        'see = ["starter-prompts/code_*"]\n')
-    port = _free_port()
-    base = f"http://127.0.0.1:{port}"
-    log = (tmp_path / "serve.log").open("wb")
-    proc = subprocess.Popen([sys.executable, "-m", "promptops", "serve", "--http",
-                             f"127.0.0.1:{port}", str(pkg), "--tokens", str(tokens), "--ui",
-                             "--shutdown-timeout", "2s"],
-                            stdout=subprocess.DEVNULL, stderr=log, env=cli_env())
+    srv = Serve(tmp_path)
+    base = srv.base
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            assert proc.poll() is None, (tmp_path / "serve.log").read_text()
-            try:
-                if httpx2.get(base + "/healthz", timeout=1).status_code == 200:
-                    break
-            except httpx2.HTTPError:
-                pass
-            assert time.monotonic() < deadline, "serve --http did not start"
-            time.sleep(0.1)
-
         def page(token: str) -> httpx2.Response:
             return httpx2.get(base + "/prompt/starter-prompts/commit_message", timeout=10,
                               headers={"Authorization": f"Bearer {token}"})
@@ -174,10 +105,4 @@ def test_the_prompt_page_shows_this_servers_request_counts(tmp_path: Path) -> No
         assert "team-a" not in after.text  # who fetched it is not on the page
         assert page("token-b").status_code == 404  # not team B's prompt, counts or not
     finally:
-        proc.terminate()
-        try:
-            proc.wait(30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        log.close()
+        srv.stop()
