@@ -96,8 +96,8 @@ def catalog(site: Site, query: str, package: str | None, page: int, per_page: in
             q["package"] = package
         more = f"<p><a id=\"more\" href=\"/?{e(urlencode(q))}\">Next {per_page}</a></p>"
     packages = ", ".join(
-        f"{k} {s.bundle['package']['version']}" if s.bundle else k
-        for k, s in shelves)
+        f"{k} {s.bundle['package']['version']}{_channel_note(site, k) if i < 20 else ''}"
+        if s.bundle else k for i, (k, s) in enumerate(shelves))
     body = (
         f"<h1>Prompts</h1><p class=\"muted\">Packages: {e(packages)}"
         f"{' · working tree, live' if site.worktree else ' · HEAD'}</p>{errors}"
@@ -112,6 +112,14 @@ def catalog(site: Site, query: str, package: str | None, page: int, per_page: in
         f"<ul id=\"results\" class=\"prompts\">{items}</ul>{more}"
     )
     return layout("Prompts", body, live=site.live, generation=site.generation)
+
+
+def _channel_note(site: Site, package: str) -> str:
+    """`` (production: 1.3.0, staging: 1.4.0)``: the releases the package's channels hold."""
+    chans = site.channels(package)
+    if not chans:
+        return ""
+    return " (" + ", ".join(f"{c.name}: {c.version or c.release or '?'}" for c in chans) + ")"
 
 
 def search_json(site: Site, query: str, package: str | None, limit: int,

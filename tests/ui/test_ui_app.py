@@ -177,6 +177,8 @@ def test_channels_show_their_release_and_compare_like_promptops_diff(pkg: Path) 
     _channel(repo, "production", "starter-prompts@0.1.0")
     _channel(repo, "staging", "starter-prompts@0.2.0")
     app = UiApp(Site(pkg), hosts=loopback_hosts(8765))
+    _, _, catalog = get(app, "/")
+    assert "starter-prompts 0.1.0 (production: 0.1.0, staging: 0.2.0)" in catalog
     _, _, page = get(app, "/prompt/starter-prompts/commit_message")
     assert "<strong>production</strong>: starter-prompts@0.1.0" in page
     assert "<strong>staging</strong>: starter-prompts@0.2.0" in page
