@@ -54,6 +54,9 @@ STATIC_TYPES = {"ui.js": b"text/javascript; charset=utf-8", "ui.css": b"text/css
 # patterns after authenticating them: a tuple of serve's PACKAGE[/PROMPT-GLOB] patterns.
 # Absent (the local `promptops ui`): everything.
 SEE_KEY = "promptops.see"
+# Set by that server when the caller came with a browser session cookie: pages then
+# carry a sign-out button.
+SIGNED_IN_KEY = "promptops.signed_in"
 MAX_QUERY = 256 * 1024  # a form's worth of arguments; more is refused (414)
 PER_PAGE = 100
 
@@ -102,6 +105,9 @@ class UiApp:
         if scope["type"] != "http":
             return
         response = self.respond(scope)
+        if scope.get(SIGNED_IN_KEY) and response.ctype.startswith(b"text/html"):
+            end = pages.NAV_END.encode()
+            response.body = response.body.replace(end, pages.SIGN_OUT.encode() + end, 1)
         headers = [(b"content-type", response.ctype), (b"cache-control", response.cache),
                    (b"content-length", str(len(response.body)).encode()), *SECURITY_HEADERS]
         if response.status == 405:

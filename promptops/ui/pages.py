@@ -25,6 +25,11 @@ IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp", "
 AUDIO_TYPES = frozenset({"audio/wav", "audio/x-wav", "audio/mpeg", "audio/ogg", "audio/webm",
                          "audio/flac", "audio/mp4", "audio/aac"})
 ARG_PREFIX = "a."
+NAV_END = "</nav></header>"
+# On a page served to a browser signed in to `serve --http --ui` (docs/ui.md): a plain
+# form, no script; the server checks the POST's origin.
+SIGN_OUT = ("<form id=\"sign-out\" class=\"sign-out\" method=\"post\" action=\"/logout\">"
+            "<button type=\"submit\">Sign out</button></form>")
 
 
 def e(value: object) -> str:
@@ -53,7 +58,7 @@ def layout(title: str, body: str, *, live: bool = False, generation: int = 0) ->
         f"<body data-live=\"{'1' if live else '0'}\" data-generation=\"{generation}\">"
         "<a class=\"skip\" href=\"#main\">Skip to content</a>"
         "<header><nav aria-label=\"Site\"><a href=\"/\" class=\"brand\">promptops</a> "
-        "<span class=\"muted\">catalog and playground</span></nav></header>"
+        f"<span class=\"muted\">catalog and playground</span>{NAV_END}"
         f"<main id=\"main\" tabindex=\"-1\">{body}</main></body></html>"
     )
 

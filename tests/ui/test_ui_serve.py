@@ -65,7 +65,9 @@ def test_a_browser_logs_in_with_its_token_and_gets_a_session_cookie(tmp_path: Pa
         sid = attrs[0]
         jar = {"cookie": sid, **html}
         catalog = httpx2.get(base + "/", headers=jar, timeout=10)
-        assert catalog.status_code == 200
+        assert catalog.status_code == 200 and 'id="sign-out"' in catalog.text
+        bearer = httpx2.get(base + "/", timeout=10, headers={"authorization": "Bearer token-a"})
+        assert bearer.status_code == 200 and 'id="sign-out"' not in bearer.text  # no session
         names = re.findall(r"<code>([a-z_]+)</code>", catalog.text)
         assert "commit_message" in names and "code_review" not in names  # team A's view
         assert httpx2.get(base + "/prompt/starter-prompts/code_review", headers=jar,

@@ -593,6 +593,7 @@ class HttpApp:
             token = self._ui_sessions().token(sid) if sid else None
             if token is not None:
                 headers["authorization"] = f"Bearer {token}"
+                scope = {**scope, "promptops.signed_in": True}
             elif path in ("/static/ui.css", "/static/ui.js") and scope["method"] in (
                     "GET", "HEAD"):
                 # the wheel's own assets, public anyway: the login page needs its style
