@@ -325,7 +325,7 @@ def _channel_app(args: argparse.Namespace, channel: str | None, dirs: list[Path]
     if with_ui:
         from promptops.ui.mount import ui_app
 
-        ui = ui_app(lambda: views.bundles)
+        ui = ui_app(lambda: views.bundles, usage)
     app = HttpApp(views, config, auth=auth, metrics=metrics, on_start=start, on_stop=stop,
                   ui=ui)
     app.usage = usage

@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 from collections.abc import Awaitable, Callable, MutableMapping
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, unquote
 
 from promptops.errors import PromptopsError, RenderError
@@ -29,6 +29,9 @@ from promptops.pipeline.bundle_types import Prompt
 from promptops.render.mcp import error_code
 from promptops.ui import pages
 from promptops.ui.site import Shelf, Site
+
+if TYPE_CHECKING:
+    from promptops.serve.usage import Usage
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -51,6 +54,9 @@ STATIC_TYPES = {"ui.js": b"text/javascript; charset=utf-8", "ui.css": b"text/css
 # patterns after authenticating them: a tuple of serve's PACKAGE[/PROMPT-GLOB] patterns.
 # Absent (the local `promptops ui`): everything.
 SEE_KEY = "promptops.see"
+# Set by that server when the caller came with a browser session cookie: pages then
+# carry a sign-out button.
+SIGNED_IN_KEY = "promptops.signed_in"
 MAX_QUERY = 256 * 1024  # a form's worth of arguments; more is refused (414)
 PER_PAGE = 100
 
@@ -79,8 +85,10 @@ class UiApp:
     to accept; None leaves the check to whoever mounts the app (serve's own guard)."""
 
     def __init__(self, site: Site, *, hosts: frozenset[str] | None = None,
-                 refresh: Callable[[], None] | None = None) -> None:
+                 refresh: Callable[[], None] | None = None,
+                 usage: Usage | None = None) -> None:
         self.site = site
+        self.usage = usage  # serve --http --ui: the server's request counters
         self.hosts = hosts
         self.refresh = refresh  # called before each request (ui.mount: follow the server)
         self.static = _static()
@@ -97,6 +105,9 @@ class UiApp:
         if scope["type"] != "http":
             return
         response = self.respond(scope)
+        if scope.get(SIGNED_IN_KEY) and response.ctype.startswith(b"text/html"):
+            end = pages.NAV_END.encode()
+            response.body = response.body.replace(end, pages.SIGN_OUT.encode() + end, 1)
         headers = [(b"content-type", response.ctype), (b"cache-control", response.cache),
                    (b"content-length", str(len(response.body)).encode()), *SECURITY_HEADERS]
         if response.status == 405:
@@ -219,8 +230,31 @@ class UiApp:
                 rendered = pages.result_section(shelf, prompt["name"], values, result)
         plain = {k: v for k, v in query if k != "health"}
         health = pages.health_section(shelf, prompt, plain, run=bool(dict(query).get("health")))
+        if self.usage is not None:
+            health += pages.usage_section(self.requests(shelf.name, prompt["name"]),
+                                          self.usage.started)
         return Response(status, pages.prompt_page(self.site, shelf, prompt, values, rendered,
                                                   health))
+
+    def requests(self, package: str, name: str) -> list[tuple[str, int, int, dict[str, int]]]:
+        """The server's counts for one prompt since it started, per version: (version,
+        prompts/get, completion/complete, prompts/get by outcome). Callers and principals
+        are left out: the page shows a prompt to whoever may see it, and who else fetched
+        it is not theirs to read."""
+        assert self.usage is not None
+        per: dict[str, tuple[int, int, dict[str, int]]] = {}
+        for key, n in list(self.usage.counts.items()):  # a copy: the loop thread counts
+            method, pkg, prompt, version, _rev, outcome = key[:6]
+            if pkg != package or prompt != name:
+                continue
+            gets, completions, outcomes = per.get(version, (0, 0, {}))
+            if method == "prompts/get":
+                gets += n
+                outcomes[outcome] = outcomes.get(outcome, 0) + n
+            elif method == "completion/complete":
+                completions += n
+            per[version] = (gets, completions, outcomes)
+        return [(v, *per[v]) for v in sorted(per)]
 
     def _compare(self, shelf: Shelf, prompt: Prompt,
                  query: list[tuple[str, str]]) -> Response:

@@ -18,10 +18,12 @@ from promptops.ui.site import Site
 
 if TYPE_CHECKING:
     from promptops.pipeline.bundle_types import Bundle
+    from promptops.serve.usage import Usage
 
 
-def ui_app(bundles: Callable[[], Sequence[Bundle]]) -> UiApp:
-    """A UI over whatever ``bundles()`` returns now (no Host check: the server guards)."""
+def ui_app(bundles: Callable[[], Sequence[Bundle]], usage: Usage | None = None) -> UiApp:
+    """A UI over whatever ``bundles()`` returns now (no Host check: the server guards);
+    with ``usage``, the server's own request counters, shown on each prompt's page."""
     current = [bundles()]
     site = Site(None, bundles=current[0])
     lock = threading.Lock()
@@ -34,4 +36,4 @@ def ui_app(bundles: Callable[[], Sequence[Bundle]]) -> UiApp:
                     current[0] = latest
                     site.swap(latest)
 
-    return UiApp(site, hosts=None, refresh=refresh)
+    return UiApp(site, hosts=None, refresh=refresh, usage=usage)

@@ -25,6 +25,11 @@ IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp", "
 AUDIO_TYPES = frozenset({"audio/wav", "audio/x-wav", "audio/mpeg", "audio/ogg", "audio/webm",
                          "audio/flac", "audio/mp4", "audio/aac"})
 ARG_PREFIX = "a."
+NAV_END = "</nav></header>"
+# On a page served to a browser signed in to `serve --http --ui` (docs/ui.md): a plain
+# form, no script; the server checks the POST's origin.
+SIGN_OUT = ("<form id=\"sign-out\" class=\"sign-out\" method=\"post\" action=\"/logout\">"
+            "<button type=\"submit\">Sign out</button></form>")
 
 
 def e(value: object) -> str:
@@ -53,7 +58,7 @@ def layout(title: str, body: str, *, live: bool = False, generation: int = 0) ->
         f"<body data-live=\"{'1' if live else '0'}\" data-generation=\"{generation}\">"
         "<a class=\"skip\" href=\"#main\">Skip to content</a>"
         "<header><nav aria-label=\"Site\"><a href=\"/\" class=\"brand\">promptops</a> "
-        "<span class=\"muted\">catalog and playground</span></nav></header>"
+        f"<span class=\"muted\">catalog and playground</span>{NAV_END}"
         f"<main id=\"main\" tabindex=\"-1\">{body}</main></body></html>"
     )
 
@@ -96,8 +101,8 @@ def catalog(site: Site, query: str, package: str | None, page: int, per_page: in
             q["package"] = package
         more = f"<p><a id=\"more\" href=\"/?{e(urlencode(q))}\">Next {per_page}</a></p>"
     packages = ", ".join(
-        f"{k} {s.bundle['package']['version']}" if s.bundle else k
-        for k, s in shelves)
+        f"{k} {s.bundle['package']['version']}{_channel_note(site, k) if i < 20 else ''}"
+        if s.bundle else k for i, (k, s) in enumerate(shelves))
     body = (
         f"<h1>Prompts</h1><p class=\"muted\">Packages: {e(packages)}"
         f"{' · working tree, live' if site.worktree else ' · HEAD'}</p>{errors}"
@@ -112,6 +117,14 @@ def catalog(site: Site, query: str, package: str | None, page: int, per_page: in
         f"<ul id=\"results\" class=\"prompts\">{items}</ul>{more}"
     )
     return layout("Prompts", body, live=site.live, generation=site.generation)
+
+
+def _channel_note(site: Site, package: str) -> str:
+    """`` (production: 1.3.0, staging: 1.4.0)``: the releases the package's channels hold."""
+    chans = site.channels(package)
+    if not chans:
+        return ""
+    return " (" + ", ".join(f"{c.name}: {c.version or c.release or '?'}" for c in chans) + ")"
 
 
 def search_json(site: Site, query: str, package: str | None, limit: int,
@@ -282,26 +295,104 @@ def _history(site: Site, shelf: Shelf, prompt: Prompt) -> str:
             f"release with HEAD:</p><ul class=\"samples\">{links}</ul></nav>")
 
 
+def _channels(site: Site, shelf: Shelf, prompt: Prompt) -> str:
+    """The package's release channels, each with the release it holds and a link to
+    compare it with HEAD, and a link per pair of channels (``production`` against
+    ``staging``): the compare page resolves a channel as `promptops diff` does."""
+    chans = site.channels(shelf.name)
+    if not chans:
+        return ""
+    base = compare_url(shelf.name, prompt["name"])
+
+    def link(a: str, b: str) -> str:
+        return e(base + "?" + urlencode({"base": a, "head": b}))
+
+    items = "".join(
+        f"<li><strong>{e(c.name)}</strong>: "
+        f"{e(c.release or 'no release tag (the channel ref names no tag)')} "
+        f"<a href=\"{link(c.revision, 'HEAD')}\">compare {e(c.name)} with HEAD</a></li>"
+        for c in chans)
+    pairs = [(a, b) for i, a in enumerate(chans[:6]) for b in chans[i + 1:6]]
+    pair_links = "".join(
+        f"<li><a href=\"{link(a.revision, b.revision)}\">compare {e(a.name)} with "
+        f"{e(b.name)}</a></li>" for a, b in pairs)
+    more = (f"<ul class=\"samples\" id=\"channel-pairs\">{pair_links}</ul>"
+            if pair_links else "")
+    return (f"<nav aria-label=\"Channels\"><h2>Channels</h2><ul id=\"channels\">{items}</ul>"
+            f"{more}</nav>")
+
+
 def health_section(shelf: Shelf, prompt: Prompt, query: Mapping[str, str], *,
                    run: bool) -> str:
-    """Lint's findings for the prompt, on request (a link: linting a big package takes a
-    while, so no page waits for it unasked)."""
+    """Lint's findings and the test results for the prompt, on request (a link: linting
+    a big package takes a while, so no page waits for it unasked)."""
     head = "<section aria-labelledby=\"health-h\" id=\"health\"><h2 id=\"health-h\">Health</h2>"
     if not run:
         q = {**query, "health": "1"}
         return (f"{head}<p><a id=\"run-lint\" href=\"{e(prompt_url(shelf.name, prompt['name'], q))}"
-                "#health\">Show lint findings</a> (lints the package once, as "
-                "<code>promptops lint</code> does)</p></section>")
+                "#health\">Show lint findings and test results</a> (lints the package once, as "
+                "<code>promptops lint</code> does, and runs this prompt's tests as "
+                "<code>promptops test</code> does, writing nothing)</p></section>")
     found = shelf.findings(prompt)
     if isinstance(found, str):
-        return f"{head}<p class=\"muted\" id=\"lint\">{e(found)}</p></section>"
-    if not found:
-        return f"{head}<p id=\"lint\">No lint findings for this prompt.</p></section>"
-    items = "".join(
-        f"<li><strong>{e(f.level)}</strong> <code>{e(f.code)}</code> {e(f.name)}: "
-        f"{e(f.message)} <span class=\"muted\">{e(f.path)}:{f.line}:{f.col}</span></li>"
-        for f in found)
-    return f"{head}<ul id=\"lint\">{items}</ul></section>"
+        lint = f"<p class=\"muted\" id=\"lint\">{e(found)}</p>"
+    elif not found:
+        lint = "<p id=\"lint\">No lint findings for this prompt.</p>"
+    else:
+        items = "".join(
+            f"<li><strong>{e(f.level)}</strong> <code>{e(f.code)}</code> {e(f.name)}: "
+            f"{e(f.message)} <span class=\"muted\">{e(f.path)}:{f.line}:{f.col}</span></li>"
+            for f in found)
+        lint = f"<ul id=\"lint\">{items}</ul>"
+    return f"{head}<h3>Lint</h3>{lint}<h3>Tests</h3>{tests_html(shelf, prompt)}</section>"
+
+
+def usage_section(rows: Sequence[tuple[str, int, int, Mapping[str, int]]],
+                  since: float) -> str:
+    """``serve --http --ui``: this prompt's request counts on this server, per version."""
+    import time
+
+    started = time.strftime("%Y-%m-%d %H:%M:%SZ", time.gmtime(since))
+    head = (f"<section aria-labelledby=\"usage-h\" id=\"usage\"><h2 id=\"usage-h\">Requests"
+            f"</h2><p class=\"muted\">On this server since {e(started)}.</p>")
+    if not rows:
+        return f"{head}<p id=\"requests\">No requests for this prompt yet.</p></section>"
+    body = "".join(
+        f"<tr><th scope=\"row\">{e(version)}</th><td>{gets}</td><td>{completions}</td>"
+        f"<td>{e(', '.join(f'{k}: {v}' for k, v in sorted(outcomes.items())))}</td></tr>"
+        for version, gets, completions, outcomes in rows)
+    return (f"{head}<table id=\"requests\"><thead><tr><th scope=\"col\">Version</th>"
+            "<th scope=\"col\">prompts/get</th><th scope=\"col\">completion/complete</th>"
+            f"<th scope=\"col\">Outcomes</th></tr></thead><tbody>{body}</tbody></table>"
+            "</section>")
+
+
+def tests_html(shelf: Shelf, prompt: Prompt) -> str:
+    """Each of the prompt's test cases with its outcome and, for a failure, the runner's
+    messages and diff (as `promptops test` prints them)."""
+    ran = shelf.tests(prompt)
+    if isinstance(ran, str):
+        return f"<p class=\"muted\" id=\"tests\">{e(ran)}</p>"
+    passed = sum(1 for _, o in ran if o.status == "passed")
+    items = []
+    for case, outcome in ran:
+        note = ""
+        if outcome.snapshot_state == "new":
+            note = (" <span class=\"muted\">(its snapshot is not written yet: "
+                    "<code>promptops test</code> writes it)</span>")
+        if case.skip:
+            note += f" <span class=\"muted\">skipped: {e(case.skip)}</span>"
+        fails = "".join(
+            f"<li>{e(f.message)}"
+            + (f"<pre class=\"diff\">{e(f.diff)}</pre>" if f.diff else "") + "</li>"
+            for f in outcome.failures)
+        items.append(
+            f"<li class=\"case {e(outcome.status)}\"><strong>{e(outcome.status)}</strong> "
+            f"{e(case.name)} <span class=\"muted\">{e(case.where)}</span>{note}"
+            + (f"<ul>{fails}</ul>" if fails else "") + "</li>")
+    summary = (f"<p id=\"tests-summary\">{passed} of {len(ran)} "
+               f"case{'s' if len(ran) != 1 else ''} passed</p>")
+    return f"{summary}<ul id=\"tests\">{''.join(items)}</ul>"
 
 
 def prompt_page(site: Site, shelf: Shelf, prompt: Prompt, values: Mapping[str, str],
@@ -324,7 +415,8 @@ def prompt_page(site: Site, shelf: Shelf, prompt: Prompt, values: Mapping[str, s
         f"<h2>Arguments</h2>{fields}<input type=\"hidden\" name=\"render\" value=\"1\">"
         "<p><button type=\"submit\" id=\"render\">Render</button></p></form>"
     )
-    body = (head + _samples(shelf, prompt) + _history(site, shelf, prompt) + form + rendered
+    body = (head + _samples(shelf, prompt) + _history(site, shelf, prompt)
+            + _channels(site, shelf, prompt) + form + rendered
             + health)
     return layout(prompt.get("title") or prompt["name"], body, live=site.live,
                   generation=site.generation)

@@ -28,6 +28,8 @@ if TYPE_CHECKING:
     from promptops.pipeline.bundle_types import Bundle, Prompt
     from promptops.pipeline.memo import FileMemo
     from promptops.pipeline.source import Source
+    from promptops.testing.cases import Case
+    from promptops.testing.runner import Outcome
 
 MANIFEST = "promptops.yaml"
 MAX_DEPTH = 4  # how deep below DIR packages are looked for
@@ -36,6 +38,18 @@ _SKIP = {"node_modules", "__pycache__", "site-packages", "dist", "build"}
 # ancestry suffixes. Never an option (no leading '-'), bounded in length.
 REF = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_./@^~{}+-]{0,199}")
 KEPT_REVISIONS = 8
+MAX_CHANNELS = 20  # per package shown (`promptops channels` lists them all)
+
+
+@dataclass(frozen=True)
+class Channel:
+    """A release channel of a package: the release tag it holds (None: its pointer is no
+    tag, as a damaged ref would be), that tag's version, and the revision compare takes."""
+
+    name: str
+    release: str | None
+    version: str | None
+    revision: str  # PACKAGE/CHANNEL: what History.commit resolves
 
 
 @dataclass(frozen=True)
@@ -65,6 +79,8 @@ class Shelf:
     build: Build | None = field(default=None, repr=False)  # what lint reads (health)
     _findings: list[Finding] | None = field(default=None, repr=False)
     _lint_error: str | None = field(default=None, repr=False)
+    _tests: dict[str, list[tuple[Case, Outcome]] | str] = field(default_factory=dict,
+                                                                repr=False)
     rows: list[Row] = field(default_factory=list)
     hays: list[str] = field(default_factory=list)  # rows[i].haystack, for the search loop
 
@@ -91,6 +107,38 @@ class Shelf:
         for m in prompt["messages"]:
             paths.update(p for p in (m.get("template"), m.get("file")) if p)
         return [f for f in self._findings if f.path in paths]
+
+
+    def tests(self, prompt: Prompt) -> list[tuple[Case, Outcome]] | str:
+        """The package's test cases for the prompt (its test files' cases, then its smoke
+        case), each with its outcome from `promptops test`'s own runner; or why they could
+        not run. Run once per build on first ask, and read-only: a snapshot the CLI would
+        write is reported, never written (the UI writes nothing)."""
+        if self.build is None:
+            return "tests need the package folder (this package was served from a bundle)"
+        name = prompt["name"]
+        found = self._tests.get(name)
+        if found is None:
+            found = self._run_tests(self.build, name)
+            self._tests[name] = found
+        return found
+
+    @staticmethod
+    def _run_tests(build: Build, name: str) -> list[tuple[Case, Outcome]] | str:
+        from promptops.testing import snapshots
+        from promptops.testing.runner import SnapshotPolicy, run_cases
+        from promptops.testing.suite import all_cases
+
+        try:
+            source, package, bundle = build.source, build.package, build.bundle
+            chosen = [c for c in all_cases(package, source, bundle) if c.prompt == name]
+            policy = SnapshotPolicy(
+                stored=snapshots.stored(source, snapshots.snapshot_files(package.files),
+                                        chosen),
+                update=False, writable=build.ref is None, ci=False)
+            return list(zip(chosen, run_cases(bundle, chosen, policy, 1), strict=True))
+        except PromptopsError as exc:
+            return str(exc)
 
 
 def find_packages(root: Path) -> list[Path]:
@@ -304,7 +352,9 @@ class Site:
         try:
             history = History.open(shelf.folder, "compare reads git history: commit the "
                                                  "package first")
-            commit = history.repo.commit(ref).hexsha
+            # History.commit: what `promptops diff` resolves, so a channel name
+            # (``production`` or ``PACKAGE/production``) is a revision here too
+            commit = history.commit(ref)
         except PromptopsError:
             raise
         except Exception:  # BadName, ValueError: what git cannot resolve
@@ -323,7 +373,9 @@ class Site:
         return built
 
     def revisions(self, package: str) -> list[str]:
-        """Names to offer for compare: the package's release tags (newest first), HEAD."""
+        """Names to offer for compare: HEAD, the package's release tags (newest first),
+        then its channels as ``PACKAGE/CHANNEL`` (the form no other package's channel
+        of the same name makes ambiguous)."""
         shelf = self.shelves.get(package)
         if shelf is None or shelf.bundle is None or shelf.folder is None:
             return ["HEAD"]
@@ -334,4 +386,31 @@ class Site:
                                                      shelf.bundle["package"]["name"]))]
         except PromptopsError:
             return []
-        return ["HEAD", *tags]
+        return ["HEAD", *tags, *(c.revision for c in self.channels(package))]
+
+    def channels(self, package: str) -> list[Channel]:
+        """The package's release channels and the release each holds, read from the
+        repository's refs on each ask (a promote moves a channel, not HEAD: nothing
+        cached could tell); none for a package served from a bundle, and none when git
+        cannot read them (the page shows the rest)."""
+        shelf = self.shelves.get(package)
+        if shelf is None or shelf.bundle is None or shelf.folder is None:
+            return []
+        name = shelf.bundle["package"]["name"]
+        from promptops.git.channels import Channels
+
+        try:
+            chans = Channels.open(shelf.folder)
+            states = [s for s in chans.all() if s.package == name and s.pointer is not None]
+            out = []
+            for state in states[:MAX_CHANNELS]:
+                assert state.pointer is not None
+                tag = chans.tag_name(state.pointer)
+                version = None
+                if tag is not None:
+                    owner, sep, rest = tag.rpartition("@")
+                    version = rest if sep and owner == name and rest else None
+                out.append(Channel(state.channel, tag, version, f"{name}/{state.channel}"))
+        except PromptopsError:
+            return []
+        return out

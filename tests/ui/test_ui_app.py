@@ -9,11 +9,13 @@ import re
 from pathlib import Path
 from urllib.parse import urlencode
 
+import git
 import pytest
 from helpers.repo import run_cli
 from ui_helpers import make_package
 
 from promptops.ui.app import CSP, UiApp, loopback_hosts
+from promptops.ui.pages import e
 from promptops.ui.site import Site
 
 
@@ -163,6 +165,43 @@ def test_compare_two_revisions(app: UiApp) -> None:
     assert status == 400 and "unknown revision" in body
 
 
+def _channel(repo: git.Repo, channel: str, tag: str) -> None:
+    """Point ``channel`` at the release tag object, as `promptops promote` leaves the ref."""
+    obj = repo.git.rev_parse(f"refs/tags/{tag}")
+    repo.git.update_ref(f"refs/promptops/channels/starter-prompts/{channel}", obj)
+
+
+def test_channels_show_their_release_and_compare_like_promptops_diff(pkg: Path) -> None:
+    repo = git.Repo(pkg)
+    repo.create_tag("starter-prompts@0.2.0", message="release 0.2.0")  # at HEAD
+    _channel(repo, "production", "starter-prompts@0.1.0")
+    _channel(repo, "staging", "starter-prompts@0.2.0")
+    app = UiApp(Site(pkg), hosts=loopback_hosts(8765))
+    _, _, catalog = get(app, "/")
+    assert "starter-prompts 0.1.0 (production: 0.1.0, staging: 0.2.0)" in catalog
+    _, _, page = get(app, "/prompt/starter-prompts/commit_message")
+    assert "<strong>production</strong>: starter-prompts@0.1.0" in page
+    assert "<strong>staging</strong>: starter-prompts@0.2.0" in page
+    pair = ('href="/compare/starter-prompts/commit_message?base=starter-prompts%2Fproduction'
+            '&amp;head=starter-prompts%2Fstaging">compare production with staging</a>')
+    assert pair in page
+    for base, head in (("starter-prompts/production", "starter-prompts/staging"),
+                       ("production", "staging")):  # the bare names `promptops diff` takes
+        status, _, body = get(app, "/compare/starter-prompts/commit_message?"
+                              + urlencode({"base": base, "head": head, "a.changes": "x"}))
+        assert status == 200, body
+        assert "-You write commit messages in the Conventional Commits style." in body
+        assert "+You write commit messages in the Conventional Commits style, in English." \
+            in body
+        assert "<option value=\"starter-prompts/staging\">" in body  # offered in the list
+    # the CLI agrees: both name the same commits
+    out = run_cli("diff", "production", "staging", cwd=pkg)
+    assert "commit_message" in out.stdout, out.stdout + out.stderr
+    status, _, body = get(app, "/compare/starter-prompts/commit_message?base=starter-prompts"
+                          "%2Fcanary&head=HEAD")
+    assert status == 400 and "unknown revision" in body
+
+
 def test_unknown_pages_are_404(app: UiApp) -> None:
     assert get(app, "/prompt/starter-prompts/nope")[0] == 404
     assert get(app, "/prompt/nope/nope")[0] == 404
@@ -269,6 +308,35 @@ def test_health_shows_what_promptops_lint_finds_for_the_prompt(app: UiApp, pkg: 
     assert git.Repo(pkg).git.status("--porcelain", "--ignored") == ""  # the UI wrote nothing
     _, _, clean = get(app, "/prompt/starter-prompts/hostile?health=1")
     assert "No lint findings for this prompt." in clean
+
+
+def test_health_shows_promptops_test_outcomes_for_the_prompt(app: UiApp, pkg: Path) -> None:
+    cli = run_cli("test", "--ref", "HEAD", "--format", "json", cwd=pkg)
+    want = [(c["name"], c["status"], [f["message"] for f in c["failures"]])
+            for c in json.loads(cli.stdout)["cases"] if c["prompt"] == "commit_message"]
+    # HEAD rewords the system message the exact-messages case pins: one case fails
+    assert [w[1] for w in want].count("failed") == 1 and len(want) >= 2, want
+    _, _, page = get(app, "/prompt/starter-prompts/commit_message")
+    assert 'id="tests"' not in page  # nothing run unasked
+    _, _, body = get(app, "/prompt/starter-prompts/commit_message?health=1")
+    shown = re.findall(r'<li class="case (\w+)"><strong>\w+</strong> ([^<]*) ', body)
+    assert shown == [(status, e(name)) for name, status, _ in want]
+    for _name, _status, messages in want:
+        for message in messages:
+            assert e(message) in body
+    passed = sum(1 for w in want if w[1] == "passed")
+    assert f"{passed} of {len(want)} cases passed" in body
+
+
+def test_health_tests_write_no_snapshot(pkg: Path) -> None:
+    snaps = pkg / "tests" / "__snapshots__" / "code_review"
+    gone = sorted(snaps.iterdir())[0]
+    gone.unlink()  # `promptops test` on the working tree would write it back
+    app = UiApp(Site(pkg, worktree=True), hosts=loopback_hosts(8765))
+    status, _, body = get(app, "/prompt/starter-prompts/code_review?health=1")
+    assert status == 200
+    assert "its snapshot is not written yet" in body
+    assert not gone.exists()
 
 
 def test_bad_input_to_the_command_is_a_clear_error(tmp_path: Path, pkg: Path) -> None:

@@ -382,3 +382,82 @@ def test_images_and_audio_play_under_the_csp(ui: UiProcess, browser: webdriver.C
     logs = [e["message"] for e in browser.get_log("browser")]
     assert not [m for m in logs if "Content Security Policy" in m], logs
     assert axe(browser) == []
+
+
+def test_channels_compare_and_test_results(tmp_path: Path, browser: webdriver.Chrome) -> None:
+    """The prompt page lists the channels with their releases; one click compares
+    production with staging; Health shows the prompt's test outcomes and a failure's message."""
+    import git
+
+    root = tmp_path / "pkg"
+    repo = make_package(root)
+    repo.create_tag("starter-prompts@0.2.0", message="release 0.2.0")
+    for channel, tag in (("production", "starter-prompts@0.1.0"),
+                         ("staging", "starter-prompts@0.2.0")):
+        repo.git.update_ref(f"refs/promptops/channels/starter-prompts/{channel}",
+                            repo.git.rev_parse(f"refs/tags/{tag}"))
+    proc = UiProcess(root)
+    try:
+        browser.get(proc.url + "prompt/starter-prompts/commit_message")
+        channels = browser.find_element(By.ID, "channels").text
+        assert "production: starter-prompts@0.1.0" in channels
+        assert "staging: starter-prompts@0.2.0" in channels
+        browser.find_element(By.LINK_TEXT, "compare production with staging").click()
+        assert browser.find_element(By.ID, "base").get_attribute("value") \
+            == "starter-prompts/production"
+        browser.find_element(By.NAME, "a.changes").send_keys("x")
+        browser.find_element(By.ID, "compare").click()
+        diff = wait(browser, lambda d: d.find_elements(By.ID, "diff"))[0].text  # type: ignore[index]
+        assert "+You write commit messages in the Conventional Commits style, in English." \
+            in diff
+        assert axe(browser) == []
+        browser.get(proc.url + "prompt/starter-prompts/commit_message")
+        browser.find_element(By.ID, "run-lint").click()
+        summary = wait(browser, lambda d: d.find_elements(By.ID, "tests-summary"))
+        assert "cases passed" in summary[0].text  # type: ignore[index]
+        failed = browser.find_elements(By.CSS_SELECTOR, "#tests li.case.failed")
+        assert len(failed) == 1 and "exact messages of a small prompt" in failed[0].text
+        assert axe(browser) == []
+        browser.execute_script("document.getElementById('health-h').scrollIntoView()")
+        shot(browser, "health")
+        assert git.Repo(root).git.status("--porcelain", "--ignored") == ""  # nothing written
+    finally:
+        proc.stop()
+
+
+def test_a_browser_signs_in_with_a_token_on_the_team_server(tmp_path: Path,
+                                                            browser: webdriver.Chrome) -> None:
+    """`serve --http --ui` with tokens, no header set by anyone: the browser gets the sign-in
+    form, posts team A's token once, and from then on sees team A's prompts (its cookie,
+    which no script can read); signing out ends it."""
+    from ui_helpers import Serve
+
+    srv = Serve(tmp_path)
+    try:
+        browser.delete_all_cookies()
+        browser.get(srv.base + "/")
+        browser.find_element(By.ID, "token").send_keys("token-b-wrong")
+        browser.find_element(By.ID, "sign-in").click()
+        assert "not accepted" in browser.find_element(By.ID, "login-error").text
+        assert axe(browser) == []
+        browser.find_element(By.ID, "token").send_keys("token-a")
+        browser.find_element(By.ID, "sign-in").click()
+        wait(browser, lambda d: d.find_elements(By.ID, "results"))
+        names = [c.text for c in browser.find_elements(By.CSS_SELECTOR, "#results code")]
+        assert names == ["commit_message"]
+        assert browser.execute_script("return document.cookie") == ""  # HttpOnly
+        cookie = browser.get_cookie("promptops_ui")
+        assert cookie is not None and cookie["httpOnly"] and cookie["sameSite"] == "Strict"
+        browser.get(srv.base + "/prompt/starter-prompts/code_review")
+        assert "Not found" in browser.find_element(By.TAG_NAME, "h1").text
+        browser.get(srv.base + "/prompt/starter-prompts/commit_message")
+        assert browser.find_elements(By.ID, "render-form")
+        assert axe(browser) == []
+        browser.find_element(By.CSS_SELECTOR, "#sign-out button").click()
+        wait(browser, lambda d: d.find_elements(By.ID, "login"))
+        browser.get(srv.base + "/")
+        assert browser.find_elements(By.ID, "login")  # the form again: the session is gone
+    finally:
+        browser.get("about:blank")
+        browser.delete_all_cookies()
+        srv.stop()

@@ -3,10 +3,16 @@ in a real git repository with two commits (so there is something to compare)."""
 
 from __future__ import annotations
 
+import hashlib
+import socket
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import git
-from helpers.repo import REPO_ROOT, commit_files, make_repo
+import httpx2
+from helpers.repo import REPO_ROOT, cli_env, commit_files, make_repo
 
 STARTER = REPO_ROOT / "templates"
 
@@ -77,3 +83,51 @@ def make_package(root: Path) -> git.Repo:
     assert changed != source
     commit_files(repo, {"prompts/commit_message.prompt.yaml": changed}, "reword the system message")
     return repo
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class Serve:
+    """`serve --http --ui` over the UI test package with two teams' tokens, until stop()."""
+
+    def __init__(self, tmp_path: Path) -> None:
+        pkg = tmp_path / "pkg"
+        make_package(pkg)
+        tokens = tmp_path / "tokens.toml"
+        digest = {t: hashlib.sha256(t.encode()).hexdigest() for t in ("token-a", "token-b")}
+        tokens.write_text(
+            f'[[tokens]]\nname = "team-a"\nsha256 = "{digest["token-a"]}"\n'
+            'see = ["starter-prompts/commit_*"]\n\n'
+            f'[[tokens]]\nname = "team-b"\nsha256 = "{digest["token-b"]}"\n'
+            'see = ["starter-prompts/code_*"]\n')
+        self.port = _free_port()
+        self.base = f"http://127.0.0.1:{self.port}"
+        self.log_path = tmp_path / "serve.log"
+        self.log = self.log_path.open("wb")
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "promptops", "serve", "--http", f"127.0.0.1:{self.port}",
+             str(pkg), "--tokens", str(tokens), "--ui", "--shutdown-timeout", "2s"],
+            stdout=subprocess.DEVNULL, stderr=self.log, env=cli_env())
+        deadline = time.monotonic() + 60
+        while True:
+            assert self.proc.poll() is None, self.log_path.read_text()
+            try:
+                if httpx2.get(self.base + "/healthz", timeout=1).status_code == 200:
+                    break
+            except httpx2.HTTPError:
+                pass
+            assert time.monotonic() < deadline, "serve --http did not start"
+            time.sleep(0.1)
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        try:
+            self.proc.wait(30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        self.log.close()

@@ -76,6 +76,7 @@ if TYPE_CHECKING:
     from promptops.serve.server import Server
     from promptops.serve.session import Session
     from promptops.serve.transports.http_sse import OldSession
+    from promptops.serve.ui_login import Sessions as UiSessions
     from promptops.serve.usage import Usage
     from promptops.serve.views import Views
 
@@ -403,6 +404,7 @@ class HttpApp:
                  ) -> None:
         self.views, self.config, self.auth, self.metrics = views, config, auth, metrics
         self.ui = ui  # `serve --http --ui`: promptops.ui.mount, behind _admit (docs/ui.md)
+        self._ui_session_store: UiSessions | None = None  # browser logins (ui_login.py)
         self.sessions = Sessions(config)
         self.old_sessions: dict[str, OldSession] = {}  # 2024-11-05 HTTP+SSE (http_sse.py)
         root = config.path.rsplit("/", 1)[0]
@@ -578,9 +580,37 @@ class HttpApp:
     async def _ui(self, scope: Scope, receive: Receive, send: SendAsgi, note: Note) -> int:
         """The web UI, for a caller admitted as /mcp admits them, seeing what they see."""
         assert self.ui is not None
+        headers = _headers(scope)
+        path = scope["path"]
+        if self.auth is not None and path in ("/login", "/logout"):
+            return await self._login(scope, receive, send, headers, note)
+        if self.auth is not None and "authorization" not in headers:
+            # a browser's session cookie (ui_login.py) stands for the token it logged in
+            # with, authenticated again below as a header would be
+            from promptops.serve import ui_login
+
+            sid = ui_login.session_id(headers.get("cookie"))
+            token = self._ui_sessions().token(sid) if sid else None
+            if token is not None:
+                headers["authorization"] = f"Bearer {token}"
+                scope = {**scope, "promptops.signed_in": True}
+            elif path in ("/static/ui.css", "/static/ui.js") and scope["method"] in (
+                    "GET", "HEAD"):
+                # the wheel's own assets, public anyway: the login page needs its style
+                with contextlib.suppress(HttpError):
+                    self._guard(headers)
+                    await self.ui({**scope, "promptops.see": ()}, receive, send)
+                    return 200
         try:
-            principal = await self._admit(_headers(scope))
+            principal = await self._admit(headers)
         except HttpError as exc:
+            if exc.status == 401 and self.auth is not None and "text/html" in headers.get(
+                    "accept", ""):  # a browser: the way in, not a JSON error
+                from promptops.serve import ui_login
+
+                return await _respond(send, 401, ui_login.page(), [
+                    (b"content-type", b"text/html; charset=utf-8"), NO_STORE,
+                    (b"content-security-policy", ui_login.CSP.encode()), *exc.headers])
             return await _respond(send, exc.status, encode(exc.body),
                                   [JSON_CT, NO_STORE, *exc.headers])
         note["principal"] = principal.name
@@ -595,6 +625,64 @@ class HttpApp:
 
         await self.ui({**scope, "promptops.see": tuple(principal.see)}, receive, sent)
         return status
+
+    def _ui_sessions(self) -> UiSessions:
+        found = self._ui_session_store
+        if found is None:
+            from promptops.serve.ui_login import Sessions as UiSessionStore
+
+            found = self._ui_session_store = UiSessionStore()
+        return found
+
+    async def _login(self, scope: Scope, receive: Receive, send: SendAsgi,
+                     headers: dict[str, str], note: Note) -> int:
+        """``GET /login``: the form; ``POST /login``: a token for a session cookie;
+        ``POST /logout``: forget it (docs/ui.md). A POST must come from this origin."""
+        from promptops.serve import ui_login
+
+        html = [(b"content-type", b"text/html; charset=utf-8"), NO_STORE,
+                (b"content-security-policy", ui_login.CSP.encode()),
+                (b"x-content-type-options", b"nosniff"), (b"referrer-policy", b"no-referrer")]
+        try:
+            self._guard(headers)
+        except HttpError as exc:
+            return await _respond(send, exc.status, encode(exc.body), [JSON_CT, NO_STORE])
+        secure = scope.get("scheme") == "https"
+        verb = scope["method"]
+        if scope["path"] == "/login" and verb in ("GET", "HEAD"):
+            return await _respond(send, 200, ui_login.page(), html)
+        if verb != "POST":
+            return await _respond(send, 405, b'{"error":"method not allowed"}',
+                                  [JSON_CT, NO_STORE, (b"allow", b"GET, POST")])
+        if not ui_login.same_origin(headers, scope.get("scheme", "http")):
+            return await _respond(send, 403, b'{"error":"Forbidden: cross-origin form"}',
+                                  [JSON_CT, NO_STORE])
+        body = await _read_body(receive, ui_login.MAX_FORM)
+        if body is None:
+            return await _respond(send, 413, b'{"error":"form too large"}', [JSON_CT, NO_STORE])
+        sid = ui_login.session_id(headers.get("cookie"))
+        if scope["path"] == "/logout":
+            if sid:
+                self._ui_sessions().end(sid)
+            gone = ui_login.clear_cookie(secure=secure)
+            return await _respond(send, 303, b"", [*html, (b"location", b"/login"),
+                                                   (b"set-cookie", gone)])
+        token = ui_login.form_token(body)
+        try:
+            if token is None:
+                raise HttpError(401, jsonrpc.INVALID_REQUEST, "no token given")
+            principal = await self._admit({**headers, "authorization": f"Bearer {token}"})
+        except HttpError:
+            return await _respond(send, 401, ui_login.page("That token is not accepted."),
+                                  html)
+        assert token is not None
+        note["principal"] = principal.name
+        if sid:
+            self._ui_sessions().end(sid)  # a new login: a new id (no session fixation)
+        new = self._ui_sessions().start(token)
+        cookie = ui_login.set_cookie(new, secure=secure)
+        return await _respond(send, 303, b"", [*html, (b"location", b"/"),
+                                               (b"set-cookie", cookie)])
 
     async def _hook(self, scope: Scope, receive: Receive, send: SendAsgi) -> int:
         assert self.config.webhook is not None
