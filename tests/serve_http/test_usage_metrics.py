@@ -232,6 +232,15 @@ def test_with_tokens_the_principal_is_a_label_and_hidden_prompts_are_other(
         assert "result" in await go(tokens["team-a"], "p01")
         assert "error" in await go(tokens["team-a"], "code_review")  # not in team-a's view
         assert "result" in await go(tokens["ops"], "code_review")
+        # /usage names every prompt, client and principal: only for a grant of everything
+        def auth(who: str) -> dict[str, str]:
+            return {"authorization": f"Bearer {tokens[who]}"}
+
+        assert (await client.request("GET", "/usage"))[0] == 401
+        narrow, _, why = await client.request("GET", "/usage", headers=auth("team-a"))
+        assert narrow == 403 and b"code_review" not in why and b"sees every prompt" in why
+        full, _, report = await client.request("GET", "/usage", headers=auth("ops"))
+        assert full == 200 and b"code_review" in report
         return await client.text("/metrics")
 
     got = {(s["principal"], s["prompt"], s["outcome"])

@@ -51,6 +51,7 @@ import orjson
 from promptops.serve import jsonrpc, wire
 from promptops.serve.auth import (
     ANONYMOUS,
+    EVERYTHING,
     AuthError,
     Principal,
     StaticTokens,
@@ -546,7 +547,7 @@ class HttpApp:
                 status = await _respond(send, 200, self.metrics.render(),
                                         [(b"content-type", self.metrics.content_type.encode())])
             elif path == "/usage" and self.usage is not None:
-                status = await _respond(send, 200, encode(self.usage.report()), _NO_STORE_JSON)
+                status = await self._usage(_headers(scope), send)
             elif path in self._prm_paths and self.auth is not None:
                 status = await _respond(send, 200, prm_document(
                     self.config.resource, self.config.issuer, self.config.required_scopes))
@@ -731,6 +732,25 @@ class HttpApp:
             rest = origin.split("://", 1)[-1]
             return _hostname(rest) in LOOPBACK_HOSTS
         return False
+
+    async def _usage(self, headers: dict[str, str], send: SendAsgi) -> int:
+        """GET /usage: with tokens or OAuth on, only for a credential that sees every prompt.
+
+        The report names every prompt with its clients and principals: a team whose grant is
+        a part of the packages must not learn the rest (issue 23, invariant 3).
+        """
+        assert self.usage is not None
+        if self.auth is not None:
+            try:
+                principal = await self._admit(headers)
+            except HttpError as exc:
+                return await _respond(send, exc.status, encode(exc.body),
+                                      [JSON_CT, NO_STORE, *exc.headers])
+            if principal.see != EVERYTHING:
+                return await _respond(send, 403, encode(jsonrpc.error(
+                    None, jsonrpc.INVALID_REQUEST, "the usage report covers every prompt: it "
+                    "needs a credential that sees every prompt")), [JSON_CT, NO_STORE])
+        return await _respond(send, 200, encode(self.usage.report()), _NO_STORE_JSON)
 
     async def _admit(self, headers: dict[str, str]) -> Principal:
         """The caller, once Origin/Host pass: 403, or 401/403 with WWW-Authenticate."""
