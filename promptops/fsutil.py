@@ -285,6 +285,45 @@ def remove_file(path: Path, *, root: Path) -> bool:
     return True
 
 
+class ReadRefused(Exception):
+    """Why :func:`read_fd_bounded` refused a file: ``what`` is ``not-regular`` (``mode``
+    says what it is), ``too-large`` (``size`` is what fstat said) or ``grew`` (it passed the
+    bound while being read). Callers word it for their command."""
+
+    def __init__(self, what: str, mode: int = 0, size: int = 0) -> None:
+        super().__init__(what)
+        self.what, self.mode, self.size = what, mode, size
+
+
+def read_fd_bounded(fd: int, limit: int) -> bytes:
+    """The bytes of the regular file open as ``fd`` (closed here), at most ``limit``.
+
+    The one bounded read of files an attacker may name (import sources, repository-scope
+    client configs): a FIFO or device is refused by ``fstat`` before any read (it was
+    opened O_NONBLOCK by the caller), a file over ``limit`` before reading, and one that
+    grows past it while being read stops at the bound.
+    """
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise ReadRefused("not-regular", mode=info.st_mode)
+        if info.st_size > limit:
+            raise ReadRefused("too-large", size=info.st_size)
+        chunks: list[bytes] = []
+        size = 0
+        while size <= limit:  # the size can change between fstat and read
+            chunk = os.read(fd, min(1 << 20, limit + 1 - size))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+    finally:
+        os.close(fd)
+    if size > limit:
+        raise ReadRefused("grew", size=size)
+    return b"".join(chunks)
+
+
 def read_existing(path: Path, root: Path | None) -> bytes | None:
     """The bytes at ``path``, None when absent; with ``root``, through no symlink below it."""
     if root is None:

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from promptops.errors import UsageError
+from promptops.fsutil import ReadRefused, read_fd_bounded
 
 MAX_BYTES = 64 * 2**20  # ~/.claude.json holds Claude Code's history; configs are KBs
 MAX_SHARED_BYTES = 2**20  # a committed MCP config is a few KB; a repository is untrusted
@@ -148,26 +149,16 @@ def _link_refusal(root: Path, shown: str) -> UsageError:
 def _read_fd(fd: int, shown: Path, limit: int = MAX_BYTES) -> bytes:
     """Read a regular file's bytes, at most ``limit``, from the open ``fd`` (closed)."""
     try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
+        return read_fd_bounded(fd, limit)
+    except ReadRefused as exc:
+        if exc.what == "not-regular":
             raise UsageError(f"{shown} is not a regular file (a folder, device or pipe): "
-                             "an MCP client's config is a JSON file")
-        if info.st_size > limit:
+                             "an MCP client's config is a JSON file") from None
+        if exc.what == "too-large":
             raise UsageError(f"{shown} is larger than {limit // 2**20} MiB: not an MCP "
-                             "client's config; pass --config FILE to write another file")
-        chunks: list[bytes] = []
-        size = 0
-        while size <= limit:  # the size can change between fstat and read
-            chunk = os.read(fd, min(2**20, limit + 1 - size))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            size += len(chunk)
-    finally:
-        os.close(fd)
-    if size > limit:
-        raise UsageError(f"{shown} is larger than {limit // 2**20} MiB")
-    return b"".join(chunks)
+                             "client's config; pass --config FILE to write another file"
+                             ) from None
+        raise UsageError(f"{shown} is larger than {limit // 2**20} MiB") from None
 
 
 def write(real: Path, data: bytes, *, root: Path | None) -> None:

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from promptops.errors import UsageError
+from promptops.fsutil import ReadRefused, read_fd_bounded
 
 MAX_SOURCE_BYTES = 4 * 1024 * 1024  # one prompt file; a sibling (partial, sample) likewise
 MAX_FILES = 5_000  # prompt files in one run
@@ -231,28 +232,17 @@ def read_bytes(root: Path, rel: str) -> bytes:
     parts = [p for p in rel.split("/") if p]
     if not parts or any(p in (".", "..") for p in parts):
         raise SourceUnreadable(f"{rel}: not a path inside {root}")
-    fd = _open_file(root, parts)
     try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise SourceUnreadable(f"{kind(st.st_mode)}; import reads only regular files")
-        if st.st_size > MAX_SOURCE_BYTES:
+        return read_fd_bounded(_open_file(root, parts), MAX_SOURCE_BYTES)
+    except ReadRefused as exc:
+        if exc.what == "not-regular":
+            raise SourceUnreadable(f"{kind(exc.mode)}; import reads only regular files"
+                                   ) from None
+        if exc.what == "too-large":
             raise SourceUnreadable(f"over {MAX_SOURCE_BYTES // (1024 * 1024)} MiB "
-                                   f"({st.st_size:,} bytes)")
-        chunks: list[bytes] = []
-        size = 0
-        while size <= MAX_SOURCE_BYTES:  # to the bound, whatever fstat said
-            chunk = os.read(fd, min(1 << 20, MAX_SOURCE_BYTES + 1 - size))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            size += len(chunk)
-        if size > MAX_SOURCE_BYTES:
-            raise SourceUnreadable(f"over {MAX_SOURCE_BYTES // (1024 * 1024)} MiB (it grew "
-                                   "while being read)")
-        return b"".join(chunks)
-    finally:
-        os.close(fd)
+                                   f"({exc.size:,} bytes)") from None
+        raise SourceUnreadable(f"over {MAX_SOURCE_BYTES // (1024 * 1024)} MiB (it grew "
+                               "while being read)") from None
 
 
 def _open_file(root: Path, parts: list[str]) -> int:
