@@ -163,6 +163,9 @@ class RawClient(ServeProcess):
         self.methods: dict[Any, str] = {}
         self.seen: list[Any] = []
         self._next = 0
+        # log notifications a request's reply overtook: the server sends them unasked (a
+        # commit that does not build), so request() keeps them for recv() in order
+        self._held: list[Any] = []
 
     def send(self, obj: Any) -> None:
         for m in obj if isinstance(obj, list) else [obj]:
@@ -171,6 +174,11 @@ class RawClient(ServeProcess):
         self.write(json.dumps(obj).encode() + b"\n")
 
     def recv(self, timeout: float = 15) -> Any:
+        if self._held:
+            return self._held.pop(0)
+        return self._judged(timeout)
+
+    def _judged(self, timeout: float) -> Any:
         msg = self.next_message(timeout)
         method = None
         if isinstance(msg, dict) and "id" in msg:
@@ -185,7 +193,11 @@ class RawClient(ServeProcess):
         if params is not None:
             msg["params"] = params
         self.send(msg)
-        return self.recv(**kw)
+        while True:
+            reply = self._judged(kw.get("timeout", 15))
+            if not (isinstance(reply, dict) and reply.get("method") == "notifications/message"):
+                return reply
+            self._held.append(reply)
 
     def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
         self.send({"jsonrpc": "2.0", "method": method, **({"params": params} if params else {})})

@@ -9,7 +9,6 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import git
 from serve_helpers import RawClient, commit, kit_files
@@ -48,15 +47,6 @@ class _Stderr:
         raise AssertionError(f"{fragment!r} not logged {count} times: {self.text[-3000:]}")
 
 
-def _reply(c: RawClient, method: str, params: dict[str, Any] | None = None) -> Any:
-    """The reply to ``method``, past the log notifications a refused commit sends."""
-    msg = c.request(method, params)
-    while "id" not in msg:
-        assert msg["method"] == "notifications/message", msg
-        msg = c.recv()
-    return msg
-
-
 def test_hostile_content_on_reload_keeps_the_last_good_set(
         repo_factory: Callable[..., git.Repo]) -> None:
     repo = repo_factory(kit_files(extra_prompts=0))
@@ -69,10 +59,10 @@ def test_hostile_content_on_reload_keeps_the_last_good_set(
         for n, (label, text) in enumerate(HOSTILE.items(), start=1):
             commit(repo, {"prompts/hostile.prompt.yaml": text}, label)
             log = err.wait_for("still serving the last good bundles", n)
-            names = [p["name"] for p in _reply(c, "prompts/list")["result"]["prompts"]]
+            names = [p["name"] for p in c.request("prompts/list")["result"]["prompts"]]
             assert names == good, label
             assert "does not build" in log and "Traceback" not in log, label
-            got = _reply(c, "prompts/get", {"name": "code_review",
+            got = c.request("prompts/get", {"name": "code_review",
                                             "arguments": {"code": "x", "language": "go"}})
             assert "result" in got, label
         repo.git.rm("-q", "prompts/hostile.prompt.yaml")
@@ -82,7 +72,7 @@ def test_hostile_content_on_reload_keeps_the_last_good_set(
         while note["method"] == "notifications/message":  # the recovery is announced too
             note = c.recv(timeout=30)
         assert note["method"] == "notifications/prompts/list_changed"
-        names = [p["name"] for p in _reply(c, "prompts/list")["result"]["prompts"]]
+        names = [p["name"] for p in c.request("prompts/list")["result"]["prompts"]]
         assert names == sorted([*good, "fresh"])
     finally:
         rc, _ = c.close()

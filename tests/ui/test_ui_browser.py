@@ -17,6 +17,7 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from helpers.node import npm_package
@@ -26,6 +27,7 @@ from selenium.common.exceptions import NoAlertPresentException
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
+from selenium.webdriver.support import expected_conditions
 from selenium.webdriver.support.ui import Select, WebDriverWait
 from ui_helpers import make_package
 
@@ -98,6 +100,16 @@ def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[webdriver.Chro
 
 def wait(driver: webdriver.Chrome, cond: object, timeout: float = 10) -> object:
     return WebDriverWait(driver, timeout).until(cond)  # type: ignore[arg-type]
+
+
+def submit(driver: webdriver.Chrome, button: str, then: str) -> Any:
+    """Click the form button ``button`` and wait for the *new* page's element ``then``: the
+    page before the submit may hold an element of that id too, and reading it while the
+    browser replaces the page raises StaleElementReferenceException."""
+    before = driver.find_element(By.TAG_NAME, "html")
+    driver.find_element(By.ID, button).click()
+    wait(driver, expected_conditions.staleness_of(before))
+    return wait(driver, lambda d: d.find_elements(By.ID, then))[0]  # type: ignore[index]
 
 
 def no_dialog(driver: webdriver.Chrome) -> None:
@@ -193,8 +205,7 @@ def test_compare_two_revisions(ui: UiProcess, browser: webdriver.Chrome) -> None
     base.clear()
     base.send_keys("HEAD~1")
     browser.find_element(By.NAME, "a.changes").send_keys("x")
-    browser.find_element(By.ID, "compare").click()
-    diff = wait(browser, lambda d: d.find_elements(By.ID, "diff"))[0].text  # type: ignore[index]
+    diff = submit(browser, "compare", "diff").text
     assert "-You write commit messages in the Conventional Commits style." in diff
     assert "+You write commit messages in the Conventional Commits style, in English." in diff
     sides = browser.find_elements(By.CSS_SELECTOR, ".side")
@@ -406,8 +417,7 @@ def test_channels_compare_and_test_results(tmp_path: Path, browser: webdriver.Ch
         assert browser.find_element(By.ID, "base").get_attribute("value") \
             == "starter-prompts/production"
         browser.find_element(By.NAME, "a.changes").send_keys("x")
-        browser.find_element(By.ID, "compare").click()
-        diff = wait(browser, lambda d: d.find_elements(By.ID, "diff"))[0].text  # type: ignore[index]
+        diff = submit(browser, "compare", "diff").text
         assert "+You write commit messages in the Conventional Commits style, in English." \
             in diff
         assert axe(browser) == []
