@@ -24,9 +24,9 @@ from pathlib import Path
 from typing import TypedDict
 
 from promptops import __version__
-from promptops.lint.config import LintSettings
 from promptops.lint.problem import Finding
 from promptops.lint.registry import RULES
+from promptops.lint.settings import LintSettings
 from promptops.pipeline.source import CachingSource, WorktreeSource, blob_id
 
 KEEP = 16
