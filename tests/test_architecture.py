@@ -84,3 +84,21 @@ def test_serve_is_layered_from_the_envelope_up() -> None:
     where = [next(i for i, layer in enumerate(layers) if name in layer) for name in order]
     assert where == sorted(where) and len(set(where)) == len(where)
     assert not layered.get("ignore_imports")
+
+
+def test_lint_engines_may_not_import_a_rule_module(tmp_path: Path) -> None:
+    """Incremental lint and the engine read what rules declare (Rule.scope), never a rule
+    module by name; the same contract on the registry, which does import them, breaks."""
+    lint = next(c for c in _contracts() if c.get("forbidden_modules") == ["promptops.lint.rules"])
+    assert set(lint["source_modules"]) == {  # type: ignore[arg-type]
+        "promptops.lint.engine", "promptops.lint.incremental"}
+    config = tmp_path / "registry.toml"
+    config.write_text(
+        '[tool.importlinter]\nroot_package = "promptops"\n\n'
+        '[[tool.importlinter.contracts]]\nname = "the registry names no rule"\n'
+        'type = "forbidden"\nsource_modules = ["promptops.lint.registry"]\n'
+        'forbidden_modules = ["promptops.lint.rules"]\nallow_indirect_imports = true\n',
+        encoding="utf-8",
+    )
+    run = lint_imports(config)
+    assert run.returncode == 1 and "the registry names no rule BROKEN" in run.stdout, run.stdout
