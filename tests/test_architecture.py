@@ -61,18 +61,23 @@ def test_serve_may_not_load_the_heavy_libraries() -> None:
     assert set(serve["forbidden_modules"]) >= {"pydantic", "typer", "git", "ruamel", "yaml"}  # type: ignore[arg-type]
 
 
-def test_a_broken_contract_fails_the_check(tmp_path: Path) -> None:
-    """The check can fail: serve does import the renderer, so forbidding it must break."""
+def assert_broken(tmp_path: Path, source: str, forbidden: str, extra: str = "") -> None:
+    """A forbidden contract ``source`` -> ``forbidden`` that the code breaks is reported."""
     config = tmp_path / "broken.toml"
     config.write_text(
         '[tool.importlinter]\nroot_package = "promptops"\n\n'
         '[[tool.importlinter.contracts]]\nname = "a contract the code breaks"\n'
-        'type = "forbidden"\nsource_modules = ["promptops.serve"]\n'
-        'forbidden_modules = ["promptops.render"]\n',
+        f'type = "forbidden"\nsource_modules = ["{source}"]\n'
+        f'forbidden_modules = ["{forbidden}"]\n{extra}',
         encoding="utf-8",
     )
     run = lint_imports(config)
     assert run.returncode == 1 and "a contract the code breaks BROKEN" in run.stdout, run.stdout
+
+
+def test_a_broken_contract_fails_the_check(tmp_path: Path) -> None:
+    """The check can fail: serve does import the renderer, so forbidding it must break."""
+    assert_broken(tmp_path, "promptops.serve", "promptops.render")
 
 
 def test_serve_is_layered_from_the_envelope_up() -> None:
@@ -92,13 +97,5 @@ def test_lint_engines_may_not_import_a_rule_module(tmp_path: Path) -> None:
     lint = next(c for c in _contracts() if c.get("forbidden_modules") == ["promptops.lint.rules"])
     assert set(lint["source_modules"]) == {  # type: ignore[arg-type]
         "promptops.lint.engine", "promptops.lint.incremental"}
-    config = tmp_path / "registry.toml"
-    config.write_text(
-        '[tool.importlinter]\nroot_package = "promptops"\n\n'
-        '[[tool.importlinter.contracts]]\nname = "the registry names no rule"\n'
-        'type = "forbidden"\nsource_modules = ["promptops.lint.registry"]\n'
-        'forbidden_modules = ["promptops.lint.rules"]\nallow_indirect_imports = true\n',
-        encoding="utf-8",
-    )
-    run = lint_imports(config)
-    assert run.returncode == 1 and "the registry names no rule BROKEN" in run.stdout, run.stdout
+    assert_broken(tmp_path, "promptops.lint.registry", "promptops.lint.rules",
+                  "allow_indirect_imports = true\n")
