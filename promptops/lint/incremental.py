@@ -298,14 +298,8 @@ class Removed:
         gone = removed & deps.keys()
         kept = {p: files for p, files in deps.items() if p not in gone}
         read = {f for files in kept.values() for f in files}
-        if removed & read:
-            return None  # a prompt left reads a removed file: a missing include or resource
-        if any(f in read for p in gone for f in deps[p]):
-            return None  # what the removed prompt shared may now be judged by another prompt
-        folded = [fold(n) for n in names.values()]
-        if any(folded.count(fold(names[p])) > 1 for p in gone) or change.scopes.any_cycle(
-                change.old):
-            return None  # a duplicate-name partner's finding, or a cycle (see Added)
+        if self._entangled(change, gone, read):
+            return None
         orphans = {f for p in gone for f in deps[p] if f in change.blobs and f not in read}
         findings = self._orphans(change, orphans)
         if findings is None:
@@ -316,6 +310,18 @@ class Removed:
                         names={p: n for p, n in names.items() if p not in gone},
                         complete=True)
         return Relinted(ordered, record)
+
+    def _entangled(self, change: Change, gone: set[str], read: set[str]) -> bool:
+        """Whether the prompts left could find differently without the removed files."""
+        deps, names = change.deps, change.last["names"]
+        if self.removed & read:
+            return True  # a prompt left reads a removed file: a missing include or resource
+        if any(f in read for p in gone for f in deps[p]):
+            return True  # what the removed prompt shared may now be judged by another prompt
+        folded = [fold(n) for n in names.values()]
+        # a duplicate-name partner's finding, or a cycle (see Added)
+        return any(folded.count(fold(names[p])) > 1 for p in gone) or change.scopes.any_cycle(
+            change.old)
 
     @staticmethod
     def _orphans(change: Change, orphans: set[str]) -> set[Finding] | None:
