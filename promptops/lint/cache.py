@@ -44,18 +44,26 @@ ROOT = Path(__file__).resolve().parent.parent  # the promptops package
 CODE = ("lint", "pipeline", "sandbox", "versioning", "git", "errors.py", "fsutil.py")
 
 
-def code_files() -> list[Path]:
-    """The source files of ``CODE`` under ``ROOT``, in a stable order."""
-    out: list[Path] = []
+def _code_paths() -> list[tuple[str, str]]:
+    """(path under ROOT, full path) of the source files of ``CODE``, in a stable order."""
+    root = str(ROOT)
+    out: list[tuple[str, str]] = []
     for name in CODE:
-        top = ROOT / name
+        top = os.path.join(root, name)
         if name.endswith(".py"):
-            out.append(top)
+            out.append((name, top))
             continue
         for folder, dirs, files in os.walk(top):
-            dirs.sort()
-            out += [Path(folder, f) for f in sorted(files) if f.endswith(".py")]
+            dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+            rel = os.path.relpath(folder, root)
+            out += [(f"{rel}/{f}", os.path.join(folder, f)) for f in sorted(files)
+                    if f.endswith(".py")]
     return out
+
+
+def code_files() -> list[Path]:
+    """The source files whose size and mtime the key stamps."""
+    return [Path(full) for _, full in _code_paths()]
 
 
 @functools.cache
@@ -63,13 +71,13 @@ def _code_stamp() -> str:
     """Size and mtime of the code results come from, so editing a rule or the validator
     invalidates old results. Once per process: the code that runs is what was imported."""
     stamps = []
-    for path in code_files():
+    for rel, full in _code_paths():
         try:
-            st = path.stat()
+            st = os.stat(full)
         except OSError:  # a module gone from disk: its absence is part of the stamp
-            stamps.append(f"{path.relative_to(ROOT)}:-")
+            stamps.append(f"{rel}:-")
             continue
-        stamps.append(f"{path.relative_to(ROOT)}:{st.st_size}:{st.st_mtime_ns}")
+        stamps.append(f"{rel}:{st.st_size}:{st.st_mtime_ns}")
     return ",".join(stamps)
 
 
