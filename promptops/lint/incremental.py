@@ -153,14 +153,18 @@ class Edited:
 
     The prompts that read a changed file are linted on their own (with every template and
     resource, without the other prompts), and their prompt-scope findings replace the old
-    ones on the files only they read; package-scope findings are kept, which is exact
-    because the structure they depend on (names, the files each prompt reads) is checked
-    to be unchanged. A full run is made when:
+    ones on the files only they read; package-scope findings elsewhere are kept, which is
+    exact because the structure they depend on (names, the files each prompt reads) is
+    checked to be unchanged. A full run is made when:
 
     - the manifest or a file no prompt reads changed;
     - an edited prompt's name or the set of files it reads changed (package-scope rules
       such as duplicate names, unused partials, include cycles and depth read that
       structure; their old findings are kept only while it is unchanged);
+    - a package-scope finding is on an edited prompt or a file it reads, before or after:
+      the record holds which files a prompt reads, not the include graph's shape, and an
+      edit can make a chain deeper or close a cycle among the same files (include depth
+      and cycles are judged on that shape);
     - a file an edited prompt shares with an unchanged prompt has prompt-scope findings,
       before or after (which prompt caused them is not recorded, and some rules judge a
       shared template by the first prompt that renders it, so they could not be replaced
@@ -179,9 +183,12 @@ class Edited:
         result = change.run(Subset(change.source, {MANIFEST} | affected | reach))
         if not self._same_structure(change, result, affected):
             return None
+        local = change.scopes.local
+        near = reach | affected
+        if any(f.path in near and not local(f) for f in (*change.old, *result.findings)):
+            return None  # the include graph's shape is not recorded (see the docstring)
         others = {f for p, files in change.deps.items() if p not in affected for f in files}
         shared = reach & others
-        local = change.scopes.local
         if any(f.path in shared and local(f) for f in (*change.old, *result.findings)):
             return None
         mine = (reach - shared) | affected

@@ -106,7 +106,8 @@ def _describe(root: Path) -> None:  # an edit: the structure (names, files read)
 
 
 CHANGES: dict[str, tuple[Callable[[Path], object], str]] = {
-    "a name-kin prompt's description edited": (_describe, "incremental"),
+    "a name-kin prompt's description edited: its own package-scope finding, a full run": (
+        _describe, "full"),
     "an unrelated prompt's template edited": (
         lambda root: (root / "templates" / "haiku.0.md.j2").write_text(
             "A haiku on {{ topic }}.  \n", encoding="utf-8"), "incremental"),
