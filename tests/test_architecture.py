@@ -2,10 +2,10 @@
 
 `lint-imports` (import-linter) reads them from ``[tool.importlinter]``: the layers from
 ``cli`` down to ``errors``, serve's cold path free of pydantic, typer, GitPython,
-ruamel and PyYAML, lint neither building nor calling git itself, commands never
-importing one another. Running it here makes CI (`.ci/run`) run it too. An ignored edge
-is a hole in a contract, so the list of them is pinned: adding one is a visible change
-to this file.
+ruamel and PyYAML, lint neither building nor calling git itself, lint's engine and
+incremental lint naming no rule module, commands never importing one another. Running it
+here makes CI (`.ci/run`) run it too. An ignored edge is a hole in a contract, so the list
+of them is pinned: adding one is a visible change to this file.
 """
 
 from __future__ import annotations

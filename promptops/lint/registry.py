@@ -26,8 +26,8 @@ that incremental lint asks the rule instead of keeping a list of codes:
 Adding a rule means adding its module to the one import below; the table is what this
 module imports from ``promptops.lint.rules``, in that order (explicit imports, as yamllint's
 rules/__init__.py: the import graph, IDEs and dead-code tools see every rule, and it is
-listed once). The rules import only ``context``, ``settings`` and ``problem``, never this
-module, so the registry, the rules and their context form no import circle.
+listed once). A rule never imports this module nor anything that does (it reads ``context``,
+``settings``, ``problem``), so the registry, the rules and their context form no circle.
 """
 
 from __future__ import annotations
