@@ -35,7 +35,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from types import ModuleType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal, get_args
 
 from promptops.errors import UsageError
 from promptops.lint.rules import (  # one line per rule: the table is visible to every tool
@@ -86,7 +86,8 @@ if TYPE_CHECKING:
     from promptops.lint.context import LintContext
     from promptops.lint.problem import Hit
 
-SCOPES = ("prompt", "package")  # SCOPE: how far a finding in one file reaches
+Scope = Literal["prompt", "package"]  # SCOPE: how far a finding in one file reaches
+SCOPES: tuple[Scope, ...] = get_args(Scope)
 
 
 @dataclass(frozen=True)
@@ -100,7 +101,7 @@ class Rule:
     check: Callable[[LintContext], Iterable[Hit]]
     fix: Callable[[str], str] | None = None  # the rule's own repair of a file's text
     group: str | None = None  # GROUP: the text format's summary of many findings ("{n} ...")
-    scope: str = "prompt"  # SCOPE: "prompt" or "package" (see the module docstring)
+    scope: Scope = "prompt"  # SCOPE (see the module docstring)
     cycle: bool = False  # CYCLE: a finding means an include cycle (see the module docstring)
 
     @property
