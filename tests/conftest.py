@@ -6,7 +6,7 @@ import functools
 import os
 import re
 import signal
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
 import git
@@ -19,6 +19,16 @@ from hypothesis import settings
 settings.register_profile("ci", derandomize=True, print_blob=True)
 if os.environ.get("CI"):
     settings.load_profile("ci")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _own_user_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Each test session (each xdist worker) caches in a folder of its own, never the user's:
+    lint results a warm ``~/.cache/promptops`` kept from other code must not pass a test,
+    and a test must not leave entries there. Processes the tests start inherit it."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("user-cache")))
+        yield
 
 
 @pytest.fixture(autouse=True)

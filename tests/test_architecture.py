@@ -2,10 +2,10 @@
 
 `lint-imports` (import-linter) reads them from ``[tool.importlinter]``: the layers from
 ``cli`` down to ``errors``, serve's cold path free of pydantic, typer, GitPython,
-ruamel and PyYAML, lint neither building nor calling git itself, commands never
-importing one another. Running it here makes CI (`.ci/run`) run it too. An ignored edge
-is a hole in a contract, so the list of them is pinned: adding one is a visible change
-to this file.
+ruamel and PyYAML, lint neither building nor calling git itself, lint's engine and
+incremental lint naming no rule module, commands never importing one another. Running it
+here makes CI (`.ci/run`) run it too. An ignored edge is a hole in a contract, so the list
+of them is pinned: adding one is a visible change to this file.
 """
 
 from __future__ import annotations
@@ -61,18 +61,23 @@ def test_serve_may_not_load_the_heavy_libraries() -> None:
     assert set(serve["forbidden_modules"]) >= {"pydantic", "typer", "git", "ruamel", "yaml"}  # type: ignore[arg-type]
 
 
-def test_a_broken_contract_fails_the_check(tmp_path: Path) -> None:
-    """The check can fail: serve does import the renderer, so forbidding it must break."""
+def assert_broken(tmp_path: Path, source: str, forbidden: str, extra: str = "") -> None:
+    """A forbidden contract ``source`` -> ``forbidden`` that the code breaks is reported."""
     config = tmp_path / "broken.toml"
     config.write_text(
         '[tool.importlinter]\nroot_package = "promptops"\n\n'
         '[[tool.importlinter.contracts]]\nname = "a contract the code breaks"\n'
-        'type = "forbidden"\nsource_modules = ["promptops.serve"]\n'
-        'forbidden_modules = ["promptops.render"]\n',
+        f'type = "forbidden"\nsource_modules = ["{source}"]\n'
+        f'forbidden_modules = ["{forbidden}"]\n{extra}',
         encoding="utf-8",
     )
     run = lint_imports(config)
     assert run.returncode == 1 and "a contract the code breaks BROKEN" in run.stdout, run.stdout
+
+
+def test_a_broken_contract_fails_the_check(tmp_path: Path) -> None:
+    """The check can fail: serve does import the renderer, so forbidding it must break."""
+    assert_broken(tmp_path, "promptops.serve", "promptops.render")
 
 
 def test_serve_is_layered_from_the_envelope_up() -> None:
@@ -84,3 +89,13 @@ def test_serve_is_layered_from_the_envelope_up() -> None:
     where = [next(i for i, layer in enumerate(layers) if name in layer) for name in order]
     assert where == sorted(where) and len(set(where)) == len(where)
     assert not layered.get("ignore_imports")
+
+
+def test_lint_engines_may_not_import_a_rule_module(tmp_path: Path) -> None:
+    """Incremental lint and the engine read what rules declare (Rule.scope), never a rule
+    module by name; the same contract on the registry, which does import them, breaks."""
+    lint = next(c for c in _contracts() if c.get("forbidden_modules") == ["promptops.lint.rules"])
+    assert set(lint["source_modules"]) == {  # type: ignore[arg-type]
+        "promptops.lint.engine", "promptops.lint.incremental"}
+    assert_broken(tmp_path, "promptops.lint.registry", "promptops.lint.rules",
+                  "allow_indirect_imports = true\n")

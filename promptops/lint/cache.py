@@ -2,7 +2,8 @@
 
 The key is built from the git blob id of every package file (``sha1("blob <size>\\0"
 + bytes)``, the id git itself would give it, so it is the same for the working tree
-and for a commit), the promptops version, the rule table and the settings. Since the
+and for a commit), the promptops version, the rule table, the settings and the code the
+results come from (``CODE``: lint, the validation in pipeline/ and what they import). Since the
 blob ids of the templates a prompt includes are part of the key, editing a partial
 invalidates the prompts that include it. A hit reads and hashes the files (of a commit
 it reads none: the tree names each file's blob, so serve's gate does not read 1,000
@@ -15,6 +16,7 @@ are kept.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
 import os
@@ -24,21 +26,59 @@ from pathlib import Path
 from typing import TypedDict
 
 from promptops import __version__
-from promptops.lint.config import LintSettings
 from promptops.lint.problem import Finding
 from promptops.lint.registry import RULES
+from promptops.lint.settings import LintSettings
 from promptops.pipeline.source import CachingSource, WorktreeSource, blob_id
 
 KEEP = 16
 FORMAT = 1
 
 
+# The code lint's results come from: lint itself, the validation it runs and reports
+# (pipeline), the sandbox the rules ask, versioning (6xx), git (what a Source reads) and
+# two shared modules. It was lint's folder alone, so with a warm cache a broken validator
+# passed the lint tests; tests/lint/test_lint_cache_key.py checks that this covers every
+# module promptops.lint.engine imports, directly or not.
+ROOT = Path(__file__).resolve().parent.parent  # the promptops package
+CODE = ("lint", "pipeline", "sandbox", "versioning", "git", "errors.py", "fsutil.py")
+
+
+def _code_paths() -> list[tuple[str, str]]:
+    """(path under ROOT, full path) of the source files of ``CODE``, in a stable order."""
+    root = str(ROOT)
+    out: list[tuple[str, str]] = []
+    for name in CODE:
+        top = os.path.join(root, name)
+        if name.endswith(".py"):
+            out.append((name, top))
+            continue
+        for folder, dirs, files in os.walk(top):
+            dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+            rel = os.path.relpath(folder, root)
+            out += [(f"{rel}/{f}", os.path.join(folder, f)) for f in sorted(files)
+                    if f.endswith(".py")]
+    return out
+
+
+def code_files() -> list[Path]:
+    """The source files whose size and mtime the key stamps."""
+    return [Path(full) for _, full in _code_paths()]
+
+
+@functools.cache
 def _code_stamp() -> str:
-    """Size and mtime of the lint code itself, so editing a rule invalidates old results."""
-    here = Path(__file__).parent
-    return ",".join(
-        f"{p.stat().st_size}:{p.stat().st_mtime_ns}" for p in sorted(here.rglob("*.py"))
-    )
+    """Size and mtime of the code results come from, so editing a rule or the validator
+    invalidates old results. Once per process: the code that runs is what was imported."""
+    stamps = []
+    for rel, full in _code_paths():
+        try:
+            st = os.stat(full)
+        except OSError:  # a module gone from disk: its absence is part of the stamp
+            stamps.append(f"{rel}:-")
+            continue
+        stamps.append(f"{rel}:{st.st_size}:{st.st_mtime_ns}")
+    return ",".join(stamps)
 
 
 def settings_key(settings: LintSettings) -> str:

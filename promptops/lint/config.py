@@ -7,28 +7,12 @@ configuration error (exit 2) wherever they appear.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from promptops.lint.registry import RULES, resolve
+from promptops.lint.settings import LintSettings
 from promptops.pipeline import defaults
 from promptops.pipeline.source import MANIFEST, Source
-
-
-@dataclass(frozen=True)
-class LintSettings:
-    enabled: frozenset[str]
-    max_template_chars: int = defaults.MAX_TEMPLATE_CHARS
-    max_include_depth: int = defaults.MAX_INCLUDE_DEPTH
-    strict: bool = False
-    base: str | None = None
-
-    def key(self) -> str:
-        """What the cached results depend on besides the files."""
-        return "|".join(
-            (",".join(sorted(self.enabled)), str(self.max_template_chars),
-             str(self.max_include_depth), self.base or "")
-        )
 
 
 def manifest_lint(data: Any) -> dict[str, Any]:

@@ -19,7 +19,7 @@ from promptops.pipeline.validate import Package, PromptDef, Validated, template_
 from promptops.pipeline.yamlio.loader import LoadedFile, Loc
 
 if TYPE_CHECKING:
-    from promptops.lint.config import LintSettings
+    from promptops.lint.settings import LintSettings
     from promptops.pipeline.bundle_types import Bundle
     from promptops.sandbox.environment import PromptEnvironment
 

@@ -10,14 +10,14 @@ whole package (unused partials, 6xx) run only when it all validates.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from promptops.lint.config import LintSettings
 from promptops.lint.context import LintContext
 from promptops.lint.problem import Finding
 from promptops.lint.registry import RULES, Rule, resolve
+from promptops.lint.settings import LintSettings
 from promptops.pipeline.bundle_types import Bundle
 from promptops.pipeline.source import Source
 from promptops.pipeline.templates import TemplateIndex
@@ -75,17 +75,18 @@ def suppressions(ctx: LintContext) -> dict[str, dict[int, set[str]]]:
 
 def lint_source(source: Source, settings: LintSettings, package_dir: Path | None = None, *,
                 base: Callable[[], Bundle] | None = None,
-                validated: Validated | None = None) -> Result:
+                validated: Validated | None = None, rules: Sequence[Rule] = RULES) -> Result:
     """Lint what ``source`` holds. ``base`` builds the bundle of ``settings.base`` (asked
     only when the package validates and a 6xx rule can run); ``validated`` is the package
-    as a caller already validated it (keeping its ASTs), else it is validated here."""
+    as a caller already validated it (keeping its ASTs), else it is validated here;
+    ``rules`` is the registry's table (a test adds a rule of its own)."""
     if validated is None:
         validated = validate(source, index=TemplateIndex(keep_asts=True))
     base_bundle = base() if base is not None and validated.complete else None
     ctx = LintContext(source, settings, validated, base_bundle)
     silenced = suppressions(ctx)
     findings = [
-        f for f in run_rules(ctx, RULES)
+        f for f in run_rules(ctx, rules)
         if f.code not in silenced.get(f.path, {}).get(f.line, set())
         and f.code not in silenced.get(f.path, {}).get(f.line - 1, set())
     ]

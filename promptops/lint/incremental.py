@@ -1,69 +1,39 @@
 """An edited, added or removed prompt re-lints that prompt, not the package.
 
 The cache (promptops.lint.cache) answers an unchanged package; after a change, the last
-record says which prompt reads which files. Three kinds of change take a fast path (edits,
-additions, removals; edits and additions together too), and each gives exactly what a full
-run would (tests/lint/test_incremental.py, test_incremental_added.py); anything else is a
-full run.
+record says which prompt reads which files. Three kinds of change take a fast path, one
+strategy each (:class:`Edited`, :class:`Added`, :class:`Removed`; edits and additions
+together too), and each gives exactly what a full run would (its docstring says why;
+tests/lint/test_incremental.py, test_incremental_added.py, test_incremental_scope.py);
+anything else is a full run.
 
-**Edited files** (the same file list). The prompts that read a changed file are linted on
-their own (with every template and resource, without the other prompts), and their
-findings replace the old ones on the files only they read. A full run is made when:
-
-- the manifest or a file no prompt reads changed;
-- an edited prompt's name or the set of files it reads changed (cross-file rules such as
-  duplicate names, unused partials, include cycles and depth read that structure; their old
-  findings are kept only while it is unchanged);
-- a file an edited prompt shares with an unchanged prompt has findings, before or after
-  (which prompt caused them is not recorded, and some rules judge a shared template by the
-  first prompt that renders it, so they could not be replaced exactly);
-- a base revision is compared (6xx read the whole bundle).
-
-**Added files** (nothing changed or removed: a new prompt, a new partial, a new resource;
-what ``serve`` sees when a commit adds a prompt to a large package). The added files are
-linted on their own with the manifest, the old files they read joining them when no old
-prompt read those; old findings stay. This is exact because, when the last run validated
-completely, no old prompt can read an added file (it would have been a missing include or
-resource, a load problem), so old prompts, the templates they reach and their findings are
-unchanged, and the cross-file rules can only gain findings on what the added prompts reach.
-A full run is made when:
-
-- the last run did not validate completely, or this one does not (a load problem can drop
-  the partial package and with it every prompt's findings);
-- an added prompt's name equals an old one's up to case and ``-``/``_`` (which of the two
-  is the duplicate depends on their order), or an added prompt reads an old prompt file;
-- an added prompt reads a file an old prompt reads and that file has findings, before or
-  after (as for edits);
-- any include cycle exists (include depth is computed along paths a cycle cuts short, in
-  the order the prompts are visited);
-- files were also removed in the same change, or more than half the package was added.
+Which findings can depend on more than the prompts that read a file is the rules' to say,
+not this module's: each rule declares its ``SCOPE`` (and ``CYCLE``), the registry carries
+it on the :class:`~promptops.lint.registry.Rule` record, and :class:`Scopes` is all this
+module knows of the rules (it imports none: an import-linter contract in pyproject.toml).
+A new package-scope rule is handled here without a change to this file. What
+"package scope" may depend on, the structure these strategies check, is written in the
+registry's docstring; two prompt names meet when they fold equal (promptops.pipeline.names).
 
 Additions and edits in one change (a pull of several commits) are the edits first, then
 the additions on that result: each step exact, so both are.
-
-**Removed files** (nothing added or changed). A removed prompt's findings go with it, and
-so do those of files nobody reads; files only the removed prompts read are linted on their
-own (an unused partial now, a plain file). A full run is made when the last run did not
-validate completely, a prompt left reads a removed file (a missing include or resource), a
-removed prompt read a file another prompt reads (that file may now be judged by another
-prompt, as for edits), a removed prompt's name folds onto another's, a cycle exists, or
-files were also added or edited.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from functools import cached_property
+from typing import TYPE_CHECKING
 
 from promptops.lint.cache import Record
-from promptops.lint.engine import Result
 from promptops.lint.problem import Finding
-from promptops.lint.rules.po106_duplicate_prompt_name import fold
+from promptops.pipeline.names import fold
 from promptops.pipeline.source import MANIFEST, Origin, Source
 
-# Rules whose findings depend on more than the prompts that read a file.
-CROSS = frozenset({"PO106", "PO302", "PO303", "PO305"})
-CYCLE = "PO302"
+if TYPE_CHECKING:
+    from promptops.lint.engine import Result
+    from promptops.lint.registry import Rule
 
 
 class Subset:
@@ -96,133 +66,280 @@ class Relinted:
     record: Record
 
 
-Run = Callable[[Source], Result]
+Run = Callable[[Source], "Result"]
 
 
-def relint(source: Source, blobs: Mapping[str, str], last: Record,
-           run: Run) -> Relinted | None:
+@dataclass(frozen=True)
+class Scopes:
+    """What the rules declare about their reach, by code: the one thing asked of them here."""
+
+    package: frozenset[str]  # SCOPE = "package": findings that depend on other prompts
+    cycle: frozenset[str]  # CYCLE: a finding means an include cycle
+
+    @classmethod
+    def of(cls, rules: Iterable[Rule]) -> Scopes:
+        listed = list(rules)
+        return cls(frozenset(r.code for r in listed if r.scope == "package"),
+                   frozenset(r.code for r in listed if r.cycle))
+
+    def local(self, finding: Finding) -> bool:
+        """Whether re-linting the prompts that read its file re-derives the finding."""
+        return finding.code not in self.package
+
+    def any_cycle(self, findings: Iterable[Finding]) -> bool:
+        return any(f.code in self.cycle for f in findings)
+
+
+@dataclass(frozen=True)
+class Change:
+    """The last record, the package now, and how to lint a part of it."""
+
+    source: Source
+    blobs: Mapping[str, str]
+    last: Record
+    run: Run
+    scopes: Scopes
+
+    @property
+    def deps(self) -> dict[str, list[str]]:
+        return self.last["deps"]
+
+    @property
+    def old(self) -> list[Finding]:
+        return self.last["findings"]
+
+    @cached_property
+    def read(self) -> set[str]:
+        """Every file an old prompt reads."""
+        return {f for files in self.deps.values() for f in files}
+
+    def lint(self, keep: set[str]) -> tuple[Result, dict[str, list[str]], dict[str, str]] | None:
+        """A run on ``keep`` alone, when what it holds validated completely, with what its
+        prompts read and are named."""
+        result = self.run(Subset(self.source, keep))
+        if result.package is None or result.deps is None or result.names is None:
+            return None
+        return result, result.deps, result.names
+
+
+def relint(source: Source, blobs: Mapping[str, str], last: Record, run: Run,
+           rules: Iterable[Rule]) -> Relinted | None:
     """The findings after a change, from ``last`` and a run on the changed prompts alone;
-    None when only a full run can give them exactly."""
+    None when only a full run can give them exactly. ``rules`` are the rules ``run`` runs
+    (their declared scopes say which findings a partial run can re-derive)."""
     old_blobs: dict[str, str] = last["blobs"]
-    added = [p for p in blobs if p not in old_blobs]
-    removed = [p for p in old_blobs if p not in blobs]
+    added = {p for p in blobs if p not in old_blobs}
+    removed = {p for p in old_blobs if p not in blobs}
     changed = {p for p, b in blobs.items() if p in old_blobs and old_blobs[p] != b}
+    scopes = Scopes.of(rules)
     if removed:
-        return None if added or changed else _removed(source, blobs, set(removed), last, run)
+        if added or changed:
+            return None
+        return Removed(removed).relint(Change(source, blobs, last, run, scopes))
     if not changed:
-        return _added(source, blobs, set(added), last, run) if added else None
-    found = _edited(source, changed, last, run)
+        return Added(added).relint(Change(source, blobs, last, run, scopes)) if added else None
+    found = Edited(changed).relint(Change(source, blobs, last, run, scopes))
     if found is None:
         return None
     # the edits first, on the old file list (what a pull of an edit and an addition is)
     record: Record = {**last, "blobs": {p: blobs[p] for p in old_blobs}, "findings": found}
     if added:
-        return _added(source, blobs, set(added), record, run)
+        return Added(added).relint(Change(source, blobs, record, run, scopes))
     return Relinted(found, {**record, "blobs": dict(blobs)})
 
 
-def _edited(source: Source, changed: set[str], last: Record, run: Run) -> list[Finding] | None:
-    deps: dict[str, list[str]] = last["deps"]
-    names: dict[str, str] = last["names"]
-    read = {f for files in deps.values() for f in files}
-    if not changed or MANIFEST in changed or any(
-            p not in deps and p not in read for p in changed):
-        return None
-    affected = {p for p in deps if p in changed or changed.intersection(deps[p])}
-    if len(affected) * 2 > len(deps):  # most of the package: a full run is as cheap
-        return None
-    reach = {f for p in affected for f in deps[p]}
-    result = run(Subset(source, {MANIFEST} | affected | reach))
-    if result.deps is None or result.names is None or any(
-            result.deps.get(p) != deps[p] or result.names.get(p) != names[p]
-            for p in affected):
-        return None
-    others = {f for p, files in deps.items() if p not in affected for f in files}
-    shared = reach & others
-    old: list[Finding] = last["findings"]
-    if any(f.path in shared and f.code not in CROSS for f in (*old, *result.findings)):
-        return None
-    mine = (reach - shared) | affected
-    kept = [f for f in old if f.path not in mine or f.code in CROSS]
-    new = [f for f in result.findings if f.path in mine and f.code not in CROSS]
-    return sorted(set(kept) | set(new))
+class Edited:
+    """**Edited files** (the same file list).
 
+    The prompts that read a changed file are linted on their own (with every template and
+    resource, without the other prompts), and their prompt-scope findings replace the old
+    ones on the files only they read; package-scope findings elsewhere are kept, which is
+    exact because the structure they depend on (names, the files each prompt reads) is
+    checked to be unchanged. A full run is made when:
 
-def _complete(result: Result) -> tuple[Result, dict[str, list[str]], dict[str, str]] | None:
-    """A run whose package validated completely, with what its prompts read and are named."""
-    if result.package is None or result.deps is None or result.names is None:
-        return None
-    return result, result.deps, result.names
+    - the manifest or a file no prompt reads changed;
+    - an edited prompt's name or the set of files it reads changed (package-scope rules
+      such as duplicate names, unused partials, include cycles and depth read that
+      structure; their old findings are kept only while it is unchanged);
+    - a package-scope finding is on an edited prompt or a file it reads, before or after:
+      the record holds which files a prompt reads, not the include graph's shape, and an
+      edit can make a chain deeper or close a cycle among the same files (include depth
+      and cycles are judged on that shape);
+    - a file an edited prompt shares with an unchanged prompt has prompt-scope findings,
+      before or after (which prompt caused them is not recorded, and some rules judge a
+      shared template by the first prompt that renders it, so they could not be replaced
+      exactly);
+    - a base revision is compared (6xx read the whole bundle; the caller never asks then).
+    """
 
+    def __init__(self, changed: set[str]) -> None:
+        self.changed = changed
 
-def _added(source: Source, blobs: Mapping[str, str], added: set[str], last: Record,
-           run: Run) -> Relinted | None:
-    deps: dict[str, list[str]] = last["deps"]
-    old: list[Finding] = last["findings"]
-    if not last["complete"] or MANIFEST in added or len(added) * 2 > len(deps):
-        return None
-    read = {f for files in deps.values() for f in files}
-    keep = {MANIFEST} | added
-    got = _complete(run(Subset(source, keep)))
-    if got is None:
-        return None  # a load problem in what was added: only a full run places it exactly
-    result, new_deps, new_names = got
-    reach = {f for files in new_deps.values() for f in files}
-    # Old files only added prompts read: judged by the subset alone (as templates now, if
-    # they are included), so they join it and their old findings give way. (An old prompt
-    # file read so joins as a prompt, whose name then is an old one: a full run, below.)
-    joined = {f for f in reach if f in blobs and f not in added and f not in read}
-    if joined:
-        got = _complete(run(Subset(source, keep | joined)))
-        if got is None:
+    def relint(self, change: Change) -> list[Finding] | None:
+        affected = self._affected(change)
+        if affected is None:
             return None
+        reach = {f for p in affected for f in change.deps[p]}
+        result = change.run(Subset(change.source, {MANIFEST} | affected | reach))
+        if not self._same_structure(change, result, affected):
+            return None
+        local = change.scopes.local
+        near = reach | affected
+        if any(f.path in near and not local(f) for f in (*change.old, *result.findings)):
+            return None  # the include graph's shape is not recorded (see the docstring)
+        others = {f for p, files in change.deps.items() if p not in affected for f in files}
+        shared = reach & others
+        if any(f.path in shared and local(f) for f in (*change.old, *result.findings)):
+            return None
+        mine = (reach - shared) | affected
+        kept = [f for f in change.old if f.path not in mine or not local(f)]
+        new = [f for f in result.findings if f.path in mine and local(f)]
+        return sorted(set(kept) | set(new))
+
+    def _affected(self, change: Change) -> set[str] | None:
+        """The prompts that read a changed file (or are one), when few enough to pay."""
+        changed, deps = self.changed, change.deps
+        if not changed or MANIFEST in changed or any(
+                p not in deps and p not in change.read for p in changed):
+            return None
+        affected = {p for p in deps if p in changed or changed.intersection(deps[p])}
+        if len(affected) * 2 > len(deps):  # most of the package: a full run is as cheap
+            return None
+        return affected
+
+    @staticmethod
+    def _same_structure(change: Change, result: Result, affected: set[str]) -> bool:
+        """Whether the edited prompts kept their names and the files they read."""
+        names: dict[str, str] = change.last["names"]
+        if result.deps is None or result.names is None:
+            return False
+        return all(result.deps.get(p) == change.deps[p] and result.names.get(p) == names[p]
+                   for p in affected)
+
+
+class Added:
+    """**Added files** (nothing changed or removed: a new prompt, a new partial, a new
+    resource; what ``serve`` sees when a commit adds a prompt to a large package).
+
+    The added files are linted on their own with the manifest, the old files they read
+    joining them when no old prompt read those; old findings stay. This is exact because,
+    when the last run validated completely, no old prompt can read an added file (it would
+    have been a missing include or resource, a load problem), so old prompts, the templates
+    they reach and their findings are unchanged, and package-scope rules can only gain
+    findings on what the added prompts reach. A full run is made when:
+
+    - the last run did not validate completely, or this one does not (a load problem can
+      drop the partial package and with it every prompt's findings);
+    - an added prompt's name folds onto an old one's (which of the two is the duplicate
+      depends on their order), or an added prompt reads an old prompt file;
+    - an added prompt reads a file an old prompt reads and that file has findings, before
+      or after (as for edits);
+    - any include cycle exists (a finding of a ``CYCLE`` rule: include depth is computed
+      along paths a cycle cuts short, in the order the prompts are visited);
+    - files were also removed in the same change, or more than half the package was added.
+    """
+
+    def __init__(self, added: set[str]) -> None:
+        self.added = added
+
+    def relint(self, change: Change) -> Relinted | None:
+        added, deps = self.added, change.deps
+        if not change.last["complete"] or MANIFEST in added or len(added) * 2 > len(deps):
+            return None
+        keep = {MANIFEST} | added
+        got = change.lint(keep)
+        if got is None:
+            return None  # a load problem in what was added: only a full run places it exactly
+        reach = {f for files in got[1].values() for f in files}
+        # Old files only added prompts read: judged by the subset alone (as templates now,
+        # if they are included), so they join it and their old findings give way. (An old
+        # prompt file read so joins as a prompt, whose name then is an old one: full run.)
+        joined = {f for f in reach
+                  if f in change.blobs and f not in added and f not in change.read}
+        if joined:
+            got = change.lint(keep | joined)
+            if got is None:
+                return None
         result, new_deps, new_names = got
-    folded = {fold(n) for n in last["names"].values()}
-    if any(fold(n) in folded for n in new_names.values()):
-        return None
-    mine, before = added | joined, set(old)
-    if any(f.code == CYCLE for f in (*old, *result.findings)) or any(
-            f.path not in mine and f not in before for f in result.findings):
-        return None  # a cycle, or a new finding on a file old prompts read too
-    shared = reach & read
-    if any(f.path in shared for f in old):
-        return None
-    findings = sorted({f for f in old if f.path not in joined} | set(result.findings))
-    record = Record(blobs=dict(blobs), findings=findings, deps={**deps, **new_deps},
-                    names={**last["names"], **new_names}, complete=True)
-    return Relinted(findings, record)
+        if not self._apart(change, result, new_names, added | joined, reach):
+            return None
+        findings = sorted({f for f in change.old if f.path not in joined} | set(result.findings))
+        record = Record(blobs=dict(change.blobs), findings=findings, deps={**deps, **new_deps},
+                        names={**change.last["names"], **new_names}, complete=True)
+        return Relinted(findings, record)
+
+    @staticmethod
+    def _apart(change: Change, result: Result, new_names: dict[str, str], mine: set[str],
+               reach: set[str]) -> bool:
+        """Whether the added prompts leave the old ones' findings as they were."""
+        folded = {fold(n) for n in change.last["names"].values()}
+        if any(fold(n) in folded for n in new_names.values()):
+            return False
+        before = set(change.old)
+        if change.scopes.any_cycle((*change.old, *result.findings)) or any(
+                f.path not in mine and f not in before for f in result.findings):
+            return False  # a cycle, or a new finding on a file old prompts read too
+        shared = reach & change.read
+        return not any(f.path in shared for f in change.old)
 
 
-def _removed(source: Source, blobs: Mapping[str, str], removed: set[str], last: Record,
-             run: Run) -> Relinted | None:
-    """Prompts that read nothing another prompt reads, and files nobody reads, removed."""
-    deps: dict[str, list[str]] = last["deps"]
-    old: list[Finding] = last["findings"]
-    if not last["complete"] or MANIFEST in removed:
-        return None
-    gone = removed & deps.keys()
-    kept = {p: files for p, files in deps.items() if p not in gone}
-    read = {f for files in kept.values() for f in files}
-    if removed & read:
-        return None  # a prompt left reads a removed file: a missing include or resource
-    orphans = {f for p in gone for f in deps[p] if f in blobs and f not in read}
-    if any(f in read for p in gone for f in deps[p]):
-        return None  # what the removed prompt shared may now be judged by another prompt
-    folded = [fold(n) for n in last["names"].values()]
-    if any(folded.count(fold(last["names"][p])) > 1 for p in gone) or any(
-            f.code == CYCLE for f in old):
-        return None  # a duplicate-name partner's finding, or a cycle (see _added)
-    findings = {f for f in old if f.path not in removed and f.path not in orphans}
-    if orphans:  # read by nobody now: an unused partial, a plain file, judged on their own
-        got = _complete(run(Subset(source, {MANIFEST} | orphans)))
+class Removed:
+    """**Removed files** (nothing added or changed).
+
+    A removed prompt's findings go with it, and so do those of files nobody reads; files
+    only the removed prompts read are linted on their own (an unused partial now, a plain
+    file). A full run is made when the last run did not validate completely, a prompt left
+    reads a removed file (a missing include or resource), a removed prompt read a file
+    another prompt reads (that file may now be judged by another prompt, as for edits), a
+    removed prompt's name folds onto another's, a cycle exists (a finding of a ``CYCLE``
+    rule), or files were also added or edited.
+    """
+
+    def __init__(self, removed: set[str]) -> None:
+        self.removed = removed
+
+    def relint(self, change: Change) -> Relinted | None:
+        removed, deps, names = self.removed, change.deps, change.last["names"]
+        if not change.last["complete"] or MANIFEST in removed:
+            return None
+        gone = removed & deps.keys()
+        kept = {p: files for p, files in deps.items() if p not in gone}
+        read = {f for files in kept.values() for f in files}
+        if self._entangled(change, gone, read):
+            return None
+        orphans = {f for p in gone for f in deps[p] if f in change.blobs and f not in read}
+        findings = self._orphans(change, orphans)
+        if findings is None:
+            return None
+        findings |= {f for f in change.old if f.path not in removed and f.path not in orphans}
+        ordered = sorted(findings)
+        record = Record(blobs=dict(change.blobs), findings=ordered, deps=kept,
+                        names={p: n for p, n in names.items() if p not in gone},
+                        complete=True)
+        return Relinted(ordered, record)
+
+    def _entangled(self, change: Change, gone: set[str], read: set[str]) -> bool:
+        """Whether the prompts left could find differently without the removed files."""
+        deps, names = change.deps, change.last["names"]
+        if self.removed & read:
+            return True  # a prompt left reads a removed file: a missing include or resource
+        if any(f in read for p in gone for f in deps[p]):
+            return True  # what the removed prompt shared may now be judged by another prompt
+        folded = [fold(n) for n in names.values()]
+        # a duplicate-name partner's finding, or a cycle (see Added)
+        return any(folded.count(fold(names[p])) > 1 for p in gone) or change.scopes.any_cycle(
+            change.old)
+
+    @staticmethod
+    def _orphans(change: Change, orphans: set[str]) -> set[Finding] | None:
+        """The findings of files read by nobody now (an unused partial, a plain file),
+        judged on their own; None when that run finds something elsewhere."""
+        if not orphans:
+            return set()
+        got = change.lint({MANIFEST} | orphans)
         if got is None:
             return None
-        before = set(old)
+        before = set(change.old)
         if any(f.path not in orphans and f not in before for f in got[0].findings):
             return None
-        findings |= {f for f in got[0].findings if f.path in orphans}
-    ordered = sorted(findings)
-    record = Record(blobs=dict(blobs), findings=ordered, deps=kept,
-                    names={p: n for p, n in last["names"].items() if p not in gone},
-                    complete=True)
-    return Relinted(ordered, record)
+        return {f for f in got[0].findings if f.path in orphans}

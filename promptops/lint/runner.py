@@ -19,9 +19,10 @@ from typing import TYPE_CHECKING, Protocol
 
 from promptops.console import PLAIN_AUTO, Console
 from promptops.lint import cache
-from promptops.lint.config import LintSettings, manifest_data, settings
+from promptops.lint.config import manifest_data, settings
 from promptops.lint.output import Report, Texts
 from promptops.lint.problem import Finding
+from promptops.lint.settings import LintSettings
 from promptops.pipeline import collector
 from promptops.pipeline.source import CachingSource, Source, cache_dir
 
@@ -134,8 +135,9 @@ def _incremental(files: CachingSource, conf: LintSettings, where: Path,
         return None
     from promptops.lint.engine import lint_source
     from promptops.lint.incremental import relint
+    from promptops.lint.registry import RULES
 
-    found = relint(files, ids, last, lambda subset: lint_source(subset, conf))
+    found = relint(files, ids, last, lambda subset: lint_source(subset, conf), RULES)
     if found is not None:
         cache.store_last(where, conf, found.record)
     return None if found is None else found.findings

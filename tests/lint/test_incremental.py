@@ -64,3 +64,42 @@ def test_an_edit_relints_as_a_full_run_would(pkg: Path, edit: str) -> None:
     found, used = _lint(pkg)
     assert used == how
     assert found == _lint(pkg, cache=False)[0]
+
+
+def _includes(*names: str) -> str:
+    return "".join(f'{{% include "partials/{n}.j2" %}}' for n in names)
+
+
+def _prompt(name: str, text: str) -> str:
+    return (f"name: {name}\ndescription: d\narguments:\n- name: topic\n  required: true\n"
+            f"messages:\n- role: user\n  text: '{text}{{{{ topic }}}}'\n")
+
+
+# An edit that keeps every prompt's name and the set of files it reads can still change the
+# include graph's shape, which include depth (PO303) and cycles (PO302) are judged on.
+RESHAPES = {
+    "a chain five deep made flat (PO303 goes)": (
+        {f"p{i}": _includes(f"p{i + 1}") for i in range(1, 5)} | {"p5": "end"},
+        _includes("p1", "p2"), "p1", "flat"),
+    "a flat partial made to include the rest, five deep (PO303 comes)": (
+        {"p1": "flat"} | {f"p{i}": _includes(f"p{i + 1}") for i in range(2, 5)} | {"p5": "end"},
+        _includes("p1", "p2"), "p1", _includes("p2")),
+    "two partials made to include each other (PO302 comes)": (
+        {"p1": _includes("p2"), "p2": "end"}, _includes("p1", "p2"), "p2", _includes("p1")),
+}
+
+
+@pytest.mark.parametrize("case", list(RESHAPES), ids=list(RESHAPES))
+def test_an_edit_that_reshapes_the_includes_relints_as_a_full_run_would(
+        tmp_path: Path, case: str) -> None:
+    partials, text, edited, after = RESHAPES[case]
+    files = {"promptops.yaml": "name: shapes\nversion: 1.0.0\ndescription: d\n",
+             "prompts/deep.prompt.yaml": _prompt("deep", text),
+             **{f"prompts/{n}.prompt.yaml": _prompt(n, "") for n in ("one", "two", "three")},
+             **{f"partials/{n}.j2": body + "\n" for n, body in partials.items()}}
+    root = tmp_path / "shapes"
+    make_repo(root, files)
+    assert _lint(root)[1] == "full"
+    (root / "partials" / f"{edited}.j2").write_text(after + "\n", encoding="utf-8")
+    found, _ = _lint(root)
+    assert found == _lint(root, cache=False)[0]

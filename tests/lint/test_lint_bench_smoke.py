@@ -22,3 +22,15 @@ def test_corpus_mode_measures_every_run_against_its_target() -> None:
     assert all(float(row[0]) > 0 and float(row[1]) > 0 for row in rows.values())
     assert "<= 2x cold build, < 10 s" in lines[3] and "x) / " in lines[3]
     assert all(" / " in lines[i] and "< 1 s" in lines[i] for i in (4, 5, 6))
+
+
+def test_the_before_after_script_compares_two_checkouts() -> None:
+    """benchmarks/lint_ab.py runs end to end (this checkout against itself, a small replica)."""
+    proc = subprocess.run([PYTHON, str(REPO_ROOT / "benchmarks" / "lint_ab.py"), str(REPO_ROOT),
+                           str(REPO_ROOT), "--corpus", "80", "--rounds", "1"],
+                          capture_output=True, text=True, timeout=300, cwd=REPO_ROOT)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[0].startswith("80 real prompts") and lines[0].endswith("same findings: True")
+    assert [line[:26].strip() for line in lines[2:]] == [
+        "lint cold", "lint cached", "lint, one edited prompt"]

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 
 from promptops.lint.problem import Hit
 from promptops.lint.rules._common import from_load, prompts
+from promptops.pipeline.names import fold
 
 if TYPE_CHECKING:
     from promptops.lint.context import LintContext
@@ -28,12 +29,8 @@ if TYPE_CHECKING:
 
 
 CODE, NAME, LEVEL, NEEDS = "PO106", "duplicate-prompt-name", "error", "load"
-
-
-def fold(name: str) -> str:
-    """The key two names clash on (the incremental lint asks it too, to know when an added
-    or removed prompt could change this rule's findings)."""
-    return name.lower().replace("-", "_")
+# Which prompt is the duplicate depends on every prompt's name (pipeline.names.fold).
+SCOPE = "package"
 
 
 def check(ctx: LintContext) -> Iterator[Hit]:

@@ -31,6 +31,9 @@ if TYPE_CHECKING:
 
 
 CODE, NAME, LEVEL, NEEDS = "PO302", "circular-include", "error", "package"
+# A cycle is found among every prompt's includes; while one exists, what other package-scope
+# rules find (include depth) depends on the order prompts are visited.
+SCOPE, CYCLE = "package", True
 
 
 def check(ctx: LintContext) -> Iterator[Hit]:

@@ -30,6 +30,8 @@ if TYPE_CHECKING:
 
 
 CODE, NAME, LEVEL, NEEDS = "PO303", "include-depth", "warning", "package"
+# Depth is measured along include paths, and a template is judged by the first path to it.
+SCOPE = "package"
 
 
 def _depth(ctx: LintContext, name: str, seen: tuple[str, ...], memo: dict[str, int]) -> int:

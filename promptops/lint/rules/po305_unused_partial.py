@@ -29,6 +29,8 @@ if TYPE_CHECKING:
 
 
 CODE, NAME, LEVEL, NEEDS = "PO305", "unused-partial", "warning", "package"
+# Whether a partial is used depends on every prompt's includes.
+SCOPE = "package"
 
 
 def check(ctx: LintContext) -> Iterator[Hit]:

@@ -133,11 +133,14 @@ def check(ctx: LintContext) -> Iterator[Hit]:
                 lineno = unit.source.count("\n", 0, start) + 1
                 first = sorted(names)[0]
                 line, col = ctx.locate(unit.path, unit.loc, lineno, unit.source[start:end])
-                what = "third-party content" if third_party(free[first]) else "text"
-                where = ("an assistant message" if unit.role == "assistant"
-                         else "a system message" if assistant
-                         else "a user message" + (
-                             " the prompt's own messages follow" if followed else ""))
                 yield Hit(unit.path, line, col,
-                          f"argument {first!r} ({what}) is interpolated into {where} "
-                          "without delimiters (prompt injection surface)")
+                          _message(first, third_party(free[first]), unit.role, followed))
+
+
+def _message(name: str, foreign: bool, role: str | None, followed: bool) -> str:
+    what = "third-party content" if foreign else "text"
+    where = ("an assistant message" if role == "assistant"
+             else "a system message" if role == "system"
+             else "a user message" + (" the prompt's own messages follow" if followed else ""))
+    return (f"argument {name!r} ({what}) is interpolated into {where} "
+            "without delimiters (prompt injection surface)")

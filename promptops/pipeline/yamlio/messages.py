@@ -11,11 +11,13 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from promptops.errors import closest
 from promptops.pipeline.model import ARG_NAME_RE, NAME_RE, PROMPT_NAME_RE, SEMVER_RE
-from promptops.pipeline.yamlio.loader import LoadedFile, Loc
+
+if TYPE_CHECKING:  # types only: the loader imports this module for its messages
+    from promptops.pipeline.yamlio.loader import LoadedFile, Loc
 
 
 def schema_problem(model: Any, file: LoadedFile, err: Any) -> tuple[tuple[int, int], str]:

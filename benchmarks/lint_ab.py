@@ -1,0 +1,119 @@
+"""Lint before/after: two checkouts of promptops on the same real-prompt package, interleaved.
+
+A change to lint's structure (issue 25: rules declare their scope, one strategy per change
+kind, the cache key stamps the validation code too) must not make lint slower. This lints the
+real-prompt corpus replicated to N prompts (benchmarks/corpus_pkg.py) with each checkout in
+turn, a fresh process per run: cold (no cache), cached (nothing changed) and one edited
+prompt template (the incremental path), R rounds, the checkouts alternating which goes first.
+It prints the medians (wall and CPU seconds of the child) and checks that both checkouts
+print the same JSON findings.
+
+Usage: python benchmarks/lint_ab.py BEFORE [AFTER] [--corpus N] [--rounds R]
+(BEFORE, AFTER: checkout roots, e.g. /work/main; AFTER defaults to this checkout.)
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+from corpus_pkg import generate
+from genpkg import commit
+
+RUNS = ("lint cold", "lint cached", "lint, one edited prompt")
+PYCACHE = Path(tempfile.gettempdir()) / f"lint-ab-pycache-{os.getpid()}"
+
+
+def _timed(root: Path, pkg: Path) -> tuple[float, float, str]:
+    """(wall, CPU, stdout) of ``promptops lint`` from checkout ``root``, in a fresh process.
+    Both checkouts' bytecode is cached in one folder of the run's own (a checkout with stale
+    or no __pycache__, or PYTHONDONTWRITEBYTECODE, would pay for compiling every module)."""
+    env = {**os.environ, "PYTHONPATH": str(root), "PYTHONPYCACHEPREFIX": str(PYCACHE)}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-m", "promptops", "lint", ".", "--format", "json"],
+                          cwd=pkg, env=env, capture_output=True, text=True, check=False)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if proc.returncode not in (0, 1):
+        raise SystemExit(f"lint from {root} failed: {proc.stderr}")
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), \
+        proc.stdout
+
+
+def _round(root: Path, pkg: Path) -> tuple[dict[str, tuple[float, float]], list[str]]:
+    cache = pkg / ".git" / "promptops"
+    shutil.rmtree(cache, ignore_errors=True)
+    out: dict[str, tuple[float, float]] = {}
+    texts = []
+    for name in RUNS[:2]:
+        wall, cpu, text = _timed(root, pkg)
+        out[name] = (wall, cpu)
+        texts.append(text)
+    one = sorted((pkg / "templates").glob("haiku-0.*"))[0]
+    kept = one.read_bytes()
+    try:
+        one.write_text(one.read_text() + "Keep it short.  \n")  # a new finding too
+        wall, cpu, text = _timed(root, pkg)
+        out[RUNS[2]] = (wall, cpu)
+        texts.append(text)
+    finally:
+        one.write_bytes(kept)
+        shutil.rmtree(cache, ignore_errors=True)
+    return out, texts
+
+
+def _median(values: list[float]) -> float:
+    ordered = sorted(values)
+    mid = len(ordered) // 2
+    return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("before", type=Path)
+    parser.add_argument("after", type=Path, nargs="?", default=Path(__file__).parent.parent)
+    parser.add_argument("--corpus", type=int, default=2000)
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args()
+    roots = {"before": args.before.resolve(), "after": args.after.resolve()}
+    with tempfile.TemporaryDirectory() as tmp:
+        pkg = generate(args.corpus, Path(tmp) / "corpus")
+        commit(pkg)
+        for root in roots.values():  # warm-up: bytecode for both
+            _timed(root, pkg)
+        samples: dict[str, dict[str, list[tuple[float, float]]]] = {k: {} for k in roots}
+        outputs: dict[str, list[str]] = {}
+        for i in range(args.rounds):
+            order = list(roots) if i % 2 == 0 else list(reversed(roots))
+            for label in order:
+                figures, texts = _round(roots[label], pkg)
+                outputs[label] = texts
+                for name, pair in figures.items():
+                    samples[label].setdefault(name, []).append(pair)
+    shutil.rmtree(PYCACHE, ignore_errors=True)
+    same = outputs["before"] == outputs["after"]
+    load = os.getloadavg()[0]
+    print(f"{args.corpus} real prompts; median of {args.rounds} interleaved rounds; "
+          f"{os.cpu_count()} cores, load average {load:.1f}; same findings: {same}")
+    print(f"{'run':<26} {'before wall':>11} {'after wall':>10} {'before CPU':>10} "
+          f"{'after CPU':>9} {'CPU after/before':>16}")
+    for name in RUNS:
+        bw, bc = (_median([p[k] for p in samples["before"][name]]) for k in (0, 1))
+        aw, ac = (_median([p[k] for p in samples["after"][name]]) for k in (0, 1))
+        print(f"{name:<26} {bw:>11.2f} {aw:>10.2f} {bc:>10.2f} {ac:>9.2f} {ac / bc:>16.2f}")
+    if not same:
+        raise SystemExit("the checkouts print different findings")
+
+
+if __name__ == "__main__":
+    main()
