@@ -21,14 +21,8 @@ from collections.abc import Mapping
 
 from promptops.interop import handlebars as hb
 from promptops.interop.errors import InteropError
-from promptops.interop.hbs_to_jinja import (
-    Chunk,
-    Scope,
-    Translator,
-    assemble,
-    js_blank,
-    js_trim,
-)
+from promptops.interop.hbs_layout import Chunk, assemble, js_blank, js_trim
+from promptops.interop.hbs_to_jinja import Scope, Translator
 from promptops.interop.importers import _common, _picoschema
 from promptops.interop.ir import (
     ArgType,
