@@ -59,6 +59,32 @@ def to_document(prompt: ir.IRPrompt, package_mode: str) -> tuple[JsonObject, lis
     if prompt.arguments:
         doc["arguments"] = [_argument(a, carried) for a in prompt.arguments]
     doc["messages"] = [m for item in prompt.messages for m in _messages(item, losses)]
+    doc.update(_model_keys(prompt))
+    if prompt.samples:
+        doc["samples"] = _samples(prompt, losses)
+    if prompt.metadata or carried:
+        doc["metadata"] = {**prompt.metadata,
+                           **({"import.argumentSchema": carried} if carried else {})}
+    return doc, losses
+
+
+def _samples(prompt: ir.IRPrompt, losses: list[ir.Loss]) -> list[ir.Json]:
+    """The prompt's samples, each kept to the arguments it declares."""
+    declared = {a.name for a in prompt.arguments}
+    samples = []
+    for s in prompt.samples:
+        unknown = sorted(set(s.arguments) - declared)
+        if unknown:
+            losses.append(ir.Loss(f"sample {s.name}: {', '.join(unknown)}", "the sample "
+                                  "sets values the prompt declares no argument for"))
+        samples.append({"name": s.name, "arguments": {k: v for k, v in s.arguments.items()
+                                                      if k in declared}})
+    return samples
+
+
+def _model_keys(prompt: ir.IRPrompt) -> JsonObject:
+    """``model``, ``tools`` and ``output``: each only when the prompt has one."""
+    doc: JsonObject = {}
     if prompt.model is not None and (prompt.model.id or prompt.model.settings):
         doc["model"] = {k: v for k, v in (("id", prompt.model.id),
                                           ("settings", dict(prompt.model.settings))) if v}
@@ -69,21 +95,7 @@ def to_document(prompt: ir.IRPrompt, package_mode: str) -> tuple[JsonObject, lis
     if prompt.output is not None and (prompt.output.format or prompt.output.schema is not None):
         doc["output"] = {k: v for k, v in (("format", prompt.output.format),
                                            ("schema", prompt.output.schema)) if v is not None}
-    if prompt.samples:
-        declared = {a.name for a in prompt.arguments}
-        samples = []
-        for s in prompt.samples:
-            unknown = sorted(set(s.arguments) - declared)
-            if unknown:
-                losses.append(ir.Loss(f"sample {s.name}: {', '.join(unknown)}", "the sample "
-                                      "sets values the prompt declares no argument for"))
-            samples.append({"name": s.name, "arguments": {k: v for k, v in s.arguments.items()
-                                                          if k in declared}})
-        doc["samples"] = samples
-    if prompt.metadata or carried:
-        doc["metadata"] = {**prompt.metadata,
-                           **({"import.argumentSchema": carried} if carried else {})}
-    return doc, losses
+    return doc
 
 
 def _argument(a: ir.Argument, carried: JsonObject) -> JsonObject:
