@@ -321,7 +321,7 @@ def environment(templates: Mapping[str, str], whitespace: str | None = "standalo
     )
     env.globals.pop("lipsum", None)
     env.filters.pop("random", None)
-    safe_filters.install(env.filters, env.tests, env)  # type: ignore[arg-type]
+    safe_filters.install(env.filters, env.tests)  # type: ignore[arg-type]
     return guard(env)
 
 
