@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, TypeVar
 
 import typer
 from typer.core import TyperArgument, TyperCommand, TyperOption
@@ -23,7 +23,7 @@ from promptops.commands.choices import (
 from promptops.console import ColorMode, Console
 from promptops.error_handler import run_guarded
 
-F = TypeVar("F", bound=Callable[..., Any])
+F = TypeVar("F", bound=Callable[..., object])
 
 if TYPE_CHECKING:
     from typer._click import Context, HelpFormatter  # the click typer vendors (0.27+)

@@ -160,14 +160,14 @@ def _media_link(part: ir.Media, losses: list[ir.Loss]) -> JsonObject:
     return link
 
 
-def in_order(doc: Mapping[str, Any]) -> JsonObject:
+def in_order(doc: Mapping[str, object]) -> JsonObject:
     """``doc`` with its keys, and each argument's and message's, in the order the format
     declares them: the order lint's PO108 (key-order) expects, as a person writes them."""
     from promptops.lint.rules.po108_key_order import orders
 
     order = orders()
 
-    def sort(item: Mapping[str, Any], keys: tuple[str, ...]) -> JsonObject:
+    def sort(item: Mapping[str, object], keys: tuple[str, ...]) -> JsonObject:
         rank = {k: i for i, k in enumerate(keys)}
         return {k: item[k] for k in sorted(item, key=lambda k: rank.get(k, len(keys)))}
 
@@ -214,7 +214,7 @@ class _Dumper(yaml.SafeDumper):
             hints = str(self.best_indent) + hints  # indentation from a line starting so
         return hints
 
-    def ignore_aliases(self, data: Any) -> bool:
+    def ignore_aliases(self, data: object) -> bool:
         return True
 
 
@@ -228,7 +228,7 @@ def _str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
 _Dumper.add_representer(str, _str)
 
 
-def dump(doc: Mapping[str, Any]) -> str:
+def dump(doc: Mapping[str, object]) -> str:
     """YAML the package loader reads back to exactly ``doc``."""
     return yaml.dump(dict(doc), Dumper=_Dumper, sort_keys=False, allow_unicode=True,
                      width=100_000)

@@ -50,7 +50,7 @@ class ArgumentTypeError(ValueError):
     """A value that does not parse as, or fit, its argument's type."""
 
 
-def unknown_keywords(schema: Mapping[str, Any], depth: int = 0) -> list[str]:
+def unknown_keywords(schema: Mapping[str, object], depth: int = 0) -> list[str]:
     """The keywords of ``schema`` (recursively) that :func:`check` does not enforce."""
     if depth > MAX_DEPTH:
         return ["(nested too deeply)"]
@@ -103,7 +103,7 @@ def check(spec: Mapping[str, Any], value: object) -> str | None:
     return _check(schema, value, "", 0)
 
 
-def _check(schema: Mapping[str, Any], value: object, where: str, depth: int) -> str | None:
+def _check(schema: Mapping[str, object], value: object, where: str, depth: int) -> str | None:
     if depth > MAX_DEPTH:
         return f"{where or 'value'} is nested too deeply"
     at = f"{where}: " if where else ""
@@ -133,7 +133,7 @@ def _bounds(schema: Mapping[str, Any], value: object, at: str) -> str | None:
     return None
 
 
-def _items(schema: Mapping[str, Any], value: list[object], where: str,
+def _items(schema: Mapping[str, object], value: list[object], where: str,
            depth: int) -> str | None:
     items = schema.get("items")
     if isinstance(items, Mapping):

@@ -39,7 +39,7 @@ MAX_SUM_BITS = 2_000_000_000  # bits of all integers one `sum` adds (0.1 s)
 _RUN = re.compile(r"[).,>]+")
 _SCALARS = (str, int, float, bool, type(None))
 
-Filter = Callable[..., Any]
+Filter = Callable[..., object]
 
 
 def _offset(fn: Filter) -> int:
@@ -80,7 +80,7 @@ def _charged(items: Iterator[object], what: str) -> Iterator[object]:
 
 
 # ---- the replacements ----------------------------------------------------------------
-def bounded_sum(environment: Any, iterable: Any, attribute: Any = None, start: Any = 0) -> Any:
+def bounded_sum(environment: Any, iterable: Any, attribute: Any = None, start: Any = 0) -> object:
     """Jinja's ``sum``: the same left fold ``start + a + b ...``, linear for sequences."""
     if attribute is not None:
         iterable = map(make_attrgetter(environment, attribute), iterable)
@@ -94,8 +94,8 @@ def bounded_sum(environment: Any, iterable: Any, attribute: Any = None, start: A
                                      f"limit {MAX_SUM_BITS}")
         return builtins.sum(values, start)  # numbers: the built-in, for identical floats
     acc = start
-    buf: list[Any] | None = None  # acc, being extended in place: it is ours
-    kind: Any = list
+    buf: list[object] | None = None  # acc, being extended in place: it is ours
+    kind: object = list
     v: Any
     for v in values:
         if buf is not None and type(v) is kind:

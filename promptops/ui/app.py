@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from promptops.serve.usage import Usage
 
 Scope = MutableMapping[str, Any]
-Message = MutableMapping[str, Any]
+Message = MutableMapping[str, object]
 Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 

@@ -22,7 +22,6 @@ with ``name: <model id>``; ``parameters`` = settings, ``tools`` (definitions),
 from __future__ import annotations
 
 import re
-from typing import Any
 
 import yaml
 from jinja2 import Environment, TemplateSyntaxError, nodes
@@ -243,6 +242,6 @@ def _inputs(prompt: ir.IRPrompt) -> tuple[JsonObject, JsonObject]:
     return inputs, sample
 
 
-def _env(value: Any) -> Any:
+def _env(value: object) -> object:
     """``${ENV:X}`` (older Prompty's spelling, refused by 0.1) as 0.1 reads it: ``${env:X}``."""
     return re.sub(r"\$\{ENV:", "${env:", value) if isinstance(value, str) else value
