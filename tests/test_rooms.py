@@ -25,8 +25,10 @@ from radon.visitors import Class, Function
 PACKAGE = Path(__file__).resolve().parents[1] / "promptops"
 MAX_LINES = 500
 MAX_COMPLEXITY = 25
-# The parsers: Handlebars' grammar and whitespace rules restated from handlebars.js.
-PARSERS = {"interop/handlebars.py", "interop/hbs_to_jinja.py", "interop/hbs_layout.py"}
+# The parsers: Handlebars' grammar and whitespace rules restated from handlebars.js, and
+# the sandbox's recognizer over Jinja's token stream (on the parse path of every build).
+PARSERS = {"interop/handlebars.py", "interop/hbs_to_jinja.py", "interop/hbs_layout.py",
+           "sandbox/nesting.py"}
 ANY_BUDGET = 370  # 368 at 9eb8bed (the review); issue 25 asks for 180 or fewer
 
 

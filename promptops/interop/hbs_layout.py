@@ -58,8 +58,13 @@ class Chunk:
         return self.text
 
 
-def assemble(chunks: list[Chunk]) -> str:
+def assemble(chunks: list[Chunk]) -> str:  # complexity: two whitespace rules reconciled
     """Jinja source (standalone mode) that outputs what the chunks say, laid out as written.
+
+    Complexity 37: one fixed-point pass that reconciles Handlebars' standalone rule with
+    ours, line by line, with a case per disagreement the Dotprompt corpus has shown (two
+    block tags on one line, a tag beside a role marker, a partial's edge); each case is a
+    branch so it can be read against handlebars.js' own ``WhitespaceControl``.
 
     Restored text is kept only on lines our standalone rule removes exactly; elsewhere it is
     dropped (Handlebars removed it) and a line our rule would remove but Handlebars kept gets

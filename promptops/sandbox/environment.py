@@ -217,13 +217,7 @@ class PromptEnvironment(SandboxedEnvironment):
                                   1 if isinstance(left, str) else limits.ELEMENT)
             return left + right
         if operator == "%":
-            if isinstance(left, str):
-                limits.check_percent(left, right)
-                values = right if isinstance(right, tuple) else (right,)
-                limits.check_size(len(left) + sizing.texts_size(values, "`%`"), "`%`")
-            else:
-                limits.check_division(left, right, "`%`")
-            return limits.current().built(left % right, "`%`")  # `'%.1000000f' % x`
+            return _modulo(left, right)
         if operator == "//":
             limits.check_division(left, right, "`//`")
             return left // right
@@ -240,19 +234,7 @@ class PromptEnvironment(SandboxedEnvironment):
             if isinstance(left, int) and isinstance(right, int) and right > 0:
                 limits.check_bits(left.bit_length() * right, "`**`")
             return left**right
-        for seq, count in ((left, right), (right, left)):
-            sized = isinstance(seq, _SEQUENCES) and isinstance(count, int)
-            if sized and len(seq) * count > MAX_OPERAND_RESULT:
-                raise BudgetExceeded(
-                    f"`*` would build {len(seq) * count} items, over the limit "
-                    f"{MAX_OPERAND_RESULT}"
-                )
-            if sized and len(seq) * count > 64:
-                limits.check_size(len(seq) * count, "`*`",
-                                  1 if isinstance(seq, str) else limits.ELEMENT)
-        if isinstance(left, int) and isinstance(right, int):
-            limits.check_bits(left.bit_length() + right.bit_length(), "`*`")
-        return left * right
+        return _multiply(left, right)
 
     def concat_bounded(self, parts: tuple[object, ...]) -> str:
         strs = [p if type(p) is str else sizing.to_text(p, "`~`") for p in parts]
@@ -348,3 +330,32 @@ def render_bounded(template: Any, context: Mapping[str, object], budget: Budget 
         raise BudgetExceeded(
             "template recursion too deep (a recursive include or macro?)"
         ) from None
+
+
+def _modulo(left: Any, right: Any) -> object:
+    """``%``: string formatting, its output sized first (`'%.1000000f' % x`), or a
+    division."""
+    if isinstance(left, str):
+        limits.check_percent(left, right)
+        values = right if isinstance(right, tuple) else (right,)
+        limits.check_size(len(left) + sizing.texts_size(values, "`%`"), "`%`")
+    else:
+        limits.check_division(left, right, "`%`")
+    return limits.current().built(left % right, "`%`")
+
+
+def _multiply(left: Any, right: Any) -> object:
+    """``*``: a repeated sequence or a product, its size checked before it is built."""
+    for seq, count in ((left, right), (right, left)):
+        sized = isinstance(seq, _SEQUENCES) and isinstance(count, int)
+        if sized and len(seq) * count > MAX_OPERAND_RESULT:
+            raise BudgetExceeded(
+                f"`*` would build {len(seq) * count} items, over the limit "
+                f"{MAX_OPERAND_RESULT}"
+            )
+        if sized and len(seq) * count > 64:
+            limits.check_size(len(seq) * count, "`*`",
+                              1 if isinstance(seq, str) else limits.ELEMENT)
+    if isinstance(left, int) and isinstance(right, int):
+        limits.check_bits(left.bit_length() + right.bit_length(), "`*`")
+    return left * right

@@ -28,7 +28,7 @@ import functools
 import re
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sized
 from typing import Any, TypeVar
 
 from promptops.sandbox import watchdog
@@ -310,44 +310,83 @@ def check_format(fmt: str, args: tuple[object, ...], kwargs: dict[str, object]) 
 def check_method(owner: Any, name: str, args: tuple[object, ...],
                  kwargs: dict[str, object]) -> None:
     """Methods whose result size is set by an argument, not by the size of the input."""
-    if name in ("ljust", "rjust", "center", "zfill") and args:
+    check = _METHOD_CHECKS.get(name)
+    if check is not None:
+        check(owner, name, args, kwargs)
+
+
+def _padded(owner: Any, name: str, args: tuple[object, ...], kwargs: dict[str, object]) -> None:
+    if args:
         _width(args[0], f"`{name}`")
-    elif name == "expandtabs":
-        size = args[0] if args else kwargs.get("tabsize", 8)
-        if isinstance(size, int) and size > 0:
-            check_size(len(owner) + owner.count("\t" if isinstance(owner, str) else b"\t") * size,
-                       "`expandtabs`")
-    elif name == "replace" and len(args) >= 2:
-        old, new = args[0], args[1]
-        if isinstance(old, str | bytes) and isinstance(new, str | bytes) and len(new) > len(old):
-            hits = owner.count(old) if old else len(owner) + 1
-            check_size(len(owner) + hits * (len(new) - len(old)), "`replace`")
-    elif name == "translate" and args and isinstance(args[0], dict):
+
+
+def _expandtabs(owner: Any, name: str, args: tuple[object, ...],
+                kwargs: dict[str, object]) -> None:
+    size = args[0] if args else kwargs.get("tabsize", 8)
+    if isinstance(size, int) and size > 0:
+        check_size(len(owner) + owner.count("\t" if isinstance(owner, str) else b"\t") * size,
+                   "`expandtabs`")
+
+
+def _replace(owner: Any, name: str, args: tuple[object, ...], kwargs: dict[str, object]) -> None:
+    if len(args) < 2:
+        return
+    old, new = args[0], args[1]
+    if isinstance(old, str | bytes) and isinstance(new, str | bytes) and len(new) > len(old):
+        hits = owner.count(old) if old else len(owner) + 1
+        check_size(len(owner) + hits * (len(new) - len(old)), "`replace`")
+
+
+def _translate(owner: Any, name: str, args: tuple[object, ...],
+               kwargs: dict[str, object]) -> None:
+    if args and isinstance(args[0], dict):
         longest = max((len(v) for v in args[0].values() if isinstance(v, str)), default=1)
         if longest > 1:
             check_size(len(owner) * longest, "`translate`")
-    elif name in ("extend", "__iadd__") and args and hasattr(args[0], "__len__"):
+
+
+def _extend(owner: Any, name: str, args: tuple[object, ...], kwargs: dict[str, object]) -> None:
+    if args and isinstance(args[0], Sized):
         current().grow(len(owner) + len(args[0]), len(args[0]), f"`{name}`")
-    elif name == "to_bytes":
-        length = args[0] if args else kwargs.get("length", 1)
-        if isinstance(length, int):
-            check_size(length, "`to_bytes`")
-    elif name == "hex" and isinstance(owner, bytes | bytearray):
+
+
+def _to_bytes(owner: Any, name: str, args: tuple[object, ...],
+              kwargs: dict[str, object]) -> None:
+    length = args[0] if args else kwargs.get("length", 1)
+    if isinstance(length, int):
+        check_size(length, "`to_bytes`")
+
+
+def _hex(owner: Any, name: str, args: tuple[object, ...], kwargs: dict[str, object]) -> None:
+    if isinstance(owner, bytes | bytearray):
         check_size(2 * len(owner), "`hex`")
-    elif name in ("split", "rsplit", "splitlines") and isinstance(owner, str):
-        limit = args[1] if len(args) > 1 else kwargs.get("maxsplit", -1)
-        if isinstance(limit, int) and 0 <= limit < MAX_PIECES:
-            return
-        sep = args[0] if args else kwargs.get("sep")
-        if name == "splitlines":
-            check_pieces(owner, _LINES, "`splitlines`")
-        elif isinstance(sep, str) and sep:
-            pieces = owner.count(sep) + 1
-            if pieces > MAX_PIECES:
-                raise BudgetExceeded(f"`{name}` into {pieces} pieces is over the limit "
-                                     f"{MAX_PIECES}")
-        else:
-            check_pieces(owner, _SPACES, f"`{name}`")
+
+
+def _split(owner: Any, name: str, args: tuple[object, ...], kwargs: dict[str, object]) -> None:
+    if not isinstance(owner, str):
+        return
+    limit = args[1] if len(args) > 1 else kwargs.get("maxsplit", -1)
+    if isinstance(limit, int) and 0 <= limit < MAX_PIECES:
+        return
+    sep = args[0] if args else kwargs.get("sep")
+    if name == "splitlines":
+        check_pieces(owner, _LINES, "`splitlines`")
+    elif isinstance(sep, str) and sep:
+        pieces = owner.count(sep) + 1
+        if pieces > MAX_PIECES:
+            raise BudgetExceeded(f"`{name}` into {pieces} pieces is over the limit "
+                                 f"{MAX_PIECES}")
+    else:
+        check_pieces(owner, _SPACES, f"`{name}`")
+
+
+_MethodCheck = Callable[[Any, str, tuple[object, ...], dict[str, object]], None]
+_METHOD_CHECKS: dict[str, _MethodCheck] = {
+    "ljust": _padded, "rjust": _padded, "center": _padded, "zfill": _padded,
+    "expandtabs": _expandtabs, "replace": _replace, "translate": _translate,
+    "extend": _extend, "__iadd__": _extend, "to_bytes": _to_bytes, "hex": _hex,
+    "split": _split, "rsplit": _split, "splitlines": _split,
+}
 
 
 _SPACES = r"\s+"
