@@ -168,7 +168,7 @@ def _yaml() -> Any:
     return yaml
 
 
-def _dump(yaml: Any, data: Any) -> str:
+def _dump(yaml: Any, data: object) -> str:
     out = io.StringIO()
     yaml.dump(data, out)
     return out.getvalue()
@@ -186,14 +186,14 @@ def precommit_text(package: str) -> str:
     return _dump(yaml, data)
 
 
-def precommit_entry(package: str) -> Any:
+def precommit_entry(package: str) -> object:
     """Our ``repo: local`` entry (a ruamel mapping), adjusted for a subfolder package."""
     data = _yaml().load(pinned(_starter_files()[PRECOMMIT].decode("utf-8")))
     entry = data["repos"][0]
     return entry if package == "." else _for_subfolder(entry, package)
 
 
-def _for_subfolder(entry: Any, package: str) -> Any:
+def _for_subfolder(entry: Any, package: str) -> object:
     """Hooks run from the repository root: pass the package, match files below it."""
     for hook in entry["hooks"]:
         hook["args"] = [package]
@@ -208,7 +208,7 @@ def snippet(package: str) -> str:
     return _dump(yaml, {"repos": [precommit_entry(package)]})
 
 
-def _plain(value: Any) -> Any:
+def _plain(value: object) -> object:
     """ruamel's commented containers as plain dicts and lists, for comparison."""
     if isinstance(value, dict):
         return {str(k): _plain(v) for k, v in value.items()}
@@ -217,7 +217,7 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def _ours(repo: Any) -> bool:
+def _ours(repo: object) -> bool:
     """Does this ``repos:`` entry already run promptops?"""
     if not isinstance(repo, dict):
         return False

@@ -27,7 +27,7 @@ ALLOWED = {
     ("sandbox/watchdog.py", "_active"): "the threads the watchdog watches, under its lock",
     ("testing/runner.py", "_worker"): "a multiprocessing pool worker's initializer state, "
                                       "set in the child process only",
-    ("review/build.py", "_worker"): "the review's render pool worker's initializer state, "
+    ("review/shared.py", "_worker"): "the review's render pool worker's initializer state, "
                                     "set in the child process only",
 }
 

@@ -21,15 +21,11 @@ regular file (a symlink, a FIFO, a device: nothing is read then); never 3 for a 
 
 from __future__ import annotations
 
-import contextlib
 import json
 import posixpath
 import re
 import shlex
-import signal
 import sys
-import threading
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -38,6 +34,7 @@ from promptops.commands.choices import Format
 from promptops.console import Console
 from promptops.errors import ExitCode, Problem, PromptopsError, UsageError
 from promptops.interop import ir, staging
+from promptops.interop.detect import sniff
 from promptops.interop.errors import InteropError
 from promptops.interop.importers import IMPORTERS
 from promptops.interop.package import dump, in_order, prompt_name, to_document
@@ -51,6 +48,7 @@ from promptops.interop.sources import (
     read_path_list,
     read_text,
 )
+from promptops.interop.timebound import TooSlow, time_bound
 from promptops.scaffold import modeline, schema_files
 
 FORMATS = tuple(IMPORTERS)
@@ -170,61 +168,6 @@ def detect(path: Path, text: str) -> str:
     return found
 
 
-def sniff(name: str, text: str, *, named: bool) -> str | None:
-    """The format of a file called ``name`` holding ``text``; None when it is no prompt.
-
-    A file named on the command line is taken as a prompt whenever its name fits a
-    format; one found in a folder must also look like one (a ``.json`` sample or a
-    promptfoo config beside the prompts is data; a ``.txt`` is a prompt with a ``{{``, a
-    ``{%`` or a ``---`` line between prompts; a licence or a requirements file is not).
-    """
-    low = name.lower()
-    if low.endswith(".prompty"):
-        return "prompty"
-    if low.endswith(".prompt.md"):
-        return "vscode"
-    if low.endswith(".prompt"):
-        return "dotprompt"
-    if low.endswith(".md"):  # VS Code reads only *.prompt.md: a plain .md is a command
-        return "claude"
-    if low.endswith((".j2", ".njk", ".nunjucks")):
-        return "promptfoo"
-    if low.endswith(".txt"):  # promptfoo's, or any text: a template, or --- sections
-        prompt = "{{" in text or "{%" in text or \
-            re.search(r"^---[ \t]*\r?$", text, re.M) is not None
-        return "promptfoo" if named or prompt else None
-    if low.endswith(".json"):
-        try:
-            data = json.loads(text)
-        except (ValueError, RecursionError):  # a Nunjucks-templated chat array is no JSON yet
-            return "promptfoo" if named or "{{" in text or "{%" in text else None
-        if isinstance(data, dict) and "_type" in data:
-            return "langchain"
-        return "promptfoo" if named or _chat(data) else None
-    if low.endswith((".yaml", ".yml")):
-        if _LANGCHAIN_YAML.search(text):  # a top-level key: ``object_type:`` deeper is data
-            return "langchain"
-        return "promptfoo" if named or _yaml_chat(text) else None
-    return None
-
-
-_LANGCHAIN_YAML = re.compile(r"^[\"']?_type[\"']?[ \t]*:", re.M)
-
-
-def _chat(data: object) -> bool:
-    return isinstance(data, list) and bool(data) and all(
-        isinstance(m, dict) and "role" in m for m in data)
-
-
-def _yaml_chat(text: str) -> bool:
-    """A YAML chat array (``- role: user``) by its first entry, without parsing."""
-    for line in text.splitlines():
-        stripped = line.strip()
-        if stripped and not stripped.startswith("#") and stripped != "---":
-            return stripped.replace(" ", "").startswith(("-role:", "-content:"))
-    return False
-
-
 @dataclass
 class _Names:
     """Prompt files taken: by the target before the import (never replaced) or by this run."""
@@ -243,41 +186,15 @@ class _NotAPrompt(Exception):
 PER_FILE_SECONDS = 30.0  # one file's import; measured: about 10 ms for a corpus file
 
 
-class _TooSlow(BaseException):
-    """One file's import ran past :data:`PER_FILE_SECONDS` (a BaseException, so that no
-    ``except Exception`` inside an importer can swallow it)."""
-
-
-@contextlib.contextmanager
-def _time_bound(seconds: float) -> Iterator[None]:
-    """Raise _TooSlow in the block after ``seconds`` (SIGALRM; on the main thread of a
-    POSIX process, else unbounded: a signal can only be handled there)."""
-    if not hasattr(signal, "setitimer") or \
-            threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def on_alarm(signum: int, frame: object) -> None:
-        raise _TooSlow
-
-    old = signal.signal(signal.SIGALRM, on_alarm)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, old)
-
-
 def _isolated(source: SourceFile, forced: str | None, mode: str,
               taken: _Names) -> _Report | None:
     """One file's import, whatever happens in it: an error is this file's refusal.
     None for a file found in a folder that turns out to be no prompt."""
     report = _Report(source.shown, forced)
     try:
-        with _time_bound(PER_FILE_SECONDS):
+        with time_bound(PER_FILE_SECONDS):
             return _guarded(source, forced, mode, taken, report)
-    except _TooSlow:  # also when it lands while the bound is being lifted
+    except TooSlow:  # also when it lands while the bound is being lifted
         return report.refuse(f"{source.shown}: took more than {PER_FILE_SECONDS:g} s to "
                              "import; refused (a bound, SECURITY.md)")
 

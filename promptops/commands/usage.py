@@ -35,7 +35,7 @@ def report_url(url: str) -> str:
     return urlunsplit((parts.scheme, parts.netloc, "/usage", "", ""))
 
 
-def fetch(url: str, token: str | None) -> Mapping[str, Any]:
+def fetch(url: str, token: str | None) -> Mapping[str, object]:
     req = urllib.request.Request(report_url(url), headers={"accept": "application/json"})
     if token:
         req.add_header("authorization", f"Bearer {token}")

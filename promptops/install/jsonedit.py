@@ -21,7 +21,6 @@ import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
 
 from promptops.errors import UsageError
 
@@ -203,7 +202,7 @@ def _check_tokens(text: str, kind: str) -> None:
                                   f"more than {MAX_NUMBER} characters")
 
 
-def load(text: str, *, jsonc: bool, commas: bool | None = None) -> tuple[Span, Any]:
+def load(text: str, *, jsonc: bool, commas: bool | None = None) -> tuple[Span, object]:
     """The span tree and the value of ``text`` (strict JSON unless ``jsonc``).
 
     ``commas`` (default: ``jsonc``) says whether trailing commas are accepted: VS Code's

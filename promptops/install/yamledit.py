@@ -100,36 +100,58 @@ def _splice(text: str, key: str, name: str, value: Value, *, replaced: bool) -> 
         return out.replace("\n", newline)
     lines[head] = re.sub(r"\{\}", "", lines[head], count=1).rstrip() if "{}" in \
         lines[head].split("#")[0] else lines[head]
-    end = head + 1  # the block: indented lines, blank lines and comments below the key
+    last = _block_end(lines, head)
+    indent, unit = _layout(lines[head + 1:last + 1])
+    block = _block(name, value, indent, unit).rstrip("\n").split("\n")
+    if replaced:
+        span = _entry(lines, head, last, indent, name)
+        if span is None:
+            return None
+        start, stop = span
+        lines[start:stop] = block
+    else:
+        lines[last + 1:last + 1] = block
+    return newline.join(lines)
+
+
+def _block_end(lines: list[str], head: int) -> int:
+    """The last indented line of the block under the key at ``head`` (blank lines and
+    comments below it belong to the block only when an indented line follows)."""
+    end = head + 1
     last = head
     while end < len(lines) and (not lines[end].strip() or lines[end][:1] in (" ", "\t")
                                 or lines[end].lstrip().startswith("#")):
         if lines[end].strip() and lines[end][:1] in (" ", "\t"):
             last = end
         end += 1
-    children = [ln for ln in lines[head + 1:last + 1]
-                if ln.strip() and not ln.lstrip().startswith("#")]
+    return last
+
+
+def _layout(block: list[str]) -> tuple[str, str]:
+    """The block's entry indent and its one indent step, as the file writes them."""
+    children = [ln for ln in block if ln.strip() and not ln.lstrip().startswith("#")]
     indent = _indent(children[0]) if children else "  "
     unit = indent
     if children:
         deeper = [_indent(ln) for ln in children if len(_indent(ln)) > len(indent)]
         if deeper:
             unit = min(deeper, key=len)[len(indent):]
-    block = _block(name, value, indent, unit).rstrip("\n").split("\n")
-    if replaced:
-        start = next((i for i in range(head + 1, last + 1)
-                      if re.match(rf"{re.escape(indent)}(?:{re.escape(name)}|"
-                                  rf"{re.escape(json.dumps(name))}|'{re.escape(name)}'):"
-                                  r"[ \t]*(#.*)?$", lines[i])), None)
-        if start is None:
-            return None
-        stop = start + 1
-        while stop <= last and (not lines[stop].strip()
-                                or len(_indent(lines[stop])) > len(indent)):
-            stop += 1
-        while stop - 1 > start and not lines[stop - 1].strip():
-            stop -= 1
-        lines[start:stop] = block
-    else:
-        lines[last + 1:last + 1] = block
-    return newline.join(lines)
+    return indent, unit
+
+
+def _entry(lines: list[str], head: int, last: int, indent: str,
+           name: str) -> tuple[int, int] | None:
+    """The lines [start, stop) of entry ``name`` in the block, its trailing blanks left out."""
+    start = next((i for i in range(head + 1, last + 1)
+                  if re.match(rf"{re.escape(indent)}(?:{re.escape(name)}|"
+                              rf"{re.escape(json.dumps(name))}|'{re.escape(name)}'):"
+                              r"[ \t]*(#.*)?$", lines[i])), None)
+    if start is None:
+        return None
+    stop = start + 1
+    while stop <= last and (not lines[stop].strip()
+                            or len(_indent(lines[stop])) > len(indent)):
+        stop += 1
+    while stop - 1 > start and not lines[stop - 1].strip():
+        stop -= 1
+    return start, stop

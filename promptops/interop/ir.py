@@ -49,7 +49,7 @@ class _Missing:
         return False
 
 
-NO_DEFAULT: Any = _Missing()
+NO_DEFAULT: object = _Missing()
 
 
 @dataclass(frozen=True)

@@ -59,6 +59,32 @@ def to_document(prompt: ir.IRPrompt, package_mode: str) -> tuple[JsonObject, lis
     if prompt.arguments:
         doc["arguments"] = [_argument(a, carried) for a in prompt.arguments]
     doc["messages"] = [m for item in prompt.messages for m in _messages(item, losses)]
+    doc.update(_model_keys(prompt))
+    if prompt.samples:
+        doc["samples"] = _samples(prompt, losses)
+    if prompt.metadata or carried:
+        doc["metadata"] = {**prompt.metadata,
+                           **({"import.argumentSchema": carried} if carried else {})}
+    return doc, losses
+
+
+def _samples(prompt: ir.IRPrompt, losses: list[ir.Loss]) -> list[ir.Json]:
+    """The prompt's samples, each kept to the arguments it declares."""
+    declared = {a.name for a in prompt.arguments}
+    samples = []
+    for s in prompt.samples:
+        unknown = sorted(set(s.arguments) - declared)
+        if unknown:
+            losses.append(ir.Loss(f"sample {s.name}: {', '.join(unknown)}", "the sample "
+                                  "sets values the prompt declares no argument for"))
+        samples.append({"name": s.name, "arguments": {k: v for k, v in s.arguments.items()
+                                                      if k in declared}})
+    return samples
+
+
+def _model_keys(prompt: ir.IRPrompt) -> JsonObject:
+    """``model``, ``tools`` and ``output``: each only when the prompt has one."""
+    doc: JsonObject = {}
     if prompt.model is not None and (prompt.model.id or prompt.model.settings):
         doc["model"] = {k: v for k, v in (("id", prompt.model.id),
                                           ("settings", dict(prompt.model.settings))) if v}
@@ -69,21 +95,7 @@ def to_document(prompt: ir.IRPrompt, package_mode: str) -> tuple[JsonObject, lis
     if prompt.output is not None and (prompt.output.format or prompt.output.schema is not None):
         doc["output"] = {k: v for k, v in (("format", prompt.output.format),
                                            ("schema", prompt.output.schema)) if v is not None}
-    if prompt.samples:
-        declared = {a.name for a in prompt.arguments}
-        samples = []
-        for s in prompt.samples:
-            unknown = sorted(set(s.arguments) - declared)
-            if unknown:
-                losses.append(ir.Loss(f"sample {s.name}: {', '.join(unknown)}", "the sample "
-                                      "sets values the prompt declares no argument for"))
-            samples.append({"name": s.name, "arguments": {k: v for k, v in s.arguments.items()
-                                                          if k in declared}})
-        doc["samples"] = samples
-    if prompt.metadata or carried:
-        doc["metadata"] = {**prompt.metadata,
-                           **({"import.argumentSchema": carried} if carried else {})}
-    return doc, losses
+    return doc
 
 
 def _argument(a: ir.Argument, carried: JsonObject) -> JsonObject:
@@ -148,14 +160,14 @@ def _media_link(part: ir.Media, losses: list[ir.Loss]) -> JsonObject:
     return link
 
 
-def in_order(doc: Mapping[str, Any]) -> JsonObject:
+def in_order(doc: Mapping[str, object]) -> JsonObject:
     """``doc`` with its keys, and each argument's and message's, in the order the format
     declares them: the order lint's PO108 (key-order) expects, as a person writes them."""
     from promptops.lint.rules.po108_key_order import orders
 
     order = orders()
 
-    def sort(item: Mapping[str, Any], keys: tuple[str, ...]) -> JsonObject:
+    def sort(item: Mapping[str, object], keys: tuple[str, ...]) -> JsonObject:
         rank = {k: i for i, k in enumerate(keys)}
         return {k: item[k] for k in sorted(item, key=lambda k: rank.get(k, len(keys)))}
 
@@ -202,7 +214,7 @@ class _Dumper(yaml.SafeDumper):
             hints = str(self.best_indent) + hints  # indentation from a line starting so
         return hints
 
-    def ignore_aliases(self, data: Any) -> bool:
+    def ignore_aliases(self, data: object) -> bool:
         return True
 
 
@@ -216,7 +228,7 @@ def _str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
 _Dumper.add_representer(str, _str)
 
 
-def dump(doc: Mapping[str, Any]) -> str:
+def dump(doc: Mapping[str, object]) -> str:
     """YAML the package loader reads back to exactly ``doc``."""
     return yaml.dump(dict(doc), Dumper=_Dumper, sort_keys=False, allow_unicode=True,
                      width=100_000)

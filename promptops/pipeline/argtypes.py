@@ -50,7 +50,7 @@ class ArgumentTypeError(ValueError):
     """A value that does not parse as, or fit, its argument's type."""
 
 
-def unknown_keywords(schema: Mapping[str, Any], depth: int = 0) -> list[str]:
+def unknown_keywords(schema: Mapping[str, object], depth: int = 0) -> list[str]:
     """The keywords of ``schema`` (recursively) that :func:`check` does not enforce."""
     if depth > MAX_DEPTH:
         return ["(nested too deeply)"]
@@ -103,7 +103,7 @@ def check(spec: Mapping[str, Any], value: object) -> str | None:
     return _check(schema, value, "", 0)
 
 
-def _check(schema: Mapping[str, Any], value: object, where: str, depth: int) -> str | None:
+def _check(schema: Mapping[str, object], value: object, where: str, depth: int) -> str | None:
     if depth > MAX_DEPTH:
         return f"{where or 'value'} is nested too deeply"
     at = f"{where}: " if where else ""
@@ -114,35 +114,54 @@ def _check(schema: Mapping[str, Any], value: object, where: str, depth: int) -> 
     enum = schema.get("enum")
     if isinstance(enum, list) and not any(_same(value, e) for e in enum):
         return f"{at}must be one of {', '.join(json.dumps(e) for e in enum)}"
+    problem = _bounds(schema, value, at)
+    if problem is None and isinstance(value, list):
+        problem = _items(schema, value, where, depth)
+    if problem is None and isinstance(value, dict):
+        problem = _properties(schema, value, where, depth)
+    return problem
+
+
+def _bounds(schema: Mapping[str, Any], value: object, at: str) -> str | None:
+    """minimum/maximum, minLength/maxLength, minItems/maxItems."""
     for key, bounded, low, words in _BOUNDS:
         if key in schema and isinstance(value, bounded) and not isinstance(value, bool):
             size = value if isinstance(value, int | float) else len(value) \
                 if isinstance(value, str | list) else 0
             if size < schema[key] if low else size > schema[key]:
                 return f"{at}{words} {schema[key]}"
-    if isinstance(value, list):
-        items = schema.get("items")
-        if isinstance(items, Mapping):
-            for i, item in enumerate(value):
-                problem = _check(items, item, f"{where}[{i}]", depth + 1)
-                if problem:
-                    return problem
-    if isinstance(value, dict):
-        for key in schema.get("required", ()):
-            if key not in value:
-                return f"{at}missing property {key!r}"
-        props = schema.get("properties") or {}
-        extra = schema.get("additionalProperties", True)
-        for key, item in value.items():
-            sub = props.get(key)
-            if sub is None and extra is False:
-                return f"{at}unexpected property {key!r}"
-            if sub is None and isinstance(extra, Mapping):
-                sub = extra
-            if isinstance(sub, Mapping):
-                problem = _check(sub, item, f"{where}.{key}" if where else str(key), depth + 1)
-                if problem:
-                    return problem
+    return None
+
+
+def _items(schema: Mapping[str, object], value: list[object], where: str,
+           depth: int) -> str | None:
+    items = schema.get("items")
+    if isinstance(items, Mapping):
+        for i, item in enumerate(value):
+            problem = _check(items, item, f"{where}[{i}]", depth + 1)
+            if problem:
+                return problem
+    return None
+
+
+def _properties(schema: Mapping[str, Any], value: dict[object, object], where: str,
+                depth: int) -> str | None:
+    at = f"{where}: " if where else ""
+    for key in schema.get("required", ()):
+        if key not in value:
+            return f"{at}missing property {key!r}"
+    props = schema.get("properties") or {}
+    extra = schema.get("additionalProperties", True)
+    for key, item in value.items():
+        sub = props.get(key)
+        if sub is None and extra is False:
+            return f"{at}unexpected property {key!r}"
+        if sub is None and isinstance(extra, Mapping):
+            sub = extra
+        if isinstance(sub, Mapping):
+            problem = _check(sub, item, f"{where}.{key}" if where else str(key), depth + 1)
+            if problem:
+                return problem
     return None
 
 

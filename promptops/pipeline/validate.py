@@ -381,6 +381,28 @@ def validate(source: Source, *, memo: FileMemo | None = None,
     manifest_file = v.load(MANIFEST)
     manifest = v.validate(Manifest, manifest_file, manifest_file.data) if manifest_file else None
 
+    prompts = _prompts(v, files)
+    templates, reached_problems = v.reach([e for p in prompts.values() for e in p.edges])
+    problems = sorted(v.problems + reached_problems)
+
+    def package(chosen: list[_Prompt], templates: dict[str, str], files: list[str]) -> Package:
+        assert manifest is not None and manifest_file is not None
+        return _package(manifest, manifest_file, source, chosen, templates, files)
+
+    if not problems:
+        return Validated(package(list(prompts.values()), templates, files), [], True, index)
+    # The partial package: the prompt files without a problem, if what they reach is sound.
+    broken = {p.path for p in problems if p.path.startswith(PROMPTS_DIR)}
+    if manifest is None or not broken or any(p.path == MANIFEST for p in problems):
+        return Validated(None, problems, False, index)
+    sound = [p for p in prompts.values() if p.prompt.path not in broken]
+    templates, more = v.reach([e for p in sound for e in p.edges])
+    partial = None if more else package(sound, templates, [f for f in files if f not in broken])
+    return Validated(partial, problems, False, index)
+
+
+def _prompts(v: _Validator, files: list[str]) -> dict[str, _Prompt]:
+    """Every prompt file that validates, by prompt name (a duplicate name is a problem)."""
     prompts: dict[str, _Prompt] = {}
     for path in files:
         if not (path.startswith(PROMPTS_DIR) and path.endswith(PROMPT_SUFFIX)):
@@ -401,32 +423,22 @@ def validate(source: Source, *, memo: FileMemo | None = None,
             continue
         found = prompts[name] = _Prompt(PromptDef(name=name, path=path, spec=spec, file=loaded))
         v.messages(found)
-    templates, reached_problems = v.reach([e for p in prompts.values() for e in p.edges])
-    problems = sorted(v.problems + reached_problems)
+    return prompts
 
-    def package(chosen: list[_Prompt], templates: dict[str, str], files: list[str]) -> Package:
-        assert manifest is not None and manifest_file is not None
-        resources = {k: v for p in chosen for k, v in p.resources.items()}
-        return Package(
-            manifest=manifest,
-            manifest_file=manifest_file,
-            prompts=tuple(sorted((p.prompt for p in chosen), key=lambda p: p.name)),
-            templates=dict(sorted(templates.items())),
-            resources=dict(sorted(resources.items())),
-            origin=source.origin,
-            files=tuple(files),
-        )
 
-    if not problems:
-        return Validated(package(list(prompts.values()), templates, files), [], True, index)
-    # The partial package: the prompt files without a problem, if what they reach is sound.
-    broken = {p.path for p in problems if p.path.startswith(PROMPTS_DIR)}
-    if manifest is None or not broken or any(p.path == MANIFEST for p in problems):
-        return Validated(None, problems, False, index)
-    sound = [p for p in prompts.values() if p.prompt.path not in broken]
-    templates, more = v.reach([e for p in sound for e in p.edges])
-    partial = None if more else package(sound, templates, [f for f in files if f not in broken])
-    return Validated(partial, problems, False, index)
+def _package(manifest: Manifest, manifest_file: LoadedFile, source: Source,
+             chosen: list[_Prompt],
+             templates: dict[str, str], files: list[str]) -> Package:
+    resources = {k: v for p in chosen for k, v in p.resources.items()}
+    return Package(
+        manifest=manifest,
+        manifest_file=manifest_file,
+        prompts=tuple(sorted((p.prompt for p in chosen), key=lambda p: p.name)),
+        templates=dict(sorted(templates.items())),
+        resources=dict(sorted(resources.items())),
+        origin=source.origin,
+        files=tuple(files),
+    )
 
 
 def _valid_name(name: str) -> bool:

@@ -20,7 +20,6 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
-from typing import Any
 
 from promptops.review.model import (
     ChangeItem,
@@ -39,7 +38,7 @@ KEEP_CHARS = 1_500  # a template's source and representative diffs keep at least
 MAX_NAMES = 200  # prompt names a shortened comment lists; the full report has them all
 _NOTE = "… {n} more diff lines cut to fit GitHub's comment limit; {where}"
 
-Block = Callable[[tuple[Any, ...], str], str]
+Block = Callable[[tuple[object, ...], str], str]
 
 
 def to_markdown(report: ReviewReport, budget: int | None = DEFAULT_BUDGET,
@@ -82,7 +81,7 @@ def _lists_shortened(report: ReviewReport) -> bool:
 
 
 def _blocks(cap: int | None, sizes: list[int], where: str) -> Block:
-    def block(key: tuple[Any, ...], diff: str) -> str:
+    def block(key: tuple[object, ...], diff: str) -> str:
         sizes.append(len(diff))
         limit = cap if cap is None or "tpl" not in key else max(cap, KEEP_CHARS)
         if limit is not None and len(diff) > limit:
@@ -264,7 +263,7 @@ def _package(index: int, p: PackageReview, block: Block, names: int | None,
     return out
 
 
-def _template(key: tuple[Any, ...], d: FileDiff, reached: list[PromptReview],
+def _template(key: tuple[object, ...], d: FileDiff, reached: list[PromptReview],
               block: Block, specs: tuple[str, str]) -> list[str]:
     path = d.new_path or d.old_path or ""
     n = len(reached)

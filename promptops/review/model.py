@@ -8,7 +8,7 @@ test fails when it is stale.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -28,8 +28,8 @@ class ChangeItem(_Model):
     prompt: str | None
     argument: str | None
     message: str
-    old: Any = None
-    new: Any = None
+    old: object = None
+    new: object = None
     old_excerpt: list[str] | None = Field(
         default=None, description="for a person, a template text change's first changed "
         "line at BASE, one per message or file it names (`old`/`new` name them only)")
@@ -49,7 +49,7 @@ class RenderedDiff(_Model):
 
     case: str
     smoke: bool
-    arguments: dict[str, Any]
+    arguments: dict[str, object]
     diff: str
     base_arguments: list[str] = Field(
         default_factory=list, description="how BASE's arguments differ from `arguments`, "

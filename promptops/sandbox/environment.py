@@ -56,7 +56,7 @@ _LOOP_ATTRIBUTES = frozenset({"index", "index0", "revindex", "revindex0", "first
                               "changed"})
 
 
-def _finalize(value: Any) -> Any:
+def _finalize(value: Any) -> object:
     """What ``{{ value }}`` prints: its text, checked for size and for a stable form."""
     t = type(value)
     if t is str or isinstance(value, Undefined):  # strict ones raise when printed
@@ -74,7 +74,7 @@ def _constant(node: nodes.Expr, frame: Frame) -> bool:
     return True
 
 
-def _printed(value: Any) -> str:
+def _printed(value: object) -> str:
     """``{{ value }}``'s text: ``str(_finalize(value))``, in one call for a ``str``."""
     if type(value) is str:
         return value
@@ -160,7 +160,7 @@ class PromptEnvironment(SandboxedEnvironment):
     code_generator_class = _BoundedCodeGenerator
     printed = staticmethod(_printed)  # what compiled templates call as `_p`
 
-    def call(__self, __context: Any, __obj: Any, *args: Any, **kwargs: Any) -> Any:
+    def call(__self, __context: Any, __obj: object, *args: Any, **kwargs: object) -> object:
         budget = limits.current()
         if time.monotonic() > budget.deadline:
             raise BudgetExceeded(budget.late())
@@ -197,33 +197,27 @@ class PromptEnvironment(SandboxedEnvironment):
         # what a method builds from its input (`upper`, `split`, `copy`) counts as work
         return budget.built(super().call(__context, __obj, *args, **kwargs), f"`{name}`")
 
-    def getattr(self, obj: Any, attribute: str) -> Any:
+    def getattr(self, obj: object, attribute: str) -> object:
         # `loop.index` in a for loop is the commonest attribute a prompt reads; the sandbox
         # would allow it after three checks per read (is_safe_attribute and its helpers)
         if type(obj) is LoopContext and attribute in _LOOP_ATTRIBUTES:
             return getattr(obj, attribute)
         return super().getattr(obj, attribute)
 
-    def getitem(self, obj: Any, argument: Any) -> Any:
+    def getitem(self, obj: object, argument: object) -> object:
         value = super().getitem(obj, argument)
         if type(argument) is slice:  # a copy: `s[1:]` in a loop keeps building
             limits.current().built(value, "a slice")
         return value
 
-    def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
+    def call_binop(self, context: object, operator: str, left: Any, right: Any) -> object:
         if operator == "+":
             if isinstance(left, _SEQUENCES) and isinstance(right, _SEQUENCES):
                 limits.check_size(len(left) + len(right), "`+`",
                                   1 if isinstance(left, str) else limits.ELEMENT)
             return left + right
         if operator == "%":
-            if isinstance(left, str):
-                limits.check_percent(left, right)
-                values = right if isinstance(right, tuple) else (right,)
-                limits.check_size(len(left) + sizing.texts_size(values, "`%`"), "`%`")
-            else:
-                limits.check_division(left, right, "`%`")
-            return limits.current().built(left % right, "`%`")  # `'%.1000000f' % x`
+            return _modulo(left, right)
         if operator == "//":
             limits.check_division(left, right, "`//`")
             return left // right
@@ -240,21 +234,9 @@ class PromptEnvironment(SandboxedEnvironment):
             if isinstance(left, int) and isinstance(right, int) and right > 0:
                 limits.check_bits(left.bit_length() * right, "`**`")
             return left**right
-        for seq, count in ((left, right), (right, left)):
-            sized = isinstance(seq, _SEQUENCES) and isinstance(count, int)
-            if sized and len(seq) * count > MAX_OPERAND_RESULT:
-                raise BudgetExceeded(
-                    f"`*` would build {len(seq) * count} items, over the limit "
-                    f"{MAX_OPERAND_RESULT}"
-                )
-            if sized and len(seq) * count > 64:
-                limits.check_size(len(seq) * count, "`*`",
-                                  1 if isinstance(seq, str) else limits.ELEMENT)
-        if isinstance(left, int) and isinstance(right, int):
-            limits.check_bits(left.bit_length() + right.bit_length(), "`*`")
-        return left * right
+        return _multiply(left, right)
 
-    def concat_bounded(self, parts: tuple[Any, ...]) -> str:
+    def concat_bounded(self, parts: tuple[object, ...]) -> str:
         strs = [p if type(p) is str else sizing.to_text(p, "`~`") for p in parts]
         size = sum(map(len, strs))
         if size > 64:
@@ -270,7 +252,7 @@ class PromptEnvironment(SandboxedEnvironment):
             limits.check_size(size, "a captured block")
         return "".join(parts)
 
-    def operand(self, value: Any) -> Any:
+    def operand(self, value: object) -> object:
         return sizing.check_operand(value, "comparing or hashing a value")
 
     def wrap_str_format(self, value: Any) -> Any:
@@ -279,13 +261,13 @@ class PromptEnvironment(SandboxedEnvironment):
             return None
         fmt: str = value.__self__
 
-        def checked(*args: Any, **kwargs: Any) -> str:
+        def checked(*args: object, **kwargs: object) -> str:
             limits.check_format(fmt, args, kwargs)
             mapped = [v for a in args if isinstance(a, Mapping) for v in a.values()]
             limits.check_size(len(fmt) + sizing.texts_size(
                 [*args, *kwargs.values(), *mapped], "`format`"), "`format`")
             result: str = wrapped(*args, **kwargs)
-            return limits.current().built(result, "`format`")  # type: ignore[no-any-return]
+            return limits.current().built(result, "`format`")
 
         checked.measures_its_arguments = True  # type: ignore[attr-defined]
         return checked
@@ -321,11 +303,11 @@ def environment(templates: Mapping[str, str], whitespace: str | None = "standalo
     )
     env.globals.pop("lipsum", None)
     env.filters.pop("random", None)
-    safe_filters.install(env.filters, env.tests, env)  # type: ignore[arg-type]
+    safe_filters.install(env.filters, env.tests)  # type: ignore[arg-type]
     return guard(env)
 
 
-def render_bounded(template: Any, context: Mapping[str, Any], budget: Budget | None = None
+def render_bounded(template: Any, context: Mapping[str, object], budget: Budget | None = None
                    ) -> str:
     """Render, drawing time and output from ``budget`` (a fresh default one if None)."""
     if budget is None:
@@ -348,3 +330,32 @@ def render_bounded(template: Any, context: Mapping[str, Any], budget: Budget | N
         raise BudgetExceeded(
             "template recursion too deep (a recursive include or macro?)"
         ) from None
+
+
+def _modulo(left: Any, right: Any) -> object:
+    """``%``: string formatting, its output sized first (`'%.1000000f' % x`), or a
+    division."""
+    if isinstance(left, str):
+        limits.check_percent(left, right)
+        values = right if isinstance(right, tuple) else (right,)
+        limits.check_size(len(left) + sizing.texts_size(values, "`%`"), "`%`")
+    else:
+        limits.check_division(left, right, "`%`")
+    return limits.current().built(left % right, "`%`")
+
+
+def _multiply(left: Any, right: Any) -> object:
+    """``*``: a repeated sequence or a product, its size checked before it is built."""
+    for seq, count in ((left, right), (right, left)):
+        sized = isinstance(seq, _SEQUENCES) and isinstance(count, int)
+        if sized and len(seq) * count > MAX_OPERAND_RESULT:
+            raise BudgetExceeded(
+                f"`*` would build {len(seq) * count} items, over the limit "
+                f"{MAX_OPERAND_RESULT}"
+            )
+        if sized and len(seq) * count > 64:
+            limits.check_size(len(seq) * count, "`*`",
+                              1 if isinstance(seq, str) else limits.ELEMENT)
+    if isinstance(left, int) and isinstance(right, int):
+        limits.check_bits(left.bit_length() + right.bit_length(), "`*`")
+    return left * right

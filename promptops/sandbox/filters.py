@@ -24,10 +24,11 @@ from __future__ import annotations
 import builtins
 import pprint
 import re
-from collections.abc import Callable, Generator, Iterator, MutableMapping
+from collections.abc import Callable, Generator, Iterable, Iterator, MutableMapping, Sized
 from typing import Any
 
 from jinja2.filters import make_attrgetter
+from jinja2.nodes import EvalContext
 from jinja2.utils import _PassArg
 
 from promptops.sandbox import limits, sizing
@@ -38,7 +39,7 @@ MAX_SUM_BITS = 2_000_000_000  # bits of all integers one `sum` adds (0.1 s)
 _RUN = re.compile(r"[).,>]+")
 _SCALARS = (str, int, float, bool, type(None))
 
-Filter = Callable[..., Any]
+Filter = Callable[..., object]
 
 
 def _offset(fn: Filter) -> int:
@@ -52,7 +53,7 @@ def _keep_pass_arg(new: Filter, original: Filter) -> Filter:
     return new
 
 
-def _text_input(value: Any, what: str) -> Any:
+def _text_input(value: object, what: str) -> object:
     """A value a text filter would ``str()``: containers become their checked text."""
     if isinstance(value, _SCALARS):
         return value
@@ -61,7 +62,7 @@ def _text_input(value: Any, what: str) -> Any:
     return sizing.to_text(value, what)
 
 
-def _check_result(result: Any, what: str) -> Any:
+def _check_result(result: object, what: str) -> object:
     """Charge what a filter built; a generator of new lists (``slice``, ``batch``) as it
     goes (other generators, such as ``unique``'s, yield the items they were given)."""
     if type(result) is str:  # the usual case, without the ABC check of a Generator
@@ -72,14 +73,14 @@ def _check_result(result: Any, what: str) -> Any:
     return limits.current().built(result, what)
 
 
-def _charged(items: Iterator[Any], what: str) -> Iterator[Any]:
+def _charged(items: Iterator[object], what: str) -> Iterator[object]:
     budget = limits.current()
     for item in items:
         yield budget.built(item, what)
 
 
 # ---- the replacements ----------------------------------------------------------------
-def bounded_sum(environment: Any, iterable: Any, attribute: Any = None, start: Any = 0) -> Any:
+def bounded_sum(environment: Any, iterable: Any, attribute: Any = None, start: Any = 0) -> object:
     """Jinja's ``sum``: the same left fold ``start + a + b ...``, linear for sequences."""
     if attribute is not None:
         iterable = map(make_attrgetter(environment, attribute), iterable)
@@ -93,8 +94,8 @@ def bounded_sum(environment: Any, iterable: Any, attribute: Any = None, start: A
                                      f"limit {MAX_SUM_BITS}")
         return builtins.sum(values, start)  # numbers: the built-in, for identical floats
     acc = start
-    buf: list[Any] | None = None  # acc, being extended in place: it is ours
-    kind: Any = list
+    buf: list[object] | None = None  # acc, being extended in place: it is ours
+    kind: object = list
     v: Any
     for v in values:
         if buf is not None and type(v) is kind:
@@ -132,13 +133,13 @@ class _BoundedStream:
 class _Printer(pprint.PrettyPrinter):
     """``pprint.pformat`` (what Jinja calls), writing into a bounded stream."""
 
-    def pformat(self, object: Any) -> str:
+    def pformat(self, object: object) -> str:
         stream = _BoundedStream(limits.current().value_chars)
         self._format(object, stream, 0, 0, {}, 0)
         return "".join(stream.parts)
 
 
-def bounded_pprint(value: Any) -> str:
+def bounded_pprint(value: object) -> str:
     walk = sizing.measure(value, "`pprint`", keys=True)
     if walk.unstable is not None:
         raise sizing._unstable(value, walk.unstable)
@@ -154,189 +155,220 @@ def bounded_pprint(value: Any) -> str:
 
 
 # ---- the guards ----------------------------------------------------------------------
-def install(filters: MutableMapping[str, Filter], tests: MutableMapping[str, Filter],
-            environment: Any) -> None:
-    """Bound every built-in filter and test of ``environment`` that needs it."""
-    sum_filter = _keep_pass_arg(bounded_sum, filters["sum"])
-    filters["sum"] = sum_filter
-    filters["pprint"] = bounded_pprint
-    original_join = filters["join"]
+# Each guard sees the arguments the filter or test is called with (the value first, after
+# any context argument) and raises BudgetExceeded before the original runs; a guard that
+# returns a value hands the original that value instead (``sized`` lists an iterator once).
+# Template values are whatever a template computes: guards take ``object`` and look.
+Guard = Callable[..., object]
 
-    def bounded_join(eval_ctx: Any, value: Any, d: Any = "", attribute: Any = None) -> str:
+
+def _width(what: str) -> Guard:
+    def check(value: object, w: object = 80, *args: object, **kwargs: object) -> None:
+        if isinstance(w, int) and w > limits.current().value_chars:
+            raise BudgetExceeded(f"{what} width {w} is over the limit "
+                                 f"{limits.current().value_chars}")
+    return check
+
+
+def _indent(s: object, w: object = 4, *args: object, **kwargs: object) -> None:
+    text = str(s)
+    lines = text.count("\n") + 1
+    if isinstance(w, int):
+        limits.check_size(len(text) + lines * max(w, 0), "`indent`")
+    elif isinstance(w, str):
+        limits.check_size(len(text) + lines * len(w), "`indent`")
+
+
+def _replace(s: object, old: object, new: object, count: object = None) -> None:
+    limits.check_method(str(s), "replace", (str(old), str(new)), {})
+
+
+def _slice(value: object, slices: object, fill_with: object = None) -> None:
+    if isinstance(slices, int) and slices > limits.MAX_SLICES:
+        raise BudgetExceeded(f"`slice` into {slices} parts is over the limit "
+                             f"{limits.MAX_SLICES}")
+
+
+def _batch(value: object, linecount: object, fill_with: object = None) -> None:
+    if fill_with is not None and isinstance(linecount, int):
+        limits.check_size(linecount, "`batch` with fill_with")
+
+
+def _format(value: object, *args: object, **kwargs: object) -> None:
+    limits.check_percent(str(value), kwargs or args)
+    args_size = sizing.texts_size([*args, *kwargs.values()], "`format`")
+    limits.check_size(len(str(value)) + args_size, "`format`")
+
+
+def _tojson(value: object, indent: object = None) -> None:
+    _width("`tojson` indent")(value, indent)
+    if isinstance(indent, int) and indent > 64:
+        raise BudgetExceeded(f"`tojson` indent {indent} is over the limit 64")
+    walk = sizing.measure(value, "`tojson`", json=True)
+    step = indent if isinstance(indent, int) else len(indent) if isinstance(
+        indent, str) else 0
+    extra = walk.lines * (1 + step * walk.depth) if indent is not None else 0
+    limits.check_size(walk.size + extra, "`tojson`")
+
+
+def _wordwrap(s: object, w: object = 79, *args: object, **kwargs: object) -> None:
+    if isinstance(w, int) and w < 1:
+        raise BudgetExceeded(f"`wordwrap` width must be at least 1, got {w}")
+    limits.check_pieces(str(s), r"[\s-]+", "`wordwrap`", 2)
+
+
+def _split_by(regex: str, per_match: int, what: str) -> Guard:
+    """Filters that split their text into a list of words first."""
+    def check(s: object, *args: object, **kwargs: object) -> None:
+        limits.check_pieces(str(s), regex, what, per_match)
+    return check
+
+
+def _round(value: object, precision: object = 0, *args: object, **kwargs: object) -> None:
+    if isinstance(precision, int) and abs(precision) > limits.MAX_ROUND_DIGITS:
+        raise BudgetExceeded(f"`round` to {precision} digits is over the limit "
+                             f"{limits.MAX_ROUND_DIGITS}")
+
+
+def _urlize(value: object, *args: object, **kwargs: object) -> None:
+    text = str(value)
+    limits.check_pieces(text, r"\s+", "`urlize`", 2)
+    if len(text) > MAX_URLIZE_RUN:
+        longest = max((m.end() - m.start() for m in _RUN.finditer(text)), default=0)
+        if longest > MAX_URLIZE_RUN:
+            raise BudgetExceeded(
+                f"`urlize` of a run of {longest} `.`, `,`, `)` or `>` characters is over "
+                f"the limit {MAX_URLIZE_RUN} (Jinja's urlize is quadratic in it)")
+    limits.check_size(3 * len(text), "`urlize`")
+
+
+def _escape(value: object) -> None:
+    if isinstance(value, str) and not hasattr(value, "__html__"):
+        grow = 4 * (value.count("&") + value.count("<") + value.count(">")
+                    + value.count('"') + value.count("'"))
+        if grow:
+            limits.check_size(len(value) + grow, "`escape`")
+
+
+def _urlencode(value: object) -> None:
+    if isinstance(value, str):
+        limits.check_size(3 * len(value.encode("utf-8", "surrogatepass")), "`urlencode`")
+    else:
+        limits.check_size(12 * sizing.measure(value, "`urlencode`").size, "`urlencode`")
+
+
+def _xmlattr(d: object, *args: object) -> None:
+    sizing.measure(d, "`xmlattr`")
+
+
+def _sized(name: str) -> Guard:
+    """Sorting, hashing and comparing filters: bound the walk of what they compare,
+    and the number of items of a sort (n log n compares in one C call)."""
+    def check(value: object, *args: object, **kwargs: object) -> object:
+        if not isinstance(value, list | tuple | dict | str):
+            value = list(value)  # type: ignore[call-overload]  # Jinja's own filter would
+        assert isinstance(value, list | tuple | dict | str)
+        if name in ("sort", "dictsort", "groupby"):
+            limits.check_items(len(value), f"`{name}` of")
+        sizing.check_operand(value, "comparing or hashing a value")
+        return value
+    return check
+
+
+def _listing(value: object) -> None:
+    if isinstance(value, Sized):
+        limits.check_size(len(value), "`list`")
+
+
+def _operands(a: object, b: object = None, *rest: object) -> None:
+    sizing.check_operand(a, "comparing or hashing a value")
+    sizing.check_operand(b, "comparing or hashing a value")
+
+
+def _divisible(value: object, num: object = 1) -> None:
+    limits.check_division(value, num, "`divisibleby`")
+
+
+def _case(value: object) -> None:
+    sizing.text_size(value, "a case test")
+
+
+# (name, guard or None, text): a text filter ``str()``s its input, which is checked first.
+FILTER_GUARDS: tuple[tuple[str, Guard | None, bool], ...] = (
+    ("center", _width("`center`"), True), ("indent", _indent, True),
+    ("replace", _replace, True), ("format", _format, True), ("wordwrap", _wordwrap, True),
+    ("urlize", _urlize, True), ("escape", _escape, True), ("e", _escape, True),
+    ("forceescape", _escape, True),
+    *((name, None, True) for name in ("capitalize", "lower", "upper", "safe", "string",
+                                      "striptags", "trim", "truncate")),
+    ("title", _split_by(r"[-\s({\[<]+", 2, "`title`"), True),
+    ("wordcount", _split_by(r"\w+", 1, "`wordcount`"), True),
+    ("reverse", None, False),
+    ("slice", _slice, False), ("batch", _batch, False), ("tojson", _tojson, False),
+    ("round", _round, False), ("urlencode", _urlencode, False), ("xmlattr", _xmlattr, False),
+    ("list", _listing, False),
+    *((name, _sized(name), False) for name in ("sort", "dictsort", "unique", "groupby",
+                                               "min", "max")),
+)
+COMPARISONS = ("==", "!=", "<", "<=", ">", ">=", "eq", "equalto", "ne", "lt", "lessthan",
+               "le", "gt", "greaterthan", "ge", "in")
+TEST_GUARDS: tuple[tuple[str, Guard], ...] = (
+    *((name, _operands) for name in COMPARISONS),
+    ("divisibleby", _divisible), ("lower", _case), ("upper", _case),
+)
+
+
+def _bounded_join(original: Filter) -> Filter:
+    def bounded_join(eval_ctx: EvalContext, value: Iterable[object], d: object = "",
+                     attribute: str | int | None = None) -> object:
         if attribute is not None:
             value = map(make_attrgetter(eval_ctx.environment, attribute), value)
         items = value if type(value) is list else list(value)
         sep = sizing.text_size(d, "`join`")
         limits.check_size(sizing.texts_size(items, "`join`") + sep * max(len(items) - 1, 0),
                           "`join`")
-        return original_join(eval_ctx, items, d)  # type: ignore[no-any-return]
+        return original(eval_ctx, items, d)
+    return _keep_pass_arg(bounded_join, original)
 
-    filters["join"] = _keep_pass_arg(bounded_join, original_join)
 
-    def wrap(name: str, before: Callable[..., Any] | None = None, *,
-             text: bool = False, table: MutableMapping[str, Filter] = filters) -> None:
-        original = table[name]
-        skip = _offset(original)
-        what = f"`{name}`"
+def _wrap(table: MutableMapping[str, Filter], name: str, before: Guard | None, *,
+          text: bool) -> None:
+    """Replace ``table[name]`` by the original behind its guard, its result charged."""
+    original = table[name]
+    skip = _offset(original)
+    what = f"`{name}`"
 
-        if text and before is None and not skip:  # `capitalize`, `upper`...: per-call fast
-            def bounded_text(value: Any, *args: Any, **kwargs: Any) -> Any:
-                if type(value) is not str:
-                    value = _text_input(value, what)
-                result = original(value, *args, **kwargs)
-                if type(result) is str and len(result) <= 64:  # _check_result's first case
-                    return result
-                return _check_result(result, what)
+    if text and before is None and not skip:  # `capitalize`, `upper`...: per-call fast
+        def bounded_text(value: object, *args: object, **kwargs: object) -> object:
+            if type(value) is not str:
+                value = _text_input(value, what)
+            result = original(value, *args, **kwargs)
+            if type(result) is str and len(result) <= 64:  # _check_result's first case
+                return result
+            return _check_result(result, what)
 
-            table[name] = _keep_pass_arg(bounded_text, original)
-            return
+        table[name] = _keep_pass_arg(bounded_text, original)
+        return
 
-        def bounded(*args: Any, **kwargs: Any) -> Any:
-            if text and len(args) > skip:
-                args = (*args[:skip], _text_input(args[skip], what), *args[skip + 1:])
-            if before is not None:
-                replaced = before(*args[skip:], **kwargs)
-                if replaced is not None:
-                    args = (*args[:skip], replaced, *args[skip + 1:])
-            return _check_result(original(*args, **kwargs), what)
+    def bounded(*args: object, **kwargs: object) -> object:
+        if text and len(args) > skip:
+            args = (*args[:skip], _text_input(args[skip], what), *args[skip + 1:])
+        if before is not None:
+            replaced = before(*args[skip:], **kwargs)
+            if replaced is not None:
+                args = (*args[:skip], replaced, *args[skip + 1:])
+        return _check_result(original(*args, **kwargs), what)
 
-        table[name] = _keep_pass_arg(bounded, original)
+    table[name] = _keep_pass_arg(bounded, original)
 
-    def width(what: str) -> Callable[..., None]:
-        def check(value: Any, w: Any = 80, *args: Any, **kwargs: Any) -> None:
-            if isinstance(w, int) and w > limits.current().value_chars:
-                raise BudgetExceeded(f"{what} width {w} is over the limit "
-                                     f"{limits.current().value_chars}")
-        return check
 
-    def indent(s: Any, w: Any = 4, *args: Any, **kwargs: Any) -> None:
-        text = str(s)
-        lines = text.count("\n") + 1
-        if isinstance(w, int):
-            limits.check_size(len(text) + lines * max(w, 0), "`indent`")
-        elif isinstance(w, str):
-            limits.check_size(len(text) + lines * len(w), "`indent`")
-
-    def replace(s: Any, old: Any, new: Any, count: Any = None) -> None:
-        limits.check_method(str(s), "replace", (str(old), str(new)), {})
-
-    def slice_(value: Any, slices: Any, fill_with: Any = None) -> None:
-        if isinstance(slices, int) and slices > limits.MAX_SLICES:
-            raise BudgetExceeded(f"`slice` into {slices} parts is over the limit "
-                                 f"{limits.MAX_SLICES}")
-
-    def batch(value: Any, linecount: Any, fill_with: Any = None) -> None:
-        if fill_with is not None and isinstance(linecount, int):
-            limits.check_size(linecount, "`batch` with fill_with")
-
-    def fmt(value: Any, *args: Any, **kwargs: Any) -> None:
-        limits.check_percent(str(value), kwargs or args)
-        args_size = sizing.texts_size([*args, *kwargs.values()], "`format`")
-        limits.check_size(len(str(value)) + args_size, "`format`")
-
-    def tojson(value: Any, indent: Any = None) -> None:
-        width("`tojson` indent")(value, indent)
-        if isinstance(indent, int) and indent > 64:
-            raise BudgetExceeded(f"`tojson` indent {indent} is over the limit 64")
-        walk = sizing.measure(value, "`tojson`", json=True)
-        step = indent if isinstance(indent, int) else len(indent) if isinstance(
-            indent, str) else 0
-        extra = walk.lines * (1 + step * walk.depth) if indent is not None else 0
-        limits.check_size(walk.size + extra, "`tojson`")
-
-    def wordwrap(s: Any, w: Any = 79, *args: Any, **kwargs: Any) -> None:
-        if isinstance(w, int) and w < 1:
-            raise BudgetExceeded(f"`wordwrap` width must be at least 1, got {w}")
-        limits.check_pieces(str(s), r"[\s-]+", "`wordwrap`", 2)
-
-    def split_by(regex: str, per_match: int, what: str) -> Callable[..., None]:
-        """Filters that split their text into a list of words first."""
-        def check(s: Any, *args: Any, **kwargs: Any) -> None:
-            limits.check_pieces(str(s), regex, what, per_match)
-        return check
-
-    def rounding(value: Any, precision: Any = 0, *args: Any, **kwargs: Any) -> None:
-        if isinstance(precision, int) and abs(precision) > limits.MAX_ROUND_DIGITS:
-            raise BudgetExceeded(f"`round` to {precision} digits is over the limit "
-                                 f"{limits.MAX_ROUND_DIGITS}")
-
-    def urlize(value: Any, *args: Any, **kwargs: Any) -> None:
-        text = str(value)
-        limits.check_pieces(text, r"\s+", "`urlize`", 2)
-        if len(text) > MAX_URLIZE_RUN:
-            longest = max((m.end() - m.start() for m in _RUN.finditer(text)), default=0)
-            if longest > MAX_URLIZE_RUN:
-                raise BudgetExceeded(
-                    f"`urlize` of a run of {longest} `.`, `,`, `)` or `>` characters is over "
-                    f"the limit {MAX_URLIZE_RUN} (Jinja's urlize is quadratic in it)")
-        limits.check_size(3 * len(text), "`urlize`")
-
-    def escape(value: Any) -> None:
-        if isinstance(value, str) and not hasattr(value, "__html__"):
-            grow = 4 * (value.count("&") + value.count("<") + value.count(">")
-                        + value.count('"') + value.count("'"))
-            if grow:
-                limits.check_size(len(value) + grow, "`escape`")
-
-    def urlencode(value: Any) -> None:
-        if isinstance(value, str):
-            limits.check_size(3 * len(value.encode("utf-8", "surrogatepass")), "`urlencode`")
-        else:
-            limits.check_size(12 * sizing.measure(value, "`urlencode`").size, "`urlencode`")
-
-    def xmlattr(d: Any, *args: Any) -> None:
-        sizing.measure(d, "`xmlattr`")
-
-    def sized(name: str) -> Callable[..., Any]:
-        """Sorting, hashing and comparing filters: bound the walk of what they compare,
-        and the number of items of a sort (n log n compares in one C call)."""
-        def check(value: Any, *args: Any, **kwargs: Any) -> Any:
-            if not isinstance(value, list | tuple | dict | str):
-                value = list(value)
-            if name in ("sort", "dictsort", "groupby"):
-                limits.check_items(len(value), f"`{name}` of")
-            sizing.check_operand(value, "comparing or hashing a value")
-            return value
-        return check
-
-    def listing(value: Any) -> None:
-        if hasattr(value, "__len__"):
-            limits.check_size(len(value), "`list`")
-
-    checks: list[tuple[str, Callable[..., Any]]]
-    checks = [("center", width("`center`")), ("indent", indent),
-                        ("replace", replace), ("format", fmt), ("wordwrap", wordwrap),
-                        ("urlize", urlize), ("escape", escape), ("e", escape),
-                        ("forceescape", escape)]
-    for name, check in checks:
-        wrap(name, check, text=True)
-    for name in ("capitalize", "lower", "upper", "safe", "string", "striptags", "trim",
-                 "truncate"):
-        wrap(name, text=True)
-    wrap("title", split_by(r"[-\s({\[<]+", 2, "`title`"), text=True)
-    wrap("wordcount", split_by(r"\w+", 1, "`wordcount`"), text=True)
-    wrap("reverse")
-    checks = [("slice", slice_), ("batch", batch), ("tojson", tojson), ("round", rounding),
-              ("urlencode", urlencode), ("xmlattr", xmlattr), ("list", listing)]
-    for name, check in checks:
-        wrap(name, check)
-    for name in ("sort", "dictsort", "unique", "groupby", "min", "max"):
-        wrap(name, sized(name))
-
-    def operands(a: Any, b: Any = None, *rest: Any) -> None:
-        sizing.check_operand(a, "comparing or hashing a value")
-        sizing.check_operand(b, "comparing or hashing a value")
-
-    def divisible(value: Any, num: Any = 1) -> None:
-        limits.check_division(value, num, "`divisibleby`")
-
-    def case(value: Any) -> None:
-        sizing.text_size(value, "a case test")
-
-    for name in ("==", "!=", "<", "<=", ">", ">=", "eq", "equalto", "ne", "lt", "lessthan",
-                 "le", "gt", "greaterthan", "ge", "in"):
+def install(filters: MutableMapping[str, Filter], tests: MutableMapping[str, Filter]) -> None:
+    """Bound every built-in filter and test that needs it (the tables above)."""
+    filters["sum"] = _keep_pass_arg(bounded_sum, filters["sum"])
+    filters["pprint"] = bounded_pprint
+    filters["join"] = _bounded_join(filters["join"])
+    for name, guard, text in FILTER_GUARDS:
+        _wrap(filters, name, guard, text=text)
+    for name, guard in TEST_GUARDS:
         if name in tests:
-            wrap(name, operands, table=tests)
-    wrap("divisibleby", divisible, table=tests)
-    wrap("lower", case, table=tests)
-    wrap("upper", case, table=tests)
+            _wrap(tests, name, guard, text=False)

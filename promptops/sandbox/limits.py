@@ -28,8 +28,8 @@ import functools
 import re
 import threading
 import time
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Mapping, Sized
+from typing import Any, TypeVar
 
 from promptops.sandbox import watchdog
 
@@ -70,6 +70,8 @@ _monotonic = time.monotonic  # read per request and per template: one global, no
 _INF = float("inf")
 
 
+_T = TypeVar("_T")
+
 class BudgetExceeded(Exception):
     """A request exceeded its time, output or size budget."""
 
@@ -95,7 +97,7 @@ class Limits:
         return f"Limits({self.render_timeout_ms}, {self.max_output_chars})"
 
     @classmethod
-    def of(cls, config: Mapping[str, Any] | None) -> Limits:
+    def of(cls, config: Mapping[str, object] | None) -> Limits:
         """From a bundle's ``package.limits`` (camelCase keys), clamped to the hard caps."""
         if not isinstance(config, Mapping) or not config:
             return DEFAULTS
@@ -110,7 +112,7 @@ class Limits:
 DEFAULTS = Limits()
 
 
-def _clamp(value: Any, default: int, cap: int) -> int:
+def _clamp(value: object, default: int, cap: int) -> int:
     """A bundle is checked by its schema; whatever it holds, never more than the cap."""
     if not isinstance(value, int) or isinstance(value, bool):
         return default
@@ -139,7 +141,7 @@ class Budget:
         self.fired = False  # the watchdog interrupted (or was about to interrupt) the request
         self._entered = 0
         self._outer: Budget | None = None
-        self._token: list[Any] | None = None
+        self._token: list[float | bool] | None = None
 
     def __enter__(self) -> Budget:
         if _monotonic() > self.deadline:  # a budget handed in late, or the next template
@@ -202,7 +204,7 @@ class Budget:
                 f"{what} would build {total} characters, over the limit {self.value_chars}")
         self.spend(added, what, ELEMENT)
 
-    def built(self, value: Any, what: str) -> Any:
+    def built(self, value: _T, what: str) -> _T:
         """Charge a value an operation has just built (a string or container its input
         bounds, such as ``upper``, ``split`` or a slice) and return it."""
         if isinstance(value, _CHARS):
@@ -252,7 +254,7 @@ def check_bits(bits: int, what: str) -> None:
         raise BudgetExceeded(f"{what} would build a {bits}-bit integer, over {MAX_INT_BITS}")
 
 
-def check_division(left: Any, right: Any, what: str) -> None:
+def check_division(left: object, right: object, what: str) -> None:
     """``//`` and ``%`` of two integers cost bits x bits in one C call."""
     if isinstance(left, int) and isinstance(right, int):
         work = left.bit_length() * right.bit_length()
@@ -262,12 +264,12 @@ def check_division(left: Any, right: Any, what: str) -> None:
                 "is over the division limit")
 
 
-def _width(value: Any, what: str) -> None:
+def _width(value: object, what: str) -> None:
     if isinstance(value, int) and value > current().value_chars:
         raise BudgetExceeded(f"{what} width {value} is over the limit {current().value_chars}")
 
 
-def check_percent(fmt: str, args: Any) -> None:
+def check_percent(fmt: str, args: object) -> None:
     """``fmt % args``: every literal width/precision, and ``*`` widths taken from args."""
     if "%" not in fmt:
         return
@@ -291,7 +293,7 @@ def check_spec(spec: str) -> None:
                 _width(int(part), "format spec")
 
 
-def check_format(fmt: str, args: tuple[Any, ...], kwargs: dict[str, object]) -> None:
+def check_format(fmt: str, args: tuple[object, ...], kwargs: dict[str, object]) -> None:
     """``fmt.format(...)``: literal spec widths, and nested ``{}`` widths once resolved."""
     from string import Formatter
 
@@ -305,46 +307,86 @@ def check_format(fmt: str, args: tuple[Any, ...], kwargs: dict[str, object]) -> 
             check_spec(spec)
 
 
-def check_method(owner: Any, name: str, args: tuple[Any, ...], kwargs: dict[str, object]) -> None:
+def check_method(owner: Any, name: str, args: tuple[object, ...],
+                 kwargs: dict[str, object]) -> None:
     """Methods whose result size is set by an argument, not by the size of the input."""
-    if name in ("ljust", "rjust", "center", "zfill") and args:
+    check = _METHOD_CHECKS.get(name)
+    if check is not None:
+        check(owner, name, args, kwargs)
+
+
+def _padded(owner: Any, name: str, args: tuple[object, ...], kwargs: dict[str, object]) -> None:
+    if args:
         _width(args[0], f"`{name}`")
-    elif name == "expandtabs":
-        size = args[0] if args else kwargs.get("tabsize", 8)
-        if isinstance(size, int) and size > 0:
-            check_size(len(owner) + owner.count("\t" if isinstance(owner, str) else b"\t") * size,
-                       "`expandtabs`")
-    elif name == "replace" and len(args) >= 2:
-        old, new = args[0], args[1]
-        if isinstance(old, str | bytes) and isinstance(new, str | bytes) and len(new) > len(old):
-            hits = owner.count(old) if old else len(owner) + 1
-            check_size(len(owner) + hits * (len(new) - len(old)), "`replace`")
-    elif name == "translate" and args and isinstance(args[0], dict):
+
+
+def _expandtabs(owner: Any, name: str, args: tuple[object, ...],
+                kwargs: dict[str, object]) -> None:
+    size = args[0] if args else kwargs.get("tabsize", 8)
+    if isinstance(size, int) and size > 0:
+        check_size(len(owner) + owner.count("\t" if isinstance(owner, str) else b"\t") * size,
+                   "`expandtabs`")
+
+
+def _replace(owner: Any, name: str, args: tuple[object, ...], kwargs: dict[str, object]) -> None:
+    if len(args) < 2:
+        return
+    old, new = args[0], args[1]
+    if isinstance(old, str | bytes) and isinstance(new, str | bytes) and len(new) > len(old):
+        hits = owner.count(old) if old else len(owner) + 1
+        check_size(len(owner) + hits * (len(new) - len(old)), "`replace`")
+
+
+def _translate(owner: Any, name: str, args: tuple[object, ...],
+               kwargs: dict[str, object]) -> None:
+    if args and isinstance(args[0], dict):
         longest = max((len(v) for v in args[0].values() if isinstance(v, str)), default=1)
         if longest > 1:
             check_size(len(owner) * longest, "`translate`")
-    elif name in ("extend", "__iadd__") and args and hasattr(args[0], "__len__"):
+
+
+def _extend(owner: Any, name: str, args: tuple[object, ...], kwargs: dict[str, object]) -> None:
+    if args and isinstance(args[0], Sized):
         current().grow(len(owner) + len(args[0]), len(args[0]), f"`{name}`")
-    elif name == "to_bytes":
-        length = args[0] if args else kwargs.get("length", 1)
-        if isinstance(length, int):
-            check_size(length, "`to_bytes`")
-    elif name == "hex" and isinstance(owner, bytes | bytearray):
+
+
+def _to_bytes(owner: Any, name: str, args: tuple[object, ...],
+              kwargs: dict[str, object]) -> None:
+    length = args[0] if args else kwargs.get("length", 1)
+    if isinstance(length, int):
+        check_size(length, "`to_bytes`")
+
+
+def _hex(owner: Any, name: str, args: tuple[object, ...], kwargs: dict[str, object]) -> None:
+    if isinstance(owner, bytes | bytearray):
         check_size(2 * len(owner), "`hex`")
-    elif name in ("split", "rsplit", "splitlines") and isinstance(owner, str):
-        limit = args[1] if len(args) > 1 else kwargs.get("maxsplit", -1)
-        if isinstance(limit, int) and 0 <= limit < MAX_PIECES:
-            return
-        sep = args[0] if args else kwargs.get("sep")
-        if name == "splitlines":
-            check_pieces(owner, _LINES, "`splitlines`")
-        elif isinstance(sep, str) and sep:
-            pieces = owner.count(sep) + 1
-            if pieces > MAX_PIECES:
-                raise BudgetExceeded(f"`{name}` into {pieces} pieces is over the limit "
-                                     f"{MAX_PIECES}")
-        else:
-            check_pieces(owner, _SPACES, f"`{name}`")
+
+
+def _split(owner: Any, name: str, args: tuple[object, ...], kwargs: dict[str, object]) -> None:
+    if not isinstance(owner, str):
+        return
+    limit = args[1] if len(args) > 1 else kwargs.get("maxsplit", -1)
+    if isinstance(limit, int) and 0 <= limit < MAX_PIECES:
+        return
+    sep = args[0] if args else kwargs.get("sep")
+    if name == "splitlines":
+        check_pieces(owner, _LINES, "`splitlines`")
+    elif isinstance(sep, str) and sep:
+        pieces = owner.count(sep) + 1
+        if pieces > MAX_PIECES:
+            raise BudgetExceeded(f"`{name}` into {pieces} pieces is over the limit "
+                                 f"{MAX_PIECES}")
+    else:
+        check_pieces(owner, _SPACES, f"`{name}`")
+
+
+_MethodCheck = Callable[[Any, str, tuple[object, ...], dict[str, object]], None]
+_METHOD_CHECKS: dict[str, _MethodCheck] = {
+    "ljust": _padded, "rjust": _padded, "center": _padded, "zfill": _padded,
+    "expandtabs": _expandtabs, "replace": _replace, "translate": _translate,
+    "extend": _extend, "__iadd__": _extend, "to_bytes": _to_bytes, "hex": _hex,
+    "split": _split, "rsplit": _split, "splitlines": _split,
+}
 
 
 _SPACES = r"\s+"

@@ -64,8 +64,13 @@ _CODE = {"variable_begin": _BEGIN, "block_begin": _BEGIN, "name": _NAME, "comma"
          **dict.fromkeys(_CLOSE, _CLOSING)}
 
 
-def _guarded(stream: TokenStream) -> Iterator[Token]:
+def _guarded(stream: TokenStream) -> Iterator[Token]:  # complexity: a parser's state machine
     """The tokens, unchanged, until one crosses a limit (then TemplateSyntaxError there).
+
+    Complexity 26, on purpose: a pushdown recognizer over Jinja's token stream, one branch
+    per token class with its state (open blocks, brackets, operators per item) in locals.
+    Split into methods, every token of every template would pay a call and an attribute
+    load; this loop is on the parse path of every build.
 
     On the parse path of every template, so written for speed: one dict lookup for
     the tokens that cannot nest anything (text, names, literals).

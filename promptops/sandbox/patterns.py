@@ -120,7 +120,7 @@ class Pattern:
 
     __slots__ = ("_anchor", "_match", "_rx", "program", "source")
 
-    def __init__(self, source: str, rx: Any, anchor: Any) -> None:
+    def __init__(self, source: str, rx: Any, anchor: object) -> None:
         self.source = source
         self._rx = rx
         self.program = max(int(rx.programsize), 1)

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import json as _json
 import sys
-from typing import Any
+from typing import Any, TypeVar
 
 from jinja2.environment import TemplateModule
 from jinja2.exceptions import SecurityError
@@ -55,9 +55,9 @@ class Walk:
         self.limit = limit
         self.json = json
         self.keys = keys  # look for dict keys pprint would order by id (sort_trouble)
-        self.unstable: Any = None  # the first part whose text carries an address
+        self.unstable: object = None  # the first part whose text carries an address
         self.cyclic = False
-        self.sort_trouble: Any = None  # a dict whose tuple keys cannot all be ordered
+        self.sort_trouble: object = None  # a dict whose tuple keys cannot all be ordered
         self.size = self.lines = self.depth = 0  # of the last value measured (see measure())
         self._memo: dict[int, tuple[int, int, int]] = {}
         self._busy: set[int] = set()
@@ -126,7 +126,7 @@ class Walk:
                 raise _Over
         return size, lines + 1, depth + 1
 
-    def _dict(self, d: dict[Any, Any], size: int) -> tuple[int, int, int]:
+    def _dict(self, d: dict[object, object], size: int) -> tuple[int, int, int]:
         lines = depth = 0
         tuples = 0
         for n, (k, v) in enumerate(d.items()):
@@ -167,7 +167,7 @@ class Walk:
         return size + 5 * (s.count("<") + s.count(">") + s.count("&") + s.count("'"))
 
 
-def measure(value: Any, what: str, *, json: bool = False, limit: float | None = None,
+def measure(value: object, what: str, *, json: bool = False, limit: float | None = None,
             walk: Walk | None = None, keys: bool = False) -> Walk:
     """Walk ``value``; BudgetExceeded if its text would pass the bound (default: one value).
 
@@ -189,13 +189,13 @@ def measure(value: Any, what: str, *, json: bool = False, limit: float | None = 
     return walk
 
 
-def _unstable(value: Any, part: Any) -> SecurityError:
+def _unstable(value: object, part: object) -> SecurityError:
     holding = "" if part is value else f" holding a {type(part).__name__}"
     return SecurityError(f"cannot print a {type(value).__name__}{holding}: its text carries "
                          "a memory address and would change on every run")
 
 
-def _refuse_callable(value: Any) -> SecurityError:
+def _refuse_callable(value: object) -> SecurityError:
     name = getattr(value, "__name__", "")
     return SecurityError(f"cannot print {type(value).__name__} {name!s}: a function has no "
                          "stable text (missing call parentheses?)".replace(" :", ":"))
@@ -239,7 +239,10 @@ def texts_size(items: Any, what: str) -> int:
     return total
 
 
-def to_text(value: Any, what: str = "printing") -> Any:
+_T = TypeVar("_T")
+
+
+def to_text(value: object, what: str = "printing") -> str:
     """``str(value)`` for output, after its size is checked and charged; a str unchanged."""
     if type(value) is str:
         return value
@@ -249,7 +252,7 @@ def to_text(value: Any, what: str = "printing") -> Any:
     return value if isinstance(value, str) else str(value)
 
 
-def check_operand(value: Any, what: str) -> Any:
+def check_operand(value: _T, what: str) -> _T:
     """A compare, hash or sort operand: its walk (``==`` on nested lists) is bounded."""
     t = type(value)
     if t is str or t is int or t is float or t is bool or value is None:

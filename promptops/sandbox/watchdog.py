@@ -21,12 +21,11 @@ from __future__ import annotations
 import signal
 import threading
 import time
-from typing import Any
 
 POLL_S = 0.1
 
 _lock = threading.Lock()
-_active: dict[int, list[Any]] = {}  # thread id -> [deadline, fired]
+_active: dict[int, list[float | bool]] = {}  # thread id -> [deadline, fired]
 _started = False
 _ident = threading.get_ident  # called twice per request
 
@@ -35,17 +34,17 @@ class RenderTimeout(BaseException):
     """Raised asynchronously in a render thread that ran past its deadline."""
 
 
-def enter(deadline: float) -> list[Any]:
+def enter(deadline: float) -> list[float | bool]:
     """Register the calling thread's render; returns the token :func:`leave` needs."""
     global _started
     if not _started:
         _start()
-    token: list[Any] = [deadline, False]
+    token: list[float | bool] = [deadline, False]
     _active[_ident()] = token
     return token
 
 
-def leave(token: list[Any]) -> bool:
+def leave(token: list[float | bool]) -> bool:
     """Unregister; True if the watchdog fired for this render (delivered or not)."""
     tid = _ident()
     with _lock:

@@ -26,7 +26,7 @@ The rule, precisely (each case is pinned by tests/interop/test_whitespace.py):
   Then its indentation, the whitespace between its tags, its trailing whitespace and its line
   ending are not output. A standalone line at the start of the source needs no previous line,
   and one at the end needs no newline (Mustache's "without previous line"/"without newline").
-* Any ``{{ ... }}`` or any other character on the line makes it not standalone: an inline block
+* object ``{{ ... }}`` or any other character on the line makes it not standalone: an inline block
   tag never eats a newline or indentation (``Greet a guest{% if name %} named {{ name }}{%
   endif %}.`` keeps every character around the tags).
 * ``{% raw %}...{% endraw %}`` content is exact: it is text for the rule (never scanned for

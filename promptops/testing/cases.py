@@ -40,9 +40,9 @@ class _CaseLoader(fastyaml.FastLoader):
     loading 10,000 cases; test files repeat the same keys and values endlessly.
     """
 
-    _memo: dict[tuple[str, tuple[bool, bool]], Any] = {}  # noqa: RUF012  a shared cache
+    _memo: dict[tuple[str, tuple[bool, bool]], object] = {}  # noqa: RUF012  a shared cache
 
-    def resolve(self, kind: Any, value: Any, implicit: Any) -> Any:  # noqa: ANN401  (PyYAML's)
+    def resolve(self, kind: object, value: Any, implicit: Any) -> object:  # noqa: ANN401  (PyYAML's)
         if kind is not yaml.ScalarNode or len(value) > 64:
             return super().resolve(kind, value, implicit)  # type: ignore[no-untyped-call]
         key = (value, tuple(implicit))
@@ -211,8 +211,8 @@ def _validate(ld: Loader, loaded: LoadedFile) -> TestFile | None:
     return None
 
 
-def _plain_loc(loc: tuple[Any, ...], data: Any) -> tuple[Any, ...] | None:  # noqa: ANN401
-    out: list[Any] = []
+def _plain_loc(loc: tuple[object, ...], data: Any) -> tuple[Any, ...] | None:  # noqa: ANN401
+    out: list[object] = []
     node = data
     for step in loc:
         if isinstance(step, str) and "[" in step:  # a union member's tag, not a key
@@ -227,7 +227,7 @@ def _plain_loc(loc: tuple[Any, ...], data: Any) -> tuple[Any, ...] | None:  # no
     return tuple(out)
 
 
-def _parse(ld: Loader, path: str) -> tuple[LoadedFile, Any] | None:
+def _parse(ld: Loader, path: str) -> tuple[LoadedFile, object] | None:
     """The loaded file and its libyaml node tree (None when only ruamel.yaml parses it)."""
     try:
         raw = ld.source.read(path)
@@ -254,7 +254,7 @@ def _parse(ld: Loader, path: str) -> tuple[LoadedFile, Any] | None:
         return None
 
 
-def _case_position(loaded: LoadedFile, node: Any, index: int) -> tuple[int, int]:  # noqa: ANN401
+def _case_position(loaded: LoadedFile, node: object, index: int) -> tuple[int, int]:
     if isinstance(node, yaml.MappingNode):
         for key, value in node.value:
             if key.value == "cases" and isinstance(value, yaml.SequenceNode):

@@ -7,7 +7,7 @@ mistake with a suggestion rather than a check that silently never runs.
 from __future__ import annotations
 
 import re
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -32,7 +32,7 @@ class Expectation(Strict):
     contains: list[str] | None = Field(None, description="Each appears in the rendered text")
     not_contains: list[str] | None = Field(None, description="None appears in the rendered text")
     matches: list[str] | None = Field(None, description="Python regexes, searched in the text")
-    equals: list[dict[str, Any]] | None = Field(None, description="The exact MCP messages")
+    equals: list[dict[str, object]] | None = Field(None, description="The exact MCP messages")
     max_chars: int | None = Field(None, ge=0, description="Upper bound on the rendered text")
     snapshot: bool | None = Field(None, description="Compare with the stored golden file")
     error: ErrorExpectation | None = Field(None, description="The request must fail like this")

@@ -98,32 +98,7 @@ def _evaluate(renderer: Renderer, case: Case, policy: SnapshotPolicy) -> Outcome
     try:
         result = renderer.get(case.prompt, case.arguments)
     except RenderError as exc:
-        code = error_code(exc)
-        if case.expect_invalid is not None and isinstance(exc, ArgumentError):
-            return Outcome("skipped")
-        if case.expect_invalid is not None:
-            return Outcome("failed", (Failure(
-                f"render failed with error {code}: {exc}; the prompt file's `smoke: skip:` "
-                "covers the smoke case's arguments being refused (-32602), not a failure of "
-                "the prompt itself"),))
-        if wanted is None:
-            message = f"render failed with error {code}: {exc}"
-            if case.smoke and exc.argument is not None:
-                message += (
-                    f"; the smoke case had no valid value for {exc.argument!r}: give the "
-                    "argument `examples:` (a value that passes its rules) to render it with, "
-                    "or say why it cannot in the prompt file (`smoke: {skip: <why>}`)"
-                )
-            return Outcome("failed", (Failure(message),))
-        bad = []
-        if wanted.code is not None and wanted.code != code:
-            bad.append(Failure(f"error code is {code}, expected {wanted.code} ({exc})"))
-        if wanted.message is not None and wanted.message != str(exc):
-            bad.append(Failure(f"error message is {str(exc)!r}, expected {wanted.message!r}"))
-        if wanted.message_contains is not None and wanted.message_contains not in str(exc):
-            bad.append(Failure(f"error message {str(exc)!r} does not contain "
-                               f"{wanted.message_contains!r}"))
-        return Outcome("failed" if bad else "passed", tuple(bad))
+        return _refused(case, exc, wanted)
     except Exception as exc:  # a bug in the renderer, not a property of the prompt
         return Outcome("error", (Failure(f"internal error: {type(exc).__name__}: {exc}"),))
     messages = result["messages"]
@@ -145,6 +120,37 @@ def _evaluate(renderer: Renderer, case: Case, policy: SnapshotPolicy) -> Outcome
         failures += found
     rendered = transcript(messages) if failures else None
     return Outcome("failed" if failures else "passed", tuple(failures), rendered, *snap)
+
+
+def _refused(case: Case, exc: RenderError, wanted: ErrorExpectation | None) -> Outcome:
+    """The outcome of a case whose render raised: as expected (the code and message
+    checked), a smoke case's refused arguments, or a failure that says what to do."""
+    code = error_code(exc)
+    if case.expect_invalid is not None and isinstance(exc, ArgumentError):
+        return Outcome("skipped")
+    if case.expect_invalid is not None:
+        return Outcome("failed", (Failure(
+            f"render failed with error {code}: {exc}; the prompt file's `smoke: skip:` "
+            "covers the smoke case's arguments being refused (-32602), not a failure of "
+            "the prompt itself"),))
+    if wanted is None:
+        message = f"render failed with error {code}: {exc}"
+        if case.smoke and exc.argument is not None:
+            message += (
+                f"; the smoke case had no valid value for {exc.argument!r}: give the "
+                "argument `examples:` (a value that passes its rules) to render it with, "
+                "or say why it cannot in the prompt file (`smoke: {skip: <why>}`)"
+            )
+        return Outcome("failed", (Failure(message),))
+    bad = []
+    if wanted.code is not None and wanted.code != code:
+        bad.append(Failure(f"error code is {code}, expected {wanted.code} ({exc})"))
+    if wanted.message is not None and wanted.message != str(exc):
+        bad.append(Failure(f"error message is {str(exc)!r}, expected {wanted.message!r}"))
+    if wanted.message_contains is not None and wanted.message_contains not in str(exc):
+        bad.append(Failure(f"error message {str(exc)!r} does not contain "
+                           f"{wanted.message_contains!r}"))
+    return Outcome("failed" if bad else "passed", tuple(bad))
 
 
 def _describe(wanted: ErrorExpectation) -> str:

@@ -27,14 +27,14 @@ from urllib.parse import parse_qsl, unquote
 from promptops.errors import PromptopsError, RenderError
 from promptops.pipeline.bundle_types import Prompt
 from promptops.render.mcp import error_code
-from promptops.ui import pages
+from promptops.ui import compare, pages
 from promptops.ui.site import Shelf, Site
 
 if TYPE_CHECKING:
     from promptops.serve.usage import Usage
 
 Scope = MutableMapping[str, Any]
-Message = MutableMapping[str, Any]
+Message = MutableMapping[str, object]
 Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 
@@ -284,7 +284,7 @@ class UiApp:
                         inner = (f"<p class=\"error\">error {error_code(exc)}: "
                                  f"{pages.e(exc)}</p>")
                     version = side.bundle["package"]["version"] if side.bundle else ""
-                    sides.append(pages.side_html(f"{ref} ({side.name} {version})", inner))
+                    sides.append(compare.side_html(f"{ref} ({side.name} {version})", inner))
                     lines.append(render_lines(side.renderer, prompt["name"], dict(values)))
                     found = next((p for p in side.bundle["prompts"] if p["name"] == prompt["name"]),
                                  None) if side.bundle else None
@@ -294,7 +294,7 @@ class UiApp:
                                       f"{head}:{prompt['source']}")
             except PromptopsError as exc:
                 error, status, sides, diff = str(exc), 400, [], None
-        return Response(status, pages.compare_page(self.site, shelf, prompt, values,
+        return Response(status, compare.compare_page(self.site, shelf, prompt, values,
                                                    (base, head), choices, sides, diff, error,
                                                    source_diff))
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import re
 import shlex
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from html import escape
 from urllib.parse import quote, urlencode
 
@@ -145,7 +145,7 @@ def form_value(arg: Argument, value: object) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
-def _field(index: int, arg: Argument, value: str | None) -> str:
+def field_html(index: int, arg: Argument, value: str | None) -> str:
     name = arg["name"]
     fid = f"arg-{index}"
     kind = arg.get("type", "string")
@@ -398,7 +398,7 @@ def tests_html(shelf: Shelf, prompt: Prompt) -> str:
 def prompt_page(site: Site, shelf: Shelf, prompt: Prompt, values: Mapping[str, str],
                 rendered: str, health: str = "") -> str:
     pkg = shelf.bundle["package"] if shelf.bundle else None
-    fields = "".join(_field(i, a, values.get(a["name"]))
+    fields = "".join(field_html(i, a, values.get(a["name"]))
                      for i, a in enumerate(prompt["arguments"])) \
         or "<p class=\"muted\">This prompt takes no arguments.</p>"
     head = (
@@ -449,56 +449,3 @@ def error_section(message: str, code: int) -> str:
 def not_found(what: str) -> str:
     return layout("Not found", f"<h1>Not found</h1><p>{e(what)}</p><p><a href=\"/\">"
                                "All prompts</a></p>")
-
-
-# -- compare ------------------------------------------------------------------------------
-
-def _diff_html(diff: str, id_: str = "diff", same: str = "The two renders are identical."
-               ) -> str:
-    if not diff:
-        return f"<p id=\"{id_}\" class=\"muted\">{e(same)}</p>"
-    lines = []
-    for line in diff.splitlines():
-        cls = ("add" if line.startswith("+") and not line.startswith("+++") else
-               "del" if line.startswith("-") and not line.startswith("---") else
-               "hunk" if line.startswith("@@") else "")
-        # a block per line, its newline inside: copied text keeps its lines, and a block's
-        # last newline draws no empty line
-        lines.append(f"<span class=\"{cls}\">{e(line)}\n</span>")
-    return f"<pre id=\"{id_}\" class=\"diff\">{''.join(lines)}</pre>"
-
-
-def compare_page(site: Site, shelf: Shelf, prompt: Prompt, values: Mapping[str, str],
-                 refs: tuple[str, str], choices: Sequence[str], sides: Iterable[str],
-                 diff: str | None, error: str | None, source_diff: str = "") -> str:
-    datalist = "".join(f"<option value=\"{e(c)}\"></option>" for c in choices)
-    fields = "".join(_field(i, a, values.get(a["name"]))
-                     for i, a in enumerate(prompt["arguments"]))
-    columns = "".join(f"<div class=\"side\">{s}</div>" for s in sides)
-    body = (
-        f"<p><a href=\"/\">All prompts</a> · <a href=\"{e(prompt_url(shelf.name, prompt['name']))}"
-        f"\">Back to the prompt</a></p>"
-        f"<h1>Compare {e(prompt.get('title') or prompt['name'])}</h1>"
-        "<form id=\"compare-form\" method=\"get\" "
-        f"action=\"{e(compare_url(shelf.name, prompt['name']))}\">"
-        "<datalist id=\"refs\">" + datalist + "</datalist>"
-        "<div class=\"refs\"><div class=\"field\"><label for=\"base\">Base revision</label>"
-        f"<input id=\"base\" name=\"base\" list=\"refs\" required value=\"{e(refs[0])}\"></div>"
-        "<div class=\"field\"><label for=\"head\">Head revision</label>"
-        f"<input id=\"head\" name=\"head\" list=\"refs\" required value=\"{e(refs[1])}\"></div>"
-        f"</div><h2>Arguments</h2>{fields}"
-        "<p><button type=\"submit\" id=\"compare\">Compare</button></p></form>"
-    )
-    if error:
-        body += f"<p class=\"error\" role=\"alert\" id=\"compare-error\">{e(error)}</p>"
-    if diff is not None:
-        body += (f"<section aria-labelledby=\"cmp-h\"><h2 id=\"cmp-h\">Side by side</h2>"
-                 f"<div class=\"sides\">{columns}</div><h2>Rendered diff</h2>"
-                 f"{_diff_html(diff)}<h2>Source diff</h2>"
-                 f"{_diff_html(source_diff, 'source-diff', 'The prompt file is the same.')}"
-                 "</section>")
-    return layout("Compare", body, live=site.live, generation=site.generation)
-
-
-def side_html(label: str, inner: str) -> str:
-    return f"<h3>{e(label)}</h3>{inner}"

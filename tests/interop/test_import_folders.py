@@ -18,7 +18,7 @@ import pytest
 from helpers.repo import make_repo, run_cli
 
 from promptops.commands import import_
-from promptops.interop import importers
+from promptops.interop import detect, importers
 from promptops.pipeline.build import Build
 
 CLAUDE = "---\ndescription: Review the code\nargument-hint: '[file]'\n---\nReview $ARGUMENTS\n"
@@ -229,8 +229,8 @@ def test_without_commit_the_summary_says_serve_needs_one(tmp_path: Path) -> None
 
 def test_detect_is_kept_for_a_named_file() -> None:
     assert import_.detect(Path("x.prompty"), "") == "prompty"
-    assert import_.sniff("config.yaml", "prompts: []\n", named=False) is None
-    assert import_.sniff("chat.yaml", "- role: user\n  content: hi\n", named=False) == \
+    assert detect.sniff("config.yaml", "prompts: []\n", named=False) is None
+    assert detect.sniff("chat.yaml", "- role: user\n  content: hi\n", named=False) == \
         "promptfoo"
 
 
@@ -244,7 +244,7 @@ def test_the_corpus_folder_is_found_entry_by_entry() -> None:
     found = discover([CORPUS])
     got = {}
     for source in found.files:
-        kind = import_.sniff(source.path.name, read_text(source), named=False)
+        kind = detect.sniff(source.path.name, read_text(source), named=False)
         if kind is not None:
             got[source.path.resolve()] = kind
     want = {judges.main_file(e).resolve(): ECOSYSTEM_IMPORTER[e["ecosystem"]]
@@ -259,9 +259,9 @@ def test_the_corpus_folder_is_found_entry_by_entry() -> None:
 def test_a_yaml_is_langchain_by_its_top_level_type_key_only() -> None:
     """A config or data file in a folder that merely holds ``object_type:`` (the corpus's
     own corpus.yaml) is no LangChain prompt; ``_type:`` as a top-level key is."""
-    assert import_.sniff("corpus.yaml", "inputs:\n- object_type: x\n", named=False) is None
-    assert import_.sniff("p.yaml", "_type: prompt\ntemplate: hi\n", named=False) == "langchain"
-    assert import_.sniff("p.yaml", '"_type": prompt\n', named=False) == "langchain"
+    assert detect.sniff("corpus.yaml", "inputs:\n- object_type: x\n", named=False) is None
+    assert detect.sniff("p.yaml", "_type: prompt\ntemplate: hi\n", named=False) == "langchain"
+    assert detect.sniff("p.yaml", '"_type": prompt\n', named=False) == "langchain"
 
 
 def test_a_target_that_does_not_build_is_left_alone(tmp_path: Path) -> None:

@@ -10,7 +10,7 @@ from helpers.repo import make_repo
 from promptops.pipeline.build import Build
 from promptops.pipeline.templates import TemplateIndex
 from promptops.review import gates
-from promptops.review.build import _Shared
+from promptops.review.shared import Shared as _Shared
 
 PROMPT = ("arguments:\n  - name: who\nmessages:\n  - role: user\n"
           "    text: '{{% include \"partials/p.j2\" %}} {n} {{{{ who }}}}'\n")

@@ -19,6 +19,7 @@ from promptops.lint.runner import Options, lint_package
 from promptops.pipeline.build import Build
 from promptops.review import build as review_build
 from promptops.review import build_report
+from promptops.review import shared as review_shared
 from promptops.testing.suite import run_suite
 
 MANIFEST = "name: shared\nversion: 1.0.0\n"
@@ -76,9 +77,9 @@ def repo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 def test_skipping_unaffected_prompts_gives_the_report_of_rendering_all(
         repo: Path, scenario: str, monkeypatch: pytest.MonkeyPatch) -> None:
     proven: list[str] = []
-    real = review_build._Shared.same_render
+    real = review_shared.Shared.same_render
 
-    def counting(self: review_build._Shared, a: object, b: object) -> bool:
+    def counting(self: review_shared.Shared, a: object, b: object) -> bool:
         same = real(self, a, b)  # type: ignore[arg-type]
         if same:
             proven.append(b["name"])  # type: ignore[index]
@@ -86,9 +87,9 @@ def test_skipping_unaffected_prompts_gives_the_report_of_rendering_all(
 
     monkeypatch.chdir(repo)
     branch = scenario.replace(" ", "-")
-    monkeypatch.setattr(review_build._Shared, "same_render", counting)
+    monkeypatch.setattr(review_shared.Shared, "same_render", counting)
     fast = build_report(repo, "main", branch, None)
-    monkeypatch.setattr(review_build._Shared, "same_render", lambda *_: False)
+    monkeypatch.setattr(review_shared.Shared, "same_render", lambda *_: False)
     slow = build_report(repo, "main", branch, None)
     assert fast.model_dump() == slow.model_dump()
     skipped = {"partial": 6, "macro import": 6, "template file": 9, "resource": 9,
@@ -123,7 +124,7 @@ def test_a_prompt_proven_unaffected_renders_the_same(repo: Path, scenario: str) 
 
     old = Build(repo, "main").bundle
     new = Build(repo, scenario.replace(" ", "-")).bundle
-    shared = review_build._Shared(old, new, TemplateIndex())
+    shared = review_shared.Shared(old, new, TemplateIndex())
     before = {p["name"]: p for p in old["prompts"]}
     differ = 0
     for b in new["prompts"]:

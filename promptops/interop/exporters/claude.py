@@ -77,6 +77,16 @@ def export(prompt: ir.IRPrompt) -> tuple[dict[str, str | bytes], list[ir.Loss]]:
         losses.append(ir.Loss("$ARGUMENTS[N]", "a word of the arguments, written in the "
                               "explicit 0-based form Claude Code documents now; versions that "
                               "predate it substituted only $ARGUMENTS and a 1-based $N"))
+    losses += _argument_losses(found, used)
+    losses += _acted_on("".join(literal))
+    front = _front(prompt, used, positional=positional)
+    text = _plain.markdown_file(prompt, front, "".join(body), "Claude Code command", losses)
+    return {f"{FOLDER}/{prompt.name}.md": text, **files}, losses
+
+
+def _argument_losses(found: list[_plain.Piece], used: list[ir.Argument]) -> list[ir.Loss]:
+    """What Claude Code's one argument text cannot say about the arguments."""
+    losses: list[ir.Loss] = []
     if not any(isinstance(p, _plain.Ref) for p in found) and used and \
             not any(isinstance(p, _plain.Appended) for p in found):
         losses.append(ir.Loss("arguments", "the template does not use its arguments, but "
@@ -87,7 +97,12 @@ def export(prompt: ir.IRPrompt) -> tuple[dict[str, str | bytes], list[ir.Loss]]:
         if arg.has_default and arg.default not in ("", None):
             losses.append(ir.Loss(arg.name, f"Claude Code has no defaults (default "
                                   f"{arg.default!r}): a missing argument is empty"))
-    losses += _acted_on("".join(literal))
+    return losses
+
+
+def _front(prompt: ir.IRPrompt, used: list[ir.Argument], *,
+           positional: bool) -> dict[str, ir.Json]:
+    """The command file's frontmatter: description, allowed tools, argument hint."""
     front: dict[str, ir.Json] = {}
     if prompt.description:
         front["description"] = prompt.description
@@ -98,8 +113,7 @@ def export(prompt: ir.IRPrompt) -> tuple[dict[str, str | bytes], list[ir.Loss]]:
         hint = " ".join(f"[{a.name}]" for a in used)
     if hint is not None:
         front["argument-hint"] = hint
-    text = _plain.markdown_file(prompt, front, "".join(body), "Claude Code command", losses)
-    return {f"{FOLDER}/{prompt.name}.md": text, **files}, losses
+    return front
 
 
 def _reference(part: ir.PackageFile, files: dict[str, str | bytes],

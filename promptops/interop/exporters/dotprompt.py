@@ -362,27 +362,7 @@ def _frontmatter(prompt: ir.IRPrompt, losses: list[ir.Loss]) -> JsonObject:
     if prompt.tools:
         front["tools"] = [t.name for t in prompt.tools]
     if prompt.arguments:
-        props: JsonObject = {}
-        for arg in prompt.arguments:
-            if arg.name == "messages" and any(isinstance(m, ir.Splice) for m in prompt.messages):
-                continue
-            prop: JsonObject = {"type": arg.type, **arg.schema}
-            if arg.description:
-                prop["description"] = arg.description
-            props[arg.name] = prop
-        schema: JsonObject = {"type": "object", "properties": props}
-        required = [a.name for a in prompt.arguments if a.required and a.name in props]
-        if required:
-            schema["required"] = required
-        spec: JsonObject = {"schema": schema}
-        defaults = {a.name: a.default for a in prompt.arguments
-                    if a.has_default and a.name in props and a.default not in ("", [], None)}
-        if defaults:
-            spec["default"] = defaults
-            losses.append(ir.Loss(f"defaults {sorted(defaults)}", "Dotprompt.render does not "
-                                  "apply input.default (Genkit does): a missing value renders "
-                                  "empty"))
-        front["input"] = spec
+        front["input"] = _input(prompt, losses)
     if prompt.output:
         out: JsonObject = {}
         if prompt.output.format:
@@ -394,3 +374,28 @@ def _frontmatter(prompt: ir.IRPrompt, losses: list[ir.Loss]) -> JsonObject:
         if key in prompt.metadata:
             front[key] = prompt.metadata[key]
     return front
+
+
+def _input(prompt: ir.IRPrompt, losses: list[ir.Loss]) -> JsonObject:
+    """Dotprompt's ``input``: the arguments as a JSON Schema, with their defaults."""
+    props: JsonObject = {}
+    for arg in prompt.arguments:
+        if arg.name == "messages" and any(isinstance(m, ir.Splice) for m in prompt.messages):
+            continue
+        prop: JsonObject = {"type": arg.type, **arg.schema}
+        if arg.description:
+            prop["description"] = arg.description
+        props[arg.name] = prop
+    schema: JsonObject = {"type": "object", "properties": props}
+    required = [a.name for a in prompt.arguments if a.required and a.name in props]
+    if required:
+        schema["required"] = required
+    spec: JsonObject = {"schema": schema}
+    defaults = {a.name: a.default for a in prompt.arguments
+                if a.has_default and a.name in props and a.default not in ("", [], None)}
+    if defaults:
+        spec["default"] = defaults
+        losses.append(ir.Loss(f"defaults {sorted(defaults)}", "Dotprompt.render does not "
+                              "apply input.default (Genkit does): a missing value renders "
+                              "empty"))
+    return spec

@@ -22,7 +22,6 @@ with ``name: <model id>``; ``parameters`` = settings, ``tools`` (definitions),
 from __future__ import annotations
 
 import re
-from typing import Any
 
 import yaml
 from jinja2 import Environment, TemplateSyntaxError, nodes
@@ -185,6 +184,18 @@ def _frontmatter(prompt: ir.IRPrompt, losses: list[ir.Loss]) -> JsonObject:
                               "so these cannot travel in the file"))
     if "prompty.outputs" in prompt.metadata:
         front["outputs"] = _outputs(prompt.metadata["prompty.outputs"], losses)
+    front["model"] = _model(prompt, losses)
+    inputs, sample = _inputs(prompt)
+    if inputs:
+        front["inputs"] = inputs
+    if sample:
+        front["sample"] = sample
+    return front
+
+
+def _model(prompt: ir.IRPrompt, losses: list[ir.Loss]) -> JsonObject:
+    """Prompty 0.1's ``model``: api, configuration and parameters (tools and the
+    response format among them)."""
     kept = prompt.metadata.get("prompty.model")
     model: JsonObject = {"api": "chat"}
     if isinstance(kept, dict):  # as the Prompty importer kept it, in prompty 0.1's own keys
@@ -213,7 +224,11 @@ def _frontmatter(prompt: ir.IRPrompt, losses: list[ir.Loss]) -> JsonObject:
                                   "schema of its own"))
     if params:
         model["parameters"] = params
-    front["model"] = model
+    return model
+
+
+def _inputs(prompt: ir.IRPrompt) -> tuple[JsonObject, JsonObject]:
+    """Prompty's ``inputs`` and the ``sample`` of their defaults."""
     inputs: JsonObject = {}
     sample: JsonObject = {}
     for arg in prompt.arguments:
@@ -224,13 +239,9 @@ def _frontmatter(prompt: ir.IRPrompt, losses: list[ir.Loss]) -> JsonObject:
             spec["default"] = arg.default
             sample[arg.name] = arg.default
         inputs[arg.name] = spec
-    if inputs:
-        front["inputs"] = inputs
-    if sample:
-        front["sample"] = sample
-    return front
+    return inputs, sample
 
 
-def _env(value: Any) -> Any:
+def _env(value: object) -> object:
     """``${ENV:X}`` (older Prompty's spelling, refused by 0.1) as 0.1 reads it: ``${env:X}``."""
     return re.sub(r"\$\{ENV:", "${env:", value) if isinstance(value, str) else value

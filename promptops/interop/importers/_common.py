@@ -10,7 +10,6 @@ import datetime
 import re
 from collections.abc import Iterable
 from pathlib import PurePosixPath
-from typing import Any
 
 import yaml
 from jinja2 import Environment, TemplateSyntaxError, meta, nodes
@@ -32,7 +31,7 @@ def markdown_frontmatter(text: str) -> tuple[str | None, str, int]:
     return m.group(1) or "", text[m.end():], text.count("\n", 0, m.end()) + 1
 
 
-def load_yaml(path: str, text: str, first_line: int = 1) -> Any:
+def load_yaml(path: str, text: str, first_line: int = 1) -> object:
     """YAML (safe subset) with errors positioned in the file, dates kept as ISO strings.
 
     Foreign YAML is held to the package's own limits (:mod:`promptops.pipeline.yamlio.limits`:
@@ -76,7 +75,7 @@ def _long_int(text: str) -> tuple[int, int]:
     return line, found.start() - (text.rfind("\n", 0, found.start()) + 1) + 1
 
 
-def to_json(value: Any) -> Json:
+def to_json(value: object) -> Json:
     """A parsed YAML value as JSON (dates and times become their ISO text)."""
     if isinstance(value, dict):
         return {str(k): to_json(v) for k, v in value.items()}
@@ -87,7 +86,7 @@ def to_json(value: Any) -> Json:
     return value
 
 
-def mapping(path: str, value: Any, what: str) -> dict[str, Json]:
+def mapping(path: str, value: object, what: str) -> dict[str, Json]:
     if value is None:
         return {}
     if not isinstance(value, dict):

@@ -21,14 +21,8 @@ from collections.abc import Mapping
 
 from promptops.interop import handlebars as hb
 from promptops.interop.errors import InteropError
-from promptops.interop.hbs_to_jinja import (
-    Chunk,
-    Scope,
-    Translator,
-    assemble,
-    js_blank,
-    js_trim,
-)
+from promptops.interop.hbs_layout import Chunk, assemble, js_blank, js_trim
+from promptops.interop.hbs_to_jinja import Scope, Translator
 from promptops.interop.importers import _common, _picoschema
 from promptops.interop.ir import (
     ArgType,
@@ -65,16 +59,7 @@ _CONTEXT_WORDS = ("Dotprompt context data {0} (what Genkit passes as the render'
 
 
 def parse(path: str, text: str, siblings: Mapping[str, str]) -> list[IRPrompt]:
-    m = _FRONTMATTER.match(text)
-    front: dict[str, Json] = {}
-    body, body_line = text, 1
-    if m and m.group(1):
-        front = _common.mapping(path, _common.load_yaml(path, m.group(1), 2), "frontmatter")
-        body = m.group(2)
-        body_line = text.count("\n", 0, m.start(2)) + 1
-        stripped = js_trim(body)
-        body_line += body.count("\n", 0, body.find(stripped[:1]) if stripped else 0)
-        body = stripped
+    front, body, body_line = _split(path, text)
     losses: list[Loss] = []
     notes: list[str] = []
     arguments = _arguments(path, front, losses, notes)
@@ -99,7 +84,42 @@ def parse(path: str, text: str, siblings: Mapping[str, str]) -> list[IRPrompt]:
                for what, reason, line in out.losses]
     notes += out.notes
     messages = _messages(out.chunks, losses, notes)
-    for name in out.used:
+    _undeclared(out.used, out.iterated, out.objects, arguments, arg_types, notes)
+    if any(isinstance(m, Splice) for m in messages):
+        arguments.append(Argument(HISTORY_ARGUMENT, "array", False, [],
+                                  "The conversation so far (Dotprompt's messages).",
+                                  _HISTORY_SCHEMA))
+    name, meta = _identity(path, front)
+    return [IRPrompt(
+        name=str(name), source=path, ecosystem="dotprompt", messages=tuple(messages),
+        arguments=tuple(arguments), whitespace="standalone",
+        description=front.get("description") if isinstance(front.get("description"), str)
+        else None,
+        model=_model(front), tools=_tools(front), output=_output(path, front, losses, notes),
+        metadata=meta, losses=tuple(losses), notes=tuple(notes))]
+
+
+def _split(path: str, text: str) -> tuple[dict[str, Json], str, int]:
+    """The frontmatter, the body (JS-trimmed, as Dotprompt trims it) and its first line."""
+    m = _FRONTMATTER.match(text)
+    front: dict[str, Json] = {}
+    body, body_line = text, 1
+    if m and m.group(1):
+        front = _common.mapping(path, _common.load_yaml(path, m.group(1), 2), "frontmatter")
+        body = m.group(2)
+        body_line = text.count("\n", 0, m.start(2)) + 1
+        stripped = js_trim(body)
+        body_line += body.count("\n", 0, body.find(stripped[:1]) if stripped else 0)
+        body = stripped
+    return front, body, body_line
+
+
+def _undeclared(used: list[str], iterated: set[str], objects: set[str],
+                arguments: list[Argument], arg_types: dict[str, ArgType],
+                notes: list[str]) -> None:
+    """Names the template uses but input.schema does not declare: context data
+    (``@state``) and plain names become optional arguments, each with a note."""
+    for name in used:
         if name.startswith("@") and name not in arg_types:  # context data (@state, @auth)
             arguments.append(Argument(name, "object", False, {}, _CONTEXT_WORDS.format(name)))
             arg_types[name] = "object"
@@ -107,16 +127,16 @@ def parse(path: str, text: str, siblings: Mapping[str, str]) -> list[IRPrompt]:
                          f"imported as the optional object argument {name!r}")
             continue
         if name not in arg_types:
-            kind: ArgType = "array" if name in out.iterated else \
-                "object" if name in out.objects else "string"
+            kind: ArgType = "array" if name in iterated else \
+                "object" if name in objects else "string"
             arguments.append(_common.optional_argument(name, kind, notes))
             arg_types[name] = kind
             notes.append(f"{name}: used by the template but not in input.schema; imported as "
                          f"an optional {kind}")
-    if any(isinstance(m, Splice) for m in messages):
-        arguments.append(Argument(HISTORY_ARGUMENT, "array", False, [],
-                                  "The conversation so far (Dotprompt's messages).",
-                                  _HISTORY_SCHEMA))
+
+
+def _identity(path: str, front: dict[str, Json]) -> tuple[str, dict[str, Json]]:
+    """The prompt's name and the frontmatter kept as metadata (variant, version...)."""
     meta = {k: v for k, v in front.items() if k not in _RESERVED or k in ("variant",
                                                                           "version", "ext", "raw")}
     spec = front.get("input")
@@ -131,13 +151,7 @@ def parse(path: str, text: str, siblings: Mapping[str, str]) -> list[IRPrompt]:
     name = given if isinstance(given, str) else stem
     if "." in stem and "variant" not in front:
         meta["variant"] = stem.rsplit(".", 1)[1]
-    return [IRPrompt(
-        name=str(name), source=path, ecosystem="dotprompt", messages=tuple(messages),
-        arguments=tuple(arguments), whitespace="standalone",
-        description=front.get("description") if isinstance(front.get("description"), str)
-        else None,
-        model=_model(front), tools=_tools(front), output=_output(path, front, losses, notes),
-        metadata=meta, losses=tuple(losses), notes=tuple(notes))]
+    return str(name), meta
 
 
 # The markers Dotprompt's helpers print and its toMessages splits the rendered text on

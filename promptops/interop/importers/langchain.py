@@ -157,7 +157,7 @@ def _load(path: str, text: str) -> JsonObject:
     return _common.mapping(path, data, "a LangChain prompt file")
 
 
-def _template(path: str, config: Mapping[str, Any], field: str,
+def _template(path: str, config: Mapping[str, object], field: str,
               siblings: Mapping[str, str]) -> str:
     if f"{field}_path" in config:
         name = str(config[f"{field}_path"])
@@ -175,7 +175,7 @@ def _template(path: str, config: Mapping[str, Any], field: str,
     return value
 
 
-def _few_shot(path: str, config: Mapping[str, Any], siblings: Mapping[str, str],
+def _few_shot(path: str, config: Mapping[str, object], siblings: Mapping[str, str],
               notes: list[str]) -> str:
     if "example_prompt_path" in config:
         name = str(config["example_prompt_path"])
@@ -233,7 +233,7 @@ def _chat(path: str, config: Mapping[str, Any], losses: list[Loss]) -> list[tupl
     return out
 
 
-def _output_parser(config: Mapping[str, Any], losses: list[Loss]) -> Output | None:
+def _output_parser(config: Mapping[str, object], losses: list[Loss]) -> Output | None:
     parser = config.get("output_parser")
     if not parser:
         return None

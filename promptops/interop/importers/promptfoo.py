@@ -26,7 +26,7 @@ from collections.abc import Mapping
 
 from promptops.interop import nunjucks
 from promptops.interop.errors import InteropError
-from promptops.interop.hbs_to_jinja import js_trim
+from promptops.interop.hbs_layout import js_trim
 from promptops.interop.importers import _common
 from promptops.interop.ir import (
     Argument,

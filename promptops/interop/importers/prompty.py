@@ -30,17 +30,14 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from collections.abc import Set as AbstractSet
 
 from promptops.interop import mustache
 from promptops.interop.errors import InteropError
 from promptops.interop.importers import _common
+from promptops.interop.importers._prompty_inputs import arguments_of
 from promptops.interop.ir import (
-    ArgType,
-    Argument,
     IRPrompt,
     Json,
-    JsonObject,
     Loss,
     Message,
     MessageItem,
@@ -67,13 +64,6 @@ _HISTORY = re.compile(
 _DYNAMIC_MARKER = re.compile(r"^[ \t]*\{\{[^}]*\}\}[ \t]*:[ \t]*\r?$", re.M)
 _ENV = re.compile(r"\$\{env:[^}]*\}", re.I)
 _FILE = re.compile(r"\A\$\{file:([^}]+)\}\Z")
-_TYPES: dict[str, ArgType] = {"string": "string", "number": "number", "integer": "integer",
-                              "boolean": "boolean", "array": "array", "object": "object",
-                              "list": "array", "dict": "object", "int": "integer",
-                              "float": "number", "bool": "boolean", "str": "string"}
-_HISTORY_SCHEMA = {"type": "array", "items": {
-    "type": "object", "required": ["role", "content"],
-    "properties": {"role": {"type": "string"}, "content": {"type": "string"}}}}
 _KNOWN = ("name", "description", "inputs", "sample", "model", "template", "outputs")
 
 
@@ -109,7 +99,7 @@ def parse(path: str, text: str, siblings: Mapping[str, str]) -> list[IRPrompt]:
                 sample[name] = spec["sample"]
     sample = _sample_files(path, sample, siblings, notes, losses)
     messages, used, iterated, objects = _messages(body, body_line, losses, notes)
-    arguments = _arguments(inputs, used, iterated, sample, messages, notes, objects)
+    arguments = arguments_of(inputs, used, iterated, sample, messages, notes, objects)
     losses += _missing_attributes(body, sample)
     known = {a.name for a in arguments}
     dropped = sorted(k for k in sample if k not in known)
@@ -156,6 +146,32 @@ def _messages(body: str, first_line: int, losses: list[Loss], notes: list[str]
     if names.error is not None:
         raise InteropError("", f"Jinja syntax error: {names.error.message}",
                            first_line + (names.error.lineno or 1) - 1)
+    cuts, defines = _cuts(body, tokens, first_line, losses)
+    segments: list[tuple[Role | str, str]] = []
+    start, role = 0, "system"
+    for a, b, r in cuts:
+        segments.append((role, body[start:a]))
+        start, role = b, r
+    segments.append((role, body[start:]))
+    if defines and len([s for s in segments if s[1].strip()]) > 1:
+        losses.append(Loss("{% set %} / {% macro %} / {% import %}", "Prompty renders the whole "
+                           "body at once; definitions are not shared between the imported "
+                           "messages"))
+    items: list[MessageItem] = []
+    for role, source in segments:
+        if not source.strip():
+            continue  # Prompty drops empty chunks
+        if role == "function":
+            losses.append(Loss("function:", "function messages are not MCP messages; imported "
+                               "as user"))
+        items.extend(_segment("user" if role == "function" else role, source, notes))  # type: ignore[arg-type]
+    return items, names.ordered, names.iterated, names.attributes
+
+
+def _cuts(body: str, tokens: list[Token], first_line: int, losses: list[Loss]
+          ) -> tuple[list[tuple[int, int, str]], bool]:
+    """The role marker lines at the top level (start, end, role) and whether the body
+    defines anything ({% set %}, a macro) that a split into messages would not share."""
     depth = 0
     cuts: list[tuple[int, int, str]] = []  # (start, end, role) of each marker line
     defines = False
@@ -186,25 +202,7 @@ def _messages(body: str, first_line: int, losses: list[Loss], notes: list[str]
                 else:
                     cuts.append((pos, end, mk.group(1).lower()))
             pos = end
-    segments: list[tuple[Role | str, str]] = []
-    start, role = 0, "system"
-    for a, b, r in cuts:
-        segments.append((role, body[start:a]))
-        start, role = b, r
-    segments.append((role, body[start:]))
-    if defines and len([s for s in segments if s[1].strip()]) > 1:
-        losses.append(Loss("{% set %} / {% macro %} / {% import %}", "Prompty renders the whole "
-                           "body at once; definitions are not shared between the imported "
-                           "messages"))
-    items: list[MessageItem] = []
-    for role, source in segments:
-        if not source.strip():
-            continue  # Prompty drops empty chunks
-        if role == "function":
-            losses.append(Loss("function:", "function messages are not MCP messages; imported "
-                               "as user"))
-        items.extend(_segment("user" if role == "function" else role, source, notes))  # type: ignore[arg-type]
-    return items, names.ordered, names.iterated, names.attributes
+    return cuts, defines
 
 
 def _ends_line(body: str, tok: Token) -> bool:
@@ -375,61 +373,6 @@ def _sample_files(path: str, sample: dict[str, Json], siblings: Mapping[str, str
     return out
 
 
-def _arguments(inputs: Json, used: list[str], iterated: set[str], sample: dict[str, Json],
-               messages: list[MessageItem], notes: list[str],
-               objects: AbstractSet[str] = frozenset()) -> list[Argument]:
-    declared: dict[str, JsonObject] = {}
-    if isinstance(inputs, dict):
-        for name, spec in inputs.items():
-            if isinstance(spec, dict):
-                declared[name] = spec
-            else:  # shorthand "name: value" (a Prompty 2 habit): the value is an example
-                declared[name] = {"type": _common.infer_type(spec), "example": spec}
-                notes.append(f"inputs.{name}: shorthand value {spec!r} read as an example of "
-                             "its type (Prompty 0.1 does not apply it)")
-    spliced = {m.argument for m in messages if isinstance(m, Splice)}
-    out: list[Argument] = []
-    for name in [*declared, *(n for n in used if n not in declared)]:
-        spec = declared.get(name, {})
-        kind = _TYPES.get(str(spec.get("type", "string")).lower(), "string")
-        if "type" not in spec and name in sample:  # untyped: the sample's type
-            kind = _common.infer_type(sample[name])
-        elif "type" not in spec and name in objects:  # {{ customer.firstName }}
-            kind = "object"
-        if name in sample and _common.infer_type(sample[name]) != kind and not (
-                kind == "number" and isinstance(sample[name], int)):
-            # The sample is what Prompty renders (its value, as it is): the argument takes
-            # the sample's type, so its default is one the package format accepts.
-            notes.append(f"inputs.{name}: declared {kind}, but its sample is "
-                         f"{_common.infer_type(sample[name])}: imported with the sample's type")
-            kind = _common.infer_type(sample[name])
-        if (name in iterated or name in spliced) and kind != "array":
-            if name in declared:
-                notes.append(f"{name}: declared {spec.get('type')}, but the template loops over "
-                             "it: imported as an array")
-            kind = "array"
-        desc = spec.get("description") if isinstance(spec.get("description"), str) else None
-        schema = dict(_HISTORY_SCHEMA) if name in spliced else {}
-        schema.pop("type", None)
-        extra = {k: v for k, v in spec.items()
-                 if k not in ("type", "description", "default", "example", "sample")}
-        if extra:
-            notes.append(f"inputs.{name}: keys {sorted(extra)} are not Prompty 0.1's; kept in "
-                         "the argument's schema")
-            schema.update(extra)
-        if "default" in spec and spec["default"] != sample.get(name, spec["default"]):
-            notes.append(f"inputs.{name}.default {spec['default']!r} is not applied by Prompty "
-                         f"(its sample is): the imported default is the sample's")
-        elif "default" in spec and name not in sample:
-            notes.append(f"inputs.{name}.default {spec['default']!r} is not applied by Prompty; "
-                         "the imported default is what a missing value renders")
-        if name in sample:
-            out.append(Argument(name, kind, False, sample[name], desc, schema))
-            continue
-        out.append(_common.optional_argument(name, kind, notes, desc, schema))
-    return out
-
-
 def _model(path: str, model: Json, siblings: Mapping[str, str], notes: list[str],
            losses: list[Loss]
            ) -> tuple[Model | None, tuple[Tool, ...], Output | None, dict[str, Json]]:
@@ -444,8 +387,21 @@ def _model(path: str, model: Json, siblings: Mapping[str, str], notes: list[str]
         notes.append(f"the model is {model_id}, read from the environment at load: no model id")
         model_id = None
     params = dict(model.get("parameters") or {})
-    tools: tuple[Tool, ...] = ()
-    raw_tools = params.pop("tools", None)
+    tools = _tools(params.pop("tools", None), siblings, notes, losses)
+    output = None
+    fmt = params.pop("response_format", None)
+    if isinstance(fmt, dict) and isinstance(fmt.get("type"), str):
+        output = Output(fmt["type"], fmt.get("json_schema"))
+    meta["prompty.model"] = {k: v for k, v in model.items() if k != "parameters"}
+    if any(_ENV.search(str(v)) for v in config.values()):
+        notes.append("model.configuration reads ${env:...} at load: kept as written in metadata "
+                     "prompty.model (never served)")
+    return Model(model_id, params), tools, output, meta
+
+
+def _tools(raw_tools: Json, siblings: Mapping[str, str], notes: list[str],
+           losses: list[Loss]) -> tuple[Tool, ...]:
+    """``model.parameters.tools``: inline, or ``${file:x.json}`` inside the prompt's folder."""
     if isinstance(raw_tools, str) and _FILE.match(raw_tools.strip()):
         name = _FILE.match(raw_tools.strip()).group(1).strip()  # type: ignore[union-attr]
         text = siblings.get(name) if _inside(name) else None
@@ -461,17 +417,9 @@ def _model(path: str, model: Json, siblings: Mapping[str, str], notes: list[str]
         else:
             notes.append(f"tools read from {name}")
     if isinstance(raw_tools, list):
-        tools = tuple(Tool(_tool_name(t), t if isinstance(t, dict) else None)
+        return tuple(Tool(_tool_name(t), t if isinstance(t, dict) else None)
                       for t in raw_tools)
-    output = None
-    fmt = params.pop("response_format", None)
-    if isinstance(fmt, dict) and isinstance(fmt.get("type"), str):
-        output = Output(fmt["type"], fmt.get("json_schema"))
-    meta["prompty.model"] = {k: v for k, v in model.items() if k != "parameters"}
-    if any(_ENV.search(str(v)) for v in config.values()):
-        notes.append("model.configuration reads ${env:...} at load: kept as written in metadata "
-                     "prompty.model (never served)")
-    return Model(model_id, params), tools, output, meta
+    return ()
 
 
 def _tool_name(tool: Json) -> str:

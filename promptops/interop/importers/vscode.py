@@ -61,6 +61,34 @@ def parse(path: str, text: str, siblings: Mapping[str, str]) -> list[IRPrompt]:
     inputs = {m.group(2) for m in _VAR.finditer(body) if m.group(2) is not None}
     editor = {m.group(1) for m in _VAR.finditer(body)
               if m.group(2) is None and m.group(1) in EDITOR_VARIABLES}
+    source, arguments = _substituted(body, editor)
+    if editor:
+        notes.append(f"editor variables {sorted(editor)} become arguments: an MCP client has "
+                     "no editor to fill them from")
+    if inputs & editor:
+        notes.append(f"inputs {sorted(inputs & editor)} share a name with an editor variable: "
+                     "imported as input:<name>")
+    given = front.get("name")
+    name = given if isinstance(given, str) and _PROMPT_NAME.match(given) else \
+        _common.prompt_name(path, [".prompt.md", ".md"])
+    meta = {k: v for k, v in front.items() if k not in _KNOWN}
+    if isinstance(given, str) and given != name:
+        meta["name"] = given
+    model = Model(str(front["model"])) if front.get("model") else None
+    messages = [Message("user", (Text(source),))]
+    _argument_hint(front.get("argument-hint"), arguments, messages, notes)
+    return [IRPrompt(
+        name=name, source=path, ecosystem="vscode",
+        messages=tuple(messages),
+        arguments=tuple(arguments.values()), whitespace="standalone",
+        description=front.get("description") if isinstance(front.get("description"), str)
+        else None,
+        model=model, tools=tuple(Tool(t) for t in _common.tools_list(front.get("tools"))),
+        metadata=meta, notes=tuple(notes))]
+
+
+def _substituted(body: str, editor: set[str]) -> tuple[str, dict[str, Argument]]:
+    """The body as Jinja, with each ``${input:x}`` and editor variable an argument."""
     arguments: dict[str, Argument] = {}
     b = Builder()
     pos = 0
@@ -82,35 +110,20 @@ def parse(path: str, text: str, siblings: Mapping[str, str]) -> list[IRPrompt]:
         if name not in arguments or (arg.description and not arguments[name].description):
             arguments.setdefault(name, arg)
     b.text(body[pos:])
-    if editor:
-        notes.append(f"editor variables {sorted(editor)} become arguments: an MCP client has "
-                     "no editor to fill them from")
-    if inputs & editor:
-        notes.append(f"inputs {sorted(inputs & editor)} share a name with an editor variable: "
-                     "imported as input:<name>")
-    given = front.get("name")
-    name = given if isinstance(given, str) and _PROMPT_NAME.match(given) else \
-        _common.prompt_name(path, [".prompt.md", ".md"])
-    meta = {k: v for k, v in front.items() if k not in _KNOWN}
-    if isinstance(given, str) and given != name:
-        meta["name"] = given
-    model = Model(str(front["model"])) if front.get("model") else None
-    messages = [Message("user", (Text(b.source()),))]
-    hint = front.get("argument-hint")
-    if isinstance(hint, str | int | float) and str(hint).strip():
-        typed = next(n for n in (TYPED, "user_input", "input:input") if n not in arguments)
-        arguments[typed] = Argument(typed, "string", False, "", f"What the user types after "
-                                    f"the command in VS Code: {str(hint).strip()}")
-        typed_text = Builder()
-        typed_text.output(variable(typed))
-        messages.append(Message("user", (Text(typed_text.source()),), drop_blank=True))
-        notes.append(f"argument-hint: what is typed after the command is the optional argument "
-                     f"{typed!r}, sent as a user message after the prompt when given")
-    return [IRPrompt(
-        name=name, source=path, ecosystem="vscode",
-        messages=tuple(messages),
-        arguments=tuple(arguments.values()), whitespace="standalone",
-        description=front.get("description") if isinstance(front.get("description"), str)
-        else None,
-        model=model, tools=tuple(Tool(t) for t in _common.tools_list(front.get("tools"))),
-        metadata=meta, notes=tuple(notes))]
+    return b.source(), arguments
+
+
+def _argument_hint(hint: Json, arguments: dict[str, Argument], messages: list[Message],
+                   notes: list[str]) -> None:
+    """VS Code's ``argument-hint``: what is typed after the command becomes an optional
+    argument, sent as a user message after the prompt when given."""
+    if not (isinstance(hint, str | int | float) and str(hint).strip()):
+        return
+    typed = next(n for n in (TYPED, "user_input", "input:input") if n not in arguments)
+    arguments[typed] = Argument(typed, "string", False, "", f"What the user types after "
+                                f"the command in VS Code: {str(hint).strip()}")
+    typed_text = Builder()
+    typed_text.output(variable(typed))
+    messages.append(Message("user", (Text(typed_text.source()),), drop_blank=True))
+    notes.append(f"argument-hint: what is typed after the command is the optional argument "
+                 f"{typed!r}, sent as a user message after the prompt when given")

@@ -43,13 +43,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from promptops.lint.problem import Hit
 from promptops.lint.rules._common import prompts
 
 if TYPE_CHECKING:
     from promptops.lint.context import LintContext
+    from promptops.pipeline.model import Argument
 
 
 CODE, NAME, LEVEL, NEEDS = "PO509", "undelimited-argument", "warning", "package"
@@ -84,18 +85,21 @@ def _words(name: str) -> str:
     return " ".join(_WORDS.split(name))
 
 
-def third_party(arg: Any) -> bool:
+def third_party(arg: Argument) -> bool:
     """Content from elsewhere, by what the argument's name or description says it holds."""
     return bool(_THIRD_PARTY.search(_words(arg.name))
                 or (arg.description and _THIRD_PARTY.search(arg.description)))
 
 
-def _numeric(arg: Any) -> bool:
+def _numeric(arg: Argument) -> bool:
     if _NUMBER.search(_words(arg.name)):
         return True
+    default = arg.default or "x"
+    if not isinstance(default, str | int | float):  # a typed default: a list or an object
+        return False
     try:
-        float(arg.default or "x")
-    except (TypeError, ValueError):  # a typed default may be a list or an object
+        float(default)
+    except ValueError:
         return False
     return True
 
@@ -120,11 +124,8 @@ def check(ctx: LintContext) -> Iterator[Hit]:
                 continue
             assistant = unit.role in ("assistant", "system")  # the model's own voice
             followed = not assistant and unit.message is not None and unit.message < last
-            surface = {
-                name for name in facts.printed & set(free)
-                if third_party(free[name]) or followed
-                or (assistant and _REQUEST.match(name))
-            }
+            surface = {name for name in facts.printed & set(free)
+                       if _exposed(free[name], name, assistant=assistant, followed=followed)}
             for start, end, inner in _expressions(unit.source):
                 names = set(re.findall(r"[A-Za-z_]\w*", inner)) & surface - reported
                 if not names or delimited(unit.source, start, end):
@@ -144,3 +145,9 @@ def _message(name: str, foreign: bool, role: str | None, followed: bool) -> str:
              else "a user message" + (" the prompt's own messages follow" if followed else ""))
     return (f"argument {name!r} ({what}) is interpolated into {where} "
             "without delimiters (prompt injection surface)")
+
+
+def _exposed(arg: Argument, name: str, *, assistant: bool, followed: bool) -> bool:
+    """Printed here, is this free-text argument a surface? Third-party content always; any
+    text when the prompt's own messages follow it; in the model's voice, a request name."""
+    return third_party(arg) or followed or (assistant and _REQUEST.match(name) is not None)

@@ -13,7 +13,7 @@ is constructed: it must never reach a parser that recurses.
 from __future__ import annotations
 
 import re
-from typing import Any
+from collections.abc import Hashable
 
 import yaml
 
@@ -48,8 +48,9 @@ class DuplicateKey(yaml.MarkedYAMLError):
 
 class FastLoader(yaml.CSafeLoader):
 
-    def construct_mapping(self, node: Any, deep: bool = False) -> Any:  # noqa: FBT001, FBT002  (PyYAML's signature)
-        seen: set[Any] = set()
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False  # noqa: FBT001, FBT002  (PyYAML's signature)
+                          ) -> dict[Hashable, object]:
+        seen: set[object] = set()
         for key_node, _ in node.value:
             if key_node.tag == "tag:yaml.org,2002:merge":
                 continue  # merged keys may be overridden; only explicit keys must be unique
@@ -69,7 +70,7 @@ class FastLoader(yaml.CSafeLoader):
             seen.add(key)
         return super().construct_mapping(node, deep=deep)
 
-    def construct_yaml_int(self, node: Any) -> int:
+    def construct_yaml_int(self, node: yaml.ScalarNode) -> int:
         value = str(self.construct_scalar(node)).replace("_", "")
         if value.startswith("0o"):
             number = int(value[2:], 8)
@@ -98,7 +99,7 @@ for _tag, _rx, _first in (
     FastLoader.add_implicit_resolver(_tag, _rx, list(_first))
 
 
-def load(text: str) -> Any:
+def load(text: str) -> object:
     """Parse one document; yaml.YAMLError on anything wrong (the caller re-parses),
     LimitExceeded on a document over the limits (nothing else should parse it)."""
     loader = FastLoader(text)  # a safe loader subclass
@@ -109,7 +110,7 @@ def load(text: str) -> Any:
         loader.dispose()
 
 
-def compose(loader: Any, text: str) -> Any:
+def compose(loader: yaml.CSafeLoader, text: str) -> yaml.Node | None:
     """The node graph of ``loader``'s single document (``text``), checked against the limits.
 
     libyaml refuses more than 1,000 levels itself; that too is the depth limit, not a

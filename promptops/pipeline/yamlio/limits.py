@@ -34,7 +34,44 @@ always on the ruamel.yaml fallback.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import Protocol
+
+
+class Mark(Protocol):
+    """A parser position, PyYAML's or ruamel.yaml's (0-based)."""
+
+    @property
+    def line(self) -> int: ...
+    @property
+    def column(self) -> int: ...
+
+
+class Node(Protocol):
+    """A composed node, PyYAML's or ruamel.yaml's: a scalar's value is text, a
+    collection's a list of nodes (a mapping's, of key/value pairs)."""
+
+    @property
+    def value(self) -> object: ...
+    @property
+    def start_mark(self) -> Mark: ...
+
+
+class Event(Protocol):
+    """A parser event, PyYAML's or ruamel.yaml's; told apart by its class name (the
+    anchor and a scalar's value are read where the kind has them)."""
+
+    @property
+    def start_mark(self) -> Mark | None: ...
+
+
+class _Frame:
+    """An open collection while checking events: its expanded size, height, expanded
+    node count and anchor."""
+
+    __slots__ = ("anchor", "count", "height", "size")
+
+    def __init__(self, anchor: str | None) -> None:
+        self.size, self.height, self.count, self.anchor = 1, 0, 1, anchor
 
 MAX_DEPTH = 100
 MAX_NODES = 250_000
@@ -58,7 +95,7 @@ class LimitExceeded(Exception):
         self.line, self.col, self.message = line, col, message
 
 
-def at(mark: Any, message: str) -> LimitExceeded:
+def at(mark: Mark | None, message: str) -> LimitExceeded:
     """The limit error at a parser mark (0-based ``line``/``column``), or at 1:1."""
     if mark is None:
         return LimitExceeded(1, 1, message)
@@ -79,7 +116,7 @@ def needs_check(text: str) -> tuple[bool, bool, bool]:
     return indicators >= MAX_DEPTH, nodes > MAX_NODES, "*" in text
 
 
-def check_nodes(root: Any, text: str) -> None:
+def check_nodes(root: Node, text: str) -> None:
     """Check a PyYAML node graph (aliases are shared nodes); LimitExceeded if over."""
     deep, many, aliases = needs_check(text)
     if aliases:
@@ -88,7 +125,7 @@ def check_nodes(root: Any, text: str) -> None:
         _check_tree(root)
 
 
-def _children(node: Any) -> list[Any]:
+def _children(node: Node) -> list[Node]:
     value = node.value
     if not isinstance(value, list):
         return []
@@ -97,7 +134,7 @@ def _children(node: Any) -> list[Any]:
     return value
 
 
-def _check_tree(root: Any) -> None:
+def _check_tree(root: Node) -> None:
     stack = [(root, 1)]
     count = 0
     while stack:
@@ -111,7 +148,7 @@ def _check_tree(root: Any) -> None:
             stack.extend((child, depth + 1) for child in _children(node))
 
 
-def _check_graph(root: Any) -> None:
+def _check_graph(root: Node) -> None:
     """Depth and expanded size of a graph whose repeated nodes are aliases.
 
     Nodes are visited in document order, so an anchor is complete (its expanded size
@@ -123,7 +160,7 @@ def _check_graph(root: Any) -> None:
     nodes: dict[int, int] = {}
     opened: set[int] = set()
     added = total = 0
-    stack: list[tuple[Any, int, bool, Any]] = [(root, 1, False, None)]
+    stack: list[tuple[Node, int, bool, Mark | None]] = [(root, 1, False, None)]
     while stack:
         node, depth, leaving, parent_mark = stack.pop()
         key = id(node)
@@ -160,10 +197,9 @@ def _check_graph(root: Any) -> None:
                      for child in reversed(_children(node)))
 
 
-def check_events(events: Iterable[Any]) -> None:
+def check_events(events: Iterable[Event]) -> None:
     """Check a parser's event stream (PyYAML's or ruamel.yaml's); LimitExceeded if over."""
-    # per open collection: [expanded size, height, expanded nodes, anchor]
-    frames: list[list[Any]] = []
+    frames: list[_Frame] = []
     anchors: dict[str, tuple[int, int, int]] = {}
     opened: set[str] = set()
     added = total = 0
@@ -176,18 +212,18 @@ def check_events(events: Iterable[Any]) -> None:
                 raise at(event.start_mark, TOO_DEEP)
             if total > MAX_NODES:
                 raise at(event.start_mark, TOO_MANY)
-            frames.append([1, 0, 1, anchor])
+            frames.append(_Frame(anchor))
             if anchor:
                 opened.add(anchor)
             continue
         if kind in ("MappingEndEvent", "SequenceEndEvent"):
-            grown, tall, count, anchor = frames.pop()
-            tall += 1
+            done = frames.pop()
+            grown, tall, count, anchor = done.size, done.height + 1, done.count, done.anchor
             if anchor:
                 anchors[anchor] = (grown, tall, count)
                 opened.discard(anchor)
         elif kind == "ScalarEvent":
-            grown, tall, count = len(event.value) + 1, 0, 1
+            grown, tall, count = len(getattr(event, "value", "")) + 1, 0, 1
             total += 1
             if total > MAX_NODES:
                 raise at(event.start_mark, TOO_MANY)
@@ -208,9 +244,10 @@ def check_events(events: Iterable[Any]) -> None:
         else:
             continue
         if frames:
-            frames[-1][0] += grown
-            frames[-1][1] = max(frames[-1][1], tall)
-            frames[-1][2] += count
+            top = frames[-1]
+            top.size += grown
+            top.height = max(top.height, tall)
+            top.count += count
 
 
 def int_too_long(digits: int | None = None) -> str:
@@ -225,7 +262,7 @@ def too_big(number: int) -> bool:
     return number.bit_length() > 3 * MAX_INT_DIGITS and abs(number) >= TOO_BIG
 
 
-def check_ints(data: Any) -> None:
+def check_ints(data: object) -> None:
     """Refuse integers past the limit anywhere in parsed data (iteratively)."""
     stack = [data]
     while stack:

@@ -50,13 +50,13 @@ class LoadedFile:
 
     __slots__ = ("_data", "_tree", "path", "text")
 
-    def __init__(self, path: str, text: str, data: Any) -> None:
+    def __init__(self, path: str, text: str, data: object) -> None:
         self.path, self.text = path, text
-        self._data: Any = data
-        self._tree: Any = None
+        self._data: object = data
+        self._tree: object = None
 
     @property
-    def data(self) -> Any:
+    def data(self) -> object:
         if self._data is _SHED:
             self._data = _parse(self.text)
         return self._data
@@ -69,7 +69,7 @@ class LoadedFile:
             self._tree = _mark_tree(self.text)
         return self._tree
 
-    def _walk(self, loc: Loc, *, key: bool) -> tuple[int, int, Any]:
+    def _walk(self, loc: Loc, *, key: bool) -> tuple[int, int, object]:
         """0-based line and column of the value at ``loc`` (or of its key), and the node
         there (None when ``loc`` goes further than the document: the nearest enclosing
         node's position is returned then)."""
@@ -122,7 +122,7 @@ def _yaml() -> Any:
     return yaml
 
 
-def _mark_tree(text: str) -> Any:
+def _mark_tree(text: str) -> object:
     """The document's nodes with their marks, for positions.
 
     libyaml's node graph (composed in C, no values constructed): ten times faster and a
@@ -142,16 +142,16 @@ def _mark_tree(text: str) -> Any:
 class _Marks:
     """A libyaml node graph that answers "where is the value at this location?"."""
 
-    def __init__(self, root: Any) -> None:
+    def __init__(self, root: object) -> None:
         self.root = root
-        self._maps: dict[int, dict[str, tuple[Any, Any]]] = {}
+        self._maps: dict[int, dict[str, tuple[object, object]]] = {}
 
     def pairs(self, node: Any) -> dict[str, tuple[Any, Any]]:
         """key text -> (key node, value node) of a mapping node, merge keys resolved."""
         found = self._maps.get(id(node))
         if found is None:
             found = {}
-            merged: list[Any] = []
+            merged: list[object] = []
             for k, v in node.value:
                 if k.tag == "tag:yaml.org,2002:merge":
                     merged += v.value if isinstance(v, _yaml().SequenceNode) else [v]
@@ -164,7 +164,7 @@ class _Marks:
             self._maps[id(node)] = found
         return found
 
-    def walk(self, loc: Loc, *, key: bool) -> tuple[int, int, Any]:
+    def walk(self, loc: Loc, *, key: bool) -> tuple[int, int, object]:
         y = _yaml()
         node, line, col = self.root, 0, 0
         for i, step in enumerate(loc):
@@ -219,7 +219,7 @@ def limit_problem(path: str, exc: LimitExceeded) -> Problem:
                    f"invalid YAML for a package: {exc.message} (limits: SECURITY.md)")
 
 
-def _parse(text: str) -> Any:
+def _parse(text: str) -> object:
     try:
         return fastyaml.load(text)
     except LimitExceeded:
@@ -254,7 +254,7 @@ def _first(text: str, pattern: str) -> tuple[int, int]:
     return line, found.start() - (text.rfind("\n", 0, found.start()) + 1) + 1
 
 
-def _yaml_problem(path: str, text: str, exc: Any) -> Problem:
+def _yaml_problem(path: str, text: str, exc: object) -> Problem:
     """A parser's error, at the mistake and in plain words (yamlio.messages)."""
     from promptops.pipeline.yamlio.messages import yaml_syntax_message
 

@@ -20,7 +20,7 @@ if TYPE_CHECKING:  # types only: the loader imports this module for its messages
     from promptops.pipeline.yamlio.loader import LoadedFile, Loc
 
 
-def schema_problem(model: Any, file: LoadedFile, err: Any) -> tuple[tuple[int, int], str]:
+def schema_problem(model: object, file: LoadedFile, err: Any) -> tuple[tuple[int, int], str]:
     """Where a pydantic error points in the file, and how it reads to a person."""
     loc: Loc = tuple(err["loc"])
     kind = err["type"]
@@ -63,7 +63,7 @@ _PATTERN_HELP = {
 }
 
 
-def _known_keys(model: Any, loc: Loc) -> list[str]:
+def _known_keys(model: object, loc: Loc) -> list[str]:
     schema = model
     for step in loc:
         if isinstance(step, int):
@@ -75,7 +75,7 @@ def _known_keys(model: Any, loc: Loc) -> list[str]:
     return list(schema.model_fields) if hasattr(schema, "model_fields") else []
 
 
-def _model_of(annotation: Any) -> Any:
+def _model_of(annotation: object) -> object:
     for arg in getattr(annotation, "__args__", ()) or ():
         found = _model_of(arg)
         if hasattr(found, "model_fields"):
@@ -300,7 +300,7 @@ _RULES = (_unclosed_quote, _quote_ends_early, _tab, _template_value, _duplicate_
           _colon_in_value, _over_indented, _misaligned)
 
 
-def yaml_syntax_message(text: str, exc: Any) -> tuple[Mark, str]:
+def yaml_syntax_message(text: str, exc: object) -> tuple[Mark, str]:
     """Where a YAML parser error really is, and how to fix it; never raises.
 
     ``exc`` is a libyaml/PyYAML or ruamel.yaml ``MarkedYAMLError`` (anything with

@@ -1,0 +1,217 @@
+"""The work every prompt of one reviewed package shares: one renderer per side over one
+code cache, each source diff once, and the rendered diffs and test gate run together
+(in a process pool when the package is large).
+
+Kept apart from :mod:`promptops.review.build`, which decides what to compare; this module
+does the comparing, and owns the pool worker's per-process state.
+"""
+
+from __future__ import annotations
+
+import json
+
+from jinja2 import TemplateSyntaxError
+
+from promptops.pipeline.build import Build
+from promptops.pipeline.bundle_types import Bundle, Prompt
+from promptops.pipeline.source import Source, inside
+from promptops.pipeline.templates import TemplateIndex
+from promptops.render.codecache import CodeCache
+from promptops.render.renderer import Renderer
+from promptops.review import gates
+from promptops.review.arguments import adapt
+from promptops.review.refs import Refs
+from promptops.review.rendered import Lines, render_lines, source_lines, unified
+from promptops.testing.cases import Case
+from promptops.testing.runner import Outcome, SnapshotPolicy, auto_jobs, run_case
+
+# The package fields the renderer reads none of; any other difference (limits, system
+# role, whitespace mode, or a field added later) renders every prompt at both ends.
+_METADATA = frozenset({"name", "version", "description", "instructions", "cacheScope"})
+
+_Unit = tuple[str, str, list[dict[str, object]], list[int]]  # base name, head name,
+# the argument sets to render at both ends, the indices of HEAD's test cases to run
+
+
+class Shared:
+    """Work every prompt of one package shares.
+
+    One renderer per side, both drawing on one :class:`CodeCache`, so a template source
+    is compiled once however many prompts and sides hold it (an unchanged prompt's
+    text is the same at BASE and HEAD); each file pair's source diff computed once
+    however many prompts include the file (a partial 5,000 prompts include is one
+    diff); and the test gate run with the HEAD renderer, whose templates the rendered
+    diff has just compiled, instead of a second test run compiling them all again.
+    """
+
+    def __init__(self, old: Bundle, new: Bundle, index: TemplateIndex,
+                 head: Build | None = None) -> None:
+        self.index = index
+        self.head = head
+        self.bundles = (old, new)
+        code = CodeCache()
+        self.old, self.new = Renderer(old, code), Renderer(new, code)
+        self.diffs: dict[tuple[str | None, str | None], str] = {}
+        self.rendered: dict[tuple[str, str, str], tuple[Lines, Lines]] = {}
+        self.outcomes: list[Outcome] = []
+        self.lint = gates.NO_HEAD
+        self._settings_same = (
+            {k: v for k, v in old["package"].items() if k not in _METADATA}
+            == {k: v for k, v in new["package"].items() if k not in _METADATA})
+
+    def same_render(self, a: Prompt, b: Prompt) -> bool:
+        """True when ``a`` at BASE and ``b`` at HEAD render alike for any arguments,
+        proven from what a render reads: the prompt itself, the package's render
+        settings, every template its templated fields reach (through static includes,
+        imports and extends: a dynamic one could reach any template, so it proves
+        nothing) and every resource file it serves. False when any may differ."""
+        if a != b or not self._settings_same:
+            return False
+        old, new = self.bundles
+        for m in a["messages"]:
+            file = m.get("file")
+            if file is not None and old["resources"].get(file) != new["resources"].get(file):
+                return False
+        todo: list[str] = [m["template"] for m in a["messages"] if "template" in m]
+        sources = [s for m in a["messages"] for s in (m.get("text"), m.get("uri"))
+                   if isinstance(s, str)]
+        described = a.get("resultDescription")
+        if isinstance(described, str):
+            sources.append(described)
+        seen: set[str] = set()
+        while sources or todo:
+            if todo:
+                name = todo.pop()
+                if name in seen:
+                    continue
+                seen.add(name)
+                source = old["templates"].get(name)
+                if source != new["templates"].get(name):
+                    return False
+                if source is None:  # missing at both ends: the same failure at both
+                    continue
+            else:
+                source = sources.pop()
+            try:
+                refs = self.index.references(source) if "{%" in source else ()
+            except TemplateSyntaxError:
+                return False
+            for ref, _ in refs:
+                norm = inside(ref) if ref is not None else None
+                if ref is None or norm is None:
+                    return False
+                todo += [ref, norm]
+        return True
+
+    def render_all(self, units: list[tuple[str, str, list[dict[str, object]]]],
+                   plan: gates.TestPlan | gates.CheckStatus, jobs: int | None = None) -> None:
+        """Render each unit's argument sets at both ends, run HEAD's test cases and lint
+        HEAD, on every core when it pays.
+
+        A prompt's renders and its test cases run in one place (a process of the pool,
+        or this one), so its templates compile once for both. While the pool renders,
+        this process lints. Below the test runner's threshold a pool costs more than it
+        saves and everything runs here.
+        """
+        tests = plan.cases if isinstance(plan, gates.TestPlan) else []
+        by_name: dict[str, list[int]] = {}
+        for i, case in enumerate(tests):
+            by_name.setdefault(case.prompt, []).append(i)
+        work: list[_Unit] = [(a, b, args, by_name.pop(b, [])) for a, b, args in units]
+        work += [(name, name, [], idx) for name, idx in by_name.items()]  # unrendered prompts
+        policy = plan.policy if isinstance(plan, gates.TestPlan) else None
+        jobs = auto_jobs(sum(len(u[2]) * 2 + len(u[3]) for u in work)) if jobs is None else jobs
+        done: list[tuple[list[tuple[Lines, Lines]], list[Outcome]]]
+        if jobs <= 1:
+            self.lint = self._lint()
+            done = _work((self.old, self.new), tests, policy, work)
+        else:
+            from concurrent.futures import ProcessPoolExecutor
+
+            size = max(1, min(250, len(work) // (jobs * 4) or 1))
+            chunks = [work[i:i + size] for i in range(0, len(work), size)]
+            with ProcessPoolExecutor(jobs, initializer=_init_render,
+                                     initargs=(*self.bundles, tests, policy)) as pool:
+                futures = [pool.submit(_render_chunk, chunk) for chunk in chunks]
+                self.lint = self._lint()  # this process's share while the pool renders
+                done = [pair for f in futures for pair in f.result()]
+        outcomes: list[Outcome | None] = [None] * len(tests)
+        for (a, b, args, idx), (lines, results) in zip(work, done, strict=True):
+            for one, pair in zip(args, lines, strict=True):
+                self.rendered[(a, b, _key(one))] = pair
+            for i, outcome in zip(idx, results, strict=True):
+                outcomes[i] = outcome
+        self.outcomes = [o for o in outcomes if o is not None]
+        assert len(self.outcomes) == len(tests)
+
+    def _lint(self) -> gates.CheckStatus:
+        return gates.lint_status(self.head)
+
+    def render(self, a: str, b: str, args: dict[str, object]) -> tuple[Lines, Lines]:
+        """The request's lines at BASE and at HEAD, each end with the arguments it
+        accepts (:mod:`promptops.review.arguments`)."""
+        done = self.rendered.get((a, b, _key(args)))
+        if done is not None:
+            return done
+        return _render_pair(self.old, self.new, a, b, args)
+
+    def adapted(self, a: str, b: str, args: dict[str, object]) -> tuple[list[str], list[str]]:
+        """What each end's arguments leave out or add, and why (BASE's, HEAD's)."""
+        pa, pb = self.old.prompts.get(a), self.new.prompts.get(b)
+        return adapt(pa, pb, args)[1], adapt(pb, pa, args)[1]
+
+    def source_diff(self, refs: Refs, base_src: Source | None, head_src: Source | None,
+                    pa: str | None, pb: str | None) -> str:
+        key = (pa, pb)
+        if key not in self.diffs:
+            same = (pa is not None and pa == pb and base_src is not None
+                    and head_src is not None and base_src.blob_id(pa) is not None
+                    and base_src.blob_id(pa) == head_src.blob_id(pb))  # unread: equal blobs
+            self.diffs[key] = "" if same else unified(
+                source_lines(base_src, pa), source_lines(head_src, pb),
+                f"{refs.base_spec}: {pa or '/dev/null'}", f"{refs.head_spec}: {pb or '/dev/null'}")
+        return self.diffs[key]
+
+
+def _render_pair(ra: Renderer, rb: Renderer, a: str, b: str, args: dict[str, object]
+                 ) -> tuple[Lines, Lines]:
+    pa, pb = ra.prompts.get(a), rb.prompts.get(b)
+    return (render_lines(ra, a, adapt(pa, pb, args)[0]),
+            render_lines(rb, b, adapt(pb, pa, args)[0]))
+
+
+def _key(args: dict[str, object]) -> str:
+    return json.dumps(args, sort_keys=True, default=str)
+
+
+def _work(renderers: tuple[Renderer, Renderer], tests: list[Case],
+          policy: SnapshotPolicy | None, units: list[_Unit]
+          ) -> list[tuple[list[tuple[Lines, Lines]], list[Outcome]]]:
+    """Each unit's lines at both ends and its test outcomes (run with the HEAD renderer)."""
+    ra, rb = renderers
+    out = []
+    for a, b, args, idx in units:
+        lines = [_render_pair(ra, rb, a, b, one) for one in args]
+        assert policy is not None or not idx
+        results = [run_case(rb, tests[i], policy) for i in idx] if policy is not None else []
+        out.append((lines, results))
+    return out
+
+
+# set in a render_all worker process (inherited under fork)
+_worker: tuple[tuple[Renderer, Renderer], list[Case], SnapshotPolicy | None] | None = None
+
+
+def _init_render(old: Bundle, new: Bundle, tests: list[Case],
+                 policy: SnapshotPolicy | None) -> None:
+    global _worker
+    code = CodeCache()
+    _worker = ((Renderer(old, code), Renderer(new, code)), tests, policy)
+
+
+def _render_chunk(units: list[_Unit]) -> list[tuple[list[tuple[Lines, Lines]], list[Outcome]]]:
+    assert _worker is not None
+    renderers, tests, policy = _worker
+    return _work(renderers, tests, policy, units)
+
+
