@@ -32,7 +32,7 @@ class ArgumentRules:
     """
 
     __slots__ = ("base", "declared", "known", "name", "order", "patterns", "plain",
-                 "required", "timeout_ms")
+                 "required", "required_set", "timeout_ms")
 
     def __init__(self, prompt: Prompt, patterns: dict[str, Pattern], timeout_ms: int) -> None:
         self.name = prompt["name"]
@@ -41,6 +41,7 @@ class ArgumentRules:
         self.order = tuple(self.declared)
         self.known = ", ".join(self.declared) or "none"
         self.required = tuple(n for n, a in self.declared.items() if a.get("required"))
+        self.required_set = frozenset(self.required)  # all given: one test in C per request
         self.base: dict[str, object] = {
             n: a["default"] if "default" in a else ("" if a.get("type", "string") == "string"
                                                     else None)
@@ -73,8 +74,8 @@ class ArgumentRules:
                     f"{self.known}){did_you_mean(str(key), declared)}",
                     argument=str(key),
                 )
-        absent = self.missing(arguments) if self.required else None
-        if absent:
+        if not arguments.keys() >= self.required_set:
+            absent = self.missing(arguments)
             raise ArgumentError(
                 f"missing required argument {absent[0]!r} for prompt {self.name!r}",
                 argument=absent[0],

@@ -26,8 +26,6 @@ from typing import TYPE_CHECKING, Literal
 
 from promptops.errors import ArgumentError, RenderError, TemplateError, did_you_mean
 from promptops.pipeline.bundle_types import Bundle, Message, Prompt, ServedRole
-from promptops.render.arguments import ArgumentRules
-from promptops.render.fastpath import TextPlan, prepare
 from promptops.render.result import (
     Content,
     EmbeddedResource,
@@ -36,12 +34,14 @@ from promptops.render.result import (
     ResourceBody,
     ResourceLink,
 )
-from promptops.render.template import Compiled, describe, message_failed
 from promptops.sandbox import watchdog
 from promptops.sandbox.limits import Budget, BudgetExceeded, Limits, current
 
-if TYPE_CHECKING:  # the sandbox is imported when a prompt is first rendered, not before
+if TYPE_CHECKING:  # imported when a prompt is first rendered (serve's cold path stays cold)
+    from promptops.render.arguments import ArgumentRules
     from promptops.render.codecache import CodeCache
+    from promptops.render.fastpath import TextPlan
+    from promptops.render.template import Compiled
     from promptops.sandbox.environment import PromptEnvironment
     from promptops.sandbox.patterns import Pattern
 
@@ -108,6 +108,9 @@ class Renderer:
         prompt = self.prompts.get(name)
         if prompt is None:
             raise ArgumentError(f"unknown prompt {name!r}{did_you_mean(str(name), self.prompts)}")
+        from promptops.render.arguments import ArgumentRules
+        from promptops.render.fastpath import TextPlan
+
         rules = ArgumentRules(prompt, self._patterns, self.limits.render_timeout_ms)
         texts = TextPlan.of(prompt, self.template) if self.fastpaths else None
         plan = self._plans[name] = _Plan(prompt, rules, texts)
@@ -158,7 +161,10 @@ class Renderer:
         import jinja2.nodes
         import jinja2.runtime  # noqa: F401
 
+        import promptops.render.arguments
         import promptops.render.codecache
+        import promptops.render.fastpath
+        import promptops.render.template
         import promptops.sandbox.environment
         import promptops.sandbox.patterns  # noqa: F401  (ArgumentRules.check)
 
@@ -184,6 +190,8 @@ class Renderer:
             try:
                 described = self._render(name, -1, "description", described, context)
             except Exception as exc:
+                from promptops.render.template import describe
+
                 raise TemplateError(
                     f"prompt {name!r} resultDescription failed to render: {describe(exc)}",
                 ) from exc
@@ -261,6 +269,8 @@ class Renderer:
         except RenderError:
             raise
         except Exception as exc:  # any template failure is the package's, not the caller's
+            from promptops.render.template import message_failed
+
             raise message_failed(name, i, exc) from exc
         if msg.get("omitIfBlank") and content["type"] == "text" \
                 and BLANK.issuperset(content["text"]):
@@ -322,6 +332,8 @@ class Renderer:
             or self._compile(prompt, index, field, source)
 
     def _compile(self, prompt: str, index: int, field: str, source: str) -> Compiled:
+        from promptops.render.fastpath import prepare
+
         mode = self._mode(prompt)
         env = self._env(mode)
         assert self._code is not None  # made with the environment
