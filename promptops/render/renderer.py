@@ -11,18 +11,21 @@ A request is bounded as a whole (see :mod:`promptops.sandbox.limits`): one :clas
 made when :meth:`Renderer.get` starts (or handed in by the caller, who may start the
 clock earlier), covers validation, pattern matching and every template of the reply,
 and its output bound counts every part of the reply, rendered or copied from a file.
+
+The parts, each in its own module below this one: a prompt's argument rules
+(:mod:`promptops.render.arguments`), one compiled template's bounded render
+(:mod:`promptops.render.template`) and the fast paths, peers of the general path chosen
+once per prompt or template (:mod:`promptops.render.fastpath`). Here: the compile cache
+and environments, the message loop (``for:`` groups included), content kinds and the
+history splice.
 """
 
 from __future__ import annotations
 
-import re
-import time
-from collections import ChainMap
 from typing import TYPE_CHECKING, Literal
 
 from promptops.errors import ArgumentError, RenderError, TemplateError, did_you_mean
-from promptops.pipeline import argtypes, defaults
-from promptops.pipeline.bundle_types import Argument, Bundle, Message, Prompt, ServedRole
+from promptops.pipeline.bundle_types import Bundle, Message, Prompt, ServedRole
 from promptops.render.result import (
     Content,
     EmbeddedResource,
@@ -34,20 +37,20 @@ from promptops.render.result import (
 from promptops.sandbox import watchdog
 from promptops.sandbox.limits import Budget, BudgetExceeded, Limits, current
 
-if TYPE_CHECKING:  # the sandbox is imported when a prompt is first rendered, not before
-    from jinja2 import Template
-
+if TYPE_CHECKING:  # imported when a prompt is first rendered (serve's cold path stays cold)
+    from promptops.render.arguments import ArgumentRules
     from promptops.render.codecache import CodeCache
+    from promptops.render.fastpath import TextPlan
+    from promptops.render.template import Compiled
     from promptops.sandbox.environment import PromptEnvironment
     from promptops.sandbox.patterns import Pattern
 
-_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
 _LINK_FIELDS = ("name", "title", "description", "mimeType", "size")
 # A history argument's roles: MCP's two and system, plus the names LangChain (human, ai)
 # and Gemini (model) write, so an imported history renders as its own engine does.
 _HISTORY_ROLES = {"user": "user", "human": "user", "assistant": "assistant", "ai": "assistant",
                   "model": "assistant", "system": "system"}
-MAX_HISTORY = 10_000  # messages one history argument may splice in
+MAX_HISTORY = 10_000  # messages one history argument (or items one `for:` array) may hold
 # Blank for omitIfBlank: what JavaScript's trim() removes (Dotprompt's rule, which it ports).
 BLANK = frozenset(" \t\n\r\v\f\u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006"
                   "\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff")
@@ -61,16 +64,18 @@ class Renderer:
     (:mod:`promptops.render.codecache`).
     """
 
-    def __init__(self, bundle: Bundle, code: CodeCache | None = None) -> None:
+    def __init__(self, bundle: Bundle, code: CodeCache | None = None, *,
+                 fastpaths: bool = True) -> None:
         self.bundle = bundle
         self._code = code
+        self.fastpaths = fastpaths  # False: the general path only (the fast paths' judge)
         self.prompts: dict[str, Prompt] = {p["name"]: p for p in bundle["prompts"]}
-        # prompts with `for:` messages (render/loops.py); the others take the plain path
+        # prompts with `for:` messages; the others take the loop without groups
         self._looped = frozenset(p["name"] for p in bundle["prompts"]
                                  if any("loopOver" in m for m in p["messages"]))
         self._envs: dict[str | None, PromptEnvironment] = {}
-        self._compiled: dict[tuple[str, int, str], _Compiled] = {}
-        self._rules: dict[str, _Rules] = {}
+        self._compiled: dict[tuple[str, int, str], Compiled] = {}
+        self._plans: dict[str, _Plan] = {}
         # each environment's globals, flattened once (one per whitespace mode in use)
         self._globals: dict[int, dict[str, object]] = {}
         self._patterns: dict[str, Pattern] = {}
@@ -92,92 +97,24 @@ class Renderer:
         for a name that is not an identifier); a typed argument's value is parsed and
         checked here (:mod:`promptops.pipeline.argtypes`), before any template runs.
         """
-        rules, context = self._bind(name, arguments)
-        return rules.prompt, context
+        plan = self._plans.get(name) or self._plan(name)
+        return plan.prompt, plan.rules.bind(arguments)
 
-    def _bind(self, name: str, arguments: object) -> tuple[_Rules, dict[str, object]]:
-        """:meth:`validate`, returning the prompt's rules (and with them its plan)."""
-        rules = self._rules.get(name)
-        if rules is None:
-            prompt = self.prompts.get(name)
-            if prompt is None:
-                raise ArgumentError(
-                    f"unknown prompt {name!r}{did_you_mean(str(name), self.prompts)}")
-            rules = self._rules[name] = _Rules(prompt)
-        if arguments is None:
-            arguments = {}
-        if not isinstance(arguments, dict):
-            raise ArgumentError("arguments must be an object of strings")
-        declared = rules.declared
-        for key in arguments:
-            if key not in declared:
-                raise ArgumentError(
-                    f"unknown argument {key!r} for prompt {name!r} (declared: {rules.known})"
-                    f"{did_you_mean(str(key), declared)}",
-                    argument=str(key),
-                )
-        for arg_name in rules.required:
-            if arg_name not in arguments:
-                raise ArgumentError(
-                    f"missing required argument {arg_name!r} for prompt {name!r}",
-                    argument=arg_name,
-                )
-        context = dict(rules.base)
-        plain = rules.plain
-        for arg_name in rules.order:  # declaration order: the first bad one is reported
-            if arg_name in arguments:
-                value = arguments[arg_name]
-                limit = plain.get(arg_name)
-                if limit is not None and type(value) is str and len(value) <= limit:
-                    context[arg_name] = value
-                else:
-                    context[arg_name] = self._check(name, declared[arg_name], value)
-        context["args"] = dict(context)
-        return rules, context
+    def rules(self, name: str) -> ArgumentRules:
+        """The argument rules of prompt ``name`` (ArgumentError: no such prompt)."""
+        return (self._plans.get(name) or self._plan(name)).rules
 
-    def _check(self, prompt: str, spec: Argument, value: object) -> object:
-        arg = spec["name"]
-        if spec.get("type", "string") != "string":
-            if isinstance(value, str) and len(value) > spec.get("maxLength", defaults.MAX_LENGTH):
-                raise ArgumentError(
-                    f"argument {arg!r} is {len(value)} characters, over its maxLength "
-                    f"{spec.get('maxLength', defaults.MAX_LENGTH)}", argument=arg)
-            try:
-                return argtypes.parse(spec, value)
-            except argtypes.ArgumentTypeError as exc:
-                raise ArgumentError(str(exc), argument=arg) from None
-        if not isinstance(value, str):
-            raise ArgumentError(f"argument {arg!r} must be a string", argument=arg)
-        limit = spec.get("maxLength", defaults.MAX_LENGTH)
-        if len(value) > limit:
-            raise ArgumentError(
-                f"argument {arg!r} is {len(value)} characters, over its maxLength {limit}",
-                argument=arg,
-            )
-        enum = spec.get("enum")
-        if enum is not None and value not in enum:
-            allowed = ", ".join(repr(v) for v in enum)
-            raise ArgumentError(
-                f"argument {arg!r} must be one of {allowed}; got {value!r}",
-                argument=arg,
-            )
-        pattern = spec.get("pattern")
-        if pattern is not None:
-            from promptops.sandbox.patterns import PatternError, compile_pattern
+    def _plan(self, name: str) -> _Plan:
+        prompt = self.prompts.get(name)
+        if prompt is None:
+            raise ArgumentError(f"unknown prompt {name!r}{did_you_mean(str(name), self.prompts)}")
+        from promptops.render.arguments import ArgumentRules
+        from promptops.render.fastpath import TextPlan
 
-            try:
-                rx = self._patterns.get(pattern) or self._patterns.setdefault(
-                    pattern, compile_pattern(pattern))
-                matched = rx.fullmatch(value, self.limits.render_timeout_ms)
-            except PatternError as exc:  # a bundle built before patterns were RE2, or long
-                raise ArgumentError(f"argument {arg!r} {exc}", argument=arg) \
-                    from None
-            if not matched:
-                raise ArgumentError(
-                    f"argument {arg!r} does not match its pattern {pattern!r}",
-                    argument=arg,
-                )
-        return value
+        rules = ArgumentRules(prompt, self._patterns, self.limits.render_timeout_ms)
+        texts = TextPlan.of(prompt, self.template) if self.fastpaths else None
+        plan = self._plans[name] = _Plan(prompt, rules, texts)
+        return plan
 
     def get(self, name: str, arguments: object = None, budget: Budget | None = None
             ) -> PromptResult:
@@ -224,82 +161,104 @@ class Renderer:
         import jinja2.nodes
         import jinja2.runtime  # noqa: F401
 
+        import promptops.render.arguments
         import promptops.render.codecache
-        import promptops.render.loops
+        import promptops.render.fastpath
+        import promptops.render.template
         import promptops.sandbox.environment
-        import promptops.sandbox.patterns  # noqa: F401  (_bind)
+        import promptops.sandbox.patterns  # noqa: F401  (ArgumentRules.check)
 
         self._imported = True
 
     def _get(self, name: str, arguments: object, budget: Budget,
              sources: list[Message] | None) -> PromptResult:
         """The result; ``sources`` (None: not wanted) gets each message's bundle message."""
-        rules, context = self._bind(name, arguments)
-        prompt = rules.prompt
-        if rules.texts is not None:
-            messages = self._texts(name, rules.texts, context, budget)
+        plan = self._plans.get(name) or self._plan(name)
+        context = plan.rules.bind(arguments)
+        prompt = plan.prompt
+        if plan.texts is not None:
+            messages = plan.texts.render(name, context, budget)
             if sources is not None:
                 sources.extend(prompt["messages"])
         else:
             messages = self._messages(name, prompt, context, [] if sources is None else sources)
         result: PromptResult = {"messages": messages}
-        described = rules.described
+        described = plan.described
         if described is False or described is None:
             return result
-        if rules.templated:
+        if plan.templated:
             try:
                 described = self._render(name, -1, "description", described, context)
             except Exception as exc:
+                from promptops.render.template import describe
+
                 raise TemplateError(
-                    f"prompt {name!r} resultDescription failed to render: {_describe(exc)}",
+                    f"prompt {name!r} resultDescription failed to render: {describe(exc)}",
                 ) from exc
         else:
             budget.emit(len(described))
         result["description"] = described
         return result
 
-    def _texts(self, name: str, texts: tuple[_Text, ...], context: dict[str, object],
-               budget: Budget) -> list[PromptMessage]:
-        """The messages of a prompt of plain text messages (see :class:`_Rules`): what
-        :meth:`_messages` does for them, without the per-message questions."""
-        messages: list[PromptMessage] = []
-        shared: dict[str, object] | None = None
-        parent: dict[str, object] = {}
-        for text in texts:
-            try:
-                tpl = text.compiled
-                if tpl is None:
-                    key = (name, text.index, text.field)
-                    tpl = text.compiled = self._compiled.get(key) or self._compile(*key,
-                                                                                   text.source)
-                if tpl.globals is not shared:  # Jinja never changes a context's parent:
-                    shared = tpl.globals  # the templates of one request can share it
-                    parent = {**shared, **context}
-                rendered = tpl.render(context, budget, parent)
-            except RenderError:
-                raise
-            except Exception as exc:  # as in _messages: the package's failure
-                raise TemplateError(
-                    f"prompt {name!r} message {text.index} failed to render: {_describe(exc)}",
-                ) from exc
-            messages.append({"role": text.role, "content": {"type": "text", "text": rendered}})
-        return messages
-
     def _messages(self, name: str, prompt: Prompt, context: dict[str, object],
                   sources: list[Message]) -> list[PromptMessage]:
         messages: list[PromptMessage] = []
-        if name in self._looped:  # `for:` groups: render/loops.py walks the messages
-            from promptops.render.loops import render_loops
-
-            render_loops(self, name, prompt["messages"], context, messages, sources)
+        if name in self._looped:
+            self._groups(name, prompt["messages"], context, messages, sources)
             return messages
         for i, msg in enumerate(prompt["messages"]):
             if msg["type"] == "history":
-                self._history(messages, msg, context[msg["argument"]])
-                sources.extend([msg] * (len(messages) - len(sources)))
-                continue
-            self._one(name, i, msg, context, messages, sources)
+                self._history(messages, sources, msg, context[msg["argument"]])
+            else:
+                self._one(name, i, msg, context, messages, sources)
         return messages
+
+    def _groups(self, name: str, items: list[Message], context: dict[str, object],
+                messages: list[PromptMessage], sources: list[Message]) -> None:
+        """The messages of a prompt with ``for: ITEM in ARGUMENT`` groups.
+
+        Real prompts build a conversation from a list (promptfoo's ``_conversation``: a
+        user turn and the model's answer per earlier exchange), which a Jinja ``{% for %}``
+        cannot do inside one message, so the format repeats *messages*: consecutive
+        messages with the same ``for`` form one group, rendered once per item, in order,
+        with ``ITEM`` bound to the item and ``loop`` to Jinja's loop facts. Bounded like a
+        history splice: at most :data:`MAX_HISTORY` items, and every rendered template
+        counts against the request's budget.
+        """
+        i = 0
+        while i < len(items):
+            msg = items[i]
+            over = msg.get("loopOver")
+            if over is None:
+                if msg["type"] == "history":
+                    self._history(messages, sources, msg, context[msg["argument"]])
+                else:
+                    self._one(name, i, msg, context, messages, sources)
+                i += 1
+                continue
+            item = msg["loopItem"]
+            end = i + 1
+            while end < len(items) and items[end].get("loopOver") == over \
+                    and items[end].get("loopItem") == item:
+                end += 1
+            values = context[over]
+            if values is None:  # an optional array argument not given: no iteration
+                values = []
+            if not isinstance(values, list):
+                raise ArgumentError(f"argument {over!r} must be an array", argument=over)
+            if len(values) > MAX_HISTORY:
+                raise ArgumentError(f"argument {over!r} holds {len(values)} items, over "
+                                    f"{MAX_HISTORY}", argument=over)
+            length = len(values)
+            for n, value in enumerate(values):
+                inner = dict(context)
+                inner[item] = value
+                inner["loop"] = {"index": n + 1, "index0": n, "revindex": length - n,
+                                 "revindex0": length - n - 1, "first": n == 0,
+                                 "last": n == length - 1, "length": length}
+                for k in range(i, end):
+                    self._one(name, k, items[k], inner, messages, sources)
+            i = end
 
     def _one(self, name: str, i: int, msg: Message, context: dict[str, object],
              messages: list[PromptMessage], sources: list[Message]) -> None:
@@ -310,9 +269,9 @@ class Renderer:
         except RenderError:
             raise
         except Exception as exc:  # any template failure is the package's, not the caller's
-            raise TemplateError(
-                f"prompt {name!r} message {i} failed to render: {_describe(exc)}",
-            ) from exc
+            from promptops.render.template import message_failed
+
+            raise message_failed(name, i, exc) from exc
         if msg.get("omitIfBlank") and content["type"] == "text" \
                 and BLANK.issuperset(content["text"]):
             return
@@ -329,8 +288,10 @@ class Renderer:
             return {"role": self.system_role, "content": content}
         return {"role": role, "content": content}  # type: ignore[typeddict-item]
 
-    def _history(self, out: list[PromptMessage], msg: Message, value: object) -> None:
-        """Splice in the messages of a history argument (each ``{role, content}``)."""
+    def _history(self, out: list[PromptMessage], sources: list[Message], msg: Message,
+                 value: object) -> None:
+        """Splice in the messages of a history argument (each ``{role, content}``); each
+        one's source is the history message."""
         arg = msg["argument"]
         if value is None:
             return
@@ -356,6 +317,7 @@ class Renderer:
                 text = text.strip()
             budget.emit(len(text))
             out.append(self._message(role, {"type": "text", "text": text}))
+            sources.append(msg)
 
     def _render(self, prompt: str, index: int, field: str, source: str,
                 ctx: dict[str, object]) -> str:
@@ -363,7 +325,15 @@ class Renderer:
             or self._compile(prompt, index, field, source)
         return compiled.render(ctx, current())
 
-    def _compile(self, prompt: str, index: int, field: str, source: str) -> _Compiled:
+    def template(self, prompt: str, index: int, field: str, source: str) -> Compiled:
+        """The compiled template of ``field`` (``text``, ``template``, ``uri``, ``rtext``;
+        ``description`` at index -1) of message ``index`` of ``prompt``: compiled once."""
+        return self._compiled.get((prompt, index, field)) \
+            or self._compile(prompt, index, field, source)
+
+    def _compile(self, prompt: str, index: int, field: str, source: str) -> Compiled:
+        from promptops.render.fastpath import prepare
+
         mode = self._mode(prompt)
         env = self._env(mode)
         assert self._code is not None  # made with the environment
@@ -372,7 +342,8 @@ class Renderer:
         shared = self._globals.get(id(env))
         if shared is None:
             shared = self._globals[id(env)] = dict(env.globals)
-        compiled = self._compiled[(prompt, index, field)] = _Compiled(tpl, shared)
+        compiled = self._compiled[(prompt, index, field)] = prepare(tpl, shared,
+                                                                    fast=self.fastpaths)
         return compiled
 
     def env(self, prompt: str | None = None) -> PromptEnvironment:
@@ -439,163 +410,16 @@ class Renderer:
         raise TemplateError(f"unknown message type {kind!r}")
 
 
-class _Rules:
-    """One prompt's argument rules, read from the bundle once instead of on every request.
+class _Plan:
+    """What a request for one prompt needs, read from the bundle once: its argument
+    rules, its :class:`~promptops.render.fastpath.TextPlan` (None: the general loop) and
+    the result's description (``described``; False / None: none; ``templated``: whether
+    it is a template)."""
 
-    ``base`` holds what an absent argument renders as (its default, else empty text, or
-    none for a typed one). ``plain`` maps each string argument that has no ``enum`` or
-    ``pattern`` to its length limit:
-    a string within it is the whole check, so the usual request never calls
-    :meth:`Renderer._check`, which still reports every failure in its own words.
+    __slots__ = ("described", "prompt", "rules", "templated", "texts")
 
-    ``texts`` is the prompt's plan when every message is a plain text message (inline
-    or a template file; no ``omitIfBlank``, annotations or system role): each message's
-    (index, field, source, role) and, once compiled, its template (:class:`_Text`),
-    which :meth:`Renderer._texts` renders without asking the per-message questions of
-    the general loop. None for any other prompt. ``described`` and ``templated``: the
-    result's description (or False / None: none) and whether it is a template.
-    """
-
-    __slots__ = ("base", "declared", "described", "known", "order", "plain", "prompt",
-                 "required", "templated", "texts")
-
-    def __init__(self, prompt: Prompt) -> None:
-        self.prompt = prompt
-        self.declared: dict[str, Argument] = {a["name"]: a for a in prompt["arguments"]}
-        self.order = tuple(self.declared)
-        self.known = ", ".join(self.declared) or "none"
-        self.required = tuple(n for n, a in self.declared.items() if a.get("required"))
-        self.base: dict[str, object] = {
-            n: a["default"] if "default" in a else ("" if a.get("type", "string") == "string"
-                                                    else None)
-            for n, a in self.declared.items()}
-        self.plain: dict[str, int] = {
-            n: a.get("maxLength", defaults.MAX_LENGTH) for n, a in self.declared.items()
-            if a.get("type", "string") == "string" and a.get("enum") is None
-            and a.get("pattern") is None}
+    def __init__(self, prompt: Prompt, rules: ArgumentRules, texts: TextPlan | None) -> None:
+        self.prompt, self.rules, self.texts = prompt, rules, texts
         self.described: str | Literal[False] | None = prompt.get(
             "resultDescription", prompt.get("description"))
         self.templated = "resultDescription" in prompt
-        texts: list[_Text] = []
-        for i, msg in enumerate(prompt["messages"]):
-            role = msg.get("role")
-            if msg["type"] != "text" or role not in ("user", "assistant") \
-                    or "omitIfBlank" in msg or "annotations" in msg or "loopOver" in msg:
-                self.texts: tuple[_Text, ...] | None = None
-                return
-            if "template" in msg:
-                texts.append(_Text(i, "template", msg["template"], role))
-            else:
-                texts.append(_Text(i, "text", msg["text"], role))
-        self.texts = tuple(texts)
-
-
-class _Text:
-    """One message of a :attr:`_Rules.texts` plan, and its template once compiled (the
-    renderer's table of compiled templates is then not looked up again)."""
-
-    __slots__ = ("compiled", "field", "index", "role", "source")
-
-    def __init__(self, index: int, field: str, source: str, role: ServedRole) -> None:
-        self.index, self.field, self.source, self.role = index, field, source, role
-        self.compiled: _Compiled | None = None
-
-
-class _Compiled:
-    """A compiled template and what rendering it needs, prepared once per template.
-
-    ``Template.generate`` builds each render's context by flattening the template's
-    globals (a ``ChainMap`` over the environment's) twice: a sixth of a ``prompts/get``.
-    Here they are flattened once per template, and the template's parts are kept in
-    slots (a ``Template`` is a dict of attributes, and of 1,000 prompts' templates few
-    stay in the CPU cache). The context is the one ``new_context`` would make: for a
-    template without blocks it is filled in directly, which skips three Python calls a
-    render (``new_context``, ``EvalContext`` and a comprehension over no blocks), if
-    this Jinja's ``Context`` is still made of the attributes :data:`_CONTEXT_ATTRS` names
-    (checked against a real one when the template is prepared).
-    Everything else is :func:`promptops.sandbox.environment.render_bounded`'s: each
-    chunk counted before it is kept (counting in batches was tried and dropped: a batch
-    of fresh large chunks may hold many times the output bound before it is counted), the
-    deadline, the error translation and the traceback rewriting of ``generate``.
-    """
-
-    __slots__ = ("autoescape", "blocks", "context_class", "direct", "environment",
-                 "eval_class", "globals", "name", "new_context", "root", "template")
-
-    def __init__(self, template: Template, shared: dict[str, object] | None = None) -> None:
-        from jinja2.nodes import EvalContext
-        from jinja2.runtime import Context, new_context
-
-        self.template = template
-        self.new_context = new_context  # imported once here, not on every render
-        self.environment = env = template.environment
-        self.root, self.name, self.blocks = template.root_render_func, template.name, \
-            template.blocks
-        # ``shared``: the renderer's one flat copy of its environment's globals, for the
-        # templates that add none of their own (all of ours): one dict, not one each
-        own = template.globals.maps[0] if isinstance(template.globals, ChainMap) else None
-        self.globals: dict[str, object] = (shared if shared is not None and own == {}
-                                           else dict(template.globals))
-        self.autoescape = env.autoescape
-        self.context_class, self.eval_class = Context, EvalContext
-        made = new_context(env, self.name, self.blocks, {}, True, self.globals)
-        self.direct = (not self.blocks and not callable(env.autoescape)
-                       and type(made) is Context and tuple(vars(made)) == _CONTEXT_ATTRS
-                       and tuple(vars(made.eval_ctx)) == _EVAL_ATTRS)
-
-    def render(self, ctx: dict[str, object], budget: Budget,
-               parent: dict[str, object] | None = None) -> str:
-        """The template's text for ``ctx``; ``parent``: the context's variables (the flat
-        globals and ``ctx``), when the caller made them already."""
-        if _monotonic() > budget.deadline:  # the next template of a slow request starts late
-            raise BudgetExceeded(budget.late())
-        flat, env = self.globals, self.environment
-        if parent is None:
-            parent = {**flat, **ctx}
-        if self.direct:  # what new_context(env, name, {}, parent, True, flat) makes
-            context = _new(self.context_class)
-            evaluation = _new(self.eval_class)
-            evaluation.__dict__ = {"environment": env, "autoescape": self.autoescape,
-                                   "volatile": False}
-            context.__dict__ = {"parent": parent, "vars": {}, "environment": env,
-                                "eval_ctx": evaluation, "exported_vars": set(),
-                                "name": self.name, "globals_keys": set(flat),
-                                "blocks": {}}
-        else:
-            context = self.new_context(env, self.name, self.blocks, parent, True, flat)
-        left = budget.output_left
-        parts: list[str] = []
-        keep = parts.append
-        try:
-            try:
-                for chunk in self.root(context):
-                    left -= len(chunk)  # each chunk before it is kept: the bound is exact
-                    if left < 0:
-                        break
-                    keep(chunk)
-            except Exception:  # as Template.generate does: the traceback names template lines
-                env.handle_exception()
-        except watchdog.RenderTimeout:
-            budget.settle()
-            raise BudgetExceeded(budget.late()) from None
-        except RecursionError:
-            raise BudgetExceeded(
-                "template recursion too deep (a recursive include or macro?)") from None
-        if left < 0:
-            raise BudgetExceeded(budget.too_long())
-        budget.output_left = left
-        return "".join(parts)
-
-
-# What jinja2.runtime.Context.__init__ and EvalContext.__init__ set (Jinja 3.1), in order:
-# _Compiled fills a context in directly only while a real one still has exactly these.
-_CONTEXT_ATTRS = ("parent", "vars", "environment", "eval_ctx", "exported_vars", "name",
-                  "globals_keys", "blocks")
-_EVAL_ATTRS = ("environment", "autoescape", "volatile")
-_new = object.__new__
-_monotonic = time.monotonic  # read before every template: one global, not two lookups
-
-
-def _describe(exc: BaseException) -> str:
-    """``Type: message``, without memory addresses (an error must not vary between runs)."""
-    return _ADDRESS.sub("", f"{type(exc).__name__}: {exc}")

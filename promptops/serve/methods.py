@@ -203,8 +203,7 @@ def get_prompt(session: Session, snap: Snapshot, params: Json, call: Call) -> Js
         if "inputResponses" in params:
             merged.update(answers(params["inputResponses"]))
         args = merged
-        missing = [a["name"] for a in entry.prompt["arguments"]
-                   if a.get("required") and a["name"] not in merged]
+        missing = entry.renderer.rules(name).missing(merged)
         if missing and can_elicit(call.capabilities):
             wrong = next((k for k, v in merged.items() if not isinstance(v, str)), None)
             if wrong is not None:  # refused now, not carried through a requestState

@@ -1,13 +1,14 @@
 """The renderer's own context for a template renders as Jinja's ``new_context`` does.
 
-``_Compiled`` fills a template's context in directly (no ``new_context``, no
-``EvalContext.__init__``) when the template has no blocks and Jinja's ``Context`` is
-still made of the attributes it knows. The judge is Jinja's own path: every prompt here,
+:class:`~promptops.render.fastpath.DirectTemplate` fills a template's context in directly
+(no ``new_context``, no ``EvalContext.__init__``); ``fastpath.prepare`` chooses it when the
+template has no blocks and Jinja's ``Context`` is still made of the attributes it knows.
+The judge is Jinja's own path: every prompt here,
 which uses what a context carries (top-level sets and their export, macros and
 ``caller``, ``import ... with context``, includes that read the caller's variables,
 namespaces, filter blocks, the strict undefined's error), is rendered by a renderer
-whose templates take the direct path and by one whose templates are told not to, and
-the results (or the errors) must be the same.
+whose templates take the direct path and by one made with ``fastpaths=False`` (the
+general path only), and the results (or the errors) must be the same.
 """
 
 from __future__ import annotations
@@ -21,7 +22,9 @@ from helpers.repo import write_files
 
 from promptops.errors import RenderError
 from promptops.pipeline.build import Build
+from promptops.render.fastpath import DirectTemplate
 from promptops.render.renderer import Renderer
+from promptops.render.template import Compiled
 
 PROMPTS = {
     "sets": "{% set x = topic ~ '!' %}{% set y %}[{{ x }}]{% endset %}{{ x }} {{ y }}",
@@ -56,15 +59,19 @@ def _package(root: Path) -> Path:
     return root
 
 
-def _outcome(renderer: Renderer, name: str, *, direct: bool) -> Any:
+def _outcome(renderer: Renderer, name: str) -> Any:
     with contextlib.suppress(RenderError):
         renderer.get(name, {"topic": "t"})  # compiles the prompt's templates
-    for compiled in renderer._compiled.values():
-        compiled.direct = compiled.direct and direct
     try:
         return renderer.get(name, {"topic": "t"})
     except RenderError as exc:
         return type(exc).__name__, str(exc)
+
+
+def _taken(renderer: Renderer, name: str) -> dict[int, bool]:
+    """Per message compiled so far: whether its template is a DirectTemplate."""
+    return {key[1]: isinstance(c, DirectTemplate) for key, c in renderer._compiled.items()
+            if key[0] == name}
 
 
 @pytest.fixture(scope="module")
@@ -74,12 +81,14 @@ def bundle(tmp_path_factory: pytest.TempPathFactory) -> Any:
 
 @pytest.mark.parametrize("name", sorted(PROMPTS))
 def test_the_direct_context_renders_as_new_context_does(bundle: Any, name: str) -> None:
-    fast, slow = Renderer(bundle), Renderer(bundle)
-    assert _outcome(fast, name, direct=True) == _outcome(slow, name, direct=False)
-    taken = {key[1]: c.direct for key, c in fast._compiled.items() if key[0] == name}
+    fast, slow = Renderer(bundle), Renderer(bundle, fastpaths=False)
+    assert _outcome(fast, name) == _outcome(slow, name)
     # the path under test was taken, except by a template with blocks (and the message
-    # after the one that fails is never compiled)
-    assert taken == ({0: True} if name == "undefined" else {0: name != "blocks", 1: True})
+    # after the one that fails is never compiled); the judge never took it
+    assert _taken(fast, name) == ({0: True} if name == "undefined"
+                                  else {0: name != "blocks", 1: True})
+    assert set(_taken(slow, name).values()) == {False}
+    assert all(type(t) is Compiled for t in slow._compiled.values())
 
 
 def test_the_outcomes_are_what_jinja_renders(bundle: Any) -> None:
