@@ -26,8 +26,6 @@ import pytest
 
 # Circles being removed elsewhere (issue 25's target layout); each entry is one component.
 KNOWN: set[frozenset[str]] = {
-    # render/loops.py calls the renderer's privates; the renderer split removes it
-    frozenset({"promptops.render.loops", "promptops.render.renderer"}),
     # http_sse.py reaches into HttpApp's privates; the HTTP transport split removes it
     frozenset({"promptops.serve.transports.http", "promptops.serve.transports.http_sse"}),
     # serve --help prints the stdio parser's options (help imports main._parser) and main
