@@ -71,25 +71,24 @@ def _resource_rules(res: dict[str, object]) -> Problems:
     return _OK
 
 
-def _role_rules(m: dict[str, object]) -> Problems:
-    """A history item has no role; every other message a valid one."""
-    if m.get("type") == "history":
-        return [("role", "is given on a history item")] if "role" in m else []
-    role = m.get("role")
-    if type(role) is not str or role not in _ROLES:
-        return [("role", MESSAGE.words["role"])]
-    return _OK
-
-
-def _loop_rules(m: dict[str, object]) -> Problems:
+def _message_rules(m: dict[str, object], templates: dict[str, object],
+                   resources: dict[str, object]) -> tuple[Problems, Problems]:
+    """(its role and loop, its type's fields and references) of a message: two lists, as
+    the worded pass says the first before the message's keys and the second after them.
+    A history item has no role, every other message a valid one; ``loopItem`` comes with
+    ``loopOver``; a message has the fields its ``type`` needs, and the files it names are
+    in the bundle (the second list only for a valid ``type``)."""
+    head = _OK
+    kind = m.get("type")
+    if kind == "history":
+        if "role" in m:
+            head = [("role", "is given on a history item")]
+    elif type(m.get("role")) is not str or m["role"] not in _ROLES:
+        head = [("role", MESSAGE.words["role"])]
     if ("loopItem" in m) != ("loopOver" in m):
-        return [("", "needs both or neither of 'loopItem' and 'loopOver'")]
-    return _OK
-
-
-def _reference_rules(m: dict[str, object], kind: str, templates: dict[str, object],
-                     resources: dict[str, object]) -> Problems:
-    """The fields a message's ``type`` needs, and the files it names being in the bundle."""
+        head = [*head, ("", "needs both or neither of 'loopItem' and 'loopOver'")]
+    if type(kind) is not str or kind not in NEEDS:
+        return head, _OK
     found = _OK
     for key in NEEDS[kind]:
         if key not in m:
@@ -103,7 +102,7 @@ def _reference_rules(m: dict[str, object], kind: str, templates: dict[str, objec
         found = [*found, ("template", f"{template!r} is not in the bundle's templates")]
     if type(file) is str and file not in resources and (kind != "resource" or "text" not in m):
         found = [*found, ("file", f"{file!r} is not in the bundle's resources")]
-    return found
+    return head, found
 
 
 def _schema_rules(a: dict[str, object]) -> Problems:
@@ -165,9 +164,10 @@ def _prompt_ok(p: Any, templates: dict[str, object], resources: dict[str, object
     if len(args) > 1 and len({a["name"] for a in args}) != len(args):
         return False
     for m in p["messages"]:
-        if not fits(m, MESSAGE) or _role_rules(m) or (
-                ("loopItem" in m or "loopOver" in m) and _loop_rules(m)) or _reference_rules(
-                m, m["type"], templates, resources):
+        if not fits(m, MESSAGE):
+            return False
+        head, tail = _message_rules(m, templates, resources)
+        if head or tail:
             return False
     return True
 
@@ -320,7 +320,8 @@ class _Check:
     def message(self, m: Any, where: str) -> None:
         if not self.keys(m, where, MESSAGE):
             return
-        self.report(where, _role_rules(m) + _loop_rules(m))
+        head, tail = _message_rules(m, self.templates, self.resources)
+        self.report(where, head)
         self.fields(m, where, MESSAGE, ("strip", "omitIfBlank", "continues"))
         kind = m.get("type")
         if not MESSAGE.ok("type", kind):
@@ -329,7 +330,7 @@ class _Check:
         self.fields(m, where, MESSAGE, ("text", "template", "file", "uri", "mimeType", "name",
                                         "title", "description", "argument", "loopItem",
                                         "loopOver"))
-        self.report(where, _reference_rules(m, kind, self.templates, self.resources))
+        self.report(where, tail)
         self.fields(m, where, MESSAGE, ("size",))
         if "annotations" in m:
             self.nested(m["annotations"], f"{where}.annotations", ANNOTATIONS)
