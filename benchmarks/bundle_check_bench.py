@@ -12,8 +12,14 @@ DIR main``) it also times serve's cold start over the bundle in both trees, inte
 spawning ``promptops serve --bundle`` to its reply to ``initialize`` (the bundle is parsed and
 checked before that reply).
 
+Wall-clock figures on a loaded machine move by more than the difference, so ``--only
+{ref,now} --calls N`` runs one side's check N times and nothing else, for
+``valgrind --tool=callgrind --callgrind-out-file=/dev/null python ... --calls 0`` and
+``--calls 5``: the difference of the two instruction counts, over 5, is one check's cost,
+whatever else the machine does.
+
 Usage: python benchmarks/bundle_check_bench.py BUNDLE.json [--ref main] [--rounds 15]
-       [--ref-tree DIR]
+       [--ref-tree DIR] [--only ref|now --calls N]
 (a 10,000-prompt bundle: ``python benchmarks/genpkg.py 10000 DIR`` then
 ``promptops build DIR --worktree -o OUT``). Standard library only.
 """
@@ -88,6 +94,8 @@ def main() -> None:
     parser.add_argument("--ref", default="main")
     parser.add_argument("--rounds", type=int, default=15)
     parser.add_argument("--ref-tree", type=Path, help="a checkout of --ref, for serve's start")
+    parser.add_argument("--only", choices=("ref", "now"), help="run one side's check only")
+    parser.add_argument("--calls", type=int, default=1, help="with --only: how many times")
     args = parser.parse_args()
     from promptops.pipeline import bundle_check
     from promptops.pipeline.bundle import parse_bundle
@@ -95,6 +103,11 @@ def main() -> None:
     data = args.bundle.read_bytes()
     bundle = json.loads(data)
     before = _module_at(args.ref)
+    if args.only:
+        check = before.valid if args.only == "ref" else bundle_check.valid
+        for _ in range(args.calls):
+            assert check(bundle)
+        return
     assert before.valid(bundle) and bundle_check.valid(bundle)
     old: list[float] = []
     new: list[float] = []

@@ -142,34 +142,33 @@ def valid(b: Any) -> bool:
             and fits(b["package"], PACKAGE) and fits(b["source"], SOURCE)):
         return False
     templates, resources, prompts = b["templates"], b["resources"], b["prompts"]
-    for res in resources.values():
-        if not fits(res, RESOURCE) or _resource_rules(res):
-            return False
+    if not _resources_ok(resources):
+        return False
     names = set()
-    for p in prompts:
-        if not _prompt_ok(p, templates, resources):
+    for p in prompts:  # one loop, no call per prompt: this is most of a large bundle's check
+        if not fits(p, PROMPT):
             return False
+        args = p["arguments"]
+        for a in args:  # each rule called only where it can say something
+            if not fits(a, ARGUMENT) or ("schema" in a and _schema_rules(a)) or (
+                    "default" in a and _default_rules(a)) or (
+                    "pattern" in a and _pattern_rules(a)):
+                return False
+        if len(args) > 1 and len({a["name"] for a in args}) != len(args):
+            return False
+        for m in p["messages"]:
+            if not fits(m, MESSAGE):
+                return False
+            head, tail = _message_rules(m, templates, resources)
+            if head or tail:
+                return False
         names.add(p["name"])
     return len(names) == len(prompts)
 
 
-def _prompt_ok(p: Any, templates: dict[str, object], resources: dict[str, object]) -> bool:
-    if not fits(p, PROMPT):
-        return False
-    args = p["arguments"]
-    for a in args:  # each rule called only where it can say something
-        if not fits(a, ARGUMENT) or ("schema" in a and _schema_rules(a)) or (
-                "default" in a and _default_rules(a)) or ("pattern" in a and _pattern_rules(a)):
-            return False
-    if len(args) > 1 and len({a["name"] for a in args}) != len(args):
-        return False
-    for m in p["messages"]:
-        if not fits(m, MESSAGE):
-            return False
-        head, tail = _message_rules(m, templates, resources)
-        if head or tail:
-            return False
-    return True
+def _resources_ok(resources: dict[str, object]) -> bool:
+    return all(fits(res, RESOURCE) and not _resource_rules(res)  # type: ignore[arg-type]
+               for res in resources.values())
 
 
 def problems(bundle: Any) -> list[str]:

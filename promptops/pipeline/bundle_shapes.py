@@ -46,7 +46,7 @@ _TYPES: dict[str, type] = {"string": str, "boolean": bool, "integer": int, "arra
 class Shape:
     """One object of the format, compiled from its table entry for the two passes."""
 
-    __slots__ = ("allowed", "checks", "fields", "literals", "must", "name", "preds", "required",
+    __slots__ = ("allowed", "checked", "fields", "literals", "must", "name", "preds", "required",
                  "tests", "types", "words")
 
     def __init__(self, name: str) -> None:
@@ -57,7 +57,6 @@ class Shape:
         self.allowed = frozenset(table)
         # "lacks" in the TypedDict's order
         self.required = tuple(k for k in typed.__annotations__ if k in typed.__required_keys__)
-        self.must = frozenset(self.required)
         # A scalar key is its type, then (for the fast pass, without a call) its literals
         # or a test of its pattern or bounds; any other (a nested object, an array, a
         # number, a nullable key) is one predicate.
@@ -75,10 +74,13 @@ class Shape:
                 self.literals[key] = frozenset(field.values)
             elif not _plain(field):
                 self.tests[key] = _test(field)
-        # the literals and tests as one tuple the fast pass runs through, each a C-level
-        # callable where it can be (a set's __contains__, a pattern's fullmatch)
-        self.checks: tuple[tuple[str, Pred], ...] = tuple(
-            (k, v.__contains__) for k, v in self.literals.items()) + tuple(self.tests.items())
+        # The literals and tests as one tuple the fast pass runs through, each a C-level
+        # callable where it can be (a set's __contains__, a pattern's fullmatch), with
+        # whether the key is required: the set test (must) covers the other required keys.
+        checks: list[tuple[str, Pred]] = [(k, v.__contains__) for k, v in self.literals.items()]
+        checks += self.tests.items()
+        self.checked = tuple((key, test, key in self.required) for key, test in checks)
+        self.must = frozenset(self.required) - {key for key, _ in checks}
         self.words = {key: WORDS.get((name, key)) or _words(field) for key, field in table.items()}
 
     def ok(self, key: str, value: object) -> bool:
@@ -233,11 +235,14 @@ def fits(obj: object, shape: Shape) -> bool:
             pred = preds.get(key)
             if pred is None or (pred is not _any and not pred(value)):
                 return False
-    if not obj.keys() >= shape.must:
+    if shape.must and not obj.keys() >= shape.must:
         return False
     # each key is of the right type by now (a literal: hashable)
-    for key, test in shape.checks:  # noqa: SIM110 (a loop: no generator frame per object)
-        if key in obj and not test(obj[key]):
+    for key, test, needed in shape.checked:
+        if key in obj:
+            if not test(obj[key]):
+                return False
+        elif needed:
             return False
     return True
 
