@@ -113,25 +113,20 @@ def _any(value: object) -> bool:
 
 
 def _pred(field: Field) -> Pred:
-    """The yes/no test of one table field (nested objects included, walked ones by type)."""
+    """The yes/no test of one table field that is not a scalar (``_scalar``): a nested
+    object, an array, a map, a number, a nullable key."""
     kind, of = field.kind, field.of
     if kind == "json":
         return _any
     if kind in FORMAT_TABLE:  # a nested object
-        if kind in WALKED:
-            return lambda v: type(v) is dict
         nested = Shape(kind)  # built once per key that holds one: no cache to keep
         return lambda v: fits(v, nested)
     if kind == "array":
         item = _pred(Field(of or "json", values=field.values))
-        if of in WALKED:
-            return lambda v: type(v) is list
         if of == "string" and not field.values:
             return lambda v: type(v) is list and (not v or set(map(type, v)) == _STRS)
         return lambda v: type(v) is list and all(map(item, v))
     if kind == "object" and of not in (None, "json"):
-        if of in WALKED:
-            return lambda v: type(v) is dict
         if of == "string":
             return lambda v: type(v) is dict and (not v or set(map(type, v.values())) == _STRS)
         value = _pred(Field(of))
