@@ -112,6 +112,13 @@ def _schema_rules(a: dict[str, object]) -> Problems:
     return _OK
 
 
+def _string_only_rules(a: dict[str, object]) -> Problems:
+    """As the model's validator: ``pattern`` and ``enum`` apply to string arguments."""
+    if a.get("type", "string") == "string":
+        return _OK
+    return [(key, "applies to string arguments only") for key in ("pattern", "enum") if key in a]
+
+
 def _default_rules(a: dict[str, object]) -> Problems:
     if "default" not in a:
         return _OK
@@ -138,12 +145,9 @@ def _pattern_rules(a: dict[str, object]) -> Problems:
 # ---- the fast pass ------------------------------------------------------------------------
 def valid(b: Any) -> bool:
     """True exactly when :class:`_Check` finds no problem in ``b``."""
-    if not (type(b) is dict and b.keys() == BUNDLE.allowed and fits(b, BUNDLE)
-            and fits(b["package"], PACKAGE) and fits(b["source"], SOURCE)):
+    if not _top_ok(b):
         return False
     templates, resources, prompts = b["templates"], b["resources"], b["prompts"]
-    if not _resources_ok(resources):
-        return False
     names = set()
     for p in prompts:  # one loop, no call per prompt: this is most of a large bundle's check
         if not fits(p, PROMPT):
@@ -151,6 +155,7 @@ def valid(b: Any) -> bool:
         args = p["arguments"]
         for a in args:  # each rule called only where it can say something
             if not fits(a, ARGUMENT) or ("schema" in a and _schema_rules(a)) or (
+                    "type" in a and _string_only_rules(a)) or (
                     "default" in a and _default_rules(a)) or (
                     "pattern" in a and _pattern_rules(a)):
                 return False
@@ -166,9 +171,12 @@ def valid(b: Any) -> bool:
     return len(names) == len(prompts)
 
 
-def _resources_ok(resources: dict[str, object]) -> bool:
-    return all(fits(res, RESOURCE) and not _resource_rules(res)  # type: ignore[arg-type]
-               for res in resources.values())
+def _top_ok(b: Any) -> bool:
+    """Everything of the bundle but its prompts: its keys, package, source and resources."""
+    return (type(b) is dict and b.keys() == BUNDLE.allowed and fits(b, BUNDLE)
+            and fits(b["package"], PACKAGE) and fits(b["source"], SOURCE)
+            and all(fits(res, RESOURCE) and not _resource_rules(res)
+                    for res in b["resources"].values()))
 
 
 def problems(bundle: Any) -> list[str]:
@@ -311,7 +319,7 @@ class _Check:
         if found:
             self.report(where, found)
             return True
-        self.report(where, _default_rules(a))
+        self.report(where, _string_only_rules(a) + _default_rules(a))
         self.fields(a, where, ARGUMENT, ("required", "enum", "examples", "maxLength"))
         self.report(where, _pattern_rules(a))
         return True

@@ -155,6 +155,11 @@ BROKEN = {  # what the report found (a KeyError at serve time), and its relative
     "a pattern that does not compile": lambda b: b["prompts"][1]["arguments"][2].update(
         pattern="(["),
     "two prompts of one name": lambda b: b["prompts"][0].update(name="code_review"),
+    # verify refused these and loading did not, until the format was stated once (issue 25)
+    "an integer argument with an enum": lambda b: b["prompts"][1]["arguments"][1].update(
+        type="integer"),
+    "a tool with a key the format lacks": lambda b: b["prompts"][1].update(
+        tools=[{"name": "search", "surplus": 1}]),
 }
 
 
@@ -198,6 +203,8 @@ SEVERAL = {  # more than one problem at once: the order and the words of the fir
         resultDescription=True),
     "a resource with both bodies": lambda b: b["resources"]["notes/guide.md"].update(
         blob="AA==", mimeType=None),
+    "an integer argument with an enum and a pattern": lambda b: b["prompts"][1]["arguments"][
+        1].update(type="integer", default=3),
     "unknown keys everywhere": lambda b: [o.update(zz=1, aa=2) for o in (
         b, b["package"], b["source"], b["prompts"][1], b["prompts"][1]["arguments"][0])],
 }
