@@ -42,6 +42,13 @@ class GitError(PromptopsError):
     exit_code = ExitCode.USAGE
 
 
+class PackageAbsent(GitError):
+    """The package folder is not in the revision asked for (the message says which).
+
+    A reader that treats an absent package as news rather than a failure (a review of a
+    package added or removed between two commits) catches this type, never the words."""
+
+
 class WriteError(PromptopsError, OSError):
     """A file that cannot be written: no space left, a read-only file system, no
     permission. The environment's fault, not a bug, so exit 1 with the path and the

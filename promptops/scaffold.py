@@ -25,7 +25,7 @@ import promptops
 from promptops import __version__
 from promptops.about import github_repository, install_spec
 from promptops.errors import UsageError
-from promptops.pipeline.model import NAME_RE
+from promptops.pipeline.manifest import NAME_RE
 
 SCHEMA_DIR = ".promptops/schema"
 PRECOMMIT = ".pre-commit-config.yaml"
@@ -117,7 +117,8 @@ def schema_for(kind: str) -> dict[str, object]:
 
         model = TestFile
     else:
-        from promptops.pipeline.model import Manifest, PromptFile
+        from promptops.pipeline.manifest import Manifest
+        from promptops.pipeline.model import PromptFile
 
         model = Manifest if kind == "manifest" else PromptFile
     if kind != "bundle":  # the files people edit get the schema that teaches in editors

@@ -10,11 +10,11 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
+from promptops.pipeline.manifest import LimitsConfig
 from promptops.pipeline.model import (
     Annotations,
     Argument,
     Icon,
-    LimitsConfig,
     Model,
     Output,
     Role,

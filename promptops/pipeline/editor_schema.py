@@ -69,7 +69,9 @@ def human_title(key: str) -> str:
 
 def pattern_messages() -> dict[str, str]:
     """The format's regexes -> what a person reads instead of the regex."""
-    from promptops.pipeline.model import ARG_NAME_RE, NAME_RE, PROMPT_NAME_RE, SEMVER_RE
+    from promptops.pipeline.bundle_types import ARG_NAME_RE
+    from promptops.pipeline.manifest import NAME_RE, SEMVER_RE
+    from promptops.pipeline.model import PROMPT_NAME_RE
 
     return {
         SEMVER_RE: "Use a SemVer 2.0.0 version: MAJOR.MINOR.PATCH such as 1.4.0 "

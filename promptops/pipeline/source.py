@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from promptops.errors import GitError, UsageError
+from promptops.errors import GitError, PackageAbsent, UsageError
 from promptops.git import Repo
 from promptops.git.history import git_read
 from promptops.git.objects import BATCH_LIMIT, Entry, list_tree, read_batch, read_blob
@@ -319,7 +319,7 @@ class GitSource:
             hint = (f": it is not committed yet; commit it ({git_} add -- {here or self.prefix}"
                     f" && {git_} commit -m 'Add {self.prefix}'); `promptops build --worktree` "
                     "builds uncommitted files" if at.at_head else "")
-            raise GitError(f"{self.prefix} does not exist at {self.label}{hint}")
+            raise PackageAbsent(f"{self.prefix} does not exist at {self.label}{hint}")
         self.tree = at.tree
         self.origin = Origin(commit=at.commit, tree=at.tree, dirty=False, path=self.prefix)
         self._entries: dict[str, Entry] | None = None

@@ -28,9 +28,10 @@ from pydantic_core import ErrorDetails
 
 from promptops.errors import PackageError, Problem, did_you_mean
 from promptops.git.objects import blob_id
+from promptops.pipeline.manifest import Manifest
 from promptops.pipeline.mediatypes import TEXT_FALLBACK, guess_type
 from promptops.pipeline.memo import FileMemo, PromptKey
-from promptops.pipeline.model import PROMPT_NAME_RE, Manifest, Message, PromptFile
+from promptops.pipeline.model import PROMPT_NAME_RE, Message, PromptFile
 from promptops.pipeline.source import MANIFEST, Origin, Refused, Source, inside
 from promptops.pipeline.templates import TemplateIndex
 from promptops.pipeline.yamlio.loader import LoadedFile, Loc, YamlProblem, decode, load_yaml

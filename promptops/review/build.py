@@ -12,7 +12,7 @@ import difflib
 from dataclasses import dataclass
 from pathlib import Path
 
-from promptops.errors import PackageError, PromptopsError
+from promptops.errors import PackageAbsent, PackageError
 from promptops.pipeline import collector
 from promptops.pipeline.build import Build
 from promptops.pipeline.bundle_types import Bundle, Prompt
@@ -86,10 +86,8 @@ def _side(folder: Path, ref: str | None, index: TemplateIndex) -> _Side:
         lines = str(exc).splitlines()
         more = f"\n... and {len(lines) - 20} more" if len(lines) > 20 else ""
         return None, None, None, "\n".join(lines[:20]) + more
-    except PromptopsError as exc:
-        if "does not exist at" in str(exc):
-            return None, None, None, None
-        raise
+    except PackageAbsent:  # added or removed between the two ends: news, not a failure
+        return None, None, None, None
 
 
 def review_package(folder: Path, rel: str, refs: Refs, index: TemplateIndex) -> PackageReview:

@@ -42,7 +42,7 @@ from promptops.versioning.semver import is_version
 
 if TYPE_CHECKING:
     from promptops.pipeline.build import Build
-    from promptops.pipeline.model import ChannelPolicy
+    from promptops.pipeline.manifest import ChannelPolicy
 
 Gate = Callable[["Build"], "str | None"]
 ALL_GATES = ("lint", "test")

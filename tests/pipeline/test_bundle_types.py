@@ -1,59 +1,177 @@
 """The bundle format is stated once: the TypedDicts, the JSON Schema and the load check agree.
 
-``promptops.pipeline.bundle_types`` types every reader of a bundle; ``promptops schema
-bundle`` (the pydantic model behind ``promptops verify``) documents the format for tools;
-serving checks a bundle at load with the standard library (``bundle_check``). A key added
-to one and not the others would let a bundle pass one check and fail another, so each
-object of the format lists the same keys, required and optional, in all three.
+``promptops.pipeline.bundle_types`` types every reader of a bundle and holds the one table
+of the format's rules (``FORMAT_TABLE``: keys, kinds, literals, patterns, bounds), from
+which serving's load check (``bundle_check``) is compiled. ``promptops schema bundle`` (the
+pydantic model behind ``promptops verify``) documents the format for tools. A key, a
+literal, a pattern or a bound changed in one of them and not the others would let a bundle
+pass one check and fail another, so each object of the format is held here to the table:
+the TypedDicts by keys, required keys and types, the JSON Schema field by field.
 """
 
 from __future__ import annotations
 
+import types
+import typing
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, get_args, get_origin
 
 import pytest
 
 from promptops.commands.schema import schema_for
-from promptops.pipeline import bundle_check, bundle_types
+from promptops.pipeline import bundle_shapes, bundle_types
 from promptops.pipeline.build import Build
+from promptops.pipeline.bundle_types import FORMAT_TABLE, Field
 
 HERE = Path(__file__).resolve().parent.parent  # tests/
 
-# TypedDict -> (its definition in the JSON Schema, the key set bundle_check holds it to)
-OBJECTS: list[tuple[type, str, frozenset[str]]] = [
-    (bundle_types.Bundle, "", bundle_check.TOP_KEYS),
-    (bundle_types.PackageInfo, "BundlePackage", bundle_check.PACKAGE_KEYS),
-    (bundle_types.Prompt, "BundlePrompt", bundle_check.PROMPT_KEYS),
-    (bundle_types.Argument, "Argument", bundle_check.ARGUMENT_KEYS),
-    (bundle_types.Message, "BundleMessage", bundle_check.MESSAGE_KEYS),
-    (bundle_types.Icon, "Icon", bundle_check.ICON_KEYS),
-    (bundle_types.Annotations, "Annotations", bundle_check.ANNOTATION_KEYS),
-    (bundle_types.Resource, "BundleResource", bundle_check.RESOURCE_KEYS),
-    (bundle_types.SourceInfo, "BundleSource", bundle_check.SOURCE_KEYS),
-    (bundle_types.Limits, "LimitsConfig", frozenset({"renderTimeoutMs", "maxOutputChars"})),
-]
+# TypedDict (and table entry) -> its definition in the JSON Schema ("" for the top)
+DEFINITIONS = {
+    "Bundle": "", "PackageInfo": "BundlePackage", "Prompt": "BundlePrompt",
+    "Argument": "Argument", "Message": "BundleMessage", "Icon": "Icon",
+    "Annotations": "Annotations", "Resource": "BundleResource", "SourceInfo": "BundleSource",
+    "Limits": "LimitsConfig", "ModelInfo": "Model", "ToolInfo": "Tool", "OutputInfo": "Output",
+    "SampleInfo": "Sample",
+}
+# Where the table is stricter than the JSON Schema on purpose, and why (docs/bundle.md):
+STRICTER = {
+    # the TypedDict cannot say a constant without making every writer spell the literal
+    ("Bundle", "format"): "the format's name is a str to its readers",
+    # the build always writes it (the model's default {}); serving reads it unguarded
+    ("SampleInfo", "arguments"): "required at load, defaulted by the schema",
+}
+Norm = tuple[Any, ...]
 
 
-def _definition(schema: dict[str, Any], name: str) -> dict[str, Any]:
-    found: dict[str, Any] = schema if not name else schema["$defs"][name]
+def _definition(name: str) -> dict[str, Any]:
+    schema = schema_for("bundle")
+    found: dict[str, Any] = schema if not DEFINITIONS[name] else schema["$defs"][
+        DEFINITIONS[name]]
     return found
 
 
-@pytest.mark.parametrize(("typed", "name", "checked"), OBJECTS,
-                         ids=[t.__name__ for t, _, _ in OBJECTS])
-def test_types_schema_and_load_check_list_the_same_keys(
-        typed: type, name: str, checked: frozenset[str]) -> None:
-    definition = _definition(schema_for("bundle"), name)
-    assert bundle_types.keys(typed) == set(definition["properties"]) == checked
-    required: frozenset[str] = typed.__required_keys__  # type: ignore[attr-defined]
-    assert required == set(definition.get("required", []))
+def test_the_table_covers_every_object_of_the_format() -> None:
+    typed = {name for name, value in vars(bundle_types).items()
+             if isinstance(value, type) and typing.is_typeddict(value)}
+    assert set(FORMAT_TABLE) == typed == set(DEFINITIONS)
+
+
+# ---- the TypedDicts against the table: keys, required keys, types --------------------------
+def _kind(hint: Any) -> Norm:
+    """(kind, of, values, also) of a TypedDict annotation, in the table's terms."""
+    origin, args = get_origin(hint), get_args(hint)
+    if origin in (typing.Union, types.UnionType):
+        kinds = [_kind(a) for a in args if a is not type(None)]
+        also: tuple[object, ...] = (None,) if type(None) in args else ()
+        plain = [k for k in kinds if not (k[0] == "boolean" and k[2] == (False,))]
+        also += (False,) if len(plain) < len(kinds) else ()
+        assert len(plain) == 1, hint
+        return (*plain[0][:3], also)
+    if origin is Literal:
+        return {str: "string", bool: "boolean"}[type(args[0])], None, tuple(args), ()
+    if origin is list:
+        item = _kind(args[0])
+        return "array", item[0], item[2], ()
+    if origin is dict:
+        value = _kind(args[1])[0]
+        return "object", None if value == "json" else value, (), ()
+    if typing.is_typeddict(hint):
+        return hint.__name__, None, (), ()
+    simple = {str: "string", bool: "boolean", int: "integer", float: "number", object: "json",
+              Any: "json"}
+    return simple[hint], None, (), ()
+
+
+def _table_kind(field: Field) -> Norm:
+    return field.kind, None if field.of == "json" else field.of, field.values, field.also
+
+
+@pytest.mark.parametrize("name", sorted(FORMAT_TABLE))
+def test_the_typeddicts_say_what_the_table_says(name: str) -> None:
+    typed: Any = getattr(bundle_types, name)
+    table = FORMAT_TABLE[name]
+    assert bundle_types.keys(typed) == set(table)
+    hints = typing.get_type_hints(typed)
+    for key, field in table.items():
+        want = _table_kind(field)
+        if (name, key) in STRICTER:
+            want = (want[0], want[1], (), want[3])
+        got = _kind(hints[key])
+        assert got[:2] == want[:2] and got[3] == want[3], (name, key, got, want)
+        assert got[2] in ((), want[2]), (name, key, got, want)  # a Literal says the values
+
+
+# ---- the JSON Schema against the table, field by field -------------------------------------
+def _schema_kind(prop: dict[str, Any], required: bool) -> Norm:
+    """(kind, of, values, also, pattern, min_length, ge, le) of a JSON Schema property."""
+    options = prop.get("anyOf", [prop])
+    nullable = {"type": "null"} in options
+    options = [o for o in options if o != {"type": "null"}]
+    also: tuple[object, ...] = (None,) if nullable and required else ()
+    if any(o.get("const") is False for o in options):
+        also += (False,)
+        options = [o for o in options if o.get("const") is not False]
+    assert len(options) == 1, prop
+    (one,) = options
+    if "$ref" in one:
+        ref = one["$ref"].rsplit("/", 1)[1]
+        kind = "json" if ref == "JsonValue" else next(k for k, v in DEFINITIONS.items()
+                                                      if v == ref)
+        return kind, None, (), also, None, None, None, None
+    kind, of, values = one["type"], None, tuple(one.get("enum", ()))
+    if "const" in one:
+        values = (one["const"],)
+    if kind == "array":
+        item = _schema_kind(one["items"], True)
+        of, values = item[0], item[2]
+    if kind == "object":
+        of = _schema_kind(one["additionalProperties"], True)[0]
+    return (kind, None if of == "json" else of, values, also, one.get("pattern"),
+            one.get("minLength"), one.get("minimum"), one.get("maximum"))
+
+
+@pytest.mark.parametrize("name", sorted(FORMAT_TABLE))
+def test_the_json_schema_says_what_the_table_says(name: str) -> None:
+    """Kinds, literals, patterns, lengths and bounds; null only where the table has it (the
+    schema lets an optional key be null, the load check wants it absent: stricter)."""
+    definition = _definition(name)
+    required = set(definition.get("required", []))
+    assert set(definition["properties"]) == set(FORMAT_TABLE[name])
+    for key, field in FORMAT_TABLE[name].items():
+        got = _schema_kind(definition["properties"][key], key in required)
+        want = (*_table_kind(field), field.pattern, field.min_length, field.ge, field.le)
+        assert got == want, (name, key, got, want)
+
+
+@pytest.mark.parametrize("name", sorted(FORMAT_TABLE))
+def test_the_required_keys_agree(name: str) -> None:
+    typed: Any = getattr(bundle_types, name)
+    schema_required = set(_definition(name).get("required", []))
+    stricter = {key for (obj, key) in STRICTER if obj == name and key in typed.__required_keys__
+                and key not in schema_required}
+    assert typed.__required_keys__ - stricter == schema_required
+
+
+def test_the_load_check_is_compiled_from_the_table() -> None:
+    for name, table in FORMAT_TABLE.items():
+        shape = bundle_shapes.Shape(name)
+        assert shape.allowed == set(table)
+        assert set(shape.required) == getattr(bundle_types, name).__required_keys__
 
 
 def test_the_format_name_is_the_same_everywhere() -> None:
     schema = schema_for("bundle")
     assert schema["properties"]["format"]["const"] == bundle_types.FORMAT == "promptops.bundle/1"
-    assert bundle_check.FORMAT == bundle_types.FORMAT
+    assert FORMAT_TABLE["Bundle"]["format"].values == (bundle_types.FORMAT,)
+
+
+def test_a_change_to_the_table_alone_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The field-by-field test can fail: a literal dropped from the table disagrees."""
+    package = dict(FORMAT_TABLE["PackageInfo"])
+    package["cacheScope"] = Field("string", values=("public",))
+    monkeypatch.setitem(FORMAT_TABLE, "PackageInfo", package)
+    with pytest.raises(AssertionError):
+        test_the_json_schema_says_what_the_table_says("PackageInfo")
 
 
 def _keys_within(value: object, typed: type, where: str) -> list[str]:

@@ -11,12 +11,14 @@ from __future__ import annotations
 import contextlib
 import copy
 import json
+import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from promptops.pipeline import bundle_check
+from promptops.pipeline import bundle_check, bundle_shapes
+from promptops.pipeline.bundle_types import ARG_NAME_RE
 
 NAMES = ["topic", "a-b.c_d", "x" * 128, "x" * 129, "", "tab\there", "nul\x00", "unit\x1f",
          "del\x7f", "c1\x80", "caf\u00e9", "\u4e2d\u6587", "emoji\U0001f600", " ", "~"]
@@ -67,3 +69,13 @@ def test_defaults_of_every_kind_of_argument(base: dict[str, Any], shape: dict[st
                 for d in DEFAULTS}
     if shape in ({}, {"type": "string"}, {"schema": {}}):  # the plain argument
         assert outcomes == {json.dumps(d): isinstance(d, str) for d in DEFAULTS}
+
+
+def test_the_quick_argument_name_test_is_the_pattern() -> None:
+    """``_arg_name`` answers printable ASCII without the table's pattern; it must say what
+    the pattern (``ARG_NAME_RE``, the model's and the JSON Schema's) says of every name."""
+    pattern = re.compile(ARG_NAME_RE)
+    names = [*NAMES, *(chr(c) * n for c in range(0x2000) for n in (1, 128, 129)),
+             "x\n", "\n", "a" * 127 + "\x00"]
+    for name in names:
+        assert bundle_shapes._arg_name(name) == bool(pattern.fullmatch(name)), repr(name)

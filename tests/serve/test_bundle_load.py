@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import json
+import os
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -104,10 +105,26 @@ def _serve_all(b: dict[str, Any]) -> None:
                     assert "KeyError" not in reply["error"]["message"], reply
 
 
-def test_load_refuses_what_verify_refuses_and_serves_what_loads(kit_bundle: Path) -> None:
-    base = json.loads(kit_bundle.read_bytes())
+CARRIED = {  # the carried fields, as the build writes them, so the mutations reach them too
+    "model": {"id": "gpt-x", "settings": {"temperature": 0.2}},
+    "tools": [{"name": "search", "description": "Search", "definition": {"type": "object"}}],
+    "output": {"format": "json", "schema": {"type": "object"}},
+    "samples": [{"name": "small", "arguments": {"code": "x"}}],
+    "metadata": {"owner": "team"},
+    "whitespace": "standalone",
+}
+
+
+def _base(kit_bundle: Path) -> dict[str, Any]:
+    base: dict[str, Any] = json.loads(kit_bundle.read_bytes())
     base["prompts"] = [p for p in base["prompts"] if not p["name"].startswith("p")]  # fillers
+    base["prompts"][1].update(copy.deepcopy(CARRIED))  # code_review
     base["digest"] = digest(base)
+    return base
+
+
+def test_load_refuses_what_verify_refuses_and_serves_what_loads(kit_bundle: Path) -> None:
+    base = _base(kit_bundle)
     assert bundle_check.valid(base) and _schema_ok(base)
     tried = refused = 0
     for label, b in mutations(base):
@@ -138,6 +155,11 @@ BROKEN = {  # what the report found (a KeyError at serve time), and its relative
     "a pattern that does not compile": lambda b: b["prompts"][1]["arguments"][2].update(
         pattern="(["),
     "two prompts of one name": lambda b: b["prompts"][0].update(name="code_review"),
+    # verify refused these and loading did not, until the format was stated once (issue 25)
+    "an integer argument with an enum": lambda b: b["prompts"][1]["arguments"][1].update(
+        type="integer"),
+    "a tool with a key the format lacks": lambda b: b["prompts"][1].update(
+        tools=[{"name": "search", "surplus": 1}]),
 }
 
 
@@ -156,3 +178,51 @@ def test_serve_bundle_and_verify_refuse_alike(kit_bundle: Path, tmp_path: Path,
     verified = subprocess.run([*serve_cmd()[:3], "verify", str(path)], capture_output=True,
                               timeout=60)
     assert verified.returncode == 1, verified
+
+
+SEVERAL = {  # more than one problem at once: the order and the words of the first few
+    "an argument named by a number": lambda b: b["prompts"][1]["arguments"][0].update(name=3),
+    "an argument without a name": lambda b: b["prompts"][1]["arguments"][0].pop("name"),
+    "an argument of every wrong kind": lambda b: b["prompts"][1]["arguments"][1].update(
+        title=1, required="yes", enum="x", examples=[1], maxLength=0, pattern="(["),
+    "an argument of an unknown type": lambda b: b["prompts"][1]["arguments"][1].update(
+        type="text", required="yes"),
+    "a package of wrong literals": lambda b: b["package"].update(
+        cacheScope="x", systemRole="system", whitespace="x", tools="all", limits={"x": 1}),
+    "a message of every wrong kind": lambda b: b["prompts"][1]["messages"][1].update(
+        role="robot", strip=1, loopItem="i", size="1", annotations={"priority": 2,
+                                                                    "audience": ["x"]}),
+    "a history item with a role": lambda b: b["prompts"][1]["messages"][1].update(
+        type="history", loopOver="x"),
+    "an icon of wrong kinds": lambda b: b["prompts"][1]["icons"][0].update(
+        src=1, sizes="x", theme="dim", mimeType=None),
+    "a source of wrong kinds": lambda b: b["source"].update(commit=1, tree=False, dirty="no",
+                                                            path=None),
+    "carried fields of wrong kinds": lambda b: b["prompts"][1].update(
+        model=[], tools={}, output="json", samples=[{"name": "s"}], metadata=None,
+        resultDescription=True),
+    "a resource with both bodies": lambda b: b["resources"]["notes/guide.md"].update(
+        blob="AA==", mimeType=None),
+    "an integer argument with an enum and a pattern": lambda b: b["prompts"][1]["arguments"][
+        1].update(type="integer", default=3),
+    "unknown keys everywhere": lambda b: [o.update(zz=1, aa=2) for o in (
+        b, b["package"], b["source"], b["prompts"][1], b["prompts"][1]["arguments"][0])],
+}
+GOLDEN = Path(__file__).parent / "golden" / "bundle_problems.json"
+
+
+def test_the_worded_problems_are_pinned(kit_bundle: Path) -> None:
+    """``promptops verify`` and ``serve --bundle`` print these words: every mutation's first
+    few problems, in order, stay byte for byte what they were."""
+    base = _base(kit_bundle)
+    found = {label: bundle_check.problems(b) for label, b in mutations(base)}
+    for label, change in SEVERAL.items():
+        b = copy.deepcopy(base)
+        change(b)
+        found[label] = bundle_check.problems(b)
+    found = {label: words for label, words in found.items() if words}
+    if os.environ.get("PROMPTOPS_UPDATE_GOLDEN"):
+        GOLDEN.parent.mkdir(exist_ok=True)
+        GOLDEN.write_text(json.dumps(found, indent=0, sort_keys=True) + "\n")
+    assert found == json.loads(GOLDEN.read_text()), (
+        "the load check's words changed; inspect them and rerun with PROMPTOPS_UPDATE_GOLDEN=1")

@@ -14,7 +14,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from promptops.errors import closest
-from promptops.pipeline.model import ARG_NAME_RE, NAME_RE, PROMPT_NAME_RE, SEMVER_RE
+from promptops.pipeline.bundle_types import ARG_NAME_RE
+from promptops.pipeline.manifest import NAME_RE, SEMVER_RE
+from promptops.pipeline.model import PROMPT_NAME_RE
 
 if TYPE_CHECKING:  # types only: the loader imports this module for its messages
     from promptops.pipeline.yamlio.loader import LoadedFile, Loc
