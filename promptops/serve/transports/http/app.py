@@ -803,7 +803,7 @@ class HttpApp:
     async def _old_transport(self, scope: Scope, receive: Receive, send: SendAsgi,
                              path: str) -> int:
         """2024-11-05 HTTP+SSE: GET the stream, POST messages (transports/http_sse.py)."""
-        from promptops.serve.transports import http_sse
+        from promptops.serve.transports.http import legacy_sse as http_sse
 
         headers = _headers(scope)
         try:
