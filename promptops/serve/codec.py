@@ -13,7 +13,7 @@ at start, as uvicorn's ``protocols/http/auto.py`` picks httptools or h11:
 
 Both are held equal by one oracle test parametrised over both
 (tests/serve/test_reply_encoding.py, uvicorn's ``http_protocol_cls`` fixture shape) and by
-the generated-input tests of tests/serve_http/test_http_hot_path.py.
+the generated-input tests of tests/serve/transports/http/test_http_hot_path.py.
 ``parse`` raises :class:`~promptops.serve.wire.MessageError` for bytes that are not one
 acceptable JSON value; :func:`promptops.serve.jsonrpc.parse` turns it into -32700.
 """
