@@ -171,5 +171,6 @@ def test_auto_picks_orjson_when_installed_and_each_transport_takes_its_codec() -
     from promptops.serve.transports.stdio import Output
 
     assert codecs.auto().name == "orjson"  # the http extra is installed for the tests
-    assert Output(1).codec is codecs.STDLIB  # stdio: the standard library's bytes
-    assert Output(1, codecs.OrjsonCodec()).codec.name == "orjson"
+    assert Output(1).parse is codecs.STDLIB.parse is wire.parse  # stdio: the stdlib's bytes
+    orjson = codecs.OrjsonCodec()
+    assert Output(1, orjson).parse == orjson.parse

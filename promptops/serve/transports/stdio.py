@@ -41,7 +41,6 @@ from types import FrameType
 from typing import TYPE_CHECKING
 
 from promptops.serve import jsonrpc, wire
-from promptops.serve.codec import STDLIB
 
 if TYPE_CHECKING:
     from promptops.serve.codec import Codec
@@ -63,14 +62,16 @@ class Output:
 
     :meth:`send` writes at once (after any held replies); :meth:`hold` keeps a reply
     for the next :meth:`flush`, writing when :data:`HOLD_BYTES` are held: at most that
-    much plus one reply is ever held. Messages are written by ``codec`` (the stdlib's by
-    default: orjson spells some floats otherwise, and stdio's bytes stay as they were).
+    much plus one reply is ever held. Messages are written, and the input read, by ``codec``
+    (promptops.serve.codec); None is the stdlib codec's own functions, ``wire``'s, without
+    importing the codec module on the cold path (orjson spells some floats otherwise, so
+    stdio's bytes stay the standard library's).
     """
 
-    def __init__(self, fd: int, codec: Codec = STDLIB) -> None:
+    def __init__(self, fd: int, codec: Codec | None = None) -> None:
         self._fd = fd
-        self.codec = codec
-        self._encode = codec.encode
+        self._encode = wire.encode if codec is None else codec.encode
+        self.parse = wire.parse if codec is None else codec.parse
         self._lock = threading.Lock()
         self.closed = False
         self._held: list[bytes] = []
@@ -240,7 +241,7 @@ class _Loop:
 
     def __init__(self, dispatcher: Dispatcher, session: Session, out: Output, fd: int) -> None:
         self.dispatcher, self.session, self.out, self.fd = dispatcher, session, out, fd
-        self._parse = out.codec.parse  # the codec the output writes with reads the input
+        self._parse = out.parse  # the codec the output writes with reads the input
         self.stopping = False  # set by the main thread: the connection has ended
         self.done = False  # set by the worker: it has left run()
 
