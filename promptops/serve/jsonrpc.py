@@ -31,6 +31,10 @@ Send = Callable[[Outbound], None]
 PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS = -32700, -32600, -32601, -32602
 INTERNAL_ERROR = -32603
 UNSUPPORTED_VERSION, RESOURCE_NOT_FOUND = -32022, -32002  # MCP's own codes
+# 2026-07-28's own: a Streamable HTTP header that is missing or disagrees with the body
+# (HeaderMismatchError), and a request needing a capability the client did not declare
+# (MissingRequiredClientCapabilityError); HTTP answers both with 400
+HEADER_MISMATCH, MISSING_CAPABILITY = -32020, -32021
 MAX_ERROR_TEXT = 1000  # characters of an error message or data string: quoted values are cut
 MAX_BATCH = 100  # messages in one batch
 BATCH_REPLY_BYTES = 16 * 1024 * 1024  # encoded replies of one batch
@@ -73,10 +77,12 @@ def valid_id(id_: object) -> TypeGuard[RequestId]:
     return isinstance(id_, (str, LongInt)) or (isinstance(id_, int) and not isinstance(id_, bool))
 
 
-def parse(data: bytes) -> object:
-    """The message in ``data``; RpcError (-32700) when it is not acceptable JSON."""
+def parse(data: bytes, read: Callable[[bytes], object] = wire.parse) -> object:
+    """The message in ``data``; RpcError (-32700) when it is not acceptable JSON.
+
+    ``read``: a codec's ``parse`` (promptops.serve.codec), ``wire.parse`` by default."""
     try:
-        return wire.parse(data)
+        return read(data)
     except wire.MessageError as exc:
         raise RpcError(PARSE_ERROR, f"parse error: {exc}") from None
 

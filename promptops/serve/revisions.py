@@ -55,12 +55,25 @@ def era_of(revision: str) -> Era:
     return STATELESS if revision in STATELESS_REVISIONS else SESSION
 
 
-def request_era(method: str, params: Json) -> Era | None:
-    """The era a first request opens: the envelope (or server/discover) is stateless,
-    ``initialize`` opens a session; anything else decides nothing."""
+def request_era(method: object, params: Json, *, named: str | None = None,
+                joined: bool = False) -> Era | None:
+    """The era a request opens, or over HTTP belongs to: the one rule of every transport.
+
+    Stateless: a revision of that era named outside the body (``named``: HTTP's
+    ``MCP-Protocol-Version`` header), or the envelope (a ``_meta`` naming its
+    ``protocolVersion``; other ``io.modelcontextprotocol/`` keys, such as 2025-11-25's
+    ``related-task``, travel in session-era requests too). Then a request that names a
+    session it joins (``joined``: HTTP's ``Mcp-Session-Id``) is of that session;
+    ``server/discover`` is stateless and ``initialize`` opens a session; anything else
+    decides nothing (stdio's first request: "not initialized").
+    """
+    if named in STATELESS_REVISIONS:
+        return STATELESS
     meta = params.get("_meta")
-    if isinstance(meta, dict) and any(str(k).startswith(META_PREFIX) for k in meta):
+    if isinstance(meta, dict) and META_VERSION in meta:
         return STATELESS  # an initialize with the envelope too: it is then not offered
+    if joined:
+        return SESSION
     if method == "server/discover":
         return STATELESS
     if method == "initialize":

@@ -31,6 +31,7 @@ from promptops.ui import compare, pages
 from promptops.ui.site import Shelf, Site
 
 if TYPE_CHECKING:
+    from promptops.serve.transports.http.guard import HostGuard
     from promptops.serve.usage import Usage
 
 Scope = MutableMapping[str, Any]
@@ -90,6 +91,13 @@ class UiApp:
         self.site = site
         self.usage = usage  # serve --http --ui: the server's request counters
         self.hosts = hosts
+        # the DNS-rebinding rule of serve --http (one home): its Host half, the UI being
+        # read-only GETs (a rebound page's requests carry its own name as Host)
+        self.guard: HostGuard | None = None
+        if hosts is not None:
+            from promptops.serve.transports.http.guard import HostGuard
+
+            self.guard = HostGuard(allow_hosts=hosts)
         self.refresh = refresh  # called before each request (ui.mount: follow the server)
         self.static = _static()
 
@@ -118,12 +126,11 @@ class UiApp:
         await send({"type": "http.response.body", "body": body})
 
     def _host_ok(self, scope: Scope) -> bool:
-        if self.hosts is None:
+        if self.guard is None:
             return True
         for key, value in scope.get("headers", []):
             if key == b"host":
-                host = value.decode("latin-1").lower()
-                return host in self.hosts
+                return self.guard.host_ok(value.decode("latin-1").lower())
         return False
 
     def respond(self, scope: Scope) -> Response:

@@ -17,7 +17,7 @@ import pytest
 from helpers.node import NODE_DEPS, npm_package
 from mcp import Client, types
 from mcp.client.streamable_http import streamable_http_client
-from serve_http.http_helpers import HttpServer
+from serve.transports.http.http_helpers import HttpServer
 from test_channel_serve import _cli, released
 
 POLL = "1s"

@@ -5,7 +5,7 @@ build: a person in Claude Desktop (which sets no log level) saw nothing. The off
 Python SDK client over stdio is the judge: a handshake-era client that never sent
 logging/setLevel hears the failure (``error``, with file:line:col) and the recovery
 (``info``); a 2026-07-28 client hears both on a listen stream whose ``_meta`` asks for a
-log level. (Over HTTP: tests/serve_http/test_http_log_notifications.py.)
+log level. (Over HTTP: tests/serve/transports/http/test_http_log_notifications.py.)
 """
 
 from __future__ import annotations

@@ -6,6 +6,10 @@ is the standard library's ``json.dumps`` with the same separators, on replies th
 server core makes from a real package (every prompt of the kit, every session revision
 and the stateless one, awkward ids and arguments), and on hand-made shapes that must
 take the general path instead.
+
+Every comparison runs once per codec (``promptops.serve.codec``: the stdlib one stdio uses,
+the orjson one HTTP uses), as uvicorn's test suite runs over both of its HTTP
+implementations (its ``http_protocol_cls`` fixture): one oracle, both peers byte-identical.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from serve_helpers import envelope, kit_files
 from promptops.pipeline.build import Build
 from promptops.serve import wire
 from promptops.serve.catalog import Catalog
+from promptops.serve.codec import Codec, OrjsonCodec, StdlibCodec
 from promptops.serve.revisions import SESSION_REVISIONS
 from promptops.serve.server import Server
 
@@ -57,6 +62,13 @@ def _reference(message: Any) -> bytes:
         return json.dumps(message, ensure_ascii=True, separators=(",", ":")).encode()
 
 
+@pytest.fixture(params=[StdlibCodec, OrjsonCodec], ids=lambda cls: cls.name)
+def codec(request: pytest.FixtureRequest) -> Codec:
+    """Each codec in turn: the reply bytes of both must be the oracle's."""
+    made: Codec = request.param()
+    return made
+
+
 @pytest.fixture
 def server(repo_factory: Callable[..., git.Repo]) -> Server:
     repo = repo_factory({**kit_files(extra_prompts=3), "prompts/plain.prompt.yaml": TEXT_PROMPT})
@@ -72,8 +84,8 @@ def _session(server: Server, revision: str | None) -> Any:
 
 
 @pytest.mark.parametrize("revision", [*SESSION_REVISIONS, None])
-def test_every_reply_of_the_core_encodes_as_json_does(server: Server,
-                                                      revision: str | None) -> None:
+def test_every_reply_of_the_core_encodes_as_json_does(server: Server, revision: str | None,
+                                                      codec: Codec) -> None:
     session = _session(server, revision)
     snap = server.catalog.snapshot
     short = 0
@@ -86,7 +98,7 @@ def test_every_reply_of_the_core_encodes_as_json_does(server: Server,
                 params.update(envelope())
             [reply] = server.handle(session, {"jsonrpc": "2.0", "id": IDS[(i + j) % len(IDS)],
                                               "method": "prompts/get", "params": params})
-            assert wire.encode(reply) == _reference(reply), (name, topic)
+            assert codec.encode(reply) == _reference(reply), (name, topic)
             short += wire._text_reply(reply) is not None
     # the session era's text prompts (the fillers and plain) took the short path; the
     # stateless era's _meta is a copy with keys of its own, so it never does
@@ -115,10 +127,10 @@ def _reply(**changes: Any) -> dict[str, Any]:
 @pytest.mark.parametrize("changes", [
     {}, {"result__description": KeyError}, {"id": "x\u2028"}, {"result__messages": []},
 ], ids=["as served", "no description", "string id", "no messages"])
-def test_shapes_of_the_short_path(changes: dict[str, Any]) -> None:
+def test_shapes_of_the_short_path(changes: dict[str, Any], codec: Codec) -> None:
     reply = _reply(**changes)
     assert wire._text_reply(reply) is not None
-    assert wire.encode(reply) == _reference(reply)
+    assert codec.encode(reply) == _reference(reply)
 
 
 @pytest.mark.parametrize("changes", [
@@ -129,13 +141,14 @@ def test_shapes_of_the_short_path(changes: dict[str, Any]) -> None:
     {"result__messages__0__role": 3}, {"result__messages__0__content__text": 3},
     {"result___meta": {"promptops/package": "kit"}}, {"result__messages": ()},
 ], ids=lambda c: ",".join(c))
-def test_every_other_shape_takes_the_general_path(changes: dict[str, Any]) -> None:
+def test_every_other_shape_takes_the_general_path(changes: dict[str, Any],
+                                                  codec: Codec) -> None:
     reply = _reply(**changes)
     assert wire._text_reply(reply) is None
     if isinstance(reply["id"], wire.LongInt):
-        assert wire.encode(reply).startswith(b'{"jsonrpc":"2.0","id":' + b"9" * 5000 + b",")
+        assert codec.encode(reply).startswith(b'{"jsonrpc":"2.0","id":' + b"9" * 5000 + b",")
     else:
-        assert wire.encode(reply) == _reference(reply)
+        assert codec.encode(reply) == _reference(reply)
 
 
 def test_a_sealed_object_cannot_change_and_copies_freely() -> None:
@@ -151,3 +164,13 @@ def test_a_sealed_object_cannot_change_and_copies_freely() -> None:
     for twin in (copy.copy(sealed), copy.deepcopy(sealed), pickle.loads(pickle.dumps(sealed))):
         assert twin == sealed and type(twin) is wire.Sealed and twin.text == sealed.text
     assert {**sealed, "x": 1} == {"a": "b\u00e9", "n": 1, "t": True, "x": 1}
+
+
+def test_auto_picks_orjson_when_installed_and_each_transport_takes_its_codec() -> None:
+    from promptops.serve import codec as codecs
+    from promptops.serve.transports.stdio import Output
+
+    assert codecs.auto().name == "orjson"  # the http extra is installed for the tests
+    assert Output(1).parse is codecs.STDLIB.parse is wire.parse  # stdio: the stdlib's bytes
+    orjson = codecs.OrjsonCodec()
+    assert Output(1, orjson).parse == orjson.parse

@@ -27,7 +27,7 @@ from mcp import ClientSession, StdioServerParameters, types
 from mcp.client.stdio import stdio_client
 from serve_helpers import kit_files, serve_cmd
 
-TS_TOOLS = Path(__file__).parents[1] / "serve_http" / "clients" / "tools.mjs"
+TS_TOOLS = Path(__file__).parent / "transports" / "http" / "clients" / "tools.mjs"
 ARGS = {"code": "x", "language": "go"}
 TEXT = "Review this go code (pep8):\nx"
 
@@ -121,7 +121,7 @@ def test_fastmcp_client_over_stdio(repo_factory: Any) -> None:
 
 
 def test_fastmcp_client_over_http(repo_factory: Any, tmp_path: Path) -> None:
-    sys.path.insert(0, str(Path(__file__).parents[1] / "serve_http"))
+    sys.path.insert(0, str(Path(__file__).parent / "transports" / "http"))
     from http_helpers import HttpServer
 
     root = _repo(repo_factory)

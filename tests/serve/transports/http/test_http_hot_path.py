@@ -4,10 +4,10 @@ The per-request work of ``serve --http`` was cut (docs/benchmarks.md, HTTP secti
 replacing general code with cheaper equivalents; each equivalence is checked here
 against the code it replaced, on generated and on edge-case inputs:
 
-* request bodies read by orjson (``transports.http.parse``) against ``jsonrpc.parse``:
+* request bodies read by orjson (``codec.OrjsonCodec.parse``) against ``jsonrpc.parse``:
   the same values of the same types (exact integers past 64 bits included), and the
   same -32700 for every body the bounded parser refuses;
-* replies written by orjson (``transports.http.encode``) against ``wire.encode``:
+* replies written by orjson (``codec.OrjsonCodec.encode``) against ``wire.encode``:
   the same bytes for anything without floats, the same JSON values with them, and
   ``wire.encode``'s own output for everything orjson refuses;
 * the ``Mcp-Name`` character rule (visible ASCII and space) against the explicit
@@ -30,9 +30,18 @@ from prometheus_client import CollectorRegistry, Counter, Histogram, generate_la
 from prometheus_client.parser import text_string_to_metric_families
 
 from promptops.serve import jsonrpc, wire
+from promptops.serve.codec import OrjsonCodec
 from promptops.serve.metrics import BUCKETS, Metrics
-from promptops.serve.transports import http as transport
+from promptops.serve.transports.http import base, stateless
+from promptops.serve.transports.http.streams import sse_frame
 from promptops.serve.wire import LongInt
+
+ORJSON = OrjsonCodec()
+
+
+def _parse(body: bytes) -> object:
+    return jsonrpc.parse(body, ORJSON.parse)  # as the HTTP endpoint reads a body
+
 
 _scalars = st.none() | st.booleans() | st.integers(-(2**63), 2**64 - 1) | st.text()
 _json = st.recursive(_scalars, lambda inner: st.lists(inner, max_size=4)
@@ -46,13 +55,13 @@ _json_floats = st.recursive(_scalars | _floats, lambda inner: st.lists(inner, ma
 @settings(max_examples=300, deadline=None)
 @given(_json)
 def test_encode_writes_the_bytes_wire_writes(value: Any) -> None:
-    assert transport.encode(value) == wire.encode(value)
+    assert ORJSON.encode(value) == wire.encode(value)
 
 
 @settings(max_examples=300, deadline=None)
 @given(_json_floats)
 def test_encode_with_floats_writes_the_same_values(value: Any) -> None:
-    ours = transport.encode(value)
+    ours = ORJSON.encode(value)
     assert json.loads(ours) == json.loads(wire.encode(value))
     assert ours.decode("utf-8")  # always UTF-8 text
 
@@ -66,7 +75,7 @@ def test_encode_falls_back_to_wire_for_what_orjson_refuses() -> None:
     for value in ({"id": LongInt("1" * 5000)}, {"id": 2**64}, {"id": -(2**63) - 1},
                   {"text": "lone \ud800 surrogate"}, {1: "int key"}, deep,
                   {"jsonrpc": "2.0", "id": LongInt("9" * 4400), "result": {"x": "\udc00"}}):
-        assert transport.encode(value) == wire.encode(value), repr(value)[:60]
+        assert ORJSON.encode(value) == wire.encode(value), repr(value)[:60]
 
 
 def test_encode_of_a_real_reply_matches() -> None:
@@ -75,8 +84,9 @@ def test_encode_of_a_real_reply_matches() -> None:
         "messages": [{"role": "user", "content": {"type": "text", "text": text}}],
         "_meta": {"promptops/digest": "sha256:00", "io.modelcontextprotocol/serverInfo": {
             "name": "promptops", "version": "0"}}, "resultType": "complete"}}
-    assert transport.encode(reply) == wire.encode(reply)
-    assert transport.sse_frame(reply) == b"event: message\ndata: " + wire.encode(reply) + b"\n\n"
+    assert ORJSON.encode(reply) == wire.encode(reply)
+    assert sse_frame(ORJSON.encode, reply) == \
+        b"event: message\ndata: " + wire.encode(reply) + b"\n\n"
 
 
 def _typed(value: Any) -> Any:
@@ -112,7 +122,7 @@ def test_parse_reads_what_jsonrpc_parse_reads(value: Any, ascii_only: bool,
                                               indent: int | None) -> None:
     body = json.dumps(value, ensure_ascii=ascii_only, indent=indent).encode("utf-8",
                                                                              "surrogatepass")
-    assert _reading(body, transport.parse) == _reading(body, jsonrpc.parse)
+    assert _reading(body, _parse) == _reading(body, jsonrpc.parse)
 
 
 def test_parse_refuses_what_jsonrpc_parse_refuses() -> None:
@@ -122,7 +132,7 @@ def test_parse_refuses_what_jsonrpc_parse_refuses() -> None:
               b'{"id": 18446744073709551616}', b'{"id": -9223372036854775809}', b"01",
               b'{"a" 1}', b"{'a': 1}", b'"abc', b"tru", b"1 2", b"[1] x", b'{"a":1}{"b":2}']
     for body in bodies:
-        assert _reading(body, transport.parse) == _reading(body, jsonrpc.parse), body[:40]
+        assert _reading(body, _parse) == _reading(body, jsonrpc.parse), body[:40]
 
 
 def _old_decode_name_chars(value: str) -> bool:
@@ -135,11 +145,11 @@ def test_mcp_name_character_rule_is_unchanged() -> None:
     for cp in points:
         for value in (chr(cp), f"ab{chr(cp)}cd"):
             want = value if _old_decode_name_chars(value) else None
-            assert transport._decode_name(value) == want, hex(cp)
-    assert transport._decode_name("") == ""
-    assert transport._decode_name("=?base64?Y29kZV9yZXZpZXc=?=") == "code_review"
-    assert transport._decode_name("=?base64?not base64?=") is None
-    assert transport._decode_name("=?base64?/w==?=") is None  # not UTF-8
+            assert stateless.decode_name(value) == want, hex(cp)
+    assert stateless.decode_name("") == ""
+    assert stateless.decode_name("=?base64?Y29kZV9yZXZpZXc=?=") == "code_review"
+    assert stateless.decode_name("=?base64?not base64?=") is None
+    assert stateless.decode_name("=?base64?/w==?=") is None  # not UTF-8
 
 
 def _samples(text: str) -> list[tuple[str, tuple[tuple[str, str], ...], float]]:
@@ -177,7 +187,7 @@ def test_metrics_expose_what_prometheus_client_would() -> None:
 
 
 def test_cache_headers_are_the_formula_they_cache() -> None:
-    memo: transport.CacheHeaders = {}
+    memo: stateless.CacheHeaders = {}
     for ttl in (0, 999, 1000, 60_000, 123_456):
         for scope in ("public", "private", None):
             for authenticated in (False, True):
@@ -186,16 +196,16 @@ def test_cache_headers_are_the_formula_they_cache() -> None:
                     result["cacheScope"] = scope
                 private = authenticated or scope == "private"
                 word = "private" if private else "public"
-                want = [transport.JSON_CT,
+                want = [base.JSON_CT,
                         (b"cache-control", f"{word}, max-age={ttl // 1000}".encode())]
                 if authenticated:
                     want.append((b"vary", b"Authorization"))
                 for _ in range(2):  # computed, then cached
-                    got = transport._cache_headers({"result": result},
+                    got = stateless.cache_headers({"result": result},
                                                    authenticated=authenticated, memo=memo)
                     assert got == want
     assert len(memo) == 12  # 4 ages (0, 1, 60, 123 s) x public, private, private + vary
-    assert transport._cache_headers({"result": {"messages": []}}, authenticated=True,
-                                    memo=memo) == [transport.JSON_CT, transport.NO_STORE]
-    assert transport._cache_headers({"error": {}}, authenticated=False, memo=memo) == [
-        transport.JSON_CT, transport.NO_STORE]
+    assert stateless.cache_headers({"result": {"messages": []}}, authenticated=True,
+                                    memo=memo) == [base.JSON_CT, base.NO_STORE]
+    assert stateless.cache_headers({"error": {}}, authenticated=False, memo=memo) == [
+        base.JSON_CT, base.NO_STORE]

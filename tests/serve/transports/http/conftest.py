@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parents[1] / "serve"))  # serve_helpers: the kit package
+sys.path.insert(0, str(Path(__file__).parents[2]))  # serve_helpers: the kit package
 
 from helpers.repo import make_repo
 from serve_helpers import kit_files

@@ -183,7 +183,7 @@ def test_a_missing_token_gets_a_challenge_without_an_error_code(server: HttpServ
     assert missing.headers["www-authenticate"].startswith("Bearer resource_metadata=")
     wrong = post(server.url, body, {**headers, "authorization": "Bearer wrong"})
     assert 'Bearer error="invalid_token"' in wrong.headers["www-authenticate"]
-    doc = (Path(__file__).resolve().parents[2] / "docs" / "http.md").read_text("utf-8")
+    doc = (Path(__file__).resolve().parents[4] / "docs" / "http.md").read_text("utf-8")
     assert ("Without a token (no `Authorization: Bearer` header): **401** with\n"
             "`WWW-Authenticate: Bearer resource_metadata=") in doc
 

@@ -1,0 +1,112 @@
+"""The MCP endpoint (``/mcp``): admit, read one body, decide the era, hand it over.
+
+POST is read here once for both eras - media type and ``Accept`` checked (415/406), the
+body read in chunks up to ``max_body`` (413), parsed by the app's codec (-32700 with HTTP
+400) - and then goes to the era :func:`~promptops.serve.revisions.request_era` names:
+the :class:`~promptops.serve.transports.http.stateless.StatelessExchange` or the
+:class:`~promptops.serve.transports.http.sessions.SessionEra`, which also owns GET (the
+session's stream) and DELETE.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from promptops.serve import jsonrpc
+from promptops.serve.auth import ANONYMOUS
+from promptops.serve.methods import METHODS
+from promptops.serve.transports.http.base import (
+    HttpError,
+    Note,
+    Receive,
+    Scope,
+    SendAsgi,
+    headers,
+    read_body,
+    refuse,
+)
+from promptops.serve.transports.http.stateless import is_stateless
+from promptops.serve.usage import PRINCIPAL, TRACE_HEADER
+
+if TYPE_CHECKING:
+    from promptops.serve.auth import Principal
+    from promptops.serve.codec import Codec
+    from promptops.serve.transports.http.guard import AuthGate
+    from promptops.serve.transports.http.sessions import SessionEra
+    from promptops.serve.transports.http.stateless import StatelessExchange
+    from promptops.serve.usage import Usage
+
+# The JSON-RPC methods a request may name in metrics and the access log; any other is
+# "other" (a caller-chosen string must never become a label value: defect 8, issue 23).
+KNOWN_METHODS = frozenset((*METHODS, "notifications/initialized", "notifications/cancelled",
+                           "notifications/roots/list_changed", "http+sse"))
+
+
+class McpEndpoint:
+    """POST, GET and DELETE of the endpoint path, for both eras."""
+
+    def __init__(self, gate: AuthGate, codec: Codec, sessions: SessionEra,
+                 stateless: StatelessExchange, max_body: int) -> None:
+        self.gate, self.codec, self.max_body = gate, codec, max_body
+        self.sessions, self.stateless = sessions, stateless
+        self.usage: Usage | None = None  # the principal and trace context go to its counters
+
+    async def __call__(self, scope: Scope, receive: Receive, send: SendAsgi, note: Note) -> int:
+        hdrs = headers(scope)
+        try:
+            if self.gate.auth is None:  # the guard alone: no coroutine to await
+                self.gate.guard.check(hdrs)
+                principal = ANONYMOUS
+            else:
+                principal = await self.gate.admit(hdrs)
+                note["principal"] = principal.name
+                if self.usage is not None:
+                    PRINCIPAL.set(principal.name)
+            if self.usage is not None and self.usage.tracing is not None:
+                TRACE_HEADER.set((hdrs.get("traceparent"), hdrs.get("tracestate")))
+            verb = scope["method"]
+            if verb == "POST":
+                return await self.post(scope, receive, send, hdrs, principal, note)
+            if verb == "GET":
+                return await self.sessions.get(scope, receive, send, hdrs, principal)
+            if verb == "DELETE":
+                return await self.sessions.delete(send, hdrs, principal)
+            raise HttpError(405, jsonrpc.INVALID_REQUEST, "Method Not Allowed",
+                            headers=[(b"allow", b"GET, POST, DELETE")])
+        except HttpError as exc:
+            return await refuse(send, exc, self.codec.encode)
+
+    async def post(self, scope: Scope, receive: Receive, send: SendAsgi,
+                   hdrs: dict[str, str], principal: Principal, note: Note) -> int:
+        ctype = hdrs.get("content-type", "")
+        if ctype != "application/json" and \
+                ctype.split(";", 1)[0].strip().lower() != "application/json":
+            raise HttpError(415, jsonrpc.INVALID_REQUEST,
+                            "Unsupported Media Type: send Content-Type: application/json")
+        accept = hdrs.get("accept", "")
+        if accept and "application/json" not in accept and "*/*" not in accept and \
+                "application/*" not in accept:
+            raise HttpError(406, jsonrpc.INVALID_REQUEST,
+                            "Not Acceptable: Accept must include application/json")
+        first = await receive()
+        body: bytes | None = first.get("body", b"")
+        if first["type"] != "http.request" or first.get("more_body") or \
+                len(body or b"") > self.max_body:  # chunked, too long, or gone
+            body = await read_body(receive, self.max_body, first)
+        if body is None:
+            raise HttpError(413, jsonrpc.INVALID_REQUEST,
+                            f"Request body over {self.max_body} bytes")
+        try:
+            msg = jsonrpc.parse(body, self.codec.parse)
+        except jsonrpc.RpcError as exc:
+            raise HttpError(400, exc.code, exc.message) from None
+        if isinstance(msg, dict):
+            method = msg.get("method")
+            # a label value and an access-log field: one of the names we answer, or "other"
+            note["rpc"] = None if not isinstance(method, str) else \
+                method if method in KNOWN_METHODS else "other"
+        version = hdrs.get("mcp-protocol-version")
+        if is_stateless(msg, version, hdrs):
+            return await self.stateless.post(scope, receive, send, hdrs, principal, msg,
+                                             version)
+        return await self.sessions.post(scope, send, hdrs, principal, msg, version)
