@@ -26,8 +26,6 @@ import pytest
 
 # Circles being removed elsewhere (issue 25's target layout); each entry is one component.
 KNOWN: set[frozenset[str]] = {
-    # http_sse.py reaches into HttpApp's privates; the HTTP transport split removes it
-    frozenset({"promptops.serve.transports.http", "promptops.serve.transports.http_sse"}),
     # serve --help prints the stdio parser's options (help imports main._parser) and main
     # prints help's text: the one options object and argparse builder of the serve front
     # door (serve/options.py) removes it; serve is not this change's to restructure
