@@ -3,18 +3,19 @@
 Why our own: with the OpenTelemetry Python SDK, a sampled ``prompts/get`` cost about six
 times its untraced CPU (span objects, attribute validation, context machinery, protobuf
 message objects per attribute). Here the request path only appends a small record
-(:class:`promptops.serve.tracing.Span`) to a deque; this module's thread wakes every
+(:data:`promptops.serve.tracing.Record`, a tuple) to a deque; this module's thread wakes every
 ``OTEL_BSP_SCHEDULE_DELAY`` ms (or when a batch is full), encodes the batch straight into
 the OTLP protobuf wire format (``ExportTraceServiceRequest``, opentelemetry-proto's
 ``trace/v1``; ``tests/serve_http/test_usage_tracing.py`` parses our bytes with the official
-message classes) and POSTs it to the collector, as the SDK's ``BatchSpanProcessor`` and
+message classes) and POSTs it to the collector, as the SDK's ``BatchRecordProcessor`` and
 OTLP/HTTP exporter do. The encoded attribute blocks are cached: their values are the
 bounded labels of :mod:`promptops.serve.usage`, so a batch mostly concatenates bytes.
 
 The exporter reads the standard variables the SDK's OTLP/HTTP exporter reads (endpoint,
 headers, timeout in seconds as that exporter does, compression, certificates) and the
 batch processor's ``OTEL_BSP_*``; docs/observability.md lists them. Only ``http/protobuf``
-is spoken. A full queue drops new spans (counted, warned once), as the SDK does.
+is spoken. A full queue drops new spans (counted, warned once), as the SDK does; the
+queue and batch sizes count records (a request's span with its render child is one).
 """
 
 from __future__ import annotations
@@ -30,13 +31,14 @@ import time
 import zlib
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping
+from random import getrandbits
 from typing import TYPE_CHECKING
 from urllib.parse import unquote, urlsplit
 
 from promptops.errors import UsageError
 
 if TYPE_CHECKING:
-    from promptops.serve.tracing import Span
+    from promptops.serve.tracing import Record
 
 Log = Callable[[str], None]
 RETRYABLE = frozenset({408, 429, 502, 503, 504})
@@ -83,52 +85,69 @@ def scope(name: str, version: str) -> bytes:
     return _text(1, name) + _text(2, version)
 
 
-_FIXED64 = struct.Struct("<Q").pack
-_FIXED32 = struct.Struct("<I").pack
+_TIMES = struct.Struct("<BQBQ").pack  # start_time_unix_nano (7), end (8): fixed64 each
 
 
 class Encoder:
-    """Spans -> ``ExportTraceServiceRequest`` bytes, for one resource and scope."""
+    """Records -> ``ExportTraceServiceRequest`` bytes, for one resource and scope."""
 
     def __init__(self, resource_bytes: bytes, scope_bytes: bytes) -> None:
         self._resource = _field(1, resource_bytes)
         self._scope = _field(1, scope_bytes)
-        self._attrs: dict[tuple[tuple[str, str], ...], bytes] = {}
-        self._names: dict[str, bytes] = {}
+        # by the attribute tuple's identity (the recorder reuses one tuple per series:
+        # hashing eleven pairs per span cost more than the rest of its encoding), the
+        # tuple kept in the value so that its id cannot be reused while cached
+        self._attrs: dict[int, tuple[tuple[tuple[str, str], ...], bytes]] = {}
+        self._heads: tuple[dict[str, bytes], ...] = tuple({} for _ in range(6))  # by kind
 
     def _attributes(self, attrs: tuple[tuple[str, str], ...]) -> bytes:
-        hit = self._attrs.get(attrs)
-        if hit is None:
-            hit = b"".join(_field(9, key_value(k, v)) for k, v in attrs)
+        hit = self._attrs.get(id(attrs))
+        if hit is None or hit[0] is not attrs:
             if len(self._attrs) >= 4096:  # bounded labels: a full cache is a rare outlier
                 self._attrs.clear()
-            self._attrs[attrs] = hit
-        return hit
+            hit = self._attrs[id(attrs)] = (
+                attrs, b"".join(_field(9, key_value(k, v)) for k, v in attrs))
+        return hit[1]
 
-    def span(self, s: Span) -> bytes:
-        """One ``Span`` message (field numbers of opentelemetry-proto trace/v1)."""
-        name = self._names.get(s.name)
-        if name is None:
-            name = self._names[s.name] = _text(5, s.name)
-        parts = [b"\x0a\x10", bytes.fromhex(s.trace), b"\x12\x08", bytes.fromhex(s.id)]
-        if s.state:
-            parts.append(_text(3, s.state))
-        flags = 0x100 | (s.flags & 0xFF)  # SPAN_FLAGS_CONTEXT_HAS_IS_REMOTE_MASK
-        if s.parent:
-            parts += (b"\x22\x08", bytes.fromhex(s.parent))
-            if s.remote:
-                flags |= 0x200  # the parent came from the caller
-        parts += (name, b"\x30", _SMALL[s.kind], b"\x39", _FIXED64(s.start), b"\x41",
-                  _FIXED64(s.end), self._attributes(s.attrs))
-        if s.error:
-            parts.append(b"\x7a\x02\x18\x02")  # status { code: STATUS_CODE_ERROR }
-        parts += (b"\x85\x01", _FIXED32(flags))  # flags: field 16, fixed32
-        body = b"".join(parts)
-        return b"\x12" + _len(len(body)) + body
+    def _head(self, name: str, kind: int) -> bytes:
+        """name (5) and kind (6) of a span."""
+        heads = self._heads[kind]
+        head = heads.get(name)
+        if head is None:
+            if len(heads) >= 4096:
+                heads.clear()
+            head = heads[name] = _text(5, name) + b"\x30" + _SMALL[kind]
+        return head
 
-    def request(self, spans: Iterable[Span]) -> bytes:
-        """The whole export request of ``spans``: one resource, one scope."""
-        scope_spans = _field(2, self._scope + b"".join([self.span(s) for s in spans]))
+    def record(self, r: Record) -> bytes:
+        """The ``Span`` messages of one record (field numbers of opentelemetry-proto
+        trace/v1): the span, then each child, whose parent it is."""
+        trace, parent, state, flags, remote, name, kind, start, end, attrs, error, kids = r
+        trace_bytes = b"\x0a\x10" + bytes.fromhex(trace)
+        own = (getrandbits(64) or 1).to_bytes(8, "big")
+        state_bytes = _text(3, state) if state else b""
+        flags = 0x100 | (flags & 0xFF)  # SPAN_FLAGS_CONTEXT_HAS_IS_REMOTE_MASK
+        body = b"".join((
+            trace_bytes, b"\x12\x08", own, state_bytes,
+            b"\x22\x08" + bytes.fromhex(parent) if parent else b"",
+            self._head(name, kind), _TIMES(0x39, start, 0x41, end), self._attributes(attrs),
+            b"\x7a\x02\x18\x02" if error else b"",  # status { code: STATUS_CODE_ERROR }
+            b"\x85\x01", (flags | 0x200 if remote else flags).to_bytes(4, "little")))
+        out = [b"\x12", _len(len(body)), body]
+        if kids:
+            tail = b"\x85\x01" + flags.to_bytes(4, "little")  # flags: field 16, fixed32
+            under = b"\x22\x08" + own
+            for child, child_start, child_end in kids:
+                body = b"".join((
+                    trace_bytes, b"\x12\x08", (getrandbits(64) or 1).to_bytes(8, "big"),
+                    state_bytes, under, self._head(child, 1),
+                    _TIMES(0x39, child_start, 0x41, child_end), tail))
+                out += (b"\x12", _len(len(body)), body)
+        return b"".join(out)
+
+    def request(self, records: Iterable[Record]) -> bytes:
+        """The whole export request of ``records``: one resource, one scope."""
+        scope_spans = _field(2, self._scope + b"".join([self.record(r) for r in records]))
         return _field(1, self._resource + scope_spans)
 
 
@@ -218,7 +237,8 @@ class Exporter:
         self.batch = min(int(_number(env, "OTEL_BSP_MAX_EXPORT_BATCH_SIZE", 512, self.log))
                          or 512, self.max_queue)
         self.export_timeout = _number(env, "OTEL_BSP_EXPORT_TIMEOUT", 30000, self.log) / 1000
-        self.queue: deque[Span] = deque()
+        self.queue: deque[Record] = deque()
+        self.fast = 0  # below this many queued records, Tracing.record appends by itself
         self.dropped = 0
         self.exported = 0
         self._wake = threading.Event()
@@ -229,8 +249,10 @@ class Exporter:
         os.register_at_fork(after_in_child=self._forked)
 
     # -- the request path -----------------------------------------------------------------
-    def put(self, span: Span) -> None:
-        """Queue one ended span (any thread; the deque's append is atomic)."""
+    def put(self, span: Record) -> None:
+        """Queue one ended span (any thread; the deque's append is atomic). The request
+        path appends itself while ``len(queue) < fast`` (:meth:`Tracing.record`) and calls
+        this only when a batch is due, the queue is full or the thread is not running."""
         queue = self.queue
         if len(queue) >= self.max_queue:
             if not self.dropped:
@@ -241,7 +263,7 @@ class Exporter:
         queue.append(span)
         if self._thread is None:
             self._start()
-        elif len(queue) >= self.batch:
+        if len(queue) >= self.batch:
             self._wake.set()
 
     # -- the export thread ----------------------------------------------------------------
@@ -251,10 +273,12 @@ class Exporter:
         thread = threading.Thread(target=self._run, name="promptops-otlp", daemon=True)
         self._thread = thread
         thread.start()
+        self.fast = self.batch - 1  # from now on the request path appends by itself
 
     def _forked(self) -> None:
         """In a forked worker: no thread yet, no spans of the parent, no parent's socket."""
-        self.queue = deque()
+        self.fast = 0
+        self.queue.clear()
         self._thread, self._conn, self._wake = None, None, threading.Event()
 
     def _run(self) -> None:

@@ -11,13 +11,13 @@ span. Attributes name the method, package, prompt, version, digest, revision, ch
 outcome, never argument values.
 
 Why not the OpenTelemetry SDK's tracer: its span start/end, attribute validation and
-context machinery cost about five times a cached ``prompts/get``. A span here is a
-:class:`Span` record (ids as hex, parent, name, kind, two ``time_ns`` stamps, a tuple of
-attribute pairs) made on the request path with our own W3C ``traceparent`` parse, id
-generation (``random.getrandbits``, as the SDK's generator) and sampler (the SDK's rules:
-``parentbased_*``, ``traceidratio`` over the trace id's low 64 bits); everything else -
-encoding to OTLP protobuf, batching, HTTP - happens on :mod:`promptops.serve.otlp`'s
-thread.
+context machinery cost about five times a cached ``prompts/get``. Here the request path
+makes only a :data:`Record` - a tuple: the trace context, name, kind, two ``time_ns``
+stamps, a cached tuple of attribute pairs, the children's names and stamps - with our own
+W3C ``traceparent`` parse, trace id (``random.getrandbits``, as the SDK's generator) and
+sampler (the SDK's rules: ``parentbased_*``, ``traceidratio`` over the trace id's low 64
+bits); everything else - span ids, encoding to OTLP protobuf, batching, HTTP - happens on
+:mod:`promptops.serve.otlp`'s thread.
 
 Off means off: :func:`wanted` reads a few variables; nothing here is imported unless it
 says yes (``serve --http`` imports this module only then; stdio never).
@@ -28,11 +28,12 @@ from __future__ import annotations
 import os
 import re
 import sys
-import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from importlib.util import find_spec
 from random import getrandbits
+from time import time_ns
+from typing import cast
 
 from promptops.serve.jsonrpc import Json
 
@@ -56,30 +57,18 @@ def wanted(env: Mapping[str, str] = os.environ) -> bool:
     return any(env.get(name) for name in ENDPOINTS)
 
 
-class Span:
-    """One span as recorded on the request path; encoded later, on the export thread."""
-
-    __slots__ = ("attrs", "end", "error", "flags", "id", "kind", "name", "parent", "remote",
-                 "start", "state", "trace")
-
-    def __init__(self, trace: str, parent: str, state: str, flags: int, name: str,
-                 kind: int, attrs: tuple[tuple[str, str], ...]) -> None:
-        self.trace = trace  # 32 lowercase hex digits
-        self.id = "%016x" % (getrandbits(64) or 1)
-        self.parent = parent  # 16 hex digits, or "" for a root span
-        self.state = state  # the W3C tracestate carried along (checked, else "")
-        self.flags = flags  # W3C trace flags: 1 = sampled
-        self.remote = False  # the parent is the caller's span (set by Tracing.request)
-        self.name = name
-        self.kind = kind
-        self.attrs = attrs
-        self.error = False
-        self.start = time.time_ns()
-        self.end = 0
-
-    @property
-    def sampled(self) -> bool:
-        return bool(self.flags & 1)
+# The caller's context of one request: (trace id as 32 hex digits, parent span id as 16 hex
+# digits or "", tracestate or "", W3C flags (1 = sampled), whether the parent is remote).
+Context = tuple[str, str, str, int, bool]
+Attrs = tuple[tuple[str, str], ...]
+Children = tuple[tuple[str, int, int], ...]
+# What the request's code fills in while it runs: [attributes, error?, children], where a
+# child is (name, start ns, end ns) - an INTERNAL span under the request's span.
+Notes = list[object]
+# One ended span and its children, as queued for export: Context + (name, kind, start ns,
+# end ns, attributes, error?, children). Span ids are drawn at export (nothing on the
+# request path reads them: the access log prints the trace id).
+Record = tuple[str, str, str, int, bool, str, int, int, int, Attrs, bool, Children]
 
 
 def parse_traceparent(value: object) -> tuple[str, str, int] | None:
@@ -176,13 +165,14 @@ class Tracing:
                           scope("promptops.serve", __version__))
         self.exporter = Exporter(encoder, env,
                                  log=(lambda m: _say(log, m)) if log is not None else None)
-        self._put = self.exporter.put
+        self._always = self.sampler.bound >= 1 << 64  # every root span sampled
+        self._rpc: dict[str, Attrs] = {}
 
     # ---- the request path -------------------------------------------------------------------
-    def request(self, method: str, params: Json,
-                header: tuple[str | None, str | None]) -> Span:
-        """The request's span (started): the caller's context from ``_meta`` first
-        (2026-07-28), else from the HTTP headers; a root span without either."""
+    def context(self, params: Json, header: tuple[str | None, str | None]) -> Context:
+        """The request's trace context: the caller's from ``_meta`` first (2026-07-28), else
+        from the HTTP headers; a new trace (a root span) without either, sampled by the
+        ``OTEL_TRACES_SAMPLER`` rules."""
         meta = params.get("_meta")
         parent = state = None
         if isinstance(meta, dict) and isinstance(meta.get("traceparent"), str):
@@ -190,54 +180,48 @@ class Tracing:
         elif header[0]:
             parent, state = header
         found = parse_traceparent(parent) if parent is not None else None
-        attrs = (("rpc.system", "jsonrpc"), ("rpc.method", method))
         if found is None:
             trace = "%032x" % (getrandbits(128) or 1)
-            return Span(trace, "", "", self.sampler.root(trace), method, SERVER, attrs)
+            return trace, "", "", 1 if self._always else self.sampler.root(trace), False
         trace, span, flags = found
-        if self.sampler.parent_based:
-            flags &= 1
+        flags = flags & 1 if self.sampler.parent_based else self.sampler.root(trace)
+        return trace, span, checked_tracestate(state) if state else "", flags, True
+
+    def attributes(self, method: str) -> Attrs:
+        """The request span's first attributes (one tuple per method, made once)."""
+        found = self._rpc.get(method)
+        if found is None:
+            found = self._rpc[method] = (("rpc.system", "jsonrpc"), ("rpc.method", method))
+        return found
+
+    def record(self, context: Context, name: str, kind: int, start: int,
+               notes: Notes) -> None:
+        """The span of ``context`` started at ``start`` ends now: queue it for export (a
+        sampled one; the caller checks ``context[3] & 1`` before it takes notes)."""
+        ended = cast(Record, (*context, name, kind, start, time_ns(), *notes))
+        exporter = self.exporter
+        queue = exporter.queue
+        if len(queue) < exporter.fast:  # the usual case: no batch due, thread running
+            queue.append(ended)
         else:
-            flags = self.sampler.root(trace)
-        made = Span(trace, span, checked_tracestate(state) if state else "", flags, method,
-                    SERVER, attrs)
-        made.remote = True
-        return made
-
-    @staticmethod
-    def child(parent: Span, name: str) -> Span:
-        """A started child of ``parent`` (same trace, state and sampling)."""
-        return Span(parent.trace, parent.id, parent.state, parent.flags, name, INTERNAL, ())
-
-    def end(self, span: Span) -> None:
-        """End ``span``; queue it for export when it is sampled."""
-        span.end = time.time_ns()
-        if span.flags & 1:
-            self._put(span)
-
-    @staticmethod
-    def failed(span: Span, outcome: str) -> None:
-        span.error = True
-        span.attrs += (("promptops.outcome", outcome),)
-
-    @staticmethod
-    def trace_id(span: Span) -> str:
-        return span.trace
+            exporter.put(ended)
 
     # ---- the follower -----------------------------------------------------------------------
     @contextmanager
-    def rebuild(self, commits: tuple[str, ...]) -> Iterator[Span]:
+    def rebuild(self, commits: tuple[str, ...]) -> Iterator[Notes]:
         """The git follower's rebuild of a new HEAD (a root span: no request caused it)."""
         trace = "%032x" % (getrandbits(128) or 1)
-        span = Span(trace, "", "", self.sampler.root(trace), "promptops.rebuild", INTERNAL,
-                    (("promptops.commits", ",".join(commits)),))
+        context: Context = (trace, "", "", self.sampler.root(trace), False)
+        notes: Notes = [(("promptops.commits", ",".join(commits)),), False, ()]
+        start = time_ns()
         try:
-            yield span
+            yield notes
         except Exception:
-            span.error = True
+            notes[1] = True
             raise
         finally:
-            self.end(span)
+            if context[3] & 1:
+                self.record(context, "promptops.rebuild", INTERNAL, start, notes)
 
     def shutdown(self) -> None:
         """Export what is buffered (at shutdown)."""

@@ -27,7 +27,8 @@ import time
 from bisect import bisect_left
 from collections.abc import Container, Iterator, Sequence
 from contextvars import ContextVar
-from typing import TYPE_CHECKING
+from time import time_ns
+from typing import TYPE_CHECKING, cast
 from weakref import WeakKeyDictionary
 
 from promptops.errors import TemplateError
@@ -41,8 +42,9 @@ if TYPE_CHECKING:
     from promptops.serve.catalog import Snapshot
     from promptops.serve.methods import Call, Handler, Result
     from promptops.serve.session import Session
-    from promptops.serve.tracing import Span, Tracing
+    from promptops.serve.tracing import Attrs, Notes, Tracing
 
+SERVER = 2  # OTLP SpanKind of a request's span (tracing.SERVER; not imported when off)
 OTHER = "other"
 OK, INVALID, RENDER, NOT_FOUND, INPUT = (
     "ok", "invalid_arguments", "render_error", "not_found", "input_required")
@@ -121,6 +123,8 @@ class Usage:
         self.latency: dict[tuple[str, str, str, str], list[float]] = {}
         self.served: list[tuple[str, str, str]] = []  # (package, prompt, version) served now
         self.swaps = [0.0] * (len(SWAP_BUCKETS) + 2)  # reload + list_changed fan-out times
+        # with tracing: (counts key, digest) -> the request span's attributes
+        self._attrs: dict[tuple[tuple[str, ...], str], tuple[tuple[str, str], ...]] = {}
 
     # ---- what is served -------------------------------------------------------------------
     def serving(self, bundles: Sequence[Bundle]) -> None:
@@ -144,21 +148,24 @@ class Usage:
         tracing = self.tracing
         if tracing is None:
             return self._count(method, handler, session, snap, params, call, None)
-        span = tracing.request(method, params, TRACE_HEADER.get())
-        TRACE_ID.set(span.trace)
-        if not span.flags & 1:  # not sampled: count only
+        context = tracing.context(params, TRACE_HEADER.get())
+        TRACE_ID.set(context[0])
+        if not context[3] & 1:  # not sampled: count only
             return self._count(method, handler, session, snap, params, call, None)
+        notes: Notes = [tracing.attributes(method), False, ()]  # attributes, error?, children
+        start = time_ns()
         try:
             if method in COUNTED:
-                return self._count(method, handler, session, snap, params, call, span)
-            span.attrs += (("promptops.revision", call.revision),)
+                return self._count(method, handler, session, snap, params, call, notes)
+            notes[0] = (*cast("Attrs", notes[0]), ("promptops.revision", call.revision))
             try:
                 return handler(session, snap, params, call)
             except Exception:
-                tracing.failed(span, "error")
+                notes[0] = (*cast("Attrs", notes[0]), ("promptops.outcome", "error"))
+                notes[1] = True
                 raise
         finally:
-            tracing.end(span)
+            tracing.record(context, method, SERVER, start, notes)
 
     def for_channel(self, channel: str) -> Usage:
         """These counters as one release channel's server counts into them (``serve --http
@@ -169,7 +176,7 @@ class Usage:
         return counted
 
     def _count(self, method: str, handler: Handler, session: Session, snap: Snapshot,
-               params: Json, call: Call, span: Span | None) -> Result:
+               params: Json, call: Call, span: Notes | None) -> Result:
         if method == "initialize":
             out = handler(session, snap, params, call)
             self._by_session[session] = self.clients(client_name(params))
@@ -201,13 +208,12 @@ class Usage:
         try:
             if span is None or method == "completion/complete":
                 out = handler(session, snap, params, call)
-            else:
-                assert self.tracing is not None
-                render = self.tracing.child(span, "render")
+            else:  # the render: a child span
+                render = time_ns()
                 try:
                     out = handler(session, snap, params, call)
                 finally:
-                    self.tracing.end(render)
+                    span[2] = (("render", render, time_ns()),)
             if isinstance(out, dict):
                 if out.get("resultType") == "input_required":
                     outcome = INPUT
@@ -235,20 +241,26 @@ class Usage:
                 row[bisect_left(BUCKETS, seconds)] += 1
                 row[-1] += seconds
             if span is not None:
-                span.attrs += (
-                    ("promptops.package", pkg), ("promptops.prompt", prompt),
-                    ("promptops.version", version), ("promptops.revision", rev),
-                    ("promptops.outcome", outcome), ("promptops.client", client),
-                    ("promptops.digest", str(entry.bundle["digest"]) if entry else ""),
-                    *((("promptops.channel", channel),) if channel else ()))
-                if outcome not in (OK, INPUT):
-                    span.error = True
+                digest = str(entry.bundle["digest"]) if entry else ""
+                attrs = self._attrs.get((key, digest))
+                if attrs is None:  # made once per series: the export caches their bytes
+                    if len(self._attrs) >= 4096:
+                        self._attrs.clear()
+                    attrs = self._attrs[(key, digest)] = (
+                        *cast("Attrs", span[0]), ("promptops.package", pkg),
+                        ("promptops.prompt", prompt),
+                        ("promptops.version", version), ("promptops.revision", rev),
+                        ("promptops.outcome", outcome), ("promptops.client", client),
+                        ("promptops.digest", digest),
+                        *((("promptops.channel", channel),) if channel else ()))
+                span[0] = attrs
+                span[1] = outcome not in (OK, INPUT)
 
     def _plain(self, handler: Handler, session: Session, snap: Snapshot, params: Json,
-               call: Call, span: Span | None) -> Result:
+               call: Call, span: Notes | None) -> Result:
         """A request that is no prompt's use: answered, not counted (spanned when traced)."""
         if span is not None:
-            span.attrs += (("promptops.revision", call.revision),)
+            span[0] = (*cast("Attrs", span[0]), ("promptops.revision", call.revision))
         return handler(session, snap, params, call)
 
     # ---- Prometheus -------------------------------------------------------------------------

@@ -21,9 +21,10 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from promptops.errors import UsageError
 from promptops.serve.otlp import Encoder, Exporter, resource, scope
 from promptops.serve.tracing import (
+    INTERNAL,
     SERVER,
+    Record,
     Sampler,
-    Span,
     Tracing,
     checked_tracestate,
     parse_traceparent,
@@ -40,15 +41,13 @@ def _decode(body: bytes) -> ExportTraceServiceRequest:
 def test_encoded_spans_parse_back_with_the_official_messages() -> None:
     enc = Encoder(resource({"service.name": "prompts", "deployment.environment": "ünï"}),
                   scope("promptops.serve", "0.1.0"))
-    server = Span(TRACE, PARENT, "vendor=a,other=b", 1, "prompts/get", SERVER,
-                  (("rpc.system", "jsonrpc"), ("rpc.method", "prompts/get")))
-    server.remote = True
-    server.attrs += (("promptops.prompt", "code_review"), ("promptops.outcome", "render_error"))
-    server.error = True
-    server.end = server.start + 1234
-    child = Tracing.child(server, "render")
-    child.end = child.start + 5
-    req = _decode(enc.request([server, child] * 300))  # a batch past the 1-byte lengths
+    attrs = (("rpc.system", "jsonrpc"), ("rpc.method", "prompts/get"),
+             ("promptops.prompt", "code_review"), ("promptops.outcome", "render_error"))
+    record: Record = (TRACE, PARENT, "vendor=a,other=b", 1, True, "prompts/get", SERVER,
+                      1000, 2234, attrs, True, (("render", 1100, 1105),))
+    root: Record = (TRACE, "", "", 1, False, "promptops.rebuild", INTERNAL, 5, 9,
+                    (("promptops.commits", "abc"),), False, ())
+    req = _decode(enc.request([record, root] * 200))  # a batch past the 1-byte lengths
 
     (rs,) = req.resource_spans
     res = {kv.key: kv.value.string_value for kv in rs.resource.attributes}
@@ -56,19 +55,22 @@ def test_encoded_spans_parse_back_with_the_official_messages() -> None:
     (ss,) = rs.scope_spans
     assert (ss.scope.name, ss.scope.version) == ("promptops.serve", "0.1.0")
     assert len(ss.spans) == 600
-    first, second = ss.spans[0], ss.spans[1]
-    assert first.trace_id.hex() == TRACE and first.span_id.hex() == server.id
+    first, child, rebuild = ss.spans[0], ss.spans[1], ss.spans[2]
+    assert first.trace_id.hex() == TRACE and len(first.span_id) == 8
     assert first.parent_span_id.hex() == PARENT and first.trace_state == "vendor=a,other=b"
     assert first.name == "prompts/get" and first.kind == 2  # SPAN_KIND_SERVER
-    assert (first.start_time_unix_nano, first.end_time_unix_nano) == (server.start, server.end)
-    assert {kv.key: kv.value.string_value for kv in first.attributes} == {
-        "rpc.system": "jsonrpc", "rpc.method": "prompts/get",
-        "promptops.prompt": "code_review", "promptops.outcome": "render_error"}
+    assert (first.start_time_unix_nano, first.end_time_unix_nano) == (1000, 2234)
+    assert {kv.key: kv.value.string_value for kv in first.attributes} == dict(attrs)
     assert first.status.code == 2  # STATUS_CODE_ERROR
     assert first.flags == 0x301  # sampled, has-is-remote, is-remote
-    assert second.trace_id.hex() == TRACE and second.parent_span_id.hex() == server.id
-    assert second.name == "render" and second.kind == 1 and second.status.code == 0
-    assert second.flags == 0x101 and not second.attributes
+    assert child.trace_id.hex() == TRACE and child.parent_span_id == first.span_id
+    assert child.trace_state == "vendor=a,other=b"
+    assert child.name == "render" and child.kind == 1 and child.status.code == 0
+    assert (child.start_time_unix_nano, child.end_time_unix_nano) == (1100, 1105)
+    assert child.flags == 0x101 and not child.attributes
+    assert rebuild.parent_span_id == b"" and rebuild.flags == 0x101
+    assert rebuild.attributes[0].value.string_value == "abc"
+    assert len({s.span_id for s in ss.spans}) == 600  # fresh span ids
 
 
 @pytest.mark.parametrize(("header", "parsed"), [
@@ -164,12 +166,12 @@ def test_tracing_exports_batches_with_the_configured_headers_and_gzip(
            "OTEL_BSP_SCHEDULE_DELAY": "60000", "OTEL_SERVICE_NAME": "team-prompts"}
     tracing = Tracing(env)
     for _ in range(100):
-        span = tracing.request("prompts/get", {"_meta": {
-            "traceparent": f"00-{TRACE}-{PARENT}-01"}}, (None, None))
-        tracing.end(tracing.child(span, "render"))
-        tracing.end(span)
-    unsampled = tracing.request("prompts/get", {}, (f"00-{TRACE}-{PARENT}-00", None))
-    tracing.end(unsampled)  # the caller did not sample: parentbased_always_on follows it
+        context = tracing.context({"_meta": {"traceparent": f"00-{TRACE}-{PARENT}-01"}},
+                                  (None, None))
+        tracing.record(context, "prompts/get", SERVER, 1, [(), False, (("render", 2, 3),)])
+    unsampled = tracing.context({}, (f"00-{TRACE}-{PARENT}-00", None))
+    assert unsampled[3] == 0  # the caller did not sample: parentbased_always_on follows it
+    assert tracing.context({}, (None, None))[3] == 1  # a root: always_on
     tracing.shutdown()  # flushes what the batch size did not send
     spans = []
     for path, headers, body in collector.posts:
@@ -182,7 +184,7 @@ def test_tracing_exports_batches_with_the_configured_headers_and_gzip(
                  for kv in req.resource_spans[0].resource.attributes}
         assert attrs["service.name"] == "team-prompts"
         spans += req.resource_spans[0].scope_spans[0].spans
-    assert len(collector.posts) >= 5  # batches of at most 40 spans
+    assert len(collector.posts) >= 3  # batches of at most 40 records (a span and its child)
     assert len(spans) == 200 and {s.trace_id.hex() for s in spans} == {TRACE}
     ids = {s.span_id.hex(): s for s in spans}
     for s in spans:
@@ -190,14 +192,13 @@ def test_tracing_exports_batches_with_the_configured_headers_and_gzip(
             assert ids[s.parent_span_id.hex()].name == "prompts/get"
         else:
             assert s.parent_span_id.hex() == PARENT
-    assert unsampled.trace == TRACE and unsampled.id not in ids
 
 
 def test_an_unreachable_collector_costs_a_warning_not_the_request() -> None:
     said: list[str] = []
     tracing = Tracing({"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "http://127.0.0.1:9/v1/traces",
                        "OTEL_BSP_EXPORT_TIMEOUT": "2000"}, log=said.append)
-    tracing.end(tracing.request("initialize", {}, (None, None)))
+    tracing.record(tracing.context({}, (None, None)), "initialize", SERVER, 1, [(), False, ()])
     tracing.shutdown()
     assert len(said) == 1 and "http://127.0.0.1:9/v1/traces" in said[0]
 
