@@ -17,6 +17,8 @@ from prometheus_client.parser import text_string_to_metric_families
 from serve_http.http_helpers import HttpServer
 from test_channel_serve import _cli, released
 
+from promptops.commands.usage import table
+
 
 def test_usage_is_counted_per_channel(tmp_path: Path) -> None:
     root = tmp_path / "repo"
@@ -62,3 +64,6 @@ def test_usage_is_counted_per_channel(tmp_path: Path) -> None:
     rows = {r["version"]: r for r in json.loads(usage)["prompts"]}
     assert rows["1.0.0"]["channels"] == {"production": 3}
     assert rows["1.0.1"]["channels"] == {"staging": 1}
+    lines = table(json.loads(usage))  # `promptops usage URL`: a CHANNELS column
+    assert lines[2].split()[-2:] == ["CHANNELS", "CLIENTS"]
+    assert any(" production 3 " in line for line in lines)
