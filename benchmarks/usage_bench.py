@@ -98,10 +98,14 @@ def main() -> int:
     tracing = None
     try:
         if "tracing" in modes:
-            import rotel
+            try:
+                import rotel
 
-            from promptops.serve.tracing import Tracing
-
+                from promptops.serve.tracing import Tracing
+            except ImportError:
+                print("tracing: skipped (pip install 'promptops-mcp[otel]' rotel)")
+                modes.remove("tracing")
+        if "tracing" in modes:
             agent = Path(rotel.__file__).with_name("rotel-agent")
             http_port, grpc_port = _free_port(), _free_port()
             collector = subprocess.Popen(
