@@ -58,13 +58,22 @@ def fetch(url: str, token: str | None) -> Mapping[str, object]:
 
 
 def table(report: Mapping[str, Any]) -> list[str]:
-    rows = [("PACKAGE", "PROMPT", "VERSION", "GETS", "COMPLETIONS", "OUTCOMES", "CLIENTS")]
-    for r in report["prompts"]:
+    prompts = report["prompts"]
+    # the TOOL CALLS and CHANNELS columns only when a server has them (serve --tools,
+    # --channel): a plain server's table stays as it was
+    tools = any(r.get("tool_calls") for r in prompts)
+    channels = any(r.get("channels") for r in prompts)
+    rows = [("PACKAGE", "PROMPT", "VERSION", "GETS", *(("TOOL CALLS",) if tools else ()),
+             "COMPLETIONS", "OUTCOMES", *(("CHANNELS",) if channels else ()), "CLIENTS")]
+    for r in prompts:
         outcomes = ", ".join(f"{k} {v}" for k, v in sorted(r.get("outcomes", {}).items()))
         clients = ", ".join(f"{k} {v}" for k, v in sorted(r.get("clients", {}).items(),
                                                           key=lambda kv: -kv[1]))
+        served = ", ".join(f"{k} {v}" for k, v in sorted(r.get("channels", {}).items()))
         rows.append((str(r["package"]), str(r["prompt"]), str(r["version"]), str(r["gets"]),
-                     str(r["completions"]), outcomes, clients or "-"))
+                     *((str(r.get("tool_calls", 0)),) if tools else ()),
+                     str(r["completions"]), outcomes, *((served or "-",) if channels else ()),
+                     clients or "-"))
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]) - 1)]
     lines = [f"usage since {report.get('since', '?')} (now {report.get('now', '?')})", ""]
     lines += ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=False)) + "  " + row[-1]

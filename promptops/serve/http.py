@@ -294,7 +294,7 @@ def _channel_app(args: argparse.Namespace, channel: str | None, dirs: list[Path]
         heard.append(views)
         follower.warm_up()  # a team server's first new commit takes the fast path too
     every.append(views)
-    views.count(usage)
+    views.count(usage.for_channel(channel or ""))  # the channel label (usage.py)
 
     def swapped(bundles: Sequence[Bundle]) -> None:
         started = time.perf_counter()

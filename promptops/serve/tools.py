@@ -24,7 +24,8 @@ Nothing here is imported unless a request for a tool arrives (serve's cold path)
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, cast
+from contextvars import ContextVar
+from typing import TYPE_CHECKING, Literal, cast
 
 from promptops.errors import ArgumentError, TemplateError
 from promptops.serve.catalog import CatalogError, Snapshot
@@ -45,6 +46,10 @@ if TYPE_CHECKING:
     from promptops.pipeline.bundle_types import Argument, Prompt
 
 LIST_TOOL, GET_TOOL = "list_prompts", "get_prompt"
+# Why the last tools/call answered with isError failed (the exception, or None when the
+# call named no prompt it could render): the usage counters (usage.py) read it to tell a
+# render error from a refused argument, as they do for prompts/get's raised errors.
+FAILURE: ContextVar[Exception | None] = ContextVar("promptops_tool_failure", default=None)
 
 # What a tool that renders a prompt returns: GetPromptResult's own fields.
 MESSAGES_SCHEMA: Json = {
@@ -219,12 +224,33 @@ def call_tool(session: Session, snap: Snapshot, params: Json, call: Call) -> Jso
                 return _failed("`arguments` must be an object")
             return _rendered(session, snap, prompt, pargs or {}, plain)
     except (ArgumentError, TemplateError, CatalogError) as exc:
+        FAILURE.set(exc)
         return _failed(str(exc))
     except RpcError as exc:  # prompts/get's own refusal of an argument value
         if exc.code != INVALID_PARAMS:
             raise
+        FAILURE.set(exc)
         return _failed(exc.message)
     raise RpcError(INVALID_PARAMS, f"unknown tool {name[:100]!r}")
+
+
+def prompt_of(snap: Snapshot, params: Json, call: Call) -> str | Literal[False] | None:
+    """The prompt a tools/call renders (for the usage counters: a call of a prompt's tool,
+    or of ``get_prompt``, is a use of that prompt); None when it names no prompt this view
+    offers; False for ``list_prompts``, which uses none."""
+    name = params.get("name")
+    if not isinstance(name, str):
+        return None
+    tools = view(snap, call.settings.tools)
+    if name in tools.per_prompt:
+        return tools.per_prompt[name]
+    if tools.catalog and name == GET_TOOL:
+        args = params.get("arguments")
+        prompt = args.get("name") if isinstance(args, dict) else None
+        return prompt if isinstance(prompt, str) and prompt in tools.catalog else None
+    if tools.catalog and name == LIST_TOOL:
+        return False
+    return None
 
 
 def _rendered(session: Session, snap: Snapshot, prompt: str, args: Json, call: Call) -> Json:

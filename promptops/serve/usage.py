@@ -21,12 +21,14 @@ also answers ``/metrics`` and ``/usage``): no lock, as in :mod:`promptops.serve.
 
 from __future__ import annotations
 
+import copy
 import re
 import time
 from bisect import bisect_left
 from collections.abc import Container, Iterator, Sequence
 from contextvars import ContextVar
-from typing import TYPE_CHECKING
+from time import time_ns
+from typing import TYPE_CHECKING, cast
 from weakref import WeakKeyDictionary
 
 from promptops.errors import TemplateError
@@ -34,26 +36,28 @@ from promptops.serve.jsonrpc import Json
 from promptops.serve.revisions import SUPPORTED
 
 if TYPE_CHECKING:
-    from opentelemetry.trace import Span
     from prometheus_client.metrics_core import Metric
 
     from promptops.pipeline.bundle_types import Bundle
     from promptops.serve.catalog import Snapshot
     from promptops.serve.methods import Call, Handler, Result
     from promptops.serve.session import Session
-    from promptops.serve.tracing import Tracing
+    from promptops.serve.tracing import Attrs, Notes, Tracing
 
+SERVER = 2  # OTLP SpanKind of a request's span (tracing.SERVER; not imported when off)
 OTHER = "other"
 OK, INVALID, RENDER, NOT_FOUND, INPUT = (
     "ok", "invalid_arguments", "render_error", "not_found", "input_required")
 OUTCOMES = (OK, INVALID, RENDER, NOT_FOUND, INPUT)
-COUNTED = frozenset({"prompts/get", "completion/complete", "initialize"})
+COUNTED = frozenset({"prompts/get", "completion/complete", "tools/call", "initialize"})
 MAX_CLIENTS = 32
 MAX_PRINCIPALS = 64
 CLIENT_INFO = "io.modelcontextprotocol/clientInfo"  # the 2026-07-28 _meta key
 BUCKETS = (0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1.0)
 _LE = [repr(b) for b in BUCKETS] + ["+Inf"]
 SWAP_BUCKETS = (0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
+_COLUMN = {"prompts/get": "gets", "completion/complete": "completions",
+           "tools/call": "tool_calls"}  # the report's count of each counted method
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9 ._/@:+-]{0,63}")
 
 # The caller's principal, set by the HTTP transport for the request being answered (a
@@ -106,24 +110,28 @@ class Usage:
     def __init__(self, *, max_clients: int = MAX_CLIENTS,
                  max_principals: int = MAX_PRINCIPALS, tracing: Tracing | None = None) -> None:
         self.tracing = tracing
+        self.channel = ""  # the release channel counted (for_channel), "" without channels
         # the methods Server hands to run(): every one when each request is a span
         self.counted: Container[str] = COUNTED if tracing is None else _Every()
         self.started = time.time()
         self.clients = Bounded(max_clients)
         self.principals = Bounded(max_principals)
         self._by_session: WeakKeyDictionary[Session, str] = WeakKeyDictionary()
-        # (method, package, prompt, version, revision, outcome, client, principal) -> n
+        # (method, package, prompt, version, revision, outcome, client, principal, channel) -> n
         self.counts: dict[tuple[str, ...], int] = {}
-        # (package, prompt, version) -> bucket counts..., sum
-        self.latency: dict[tuple[str, str, str], list[float]] = {}
+        # (package, prompt, version, channel) -> bucket counts..., sum
+        self.latency: dict[tuple[str, str, str, str], list[float]] = {}
         self.served: list[tuple[str, str, str]] = []  # (package, prompt, version) served now
         self.swaps = [0.0] * (len(SWAP_BUCKETS) + 2)  # reload + list_changed fan-out times
+        # with tracing: (counts key, digest) -> the request span's attributes
+        self._attrs: dict[tuple[tuple[str, ...], str], tuple[tuple[str, str], ...]] = {}
 
     # ---- what is served -------------------------------------------------------------------
     def serving(self, bundles: Sequence[Bundle]) -> None:
         """The prompts served from now on (the report's "never fetched" is against these)."""
-        self.served = sorted((b["package"]["name"], p["name"], str(b["package"]["version"]))
-                             for b in bundles for p in b["prompts"])
+        self.served[:] = sorted(  # in place: the channels' copies (for_channel) share it
+            (b["package"]["name"], p["name"], str(b["package"]["version"]))
+            for b in bundles for p in b["prompts"])
 
     def swapped(self, seconds: float) -> None:
         """A new bundle set took ``seconds`` to reach every view and to be handed, as
@@ -140,27 +148,48 @@ class Usage:
         tracing = self.tracing
         if tracing is None:
             return self._count(method, handler, session, snap, params, call, None)
-        with tracing.request(method, params, TRACE_HEADER.get()) as span:
-            TRACE_ID.set(tracing.trace_id(span))
-            if not span.is_recording():  # not sampled: count only
-                return self._count(method, handler, session, snap, params, call, None)
+        context = tracing.context(params, TRACE_HEADER.get())
+        TRACE_ID.set(context[0])
+        if not context[3] & 1:  # not sampled: count only
+            return self._count(method, handler, session, snap, params, call, None)
+        notes: Notes = [tracing.attributes(method), False, ()]  # attributes, error?, children
+        start = time_ns()
+        try:
             if method in COUNTED:
-                return self._count(method, handler, session, snap, params, call, span)
-            span.set_attribute("promptops.revision", call.revision)
+                return self._count(method, handler, session, snap, params, call, notes)
+            notes[0] = (*cast("Attrs", notes[0]), ("promptops.revision", call.revision))
             try:
                 return handler(session, snap, params, call)
             except Exception:
-                tracing.failed(span, "error")
+                notes[0] = (*cast("Attrs", notes[0]), ("promptops.outcome", "error"))
+                notes[1] = True
                 raise
+        finally:
+            tracing.record(context, method, SERVER, start, notes)
+
+    def for_channel(self, channel: str) -> Usage:
+        """These counters as one release channel's server counts into them (``serve --http
+        --channel``): the same series, reports and bounds, with ``channel`` as the label.
+        Only :meth:`run` is called on the copy; the process's scrape reads this one."""
+        counted = copy.copy(self)
+        counted.channel = channel
+        return counted
 
     def _count(self, method: str, handler: Handler, session: Session, snap: Snapshot,
-               params: Json, call: Call, span: Span | None) -> Result:
+               params: Json, call: Call, span: Notes | None) -> Result:
         if method == "initialize":
             out = handler(session, snap, params, call)
             self._by_session[session] = self.clients(client_name(params))
             return out
         if method == "prompts/get":
             name = params.get("name")
+        elif method == "tools/call":
+            from promptops.serve.tools import FAILURE, prompt_of  # imported: a tool was asked
+
+            name = prompt_of(snap, params, call)
+            if name is False:  # list_prompts, not a use of a prompt
+                return self._plain(handler, session, snap, params, call, span)
+            FAILURE.set(None)
         else:
             ref = params.get("ref")
             name = ref.get("name") if isinstance(ref, dict) else None
@@ -177,14 +206,19 @@ class Usage:
         started = time.perf_counter()
         outcome = OK
         try:
-            if span is None or method != "prompts/get":
+            if span is None or method == "completion/complete":
                 out = handler(session, snap, params, call)
-            else:
-                assert self.tracing is not None
-                with self.tracing.child(span, "render"):
+            else:  # the render: a child span
+                render = time_ns()
+                try:
                     out = handler(session, snap, params, call)
-            if isinstance(out, dict) and out.get("resultType") == "input_required":
-                outcome = INPUT
+                finally:
+                    span[2] = (("render", render, time_ns()),)
+            if isinstance(out, dict):
+                if out.get("resultType") == "input_required":
+                    outcome = INPUT
+                elif out.get("isError") is True:  # a tools/call's failure is a result
+                    outcome = _tool_outcome(entry)
             return out
         except TemplateError:
             outcome = RENDER
@@ -194,26 +228,40 @@ class Usage:
             raise
         finally:
             seconds = time.perf_counter() - started
+            channel = self.channel
             key = (method, pkg, prompt, version, rev, outcome, client,
-                   self.principals(PRINCIPAL.get()))
+                   self.principals(PRINCIPAL.get()), channel)
             counts = self.counts
             counts[key] = counts.get(key, 0) + 1
-            if entry is not None and method == "prompts/get":
-                at = (pkg, prompt, version)
+            if entry is not None and method != "completion/complete":
+                at = (pkg, prompt, version, channel)
                 row = self.latency.get(at)
                 if row is None:
                     row = self.latency[at] = [0.0] * (len(BUCKETS) + 2)
                 row[bisect_left(BUCKETS, seconds)] += 1
                 row[-1] += seconds
             if span is not None:
-                span.set_attributes({
-                    "promptops.package": pkg, "promptops.prompt": prompt,
-                    "promptops.version": version, "promptops.revision": rev,
-                    "promptops.outcome": outcome, "promptops.client": client,
-                    "promptops.digest": str(entry.bundle["digest"]) if entry else ""})
-                if outcome not in (OK, INPUT):
-                    assert self.tracing is not None
-                    self.tracing.failed(span, outcome)
+                digest = str(entry.bundle["digest"]) if entry else ""
+                attrs = self._attrs.get((key, digest))
+                if attrs is None:  # made once per series: the export caches their bytes
+                    if len(self._attrs) >= 4096:
+                        self._attrs.clear()
+                    attrs = self._attrs[(key, digest)] = (
+                        *cast("Attrs", span[0]), ("promptops.package", pkg),
+                        ("promptops.prompt", prompt),
+                        ("promptops.version", version), ("promptops.revision", rev),
+                        ("promptops.outcome", outcome), ("promptops.client", client),
+                        ("promptops.digest", digest),
+                        *((("promptops.channel", channel),) if channel else ()))
+                span[0] = attrs
+                span[1] = outcome not in (OK, INPUT)
+
+    def _plain(self, handler: Handler, session: Session, snap: Snapshot, params: Json,
+               call: Call, span: Notes | None) -> Result:
+        """A request that is no prompt's use: answered, not counted (spanned when traced)."""
+        if span is not None:
+            span[0] = (*cast("Attrs", span[0]), ("promptops.revision", call.revision))
+        return handler(session, snap, params, call)
 
     # ---- Prometheus -------------------------------------------------------------------------
     def collect(self) -> Iterator[Metric]:
@@ -225,16 +273,16 @@ class Usage:
         )
 
         requests = CounterMetricFamily(
-            "promptops_prompt_requests", "prompts/get and completion/complete by prompt, "
-            "version, revision, outcome, client and principal",
+            "promptops_prompt_requests", "prompts/get, completion/complete and tools/call of "
+            "a prompt by prompt, version, revision, outcome, client, principal and channel",
             labels=["method", "package", "prompt", "version", "revision", "outcome", "client",
-                    "principal"])
+                    "principal", "channel"])
         for key, n in self.counts.items():
             requests.add_metric(list(key), n)
         yield requests
         latency = HistogramMetricFamily(
-            "promptops_prompt_render_seconds", "time to answer one prompts/get, per prompt",
-            labels=["package", "prompt", "version"])
+            "promptops_prompt_render_seconds", "time to answer one prompts/get (or tools/call "
+            "of the prompt), per prompt", labels=["package", "prompt", "version", "channel"])
         for at, row in self.latency.items():
             total, buckets = 0.0, []
             for le, count in zip(_LE, row[:-1], strict=True):
@@ -264,24 +312,38 @@ class Usage:
 
     # ---- the report -------------------------------------------------------------------------
     def report(self) -> Json:
-        """``GET /usage``: per prompt and version, counts since start; the never-fetched."""
+        """``GET /usage``: per prompt and version, counts since start; the never-fetched
+        (neither a ``prompts/get`` nor a ``tools/call`` of it)."""
         per: dict[tuple[str, str, str], Json] = {}
-        for (method, pkg, prompt, version, _rev, outcome, client, _who), n in \
+        for (method, pkg, prompt, version, _rev, outcome, client, _who, channel), n in \
                 self.counts.items():
             row = per.setdefault((pkg, prompt, version), {
                 "package": pkg, "prompt": prompt, "version": version, "gets": 0,
-                "completions": 0, "outcomes": {}, "clients": {}})
-            row["gets" if method == "prompts/get" else "completions"] += n
+                "completions": 0, "tool_calls": 0, "outcomes": {}, "clients": {},
+                "channels": {}})
+            row[_COLUMN[method]] += n
             row["outcomes"][outcome] = row["outcomes"].get(outcome, 0) + n
             if client:
                 row["clients"][client] = row["clients"].get(client, 0) + n
-        fetched = {(p, n) for (p, n, _v), row in per.items() if row["gets"]}
+            if channel:
+                row["channels"][channel] = row["channels"].get(channel, 0) + n
+        fetched = {(p, n) for (p, n, _v), row in per.items()
+                   if row["gets"] or row["tool_calls"]}
         never = [{"package": p, "prompt": n, "version": v} for p, n, v in self.served
                  if (p, n) not in fetched]
         return {"since": _iso(self.started), "now": _iso(time.time()),
                 "prompts": sorted(per.values(), key=lambda r: (-r["gets"], r["package"],
                                                                r["prompt"], r["version"])),
                 "never_fetched": never}
+
+
+def _tool_outcome(entry: object) -> str:
+    """The outcome of a tools/call answered with ``isError`` (tools.py says why)."""
+    from promptops.serve.tools import FAILURE
+
+    if isinstance(FAILURE.get(), TemplateError):
+        return RENDER
+    return NOT_FOUND if entry is None else INVALID
 
 
 def _iso(ts: float) -> str:

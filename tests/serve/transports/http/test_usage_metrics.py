@@ -247,3 +247,51 @@ def test_with_tokens_the_principal_is_a_label_and_hidden_prompts_are_other(
            for s, _ in _series(asyncio.run(run()), "promptops_prompt_requests_total")}
     assert got == {("team-a", "p01", "ok"), ("team-a", "other", "not_found"),
                    ("ops", "code_review", "ok")}
+
+
+@pytest.mark.parametrize("shape", ["per-prompt", "catalog"])
+def test_a_tools_call_of_a_prompt_is_counted_as_a_use_of_that_prompt(kit_dir: Path,
+                                                                     shape: str) -> None:
+    """`serve --tools`: a tools/call that renders a prompt is counted under
+    method="tools/call" with that prompt's labels and the same outcomes as prompts/get (a
+    failure the tool reports with isError included); list_prompts uses no prompt."""
+    client = Asgi(build(parser().parse_args(["--http=", "--no-access-log", "--tools", shape,
+                                             str(kit_dir)])))
+
+    def call(prompt: str, args: dict[str, str]) -> tuple[str, dict[str, Any]]:
+        if shape == "per-prompt":
+            return prompt, {"name": prompt, "arguments": args}
+        return "get_prompt", {"name": "get_prompt",
+                              "arguments": {"name": prompt, "arguments": args}}
+
+    async def go() -> tuple[str, str]:
+        for prompt, args, failed in (("code_review", GOOD, False),
+                                     ("code_review", {"code": "x"}, True),  # language missing
+                                     ("broken", {}, True)):  # 1 / 0
+            tool, params = call(prompt, args)
+            out = await client.modern("tools/call", params, "agent", tool)
+            assert out["result"].get("isError", False) is failed, out
+        tool, params = call("nope", {})
+        out = await client.modern("tools/call", params, "agent", tool)
+        assert "error" in out or out["result"]["isError"]  # unknown tool / unknown prompt
+        if shape == "catalog":
+            out = await client.modern("tools/call", {"name": "list_prompts", "arguments": {}},
+                                      "agent", "list_prompts")
+            assert "result" in out
+        return await client.text("/metrics"), await client.text("/usage")
+
+    text, report = asyncio.run(go())
+    got = {(s["method"], s["prompt"], s["outcome"], s["client"]): v
+           for s, v in _series(text, "promptops_prompt_requests_total")}
+    assert got == {
+        ("tools/call", "code_review", "ok", "agent"): 1,
+        ("tools/call", "code_review", "invalid_arguments", "agent"): 1,
+        ("tools/call", "broken", "render_error", "agent"): 1,
+        ("tools/call", "other", "not_found", "agent"): 1,
+    }
+    counts = {s["prompt"]: v for s, v in _series(text, "promptops_prompt_render_seconds_count")}
+    assert counts == {"code_review": 2, "broken": 1}
+    rows = {r["prompt"]: r for r in json.loads(report)["prompts"]}
+    assert rows["code_review"]["tool_calls"] == 2 and rows["code_review"]["gets"] == 0
+    never = {r["prompt"] for r in json.loads(report)["never_fetched"]}
+    assert "code_review" not in never and "broken" not in never and "p00" in never

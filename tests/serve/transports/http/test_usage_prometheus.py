@@ -190,7 +190,8 @@ def test_every_dashboard_query_is_promql_prometheus_answers(
     exprs = [t["expr"] for p in panels for t in p["targets"]]
     assert len(exprs) >= 8
     for expr in exprs:
-        prom.query(expr.replace("$package", ".*").replace("$__rate_interval", "1m"))
+        prom.query(expr.replace("$package", ".*").replace("$channel", ".*")
+                   .replace("$__rate_interval", "1m"))
 
 
 def test_a_new_commit_is_a_list_changed_fanout_sample(
