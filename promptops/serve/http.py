@@ -8,7 +8,7 @@ command from ``$PROMPTOPS_SERVE_ARGS``, so every deployment is configured one wa
 uvloop when installed) with a graceful-shutdown bound, draining streams on SIGTERM.
 
 Kept apart from ``promptops.serve.main`` so the stdio path never imports uvicorn,
-prometheus-client or PyJWT (tests/serve_http/test_cold_path.py checks that).
+prometheus-client or PyJWT (tests/serve/transports/http/test_cold_path.py checks that).
 What is served comes from the same places as on stdio - package folders followed at
 their HEAD, fixed ``--bundle`` files - plus ``--repo URL[@BRANCH]``, a remote repository
 followed by fetching (:mod:`promptops.serve.remote`).
