@@ -181,18 +181,9 @@ class Usage:
             out = handler(session, snap, params, call)
             self._by_session[session] = self.clients(client_name(params))
             return out
-        if method == "prompts/get":
-            name = params.get("name")
-        elif method == "tools/call":
-            from promptops.serve.tools import FAILURE, prompt_of  # imported: a tool was asked
-
-            name = prompt_of(snap, params, call)
-            if name is False:  # list_prompts, not a use of a prompt
-                return self._plain(handler, session, snap, params, call, span)
-            FAILURE.set(None)
-        else:
-            ref = params.get("ref")
-            name = ref.get("name") if isinstance(ref, dict) else None
+        name = _asked(method, snap, params, call)
+        if name is _NO_PROMPT:  # a tools/call of list_prompts, not a use of a prompt
+            return self._plain(handler, session, snap, params, call, span)
         entry = snap.index.get(name) if isinstance(name, str) else None
         if entry is None:
             pkg = prompt = version = OTHER
@@ -349,3 +340,23 @@ def _tool_outcome(entry: object) -> str:
 def _iso(ts: float) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(ts))
 
+
+
+_NO_PROMPT = object()
+
+
+def _asked(method: str, snap: Snapshot, params: Json, call: Call) -> object:
+    """The prompt name a counted request asks for (any value: it is looked up, never
+    trusted); :data:`_NO_PROMPT` for a ``tools/call`` that uses no prompt (``list_prompts``)."""
+    if method == "prompts/get":
+        return params.get("name")
+    if method == "tools/call":
+        from promptops.serve.tools import FAILURE, prompt_of  # imported: a tool was asked
+
+        name = prompt_of(snap, params, call)
+        if name is False:
+            return _NO_PROMPT
+        FAILURE.set(None)
+        return name
+    ref = params.get("ref")
+    return ref.get("name") if isinstance(ref, dict) else None

@@ -14,7 +14,7 @@ import httpx2
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from prometheus_client.parser import text_string_to_metric_families
-from serve_http.http_helpers import HttpServer
+from serve.transports.http.http_helpers import HttpServer
 from test_channel_serve import _cli, released
 
 from promptops.commands.usage import table
