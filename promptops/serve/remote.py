@@ -32,9 +32,13 @@ import subprocess
 import threading
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import unquote, urlsplit, urlunsplit
 
 from promptops.errors import GitError
+
+if TYPE_CHECKING:
+    from promptops.serve.follow import Notify
 
 MAX_BACKOFF_S = 600.0
 GIT_TIMEOUT_S = 300.0
@@ -81,13 +85,15 @@ class Remote:
     """One followed remote branch, cloned under the cache, fetched in a thread."""
 
     def __init__(self, spec: str, *, poll_s: float, log: Callable[[str], None],
-                 root: Path | None = None, channels: bool = False) -> None:
+                 root: Path | None = None, channels: bool = False,
+                 notify: Notify | None = None) -> None:
         url, self.branch = split_spec(spec)
         self.url, self._auth_env = split_credentials(url)
         # serve --channel: every fetch brings the channel refs too (docs/channels.md)
         self.channels = channels
         self.poll_s = max(0.05, poll_s)
         self._log = log
+        self._notify = notify  # a failed fetch is news for the clients too (stale prompts)
         self.root = root or cache_root()
         key = hashlib.sha256(f"{self.url}@{self.branch}".encode()).hexdigest()[:16]
         self.directory = self.root / key
@@ -194,7 +200,12 @@ class Remote:
                 delay = self.poll_s
             except GitError as exc:
                 delay = min(MAX_BACKOFF_S, delay * 2)
-                self._log(f"fetch failed, next try in {delay:g} s: {exc}")
+                message = f"fetch failed, next try in {delay:g} s: {exc}"
+                self._log(message)
+                if self._notify is not None:
+                    from promptops.serve.follow import News
+
+                    self._notify(News("warning", message))
 
 
 def verify_webhook(secret: str, headers: dict[str, str], body: bytes) -> bool:

@@ -55,12 +55,11 @@ def test_uvicorn_factory_with_the_bounded_protocol(kit_dir: Path) -> None:
 
 
 def test_http_flag_spellings(tmp_path: Path) -> None:
-    from promptops.serve.http import _bind, parser
+    from promptops.serve.options import ServeOptions
 
     def bind(*argv: str) -> tuple[str, int, list[Path]]:
-        args = parser().parse_args(list(argv))
-        host, port = _bind(args)
-        return host, port, args.paths
+        options = ServeOptions.parse(list(argv))
+        return options.host, options.port, list(options.paths)
 
     assert bind("--http", ":9000")[:2] == ("127.0.0.1", 9000)
     assert bind("--http", "0.0.0.0:81")[:2] == ("0.0.0.0", 81)

@@ -58,6 +58,7 @@ from promptops.serve.auth import (
     www_authenticate,
 )
 from promptops.serve.auth import resource_metadata as prm_document
+from promptops.serve.log import log, log_bug
 from promptops.serve.methods import METHODS
 from promptops.serve.revisions import (
     LATEST_STATELESS,
@@ -67,7 +68,6 @@ from promptops.serve.revisions import (
     SUPPORTED,
 )
 from promptops.serve.session import envelope
-from promptops.serve.transports.stdio import log, log_bug
 from promptops.serve.usage import PRINCIPAL, TRACE_HEADER, TRACE_ID
 
 if TYPE_CHECKING:

@@ -78,7 +78,7 @@ def post_message(app: HttpApp, scope: Scope, principal: Principal, body: bytes) 
     try:
         replies = old.server.handle(old.session, message)
     except Exception:
-        from promptops.serve.transports.stdio import log_bug
+        from promptops.serve.log import log_bug
 
         log_bug()
         replies = list(jsonrpc.internal_error(message))
