@@ -326,7 +326,14 @@ def http_main(argv: list[str], gate: Gate | None = None) -> int:
     server = uvicorn.Server(config)
     try:
         server.run()
-    except OSError as exc:  # the port is taken, say
+    except OSError as exc:
         raise PromptopsError(f"cannot serve on {host}:{port}: {exc}") from None
+    except SystemExit:
+        # uvicorn exits 3 (our bug status) when it cannot bind, having logged why: a taken
+        # port is a failure to report, not a bug; a failed lifespan (ours) stays a bug
+        if server.started or getattr(server.lifespan, "should_exit", False):
+            raise
+        raise PromptopsError(f"cannot serve on {host}:{port} (uvicorn's line above says "
+                             "why)") from None
     sys.stderr.flush()
     return 0
