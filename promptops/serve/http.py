@@ -55,7 +55,6 @@ def build(options: ServeOptions, gate: Gate | None = None) -> HttpApp | ChannelA
     from promptops.serve.assemble import assemble, settings
     from promptops.serve.follow import Follower
     from promptops.serve.metrics import Metrics
-    from promptops.serve.transports.http import HttpConfig
     from promptops.serve.usage import Usage
     from promptops.serve.views import Views
 
@@ -81,15 +80,7 @@ def build(options: ServeOptions, gate: Gate | None = None) -> HttpApp | ChannelA
     for i, channel in enumerate(channels):
         path = options.path if i == 0 else \
             f"/channels/{channel}{options.path.rstrip('/') or '/mcp'}"
-        config = HttpConfig(
-            host=options.host, port=options.port, path=path,
-            allow_origins=options.allow_origin, allow_hosts=options.allow_host,
-            max_body=options.max_body, session_idle_s=options.session_idle,
-            max_sessions=options.max_sessions,
-            max_sessions_per_client=options.max_sessions_per_client,
-            max_streams=options.max_streams, replica_id=options.replica_id,
-            access_log=not options.no_access_log, resource=options.audience,
-            required_scopes=options.require_scope, issuer=options.issuer, webhook=webhook)
+        config = _config(options, path, webhook)
         served = assemble(options, gate, views, channel=channel, folders=dirs)
         served.reporter.failures.append(count_failure)
         if tracing is not None and isinstance(served.follower, Follower):
@@ -112,6 +103,21 @@ def build(options: ServeOptions, gate: Gate | None = None) -> HttpApp | ChannelA
     from promptops.serve.transports.channels import ChannelApps
 
     return ChannelApps(apps)
+
+
+def _config(options: ServeOptions, path: str,
+            webhook: Callable[[dict[str, str], bytes], int] | None) -> HttpConfig:
+    """The transport's bind and bounds for the endpoint at ``path``."""
+    from promptops.serve.transports.http import HttpConfig
+
+    return HttpConfig(
+        host=options.host, port=options.port, path=path, allow_origins=options.allow_origin,
+        allow_hosts=options.allow_host, max_body=options.max_body,
+        session_idle_s=options.session_idle, max_sessions=options.max_sessions,
+        max_sessions_per_client=options.max_sessions_per_client,
+        max_streams=options.max_streams, replica_id=options.replica_id,
+        access_log=not options.no_access_log, resource=options.audience,
+        required_scopes=options.require_scope, issuer=options.issuer, webhook=webhook)
 
 
 def _served(metrics: Metrics, usage: Usage, every: list[Served[Views]]) -> None:
