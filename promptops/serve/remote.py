@@ -1,14 +1,15 @@
 """Following a remote repository: a cached clone, fetched on an interval and on a webhook.
 
-``--repo URL[@BRANCH]`` clones the branch once into the user cache (``--no-checkout``:
-no working tree, only git objects and refs, which is all a build reads), then keeps its
-local branch equal to the remote's: every ``--poll`` interval (doubling up to 10 minutes
-while fetches fail) or at once when a verified webhook arrives, ``git fetch`` and
-``git update-ref``. Nothing else is new: the clone is an ordinary repository whose HEAD
-moves, so the same :class:`~promptops.serve.follow.Follower` that follows a local HEAD
-sees the ref change and builds the new commit through the build cache and the gate; a
-commit that does not build is logged and skipped, the last good set stays, and a commit
-that builds is swapped in and announced to every listen stream and session.
+``--repo URL[@BRANCH]`` clones the branch once into the user cache (``--no-checkout``: no
+working tree, only git objects and refs, which is all a build reads), then keeps its local
+branch equal to the remote's: every ``--poll`` interval (doubling up to 10 minutes while
+fetches fail) or at once when a verified webhook arrives, ``git fetch`` and ``git
+update-ref``; a fetch that fails is logged and told to the clients as a ``warning`` (what
+they are served may be stale). Nothing else is new: the clone is an ordinary repository
+whose HEAD moves, so the same :class:`~promptops.serve.follow.Follower` that follows a
+local HEAD sees the ref change and builds the new commit through the build cache and the
+gate; a commit that does not build is logged and skipped, the last good set stays, and a
+commit that builds is swapped in and announced to every listen stream and session.
 
 Credentials for private repositories come from git itself (the environment, e.g.
 ``GIT_ASKPASS``, or a credential helper), or from ``https://user:password@host/...``: such
