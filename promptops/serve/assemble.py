@@ -18,30 +18,32 @@ never imports the views, auth or metrics of the team server.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Generic, Protocol, TypeVar
+from typing import TYPE_CHECKING, Generic, TypeVar
 
 from promptops.serve.log import log
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from typing import Protocol
+
     from promptops.pipeline.bundle_types import Bundle
     from promptops.serve.follow import BuildFailed, Follower, Gate, News
     from promptops.serve.methods import Settings
     from promptops.serve.options import ServeOptions
     from promptops.serve.watch import Worktree
 
+    class Front(Protocol):
+        """What a transport serves from: it takes new bundles and tells its clients news
+        (only for the type checker: a Protocol class costs the cold start)."""
 
-class Front(Protocol):
-    """What a transport serves from: it takes new bundles and tells its clients news."""
+        def swap(self, bundles: Sequence[Bundle]) -> bool: ...
 
-    def swap(self, bundles: Sequence[Bundle]) -> bool: ...
-
-    def log(self, level: str, message: str) -> None: ...
+        def log(self, level: str, message: str) -> None: ...
 
 
-F = TypeVar("F", bound=Front)
+F = TypeVar("F", bound="Front")
 
 
 class Reporter:
@@ -67,15 +69,14 @@ class Reporter:
                     count(news)
 
 
-@dataclass(eq=False)
 class Served(Generic[F]):
     """What one transport serves (one channel of it, on HTTP): the front, the follower
     keeping it current (None for fixed bundles) and the reporter between them."""
 
-    front: F
-    follower: Follower | Worktree | None
-    reporter: Reporter
-    channel: str | None = None
+    def __init__(self, front: F, follower: Follower | Worktree | None, reporter: Reporter,
+                 channel: str | None = None) -> None:
+        self.front, self.follower, self.reporter, self.channel = (front, follower, reporter,
+                                                                  channel)
 
     def start(self, on_change: Callable[[list[Bundle]], object]) -> None:
         """Follow from now on, handing each new good set to ``on_change`` (a fixed

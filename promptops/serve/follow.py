@@ -54,21 +54,26 @@ QUIET_S = 0.12
 Log = Callable[[str], None]
 
 
-@dataclass(frozen=True)
 class News:
     """What the clients hear as well as stderr, as ``notifications/message`` at ``level``:
     a set that does not build, the recovery, a ref that cannot be read (issue 24;
-    docs/serve.md says to whom)."""
+    docs/serve.md says to whom). A plain class: a dataclass costs the cold start."""
 
-    level: str
-    message: str
+    __slots__ = ("level", "message")
+
+    def __init__(self, level: str, message: str) -> None:
+        self.level, self.message = level, message
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.level!r}, {self.message!r})"
 
 
-@dataclass(frozen=True)
 class BuildFailed(News):
     """A commit (or working tree) that does not build, or that the gate refused: the last
     good set stays served. Its own type so that what counts failures (the team server's
     ``promptops_failed_builds``) never reads the words of the message."""
+
+    __slots__ = ()
 
 
 Notify = Callable[[News], None]
