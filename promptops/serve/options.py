@@ -43,7 +43,7 @@ promptops serve --http [HOST:]PORT [--path /mcp] [PATH ... | --bundle FILE ... |
 Serve MCP prompts over Streamable HTTP (every revision: sessions for 2025-03-26 ..
 2025-11-25, stateless 2026-07-28) at http://HOST:PORT/mcp. Logs go to stderr."""
 
-_CHANNEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*(/[A-Za-z0-9][A-Za-z0-9._-]*)?")
+_CHANNEL = r"[A-Za-z0-9][A-Za-z0-9._-]*(/[A-Za-z0-9][A-Za-z0-9._-]*)?"  # compiled on use
 
 
 def wants_http(argv: Sequence[str]) -> bool:
@@ -277,7 +277,7 @@ class ServeOptions:
         if len(set(channels)) != len(channels):
             raise UsageError("--channel: each channel once (" + ", ".join(channels) + ")")
         for name in channels:
-            if len(channels) > 1 and (not _CHANNEL.fullmatch(name) or ".." in name):
+            if len(channels) > 1 and (not re.fullmatch(_CHANNEL, name) or ".." in name):
                 raise UsageError(f"--channel {name!r}: a channel name (or PACKAGE/CHANNEL) is "
                                  "letters, digits, '.', '_' and '-'")
 
