@@ -28,10 +28,6 @@ import pytest
 KNOWN: set[frozenset[str]] = {
     # http_sse.py reaches into HttpApp's privates; the HTTP transport split removes it
     frozenset({"promptops.serve.transports.http", "promptops.serve.transports.http_sse"}),
-    # serve --help prints the stdio parser's options (help imports main._parser) and main
-    # prints help's text: the one options object and argparse builder of the serve front
-    # door (serve/options.py) removes it; serve is not this change's to restructure
-    frozenset({"promptops.serve.help", "promptops.serve.main"}),
 }
 
 
