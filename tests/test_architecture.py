@@ -30,10 +30,6 @@ IGNORED: dict[str, list[str]] = {
     "data flows down": [
         "promptops.serve.http -> promptops.ui.mount",  # the UI mounted behind serve's auth
     ],
-    "the stdio and HTTP transports are independent": [
-        # log()/log_bug() live in transports/stdio.py until serve/log.py lands
-        "promptops.serve.transports.http.** -> promptops.serve.transports.stdio",
-    ],
 }
 
 

@@ -24,13 +24,8 @@ from pathlib import Path
 import grimp
 import pytest
 
-# Circles being removed elsewhere (issue 25's target layout); each entry is one component.
-KNOWN: set[frozenset[str]] = {
-    # serve --help prints the stdio parser's options (help imports main._parser) and main
-    # prints help's text: the one options object and argparse builder of the serve front
-    # door (serve/options.py) removes it; serve is not this change's to restructure
-    frozenset({"promptops.serve.help", "promptops.serve.main"}),
-}
+# Circles being removed elsewhere; each entry is one component. None is left.
+KNOWN: set[frozenset[str]] = set()
 
 
 def circles(package: str) -> set[frozenset[str]]:

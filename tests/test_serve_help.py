@@ -10,8 +10,7 @@ import sys
 
 from helpers.repo import run_cli
 
-from promptops.serve.http import parser as http_parser
-from promptops.serve.main import _parser as stdio_parser
+from promptops.serve.options import parser
 
 
 def _help(*args: str) -> str:
@@ -25,8 +24,8 @@ def test_serve_help_shows_both_transports_and_every_option() -> None:
     page = _help("serve")
     assert "--http [HOST:]PORT" in page and "HTTP options (with --http):" in page
     assert "stdio options:" in page and "--worktree, --dev" in page
-    for parser in (stdio_parser(), http_parser()):
-        for action in parser._actions:
+    for asked in (parser(), parser(http=True)):
+        for action in asked._actions:
             for flag in action.option_strings:
                 assert re.search(rf"(^|[ ,]){re.escape(flag)}\b", page), flag
     assert _help("serve", "--http") == page  # asking from either transport: one page

@@ -52,9 +52,31 @@ if TYPE_CHECKING:
 POLL_S = 0.05
 QUIET_S = 0.12
 Log = Callable[[str], None]
-# (level, message): news for the clients as well as stderr - a set that does not build,
-# and the recovery - sent as notifications/message (issue 24; docs/serve.md says to whom)
-Notify = Callable[[str, str], None]
+
+
+class News:
+    """What the clients hear as well as stderr, as ``notifications/message`` at ``level``:
+    a set that does not build, the recovery, a ref that cannot be read (issue 24;
+    docs/serve.md says to whom). A plain class: a dataclass costs the cold start."""
+
+    __slots__ = ("level", "message")
+
+    def __init__(self, level: str, message: str) -> None:
+        self.level, self.message = level, message
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.level!r}, {self.message!r})"
+
+
+class BuildFailed(News):
+    """A commit (or working tree) that does not build, or that the gate refused: the last
+    good set stays served. Its own type so that what counts failures (the team server's
+    ``promptops_failed_builds``) never reads the words of the message."""
+
+    __slots__ = ()
+
+
+Notify = Callable[[News], None]
 # What `build` refuses, serve refuses too (issue 15): a gate gets each freshly built commit
 # and returns why it must not be served, or None. serve never imports lint itself (its cold
 # path stays light and lint sits beside it): the entry point hands the gate in.
@@ -90,9 +112,12 @@ class Background:
 
     def _say(self, level: str, message: str) -> None:
         """``message`` to the log (stderr) and, at ``level``, to the clients."""
-        self._log(message)
+        self._tell(News(level, message))
+
+    def _tell(self, news: News) -> None:
+        self._log(news.message)
         if self._notify is not None:
-            self._notify(level, message)
+            self._notify(news)
 
     def _follows(self) -> bool:
         """Whether there is anything to follow (a fixed ``ref`` never changes)."""
@@ -342,10 +367,10 @@ class Follower(Background):
                         bundles = self._build(commits)
             except Exception as exc:  # hostile content must never cost the served set
                 self._failed = heads
-                self._say(
+                self._tell(BuildFailed(
                     "error", f"commit {short} does not build; still serving the last "
                     f"good bundles until a commit that builds is checked out:\n{failure(exc)}"
-                )
+                ))
                 return
             recovered = self._failed is not None
             self._served, self._failed = commits, None

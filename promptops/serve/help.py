@@ -3,8 +3,9 @@
 `serve` parses its own arguments with argparse (typer and click are too slow to import on
 a path MCP clients spawn on every start), so argparse used to print its help: a style no
 other command has, and for stdio only (``--http`` and its options were in a second parser
-nobody could ask). This page is built from both parsers, so an option added to either
-appears here, and laid out with click's help formatter, as typer lays out the others.
+nobody could ask). This page is built from the one parser builder (serve/options.py),
+asked for both transports, so an option added to either appears here, and laid out with
+click's help formatter, as typer lays out the others.
 Help may import click; serving never imports this module.
 """
 
@@ -24,23 +25,6 @@ DESCRIPTION = (
 )
 
 
-# What the http parser's options without a help string do (docs/http.md's table); an
-# option's own help, when it has one, wins.
-_HTTP_HELP = {
-    "--bundle": "A built bundle to serve (repeatable); not combined with PATH",
-    "--page-size": "Prompts per prompts/list page (default 100)",
-    "--require-scope": "OAuth: a scope every token must carry (repeatable)",
-    "--allow-origin": "An extra allowed Origin (repeatable; * allows every origin)",
-    "--allow-host": "An extra allowed Host (repeatable)",
-    "--max-body": "Request body limit, 413 beyond (default 4 MiB)",
-    "--session-idle": "A session without requests or open stream ends after this "
-                      "(default 30m)",
-    "--max-sessions": "Open sessions, 503 beyond (default 10000)",
-    "--shutdown-timeout": "Bound on finishing in-flight requests at SIGTERM (default 10s)",
-    "--no-access-log": "No JSON access log lines on stderr",
-}
-
-
 def _sentence(text: str) -> str:
     """Help text as the other commands write it: a capital first letter, unless the first
     word is a name (``ttlMs``)."""
@@ -57,7 +41,7 @@ def _rows(parser: argparse.ArgumentParser) -> dict[str, tuple[str, str]]:
         flags = ", ".join(action.option_strings)
         if action.nargs != 0:
             flags += f" {action.metavar or action.dest.upper()}"
-        text = (action.help or _HTTP_HELP.get(action.option_strings[0], "")).strip()
+        text = (action.help or "").strip()
         out[action.option_strings[0]] = (flags, _sentence(text))
     return out
 
@@ -66,13 +50,12 @@ def text(width: int | None = None) -> str:
     """The help page (click's layout: usage, description, then option sections)."""
     import click
 
-    from promptops.serve.http import parser as http_parser
-    from promptops.serve.main import _parser as stdio_parser
+    from promptops.serve.options import parser
 
-    stdio, http = _rows(stdio_parser()), _rows(http_parser())
+    stdio, http = _rows(parser()), _rows(parser(http=True))
     both = [k for k in stdio if k in http]
-    # a shared option's help: the stdio parser's (the http one often has none)
-    common = [stdio[k] if stdio[k][1] else http[k] for k in both]
+    # a shared option's help: the stdio parser's (--channel says more with --http)
+    common = [stdio[k] for k in both]
     f = click.HelpFormatter(width=width)
     f.write_usage("promptops serve", "[OPTIONS] [PATH]...")
     with f.indentation():

@@ -6,8 +6,9 @@ message objects per attribute). Here the request path only appends a small recor
 (:data:`promptops.serve.tracing.Record`, a tuple) to a deque; this module's thread wakes every
 ``OTEL_BSP_SCHEDULE_DELAY`` ms (or when a batch is full), encodes the batch straight into
 the OTLP protobuf wire format (``ExportTraceServiceRequest``, opentelemetry-proto's
-``trace/v1``; ``tests/serve/transports/http/test_usage_tracing.py`` parses our bytes with the official
-message classes) and POSTs it to the collector, as the SDK's ``BatchRecordProcessor`` and
+``trace/v1``; ``tests/serve/transports/http/test_usage_tracing.py`` parses our bytes with
+the official message classes) and POSTs it to the collector, as the SDK's
+``BatchRecordProcessor`` and
 OTLP/HTTP exporter do. The encoded attribute blocks are cached: their values are the
 bounded labels of :mod:`promptops.serve.usage`, so a batch mostly concatenates bytes.
 

@@ -1,14 +1,15 @@
 """Following a remote repository: a cached clone, fetched on an interval and on a webhook.
 
-``--repo URL[@BRANCH]`` clones the branch once into the user cache (``--no-checkout``:
-no working tree, only git objects and refs, which is all a build reads), then keeps its
-local branch equal to the remote's: every ``--poll`` interval (doubling up to 10 minutes
-while fetches fail) or at once when a verified webhook arrives, ``git fetch`` and
-``git update-ref``. Nothing else is new: the clone is an ordinary repository whose HEAD
-moves, so the same :class:`~promptops.serve.follow.Follower` that follows a local HEAD
-sees the ref change and builds the new commit through the build cache and the gate; a
-commit that does not build is logged and skipped, the last good set stays, and a commit
-that builds is swapped in and announced to every listen stream and session.
+``--repo URL[@BRANCH]`` clones the branch once into the user cache (``--no-checkout``: no
+working tree, only git objects and refs, which is all a build reads), then keeps its local
+branch equal to the remote's: every ``--poll`` interval (doubling up to 10 minutes while
+fetches fail) or at once when a verified webhook arrives, ``git fetch`` and ``git
+update-ref``; a fetch that fails is logged and told to the clients as a ``warning`` (what
+they are served may be stale). Nothing else is new: the clone is an ordinary repository
+whose HEAD moves, so the same :class:`~promptops.serve.follow.Follower` that follows a
+local HEAD sees the ref change and builds the new commit through the build cache and the
+gate; a commit that does not build is logged and skipped, the last good set stays, and a
+commit that builds is swapped in and announced to every listen stream and session.
 
 Credentials for private repositories come from git itself (the environment, e.g.
 ``GIT_ASKPASS``, or a credential helper), or from ``https://user:password@host/...``: such
@@ -32,9 +33,13 @@ import subprocess
 import threading
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import unquote, urlsplit, urlunsplit
 
 from promptops.errors import GitError
+
+if TYPE_CHECKING:
+    from promptops.serve.follow import Notify
 
 MAX_BACKOFF_S = 600.0
 GIT_TIMEOUT_S = 300.0
@@ -81,13 +86,15 @@ class Remote:
     """One followed remote branch, cloned under the cache, fetched in a thread."""
 
     def __init__(self, spec: str, *, poll_s: float, log: Callable[[str], None],
-                 root: Path | None = None, channels: bool = False) -> None:
+                 root: Path | None = None, channels: bool = False,
+                 notify: Notify | None = None) -> None:
         url, self.branch = split_spec(spec)
         self.url, self._auth_env = split_credentials(url)
         # serve --channel: every fetch brings the channel refs too (docs/channels.md)
         self.channels = channels
         self.poll_s = max(0.05, poll_s)
         self._log = log
+        self._notify = notify  # a failed fetch is news for the clients too (stale prompts)
         self.root = root or cache_root()
         key = hashlib.sha256(f"{self.url}@{self.branch}".encode()).hexdigest()[:16]
         self.directory = self.root / key
@@ -194,7 +201,12 @@ class Remote:
                 delay = self.poll_s
             except GitError as exc:
                 delay = min(MAX_BACKOFF_S, delay * 2)
-                self._log(f"fetch failed, next try in {delay:g} s: {exc}")
+                message = f"fetch failed, next try in {delay:g} s: {exc}"
+                self._log(message)
+                if self._notify is not None:
+                    from promptops.serve.follow import News
+
+                    self._notify(News("warning", message))
 
 
 def verify_webhook(secret: str, headers: dict[str, str], body: bytes) -> bool:

@@ -115,5 +115,6 @@ class Views:
         return changed
 
     def log(self, level: str, message: str) -> None:
-        for server in list(self._servers.values()):
-            server.log(level, message)
+        """A notifications/message to the callers who see everything: the follower's news
+        names files and commits a caller restricted to some prompts must not learn of."""
+        self.everything.log(level, message)

@@ -48,7 +48,7 @@ from promptops.pipeline.saves import (  # noqa: F401  (IGNORED_*, relevant: re-e
     relevant,
     stamp,
 )
-from promptops.serve.follow import Background, Log, Notify, failure
+from promptops.serve.follow import Background, BuildFailed, Log, Notify, failure
 
 if TYPE_CHECKING:
     from promptops.pipeline.bundle import Bundle
@@ -97,7 +97,8 @@ class Worktree(Background):
             keep = ("serving no prompts until it does" if start
                     else "still serving the last good prompts")
             self._broken = True
-            self._say("error", f"the working tree does not build; {keep}:\n{failure(exc)}")
+            self._tell(BuildFailed("error", f"the working tree does not build; {keep}:\n"
+                                            f"{failure(exc)}"))
             return None
         if self._broken:
             self._broken = False

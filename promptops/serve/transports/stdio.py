@@ -33,7 +33,6 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -41,6 +40,7 @@ from types import FrameType
 from typing import TYPE_CHECKING
 
 from promptops.serve import jsonrpc, wire
+from promptops.serve.log import log_bug
 
 if TYPE_CHECKING:
     from promptops.serve.codec import Codec
@@ -157,29 +157,6 @@ def _silence(fd: int) -> None:
         os.close(devnull)
     except OSError:
         pass
-
-
-def log(message: str) -> None:
-    """One line on stderr, the log channel of ``promptops serve`` (stdout is protocol only)."""
-    try:
-        sys.stderr.write(f"promptops serve: {message}\n")
-        sys.stderr.flush()
-    except (OSError, ValueError):
-        pass
-
-
-def log_bug() -> None:
-    """The traceback of the exception being handled, on stderr: a bug to report.
-
-    ``traceback`` (with ``textwrap``) is imported here, on the first bug, not at start.
-    """
-    try:
-        import traceback
-
-        trace = traceback.format_exc()
-    except Exception:  # no memory left to import it, say: the news without the trace
-        trace = "(no traceback available)"
-    log("internal error:\n" + trace)
 
 
 def lines(fd: int, before_read: Callable[[], None] | None = None

@@ -61,7 +61,7 @@ if TYPE_CHECKING:
 
 
 def _log(message: str) -> None:
-    from promptops.serve.transports.stdio import log
+    from promptops.serve.log import log
 
     log(message)
 

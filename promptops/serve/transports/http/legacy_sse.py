@@ -117,7 +117,7 @@ class LegacySse:
         try:
             replies = old.server.handle(old.session, message)
         except Exception:
-            from promptops.serve.transports.stdio import log_bug
+            from promptops.serve.log import log_bug
 
             log_bug()
             replies = list(jsonrpc.internal_error(message))

@@ -89,7 +89,7 @@ class HttpSession:
         try:
             return self.server.handle(self.session, msg)
         except Exception:
-            from promptops.serve.transports.stdio import log_bug
+            from promptops.serve.log import log_bug
 
             log_bug()
             return list(jsonrpc.internal_error(msg))

@@ -221,6 +221,6 @@ def _discard(message: Outbound) -> None:
 
 
 def _log_bug() -> None:
-    from promptops.serve.transports.stdio import log_bug
+    from promptops.serve.log import log_bug
 
     log_bug()

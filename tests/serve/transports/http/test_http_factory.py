@@ -55,12 +55,11 @@ def test_uvicorn_factory_with_the_bounded_protocol(kit_dir: Path) -> None:
 
 
 def test_http_flag_spellings(tmp_path: Path) -> None:
-    from promptops.serve.http import _bind, parser
+    from promptops.serve.options import ServeOptions
 
     def bind(*argv: str) -> tuple[str, int, list[Path]]:
-        args = parser().parse_args(list(argv))
-        host, port = _bind(args)
-        return host, port, args.paths
+        options = ServeOptions.parse(list(argv))
+        return options.host, options.port, list(options.paths)
 
     assert bind("--http", ":9000")[:2] == ("127.0.0.1", 9000)
     assert bind("--http", "0.0.0.0:81")[:2] == ("0.0.0.0", 81)
@@ -70,3 +69,19 @@ def test_http_flag_spellings(tmp_path: Path) -> None:
     assert bind("--http", str(tmp_path)) == ("127.0.0.1", 8080, [tmp_path])
     with pytest.raises(UsageError, match="HOST:"):
         bind("--http", "no-such-folder")
+
+
+def test_a_taken_port_is_an_error_not_a_bug(kit_dir: Path) -> None:
+    """uvicorn ends a failed bind with SystemExit(3), our bug status: the front door
+    makes it an `error:` line and exit 1 (the `cannot serve on` path it always meant)."""
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = subprocess.run([sys.executable, "-m", "promptops", "serve", "--http",
+                               f"127.0.0.1:{port}", str(kit_dir)], capture_output=True,
+                              text=True, timeout=120, check=False)
+    assert done.returncode == 1, done.stderr
+    assert f"promptops serve: error: cannot serve on 127.0.0.1:{port}" in done.stderr

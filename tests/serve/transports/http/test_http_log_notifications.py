@@ -181,3 +181,43 @@ def test_only_callers_who_see_everything_hear_it(kit_dir: Path, tmp_path: Path,
     finally:
         assert srv.stop() == 0, srv.stderr()
     assert heard["team"] == []
+
+
+def test_a_remote_that_cannot_be_fetched_is_a_warning_to_the_clients(
+        tmp_path: Path, module_env: dict[str, str]) -> None:
+    """``--repo``: the follower's warning that the remote cannot be fetched (the served
+    prompts may be stale) reaches a session as it reaches stderr, as every other piece of
+    the follower's news does on both transports (issue 25: one reporter, one policy)."""
+    import shutil
+    import subprocess
+
+    from helpers.repo import make_repo
+
+    dev, bare = tmp_path / "dev", tmp_path / "remote.git"
+    make_repo(dev, {"promptops.yaml": "name: team\nversion: 1.0.0\n",
+                    "prompts/hello.prompt.yaml": GOOD.format(n=0)})
+    subprocess.run(["git", "clone", "--bare", "-q", str(dev), str(bare)], check=True,
+                   capture_output=True)
+    srv = HttpServer(["--repo", f"file://{bare}@main", "--poll", "200ms"],
+                     tmp_path / "server.log",
+                     env={**module_env, "XDG_CACHE_HOME": str(tmp_path / "cache")})
+    logged: list[types.LoggingMessageNotificationParams] = []
+
+    async def on_log(params: types.LoggingMessageNotificationParams) -> None:
+        logged.append(params)
+
+    async def run() -> None:
+        async with httpx2.AsyncClient(timeout=30) as http, Client(
+                streamable_http_client(srv.url, http_client=http), mode="legacy",
+                logging_callback=on_log, cache=None) as c:
+            assert (await c.list_prompts()).prompts
+            await asyncio.sleep(0.3)  # the client opens its GET stream after initialized
+            await asyncio.to_thread(shutil.move, bare, tmp_path / "gone.git")
+            warned = await _until(logged, "warning", "fetch failed")
+            assert "remote.git" in str(warned.data) and warned.logger == "promptops"
+
+    try:
+        asyncio.run(run())
+    finally:
+        assert srv.stop() == 0, srv.stderr()
+    assert "fetch failed" in srv.log.read_text()

@@ -18,7 +18,8 @@ from typing import Any
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from promptops.serve.http import build, parser
+from promptops.serve.http import build
+from promptops.serve.options import ServeOptions
 from promptops.serve.transports.http import HttpApp
 from promptops.serve.usage import MAX_CLIENTS
 
@@ -26,7 +27,7 @@ V26 = "2026-07-28"
 
 
 def _app(*paths: Path) -> HttpApp:
-    return build(parser().parse_args(["--http=", "--no-access-log", *map(str, paths)]))
+    return build(ServeOptions.parse(["--http=", "--no-access-log", *map(str, paths)]))
 
 
 class Asgi:
@@ -213,8 +214,8 @@ def test_with_tokens_the_principal_is_a_label_and_hidden_prompts_are_other(
         {"name": "team-a", "sha256": hashlib.sha256(tokens["team-a"].encode()).hexdigest(),
          "see": ["kit/p0*"]},
         {"name": "ops", "sha256": hashlib.sha256(tokens["ops"].encode()).hexdigest()}]}))
-    app = build(parser().parse_args(["--http=", "--no-access-log", "--tokens",
-                                     str(tmp_path / "tokens.json"), str(kit_dir)]))
+    app = build(ServeOptions.parse(["--http=", "--no-access-log", "--tokens",
+                                    str(tmp_path / "tokens.json"), str(kit_dir)]))
     client = Asgi(app)
 
     async def go(token: str, prompt: str) -> dict[str, Any]:
@@ -255,8 +256,8 @@ def test_a_tools_call_of_a_prompt_is_counted_as_a_use_of_that_prompt(kit_dir: Pa
     """`serve --tools`: a tools/call that renders a prompt is counted under
     method="tools/call" with that prompt's labels and the same outcomes as prompts/get (a
     failure the tool reports with isError included); list_prompts uses no prompt."""
-    client = Asgi(build(parser().parse_args(["--http=", "--no-access-log", "--tools", shape,
-                                             str(kit_dir)])))
+    client = Asgi(build(ServeOptions.parse(["--http=", "--no-access-log", "--tools", shape,
+                                            str(kit_dir)])))
 
     def call(prompt: str, args: dict[str, str]) -> tuple[str, dict[str, Any]]:
         if shape == "per-prompt":

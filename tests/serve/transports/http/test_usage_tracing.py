@@ -153,8 +153,8 @@ def test_spans_are_children_of_the_callers_trace(kit_dir: Path, tmp_path: Path,
                                       "OTEL_SDK_DISABLED": "true"}])
 def test_off_means_nothing_is_imported(kit_dir: Path, env: dict[str, str]) -> None:
     """Without the variables (or with the SDK disabled) serve --http imports no OTel SDK."""
-    code = ("import sys; from promptops.serve.http import build, parser; "
-            f"app = build(parser().parse_args(['--http=', {str(kit_dir)!r}])); "
+    code = ("import sys; from promptops.serve.http import create_app; "
+            f"app = create_app([{str(kit_dir)!r}]); "
             "assert app.usage is not None and app.usage.tracing is None; "
             "print(sorted(m for m in sys.modules if m.startswith('opentelemetry')))")
     clean = {k: v for k, v in __import__("os").environ.items() if not k.startswith("OTEL_")}
