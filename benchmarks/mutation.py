@@ -328,13 +328,12 @@ PRELOAD = ("pytest", "_pytest.python", "_pytest.fixtures", "hypothesis", "git", 
 
 
 def preload() -> None:
+    import contextlib
     import importlib
 
     for name in PRELOAD:
-        try:
+        with contextlib.suppress(ImportError):
             importlib.import_module(name)
-        except ImportError:
-            pass
 
 
 def run_tests(tree: Path, tests: list[str], timeout: float) -> tuple[str, float]:
