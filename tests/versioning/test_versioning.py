@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import random
 from pathlib import Path
 
 import git
@@ -23,61 +22,6 @@ from promptops.commands import release as release_cmd
 from promptops.console import Console
 from promptops.pipeline.build import Build
 from promptops.versioning.manifest_edit import set_version
-from promptops.versioning.semver import Level, Version, next_version, satisfies, step_level
-
-# ---------------------------------------------------------------- semver
-
-
-def test_precedence_follows_semver_spec() -> None:
-    ordered = ["1.0.0-alpha", "1.0.0-alpha.1", "1.0.0-alpha.beta", "1.0.0-beta",
-               "1.0.0-beta.2", "1.0.0-beta.11", "1.0.0-rc.1", "1.0.0", "1.0.1", "1.1.0",
-               "2.0.0", "10.0.0"]
-    versions = [Version.parse(v) for v in ordered]
-    shuffled = versions[:]
-    random.Random(7).shuffle(shuffled)
-    assert sorted(shuffled) == versions
-    assert [str(v) for v in versions] == ordered
-    a, b = Version.parse("1.0.0+build.1"), Version.parse("1.0.0+build.2")
-    assert a.same_precedence(b) and not a < b and not b < a
-    assert str(a) == "1.0.0+build.1"
-
-
-@pytest.mark.parametrize("bad", ["1.0", "01.0.0", "1.0.0-", "1.0.0-01", "v1.0.0", "1.0.0+"])
-def test_parse_rejects_invalid(bad: str) -> None:
-    with pytest.raises(ValueError, match="not a SemVer"):
-        Version.parse(bad)
-
-
-@pytest.mark.parametrize(
-    ("old", "level", "new"),
-    [
-        ("1.4.2", Level.patch, "1.4.3"), ("1.4.2", Level.minor, "1.5.0"),
-        ("1.4.2", Level.major, "2.0.0"), ("1.4.2+b7", Level.patch, "1.4.3"),
-        ("1.5.0-rc.1", Level.patch, "1.5.0"), ("1.5.0-rc.1", Level.minor, "1.5.0"),
-        ("1.5.0-rc.1", Level.major, "2.0.0"), ("2.0.0-rc.1", Level.major, "2.0.0"),
-        ("1.4.3-rc.1", Level.minor, "1.5.0"),
-    ],
-)
-def test_bump(old: str, level: Level, new: str) -> None:
-    assert str(Version.parse(old).bump(level)) == new
-
-
-def test_steps_and_what_satisfies_a_change() -> None:
-    v = Version.parse
-    assert step_level(v("1.4.2"), v("1.4.3")) is Level.patch
-    assert step_level(v("1.4.2"), v("1.5.0")) is Level.minor
-    assert step_level(v("1.4.2"), v("2.0.0")) is Level.major
-    assert step_level(v("1.4.2"), v("1.4.2")) is None
-    assert step_level(v("0.4.2"), v("0.5.0")) is Level.major  # 0.y: minor is breaking
-    assert step_level(v("2.0.0-rc.1"), v("2.0.0")) is Level.major  # pre-releases: anything
-    assert next_version(v("0.4.2"), Level.major) == v("0.5.0")
-    assert satisfies(v("1.0.0"), v("1.0.0"), None)
-    assert not satisfies(v("1.0.0"), v("1.0.0"), Level.patch)
-    assert not satisfies(v("1.0.0"), v("1.0.5"), Level.minor)
-    assert satisfies(v("1.0.0"), v("2.0.0-rc.1"), Level.major)
-    assert v("1.5.0-rc.1").with_pre("rc") == v("1.5.0-rc.2")
-    assert v("1.5.0").with_pre("beta") == v("1.5.0-beta.1")
-
 
 # ---------------------------------------------------------------- bump
 
