@@ -29,7 +29,7 @@ SESSION_REV = SESSION_REVISIONS[0]
 @pytest.fixture(scope="module")
 def bundle(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     root = tmp_path_factory.mktemp("kit") / "repo"
-    make_repo(root, kit_files(extra_prompts=3))
+    make_repo(root, kit_files(extra_prompts=98))  # 101 prompts: more than a default page
     return dict(Build(root, "HEAD").bundle)
 
 
@@ -172,18 +172,21 @@ def test_cacheable_results_carry_ttl_and_scope_only_when_stateless(client: Clien
         assert shown == (hints if client.stateless else {}), method
 
 
-def test_prompts_list_pages_with_a_cursor(bundle: dict[str, Any]) -> None:
+@pytest.mark.parametrize(("size", "pages"), [(None, [100, 1]), (40, [40, 40, 21])])
+def test_prompts_list_pages_with_a_cursor(bundle: dict[str, Any], size: int | None,
+                                          pages: list[int]) -> None:
+    settings = Settings() if size is None else Settings(page_size=size)
     for revision in (SESSION_REV, LATEST_STATELESS):
-        c = Client(Server(Catalog([bundle]), Settings(page_size=2)), revision)
-        seen: list[str] = []
+        c = Client(Server(Catalog([bundle]), settings), revision)
+        seen: list[list[str]] = []
         page = c.result("prompts/list", {})
         while True:
-            seen += [p["name"] for p in page["prompts"]]
-            assert len(page["prompts"]) <= 2
+            seen.append([p["name"] for p in page["prompts"]])
             if "nextCursor" not in page:
                 break
             page = c.result("prompts/list", {"cursor": page["nextCursor"]})
-        assert seen == sorted(p["name"] for p in bundle["prompts"])
+        assert [len(s) for s in seen] == pages
+        assert [n for s in seen for n in s] == sorted(p["name"] for p in bundle["prompts"])
 
 
 def test_initialize_and_discover_announce_instructions_and_capabilities(
@@ -257,3 +260,62 @@ def test_no_resources_capability_without_resources(tmp_path: Path) -> None:
     found = c.result("server/discover", {})
     assert found["capabilities"] == {"prompts": {"listChanged": True}, "completions": {}}
     assert "instructions" not in found
+
+
+ELICIT = {"elicitation": {"form": {}}}
+
+
+def test_missing_arguments_are_asked_for_then_merged(bundle: dict[str, Any]) -> None:
+    """2026-07-28 with elicitation: input_required, then the answers and the state merged
+    (what the request sends wins over the state); a non-string is refused at once."""
+    c = Client(Server(Catalog([bundle])), LATEST_STATELESS, ELICIT)
+    first = c.result("prompts/get", {"name": "code_review", "arguments": {"language": "rust"}})
+    assert first["resultType"] == "input_required"
+    schema = first["inputRequests"]["arguments"]["params"]["requestedSchema"]
+    assert schema["required"] == ["code"] and list(schema["properties"]) == ["code"]
+    answer = {"arguments": {"action": "accept", "content": {"code": "fn main(){}"}}}
+    done = c.result("prompts/get", {"name": "code_review", "requestState": first["requestState"],
+                                    "inputResponses": answer})
+    assert done["resultType"] == "complete"
+    assert done["messages"][1]["content"]["text"] == "Review this rust code (pep8):\nfn main(){}"
+    override = c.result("prompts/get", {"name": "code_review", "arguments": {"language": "go"},
+                                        "requestState": first["requestState"],
+                                        "inputResponses": answer})
+    assert override["messages"][1]["content"]["text"].startswith("Review this go code")
+    wrong = c.error("prompts/get", {"name": "code_review", "arguments": {"language": ["rust"]}})
+    assert wrong == {"code": -32602, "message": "argument 'language' must be a string",
+                     "data": {"argument": "language"}}
+    # nothing missing: rendered at once, no state involved
+    whole = c.result("prompts/get", {"name": "code_review", "arguments": {
+        "language": "go", "code": "x"}})
+    assert whole["resultType"] == "complete"
+    # a client that cannot elicit gets the plain refusal
+    plain = Client(Server(Catalog([bundle])), LATEST_STATELESS)
+    err = plain.error("prompts/get", {"name": "code_review", "arguments": {"language": "rust"}})
+    assert err["code"] == -32602 and err["data"] == {"argument": "code"}
+
+
+def test_a_session_client_is_never_asked(bundle: dict[str, Any]) -> None:
+    c = Client(Server(Catalog([bundle])), SESSION_REV, ELICIT)
+    err = c.error("prompts/get", {"name": "code_review", "arguments": {"language": "rust"},
+                                  "inputResponses": {"arguments": {"action": "decline"}}})
+    assert err["code"] == -32602 and err["data"] == {"argument": "code"}
+
+
+def test_media_content_is_shaped_for_each_revision(bundle: dict[str, Any]) -> None:
+    kinds = {}
+    for revision in ("2024-11-05", SESSION_REV, LATEST_STATELESS):
+        c = Client(Server(Catalog([bundle])), revision)
+        got = c.result("prompts/get", {"name": "media", "arguments": {"topic": "cats"}})
+        kinds[revision] = [m["content"]["type"] for m in got["messages"]]
+        assert got["_meta"]["promptops/package"] == "kit"
+        resource = got["messages"][2]["content"]["resource"]
+        assert resource["uri"] == "promptops://kit/notes/guide.md"
+    assert kinds["2024-11-05"] == ["image", "resource", "resource", "resource", "text"]
+    assert kinds[SESSION_REV] == kinds[LATEST_STATELESS] == [
+        "image", "audio", "resource", "resource", "resource_link"]
+
+
+def test_a_template_failure_is_an_internal_error_without_data(client: Client) -> None:
+    err = client.error("prompts/get", {"name": "broken"})
+    assert err["code"] == -32603 and "data" not in err
