@@ -30,9 +30,11 @@ from __future__ import annotations
 
 import argparse
 import ast
+import contextlib
 import os
 import random
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -171,7 +173,7 @@ class _Finder(ast.NodeVisitor):
             self.visit(deco)
         self._body(node.body)
 
-    visit_AsyncFunctionDef = visit_FunctionDef  # type: ignore[assignment]
+    visit_AsyncFunctionDef = visit_FunctionDef
 
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
         for base in node.bases:
@@ -328,7 +330,6 @@ PRELOAD = ("pytest", "_pytest.python", "_pytest.fixtures", "hypothesis", "git", 
 
 
 def preload() -> None:
-    import contextlib
     import importlib
 
     for name in PRELOAD:
@@ -351,6 +352,7 @@ def run_tests(tree: Path, tests: list[str], timeout: float) -> tuple[str, float]
     if pid == 0:  # the child: never returns
         code = 3
         try:
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
             os.setsid()
             null = os.open(os.devnull, os.O_RDWR)
             for fd in (0, 1, 2):
@@ -366,24 +368,30 @@ def run_tests(tree: Path, tests: list[str], timeout: float) -> tuple[str, float]
             os._exit(code)
     deadline = start + timeout
     status = None
-    while status is None:
-        done, raw = os.waitpid(pid, os.WNOHANG)
-        if done:
-            status = os.waitstatus_to_exitcode(raw)
-        elif time.monotonic() > deadline:
+    try:
+        while status is None:
+            done, raw = os.waitpid(pid, os.WNOHANG)
+            if done:
+                status = os.waitstatus_to_exitcode(raw)
+            elif time.monotonic() > deadline:
+                os.killpg(pid, 9)
+                os.waitpid(pid, 0)
+                shutil.rmtree(cache, ignore_errors=True)
+                return "timeout", time.monotonic() - start
+            else:
+                time.sleep(0.05)
+    except BaseException:  # interrupted (SIGINT, SIGTERM): end the run it started, too
+        with contextlib.suppress(ProcessLookupError):
             os.killpg(pid, 9)
-            os.waitpid(pid, 0)
-            shutil.rmtree(cache, ignore_errors=True)
-            return "timeout", time.monotonic() - start
-        else:
-            time.sleep(0.05)
+        os.waitpid(pid, 0)
+        raise
     shutil.rmtree(cache, ignore_errors=True)
     took = time.monotonic() - start
     if status == 0:
         return "survived", took
-    if status == 1:
-        return "killed", took
-    return f"error (pytest exit {status})", took
+    # 1: a test failed; anything else (a collection or fixture error, a crash) is the
+    # mutant's doing too, the tree being otherwise the one the baseline passed on
+    return "killed" if status == 1 else f"killed (pytest exit {status})", took
 
 
 def run_module(tree: Path, module: str, sample: int | None, seed: int, timeout: float | None,
@@ -406,7 +414,7 @@ def run_module(tree: Path, module: str, sample: int | None, seed: int, timeout: 
                          "fix them first")
     limit = timeout if timeout is not None else max(30.0, 3 * base)
     print(f"   baseline {base:.1f}s, timeout {limit:.0f}s per mutant", flush=True)
-    tally = {"killed": 0, "survived": 0, "timeout": 0, "equivalent": 0, "error": 0}
+    tally = {"killed": 0, "survived": 0, "timeout": 0, "equivalent": 0}
     survivors: list[str] = []
     stamp = path.stat().st_mtime
     try:
@@ -419,7 +427,7 @@ def run_module(tree: Path, module: str, sample: int | None, seed: int, timeout: 
             path.write_text(m.apply(source), encoding="utf-8")
             os.utime(path, (stamp + n, stamp + n))  # a new mtime: no stale .pyc is reused
             result, took = run_tests(tree, tests, limit)
-            tally["error" if result.startswith("error") else result] += 1
+            tally[result.split(" ")[0]] += 1
             print(f"   #{i:<4} L{m.line:<4} {m.what:<50} {result} ({took:.1f}s)", flush=True)
             if result == "survived":
                 survivors.append(f"   #{i:<4} {module}:{m.line}: {m.what}\n"
@@ -427,11 +435,11 @@ def run_module(tree: Path, module: str, sample: int | None, seed: int, timeout: 
     finally:
         path.write_text(source, encoding="utf-8")
         os.utime(path, (stamp + len(numbered) + 1, stamp + len(numbered) + 1))
-    counted = tally["killed"] + tally["survived"] + tally["timeout"] + tally["error"]
+    counted = tally["killed"] + tally["survived"] + tally["timeout"]
     killed = tally["killed"] + tally["timeout"]
     rate = 100.0 * killed / counted if counted else 100.0
     print(f"   {module}: killed {tally['killed']}, timeout {tally['timeout']}, survived "
-          f"{tally['survived']}, error {tally['error']}, equivalent {tally['equivalent']}: "
+          f"{tally['survived']}, equivalent {tally['equivalent']}: "
           f"{rate:.1f}% of the non-equivalent mutants killed", flush=True)
     if survivors:
         print("   survivors:\n" + "\n".join(survivors), flush=True)
@@ -464,6 +472,9 @@ def main(argv: list[str] | None = None) -> int:
                     else ""
                 print(f"{module}:{m.line}: #{i} {m.what}{mark}")
         return 0
+    # a SIGTERM (a background run's only polite stop) unwinds like Ctrl-C: the child's
+    # tests are ended and the scratch tree removed
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     with tempfile.TemporaryDirectory(prefix="promptops-mutation-") as tmp:
         tree = Path(tmp)
         scratch_copy(tree)
@@ -473,7 +484,7 @@ def main(argv: list[str] | None = None) -> int:
                                  set(args.only) if args.only else None) for m in modules}
     print("\nmodule                                  killed/counted  equivalent  kill rate")
     for module, t in results.items():
-        counted = t["killed"] + t["survived"] + t["timeout"] + t["error"]
+        counted = t["killed"] + t["survived"] + t["timeout"]
         print(f"{module:<40} {t['killed'] + t['timeout']:>6}/{counted:<7}  {t['equivalent']:>10}"
               f"  {t['rate_x10'] / 10:>8.1f}%")
     return 0
