@@ -148,7 +148,7 @@ class _Finder(ast.NodeVisitor):
     def text(self, node: ast.AST) -> str:
         return ast.get_source_segment(self.source, node) or ast.unparse(node)
 
-    # -- what is never mutated: docstrings, imports, annotations, TYPE_CHECKING blocks --
+    # -- never mutated: docstrings, imports, annotations, TYPE_CHECKING blocks, __all__ --
     def visit_Import(self, node: ast.Import) -> None:
         return
 
@@ -218,6 +218,8 @@ class _Finder(ast.NodeVisitor):
         self.generic_visit(node)
 
     def visit_Assign(self, node: ast.Assign) -> None:
+        if any(isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets):
+            return  # only `import *` reads it, and promptops never star-imports
         self.statement(node)
         self.visit(node.value)
 

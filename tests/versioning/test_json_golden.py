@@ -1,5 +1,8 @@
 """`promptops version --format json` and `promptops diff --format json`, byte for byte.
 
+(And `promptops version`'s text, whose one line per change is what a release's tag
+message lists too.)
+
 Both are read by machines (CI gates, bots, dashboards), so the change-kind names, the
 levels, the counts and the key order are a contract: a renamed ``Kind`` member or a
 miscounted level must fail here, not in someone's pipeline. The other tests compare enum
@@ -147,7 +150,8 @@ def outputs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     repo = make_repo(root, V1, "v1", date="2026-01-01T00:00:00Z")
     _out("release", cwd=root, code=0)
     commit_files(repo, V2, "v2", date="2026-01-02T00:00:00Z")
-    out = {"version.json": _out("version", "--format", "json", cwd=root, code=1)}
+    out = {"version.json": _out("version", "--format", "json", cwd=root, code=1),
+           "version.txt": _out("version", cwd=root, code=1)}
     diffs = {"v1..v2": json.loads(_out("diff", "HEAD~1", "HEAD", "--format", "json", cwd=root,
                                        code=0))}
     commit_files(repo, V3, "v3", date="2026-01-03T00:00:00Z")
@@ -160,14 +164,14 @@ def outputs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     return out
 
 
-@pytest.mark.parametrize("name", ["version.json", "diff.json"])
+@pytest.mark.parametrize("name", ["version.json", "version.txt", "diff.json"])
 def test_json_output_is_the_golden_file(outputs: dict[str, str], name: str) -> None:
     golden = GOLDEN / name
     if os.environ.get("PROMPTOPS_UPDATE_GOLDEN"):
         golden.parent.mkdir(exist_ok=True)
         golden.write_text(outputs[name], encoding="utf-8")
     assert outputs[name] == golden.read_text(encoding="utf-8"), (
-        f"`promptops {name.split('.')[0]} --format json` changed; inspect it and rerun with "
+        f"`promptops {name.split('.')[0]}` output changed; inspect it and rerun with "
         "PROMPTOPS_UPDATE_GOLDEN=1 (see the top of this file)")
 
 
