@@ -218,3 +218,60 @@ def test_a_prompt_file_with_a_problem_is_not_memoised() -> None:
     found = validate(again, memo=memo)
     assert "prompts/bad.prompt.yaml" in again.reads  # read again: its problems are reported
     assert [p.code for p in found.problems] == ["PO102"]
+
+
+def test_template_files_that_cannot_be_read() -> None:
+    files = _package(**{
+        "prompts/a.prompt.yaml": "messages:\n  - role: user\n    template: t/bin.j2\n",
+        "prompts/b.prompt.yaml": "messages:\n  - role: user\n    template: .git/x.j2\n",
+        "t/bin.j2": "",
+        ".git/x.j2": "hidden\n",
+    })
+    source = MemorySource(files)
+    source._files["t/bin.j2"] = b"caf\xe9 {{ x }}\n"  # Latin-1, not UTF-8
+    found = validate(source)
+    assert [(p.path, p.code) for p in found.problems] == [
+        ("prompts/b.prompt.yaml", "PO304"), ("t/bin.j2", "PO101")]
+    assert found.problems[0].message.startswith("template '.git/x.j2' is ")
+
+
+def test_a_resource_file_the_package_rules_refuse() -> None:
+    prompt = "messages:\n  - role: user\n    resource:\n      uri: doc://x\n      file: .git/x\n"
+    found = validate(MemorySource(_package(**{"prompts/r.prompt.yaml": prompt,
+                                              ".git/x": "secret\n"})))
+    assert [(p.line, p.code) for p in found.problems] == [(5, "PO306")]
+    assert found.problems[0].message.startswith("file '.git/x' is ")
+
+
+def test_a_template_two_prompts_include_is_read_once() -> None:
+    inc = "messages:\n  - role: user\n    text: \"{% include 't/a.j2' %}{% include 't/b.j2' %}\"\n"
+    files = _package(**{"prompts/x.prompt.yaml": inc, "prompts/y.prompt.yaml": inc,
+                        "t/a.j2": "{% include 't/b.j2' %}a\n", "t/b.j2": "b\n"})
+    source = CountingSource(files)
+    found = validate(source)
+    assert found.complete and found.package is not None
+    assert dict(found.package.templates) == {"t/a.j2": "{% include 't/b.j2' %}a\n",
+                                             "t/b.j2": "b\n"}
+    assert source.reads.count("t/a.j2") == 1 and source.reads.count("t/b.j2") == 1
+
+
+BLOCK = """\
+messages:
+  - role: user
+    text: |
+      line one
+      line two {{ oops
+"""
+
+
+def test_template_problems_point_at_the_line_inside_the_yaml() -> None:
+    found = validate(MemorySource(_package(**{"prompts/blk.prompt.yaml": BLOCK})))
+    [problem] = found.problems
+    assert (problem.line, problem.code) == (5, "PO103")  # the line of `{{ oops`
+    inc = "messages:\n  - role: user\n    text: |\n      one\n      {% include 'gone.j2' %}\n"
+    found = validate(MemorySource(_package(**{"prompts/inc.prompt.yaml": inc})))
+    [problem] = found.problems
+    assert (problem.line, problem.col, problem.code) == (5, 7, "PO301")
+    inline = "messages:\n  - role: user\n    text: \"{% include 'gone.j2' %}\"\n"
+    found = validate(MemorySource(_package(**{"prompts/inc.prompt.yaml": inline})))
+    assert [(p.line, p.col) for p in found.problems] == [(3, 11)]
