@@ -9,11 +9,14 @@ seen is not read again.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
+from helpers.repo import SYMLINKS, posix_only
 
 from promptops.errors import PackageError
 from promptops.pipeline.memo import FileMemo
-from promptops.pipeline.source import MemorySource
+from promptops.pipeline.source import MemorySource, WorktreeSource
 from promptops.pipeline.validate import Validated, load_package, validate
 
 MANIFEST = "name: demo\nversion: 1.0.0\n"
@@ -275,3 +278,42 @@ def test_template_problems_point_at_the_line_inside_the_yaml() -> None:
     inline = "messages:\n  - role: user\n    text: \"{% include 'gone.j2' %}\"\n"
     found = validate(MemorySource(_package(**{"prompts/inc.prompt.yaml": inline})))
     assert [(p.line, p.col) for p in found.problems] == [(3, 11)]
+
+
+@posix_only(SYMLINKS)
+def test_prompt_files_that_cannot_be_read(tmp_path: Path) -> None:
+    """A dangling link is not found (PO102); a link out of the package is refused (PO306)."""
+    pkg = tmp_path / "pkg"
+    (pkg / "prompts").mkdir(parents=True)
+    (pkg / "promptops.yaml").write_text(MANIFEST, encoding="utf-8")
+    (tmp_path / "secret.yaml").write_text(HELLO, encoding="utf-8")
+    (pkg / "prompts" / "dangling.prompt.yaml").symlink_to("nowhere.yaml")
+    (pkg / "prompts" / "out.prompt.yaml").symlink_to(tmp_path / "secret.yaml")
+    found = validate(WorktreeSource(pkg))
+    assert [(p.path, p.line, p.col, p.code, p.message.split(" pointing")[0])
+            for p in found.problems] == [
+        ("prompts/dangling.prompt.yaml", 1, 1, "PO102", "file not found"),
+        ("prompts/out.prompt.yaml", 1, 1, "PO306", "this file is a symlink")]
+
+
+def test_a_template_file_problem_is_on_its_own_line() -> None:
+    files = _package(**{"prompts/d.prompt.yaml": "messages:\n  - role: user\n"
+                                                 "    template: t/bad.j2\n",
+                        "t/bad.j2": "fine\nstill fine\n{% if %}\n"})
+    found = validate(MemorySource(files))
+    assert [(p.path, p.line, p.col, p.code) for p in found.problems] == [
+        ("t/bad.j2", 3, 1, "PO103")]
+
+
+def test_a_given_mime_type_is_enough_for_any_extension() -> None:
+    image = "messages:\n  - role: user\n    image:\n      file: pics/a.weird\n" \
+            "      mimeType: image/png\n"
+    found = validate(MemorySource(_package(**{"prompts/i.prompt.yaml": image,
+                                              "pics/a.weird": "x"})))
+    assert found.problems == [] and found.complete
+
+
+def test_a_name_taken_from_the_file_name_collides_at_the_top_of_the_file() -> None:
+    found = validate(MemorySource(_package(**{"prompts/more/hello.prompt.yaml": HELLO})))
+    assert [(p.path, p.line, p.col, p.code) for p in found.problems] == [
+        ("prompts/more/hello.prompt.yaml", 1, 1, "PO106")]
