@@ -94,7 +94,17 @@ TESTS: dict[str, list[str]] = {
 
 # (module, the stripped source line, the edit as printed) -> why no caller can tell.
 # Keyed by text rather than line number so the list survives edits elsewhere in the file.
-EQUIVALENT: dict[tuple[str, str, str], str] = {}
+EQUIVALENT: dict[tuple[str, str, str], str] = {
+    ("promptops/versioning/changes.py",
+     'return (scope, self.prompt or "", _KIND_ORDER[self.kind], self.argument or "")',
+     "'' -> 'XX' + ..."):
+        "what None sorts as never meets a real name: package changes (prompt None) are set "
+        "apart by `scope` first, and no kind has changes both with and without an argument "
+        "in one prompt",
+    ("promptops/versioning/semver.py",
+     "_RANK = {Level.patch: 1, Level.minor: 2, Level.major: 3}", "3 -> 4"):
+        "ranks are only compared (max, >=, sorting); 4 keeps major above minor",
+}
 
 
 @dataclass(frozen=True)

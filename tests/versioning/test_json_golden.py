@@ -59,7 +59,7 @@ _ARGS_V1: list[dict[str, Any]] = [
     {"name": "mood", "enum": ["calm", "brisk"]},
     {"name": "tone", "default": "warm"},
     {"name": "count", "type": "integer"},
-    {"name": "limit", "type": "integer", "schema": {"minimum": 1}},
+    {"name": "limit", "type": "integer", "schema": {"minimum": 1}, "examples": ["1"]},
     {"name": "gone"},
 ]
 _ARGS_V2: list[dict[str, Any]] = [
@@ -69,8 +69,8 @@ _ARGS_V2: list[dict[str, Any]] = [
     {"name": "level", "enum": ["low", "high", "max"]},
     {"name": "mood", "enum": ["calm", "sharp"]},
     {"name": "tone", "default": "kind", "description": "how it sounds"},
-    {"name": "count", "type": "number"},
-    {"name": "limit", "type": "integer", "schema": {"minimum": 2}},
+    {"name": "count", "type": "number", "title": "Count"},
+    {"name": "limit", "type": "integer", "schema": {"minimum": 2}, "examples": ["2", "3"]},
     {"name": "focus", "required": True},
     {"name": "note"},
 ]
@@ -131,7 +131,9 @@ V2: dict[str, str | None] = {
     "prompts/greet.prompt.yaml": _prompt(**HELLO, name="greet"),  # renamed, same content
     "prompts/old.prompt.yaml": None,
     "prompts/fresh.prompt.yaml": _prompt(**FRESH),
-    "templates/review.j2": "You review {{ language }} code, line by line.\n",
+    "templates/review.j2": '{% include "partials/rules.j2" %}'
+                           "You review {{ language }} code, line by line.\n",
+    "partials/rules.j2": "Be kind.\n",  # reached in v2 only
     "docs/guide.md": "# Guide\n\nRead me first.\n",
 }
 V3 = {"promptops.yaml": MANIFEST_V2.replace("name: demo", "name: demo-kit")}

@@ -154,5 +154,5 @@ def test_next_version_and_satisfies() -> None:
 
 
 def test_levels_rank_in_order() -> None:
-    assert [lv.rank for lv in (Level.patch, Level.minor, Level.major)] == [1, 2, 3]
+    assert sorted(Level, key=lambda lv: -lv.rank) == [Level.major, Level.minor, Level.patch]
     assert [lv.value for lv in Level] == ["patch", "minor", "major"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import git
 import pytest
@@ -21,7 +22,10 @@ from versioning_helpers import (
 from promptops.commands import release as release_cmd
 from promptops.console import Console
 from promptops.pipeline.build import Build
+from promptops.versioning.changes import Change, Kind
+from promptops.versioning.history import Release, tag_message
 from promptops.versioning.manifest_edit import set_version
+from promptops.versioning.semver import Level, Version
 
 # ---------------------------------------------------------------- bump
 
@@ -173,7 +177,7 @@ def test_second_release_records_changes(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     message = _tag_message(root, "demo@1.1.0")
     assert "previous: demo@1.0.0\nrequired-bump: minor\n" in message
-    assert "- minor: prompt 'extra': prompt added" in message
+    assert message.endswith("\nChanges since demo@1.0.0:\n- minor: prompt 'extra': prompt added")
     listed = promptops("version", "--format", "json", cwd=root)
     assert json.loads(listed.stdout)["release"]["tag"] == "demo@1.1.0"
 
@@ -262,3 +266,22 @@ def test_release_of_package_in_a_subfolder(tmp_path: Path) -> None:
     assert [t.name for t in git.Repo(root).tags] == ["demo@1.0.0"]
     assert "prefix" not in _tag_message(root, "demo@1.0.0")
     assert Build(root / "pkgs" / "demo", "HEAD").bundle["source"]["path"] == "pkgs/demo"
+
+
+def test_a_tag_message_lists_at_most_200_changes() -> None:
+    head: Any = {"package": {"name": "demo", "version": "2.0.0"}, "digest": "sha256:" + "a" * 64,
+                 "source": {"commit": "c" * 40}}
+    prev = Release("demo@1.0.0", Version.parse("1.0.0"), "b" * 40)
+    changes = [Change(Kind.prompt_added, Level.minor, "prompt added", prompt=f"p{i:03d}")
+               for i in range(203)]
+    lines = tag_message(head, "sha256:" + "d" * 64, prev, changes).splitlines()
+    assert lines[:9] == ["demo 2.0.0", "", f"bundle-digest: sha256:{'a' * 64}",
+                         f"content-digest: sha256:{'d' * 64}", f"commit: {'c' * 40}",
+                         "previous: demo@1.0.0", "required-bump: minor", "",
+                         "Changes since demo@1.0.0:"]
+    assert lines[9] == "- minor: prompt 'p000': prompt added"
+    assert lines[208:] == ["- minor: prompt 'p199': prompt added", "- ... and 3 more"]
+    assert tag_message(head, "sha256:x", None, []).endswith("required-bump: none\n\n"
+                                                            "First release.\n")
+    assert tag_message(head, "sha256:x", prev, []).endswith(
+        "\nNo changes to served content since demo@1.0.0.\n")
