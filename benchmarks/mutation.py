@@ -85,6 +85,7 @@ TESTS: dict[str, list[str]] = {
         "tests/versioning/test_versioning.py",
     ],
     "promptops/versioning/channels.py": [
+        "tests/versioning/test_channel_rules.py",
         "tests/versioning/test_channels.py",
     ],
     "promptops/versioning/__init__.py": [
