@@ -102,6 +102,11 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
         "what None sorts as never meets a real name: package changes (prompt None) are set "
         "apart by `scope` first, and no kind has changes both with and without an argument "
         "in one prompt",
+    ("promptops/pipeline/validate.py",
+     "LOAD_CODES = frozenset({INVALID_YAML, SCHEMA, JINJA_SYNTAX, UNKNOWN_JINJA_NAME, "
+     "DUPLICATE_NAME,",
+     "delete `LOAD_CODES = frozenset({INVALID_YAML, SCHEMA, JINJA_SYNTA...`"):
+        "nothing reads LOAD_CODES (dead code, reported to the lead, left in place)",
     ("promptops/versioning/semver.py",
      "_RANK = {Level.patch: 1, Level.minor: 2, Level.major: 3}", "3 -> 4"):
         "ranks are only compared (max, >=, sorting); 4 keeps major above minor",

@@ -110,16 +110,18 @@ def test_templates_in_an_embedded_resource_uri_are_validated() -> None:
     assert problem.message.startswith("template: ")
 
 
-@pytest.mark.parametrize("field", [
-    "resource:\n      uri: \"note://{% include 'gone.j2' %}\"\n      text: t",
-    "resource:\n      uri: note://x\n      text: \"{% include 'gone.j2' %}\"",
-    "resource_link:\n      uri: \"https://x/{% include 'gone.j2' %}\"\n      name: n",
-    "text: \"{% include 'gone.j2' %}\"",
+@pytest.mark.parametrize(("field", "line", "col"), [
+    ("resource:\n      uri: \"note://{% include 'gone.j2' %}\"\n      text: t", 4, 12),
+    ("resource:\n      uri: note://x\n      text: \"{% include 'gone.j2' %}\"", 5, 13),
+    ("resource_link:\n      uri: \"https://x/{% include 'gone.j2' %}\"\n      name: n", 4, 12),
+    ("text: \"{% include 'gone.j2' %}\"", 3, 11),
 ])
-def test_every_templated_field_has_its_includes_checked(field: str) -> None:
+def test_every_templated_field_has_its_includes_checked(field: str, line: int,
+                                                        col: int) -> None:
     prompt = f"messages:\n  - role: user\n    {field}\n"
     found = validate(MemorySource(_package(**{"prompts/inc.prompt.yaml": prompt})))
-    assert [(p.path, p.code) for p in found.problems] == [("prompts/inc.prompt.yaml", "PO301")]
+    assert [(p.path, p.line, p.col, p.code) for p in found.problems] == [
+        ("prompts/inc.prompt.yaml", line, col, "PO301")]
     assert "template 'gone.j2' not found in the package" in found.problems[0].message
 
 
@@ -144,6 +146,8 @@ def test_problem_codes_for_each_kind_of_include_trouble() -> None:
         ("prompts/a.prompt.yaml", "PO301"), ("prompts/b.prompt.yaml", "PO304"),
         ("prompts/c.prompt.yaml", "PO104"), ("t/bad.j2", "PO103")]
     assert "dynamic include" in found.problems[0].message
+    assert found.problems[1].message == ("include '../up.j2' is outside the package or not "
+                                         "normalised")
 
 
 def test_resource_files_missing_outside_or_of_unknown_type() -> None:
@@ -154,6 +158,9 @@ def test_resource_files_missing_outside_or_of_unknown_type() -> None:
         return [(p.code, p.message) for p in found.problems]
 
     assert one("docs/a.md", **{"docs/a.md": "# A\n"}) == []
+    prompt = "messages:\n  - role: user\n    resource:\n      uri: doc://x\n      file: nope.md\n"
+    found = validate(MemorySource(_package(**{"prompts/r.prompt.yaml": prompt})))
+    assert [(p.line, p.col) for p in found.problems] == [(5, 13)]  # at the file name
     assert one("docs/b.md", **{"docs/a.md": "# A\n"}) == [
         ("PO306", "file 'docs/b.md' not found in the package; did you mean 'docs/a.md'?")]
     assert one("../x.md") == [("PO306", "'../x.md' is outside the package")]

@@ -319,3 +319,9 @@ def test_media_content_is_shaped_for_each_revision(bundle: dict[str, Any]) -> No
 def test_a_template_failure_is_an_internal_error_without_data(client: Client) -> None:
     err = client.error("prompts/get", {"name": "broken"})
     assert err["code"] == -32603 and "data" not in err
+
+
+def test_a_request_only_a_server_sends_is_not_found_and_says_so(client: Client) -> None:
+    err = client.error("sampling/createMessage", {})
+    assert err == {"code": -32601, "message": "'sampling/createMessage' is a request a server "
+                                              "sends to its client, not one it answers"}
