@@ -11,7 +11,8 @@ from __future__ import annotations
 import pytest
 
 from promptops.git.channels import Move
-from promptops.pipeline.model import ChannelPolicy
+from promptops.pipeline.source import MemorySource
+from promptops.pipeline.validate import validate
 from promptops.versioning.channels import (
     ALL_GATES,
     PromotionRefused,
@@ -51,10 +52,14 @@ def test_without_a_policy_every_channel_runs_every_gate() -> None:
 
 
 def test_rules_of_a_policy() -> None:
-    policy = [ChannelPolicy(name="dev", gates=[]),
-              ChannelPolicy(name="staging", soak="1h"),
-              ChannelPolicy(name="prod", after="dev", soak="2d", gates=["test"]),
-              ChannelPolicy(name="hotfix", after=None)]
+    manifest = ("name: demo\nversion: 1.0.0\nchannels:\n"
+                "  - {name: dev, gates: []}\n"
+                "  - {name: staging, soak: 1h}\n"
+                "  - {name: prod, after: dev, soak: 2d, gates: [test]}\n"
+                "  - {name: hotfix, after: null}\n")
+    found = validate(MemorySource({"promptops.yaml": manifest}))
+    assert found.package is not None, found.problems
+    policy = list(found.package.manifest.channels or [])
     where = "the channels policy of promptops.yaml"
     assert rules_of(policy, "dev") == Rule("dev", None, 0, (), where)
     assert rules_of(policy, "staging") == Rule("staging", "dev", 3600, ALL_GATES, where)
