@@ -139,3 +139,29 @@ def test_usage_bench_runs_every_mode() -> None:
     assert proc.returncode == 0, proc.stderr
     modes = [line.split()[0] for line in proc.stdout.splitlines()]
     assert modes == ["off", "usage", "tracing"], proc.stdout
+
+
+def test_mutation_maps_every_module_and_its_equivalents_are_real() -> None:
+    """benchmarks/mutation.py: every module of versioning/ is mapped to test files that
+    exist, and each reviewed equivalent names a mutant the script makes (a run itself takes
+    minutes per module: docs/architecture.md)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("mutation", BENCH / "mutation.py")
+    assert spec is not None and spec.loader is not None
+    mutation = importlib.util.module_from_spec(spec)
+    sys.modules["mutation"] = mutation  # its dataclasses look their module up
+    try:
+        spec.loader.exec_module(mutation)
+    finally:
+        del sys.modules["mutation"]
+    versioning = {f"promptops/versioning/{p.name}"
+                  for p in (REPO_ROOT / "promptops" / "versioning").glob("*.py")}
+    assert versioning | {"promptops/serve/methods.py", "promptops/pipeline/validate.py"} <= set(
+        mutation.TESTS)
+    for tests in mutation.TESTS.values():
+        assert tests and all((REPO_ROOT / t).is_file() for t in tests), tests
+    for module, line, what in mutation.EQUIVALENT:
+        source = (REPO_ROOT / module).read_text(encoding="utf-8")
+        made = {(mutation.line_of(source, m), m.what) for m in mutation.mutants(source)}
+        assert (line, what) in made, (module, line, what)

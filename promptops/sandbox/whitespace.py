@@ -15,7 +15,7 @@ comment (``{% endif %}{#\n#}``), so every token stays on its line and Jinja's er
 still point at the author's source.
 ``jinja`` mode is Jinja's defaults untouched.
 
-The rule, precisely (each case is pinned by tests/interop/test_whitespace.py):
+The rule, precisely (each case is pinned by tests/sandbox/test_whitespace.py):
 
 * A *line* runs to a ``\\n`` (a ``\\r\\n`` counts as one line ending) or to the end of the
   source. A tag is an atom: a tag written over several lines (``{% if a\\n and b %}``, a

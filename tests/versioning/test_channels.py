@@ -151,6 +151,24 @@ def test_policy_refusals_name_the_rule_and_the_way_out(tmp_path: Path) -> None:
     assert later.changed and later.target == "demo@1.0.0"
 
 
+def test_the_soak_is_measured_from_the_moment_of_the_earlier_promotion(tmp_path: Path) -> None:
+    """Asked at the very second the version entered staging, it has been there 0s."""
+    root = tmp_path / "repo"
+    _released(root, POLICY, versions=1)
+    assert run_cli("promote", "1.0.0", "--to", "staging", cwd=root).returncode == 0
+    chans = Channels(root)
+    [entered] = chans.moves(chans.state("demo", "staging").log)
+    gates = {"lint": lambda b: None, "test": lambda b: None}
+    with pytest.raises(PromotionRefused, match=r"has been in staging for 0s; .* \(in 1h\)"):
+        promote(root, "1.0.0", "production", why="", remote=None, gates=gates,
+                now=float(entered.when))
+    with pytest.raises(PromotionRefused, match=r"has been in staging for 59m; .* \(in 1m\)"):
+        promote(root, "1.0.0", "production", why="", remote=None, gates=gates,
+                now=entered.when + 3540.0)
+    assert promote(root, "1.0.0", "production", why="", remote=None, gates=gates,
+                   now=entered.when + 3600.0).changed
+
+
 def test_a_failing_gate_refuses_and_says_which(tmp_path: Path) -> None:
     root = tmp_path / "repo"
     _released(root, POLICY, versions=1)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -269,6 +270,7 @@ def test_working_tree_against_commit_and_content_digest(tmp_path: Path) -> None:
     apply(root, _review_arg("code", maxLength=10))
     assert _rows(diff_refs(root, "HEAD")) == [(Kind.max_length_changed, MAJOR, "review", "code")]
     head, tree = Build(root, "HEAD").bundle, Build(root).bundle
+    assert re.fullmatch(r"sha256:[0-9a-f]{64}", content_digest(head))  # as tags record it
     assert content_digest(head) != content_digest(tree)
     apply(root, {"prompts/review.prompt.yaml": prompt_file(REVIEW)})
     tree = Build(root).bundle

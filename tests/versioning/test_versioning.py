@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import json
-import random
 from pathlib import Path
+from typing import Any
 
 import git
 import pytest
@@ -22,62 +22,10 @@ from versioning_helpers import (
 from promptops.commands import release as release_cmd
 from promptops.console import Console
 from promptops.pipeline.build import Build
+from promptops.versioning.changes import Change, Kind
+from promptops.versioning.history import Release, tag_message
 from promptops.versioning.manifest_edit import set_version
-from promptops.versioning.semver import Level, Version, next_version, satisfies, step_level
-
-# ---------------------------------------------------------------- semver
-
-
-def test_precedence_follows_semver_spec() -> None:
-    ordered = ["1.0.0-alpha", "1.0.0-alpha.1", "1.0.0-alpha.beta", "1.0.0-beta",
-               "1.0.0-beta.2", "1.0.0-beta.11", "1.0.0-rc.1", "1.0.0", "1.0.1", "1.1.0",
-               "2.0.0", "10.0.0"]
-    versions = [Version.parse(v) for v in ordered]
-    shuffled = versions[:]
-    random.Random(7).shuffle(shuffled)
-    assert sorted(shuffled) == versions
-    assert [str(v) for v in versions] == ordered
-    a, b = Version.parse("1.0.0+build.1"), Version.parse("1.0.0+build.2")
-    assert a.same_precedence(b) and not a < b and not b < a
-    assert str(a) == "1.0.0+build.1"
-
-
-@pytest.mark.parametrize("bad", ["1.0", "01.0.0", "1.0.0-", "1.0.0-01", "v1.0.0", "1.0.0+"])
-def test_parse_rejects_invalid(bad: str) -> None:
-    with pytest.raises(ValueError, match="not a SemVer"):
-        Version.parse(bad)
-
-
-@pytest.mark.parametrize(
-    ("old", "level", "new"),
-    [
-        ("1.4.2", Level.patch, "1.4.3"), ("1.4.2", Level.minor, "1.5.0"),
-        ("1.4.2", Level.major, "2.0.0"), ("1.4.2+b7", Level.patch, "1.4.3"),
-        ("1.5.0-rc.1", Level.patch, "1.5.0"), ("1.5.0-rc.1", Level.minor, "1.5.0"),
-        ("1.5.0-rc.1", Level.major, "2.0.0"), ("2.0.0-rc.1", Level.major, "2.0.0"),
-        ("1.4.3-rc.1", Level.minor, "1.5.0"),
-    ],
-)
-def test_bump(old: str, level: Level, new: str) -> None:
-    assert str(Version.parse(old).bump(level)) == new
-
-
-def test_steps_and_what_satisfies_a_change() -> None:
-    v = Version.parse
-    assert step_level(v("1.4.2"), v("1.4.3")) is Level.patch
-    assert step_level(v("1.4.2"), v("1.5.0")) is Level.minor
-    assert step_level(v("1.4.2"), v("2.0.0")) is Level.major
-    assert step_level(v("1.4.2"), v("1.4.2")) is None
-    assert step_level(v("0.4.2"), v("0.5.0")) is Level.major  # 0.y: minor is breaking
-    assert step_level(v("2.0.0-rc.1"), v("2.0.0")) is Level.major  # pre-releases: anything
-    assert next_version(v("0.4.2"), Level.major) == v("0.5.0")
-    assert satisfies(v("1.0.0"), v("1.0.0"), None)
-    assert not satisfies(v("1.0.0"), v("1.0.0"), Level.patch)
-    assert not satisfies(v("1.0.0"), v("1.0.5"), Level.minor)
-    assert satisfies(v("1.0.0"), v("2.0.0-rc.1"), Level.major)
-    assert v("1.5.0-rc.1").with_pre("rc") == v("1.5.0-rc.2")
-    assert v("1.5.0").with_pre("beta") == v("1.5.0-beta.1")
-
+from promptops.versioning.semver import Level, Version
 
 # ---------------------------------------------------------------- bump
 
@@ -103,17 +51,21 @@ def test_bump_golden_keeps_every_other_byte(tmp_path: Path, kind: str, new: str)
 
 
 @pytest.mark.parametrize(
-    ("text", "expected"),
+    ("text", "expected", "method"),
     [
-        ("name: a\r\nversion: 1.0.0  # c\r\n", "name: a\r\nversion: 1.1.0  # c\r\n"),
-        ("{name: a, version: 1.0.0}\n", "{name: a, version: 1.1.0}\n"),
-        ("\ufeffname: a\nversion: '1.0.0'\n", "\ufeffname: a\nversion: '1.1.0'\n"),
+        ("name: a\r\nversion: 1.0.0  # c\r\n", "name: a\r\nversion: 1.1.0  # c\r\n",
+         "in-place"),
+        ("{name: a, version: 1.0.0}\n", "{name: a, version: 1.1.0}\n", "ruamel round-trip"),
+        ("\ufeffname: a\nversion: '1.0.0'\n", "\ufeffname: a\nversion: '1.1.0'\n",
+         "ruamel round-trip"),
         ("name: a\nversion:   1.0.0\nlist:\n- x\n-   y\n",
-         "name: a\nversion:   1.1.0\nlist:\n- x\n-   y\n"),
+         "name: a\nversion:   1.1.0\nlist:\n- x\n-   y\n", "in-place"),
     ],
 )
-def test_set_version_layouts(text: str, expected: str) -> None:
-    assert set_version(text, "1.1.0")[0] == expected
+def test_set_version_layouts(text: str, expected: str, method: str) -> None:
+    """The result, and which edit made it (`bump -v` says: ruamel's own when it keeps the
+    layout, the in-place one when ruamel would reflow)."""
+    assert set_version(text, "1.1.0") == (expected, method)
 
 
 def test_bump_pre_release_series(tmp_path: Path) -> None:
@@ -229,7 +181,7 @@ def test_second_release_records_changes(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     message = _tag_message(root, "demo@1.1.0")
     assert "previous: demo@1.0.0\nrequired-bump: minor\n" in message
-    assert "- minor: prompt 'extra': prompt added" in message
+    assert message.endswith("\nChanges since demo@1.0.0:\n- minor: prompt 'extra': prompt added")
     listed = promptops("version", "--format", "json", cwd=root)
     assert json.loads(listed.stdout)["release"]["tag"] == "demo@1.1.0"
 
@@ -318,3 +270,22 @@ def test_release_of_package_in_a_subfolder(tmp_path: Path) -> None:
     assert [t.name for t in git.Repo(root).tags] == ["demo@1.0.0"]
     assert "prefix" not in _tag_message(root, "demo@1.0.0")
     assert Build(root / "pkgs" / "demo", "HEAD").bundle["source"]["path"] == "pkgs/demo"
+
+
+def test_a_tag_message_lists_at_most_200_changes() -> None:
+    head: Any = {"package": {"name": "demo", "version": "2.0.0"}, "digest": "sha256:" + "a" * 64,
+                 "source": {"commit": "c" * 40}}
+    prev = Release("demo@1.0.0", Version.parse("1.0.0"), "b" * 40)
+    changes = [Change(Kind.prompt_added, Level.minor, "prompt added", prompt=f"p{i:03d}")
+               for i in range(203)]
+    lines = tag_message(head, "sha256:" + "d" * 64, prev, changes).splitlines()
+    assert lines[:9] == ["demo 2.0.0", "", f"bundle-digest: sha256:{'a' * 64}",
+                         f"content-digest: sha256:{'d' * 64}", f"commit: {'c' * 40}",
+                         "previous: demo@1.0.0", "required-bump: minor", "",
+                         "Changes since demo@1.0.0:"]
+    assert lines[9] == "- minor: prompt 'p000': prompt added"
+    assert lines[208:] == ["- minor: prompt 'p199': prompt added", "- ... and 3 more"]
+    assert tag_message(head, "sha256:x", None, []).endswith("required-bump: none\n\n"
+                                                            "First release.\n")
+    assert tag_message(head, "sha256:x", prev, []).endswith(
+        "\nNo changes to served content since demo@1.0.0.\n")
