@@ -14,6 +14,7 @@ merge is a pure function of the old text, so running init twice changes nothing.
 
 from __future__ import annotations
 
+import functools
 import io
 import json
 import re
@@ -92,9 +93,17 @@ def package_files(directory: Path) -> dict[str, bytes]:
 
 def schema_files() -> dict[str, bytes]:
     """``.promptops/schema/<kind>.json`` -> the editor schema: what init and import write."""
-    return {f"{SCHEMA_DIR}/{kind}.json":
-            (json.dumps(schema, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
-            for kind, schema in _schemas().items()}
+    return dict(_schema_file_bytes())
+
+
+@functools.cache
+def _schema_file_bytes() -> tuple[tuple[str, bytes], ...]:
+    """The encoded schema files, made once per process: pydantic's schema generation is
+    most of an import's time (0.1 s a file), and the result depends on the code alone.
+    Immutable, so no caller can change what the next one gets."""
+    return tuple((f"{SCHEMA_DIR}/{kind}.json",
+                  (json.dumps(schema, indent=2, ensure_ascii=False) + "\n").encode("utf-8"))
+                 for kind, schema in _schemas().items())
 
 
 def modeline(rel: str, kind: str) -> str:

@@ -92,3 +92,35 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         config.hook.pytest_deselected(
             items=[item for item in items if item.get_closest_marker("process") is not None])
         items[:] = keep
+
+
+# The modules that judge the whole corpus: one xdist work unit, so they run in one worker
+# and share its one import of the corpus (tests/interop/conftest.py) and one engine render
+# (judges.render_all's cache) instead of making both in each worker. xdist's own
+# `--dist loadgroup` would say this with a mark, but it does not group under pytest 9.2
+# (pytest-dev/pytest-xdist#1386), so the scheduler below names the files.
+CORPUS_MODULES = frozenset({
+    "tests/corpus/test_corpus.py", "tests/interop/test_corpus_import.py",
+    "tests/interop/test_export_command.py", "tests/interop/test_folder_import_figure.py",
+    "tests/interop/test_import_command.py"})
+
+
+@pytest.hookimpl(optionalhook=True, tryfirst=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
+    """``-n`` without ``--dist`` (the addopts): one work unit per module, the corpus
+    modules one unit together, the units with the most tests first (xdist's loadscope).
+
+    xdist's default (``load``) deals tests out one by one, so both workers build most
+    module-scoped fixtures (a served package, a built corpus) and start most module
+    servers; a module as the unit builds each once. An explicit ``--dist`` is kept.
+    """
+    if config.getvalue("dist") != "load":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ModuleScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            module = nodeid.split("::", 1)[0]
+            return "corpus" if module in CORPUS_MODULES else module
+
+    return ModuleScheduling(config, log)

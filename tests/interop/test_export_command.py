@@ -32,9 +32,8 @@ TARGET_FILES = {"vscode": ".prompt.md", "claude": ".md", "prompty": ".prompty",
 
 
 @pytest.fixture(scope="module")
-def packages(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Imported]:
-    root = tmp_path_factory.mktemp("src")
-    return {e["id"]: Imported(e, root / e["id"]) for e in ENTRIES}
+def packages(corpus_imported: dict[str, Imported]) -> dict[str, Imported]:
+    return corpus_imported  # the import test_import_command.py judges (conftest.py)
 
 
 @pytest.mark.parametrize("target", list(TARGET_FILES))

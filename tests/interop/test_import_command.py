@@ -59,9 +59,8 @@ class Imported:
 
 
 @pytest.fixture(scope="module")
-def imported(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Imported]:
-    root = tmp_path_factory.mktemp("imports")
-    return {e["id"]: Imported(e, root / e["id"]) for e in ENTRIES}
+def imported(corpus_imported: dict[str, Imported]) -> dict[str, Imported]:
+    return corpus_imported  # one import of the corpus per process (conftest.py)
 
 
 @pytest.fixture(scope="module")
