@@ -22,6 +22,7 @@ history splice.
 
 from __future__ import annotations
 
+from time import time_ns
 from typing import TYPE_CHECKING, Literal
 
 from promptops.errors import ArgumentError, RenderError, TemplateError, did_you_mean
@@ -34,6 +35,7 @@ from promptops.render.result import (
     ResourceBody,
     ResourceLink,
 )
+from promptops.render.stamps import VALIDATION_STAMPS
 from promptops.sandbox import watchdog
 from promptops.sandbox.limits import Budget, BudgetExceeded, Limits, current
 
@@ -174,7 +176,13 @@ class Renderer:
              sources: list[Message] | None) -> PromptResult:
         """The result; ``sources`` (None: not wanted) gets each message's bundle message."""
         plan = self._plans.get(name) or self._plan(name)
-        context = plan.rules.bind(arguments)
+        stamps = VALIDATION_STAMPS.get()
+        if stamps is None:
+            context = plan.rules.bind(arguments)
+        else:  # a sampled request's trace: validation as a span of its own
+            stamps.append(time_ns())
+            context = plan.rules.bind(arguments)
+            stamps.append(time_ns())
         prompt = plan.prompt
         if plan.texts is not None:
             messages = plan.texts.render(name, context, budget)

@@ -134,6 +134,10 @@ def test_spans_are_children_of_the_callers_trace(kit_dir: Path, tmp_path: Path,
         assert span["rpc.method"] == "prompts/get"
         render = [s for s in spans if s.get("Name") == "render" and s["Parent ID"] == span["ID"]]
         assert len(render) == 1 and render[0]["Trace ID"] == trace
+        # argument validation: a child of the request, inside the render's time
+        checked = [s for s in spans
+                   if s.get("Name") == "arguments" and s["Parent ID"] == span["ID"]]
+        assert len(checked) == 1 and checked[0]["Trace ID"] == trace
     assert by_trace[(T_META[0], "code_review")]["promptops.revision"] == "2026-07-28"
     assert by_trace[(T_HEADER[0], "code_review")]["promptops.revision"] == "2025-11-25"
     assert by_trace[(T_HEADER[0], "code_review")]["promptops.outcome"] == "ok"
