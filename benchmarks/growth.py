@@ -49,6 +49,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -149,7 +150,7 @@ def spread(names: list[str], k: int) -> list[str]:
 
 
 def serve_session(repo: Path, pkgs: list[Path], names: list[str], expected: dict[str, Any],
-                  cfg: Any) -> dict[str, Any]:
+                  cfg: argparse.Namespace) -> dict[str, Any]:
     """The repository-mode session: cold start (cache filled), list, gets, RSS, follow."""
     argv = [*promptops_cmd(), "serve", *[str(p) for p in pkgs]]
     conn, ms = start(argv, cfg.timeout)
@@ -194,7 +195,8 @@ def serve_session(repo: Path, pkgs: list[Path], names: list[str], expected: dict
     return out
 
 
-def bench(n: int, layout: str, root: Path, cfg: Any, log: Any) -> dict[str, Any]:
+def bench(n: int, layout: str, root: Path, cfg: argparse.Namespace,
+          log: Callable[[str], None]) -> dict[str, Any]:
     t0 = now()
     repo, pkgs = make_repo(n, layout, root, cfg.per_package)
     log(f"  generated and committed in {now() - t0:.1f} s")
@@ -263,7 +265,8 @@ ROWS = [("build --no-lint (s)", "build_s", 2), ("build peak RSS (MB)", "build_pe
         ("serve cold, bundle (ms)", "serve_bundle_ms", 0),
         ("serve cold, repo uncached (ms)", "serve_repo_uncached_ms", 0),
         ("serve cold, repo cached (ms)", "serve_repo_cached_ms", 0),
-        ("RSS serving, repo (MB)", "serve_rss_mb", 1), ("peak RSS serving (MB)", "serve_peak_mb", 1),
+        ("RSS serving, repo (MB)", "serve_rss_mb", 1),
+        ("peak RSS serving (MB)", "serve_peak_mb", 1),
         ("prompts/list first page (ms)", "list_first_ms", 2),
         ("prompts/list all pages (ms)", "list_all_ms", 1), ("pages", "pages", 0),
         ("prompts/get p50 (ms)", "get_p50_ms", 3), ("prompts/get p99 (ms)", "get_p99_ms", 3),
