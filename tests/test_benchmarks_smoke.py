@@ -155,7 +155,8 @@ def test_growth_bench_measures_every_cost_for_both_layouts(tmp_path: Path) -> No
         assert r["pages"] == 1 and r["page_size"] == r["n"]
         for key in ("build_s", "build_peak_mb", "serve_bundle_ms", "serve_repo_uncached_ms",
                     "serve_repo_cached_ms", "serve_rss_mb", "list_first_ms", "list_all_ms",
-                    "get_p50_ms", "get_p99_ms", "commit_to_list_changed_ms", "lint_s", "diff_s"):
+                    "get_p50_ms", "get_p99_ms", "commit_to_list_changed_ms", "second_commit_ms",
+                    "lint_s", "diff_s"):
             assert r[key] > 0, (key, r)
     assert "load average at start:" in proc.stdout and "| build time |" in proc.stdout
     assert "| get p50 20 / 10 within 10% |" in proc.stdout
