@@ -165,3 +165,33 @@ def test_mutation_maps_every_module_and_its_equivalents_are_real() -> None:
         source = (REPO_ROOT / module).read_text(encoding="utf-8")
         made = {(mutation.line_of(source, m), m.what) for m in mutation.mutants(source)}
         assert (line, what) in made, (module, line, what)
+
+
+@posix_only("benchmarks/bench_common.py waits on pipes with select(), which Windows "
+            "offers only for sockets")
+def test_growth_bench_measures_every_cost_for_both_layouts(tmp_path: Path) -> None:
+    out = tmp_path / "growth.json"
+    proc = run_script("growth.py", "--sizes", "10,20", "--per-package", "10", "--gets", "5",
+                      "--json-out", str(out))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    results = json.loads(out.read_text())["results"]
+    assert [(r["n"], r["layout"], r["packages"]) for r in results] == [
+        (10, "one", 1), (20, "one", 1), (20, "many", 2)]
+    for r in results:
+        assert r["pages"] == 1 and r["page_size"] == r["n"]
+        for key in ("build_s", "build_peak_mb", "serve_bundle_ms", "serve_repo_uncached_ms",
+                    "serve_repo_cached_ms", "serve_rss_mb", "list_first_ms", "list_all_ms",
+                    "get_p50_ms", "get_p99_ms", "commit_to_list_changed_ms", "second_commit_ms",
+                    "lint_s", "diff_s"):
+            assert r[key] > 0, (key, r)
+    assert "load average at start:" in proc.stdout and "| build time |" in proc.stdout
+    assert "| get p50 20 / 10 within 10% |" in proc.stdout
+
+
+def test_diff_shapes_runs_every_shape_and_marks_the_held_out_one() -> None:
+    done = run_script("diff_shapes.py", "--prompts", "12")
+    assert done.returncode == 0, done.stderr[-3000:]
+    rows = [line.split(" | ") for line in done.stdout.splitlines() if " | 12 | " in line]
+    assert [(r[0].lstrip("| "), r[2]) for r in rows] == [
+        (shape, cmd) for shape in ("genpkg", "direct", "chain", "small (held out)")
+        for cmd in ("`diff main --format markdown`", "`diff main change`")], done.stdout

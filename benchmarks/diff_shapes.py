@@ -1,0 +1,202 @@
+"""`promptops diff` of one edited shared partial on packages of several shapes (issue 26).
+
+``diff_bench.py`` measures one shape (``genpkg.py``'s); issue 26 found a differently shaped
+5,000-prompt package 3-4x slower, so this generates N prompts (default 5,000) in each shape
+below, commits them on ``main``, edits the partial every prompt reaches on a branch
+``change`` (left checked out), and times, with lint's cache (``.git/promptops``) removed
+before every run:
+
+* ``promptops diff main --format markdown`` (main against the working tree), and
+* ``promptops diff main change`` (two commits, text output).
+
+Shapes:
+
+* ``genpkg``: ``benchmarks/genpkg.py`` (a required and an optional enum argument; the
+  edited ``partials/rules.j2`` is reached through ``partials/preamble.j2``);
+* ``direct``: each prompt includes ``partials/shared.j2`` directly and has one required
+  argument (the shape issue 26 reports); ``partials/shared.j2`` edited;
+* ``chain``: each prompt includes ``partials/c0.j2``, which includes ``c1.j2`` ... down to
+  ``c7.j2``; the deepest (``c7.j2``) edited;
+* ``small`` (HELD OUT: measured, never profiled; do not tune on it): 200 small partials,
+  each prompt includes four of them and ``partials/common.j2``, has two required arguments
+  and a loop; ``partials/common.j2`` edited.
+
+Prints wall and CPU seconds (this process's children: promptops and its render workers,
+git) per shape and command, median of ``--runs``, with the load average before and after.
+
+Usage: python benchmarks/diff_shapes.py [--prompts 5000] [--shapes genpkg,direct,chain,small]
+       [--runs 1]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+from bench_common import GIT_ENV, genpkg, git, now, promptops_cmd
+
+HELD_OUT = "small"
+
+TOPIC_ONLY = """\
+description: Prompt {{i}} of the {shape} shape
+arguments:
+  - name: topic
+    description: What to write about
+    required: true
+messages:
+"""
+
+DIRECT = TOPIC_ONLY.format(shape="direct") + """\
+  - role: user
+    text: |
+      {{% include "partials/shared.j2" %}}
+      Write about {{{{ topic }}}} for case {i}.
+"""
+
+CHAIN = TOPIC_ONLY.format(shape="chain") + """\
+  - role: assistant
+    text: |
+      {{% include "partials/c0.j2" %}}
+  - role: user
+    text: |
+      Case {i}: {{{{ topic }}}}
+"""
+
+SMALL = """\
+description: Prompt {i} of the small-partials shape
+arguments:
+  - name: topic
+    description: What to write about
+    required: true
+  - name: audience
+    description: Who reads the answer
+    required: true
+messages:
+  - role: user
+    text: |
+      {{% include "partials/common.j2" %}}
+      {{% include "partials/s{a}.j2" %}}
+      {{% include "partials/s{b}.j2" %}}
+      {{% for part in ["intro", "body", "end"] %}}
+      {{{{ part }}}} of {{{{ topic }}}} for {{{{ audience }}}} ({i})
+      {{% endfor %}}
+      {{% include "partials/s{c}.j2" %}}
+      {{% include "partials/s{d}.j2" %}}
+"""
+
+
+def _write_prompts(out: Path, n: int, template: str, **extra: Callable[[int], int]) -> None:
+    (out / "prompts").mkdir(parents=True, exist_ok=True)
+    (out / "partials").mkdir(exist_ok=True)
+    (out / "promptops.yaml").write_text(f"name: shape-{out.name}\nversion: 1.0.0\n")
+    for i in range(n):
+        fields = {k: f(i) for k, f in extra.items()}
+        (out / "prompts" / f"p_{i:05d}.prompt.yaml").write_text(template.format(i=i, **fields))
+
+
+def gen_genpkg(n: int, out: Path) -> Path:
+    genpkg.generate(n, out)
+    return out / "partials" / "rules.j2"
+
+
+def gen_direct(n: int, out: Path) -> Path:
+    _write_prompts(out, n, DIRECT)
+    (out / "partials" / "shared.j2").write_text("You are a careful assistant.\n")
+    return out / "partials" / "shared.j2"
+
+
+def gen_chain(n: int, out: Path, depth: int = 8) -> Path:
+    _write_prompts(out, n, CHAIN)
+    for k in range(depth):
+        nxt = f'{{% include "partials/c{k + 1}.j2" %}}\n' if k + 1 < depth else ""
+        (out / "partials" / f"c{k}.j2").write_text(f"Rule {k}: be precise.\n{nxt}")
+    return out / "partials" / f"c{depth - 1}.j2"
+
+
+def gen_small(n: int, out: Path, partials: int = 200) -> Path:
+    _write_prompts(out, n, SMALL, a=lambda i: i % partials, b=lambda i: (i * 7 + 1) % partials,
+                   c=lambda i: (i * 13 + 2) % partials, d=lambda i: (i * 31 + 3) % partials)
+    for k in range(partials):
+        (out / "partials" / f"s{k}.j2").write_text(f"Small rule {k} for {{{{ topic }}}}.\n")
+    (out / "partials" / "common.j2").write_text("Answer in plain words.\n")
+    return out / "partials" / "common.j2"
+
+
+SHAPES: dict[str, Callable[[int, Path], Path]] = {
+    "genpkg": gen_genpkg, "direct": gen_direct, "chain": gen_chain, "small": gen_small}
+
+
+def make(shape: str, n: int, root: Path) -> Path:
+    """The package on main, and branch ``change`` (checked out) editing the shared partial."""
+    out = root / shape
+    edited = SHAPES[shape](n, out)
+    git(out, "init", "-q", "-b", "main")
+    git(out, "add", "-A")
+    git(out, "commit", "-qm", "bench")
+    git(out, "checkout", "-q", "-b", "change")
+    edited.write_text(edited.read_text() + "Cite your sources.\n")
+    git(out, "commit", "-qam", "edit the shared partial")
+    return out
+
+
+def run(pkg: Path, args: list[str]) -> tuple[float, float, str]:
+    shutil.rmtree(pkg / ".git" / "promptops", ignore_errors=True)
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = now()
+    proc = subprocess.run([*promptops_cmd(), "diff", *args], cwd=pkg, capture_output=True,
+                          text=True, env={**GIT_ENV, "NO_COLOR": "1"})
+    wall = now() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if proc.returncode not in (0, 1):  # 1: --fail-on semantics are not asked, but be lenient
+        raise SystemExit(f"diff {' '.join(args)} in {pkg.name}: exit {proc.returncode}\n"
+                         + proc.stderr[-2000:])
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall, cpu, proc.stdout
+
+
+def load() -> str:
+    return ", ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--prompts", type=int, default=5000)
+    ap.add_argument("--shapes", default=",".join(SHAPES))
+    ap.add_argument("--runs", type=int, default=1)
+    a = ap.parse_args(argv)
+    shapes = [s.strip() for s in a.shapes.split(",") if s.strip()]
+    unknown = [s for s in shapes if s not in SHAPES]
+    if unknown:
+        ap.error(f"unknown shape(s) {', '.join(unknown)}; known: {', '.join(SHAPES)}")
+    print(f"load average before: {load()} (cpus: {os.cpu_count()})", flush=True)
+    print("| shape | prompts | command | wall s | cpu s | output chars |")
+    print("| --- | --- | --- | --- | --- | --- |")
+    commands = {"diff main --format markdown": ["main", "--format", "markdown"],
+                "diff main change": ["main", "change"]}
+    with tempfile.TemporaryDirectory(prefix="promptops-diff-shapes-") as tmp:
+        for shape in shapes:
+            pkg = make(shape, a.prompts, Path(tmp))
+            for label, args in commands.items():
+                got = [run(pkg, args) for _ in range(a.runs)]
+                text = got[-1][2]
+                if "Cite your sources." not in text:
+                    raise SystemExit(f"{shape}: {label} does not show the edited partial")
+                name = shape + (" (held out)" if shape == HELD_OUT else "")
+                print(f"| {name} | {a.prompts} | `{label}` | "
+                      f"{statistics.median(g[0] for g in got):.2f} | "
+                      f"{statistics.median(g[1] for g in got):.2f} | {len(text)} |", flush=True)
+            shutil.rmtree(pkg)
+    print(f"load average after: {load()}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
