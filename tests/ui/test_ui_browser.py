@@ -448,6 +448,7 @@ def test_a_browser_signs_in_with_a_token_on_the_team_server(tmp_path: Path,
         browser.get(srv.base + "/")
         browser.find_element(By.ID, "token").send_keys("token-b-wrong")
         browser.find_element(By.ID, "sign-in").click()
+        wait(browser, lambda d: d.find_elements(By.ID, "login-error"))  # the posted page
         assert "not accepted" in browser.find_element(By.ID, "login-error").text
         assert axe(browser) == []
         browser.find_element(By.ID, "token").send_keys("token-a")
