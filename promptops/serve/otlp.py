@@ -125,7 +125,8 @@ class Encoder:
         trace/v1): the span, then each child, whose parent it is."""
         trace, parent, state, flags, remote, name, kind, start, end, attrs, error, kids = r
         trace_bytes = b"\x0a\x10" + bytes.fromhex(trace)
-        own = (getrandbits(64) or 1).to_bytes(8, "big")
+        own_id = getrandbits(64) or 1
+        own = own_id.to_bytes(8, "big")
         state_bytes = _text(3, state) if state else b""
         flags = 0x100 | (flags & 0xFF)  # SPAN_FLAGS_CONTEXT_HAS_IS_REMOTE_MASK
         body = b"".join((
@@ -138,9 +139,11 @@ class Encoder:
         if kids:
             tail = b"\x85\x01" + flags.to_bytes(4, "little")  # flags: field 16, fixed32
             under = b"\x22\x08" + own
-            for child, child_start, child_end in kids:
+            # a child's id is its parent's with a low bit pattern flipped: unique among the
+            # children and unpredictable as the parent's is, without a draw per child
+            for i, (child, child_start, child_end) in enumerate(kids, 1):
                 body = b"".join((
-                    trace_bytes, b"\x12\x08", (getrandbits(64) or 1).to_bytes(8, "big"),
+                    trace_bytes, b"\x12\x08", ((own_id ^ i) or 0xFF).to_bytes(8, "big"),
                     state_bytes, under, self._head(child, 1),
                     _TIMES(0x39, child_start, 0x41, child_end), tail))
                 out += (b"\x12", _len(len(body)), body)

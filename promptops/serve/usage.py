@@ -200,8 +200,18 @@ class Usage:
         try:
             if span is None or method == "completion/complete":
                 out = handler(session, snap, params, call)
-            else:  # the render and its argument validation: child spans
-                out = _rendered(handler, session, snap, params, call, span)
+            else:  # the render and its argument validation (the renderer stamps it)
+                stamps: list[int] = []
+                token = VALIDATION_STAMPS.set(stamps)
+                render = time_ns()
+                try:
+                    out = handler(session, snap, params, call)
+                finally:
+                    end = time_ns()
+                    VALIDATION_STAMPS.reset(token)
+                    span[2] = (("render", render, end), ("arguments", stamps[0], stamps[1]
+                               if len(stamps) > 1 else end)) if stamps else \
+                        (("render", render, end),)
             if isinstance(out, dict):
                 if out.get("resultType") == "input_required":
                     outcome = INPUT
@@ -358,21 +368,3 @@ def _asked(method: str, snap: Snapshot, params: Json, call: Call) -> object:
     ref = params.get("ref")
     return ref.get("name") if isinstance(ref, dict) else None
 
-
-def _rendered(handler: Handler, session: Session, snap: Snapshot, params: Json, call: Call,
-              span: Notes) -> Result:
-    """``handler``'s answer, with the render (the handler's run) and the argument
-    validation inside it (stamped by the renderer) as the span's children."""
-    stamps: list[int] = []
-    token = VALIDATION_STAMPS.set(stamps)
-    render = time_ns()
-    try:
-        return handler(session, snap, params, call)
-    finally:
-        end = time_ns()
-        VALIDATION_STAMPS.reset(token)
-        if stamps:  # validated (a second stamp unless the arguments were refused)
-            span[2] = (("render", render, end),
-                       ("arguments", stamps[0], stamps[1] if len(stamps) > 1 else end))
-        else:
-            span[2] = (("render", render, end),)
