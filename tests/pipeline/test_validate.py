@@ -220,6 +220,26 @@ def test_a_prompt_file_the_memo_has_seen_is_not_read_again() -> None:
     assert found.package.prompt("bye").spec.messages[0].text == "ciao {{ who }}"  # type: ignore[union-attr]
 
 
+class WorkTreeLike(CountingSource):
+    """A source that, like the working tree, knows a file's content name only once read."""
+
+    def blob_id(self, path: str) -> str | None:
+        return None
+
+
+def test_a_file_read_again_is_not_parsed_again_when_its_bytes_are_the_same() -> None:
+    """The memo's second chance: a source that cannot name a file's content before reading
+    it reads the file, and the git id of its bytes finds the parse already made."""
+    files = _package()
+    memo = FileMemo()
+    first = validate(WorkTreeLike(files), memo=memo).package
+    again = WorkTreeLike(files)
+    second = validate(again, memo=memo).package
+    assert "prompts/hello.prompt.yaml" in again.reads  # read: its name was unknown before
+    assert first is not None and second is not None
+    assert second.prompt("hello").file is first.prompt("hello").file  # not parsed again
+
+
 def test_a_prompt_file_with_a_problem_is_not_memoised() -> None:
     files = _package(**{"prompts/bad.prompt.yaml": "messages: 3\n"})
     memo = FileMemo()
