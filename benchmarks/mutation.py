@@ -110,6 +110,12 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
     ("promptops/versioning/semver.py",
      "_RANK = {Level.patch: 1, Level.minor: 2, Level.major: 3}", "3 -> 4"):
         "ranks are only compared (max, >=, sorting); 4 keeps major above minor",
+    ("promptops/pipeline/validate.py", 'M = TypeVar("M", bound=BaseModel)',
+     'delete `M = TypeVar("M", bound=BaseModel)`'):
+        "M appears only in annotations, which `from __future__ import annotations` never "
+        "evaluates: deleting it changes nothing at run time (mypy would notice)",
+    ("promptops/pipeline/validate.py", 'M = TypeVar("M", bound=BaseModel)', "'M' -> 'XX' + ..."):
+        "the TypeVar's own name is read by nothing at run time (mypy would notice)",
 }
 
 
