@@ -110,6 +110,11 @@ EQUIVALENT: dict[tuple[str, str, str], str] = {
     ("promptops/versioning/semver.py",
      "_RANK = {Level.patch: 1, Level.minor: 2, Level.major: 3}", "3 -> 4"):
         "ranks are only compared (max, >=, sorting); 4 keeps major above minor",
+    ("promptops/versioning/changes.py", "scope = 0 if self.prompt is None else 1", "0 -> 1"):
+        "a package change's prompt sorts as '', before every prompt name, so scope 1 for it "
+        "keeps the order scope 0 gives",
+    ("promptops/versioning/changes.py", "scope = 0 if self.prompt is None else 1", "1 -> 2"):
+        "scopes are only compared: 2 keeps prompt changes after package changes",
     ("promptops/pipeline/validate.py", 'M = TypeVar("M", bound=BaseModel)',
      'delete `M = TypeVar("M", bound=BaseModel)`'):
         "M appears only in annotations, which `from __future__ import annotations` never "
