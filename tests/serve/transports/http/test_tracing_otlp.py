@@ -73,6 +73,49 @@ def test_encoded_spans_parse_back_with_the_official_messages() -> None:
     assert len({s.span_id for s in ss.spans}) == 600  # fresh span ids
 
 
+def test_the_one_pack_encoding_is_the_general_encoding_byte_for_byte() -> None:
+    """A record of the usual shape (no tracestate, at most two children) is packed in one
+    struct call from its shape's layout; every such shape, encoded both ways from the same
+    random state, is the same bytes, and a batch of them parses back with the children
+    parented to their request's span."""
+    import random
+
+    enc = Encoder(resource({"service.name": "prompts"}), scope("promptops.serve", "0.1.0"))
+    attrs = (("rpc.system", "jsonrpc"), ("promptops.prompt", "p" * 300))  # 2-byte lengths
+    kids_of = ((), (("render", 1100, 1105),),
+               (("render", 1100, 1190), ("arguments", 1101, 1130)))
+    records: list[Record] = [
+        (TRACE, parent, "", flags, remote, name, kind, 1000, 1 << 62, attrs, error, kids)
+        for parent in ("", PARENT) for remote in (False, True) for error in (False, True)
+        for kids in kids_of for flags in (1, 3) for name, kind in (
+            ("prompts/get", SERVER), ("promptops.rebuild", INTERNAL))]
+    for r in records:
+        random.seed(7)
+        packed = enc.record(r)
+        random.seed(7)
+        assert packed == enc.spans(r), r
+    random.seed(7)
+    batch = enc.request(records)
+    random.seed(7)
+    assert batch == enc.request([r for r in records]) and len(batch) > 0x4000
+    spans = _decode(batch).resource_spans[0].scope_spans[0].spans
+    assert len(spans) == sum(1 + len(r[11]) for r in records)
+    i = 0
+    for r in records:
+        own = spans[i]
+        assert (own.name, own.parent_span_id.hex(), own.status.code) == (
+            r[5], r[1], 2 if r[10] else 0)
+        assert own.flags == 0x100 | r[3] | (0x200 if r[4] else 0)
+        for k, (name, start, end) in enumerate(r[11], 1):
+            kid = spans[i + k]
+            assert (kid.name, kid.start_time_unix_nano, kid.end_time_unix_nano) == (
+                name, start, end)
+            assert kid.parent_span_id == own.span_id and kid.trace_id.hex() == TRACE
+            assert kid.span_id != own.span_id and kid.flags == 0x100 | r[3]
+        i += 1 + len(r[11])
+    assert len({s.span_id for s in spans}) == len(spans)
+
+
 @pytest.mark.parametrize(("header", "parsed"), [
     (f"00-{TRACE}-{PARENT}-01", (TRACE, PARENT, 1)),
     (f"00-{TRACE}-{PARENT}-00", (TRACE, PARENT, 0)),
