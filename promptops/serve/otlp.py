@@ -385,13 +385,18 @@ class Exporter:
 
     def _run(self) -> None:
         while not self._stopping:
-            self._wake.wait(self.delay)
+            full = self._wake.wait(self.delay)
             self._wake.clear()
-            self._drain(time.monotonic() + self.export_timeout)
+            # woken by a full batch: export full batches only, as the SDK's batch processor
+            # does (what is left waits for the next batch or the schedule delay); draining
+            # all each time made a POST of the few spans queued while the last one was sent
+            self._drain(time.monotonic() + self.export_timeout,
+                        self.batch if full and not self._stopping else 1)
 
-    def _drain(self, deadline: float) -> None:
+    def _drain(self, deadline: float, least: int = 1) -> None:
+        """Export batches while at least ``least`` spans are queued (1: all of them)."""
         queue = self.queue
-        while queue and time.monotonic() < deadline:
+        while len(queue) >= least and queue and time.monotonic() < deadline:
             n = min(len(queue), self.batch)
             spans = [queue.popleft() for _ in range(n)]
             try:

@@ -198,7 +198,10 @@ class Tracing:
                notes: Notes) -> None:
         """The span of ``context`` started at ``start`` ends now: queue it for export (a
         sampled one; the caller checks ``context[3] & 1`` before it takes notes)."""
-        ended = cast(Record, (*context, name, kind, start, time_ns(), *notes))
+        trace, parent, state, flags, remote = context
+        attrs, error, kids = notes  # unpacked: one tuple made, not a list and a tuple
+        ended = cast(Record, (trace, parent, state, flags, remote, name, kind, start,
+                              time_ns(), attrs, error, kids))
         exporter = self.exporter
         queue = exporter.queue
         if len(queue) < exporter.fast:  # the usual case: no batch due, thread running

@@ -237,6 +237,31 @@ def test_tracing_exports_batches_with_the_configured_headers_and_gzip(
             assert s.parent_span_id.hex() == PARENT
 
 
+def test_a_full_batch_wakes_the_export_of_full_batches_only(collector: _Collector) -> None:
+    """Woken by a full batch, the thread sends full batches and leaves the rest for the
+    schedule delay (or shutdown), as the SDK's batch processor does: sending everything
+    queued made a POST of the few spans queued while the previous POST was on the wire,
+    which cost more than encoding them."""
+    import time
+
+    tracing = Tracing({"OTEL_EXPORTER_OTLP_ENDPOINT": f"http://127.0.0.1:{collector.port}",
+                       "OTEL_BSP_MAX_EXPORT_BATCH_SIZE": "40",
+                       "OTEL_BSP_SCHEDULE_DELAY": "60000"})
+    for _ in range(100):
+        tracing.record(tracing.context({}, (None, None)), "prompts/get", SERVER, 1,
+                       [(), False, ()])
+    deadline = time.monotonic() + 20
+    while len(collector.posts) < 2 and time.monotonic() < deadline:
+        time.sleep(0.02)
+    time.sleep(0.5)  # a partial batch sent now would be a third POST
+    sizes = [len(_decode(body).resource_spans[0].scope_spans[0].spans)
+             for _, _, body in collector.posts]
+    assert sizes == [40, 40]
+    tracing.shutdown()  # the 20 left are flushed at shutdown, none lost
+    assert [len(_decode(body).resource_spans[0].scope_spans[0].spans)
+            for _, _, body in collector.posts] == [40, 40, 20]
+
+
 def test_an_unreachable_collector_costs_a_warning_not_the_request() -> None:
     said: list[str] = []
     tracing = Tracing({"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "http://127.0.0.1:9/v1/traces",
