@@ -6,7 +6,7 @@ and recorded in ``candidates.yaml`` with its outcome. The snapshots are brought 
 search tools' ``fetch`` (one bare git directory per repository under /work/.mirror); this
 script only reads them with git.
 
-Usage: python tests/corpus/speed/tools/collect.py [--mirror DIR]
+Usage: python tests/corpus/speed/tools/collect_speed.py [--mirror DIR]
 Reads ``candidates.yaml`` (family, source, repository; in the rule's order), writes the
 files under ``tuning/`` and ``heldout/``, ``manifest.yaml``, the licence texts under
 ``tests/corpus/licenses/``, and each candidate's ``outcome`` back into ``candidates.yaml``.
@@ -58,6 +58,14 @@ def excluded_repositories() -> set[str]:
                 continue
             out.update(m.lower() for m in pattern.findall(text))
     return out
+
+
+def earlier_files() -> set[str]:
+    """sha256 of every file of the earlier corpora: a byte-identical file is a copy (point 1)."""
+    roots = [p for p in (SPEED.parent).iterdir() if p.is_dir() and p != SPEED]
+    roots.append(TESTS / "lint" / "corpus")
+    return {hashlib.sha256(f.read_bytes()).hexdigest() for root in roots
+            for f in root.rglob("*") if f.is_file()}
 
 
 def git(mirror: Path, *args: str) -> bytes:
@@ -185,7 +193,7 @@ def main() -> None:
     excluded = excluded_repositories()
     for part in ("tuning", "heldout"):
         shutil.rmtree(SPEED / part, ignore_errors=True)
-    taken_hashes: set[str] = set()
+    taken_hashes = earlier_files()
     per_family: dict[str, int] = {}
     manifest: list[dict[str, Any]] = []
     seen_repos: set[str] = set()
@@ -267,7 +275,7 @@ def main() -> None:
     cand_file.write_text(_HEADER + yaml.safe_dump(data, sort_keys=False, allow_unicode=True,
                                                    width=100), encoding="utf-8")
     (SPEED / "manifest.yaml").write_text(
-        "# Every file of the speed corpus (README.md). Written by tools/collect.py.\n"
+        "# Every file of the speed corpus (README.md). Written by tools/collect_speed.py.\n"
         + yaml.safe_dump({"files": manifest}, sort_keys=False, allow_unicode=True, width=100),
         encoding="utf-8")
     prompts = [m for m in manifest if m["role"] == "prompt"]
@@ -279,7 +287,7 @@ def main() -> None:
 
 
 _HEADER = ("# Every candidate repository the speed corpus's rule (README.md) considered, in\n"
-           "# order, and what happened to it. Outcomes written by tools/collect.py.\n")
+           "# order, and what happened to it. Outcomes written by tools/collect_speed.py.\n")
 
 
 def _closure(family: str, path: str, blob: bytes, paths: set[str],
