@@ -9,7 +9,13 @@ It prints the medians (wall and CPU seconds of the child) and checks that both c
 print the same JSON findings.
 
 Usage: python benchmarks/lint_ab.py BEFORE [AFTER] [--corpus N] [--rounds R]
+                                    [--corpus-part tuning|heldout]
 (BEFORE, AFTER: checkout roots, e.g. /work/main; AFTER defaults to this checkout.)
+
+``--corpus-part`` measures a part of issue 26's speed corpus instead (tests/corpus/speed,
+imported and replicated to N prompts by corpus_pkg.generate_part): each round also times each
+checkout's cold ``build --no-lint`` (the yardstick) and prints lint cold / build before and
+after, so issue 26's before/after is one run. Tune on ``tuning``; ``heldout`` is measured only.
 """
 
 from __future__ import annotations
@@ -29,10 +35,12 @@ from corpus_pkg import generate
 from genpkg import commit
 
 RUNS = ("lint cold", "lint cached", "lint, one edited prompt")
+BUILD = "build --no-lint (cold)"
 PYCACHE = Path(tempfile.gettempdir()) / f"lint-ab-pycache-{os.getpid()}"
 
 
-def _timed(root: Path, pkg: Path) -> tuple[float, float, str]:
+def _timed(root: Path, pkg: Path, argv: tuple[str, ...] = ("lint", ".", "--format", "json"),
+           ) -> tuple[float, float, str]:
     """(wall, CPU, stdout) of ``promptops lint`` from checkout ``root``, in a fresh process.
     Both checkouts' bytecode is cached in one folder of the run's own (a checkout with stale
     or no __pycache__, or PYTHONDONTWRITEBYTECODE, would pay for compiling every module)."""
@@ -40,29 +48,40 @@ def _timed(root: Path, pkg: Path) -> tuple[float, float, str]:
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "promptops", "lint", ".", "--format", "json"],
+    proc = subprocess.run([sys.executable, "-m", "promptops", *argv],
                           cwd=pkg, env=env, capture_output=True, text=True, check=False)
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if proc.returncode not in (0, 1):
-        raise SystemExit(f"lint from {root} failed: {proc.stderr}")
+        raise SystemExit(f"{argv[0]} from {root} failed: {proc.stderr}")
     return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), \
         proc.stdout
 
 
-def _round(root: Path, pkg: Path) -> tuple[dict[str, tuple[float, float]], list[str]]:
+def _round(root: Path, pkg: Path, *, part: bool = False,
+           ) -> tuple[dict[str, tuple[float, float]], list[str]]:
+    from corpus_pkg import edit_one
+
     cache = pkg / ".git" / "promptops"
     shutil.rmtree(cache, ignore_errors=True)
     out: dict[str, tuple[float, float]] = {}
+    if part:  # the yardstick, in the same round as the lint runs it divides
+        wall, cpu, _ = _timed(root, pkg, ("build", "--no-lint", ".", "-o",
+                                          str(pkg.parent / "build-out")))
+        out[BUILD] = (wall, cpu)
     texts = []
     for name in RUNS[:2]:
         wall, cpu, text = _timed(root, pkg)
         out[name] = (wall, cpu)
         texts.append(text)
-    one = sorted((pkg / "templates").glob("haiku-0.*"))[0]
-    kept = one.read_bytes()
+    if part:
+        one, kept = edit_one(pkg)
+    else:
+        one = sorted((pkg / "templates").glob("haiku-0.*"))[0]
+        kept = one.read_bytes()
     try:
-        one.write_text(one.read_text() + "Keep it short.  \n")  # a new finding too
+        if not part:
+            one.write_text(one.read_text() + "Keep it short.  \n")  # a new finding too
         wall, cpu, text = _timed(root, pkg)
         out[RUNS[2]] = (wall, cpu)
         texts.append(text)
@@ -84,10 +103,17 @@ def main() -> None:
     parser.add_argument("after", type=Path, nargs="?", default=Path(__file__).parent.parent)
     parser.add_argument("--corpus", type=int, default=2000)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--corpus-part", choices=("tuning", "heldout"), default=None)
     args = parser.parse_args()
+    part = args.corpus_part is not None
     roots = {"before": args.before.resolve(), "after": args.after.resolve()}
     with tempfile.TemporaryDirectory() as tmp:
-        pkg = generate(args.corpus, Path(tmp) / "corpus")
+        if part:
+            from corpus_pkg import generate_part
+
+            pkg = generate_part(args.corpus_part, args.corpus, Path(tmp) / "corpus")
+        else:
+            pkg = generate(args.corpus, Path(tmp) / "corpus")
         commit(pkg)
         for root in roots.values():  # warm-up: bytecode for both
             _timed(root, pkg)
@@ -96,21 +122,28 @@ def main() -> None:
         for i in range(args.rounds):
             order = list(roots) if i % 2 == 0 else list(reversed(roots))
             for label in order:
-                figures, texts = _round(roots[label], pkg)
+                figures, texts = _round(roots[label], pkg, part=part)
                 outputs[label] = texts
                 for name, pair in figures.items():
                     samples[label].setdefault(name, []).append(pair)
     shutil.rmtree(PYCACHE, ignore_errors=True)
     same = outputs["before"] == outputs["after"]
     load = os.getloadavg()[0]
-    print(f"{args.corpus} real prompts; median of {args.rounds} interleaved rounds; "
+    what = f" ({args.corpus_part} part of the speed corpus)" if part else ""
+    print(f"{args.corpus} real prompts{what}; median of {args.rounds} interleaved rounds; "
           f"{os.cpu_count()} cores, load average {load:.1f}; same findings: {same}")
     print(f"{'run':<26} {'before wall':>11} {'after wall':>10} {'before CPU':>10} "
           f"{'after CPU':>9} {'CPU after/before':>16}")
-    for name in RUNS:
-        bw, bc = (_median([p[k] for p in samples["before"][name]]) for k in (0, 1))
-        aw, ac = (_median([p[k] for p in samples["after"][name]]) for k in (0, 1))
+    med = {label: {name: tuple(_median([p[k] for p in runs]) for k in (0, 1))
+                   for name, runs in samples[label].items()} for label in roots}
+    for name in ((BUILD, *RUNS) if part else RUNS):
+        (bw, bc), (aw, ac) = med["before"][name], med["after"][name]
         print(f"{name:<26} {bw:>11.2f} {aw:>10.2f} {bc:>10.2f} {ac:>9.2f} {ac / bc:>16.2f}")
+    if part:
+        ratio = {label: (med[label]["lint cold"][0] / med[label][BUILD][0],
+                         med[label]["lint cold"][1] / med[label][BUILD][1]) for label in roots}
+        print(f"{'lint cold / build':<26} {ratio['before'][0]:>10.2f}x {ratio['after'][0]:>9.2f}x "
+              f"{ratio['before'][1]:>9.2f}x {ratio['after'][1]:>8.2f}x")
     if not same:
         raise SystemExit("the checkouts print different findings")
 
