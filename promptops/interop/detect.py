@@ -29,7 +29,7 @@ def sniff(name: str, text: str, *, named: bool) -> str | None:
         return "dotprompt"
     if low.endswith(".md"):  # VS Code reads only *.prompt.md: a plain .md is a command
         return "claude"
-    if low.endswith((".j2", ".njk", ".nunjucks")):
+    if low.endswith((".j2", ".jinja", ".jinja2", ".njk", ".nunjucks")):
         return "promptfoo"
     if low.endswith(".txt"):  # promptfoo's, or any text: a template, or --- sections
         prompt = "{{" in text or "{%" in text or \

@@ -58,8 +58,8 @@ _DOC_NAMES = frozenset({"readme.md", "changelog.md", "license.md", "contributing
                         "code_of_conduct.md", "security.md", "claude.md", "agents.md",
                         "copilot-instructions.md", "notes.md", "history.md", "todo.md"})
 _DOC_SUFFIXES = (".instructions.md", ".chatmode.md", ".agent.md")
-_SUFFIXES = (".prompty", ".prompt", ".md", ".txt", ".j2", ".njk", ".nunjucks", ".json",
-             ".yaml", ".yml")
+_SUFFIXES = (".prompty", ".prompt", ".md", ".txt", ".j2", ".jinja", ".jinja2", ".njk",
+             ".nunjucks", ".json", ".yaml", ".yml")
 
 
 class NotRegular(UsageError):

@@ -239,6 +239,37 @@ def test_object_inputs_read_by_attribute_are_objects() -> None:
     assert customer is not None and customer.type == "object"
 
 
+# --------------------------------------------------------------------------- Claude Code
+
+@pytest.mark.parametrize(("line", "hint"), [
+    ("argument-hint: [agent-name] [type: readonly|write] [purpose?]",
+     "[agent-name] [type: readonly|write] [purpose?]"),
+    ("argument-hint: [issue-number]", "[issue-number]"),
+    ("argument-hint:   {a|b}  ", "{a|b}"),
+    ('argument-hint: "[quoted]"', "[quoted]"),
+])
+def test_claude_argument_hint_is_text_as_claude_code_reads_it(line: str, hint: str) -> None:
+    """Claude Code's docs write ``argument-hint: [pr-number] [priority]``: two YAML flow
+    sequences, no YAML at all, and one bracketed word is a list. Claude Code reads the value
+    as text (its runtime coerces it since 2026-02); the import refused such a command
+    (speed corpus: bsamiee/Parametric_Portal) or described its argument with a list."""
+    text = f"---\ndescription: d\n{line}\nallowed-tools: Bash\n---\nGo $ARGUMENTS\n"
+    [prompt] = IMPORTERS["claude"]("c.md", text, {})
+    assert prompt.metadata["argument-hint"] == hint
+    assert prompt.arguments[0].description == f"What is typed after the command: {hint}."
+    assert prompt.description == "d"
+    assert [t.name for t in prompt.tools] == ["Bash"]
+
+
+def test_claude_frontmatter_errors_keep_their_line_after_a_bracketed_hint() -> None:
+    from promptops.interop.errors import InteropError
+
+    text = "---\nargument-hint: [a] [b]\ndescription: a: b\n---\nGo\n"
+    with pytest.raises(InteropError) as e:
+        IMPORTERS["claude"]("c.md", text, {})
+    assert (e.value.line, e.value.col) == (3, 15), e.value
+
+
 # --------------------------------------------------------------------------- VS Code
 
 HINTED = ('---\ndescription: Start a worktree\nargument-hint: "branch name and base"\n---\n'

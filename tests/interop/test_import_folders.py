@@ -243,7 +243,10 @@ def test_the_corpus_folder_is_found_entry_by_entry() -> None:
 
     found = discover([CORPUS])
     got = {}
+    speed = (CORPUS / "speed").resolve()  # the speed corpus: its own manifest and import.yaml
     for source in found.files:
+        if source.path.resolve().is_relative_to(speed):
+            continue
         kind = detect.sniff(source.path.name, read_text(source), named=False)
         if kind is not None:
             got[source.path.resolve()] = kind
@@ -335,3 +338,21 @@ def test_a_file_whose_import_never_ends_is_refused_after_the_bound(
     assert done.returncode == 1, done.stdout + done.stderr
     assert "b.md: took more than 0.3 s to import" in done.stdout
     assert prompts(out) == ["a"]
+
+
+def test_jinja_files_are_found_by_every_jinja_suffix(tmp_path: Path) -> None:
+    """``.jinja`` and ``.jinja2`` are Jinja's own suffixes (lint already reads them as
+    templates); a folder import that skipped them dropped a real corpus's prompts
+    (tests/corpus/speed/import.yaml, snapby/snapture-sql-agent)."""
+    for suffix in (".jinja", ".jinja2"):
+        assert detect.sniff(f"system{suffix}", "You answer {{ question }}.", named=False) \
+            == "promptfoo"
+    src = tmp_path / "src" / "prompts"
+    src.mkdir(parents=True)
+    (src / "system-a.jinja2").write_text("You answer {{ question }}.\n", encoding="utf-8")
+    (src / "system-b.jinja").write_text("Summarise {{ text }}.\n", encoding="utf-8")
+    out = tmp_path / "pkg"
+    done = run_cli("import", str(tmp_path / "src"), "-o", str(out), "--format", "json")
+    assert done.returncode == 0, done.stdout + done.stderr
+    names = sorted(p.name for p in (out / "prompts").glob("*.yaml"))
+    assert names == ["system-a.prompt.yaml", "system-b.prompt.yaml"], names

@@ -20,6 +20,7 @@ metadata (``allowed_tools``, with an underscore, is not Claude Code's key and is
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping
 
@@ -35,13 +36,24 @@ _CODE = re.compile(r"^[ \t]*(`{3,}|~{3,})[^\n]*\n.*?(?:^[ \t]*\1[ \t]*$|\Z)|`[^`
                    re.M | re.S)
 ARGUMENT = "ARGUMENTS"
 _KNOWN = ("description", "allowed-tools", "model", "argument-hint", "name")
+# Claude Code's docs write ``argument-hint: [pr-number] [priority]``: to YAML that is two
+# flow sequences (an error), and ``[issue]`` alone a list. Claude Code reads the value as
+# text (its runtime coerces it), so a bracketed value is quoted before the YAML parse, on
+# its own line: every other line and column stays where the file has it.
+_BRACKETED_HINT = re.compile(r"^(argument-hint[ \t]*:[ \t]*)([\[{][^\r\n]*?)[ \t]*(?=\r?$)",
+                             re.M)
+
+
+def _hint_as_text(front_text: str) -> str:
+    return _BRACKETED_HINT.sub(lambda m: m.group(1) + json.dumps(m.group(2)), front_text)
 
 
 def parse(path: str, text: str, siblings: Mapping[str, str]) -> list[IRPrompt]:
     front_text, body, body_line = _common.markdown_frontmatter(text)
     front: dict[str, Json] = {}
     if front_text is not None:
-        front = _common.mapping(path, _common.load_yaml(path, front_text, 2), "frontmatter")
+        front = _common.mapping(path, _common.load_yaml(path, _hint_as_text(front_text), 2),
+                                "frontmatter")
     losses = _invocation_losses(body, body_line)
     notes: list[str] = []
     template = _template(body)

@@ -55,7 +55,8 @@ class _NotChat(Exception):
 
 
 def parse(path: str, text: str, siblings: Mapping[str, str]) -> list[IRPrompt]:
-    stem = _common.prompt_name(path, [".txt", ".json", ".j2", ".njk", ".md", ".yaml", ".yml"])
+    stem = _common.prompt_name(path, [".txt", ".json", ".j2", ".jinja", ".jinja2", ".njk", ".md",
+                                      ".yaml", ".yml"])
     lower = path.lower()
     if lower.endswith(".txt"):
         raws = _alternatives(text)
