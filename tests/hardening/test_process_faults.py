@@ -1,10 +1,11 @@
 """Process faults: SIGTERM and SIGKILL while a command writes leave no partial file.
 
-Real `promptops` subprocesses are killed at seeded random delays and, to hit the write
-itself, at the first moment their output folder changes. After each kill every target
-is byte-for-byte its old or its new content (a removed file: present or gone) and no
-``*.tmp`` file is left anywhere. A command that writes several files may be stopped
-between two of them; each file on its own is never partial.
+Real `promptops` subprocesses are killed at seeded random delays inside the write window
+(from just before their output folder first changed in a full run to just after that run
+ended) and, to hit the first write itself, at the first moment the folder changes. After
+each kill every target is byte-for-byte its old or its new content (a removed file:
+present or gone) and no ``*.tmp`` file is left anywhere. A command that writes several
+files may be stopped between two of them; each file on its own is never partial.
 
 To add a command: write a ``prepare`` function returning a :class:`Job` and append a row
 to ``COMMANDS``.
