@@ -7,6 +7,10 @@ says how loaded the machine was; the per-worker finish times show the run's tail
     PYTHONPATH=benchmarks SUITE_TIMES=/tmp/st python -m pytest -p suite_times
     PYTHONPATH=benchmarks SUITE_TIMES=/tmp/st python -m pytest -p suite_times -m process
     python benchmarks/suite_times.py /tmp/st 20
+    python benchmarks/suite_times.py /tmp/st 20 --costs tests/module_costs.json
+
+``--costs FILE`` also merges each module's summed wall time of this run into FILE, the
+table tests/conftest.py's scheduler deals modules by (longest first).
 """
 
 from __future__ import annotations
@@ -68,5 +72,26 @@ def report(prefix: str, n: int) -> None:
         print(f"{w}: {len(rs)} tests, last one ends {end - first:.0f} s after the first starts")
 
 
+def write_costs(prefix: str, path: Path) -> None:
+    """Merge the run's per-module wall seconds into ``path`` (modules it did not run keep
+    theirs). Wall, not CPU: the scheduler balances the workers' finishing times, and a
+    module that waits (a network, a sleep, a browser) holds its worker as long as one
+    that computes."""
+    rows = [json.loads(line) for f in Path(prefix).parent.glob(Path(prefix).name + ".*.jsonl")
+            for line in f.read_text(encoding="utf-8").splitlines()]
+    costs: dict[str, float] = collections.defaultdict(float)
+    for r in rows:
+        costs[r["id"].split("::", 1)[0]] += r["wall"]
+    table = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+    table.update({m: round(c, 1) for m, c in costs.items()})
+    path.write_text(json.dumps(dict(sorted(table.items())), indent=0) + "\n",
+                    encoding="utf-8")
+
+
 if __name__ == "__main__":
-    report(sys.argv[1], int(sys.argv[2]) if len(sys.argv) > 2 else 20)
+    args = sys.argv[1:]
+    if "--costs" in args:
+        at = args.index("--costs")
+        write_costs(args[0], Path(args[at + 1]))
+        del args[at:at + 2]
+    report(args[0], int(args[1]) if len(args) > 1 else 20)

@@ -105,22 +105,57 @@ CORPUS_MODULES = frozenset({
     "tests/interop/test_import_command.py"})
 
 
+# Seconds each module took in a measured `-n 2` run (summed test wall time; written by
+# `python benchmarks/suite_times.py PREFIX --costs tests/module_costs.json`). Only the
+# order matters: the scheduler deals the costliest units first.
+MODULE_COSTS = Path(__file__).with_name("module_costs.json")
+
+
+def unit_cost(scope: str, tests: int, costs: Mapping[str, float]) -> float:
+    """A work unit's measured seconds; a module not in the table (new since it was
+    measured) is guessed at 0.2 s a test."""
+    modules = CORPUS_MODULES if scope == "corpus" else (scope,)
+    known = [costs[m] for m in modules if m in costs]
+    return sum(known) if known else 0.2 * tests
+
+
 @pytest.hookimpl(optionalhook=True, tryfirst=True)
 def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
     """``-n`` without ``--dist`` (the addopts): one work unit per module, the corpus
-    modules one unit together, the units with the most tests first (xdist's loadscope).
+    modules one unit together, the costliest units first.
 
     xdist's default (``load``) deals tests out one by one, so both workers build most
     module-scoped fixtures (a served package, a built corpus) and start most module
     servers; a module as the unit builds each once. An explicit ``--dist`` is kept.
+
+    xdist's loadscope deals the units with the most tests first, so a module of a few
+    long tests (the README's install, the kill tests, the benchmark scripts) came last
+    and ran alone while the other worker sat idle. Dealt longest first by measured time
+    (``MODULE_COSTS``), both workers end within about the last unit's length.
     """
     if config.getvalue("dist") != "load":
         return None
+    import json
+    from collections import OrderedDict
+
     from xdist.scheduler import LoadScopeScheduling
 
+    costs: dict[str, float] = (json.loads(MODULE_COSTS.read_text(encoding="utf-8"))
+                               if MODULE_COSTS.exists() else {})
+
     class ModuleScheduling(LoadScopeScheduling):
+        ordered = False
+
         def _split_scope(self, nodeid: str) -> str:
             module = nodeid.split("::", 1)[0]
             return "corpus" if module in CORPUS_MODULES else module
+
+        def _assign_work_unit(self, node: object) -> None:
+            if not self.ordered:  # the queue is complete before the first unit is dealt
+                self.ordered = True
+                units = sorted(self.workqueue.items(),
+                               key=lambda unit: -unit_cost(unit[0], len(unit[1]), costs))
+                self.workqueue = OrderedDict(units)
+            super()._assign_work_unit(node)  # type: ignore[arg-type]
 
     return ModuleScheduling(config, log)

@@ -1,10 +1,11 @@
 """Process faults: SIGTERM and SIGKILL while a command writes leave no partial file.
 
-Real `promptops` subprocesses are killed at seeded random delays and, to hit the write
-itself, at the first moment their output folder changes. After each kill every target
-is byte-for-byte its old or its new content (a removed file: present or gone) and no
-``*.tmp`` file is left anywhere. A command that writes several files may be stopped
-between two of them; each file on its own is never partial.
+Real `promptops` subprocesses are killed at seeded random delays inside the write window
+(from just before their output folder first changed in a full run to just after that run
+ended) and, to hit the first write itself, at the first moment the folder changes. After
+each kill every target is byte-for-byte its old or its new content (a removed file:
+present or gone) and no ``*.tmp`` file is left anywhere. A command that writes several
+files may be stopped between two of them; each file on its own is never partial.
 
 To add a command: write a ``prepare`` function returning a :class:`Job` and append a row
 to ``COMMANDS``.
@@ -28,7 +29,7 @@ from helpers.repo import PYTHON, SIGNALS, cli_env, commit_files, posix_only
 from helpers.repo import run_cli as cli  # the set-up runs in-process; the killed job does not
 
 AREA = "process faults"
-KILLS = 8  # per signal: half at random delays, half when the output folder first changes
+KILLS = 4  # per signal: half at random delays in the write window, half at its first change
 PNG = b"\x89PNG\r\n\x1a\n"
 
 
@@ -173,8 +174,13 @@ def listing(folder: Path) -> set[tuple[str, int]]:
     return out
 
 
-def kill_during(job: Job, sig: int, delay: float | None) -> str:
-    """Run the job and send ``sig`` after ``delay`` s, or (None) at the first folder change."""
+def kill_during(job: Job, sig: int, delay: float | None,
+                changed: list[float] | None = None) -> str:
+    """Run the job and send ``sig`` after ``delay`` s, or (None) at the first folder change.
+
+    ``changed`` (a run left to finish) receives the seconds from the start to the first
+    change of the watched folder: when the writes begin.
+    """
     before = listing(job.watch)
     proc = subprocess.Popen([PYTHON, "-m", "promptops", *job.argv], cwd=job.cwd, env=cli_env(),
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
@@ -182,9 +188,13 @@ def kill_during(job: Job, sig: int, delay: float | None) -> str:
     while proc.poll() is None and time.monotonic() - start < 60:
         if delay is not None and time.monotonic() - start >= delay:
             break
-        if delay is None and listing(job.watch) != before:
+        if (delay is None or changed is not None) and listing(job.watch) != before:
+            if changed is not None:
+                changed.append(time.monotonic() - start)
+                changed = None  # the first change only; the run goes on to its end
+                continue
             break
-        time.sleep(0.0005 if delay is None else 0.002)
+        time.sleep(0.0005 if delay is None or changed is not None else 0.002)
     if proc.poll() is None:
         proc.send_signal(sig)
     _, err = proc.communicate(timeout=60)
@@ -199,14 +209,19 @@ def test_kill_leaves_old_or_new_never_partial(tmp_path: Path, command: str,
     job = prepare(tmp_path)
     start = time.monotonic()
     job.reset()
-    assert kill_during(job, signal.SIGTERM, 120.0) == "finished"
+    changed: list[float] = []
+    assert kill_during(job, signal.SIGTERM, 120.0, changed) == "finished"
     assert {t: job.state(t) for t in job.targets} == {t: n for t, (_, n) in job.targets.items()}
     full = time.monotonic() - start
-    rng = random.Random(f"{command}-8")
+    # The random delays fall from a little before the writes began to a little after the
+    # run ended: a kill during the interpreter's start-up, long before any write, cannot
+    # leave a partial file (it tested nothing, and was most of the random kills).
+    writes = changed[0] if changed else 0.0
+    rng = random.Random(f"{command}-{KILLS}")
     for sig in (signal.SIGTERM, signal.SIGKILL):
         for i in range(KILLS):
             job.reset()
-            delay = None if i % 2 else rng.uniform(0.0, full * 1.1)
+            delay = None if i % 2 else rng.uniform(writes * 0.9, full * 1.1)
             kill_during(job, sig, delay)
             for target, (old, new) in job.targets.items():
                 data = job.state(target)
