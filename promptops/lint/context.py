@@ -49,6 +49,37 @@ class Facts:
     silent: bool  # prints nothing whatever the arguments (no output, no include)
 
 
+def children(node: nodes.Node) -> list[nodes.Node]:
+    """``list(node.iter_child_nodes())``, in the same order, without its two generators per
+    node: walking the ASTs was the largest cost of lint after validation on long, branchy
+    templates (issue 26), and most of it was Jinja's generic field iteration."""
+    out: list[nodes.Node] = []
+    for field in node.fields:
+        try:
+            item = getattr(node, field)
+        except AttributeError:
+            continue
+        if isinstance(item, list):
+            out.extend(n for n in item if isinstance(n, nodes.Node))
+        elif isinstance(item, nodes.Node):
+            out.append(item)
+    return out
+
+
+def preorder(ast: nodes.Node) -> list[nodes.Node]:
+    """Every node of ``ast`` in source order (``ast`` first), iteratively (templates can
+    nest deep)."""
+    out: list[nodes.Node] = []
+    stack = [ast]
+    while stack:
+        node = stack.pop()
+        out.append(node)
+        kids = children(node)
+        kids.reverse()
+        stack.extend(kids)
+    return out
+
+
 def _collect(ast: nodes.Template) -> Facts:
     loads: list[tuple[str, int]] = []
     stores: set[str] = set()
@@ -87,7 +118,7 @@ def _collect(ast: nodes.Template) -> Facts:
         elif isinstance(node, nodes.Include | nodes.Import | nodes.FromImport | nodes.Extends):
             silent = False  # what it includes is the include graph's (TemplateIndex)
         inner = in_output or isinstance(node, nodes.Output)
-        stack.extend((child, inner) for child in reversed(list(node.iter_child_nodes())))
+        stack.extend((child, inner) for child in reversed(children(node)))
     loads.sort(key=lambda x: x[1])
     return Facts(tuple(loads), frozenset(stores), tuple(calls), frozenset(printed), silent)
 
@@ -112,6 +143,7 @@ class LintContext:
         self._raw: dict[str, bytes | None] = {}
         self._text: dict[str, str | None] = {}
         self._facts: dict[str, Facts | None] = {}
+        self._nodes: dict[int, tuple[nodes.Node, list[nodes.Node]]] = {}
         self._reached: dict[str, list[str]] = {}
         self._tokens: dict[str, list[tuple[int, str, str]]] = {}
         self._sources: dict[str, list[tuple[str, Loc | None, str]]] = {}
@@ -178,6 +210,15 @@ class LintContext:
             ast = self.ast(key, source)
             self._facts[source] = None if ast is None else _collect(ast)
         return self._facts[source]
+
+    def nodes(self, ast: nodes.Node) -> list[nodes.Node]:
+        """Every node of a parsed template in source order, walked once for all the rules
+        that look at each node (PO510, PO511) and for every prompt including it."""
+        found = self._nodes.get(id(ast))
+        if found is None or found[0] is not ast:
+            found = (ast, preorder(ast))
+            self._nodes[id(ast)] = found
+        return found[1]
 
     def tokens(self, source: str) -> list[tuple[int, str, str]]:
         """Jinja's token stream of a source, lexed once per distinct text for every rule that
