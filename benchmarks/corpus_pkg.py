@@ -57,3 +57,84 @@ def generate(n: int, out: Path) -> Path:
     return out
 
 
+
+
+SPEED = Path(__file__).resolve().parent.parent / "tests" / "corpus" / "speed"
+PARTS = ("tuning", "heldout")
+
+
+def import_part(part: str, out: Path) -> list[dict[str, object]]:
+    """``promptops import tests/corpus/speed/<part> -o out``, one folder import as a team does
+    it (issue 26's speed corpus, tests/corpus/speed/README.md); returns the JSON report.
+    Exit 1 (some file lossy or refused) is expected: the refusals are recorded in
+    tests/corpus/speed/import.yaml, the package holds everything else."""
+    import json
+    import subprocess
+    import sys
+
+    if part not in PARTS:
+        raise SystemExit(f"--corpus-part is one of {', '.join(PARTS)}, not {part!r}")
+    if out.exists():
+        shutil.rmtree(out)
+    proc = subprocess.run([sys.executable, "-m", "promptops", "import", str(SPEED / part), "-o",
+                           str(out), "--format", "json"], capture_output=True, text=True,
+                          check=False)
+    if proc.returncode not in (0, 1):
+        raise SystemExit(f"import of {part} failed ({proc.returncode}): {proc.stderr}")
+    report: list[dict[str, object]] = json.loads(proc.stdout)
+    return report
+
+
+def generate_part(part: str, n: int, out: Path) -> Path:
+    """The speed corpus's ``part`` imported, then its prompts copied round-robin until there
+    are ``n`` (``<name>-<k>``), each at its real size: a template file a prompt names
+    (``template: path``) is copied with it, so no replica shares another's text. Nothing is
+    added to the prompts (unlike ``generate``): the prompts are measured as imported."""
+    source = out.parent / f"{out.name}-import"
+    import_part(part, source)
+    if out.exists():
+        shutil.rmtree(out)
+    out.mkdir(parents=True)
+    for item in source.iterdir():  # promptops.yaml, shared partials; not the prompts
+        if item.name in ("prompts", ".git"):
+            continue
+        if item.is_dir():
+            shutil.copytree(item, out / item.name)
+        else:
+            shutil.copy(item, out / item.name)
+    (out / "prompts").mkdir()
+    prompts = sorted((source / "prompts").glob("*.prompt.yaml"))
+    if not prompts:
+        raise SystemExit(f"the import of {part} wrote no prompt")
+    texts = [(p.name.removesuffix(".prompt.yaml"), p.read_text(encoding="utf-8"))
+             for p in prompts]
+    for i in range(n):
+        name, text = texts[i % len(texts)]
+        k = i // len(texts)
+        body = text
+        for path in re.findall(r"^\s*template: (\S+)$", text, re.M):
+            moved = f"{path}.{k}"
+            body = body.replace(f"template: {path}\n", f"template: {moved}\n")
+            target = out / moved
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(source / path, target)
+        (out / "prompts" / f"{name}-{k}.prompt.yaml").write_text(body, encoding="utf-8")
+    shutil.rmtree(source)
+    return out
+
+
+def edit_one(pkg: Path) -> tuple[Path, bytes]:
+    """Add a line to the text of one prompt's first block-literal message (an edit a
+    reviewer would make); returns (file, its bytes before) so the caller can undo it."""
+    path = sorted((pkg / "prompts").glob("*.prompt.yaml"))[0]
+    before = path.read_bytes()
+    lines = before.decode("utf-8").split("\n")
+    for i, line in enumerate(lines[:-1]):
+        if re.match(r"^\s*(- )?text: [|>][-+]?$", line) and lines[i + 1].strip():
+            indent = lines[i + 1][:len(lines[i + 1]) - len(lines[i + 1].lstrip())]
+            lines.insert(i + 1, f"{indent}Keep it short.")
+            break
+    else:
+        lines.insert(1, "description: edited by the benchmark")
+    path.write_text("\n".join(lines), encoding="utf-8")
+    return path, before
