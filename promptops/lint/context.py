@@ -295,7 +295,16 @@ class LintContext:
             return None
         if path == "promptops.yaml":
             return self.package.manifest_file
-        return next((p.file for p in self.package.prompts if p.path == path), None)
+        return self._loaded.get(path)
+
+    @cached_property
+    def _loaded(self) -> dict[str, LoadedFile]:
+        """Prompt file path -> its loaded file: placing a finding looked it up by a scan of
+        every prompt, so placing them all grew with findings times prompts."""
+        out: dict[str, LoadedFile] = {}
+        for p in self.package.prompts if self.package is not None else ():
+            out.setdefault(p.path, p.file)
+        return out
 
 
 def _column(text: str, line: int, needle: str, default: int) -> int:
