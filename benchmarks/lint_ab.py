@@ -8,8 +8,12 @@ prompt template (the incremental path), R rounds, the checkouts alternating whic
 It prints the medians (wall and CPU seconds of the child) and checks that both checkouts
 print the same JSON findings.
 
-Usage: python benchmarks/lint_ab.py BEFORE [AFTER] [--corpus N] [--rounds R]
+Usage: python benchmarks/lint_ab.py BEFORE [AFTER] [--corpus N] [--rounds R] [--package KIND]
 (BEFORE, AFTER: checkout roots, e.g. /work/main; AFTER defaults to this checkout.)
+``--package``: ``corpus`` (default, above), ``tuning`` (the tuning part of issue 26's speed
+corpus, tests/corpus/speed, replicated by corpus_pkg.generate_part; its edit is
+corpus_pkg.edit_one) or ``heavy`` (benchmarks/heavy_pkg.py: long, branchy, include-heavy
+synthetic prompts). Never ``heldout``: that part is measured, not compared while tuning.
 """
 
 from __future__ import annotations
@@ -50,6 +54,31 @@ def _timed(root: Path, pkg: Path) -> tuple[float, float, str]:
         proc.stdout
 
 
+def _edit(pkg: Path) -> tuple[Path, bytes]:
+    """Edit one prompt (adding a finding where the package has templates/haiku-0.*)."""
+    from corpus_pkg import edit_one
+
+    found = sorted((pkg / "templates").glob("haiku-0.*"))
+    if not found:
+        return edit_one(pkg)
+    one = found[0]
+    kept = one.read_bytes()
+    one.write_text(one.read_text() + "Keep it short.  \n")  # a new finding too
+    return one, kept
+
+
+def _package(kind: str, n: int, out: Path) -> Path:
+    if kind == "tuning":
+        from corpus_pkg import generate_part
+
+        return generate_part("tuning", n, out)
+    if kind == "heavy":
+        from heavy_pkg import generate as heavy
+
+        return heavy(n, out)
+    return generate(n, out)
+
+
 def _round(root: Path, pkg: Path) -> tuple[dict[str, tuple[float, float]], list[str]]:
     cache = pkg / ".git" / "promptops"
     shutil.rmtree(cache, ignore_errors=True)
@@ -59,10 +88,8 @@ def _round(root: Path, pkg: Path) -> tuple[dict[str, tuple[float, float]], list[
         wall, cpu, text = _timed(root, pkg)
         out[name] = (wall, cpu)
         texts.append(text)
-    one = sorted((pkg / "templates").glob("haiku-0.*"))[0]
-    kept = one.read_bytes()
+    one, kept = _edit(pkg)
     try:
-        one.write_text(one.read_text() + "Keep it short.  \n")  # a new finding too
         wall, cpu, text = _timed(root, pkg)
         out[RUNS[2]] = (wall, cpu)
         texts.append(text)
@@ -84,10 +111,11 @@ def main() -> None:
     parser.add_argument("after", type=Path, nargs="?", default=Path(__file__).parent.parent)
     parser.add_argument("--corpus", type=int, default=2000)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--package", choices=("corpus", "tuning", "heavy"), default="corpus")
     args = parser.parse_args()
     roots = {"before": args.before.resolve(), "after": args.after.resolve()}
     with tempfile.TemporaryDirectory() as tmp:
-        pkg = generate(args.corpus, Path(tmp) / "corpus")
+        pkg = _package(args.package, args.corpus, Path(tmp) / "corpus")
         commit(pkg)
         for root in roots.values():  # warm-up: bytecode for both
             _timed(root, pkg)
@@ -103,7 +131,9 @@ def main() -> None:
     shutil.rmtree(PYCACHE, ignore_errors=True)
     same = outputs["before"] == outputs["after"]
     load = os.getloadavg()[0]
-    print(f"{args.corpus} real prompts; median of {args.rounds} interleaved rounds; "
+    what = {"corpus": "real prompts", "tuning": "real prompts (speed corpus, tuning part)",
+            "heavy": "synthetic heavy prompts"}[args.package]
+    print(f"{args.corpus} {what}; median of {args.rounds} interleaved rounds; "
           f"{os.cpu_count()} cores, load average {load:.1f}; same findings: {same}")
     print(f"{'run':<26} {'before wall':>11} {'after wall':>10} {'before CPU':>10} "
           f"{'after CPU':>9} {'CPU after/before':>16}")
