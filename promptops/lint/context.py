@@ -80,15 +80,27 @@ def preorder(ast: nodes.Node) -> list[nodes.Node]:
     return out
 
 
-def _collect(ast: nodes.Template) -> Facts:
+def _collect(ast: nodes.Template, every: list[nodes.Node] | None = None) -> Facts:
+    """The template's facts, in one walk; ``every`` (when given) receives every node in
+    source order as :func:`preorder` gives them, so :meth:`LintContext.nodes` need not walk
+    the same tree again."""
     loads: list[tuple[str, int]] = []
     stores: set[str] = set()
     calls: list[tuple[str, str, int]] = []
     printed: set[str] = set()
     silent = True
-    stack: list[tuple[nodes.Node, bool]] = [(ast, False)]
+    seen = every if every is not None else []
+    # (node, inside an output?, hidden?): a hidden node is walked for ``every`` only (the
+    # ``args`` of ``args["name"]``, which the facts read through the subscript)
+    stack: list[tuple[nodes.Node, bool, bool]] = [(ast, False, False)]
     while stack:
-        node, in_output = stack.pop()
+        node, in_output, hidden = stack.pop()
+        seen.append(node)
+        kids = children(node)
+        kids.reverse()
+        if hidden:
+            stack.extend((child, in_output, True) for child in kids)
+            continue
         if isinstance(node, nodes.Name):
             if node.ctx == "load":
                 loads.append((node.name, node.lineno))
@@ -103,8 +115,7 @@ def _collect(ast: nodes.Template) -> Facts:
             if in_output:
                 printed.add(node.arg.value)
             loads.append(("args", node.lineno))
-            stack.extend((child, in_output or isinstance(node, nodes.Output))
-                         for child in reversed([node.arg]))
+            stack.extend((child, in_output, child is not node.arg) for child in kids)
             continue
         elif isinstance(node, nodes.Filter | nodes.Test) and node.name:
             kind = "filter" if isinstance(node, nodes.Filter) else "test"
@@ -118,7 +129,7 @@ def _collect(ast: nodes.Template) -> Facts:
         elif isinstance(node, nodes.Include | nodes.Import | nodes.FromImport | nodes.Extends):
             silent = False  # what it includes is the include graph's (TemplateIndex)
         inner = in_output or isinstance(node, nodes.Output)
-        stack.extend((child, inner) for child in reversed(children(node)))
+        stack.extend((child, inner, False) for child in kids)
     loads.sort(key=lambda x: x[1])
     return Facts(tuple(loads), frozenset(stores), tuple(calls), frozenset(printed), silent)
 
@@ -208,7 +219,12 @@ class LintContext:
         """What one walk of the template's AST knows; None when it does not parse."""
         if source not in self._facts:
             ast = self.ast(key, source)
-            self._facts[source] = None if ast is None else _collect(ast)
+            if ast is None:
+                self._facts[source] = None
+            else:
+                every: list[nodes.Node] = []
+                self._facts[source] = _collect(ast, every)
+                self._nodes.setdefault(id(ast), (ast, every))  # the same walk's node list
         return self._facts[source]
 
     def nodes(self, ast: nodes.Node) -> list[nodes.Node]:

@@ -108,3 +108,72 @@ def test_first_match_per_line_on_many_matches() -> None:
                      ("a.md", 5, 1, "\u00ad")]
     rx = re.compile("y")
     assert list(first_per_line(Ctx(), rx)) == [("a.md", 1, 3, "y")]  # type: ignore[arg-type]
+
+
+def _old_collect(ast: nodes.Template) -> tuple[object, ...]:
+    """The facts walk as it was before it also gave the node list (its own child order)."""
+    loads: list[tuple[str, int]] = []
+    stores: set[str] = set()
+    calls: list[tuple[str, str, int]] = []
+    printed: set[str] = set()
+    silent = True
+    stack: list[tuple[nodes.Node, bool]] = [(ast, False)]
+    while stack:
+        node, in_output = stack.pop()
+        if isinstance(node, nodes.Name):
+            if node.ctx == "load":
+                loads.append((node.name, node.lineno))
+                if in_output:
+                    printed.add(node.name)
+            else:
+                stores.add(node.name)
+        elif isinstance(node, nodes.Getitem) and isinstance(node.node, nodes.Name) \
+                and node.node.name == "args" and isinstance(node.arg, nodes.Const) \
+                and isinstance(node.arg.value, str):
+            loads.append((node.arg.value, node.lineno))
+            if in_output:
+                printed.add(node.arg.value)
+            loads.append(("args", node.lineno))
+            stack.append((node.arg, in_output))
+            continue
+        elif isinstance(node, nodes.Filter | nodes.Test) and node.name:
+            calls.append(("filter" if isinstance(node, nodes.Filter) else "test", node.name,
+                          node.lineno))
+        elif isinstance(node, nodes.Output):
+            silent = silent and all(
+                isinstance(n, nodes.TemplateData) and not n.data.strip() for n in node.nodes)
+        elif isinstance(node, nodes.Macro | nodes.CallBlock):
+            stores.update(a.name for a in node.args)
+        elif isinstance(node, nodes.Include | nodes.Import | nodes.FromImport | nodes.Extends):
+            silent = False
+        inner = in_output or isinstance(node, nodes.Output)
+        stack.extend((child, inner) for child in reversed(list(node.iter_child_nodes())))
+    loads.sort(key=lambda x: x[1])
+    return (tuple(loads), frozenset(stores), tuple(calls), frozenset(printed), silent)
+
+
+EXTRA = [
+    '{{ args["reference-file"] }} {% if args["x"] %}{{ args.y }}{% endif %}',
+    "{% for a, b in items %}{{ a | upper }}{% set c = b %}{{ c is defined }}{% endfor %}",
+    "{% macro m(p, q=1) %}{{ p }}{{ m(q) }}{% endmacro %}{% call m(1) %}x{% endcall %}",
+    '{% include "p.j2" %}{% import "m.j2" as mm %}{{ mm.f(args["k"]) }}',
+    "   \n{# only a comment #}\n",
+]
+
+
+def test_facts_walk_gives_the_same_facts_and_every_node() -> None:
+    from promptops.lint.context import _collect
+
+    index = TemplateIndex(keep_asts=True)
+    checked = 0
+    for source in [*_sources(), *EXTRA]:
+        ast = index.ast(source)
+        if ast is None:
+            continue
+        every: list[nodes.Node] = []
+        facts = _collect(ast, every)
+        assert (facts.loads, facts.stores, facts.calls, facts.printed, facts.silent) \
+            == _old_collect(ast), source
+        assert every == preorder(ast)
+        checked += 1
+    assert checked > 50
