@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 PROMPT = """\
@@ -67,12 +68,17 @@ def commit(out: Path) -> None:
         subprocess.run(cmd, cwd=out, check=True, env=env)
 
 
-if __name__ == "__main__":
-    ap = argparse.ArgumentParser(description=__doc__)
+def main(make: Callable[[int, Path], Path], doc: str | None) -> None:
+    """The command line of a package generator: N OUT_DIR [--git]."""
+    ap = argparse.ArgumentParser(description=doc)
     ap.add_argument("n", type=int)
     ap.add_argument("out", type=Path)
     ap.add_argument("--git", action="store_true", help="git init and commit")
     a = ap.parse_args()
-    generate(a.n, a.out)
+    make(a.n, a.out)
     if a.git:
         commit(a.out)
+
+
+if __name__ == "__main__":
+    main(generate, __doc__)

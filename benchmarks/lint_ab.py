@@ -9,13 +9,16 @@ It prints the medians (wall and CPU seconds of the child) and checks that both c
 print the same JSON findings.
 
 Usage: python benchmarks/lint_ab.py BEFORE [AFTER] [--corpus N] [--rounds R]
-                                    [--corpus-part tuning|heldout]
+                                    [--corpus-part tuning|heldout] [--package corpus|tuning|heavy]
 (BEFORE, AFTER: checkout roots, e.g. /work/main; AFTER defaults to this checkout.)
 
 ``--corpus-part`` measures a part of issue 26's speed corpus instead (tests/corpus/speed,
 imported and replicated to N prompts by corpus_pkg.generate_part): each round also times each
 checkout's cold ``build --no-lint`` (the yardstick) and prints lint cold / build before and
 after, so issue 26's before/after is one run. Tune on ``tuning``; ``heldout`` is measured only.
+``--package heavy`` measures benchmarks/heavy_pkg.py's synthetic prompts instead (long,
+branchy, include-heavy: the shape issue 26 describes); ``--package tuning`` is
+``--corpus-part tuning``.
 """
 
 from __future__ import annotations
@@ -74,14 +77,14 @@ def _round(root: Path, pkg: Path, *, part: bool = False,
         wall, cpu, text = _timed(root, pkg)
         out[name] = (wall, cpu)
         texts.append(text)
-    if part:
-        one, kept = edit_one(pkg)
-    else:
-        one = sorted((pkg / "templates").glob("haiku-0.*"))[0]
+    found = [] if part else sorted((pkg / "templates").glob("haiku-0.*"))
+    if found:
+        one = found[0]
         kept = one.read_bytes()
+        one.write_text(one.read_text() + "Keep it short.  \n")  # a new finding too
+    else:
+        one, kept = edit_one(pkg)
     try:
-        if not part:
-            one.write_text(one.read_text() + "Keep it short.  \n")  # a new finding too
         wall, cpu, text = _timed(root, pkg)
         out[RUNS[2]] = (wall, cpu)
         texts.append(text)
@@ -104,7 +107,10 @@ def main() -> None:
     parser.add_argument("--corpus", type=int, default=2000)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--corpus-part", choices=("tuning", "heldout"), default=None)
+    parser.add_argument("--package", choices=("corpus", "tuning", "heavy"), default="corpus")
     args = parser.parse_args()
+    if args.package == "tuning":
+        args.corpus_part = "tuning"
     part = args.corpus_part is not None
     roots = {"before": args.before.resolve(), "after": args.after.resolve()}
     with tempfile.TemporaryDirectory() as tmp:
@@ -112,6 +118,10 @@ def main() -> None:
             from corpus_pkg import generate_part
 
             pkg = generate_part(args.corpus_part, args.corpus, Path(tmp) / "corpus")
+        elif args.package == "heavy":
+            from heavy_pkg import generate as heavy
+
+            pkg = heavy(args.corpus, Path(tmp) / "corpus")
         else:
             pkg = generate(args.corpus, Path(tmp) / "corpus")
         commit(pkg)
@@ -130,7 +140,8 @@ def main() -> None:
     same = outputs["before"] == outputs["after"]
     load = os.getloadavg()[0]
     what = f" ({args.corpus_part} part of the speed corpus)" if part else ""
-    print(f"{args.corpus} real prompts{what}; median of {args.rounds} interleaved rounds; "
+    kind = "synthetic heavy prompts" if args.package == "heavy" and not part else "real prompts"
+    print(f"{args.corpus} {kind}{what}; median of {args.rounds} interleaved rounds; "
           f"{os.cpu_count()} cores, load average {load:.1f}; same findings: {same}")
     print(f"{'run':<26} {'before wall':>11} {'after wall':>10} {'before CPU':>10} "
           f"{'after CPU':>9} {'CPU after/before':>16}")

@@ -49,15 +49,58 @@ class Facts:
     silent: bool  # prints nothing whatever the arguments (no output, no include)
 
 
-def _collect(ast: nodes.Template) -> Facts:
+def children(node: nodes.Node) -> list[nodes.Node]:
+    """``list(node.iter_child_nodes())``, in the same order, without its two generators per
+    node: walking the ASTs was the largest cost of lint after validation on long, branchy
+    templates (issue 26), and most of it was Jinja's generic field iteration."""
+    out: list[nodes.Node] = []
+    for field in node.fields:
+        try:
+            item = getattr(node, field)
+        except AttributeError:
+            continue
+        if isinstance(item, list):
+            out.extend(n for n in item if isinstance(n, nodes.Node))
+        elif isinstance(item, nodes.Node):
+            out.append(item)
+    return out
+
+
+def preorder(ast: nodes.Node) -> list[nodes.Node]:
+    """Every node of ``ast`` in source order (``ast`` first), iteratively (templates can
+    nest deep)."""
+    out: list[nodes.Node] = []
+    stack = [ast]
+    while stack:
+        node = stack.pop()
+        out.append(node)
+        kids = children(node)
+        kids.reverse()
+        stack.extend(kids)
+    return out
+
+
+def _collect(ast: nodes.Template, every: list[nodes.Node] | None = None) -> Facts:
+    """The template's facts, in one walk; ``every`` (when given) receives every node in
+    source order as :func:`preorder` gives them, so :meth:`LintContext.nodes` need not walk
+    the same tree again."""
     loads: list[tuple[str, int]] = []
     stores: set[str] = set()
     calls: list[tuple[str, str, int]] = []
     printed: set[str] = set()
     silent = True
-    stack: list[tuple[nodes.Node, bool]] = [(ast, False)]
+    seen = every if every is not None else []
+    # (node, inside an output?, hidden?): a hidden node is walked for ``every`` only (the
+    # ``args`` of ``args["name"]``, which the facts read through the subscript)
+    stack: list[tuple[nodes.Node, bool, bool]] = [(ast, False, False)]
     while stack:
-        node, in_output = stack.pop()
+        node, in_output, hidden = stack.pop()
+        seen.append(node)
+        kids = children(node)
+        kids.reverse()
+        if hidden:
+            stack.extend((child, in_output, True) for child in kids)
+            continue
         if isinstance(node, nodes.Name):
             if node.ctx == "load":
                 loads.append((node.name, node.lineno))
@@ -72,8 +115,7 @@ def _collect(ast: nodes.Template) -> Facts:
             if in_output:
                 printed.add(node.arg.value)
             loads.append(("args", node.lineno))
-            stack.extend((child, in_output or isinstance(node, nodes.Output))
-                         for child in reversed([node.arg]))
+            stack.extend((child, in_output, child is not node.arg) for child in kids)
             continue
         elif isinstance(node, nodes.Filter | nodes.Test) and node.name:
             kind = "filter" if isinstance(node, nodes.Filter) else "test"
@@ -87,7 +129,7 @@ def _collect(ast: nodes.Template) -> Facts:
         elif isinstance(node, nodes.Include | nodes.Import | nodes.FromImport | nodes.Extends):
             silent = False  # what it includes is the include graph's (TemplateIndex)
         inner = in_output or isinstance(node, nodes.Output)
-        stack.extend((child, inner) for child in reversed(list(node.iter_child_nodes())))
+        stack.extend((child, inner, False) for child in kids)
     loads.sort(key=lambda x: x[1])
     return Facts(tuple(loads), frozenset(stores), tuple(calls), frozenset(printed), silent)
 
@@ -112,6 +154,7 @@ class LintContext:
         self._raw: dict[str, bytes | None] = {}
         self._text: dict[str, str | None] = {}
         self._facts: dict[str, Facts | None] = {}
+        self._nodes: dict[int, tuple[nodes.Node, list[nodes.Node]]] = {}
         self._reached: dict[str, list[str]] = {}
         self._tokens: dict[str, list[tuple[int, str, str]]] = {}
         self._sources: dict[str, list[tuple[str, Loc | None, str]]] = {}
@@ -176,8 +219,22 @@ class LintContext:
         """What one walk of the template's AST knows; None when it does not parse."""
         if source not in self._facts:
             ast = self.ast(key, source)
-            self._facts[source] = None if ast is None else _collect(ast)
+            if ast is None:
+                self._facts[source] = None
+            else:
+                every: list[nodes.Node] = []
+                self._facts[source] = _collect(ast, every)
+                self._nodes.setdefault(id(ast), (ast, every))  # the same walk's node list
         return self._facts[source]
+
+    def nodes(self, ast: nodes.Node) -> list[nodes.Node]:
+        """Every node of a parsed template in source order, walked once for all the rules
+        that look at each node (PO510, PO511) and for every prompt including it."""
+        found = self._nodes.get(id(ast))
+        if found is None or found[0] is not ast:
+            found = (ast, preorder(ast))
+            self._nodes[id(ast)] = found
+        return found[1]
 
     def tokens(self, source: str) -> list[tuple[int, str, str]]:
         """Jinja's token stream of a source, lexed once per distinct text for every rule that
@@ -254,7 +311,16 @@ class LintContext:
             return None
         if path == "promptops.yaml":
             return self.package.manifest_file
-        return next((p.file for p in self.package.prompts if p.path == path), None)
+        return self._loaded.get(path)
+
+    @cached_property
+    def _loaded(self) -> dict[str, LoadedFile]:
+        """Prompt file path -> its loaded file: placing a finding looked it up by a scan of
+        every prompt, so placing them all grew with findings times prompts."""
+        out: dict[str, LoadedFile] = {}
+        for p in self.package.prompts if self.package is not None else ():
+            out.setdefault(p.path, p.file)
+        return out
 
 
 def _column(text: str, line: int, needle: str, default: int) -> int:

@@ -31,15 +31,6 @@ def template_asts(ctx: LintContext) -> Iterator[tuple[str, Any, nodes.Template]]
                 yield path, loc, ast
 
 
-def walk(node: nodes.Node) -> Iterator[nodes.Node]:
-    """Every node below ``node`` in source order (iteratively: templates can nest deep)."""
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        yield current
-        stack.extend(reversed(list(current.iter_child_nodes())))
-
-
 def position(ctx: LintContext, path: str, loc: Any, lineno: int, needle: str,
              skip: int = 0) -> tuple[int, int]:
     """Line and column of ``needle`` on template line ``lineno``, moved ``skip`` columns

@@ -21,6 +21,12 @@ if TYPE_CHECKING:
 
 
 _TRAILING = re.compile(r"[ \t]+(?=\n)|[ \t]+\Z")
+# Lexing is most of what these rules cost (a template is lexed again after validation parsed
+# it), and most templates have no whitespace at a line's end and no tab at all. The lexer's
+# data tokens are pieces of the source (trim_blocks and lstrip_blocks only remove
+# whitespace; line ends are normalised to \n), so output with trailing whitespace needs a
+# space or tab before a line end (\r or \n) or the source's end, and a tab needs a tab.
+_MAY_TRAIL = re.compile(r"[ \t](?:[\r\n]|\Z)")
 
 
 def template_sources(ctx: LintContext) -> Iterator[tuple[str, Any, str]]:
@@ -60,6 +66,8 @@ def output_data(ctx: LintContext, source: str) -> list[tuple[int, str, bool]]:
 def trailing_lines(ctx: LintContext, source: str) -> list[int]:
     """Template lines whose trailing whitespace is output."""
     out: list[int] = []
+    if _MAY_TRAIL.search(source) is None:
+        return out  # nothing to find: no lexing (see _MAY_TRAIL)
     for lineno, data, final in output_data(ctx, source):
         for m in _TRAILING.finditer(data):
             if m.end() == len(data) and not final:
@@ -74,6 +82,8 @@ def indent_tab_lines(ctx: LintContext, source: str) -> list[int]:
     A tab after other text on the line (a column separator in a table of data) is content
     the author meant, not indentation.
     """
+    if "\t" not in source:
+        return []  # nothing to find: no lexing
     tokens = ctx.tokens(source)
     out: list[int] = []
     at_start = True

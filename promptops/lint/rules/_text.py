@@ -10,11 +10,12 @@ if TYPE_CHECKING:
     from promptops.lint.context import LintContext
 
 
-def lines(ctx: LintContext) -> Iterator[tuple[str, int, str]]:
-    """(path, 1-based line, line without its end) of every package text file."""
+def lines(ctx: LintContext, containing: str = "") -> Iterator[tuple[str, int, str]]:
+    """(path, 1-based line, line without its end) of every package text file; only of the
+    files that contain ``containing`` (a rule looking for it skips the others unsplit)."""
     for path in ctx.text_files:
         text = ctx.text(path)
-        if text is None:
+        if text is None or containing not in text:
             continue
         for n, line in enumerate(text.split("\n"), 1):
             yield path, n, line.removesuffix("\r")
@@ -33,11 +34,15 @@ def first_per_line(
         text = ctx.text(path)
         if not text or (ascii_only and text.isascii()):
             continue
-        last = 0
-        for m in rx.finditer(text):
-            line = text.count("\n", 0, m.start()) + 1
-            if line == last:
-                continue
-            last = line
-            col = m.start() - (text.rfind("\n", 0, m.start()) + 1) + 1
+        # Lines counted from the last match, and the search resumed at the next line: a
+        # count from the file's start per match grew with matches times size.
+        line, counted, pos = 1, 0, 0
+        while (m := rx.search(text, pos)) is not None:
+            start = m.start()
+            line += text.count("\n", counted, start)
+            counted = start
+            col = start - (text.rfind("\n", 0, start) + 1) + 1
             yield path, line, col, m.group(0)
+            pos = text.find("\n", start) + 1
+            if not pos:
+                break

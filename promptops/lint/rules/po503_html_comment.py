@@ -31,7 +31,7 @@ CODE, NAME, LEVEL, NEEDS = "PO503", "html-comment", "warning", "raw"
 
 
 def check(ctx: LintContext) -> Iterator[Hit]:
-    for path, n, line in lines(ctx):
+    for path, n, line in lines(ctx, "<!--"):
         at = line.find("<!--")
         if at >= 0:
             yield Hit(path, n, at + 1,

@@ -63,11 +63,24 @@ def delimited(source: str, start: int, end: int) -> bool:
     """Whether source[start:end] (a ``{{ ... }}``) sits between visible delimiters."""
     if source.count("```", 0, start) % 2 == 1:
         return True
-    before, after = source[:start].rstrip(" "), source[end:].lstrip(" ")
-    if before and before[-1] in _QUOTES and after.startswith(_QUOTES[before[-1]]):
+    # Positions, not copies: slicing the text before and after each expression and searching
+    # the whole prefix for an open tag made a template's cost grow with its size squared.
+    stop = start  # source[:stop] is the text before, spaces stripped
+    while stop and source[stop - 1] == " ":
+        stop -= 1
+    begin = end  # source[begin:] is the text after, spaces stripped
+    while begin < len(source) and source[begin] == " ":
+        begin += 1
+    if stop and source[stop - 1] in _QUOTES and source.startswith(_QUOTES[source[stop - 1]],
+                                                                  begin):
         return True
-    tag = _OPEN_TAG.search(before.rstrip())
-    return tag is not None and after.lstrip().startswith(f"</{tag.group(1)}>")
+    while stop and source[stop - 1].isspace():
+        stop -= 1
+    opened = source.rfind("<", 0, stop)  # an open tag ending here starts at the last "<"
+    tag = _OPEN_TAG.match(source, opened, stop) if opened >= 0 else None
+    while begin < len(source) and source[begin].isspace():
+        begin += 1
+    return tag is not None and source.startswith(f"</{tag.group(1)}>", begin)
 
 
 _THIRD_PARTY = re.compile(

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 from jinja2 import nodes
 
 from promptops.lint.problem import Hit
-from promptops.lint.rules._jinja import position, template_asts, walk
+from promptops.lint.rules._jinja import position, template_asts
 
 if TYPE_CHECKING:
     from promptops.lint.context import LintContext
@@ -94,7 +94,7 @@ def check(ctx: LintContext) -> Iterator[Hit]:
     walked: dict[int, list[tuple[int, str, str, str, int]]] = {}  # one walk per distinct AST
     for path, loc, ast in template_asts(ctx):
         if id(ast) not in walked:
-            walked[id(ast)] = [(node.lineno, *found) for node in walk(ast)
+            walked[id(ast)] = [(node.lineno, *found) for node in ctx.nodes(ast)
                                for found in _findings(node)]
         for lineno, how, name, needle, skip in walked[id(ast)]:
             if (path, loc, lineno, name) in seen:

@@ -33,7 +33,7 @@ from jinja2.sandbox import MAX_RANGE
 
 from promptops.lint.problem import Hit
 from promptops.lint.rules._common import package_limits
-from promptops.lint.rules._jinja import position, template_asts, walk
+from promptops.lint.rules._jinja import position, template_asts
 from promptops.sandbox import limits
 from promptops.sandbox.limits import MAX_MACRO_DEPTH, MAX_OPERAND_RESULT, MAX_POWER_EXPONENT
 
@@ -204,9 +204,10 @@ def _call(node: nodes.Call) -> Iterator[tuple[str, str]]:
             yield ".format", found
 
 
-def _recursive_calls(ast: nodes.Template) -> Iterator[tuple[nodes.Call, str, list[str]]]:
-    """(call, macro, cycle) for the first call of each macro that leads back to it."""
-    macros = {m.name: m for m in ast.find_all(nodes.Macro)}
+def _recursive_calls(every: list[nodes.Node]) -> Iterator[tuple[nodes.Call, str, list[str]]]:
+    """(call, macro, cycle) for the first call of each macro that leads back to it, in a
+    template whose nodes are ``every`` (``ctx.nodes``: no walk of its own)."""
+    macros = {m.name: m for m in every if isinstance(m, nodes.Macro)}
     calls: dict[str, list[tuple[nodes.Call, str]]] = {
         name: [(c, c.node.name) for c in m.find_all(nodes.Call)
                if isinstance(c.node, nodes.Name) and c.node.name in macros]
@@ -248,8 +249,9 @@ def _templates(ctx: LintContext) -> Iterator[Hit]:
     walked: dict[int, tuple[list[tuple[int, str, str]], list[Any]]] = {}  # per distinct AST
     for path, loc, ast in template_asts(ctx):
         if id(ast) not in walked:
-            walked[id(ast)] = ([(node.lineno, *found) for node in walk(ast)
-                                for found in _sizes(node)], list(_recursive_calls(ast)))
+            every = ctx.nodes(ast)
+            walked[id(ast)] = ([(node.lineno, *found) for node in every
+                                for found in _sizes(node)], list(_recursive_calls(every)))
         sizes, recursive = walked[id(ast)]
         seen: set[tuple[int, str]] = set()
         for lineno, needle, message in sizes:

@@ -1,0 +1,179 @@
+"""Lint's faster helpers (issue 26, session 7) answer exactly what the slower forms did.
+
+Each speed-up replaced a simple form by a cheaper one: a walk without Jinja's generators,
+a character class as ranges, positions instead of copies, a prefilter before lexing. The
+simple forms are kept here as oracles and compared on real and on generated input, so a
+later "optimisation" that changes an answer fails here before it changes a finding.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from pathlib import Path
+
+import pytest
+from jinja2 import nodes
+
+from promptops.lint.context import children, preorder
+from promptops.lint.rules._rendered import _MAY_TRAIL, _TRAILING
+from promptops.lint.rules.po502_invisible_unicode import _ANY, INVISIBLE
+from promptops.lint.rules.po509_undelimited_argument import _OPEN_TAG, _QUOTES, delimited
+from promptops.pipeline.templates import TemplateIndex
+
+CORPUS = Path(__file__).parent / "corpus" / "package"
+
+
+def _sources() -> list[str]:
+    """Every template text of the real-prompt corpus package, and the YAML files whole."""
+    return [p.read_text(encoding="utf-8") for p in sorted(CORPUS.rglob("*"))
+            if p.is_file() and p.suffix in (".j2", ".md", ".yaml", ".txt")]
+
+
+def _old_walk(node: nodes.Node) -> list[nodes.Node]:
+    out, stack = [], [node]
+    while stack:
+        current = stack.pop()
+        out.append(current)
+        stack.extend(reversed(list(current.iter_child_nodes())))
+    return out
+
+
+def test_walk_matches_jinjas_child_iteration_on_real_templates() -> None:
+    index = TemplateIndex(keep_asts=True)
+    walked = 0
+    for source in _sources():
+        ast = index.ast(source)
+        if ast is None:
+            continue
+        assert preorder(ast) == _old_walk(ast)
+        for node in preorder(ast):
+            assert children(node) == list(node.iter_child_nodes())
+        walked += 1
+    assert walked > 50
+
+
+def test_invisible_class_is_exactly_the_set() -> None:
+    candidates = {chr(c) for c in range(0x80, 0x30000)} | {chr(c) for c in range(0xE0000, 0xE0100)}
+    assert {c for c in candidates if _ANY.fullmatch(c)} == set(INVISIBLE)
+    assert _ANY.search("plain ascii text\n") is None
+
+
+def _old_delimited(source: str, start: int, end: int) -> bool:
+    if source.count("```", 0, start) % 2 == 1:
+        return True
+    before, after = source[:start].rstrip(" "), source[end:].lstrip(" ")
+    if before and before[-1] in _QUOTES and after.startswith(_QUOTES[before[-1]]):
+        return True
+    tag = _OPEN_TAG.search(before.rstrip())
+    return tag is not None and after.lstrip().startswith(f"</{tag.group(1)}>")
+
+
+def test_delimited_matches_the_copying_form() -> None:
+    rnd = random.Random(26)
+    pieces = ["<doc>", "</doc>", "<a href='x'>", "</a>", " ", "  ", "\n", "\t", '"', "'", "`",
+              "“", "”", "«", "»", "```", "text", "<", ">", "<b <c>", "</c>", "x\n "]
+    checked = 0
+    for _ in range(4000):
+        left = "".join(rnd.choice(pieces) for _ in range(rnd.randint(0, 6)))
+        right = "".join(rnd.choice(pieces) for _ in range(rnd.randint(0, 6)))
+        source = left + "{{ value }}" + right
+        start = len(left)
+        end = start + len("{{ value }}")
+        assert delimited(source, start, end) == _old_delimited(source, start, end), source
+        checked += delimited(source, start, end)
+    assert checked > 100  # both answers were exercised
+
+
+@pytest.mark.parametrize("text", ["a \nb", "a\t\r\nb", "a  ", "a\tb\n", "a\nb", "x \r", "", " "])
+def test_trailing_prefilter_never_hides_trailing_whitespace(text: str) -> None:
+    # The lexer's data is a piece of the source with line ends normalised to \n.
+    data = text.replace("\r\n", "\n").replace("\r", "\n")
+    if _TRAILING.search(data):
+        assert _MAY_TRAIL.search(text)
+
+
+def test_first_match_per_line_on_many_matches() -> None:
+    from promptops.lint.rules._text import first_per_line
+
+    class Ctx:
+        text_files = ("a.md", "b.md")
+
+        def text(self, path: str) -> str:
+            return {"a.md": "x\u200by\u200bz\nplain\n\u200b\n\n\u00adend",
+                    "b.md": "no hits\n"}[path]
+
+    found = list(first_per_line(Ctx(), _ANY))  # type: ignore[arg-type]
+    assert found == [("a.md", 1, 2, "\u200b"), ("a.md", 3, 1, "\u200b"),
+                     ("a.md", 5, 1, "\u00ad")]
+    rx = re.compile("y")
+    assert list(first_per_line(Ctx(), rx)) == [("a.md", 1, 3, "y")]  # type: ignore[arg-type]
+
+
+def _old_collect(ast: nodes.Template) -> tuple[object, ...]:
+    """The facts walk as it was before it also gave the node list (its own child order)."""
+    loads: list[tuple[str, int]] = []
+    stores: set[str] = set()
+    calls: list[tuple[str, str, int]] = []
+    printed: set[str] = set()
+    silent = True
+    stack: list[tuple[nodes.Node, bool]] = [(ast, False)]
+    while stack:
+        node, in_output = stack.pop()
+        if isinstance(node, nodes.Name):
+            if node.ctx == "load":
+                loads.append((node.name, node.lineno))
+                if in_output:
+                    printed.add(node.name)
+            else:
+                stores.add(node.name)
+        elif isinstance(node, nodes.Getitem) and isinstance(node.node, nodes.Name) \
+                and node.node.name == "args" and isinstance(node.arg, nodes.Const) \
+                and isinstance(node.arg.value, str):
+            loads.append((node.arg.value, node.lineno))
+            if in_output:
+                printed.add(node.arg.value)
+            loads.append(("args", node.lineno))
+            stack.append((node.arg, in_output))
+            continue
+        elif isinstance(node, nodes.Filter | nodes.Test) and node.name:
+            calls.append(("filter" if isinstance(node, nodes.Filter) else "test", node.name,
+                          node.lineno))
+        elif isinstance(node, nodes.Output):
+            silent = silent and all(
+                isinstance(n, nodes.TemplateData) and not n.data.strip() for n in node.nodes)
+        elif isinstance(node, nodes.Macro | nodes.CallBlock):
+            stores.update(a.name for a in node.args)
+        elif isinstance(node, nodes.Include | nodes.Import | nodes.FromImport | nodes.Extends):
+            silent = False
+        inner = in_output or isinstance(node, nodes.Output)
+        stack.extend((child, inner) for child in reversed(list(node.iter_child_nodes())))
+    loads.sort(key=lambda x: x[1])
+    return (tuple(loads), frozenset(stores), tuple(calls), frozenset(printed), silent)
+
+
+EXTRA = [
+    '{{ args["reference-file"] }} {% if args["x"] %}{{ args.y }}{% endif %}',
+    "{% for a, b in items %}{{ a | upper }}{% set c = b %}{{ c is defined }}{% endfor %}",
+    "{% macro m(p, q=1) %}{{ p }}{{ m(q) }}{% endmacro %}{% call m(1) %}x{% endcall %}",
+    '{% include "p.j2" %}{% import "m.j2" as mm %}{{ mm.f(args["k"]) }}',
+    "   \n{# only a comment #}\n",
+]
+
+
+def test_facts_walk_gives_the_same_facts_and_every_node() -> None:
+    from promptops.lint.context import _collect
+
+    index = TemplateIndex(keep_asts=True)
+    checked = 0
+    for source in [*_sources(), *EXTRA]:
+        ast = index.ast(source)
+        if ast is None:
+            continue
+        every: list[nodes.Node] = []
+        facts = _collect(ast, every)
+        assert (facts.loads, facts.stores, facts.calls, facts.printed, facts.silent) \
+            == _old_collect(ast), source
+        assert every == preorder(ast)
+        checked += 1
+    assert checked > 50
