@@ -128,6 +128,10 @@ def _collect(ast: nodes.Template, every: list[nodes.Node] | None = None) -> Fact
             stores.update(a.name for a in node.args)
         elif isinstance(node, nodes.Include | nodes.Import | nodes.FromImport | nodes.Extends):
             silent = False  # what it includes is the include graph's (TemplateIndex)
+            if isinstance(node, nodes.Import):  # {% import "m.j2" as m %} binds m
+                stores.add(node.target)
+            elif isinstance(node, nodes.FromImport):  # {% from "m.j2" import a as b, c %}
+                stores.update(n if isinstance(n, str) else n[1] for n in node.names)
         inner = in_output or isinstance(node, nodes.Output)
         stack.extend((child, inner, False) for child in kids)
     loads.sort(key=lambda x: x[1])

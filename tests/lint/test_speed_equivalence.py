@@ -146,6 +146,10 @@ def _old_collect(ast: nodes.Template) -> tuple[object, ...]:
             stores.update(a.name for a in node.args)
         elif isinstance(node, nodes.Include | nodes.Import | nodes.FromImport | nodes.Extends):
             silent = False
+            if isinstance(node, nodes.Import):  # the names an import binds (PO201, session 7)
+                stores.add(node.target)
+            elif isinstance(node, nodes.FromImport):
+                stores.update(n if isinstance(n, str) else n[1] for n in node.names)
         inner = in_output or isinstance(node, nodes.Output)
         stack.extend((child, inner) for child in reversed(list(node.iter_child_nodes())))
     loads.sort(key=lambda x: x[1])
@@ -157,6 +161,7 @@ EXTRA = [
     "{% for a, b in items %}{{ a | upper }}{% set c = b %}{{ c is defined }}{% endfor %}",
     "{% macro m(p, q=1) %}{{ p }}{{ m(q) }}{% endmacro %}{% call m(1) %}x{% endcall %}",
     '{% include "p.j2" %}{% import "m.j2" as mm %}{{ mm.f(args["k"]) }}',
+    '{% from "m.j2" import f as g, h %}{{ g(1) }}{{ h(2) }}',
     "   \n{# only a comment #}\n",
 ]
 
