@@ -117,7 +117,7 @@ class Client:
                 "mcp-method": "prompts/get", "mcp-name": name})
         else:
             status, raw, _ = self.post("prompts/get", params)
-        if status == 200 and b"render took longer than" in raw:
+        if b"render took longer than" in raw:
             return False  # under callgrind on a loaded machine: asked again, and counted
         if status != 200 or topic.encode() not in raw:
             raise SystemExit(f"bad reply for {name}: {status} {raw[:300]!r}")
