@@ -158,7 +158,9 @@ def measure(label: str, cmd: str, args: argparse.Namespace, work: Path,
     argv = ["valgrind", "--tool=callgrind", "--separate-threads=yes",
             f"--callgrind-out-file={prefix}.%p", *shlex.split(cmd.replace("{port}", str(port)))]
     log = (work / f"{prefix.name}.log").open("wb")
-    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=log, start_new_session=True)
+    # one hash seed: dict and set layouts, and so the counts, repeat from run to run
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=log, start_new_session=True,
+                            env={**os.environ, "PYTHONHASHSEED": "0"})
     try:
         deadline = time.monotonic() + 300
         while True:

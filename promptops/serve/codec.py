@@ -80,42 +80,13 @@ class OrjsonCodec:
             return wire.encode(message)
 
     def parse(self, data: bytes) -> object:
-        if wire.structure_problem(data) is None:
-            if len(data) <= _WALKED:  # a usual request: read first, then looked at
-                try:
-                    value = self._loads(data)
-                except self._refused:
-                    return wire.parse(data)
-                # orjson turns an integer past 64 bits into a float: a value without
-                # floats had none, and one with floats is read as before
-                if not _has_float(value) or _LONG_RUN not in data.translate(_DIGIT_RUNS):
-                    return value
-            elif _LONG_RUN not in data.translate(_DIGIT_RUNS):
-                try:
-                    return self._loads(data)
-                except self._refused:
-                    pass
+        if wire.structure_problem(data) is None and \
+                _LONG_RUN not in data.translate(_DIGIT_RUNS):
+            try:
+                return self._loads(data)
+            except self._refused:
+                pass
         return wire.parse(data)
-
-
-_WALKED = 1024  # bodies up to this size are checked by walking their (few) values
-
-
-def _has_float(value: object) -> bool:
-    """Whether a parsed value holds a float anywhere (iteratively: nesting is bounded,
-    but not by the recursion limit's margin)."""
-    stack = [value]
-    pop, push = stack.pop, stack.extend
-    while stack:
-        v = pop()
-        kind = type(v)
-        if kind is dict:
-            push(v.values())  # type: ignore[attr-defined]
-        elif kind is list:
-            push(v)  # type: ignore[arg-type]
-        elif kind is float:
-            return True
-    return False
 
 
 STDLIB = StdlibCodec()

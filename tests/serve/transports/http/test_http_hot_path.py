@@ -237,20 +237,3 @@ def test_header_reader_takes_what_headers_takes() -> None:
     for scope in ({}, {"headers": []}, {"headers": [(bytearray(b"Host"), bytearray(b" x "))]},
                   {"headers": [(b"a", b"1"), (b"A", b"2")]}):  # the last of a repeated name
         assert reader(scope) == base.headers(scope)
-
-
-def test_parse_on_both_sides_of_the_walked_size() -> None:
-    """Bodies up to ``codec._WALKED`` bytes are read by orjson first and looked at for
-    floats (where an integer past 64 bits would have gone); longer ones are checked for
-    19-digit runs first. Both read what ``jsonrpc.parse`` reads."""
-    from promptops.serve import codec
-
-    for ids in ("18446744073709551616", "-9223372036854775809", "9223372036854775807",
-                "18446744073709551615", "1.5", "12345678901234567890.5", "7", "1e5",
-                "[1, [2.5, {\"x\": 99999999999999999999}]]", "[[[[[[18446744073709551617]]]]]]"):
-        for size in (codec._WALKED - 60, codec._WALKED - 1, codec._WALKED, codec._WALKED + 1,
-                     codec._WALKED + 200):
-            head = '{"jsonrpc":"2.0","id":' + ids + ',"params":{"pad":"'
-            pad = "p" * max(0, size - len(head) - 3)
-            body = (head + pad + '"}}').encode()
-            assert _reading(body, _parse) == _reading(body, jsonrpc.parse), (ids, size)
