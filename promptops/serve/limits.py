@@ -66,7 +66,9 @@ class BoundedHttpTools(HttpToolsProtocol):
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         self._in_head = True  # between requests or inside a head: bytes count
         self._head_bytes = 0
-        self._timer: asyncio.TimerHandle | None = None
+        self._deadline: float | None = None  # of the head or body now being received
+        self._timer: asyncio.TimerHandle | None = None  # at or before the deadline
+        self._timer_at = 0.0  # when the timer fires (the loop's clock)
         self._refused = False
         self._dropped = 0
         super().connection_made(transport)
@@ -77,6 +79,9 @@ class BoundedHttpTools(HttpToolsProtocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._disarm()
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
         super().connection_lost(exc)
 
     def data_received(self, data: bytes) -> None:
@@ -106,7 +111,7 @@ class BoundedHttpTools(HttpToolsProtocol):
     # ---- parser callbacks ------------------------------------------------------------
     def on_message_begin(self) -> None:
         super().on_message_begin()
-        if self._timer is None:  # a later (or pipelined) request's head has begun
+        if self._deadline is None:  # a later (or pipelined) request's head has begun
             self._arm(self.header_timeout_s)
 
     def on_headers_complete(self) -> None:
@@ -121,17 +126,37 @@ class BoundedHttpTools(HttpToolsProtocol):
         super().on_message_complete()
 
     # ---- timers and refusals ---------------------------------------------------------
+    # One deadline per connection, and one loop timer that is moved lazily: a request on a
+    # kept-alive connection sets the head's deadline, then the body's, then clears it, and
+    # creating and cancelling a loop timer for each of those was the protocol's largest
+    # cost per request. The timer is re-armed only when it fires before the deadline now
+    # set (then at that deadline), or when a new deadline comes before it; a deadline is
+    # therefore enforced exactly when a timer of its own would have fired.
     def _arm(self, seconds: float) -> None:
-        self._disarm()
-        self._timer = self.loop.call_later(seconds, self._expired)
+        loop = self.loop
+        deadline = self._deadline = loop.time() + seconds
+        timer = self._timer
+        if timer is None or self._timer_at > deadline:
+            if timer is not None:
+                timer.cancel()
+            self._timer_at = deadline
+            self._timer = loop.call_at(deadline, self._tick)
 
     def _disarm(self) -> None:
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
+        self._deadline = None  # a timer still set lapses when it fires
+
+    def _tick(self) -> None:
+        deadline, self._timer = self._deadline, None
+        if deadline is None:
+            return
+        if deadline > self._timer_at:  # moved since the timer was set: wait for it
+            self._timer_at = deadline
+            self._timer = self.loop.call_at(deadline, self._tick)
+            return
+        self._deadline = None
+        self._expired()
 
     def _expired(self) -> None:
-        self._timer = None
         if self.transport.is_closing() or self._refused:
             return
         cycle = self.cycle

@@ -81,6 +81,13 @@ class Server:
             self._sessions[session] = None
         return session
 
+    def throwaway(self, send: Send) -> Session:
+        """A session for one request the transport found stateless (by
+        :func:`~promptops.serve.revisions.request_era`, its envelope checked): of that era
+        from the start, and not registered, since :meth:`log` speaks only to initialized
+        session-era clients; ``session.end()`` ends it (HTTP's stateless exchange)."""
+        return Session(send, self.catalog, STATELESS)
+
     def close(self, session: Session) -> list[Json]:
         """End ``session``: the results that close each of its listen streams, in order."""
         with self._lock:

@@ -46,15 +46,18 @@ from promptops.serve.revisions import (
 # Desktop and others never set a level, and an author must see a save that does not
 # build, and its recovery (issue 24). Only the follower's news is sent at all.
 DEFAULT_LEVEL = "info"
+_HEARS = frozenset({LIST_CHANGED})  # a new session's stream hears of list changes
 
 
 class Session:
     """The state of one client connection; ``send`` reaches that client."""
 
-    def __init__(self, send: Send, catalog: Catalog) -> None:
+    def __init__(self, send: Send, catalog: Catalog, era: Era | None = None) -> None:
+        """``era``: given only by a transport that already chose it by
+        :func:`~promptops.serve.revisions.request_era` (HTTP's stateless exchange)."""
         self.send = send
         self._catalog = catalog
-        self.era: Era | None = None
+        self.era: Era | None = era
         self.revision: str | None = None  # negotiated by initialize (session era only)
         self.initialized = False
         self.log_level: str | None = None
@@ -62,7 +65,7 @@ class Session:
         self._ended = False  # by end(): nothing opens on it any more
         self._stream: Subscription | None = None  # the session era's own notifications
         self._listens: dict[tuple[str, object], Subscription] = {}  # by id, 1 apart from "1"
-        self._hears = frozenset({LIST_CHANGED})  # what the session era's own stream is told
+        self._hears = _HEARS  # what the session era's own stream is told
 
     # ---- the era and the handshake ----------------------------------------------------
     def admit(self, method: str, params: Json) -> Era | None:

@@ -34,7 +34,7 @@ from weakref import WeakKeyDictionary
 from promptops.errors import TemplateError
 from promptops.render.stamps import VALIDATION_STAMPS
 from promptops.serve.jsonrpc import Json
-from promptops.serve.revisions import SUPPORTED
+from promptops.serve.revisions import SESSION, SUPPORTED
 
 if TYPE_CHECKING:
     from prometheus_client.metrics_core import Metric
@@ -191,7 +191,9 @@ class Usage:
         else:
             package = entry.bundle["package"]
             pkg, prompt, version = package["name"], entry.prompt["name"], str(package["version"])
-        client = self._by_session.get(session)
+        # only a session-era session is ever remembered (at its initialize): a stateless
+        # request's throwaway session is not looked up (a weak reference made per request)
+        client = self._by_session.get(session) if session.era is SESSION else None
         if client is None:
             client = self.clients(client_name(params))
         rev = call.revision if call.revision in SUPPORTED else OTHER

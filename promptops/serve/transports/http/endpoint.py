@@ -16,12 +16,12 @@ from promptops.serve import jsonrpc
 from promptops.serve.auth import ANONYMOUS
 from promptops.serve.methods import METHODS
 from promptops.serve.transports.http.base import (
+    HeaderReader,
     HttpError,
     Note,
     Receive,
     Scope,
     SendAsgi,
-    headers,
     read_body,
     refuse,
 )
@@ -50,9 +50,10 @@ class McpEndpoint:
         self.gate, self.codec, self.max_body = gate, codec, max_body
         self.sessions, self.stateless = sessions, stateless
         self.usage: Usage | None = None  # the principal and trace context go to its counters
+        self.headers = HeaderReader()  # every request's headers, decoded once per value
 
     async def __call__(self, scope: Scope, receive: Receive, send: SendAsgi, note: Note) -> int:
-        hdrs = headers(scope)
+        hdrs = self.headers(scope)
         try:
             if self.gate.auth is None:  # the guard alone: no coroutine to await
                 self.gate.guard.check(hdrs)

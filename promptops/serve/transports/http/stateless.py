@@ -170,14 +170,14 @@ class StatelessExchange:
         if method == "subscriptions/listen":
             client = client_key(principal, scope, authenticated=self.authenticated)
             return await self._listen(receive, send, server, client, msg)
-        session = server.open(_discard)
+        session = server.throwaway(_discard)  # stateless by the rule is_stateless applied
         try:
             replies = server.handle(session, msg)
         except Exception:
             _log_bug()
             replies = list(jsonrpc.internal_error(msg))
         finally:
-            server.close(session)
+            session.end()
         out = replies[0] if replies else jsonrpc.error(rid, jsonrpc.INTERNAL_ERROR, "no reply")
         assert isinstance(out, dict)
         data, status = self.streams.encode(out), status_for(out)

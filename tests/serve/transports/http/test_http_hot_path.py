@@ -14,7 +14,9 @@ against the code it replaced, on generated and on edge-case inputs:
   code-point comparison it replaced, on every ASCII code point and beyond;
 * the metrics' plain counters against prometheus-client's labelled ``Counter`` and
   ``Histogram``: the same exposition for the same observations;
-* the cached cache-control headers against the formula they cache.
+* the cached cache-control headers against the formula they cache;
+* the endpoint's remembered header decodings (``base.HeaderReader``) against
+  ``base.headers``: the same dict for generated header lists, across its forgetting.
 """
 
 from __future__ import annotations
@@ -209,3 +211,29 @@ def test_cache_headers_are_the_formula_they_cache() -> None:
                                     memo=memo) == [base.JSON_CT, base.NO_STORE]
     assert stateless.cache_headers({"error": {}}, authenticated=False, memo=memo) == [
         base.JSON_CT, base.NO_STORE]
+
+
+_HEADER_BYTES = st.binary(max_size=40) | st.sampled_from(
+    [b"host", b"Content-Type", b"ACCEPT", b"mcp-name", b"x-\xe9t\xe9", b" 127.0.0.1:8080 ",
+     b"application/json", b"\t2026-07-28 ", b"", b"a" * 129, b"b" * 128])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.lists(st.tuples(_HEADER_BYTES, _HEADER_BYTES), max_size=12),
+                min_size=1, max_size=6))
+def test_header_reader_reads_what_headers_reads(requests: list[list[tuple[bytes, bytes]]]
+                                                ) -> None:
+    reader = base.HeaderReader(bound=8)  # small: the forgetting is exercised too
+    for hdrs in requests * 2:  # and the second pass reads from what was remembered
+        scope = {"headers": hdrs}
+        assert reader(scope) == base.headers(scope)
+        assert list(reader(scope)) == list(base.headers(scope))  # the same order
+    assert len(reader._names) <= 8 and len(reader._values) <= 8
+    assert all(len(v) <= base.HeaderReader.LONGEST for v in reader._values)
+
+
+def test_header_reader_takes_what_headers_takes() -> None:
+    reader = base.HeaderReader()
+    for scope in ({}, {"headers": []}, {"headers": [(bytearray(b"Host"), bytearray(b" x "))]},
+                  {"headers": [(b"a", b"1"), (b"A", b"2")]}):  # the last of a repeated name
+        assert reader(scope) == base.headers(scope)

@@ -153,3 +153,58 @@ def test_connections_are_capped(server: HttpServer) -> None:
             s.close()
     time.sleep(0.3)
     _get_prompt(server)  # room again once they are gone
+
+
+@pytest.fixture(scope="module")
+def timed(kit_dir: Path, tmp_path_factory: pytest.TempPathFactory,
+          module_env: dict[str, str]) -> Iterator[HttpServer]:
+    """A head bound much shorter than the body bound: a deadline left from one phase
+    must never decide another's (limits.py moves one timer per connection lazily)."""
+    tmp = tmp_path_factory.mktemp("timed")
+    srv = HttpServer([str(kit_dir), "--header-timeout", "0.5s", "--body-timeout", "3s"],
+                     tmp / "server.log", env=module_env)
+    yield srv
+    assert srv.stop() == 0, srv.stderr()
+
+
+def _response(sock: socket.socket) -> tuple[int, bytes]:
+    """One whole response (status, body) read from a kept-alive connection."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = sock.recv(65536)
+        assert chunk, data
+        data += chunk
+    head, rest = data.split(b"\r\n\r\n", 1)
+    length = next(int(line.split(b":", 1)[1]) for line in head.split(b"\r\n")
+                  if line.lower().startswith(b"content-length:"))
+    while len(rest) < length:
+        chunk = sock.recv(65536)
+        assert chunk, rest
+        rest += chunk
+    return int(head.split(b" ", 2)[1]), rest
+
+
+def test_each_phase_keeps_its_own_deadline(timed: HttpServer) -> None:
+    body, headers = modern("prompts/list")
+    raw = json.dumps(body).encode()
+    head = (b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: %d\r\n" % len(raw)
+            + b"".join(f"{k}: {v}\r\n".encode() for k, v in headers.items()) + b"\r\n")
+    sock = _connect(timed)
+    try:
+        # the body arrives after the head's bound but within the body's: answered
+        sock.sendall(head)
+        time.sleep(1.2)
+        sock.sendall(raw)
+        status, reply = _response(sock)
+        assert status == 200, reply
+        # the same connection, again at once: a complete request is answered
+        sock.sendall(head + raw)
+        assert _response(sock)[0] == 200
+        # a head that never ends is 408 after the head's bound, not at a deadline the
+        # body phase of the requests before would have set (3 s after their heads)
+        sock.sendall(head[:20])
+        started = time.monotonic()
+        assert _status(sock) == 408
+        assert 0.4 < time.monotonic() - started < 1.8
+    finally:
+        sock.close()
