@@ -7,9 +7,10 @@ not depend on the machine's load. This script runs the same three servers as
 --bundle BUNDLE``) on the same generated prompt set and package, as real subprocesses with
 their stdin a file of requests and their stdout ``/dev/null``, and prints:
 
-* **per pipelined get**: the difference between a run of the handshake plus one get of
-  each of the first ``--max-gets`` prompts (every template compiled) and the same run with
-  ``--gets`` more gets cycling over those prompts, divided by ``--gets``. Instructions do
+* **per pipelined get**: the difference between a run of the handshake, one get of each
+  of the first ``--max-gets`` prompts (every template compiled) and ``--gets``/2 gets more,
+  and the same run with ``--gets`` more gets cycling over those prompts, divided by
+  ``--gets``. Instructions do
   not see the CPU cache, so cycling over 20 prompts or 1,000 differs little but in run
   time. The whole request path is in it: reading stdin, parsing, rendering, encoding, the
   write calls. Counted per thread (``--separate-threads=yes``): the answering thread is
@@ -101,12 +102,16 @@ def callgrind(cmd: list[str], stdin: Path, env: dict[str, str], out_dir: Path,
     out_dir.mkdir(parents=True)
     threads = ("--separate-threads=yes",) if marker else ()
     with stdin.open("rb") as f:
-        subprocess.run(["valgrind", "--tool=callgrind", *threads,
-                        f"--callgrind-out-file={out_dir}/cg.%p", *extra, *cmd],
-                       stdin=f, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env,
-                       check=True)
+        proc = subprocess.Popen(["valgrind", "--tool=callgrind", *threads,
+                                 f"--callgrind-out-file={out_dir}/cg.%p", *extra, *cmd],
+                                stdin=f, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                env=env)
+        if proc.wait() != 0:
+            raise SystemExit(f"{cmd} under callgrind: exit status {proc.returncode}")
     parts: dict[str, dict[int, int]] = {}
-    for path in glob.glob(str(out_dir / "cg.*")):
+    # the server's own files only: a child forked by it (repo mode's `git status`) runs
+    # under valgrind until its exec and may leave files of its own
+    for path in glob.glob(str(out_dir / f"cg.{proc.pid}*")):
         m = re.fullmatch(r"cg\.\d+(?:\.(\d+))?(?:-(\d+))?", Path(path).name)
         if m is None:
             continue
@@ -123,10 +128,12 @@ def callgrind(cmd: list[str], stdin: Path, env: dict[str, str], out_dir: Path,
 
 def per_get(cmd: list[str], env: dict[str, str], work: Path, names: list[str],
             n: int, marker: str) -> dict[str, object]:
-    warm = handshake() + gets(names, len(names), 2)
+    # Both runs answer the warm pass and n/2 gets more: whatever happens once, early or
+    # late (a lazy import, the first compile, a timer), is in both, and only n gets differ.
+    warm = handshake() + gets(names, len(names) + n // 2, 2)
     base, full = work / "base.jsonl", work / "full.jsonl"
     base.write_bytes(warm)
-    full.write_bytes(warm + gets(names, n, 2 + len(names)))
+    full.write_bytes(warm + gets(names, n, 2 + len(names) + n // 2))
     a = callgrind(cmd, base, env, work / "cg-base", marker=marker)["0"]
     b = callgrind(cmd, full, env, work / "cg-full", marker=marker)["0"]
     answering = (b.get(0, 0) - a.get(0, 0)) / n
@@ -146,10 +153,11 @@ def cold(cmd: list[str], env: dict[str, str], work: Path, first_write: str) -> d
         sum(p.values()) for p in parts.values())}
 
 
-def warm_up(cmd: list[str], env: dict[str, str], work: Path) -> None:
-    """Untimed: fills the bytecode cache (and repo mode's build cache)."""
-    req = work / "init.jsonl"
-    req.write_bytes(handshake())
+def warm_up(cmd: list[str], env: dict[str, str], work: Path, names: list[str]) -> None:
+    """Untimed: fills the bytecode cache (of what a get imports too) and repo mode's
+    build cache."""
+    req = work / "warm.jsonl"
+    req.write_bytes(handshake() + gets(names, len(names), 2))
     with req.open("rb") as f:
         subprocess.run(cmd, stdin=f, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                        env=env, check=True, timeout=600)
@@ -166,13 +174,15 @@ def prepare(size: int, work: Path) -> tuple[Path, Path]:
     return promptset, next(dist.glob("*.bundle.json"))
 
 
-def conditions() -> str:
+def conditions(checkout: Path | None) -> str:
     commit = subprocess.run(["git", "-C", str(HERE), "log", "-1", "--format=%h %cd",
                              "--date=short"], capture_output=True, text=True,
                             check=False).stdout.strip()
     load = " ".join(f"{x:.2f}" for x in os.getloadavg())
     return (f"floor_instructions {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; "
-            f"checkout {commit or '?'}; Python {sys.version.split()[0]}; load average {load} "
+            f"checkout {commit or '?'}"
+            f"{'' if checkout is None else f' (promptops from {checkout})'}; "
+            f"Python {sys.version.split()[0]}; load average {load} "
             "(instruction counts do not depend on it)")
 
 
@@ -198,7 +208,7 @@ def main() -> int:
     work = Path(tempfile.mkdtemp(prefix="floor-instr-")) if args.keep is None else args.keep
     work.mkdir(parents=True, exist_ok=True)
     what, servers = set(args.what.split(",")), args.servers.split(",")
-    print(conditions() + "\n", flush=True)
+    print(conditions(args.checkout) + "\n", flush=True)
     results: dict[str, object] = {}
     try:
         for size in (int(s) for s in args.sizes.split(",")):
@@ -208,7 +218,7 @@ def main() -> int:
             cmds = commands(size, work, promptset, bundle)
             rows = {}
             for label in servers:
-                warm_up(cmds[label], env, work)
+                warm_up(cmds[label], env, work, names)
                 row: dict[str, object] = {}
                 if "gets" in what:
                     row["get"] = per_get(cmds[label], env, work, names, args.gets,
