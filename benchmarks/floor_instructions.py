@@ -18,7 +18,10 @@ their stdin a file of requests and their stdout ``/dev/null``, and prints:
   adds every other thread. The other threads of ``serve`` (the render watchdog, repo
   mode's follower) wake on wall-clock timers, so their share grows with valgrind's
   slowdown (~50x): ``all`` overstates them by that factor, the answering thread leaves
-  them out.
+  them out. Repo mode's figure is fragile: its dirty-tree note (a timer 0.5 s after start
+  that imports ``subprocess`` and runs ``git status``) falls at a different point of each
+  run under valgrind, and one before/after run gave a negative difference. Repo and
+  ``--bundle`` answer a get through the same code, so read ``--bundle``'s per-get figure.
 * **cold start to the first reply**: every instruction of every thread from ``exec`` until
   the initialize reply is written (``--dump-before`` the first stdout write: ``os.write``
   for serve, the buffered file's write for the floor), so the exit is not in it, as
