@@ -18,10 +18,12 @@ their stdin a file of requests and their stdout ``/dev/null``, and prints:
   adds every other thread. The other threads of ``serve`` (the render watchdog, repo
   mode's follower) wake on wall-clock timers, so their share grows with valgrind's
   slowdown (~50x): ``all`` overstates them by that factor, the answering thread leaves
-  them out. Repo mode's figure is fragile: its dirty-tree note (a timer 0.5 s after start
-  that imports ``subprocess`` and runs ``git status``) falls at a different point of each
-  run under valgrind, and one before/after run gave a negative difference. Repo and
-  ``--bundle`` answer a get through the same code, so read ``--bundle``'s per-get figure.
+  them out. The floor's figure is reproducible (one thread: 0.04% between runs); serve's
+  was not on a loaded machine (70,000-192,000 for one checkout, once negative): its timer
+  threads (the watchdog every 100 ms of wall time, repo mode's follower and dirty-tree
+  note) and the GIL hand-offs they force fall differently in each run under valgrind.
+  Until that is solved, compare serve's request core with ``get_instructions.py`` (main
+  thread) and read this figure only from an idle machine, several runs.
 * **cold start to the first reply**: every instruction of every thread from ``exec`` until
   the initialize reply is written (``--dump-before`` the first stdout write: ``os.write``
   for serve, the buffered file's write for the floor), so the exit is not in it, as
