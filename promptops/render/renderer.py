@@ -72,9 +72,6 @@ class Renderer:
         self._code = code
         self.fastpaths = fastpaths  # False: the general path only (the fast paths' judge)
         self.prompts: dict[str, Prompt] = {p["name"]: p for p in bundle["prompts"]}
-        # prompts with `for:` messages; the others take the loop without groups
-        self._looped = frozenset(p["name"] for p in bundle["prompts"]
-                                 if any("loopOver" in m for m in p["messages"]))
         self._envs: dict[str | None, PromptEnvironment] = {}
         self._compiled: dict[tuple[str, int, str], Compiled] = {}
         self._plans: dict[str, _Plan] = {}
@@ -189,7 +186,8 @@ class Renderer:
             if sources is not None:
                 sources.extend(prompt["messages"])
         else:
-            messages = self._messages(name, prompt, context, [] if sources is None else sources)
+            messages = self._messages(name, prompt, context, [] if sources is None else sources,
+                                      looped=plan.looped)
         result: PromptResult = {"messages": messages}
         described = plan.described
         if described is False or described is None:
@@ -209,9 +207,9 @@ class Renderer:
         return result
 
     def _messages(self, name: str, prompt: Prompt, context: dict[str, object],
-                  sources: list[Message]) -> list[PromptMessage]:
+                  sources: list[Message], *, looped: bool) -> list[PromptMessage]:
         messages: list[PromptMessage] = []
-        if name in self._looped:
+        if looped:
             self._groups(name, prompt["messages"], context, messages, sources)
             return messages
         for i, msg in enumerate(prompt["messages"]):
@@ -422,12 +420,15 @@ class _Plan:
     """What a request for one prompt needs, read from the bundle once: its argument
     rules, its :class:`~promptops.render.fastpath.TextPlan` (None: the general loop) and
     the result's description (``described``; False / None: none; ``templated``: whether
-    it is a template)."""
+    it is a template) and whether it has ``for:`` messages (``looped``: the loop with
+    groups). Made on the prompt's first request, so a renderer over 10,000 prompts costs
+    serve's cold start no walk over every prompt's messages."""
 
-    __slots__ = ("described", "prompt", "rules", "templated", "texts")
+    __slots__ = ("described", "looped", "prompt", "rules", "templated", "texts")
 
     def __init__(self, prompt: Prompt, rules: ArgumentRules, texts: TextPlan | None) -> None:
         self.prompt, self.rules, self.texts = prompt, rules, texts
+        self.looped = any("loopOver" in m for m in prompt["messages"])
         self.described: str | Literal[False] | None = prompt.get(
             "resultDescription", prompt.get("description"))
         self.templated = "resultDescription" in prompt
