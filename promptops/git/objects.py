@@ -90,3 +90,37 @@ def read_blob(git: Git, path: str, sha: str) -> bytes:
             "damaged (a partial or broken clone; `git fsck` lists what is wrong)"
         ) from exc
     return bytes(data)
+
+
+@dataclass(frozen=True)
+class Change:
+    """One path that differs between two trees (``diff-tree -r``): its modes and blob ids
+    before and after (mode 0 and a null id on the side where it does not exist)."""
+
+    path: str
+    old_mode: int
+    new_mode: int
+    old_sha: str
+    new_sha: str
+
+
+def diff_trees(git_dir: str, old: str, new: str) -> list[Change]:
+    """Every file that differs between trees ``old`` and ``new``, through one
+    ``git diff-tree``: git walks only the subtrees whose ids differ, so the cost follows
+    the change, not the size of the trees (serve's incremental rebuild). GitError when
+    either tree cannot be read."""
+    proc = subprocess.run(
+        [executable(), "diff-tree", "-r", "-z", "--no-renames", "--no-ext-diff", old, new],
+        cwd=git_dir, capture_output=True, check=False)
+    if proc.returncode != 0:
+        raise GitError(f"cannot compare trees {old[:12]} and {new[:12]}: "
+                       f"{proc.stderr.decode(errors='replace').strip()}")
+    fields = proc.stdout.split(b"\0")
+    changes: list[Change] = []
+    for i in range(0, len(fields) - 1, 2):
+        head, name = fields[i].split(), fields[i + 1]
+        if len(head) != 5 or not head[0].startswith(b":"):
+            raise GitError(f"unexpected git diff-tree output: {fields[i][:80]!r}")
+        changes.append(Change(name.decode("utf-8", "surrogateescape"), int(head[0][1:], 8),
+                              int(head[1], 8), head[2].decode(), head[3].decode()))
+    return changes

@@ -1,0 +1,301 @@
+"""A commit's bundle from the last one built: work proportional to the change.
+
+``promptops serve`` follows HEAD: every commit is rebuilt. A full build reads, parses and
+compiles every file, so a commit touching one prompt of 100,000 cost a full build
+(docs/following.md). A bundle is a function of the package folder's tree, and most of
+it of single files: an unchanged prompt file compiles to the same bundle entry whatever
+else changed, as long as the manifest and the media types of the files it names did not
+change. :func:`rebuild` therefore asks git which files differ between the last tree built
+and the new one (one ``git diff-tree``, whose cost follows the change), validates and
+compiles only the changed prompt files (and the templates they or the changed templates
+reach), and takes everything else from the last bundle; the digest is hashed over the
+same canonical bytes, composed from each prompt's kept encoding.
+
+It gives exactly the bundle a full build gives (tests/follow/test_incremental_rebuild.py
+compares them byte for byte after a series of commits), or None, and the caller builds in
+full. None whenever exactness would need what the last bundle does not record: the
+manifest changed; a prompt file, template or named file was removed; an edited prompt or
+template names fewer templates or files than before (what is no longer reached drops out
+of the bundle only if nothing else reaches it, and who reaches what is not kept); a file
+named by a prompt changed its media type; a symlink or submodule is involved; or any
+problem at all (a full build reports problems with their positions, and a commit that does
+not build keeps the last good bundle served).
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, cast
+
+from promptops.git.objects import Change, Entry, diff_trees, read_batch
+from promptops.pipeline import collector
+from promptops.pipeline.bundle import (
+    canonical,
+    canonical_body,
+    compile_prompt,
+    digest_of_body,
+    resource,
+    serialised_from_body,
+)
+from promptops.pipeline.source import MANIFEST, GitSource, Origin, names_git
+from promptops.pipeline.validate import PROMPT_SUFFIX, PROMPTS_DIR, validate_some
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from promptops.pipeline.build import Build
+    from promptops.pipeline.bundle_types import Bundle, Prompt, Resource
+    from promptops.pipeline.memo import FileMemo
+    from promptops.pipeline.validate import PromptDef
+
+_SYMLINK, _GITLINK = 0o120000, 0o160000
+
+
+@dataclass
+class Built:
+    """A package's last bundle and what the next :func:`rebuild` starts from.
+
+    ``entries`` (the tree's files) is listed on first need and then patched; ``encoded``
+    (each prompt's canonical JSON, in the bundle's order) is encoded on first need, and
+    ``serialised`` is the bundle's file, when it was composed here (the build cache
+    writes it as is)."""
+
+    tree: str
+    bundle: Bundle
+    entries: dict[str, Entry] | None = None
+    encoded: list[bytes] | None = None
+    serialised: bytes | None = None
+    file: Path | None = None  # where the bundle's canonical JSON is (the build cache)
+
+    @classmethod
+    def of(cls, build: Build, bundle: Bundle) -> Built | None:
+        """A full build (of a commit) and its bundle as the base of the next rebuild."""
+        tree = bundle["source"].get("tree")
+        inner = build.source.inner
+        if not isinstance(tree, str) or not isinstance(inner, GitSource):
+            return None
+        return cls(tree, bundle, inner.entries())
+
+    def prompts_encoded(self) -> list[bytes]:
+        """Each prompt's canonical JSON: cut from the bundle's file when there is one (one
+        read and one split, instead of encoding 100,000 prompts), else encoded."""
+        if self.encoded is None:
+            prompts = self.bundle["prompts"]
+            self.encoded = _cut(self.file, len(prompts)) if self.file is not None else None
+            if self.encoded is None:
+                self.encoded = [canonical(p) for p in prompts]
+        return self.encoded
+
+
+_FIRST = b'{"arguments":['  # every prompt's first member ("arguments" sorts first, always there)
+
+
+def _cut(file: Path, count: int) -> list[bytes] | None:
+    """The canonical JSON of each of the ``count`` prompts of the bundle file ``file``.
+
+    In canonical JSON a quote inside a string is escaped, so ``"prompts":[`` first opens
+    the prompts array and ``],"resources":{`` last closes it (only strings follow it), and
+    each prompt but the first begins at ``},{"arguments":[``. That text can also occur
+    inside a prompt (a list of objects in its metadata), which would cut it in two:
+    exactly ``count`` pieces proves it did not. None when the file is gone, is not laid out
+    so, or holds another number of prompts: then each prompt is encoded."""
+    try:
+        data = file.read_bytes()
+    except OSError:
+        return None
+    start = data.find(b',"prompts":[')
+    end = data.rfind(b'],"resources":{')
+    if start < 0 or end < start or not data.startswith(b'{"digest":'):
+        return None
+    inner = data[start + 12 : end]
+    if count == 0:
+        return [] if not inner else None
+    pieces = inner.split(b'},{"arguments":[')
+    if len(pieces) != count or not pieces[0].startswith(_FIRST):
+        return None
+    last = len(pieces) - 1
+    return [(b"" if i == 0 else _FIRST) + piece + (b"" if i == last else b"}")
+            for i, piece in enumerate(pieces)]
+
+
+def rebuild(last: Built, directory: Path, commit: str, tree: str, memo: FileMemo, *,
+            keep_asts: bool) -> tuple[Build, Built] | None:
+    """The build of ``commit`` (whose package tree is ``tree``) from ``last``, its bundle
+    already made, and the state the next rebuild starts from; None when only a full build
+    can give it exactly (the module docstring lists when)."""
+    with collector.paused():
+        return _rebuild(last, directory, commit, tree, memo, keep_asts=keep_asts)
+
+
+def _rebuild(last: Built, directory: Path, commit: str, tree: str, memo: FileMemo, *,
+             keep_asts: bool) -> tuple[Build, Built] | None:
+    from promptops.pipeline.build import Build
+
+    source = GitSource(directory, commit)
+    if source.tree != tree:
+        return None
+    git_dir = source.history.git_dir
+    changes = [c for c in diff_trees(git_dir, last.tree, tree) if not names_git(c.path)]
+    old = last.bundle
+    if any(c.path == MANIFEST or {c.old_mode, c.new_mode} & {_SYMLINK, _GITLINK}
+           for c in changes):
+        return None
+    prompts_changed: list[str] = []
+    templates_changed: list[str] = []
+    resources_changed: list[str] = []
+    for c in changes:
+        gone = c.new_mode == 0
+        is_prompt = c.path.startswith(PROMPTS_DIR) and c.path.endswith(PROMPT_SUFFIX)
+        if gone and (is_prompt or c.path in old["templates"] or c.path in old["resources"]):
+            return None
+        if is_prompt:
+            prompts_changed.append(c.path)
+        if c.path in old["templates"]:
+            templates_changed.append(c.path)
+        if c.path in old["resources"]:
+            resources_changed.append(c.path)
+    # the new tree's files: the last listing patched (or listed once, in full); the blobs
+    # of both sides of the change in one read (the old side: what an edit named before)
+    blobs = read_batch(git_dir, {c.new_sha for c in changes if c.new_mode}
+                       | {c.old_sha for c in changes if c.old_mode and c.path in prompts_changed})
+    new_blobs = {c.new_sha: blobs[c.new_sha] for c in changes if c.new_sha in blobs}
+    if last.entries is None:
+        entries = source.entries()
+        source.know(entries)
+    else:
+        entries = dict(last.entries)
+        for c in changes:
+            if not c.new_mode:
+                entries.pop(c.path, None)
+            elif c.new_sha in new_blobs:
+                entries[c.path] = Entry(c.new_mode, c.new_sha, len(new_blobs[c.new_sha]))
+            else:
+                return None  # a blob git cannot read: the full build says so
+        source.know(entries)
+    for c in changes:
+        if c.new_mode and c.new_sha in new_blobs:
+            source.seed(c.path, new_blobs[c.new_sha])
+    touched = {c.path for c in changes}
+    for name, text in old["templates"].items():  # unchanged: what the last build read
+        if name not in touched and not text.startswith("\ufeff"):  # (a BOM more is dropped)
+            source.seed(name, text.encode())
+    build = Build(directory, commit, memo=memo, keep_asts=keep_asts, source=source)
+    files = build.source
+    some = validate_some(files, prompts_changed, templates_changed, memo=memo, index=build.index)
+    if some is None:
+        return None
+    before = _before(last, blobs, [c for c in changes if c.path in prompts_changed
+                                   and c.old_mode], templates_changed, memo, build)
+    if before is None:
+        return None
+    refs_before, resources_before = before
+    if any(not refs_before[p] <= some.refs.get(p, frozenset()) for p in refs_before) or any(
+            not named <= set(some.resources.get(p, {})) for p, named in resources_before.items()):
+        return None  # something may no longer be reached: only a full build knows
+    # files named: the new ones, and those whose content changed (same media type only)
+    resources: dict[str, Resource] = dict(old["resources"])
+    for path in resources_changed:
+        made = resource(path, files.read(path))
+        if made["mimeType"] != old["resources"][path]["mimeType"]:
+            return None
+        resources[path] = made
+    for named in some.resources.values():
+        for path, raw in named.items():
+            if path not in resources:
+                resources[path] = resource(path, raw)
+    templates = dict(old["templates"])
+    templates.update(some.templates)
+    mime_of = {p: r["mimeType"] for p, r in resources.items()}
+    prompts, encoded = _prompts(last, some.prompts, mime_of)
+    if prompts is None or encoded is None:
+        return None
+    bundle = cast("Bundle", {
+        "format": old["format"],
+        "package": old["package"],
+        "prompts": prompts,
+        "resources": dict(sorted(resources.items())) if len(resources) != len(
+            old["resources"]) else resources,
+        "source": {"commit": commit, "tree": tree, "dirty": False, "path": source.prefix},
+        "templates": dict(sorted(templates.items())) if len(templates) != len(
+            old["templates"]) else templates,
+        "digest": "",
+    })
+    body = canonical_body(bundle, encoded)
+    if body is None:
+        return None
+    bundle["digest"] = digest_of_body(body)
+    build.__dict__["bundle"] = bundle
+    return build, Built(tree, bundle, entries, encoded, serialised_from_body(body,
+                                                                            bundle["digest"]))
+
+
+def _before(last: Built, old_blobs: dict[str, bytes], edited: list[Change],
+            templates: list[str], memo: FileMemo,
+            build: Build) -> tuple[dict[str, frozenset[str]], dict[str, set[str]]] | None:
+    """What the edited prompt files and templates named before the change: the templates
+    (and, for prompts, the files) each names directly."""
+    if any(c.old_sha not in old_blobs for c in edited):
+        return None
+    refs: dict[str, frozenset[str]] = {}
+    named: dict[str, set[str]] = {}
+    for c in edited:
+        got = validate_some(_Alone(c.path, old_blobs[c.old_sha], build.source.origin),
+                            [c.path], [], memo=memo, index=build.index)
+        if got is None:
+            return None
+        refs[c.path] = got.refs.get(c.path, frozenset())
+        named[c.path] = set(got.resources.get(c.path, {}))
+    for t in templates:
+        got = validate_some(_Alone(t, last.bundle["templates"][t].encode(), build.source.origin),
+                            [], [t], memo=memo, index=build.index)
+        if got is None:
+            return None
+        refs[t] = got.refs.get(t, frozenset())
+    return refs, named
+
+
+class _Alone:
+    """One file's old content and nothing else: every other path it names reads as empty,
+    so validating it gives what it names directly (not what those files name in turn)."""
+
+    label = "the last build"
+
+    def __init__(self, path: str, data: bytes, origin: Origin) -> None:
+        self.path, self.data, self.origin = path, data, origin
+
+    def files(self) -> list[str]:
+        return [self.path]
+
+    def read(self, path: str) -> bytes:
+        return self.data if path == self.path else b""
+
+    def blob_id(self, path: str) -> str | None:
+        return None
+
+    def read_ahead(self, paths: list[str]) -> None:
+        pass
+
+
+def _prompts(last: Built, changed: Mapping[str, PromptDef], mime_of: Mapping[str, str]
+             ) -> tuple[list[Prompt] | None, list[bytes] | None]:
+    """The last bundle's prompts with the changed ones recompiled (and their encodings),
+    in name order; (None, None) when a changed prompt's name clashes with another's."""
+    prompts = list(last.bundle["prompts"])
+    encoded = list(last.prompts_encoded())
+    names = [p["name"] for p in prompts]
+    at = {p["source"]: i for i, p in enumerate(prompts)} if changed else {}
+    # out with the old versions (from the end, so earlier positions hold) ...
+    for i in sorted((at[path] for path in changed if path in at), reverse=True):
+        del prompts[i], encoded[i], names[i]
+    # ... in with the new, each where its name sorts
+    for p in changed.values():
+        k = bisect_left(names, p.name)
+        if k < len(names) and names[k] == p.name:
+            return None, None  # two prompts, one name: the full build reports it
+        made = compile_prompt(p, mime_of)
+        prompts.insert(k, made)
+        encoded.insert(k, canonical(made))
+        names.insert(k, p.name)
+    return prompts, encoded
