@@ -157,11 +157,12 @@ def canonical(obj: object) -> bytes:
 BODY_KEYS = ("format", "package", "prompts", "resources", "source", "templates")
 
 
-def canonical_body(bundle: Mapping[str, object], prompts: list[bytes]) -> bytes | None:
-    """``canonical`` of ``bundle`` without its digest, from the canonical JSON of each of
-    its prompts (``prompts``, in order) and of its other members: the same bytes, without
-    re-encoding every prompt when only some changed (serve's incremental rebuild). None
-    when ``bundle`` has members this layout does not know (then ``canonical`` it is)."""
+def canonical_body(bundle: Mapping[str, object], prompts: list[bytes]) -> list[bytes] | None:
+    """``canonical`` of ``bundle`` without its digest, in parts that join to it, from the
+    canonical JSON of each of its prompts (``prompts``, in order) and of its other members:
+    the same bytes, without re-encoding every prompt when only some changed (serve's
+    incremental rebuild). None when ``bundle`` has members this layout does not know (then
+    ``canonical`` it is)."""
     if set(bundle) - {"digest"} != set(BODY_KEYS):
         return None
     parts = [b"{"]
@@ -173,17 +174,21 @@ def canonical_body(bundle: Mapping[str, object], prompts: list[bytes]) -> bytes 
             parts.append(canonical(bundle[key]))
         parts.append(b",")
     parts[-1] = b"}"
-    return b"".join(parts)
+    return parts
 
 
-def digest_of_body(body: bytes) -> str:
-    """The digest of a bundle whose ``canonical_body`` is ``body``."""
-    return "sha256:" + hashlib.sha256(body).hexdigest()
+def digest_of_body(body: list[bytes]) -> str:
+    """The digest of a bundle whose ``canonical_body`` is ``body`` (hashed part by part:
+    the prompts of 100,000 are 68 MB, not copied once more to be hashed)."""
+    h = hashlib.sha256()
+    for part in body:
+        h.update(part)
+    return "sha256:" + h.hexdigest()
 
 
-def serialised_from_body(body: bytes, digest_: str) -> bytes:
+def serialised_from_body(body: list[bytes], digest_: str) -> bytes:
     """``serialise`` of the bundle whose body is ``body`` (``digest`` sorts first)."""
-    return b'{"digest":' + canonical(digest_) + b"," + body[1:] + b"\n"
+    return b"".join([b'{"digest":', canonical(digest_), b",", *body[1:], b"\n"])
 
 
 def digest(bundle: Mapping[str, object]) -> str:

@@ -58,16 +58,25 @@ class Built:
     """A package's last bundle and what the next :func:`rebuild` starts from.
 
     ``entries`` (the tree's files) is listed on first need and then patched; ``encoded``
-    (each prompt's canonical JSON, in the bundle's order) is encoded on first need, and
-    ``serialised`` is the bundle's file, when it was composed here (the build cache
-    writes it as is)."""
+    (each prompt's canonical JSON, in the bundle's order), ``names`` (the prompts' names,
+    in that order) and ``paths`` (prompt file -> name) are made on first need and then
+    patched; ``body`` is the bundle's canonical JSON in parts, when it was composed here
+    (the build cache writes it without encoding the bundle again)."""
 
     tree: str
     bundle: Bundle
     entries: dict[str, Entry] | None = None
     encoded: list[bytes] | None = None
-    serialised: bytes | None = None
+    body: list[bytes] | None = None
     file: Path | None = None  # where the bundle's canonical JSON is (the build cache)
+    names: list[str] | None = None
+    paths: dict[str, str] | None = None
+
+    def serialised(self) -> bytes | None:
+        """The bundle's file (``serialise``), once, if it was composed here: made when
+        the build cache writes it, after the commit reached the clients."""
+        body, self.body = self.body, None
+        return None if body is None else serialised_from_body(body, self.bundle["digest"])
 
     @classmethod
     def of(cls, build: Build, bundle: Bundle) -> Built | None:
@@ -208,9 +217,10 @@ def _rebuild(last: Built, directory: Path, commit: str, tree: str, memo: FileMem
     templates = dict(old["templates"])
     templates.update(some.templates)
     mime_of = {p: r["mimeType"] for p, r in resources.items()}
-    prompts, encoded = _prompts(last, some.prompts, mime_of)
-    if prompts is None or encoded is None:
+    recompiled = _prompts(last, some.prompts, mime_of)
+    if recompiled is None:
         return None
+    prompts, encoded, names, paths = recompiled
     bundle = cast("Bundle", {
         "format": old["format"],
         "package": old["package"],
@@ -227,8 +237,7 @@ def _rebuild(last: Built, directory: Path, commit: str, tree: str, memo: FileMem
         return None
     bundle["digest"] = digest_of_body(body)
     build.__dict__["bundle"] = bundle
-    return build, Built(tree, bundle, entries, encoded, serialised_from_body(body,
-                                                                            bundle["digest"]))
+    return build, Built(tree, bundle, entries, encoded, body, names=names, paths=paths)
 
 
 def _before(last: Built, old_blobs: dict[str, bytes], edited: list[Change],
@@ -279,23 +288,30 @@ class _Alone:
 
 
 def _prompts(last: Built, changed: Mapping[str, PromptDef], mime_of: Mapping[str, str]
-             ) -> tuple[list[Prompt] | None, list[bytes] | None]:
-    """The last bundle's prompts with the changed ones recompiled (and their encodings),
-    in name order; (None, None) when a changed prompt's name clashes with another's."""
+             ) -> tuple[list[Prompt], list[bytes], list[str], dict[str, str]] | None:
+    """The last bundle's prompts with the changed ones recompiled, in name order, with
+    their encodings, names and (prompt file -> name); None when a changed prompt's name
+    clashes with another's."""
+    if last.names is None or last.paths is None:
+        last.names = [p["name"] for p in last.bundle["prompts"]]
+        last.paths = {p["source"]: p["name"] for p in last.bundle["prompts"]}
     prompts = list(last.bundle["prompts"])
     encoded = list(last.prompts_encoded())
-    names = [p["name"] for p in prompts]
-    at = {p["source"]: i for i, p in enumerate(prompts)} if changed else {}
+    names = list(last.names)
+    paths = dict(last.paths)
     # out with the old versions (from the end, so earlier positions hold) ...
-    for i in sorted((at[path] for path in changed if path in at), reverse=True):
+    gone = sorted((bisect_left(names, paths.pop(path)) for path in changed if path in paths),
+                  reverse=True)
+    for i in gone:
         del prompts[i], encoded[i], names[i]
     # ... in with the new, each where its name sorts
     for p in changed.values():
         k = bisect_left(names, p.name)
         if k < len(names) and names[k] == p.name:
-            return None, None  # two prompts, one name: the full build reports it
+            return None  # two prompts, one name: the full build reports it
         made = compile_prompt(p, mime_of)
         prompts.insert(k, made)
         encoded.insert(k, canonical(made))
         names.insert(k, p.name)
-    return prompts, encoded
+        paths[p.path] = p.name
+    return prompts, encoded, names, paths

@@ -67,14 +67,24 @@ class Renderer:
     """
 
     def __init__(self, bundle: Bundle, code: CodeCache | None = None, *,
-                 fastpaths: bool = True) -> None:
+                 fastpaths: bool = True, previous: Renderer | None = None) -> None:
+        """``previous``: the renderer of this package's last bundle; what it found about a
+        prompt that is the same object here is not worked out again (serve's follower
+        swaps in a bundle per commit, most of whose prompts are the last one's)."""
         self.bundle = bundle
         self._code = code
         self.fastpaths = fastpaths  # False: the general path only (the fast paths' judge)
         self.prompts: dict[str, Prompt] = {p["name"]: p for p in bundle["prompts"]}
         # prompts with `for:` messages; the others take the loop without groups
-        self._looped = frozenset(p["name"] for p in bundle["prompts"]
-                                 if any("loopOver" in m for m in p["messages"]))
+        if previous is None:
+            self._looped = frozenset(p["name"] for p in bundle["prompts"]
+                                     if any("loopOver" in m for m in p["messages"]))
+        else:
+            same, looped = previous.prompts.get, previous.looped
+            self._looped = frozenset(
+                name for name, p in self.prompts.items()
+                if ((name in looped) if same(name) is p
+                    else any("loopOver" in m for m in p["messages"])))
         self._envs: dict[str | None, PromptEnvironment] = {}
         self._compiled: dict[tuple[str, int, str], Compiled] = {}
         self._plans: dict[str, _Plan] = {}
@@ -207,6 +217,11 @@ class Renderer:
             budget.emit(len(described))
         result["description"] = described
         return result
+
+    @property
+    def looped(self) -> frozenset[str]:
+        """The prompts that have ``for:`` messages."""
+        return self._looped
 
     def _messages(self, name: str, prompt: Prompt, context: dict[str, object],
                   sources: list[Message]) -> list[PromptMessage]:

@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, cast
 
 from promptops.errors import GitError, PromptopsError
 from promptops.git import refs as gitrefs
+from promptops.pipeline import collector
 from promptops.pipeline.bundle_types import Bundle
 from promptops.pipeline.memo import FileMemo
 from promptops.serve.cache import BuildCache, restamp
@@ -173,7 +174,7 @@ class Follower(Background):
         # Bundles built but not yet in the build cache: written once the set is served (or
         # refused), so the listeners hear of a commit without waiting for its serialisation
         # (the bytes come along when the incremental rebuild composed them)
-        self._unstored: list[tuple[BuildCache, str, str, Bundle, bytes | None]] = []
+        self._unstored: list[tuple[BuildCache, str, str, Bundle, Built | None]] = []
         # Each package's last bundle, what the next commit is rebuilt from (rebuild.py): the
         # bundle served at start (from the cache: a tree id, a bundle and its file) until
         # the first rebuild, which needs the build stack; a Built from then on
@@ -271,8 +272,7 @@ class Follower(Background):
             last = Built.of(built, bundle)
         if last is not None:
             self._last[package.directory] = last
-        self._unstored.append((cache, commit, package.prefix, bundle,
-                               last.serialised if last is not None else None))
+        self._unstored.append((cache, commit, package.prefix, bundle, last))
         return bundle
 
     def _rebuild(self, package: _Package, commit: str,
@@ -303,8 +303,8 @@ class Follower(Background):
         """Write the bundles built since the last call into the build cache (~40 ms for a
         1,000-prompt bundle's canonical JSON, off the path from a commit to its listeners)."""
         pending, self._unstored = self._unstored, []
-        for cache, commit, prefix, bundle, data in pending:
-            cache.store(commit, prefix, bundle, data)
+        for cache, commit, prefix, bundle, built in pending:
+            cache.store(commit, prefix, bundle, built.serialised() if built else None)
         flush = getattr(self._gate, "flush", None)  # the lint gate's cache (FollowGate)
         if flush is not None:
             flush()
@@ -420,7 +420,10 @@ class Follower(Background):
                 count = sum(len(b["prompts"]) for b in bundles)
                 self._say("info", f"commit {short} builds; serving its {count} prompt"
                                   f"{'s' if count != 1 else ''} again")
-            on_change(bundles)
+            # the swap indexes every prompt anew (100,000 entries): the cycle collector's
+            # passes over the whole served heap would find nothing to free (collector.py)
+            with collector.paused():
+                on_change(bundles)
         finally:
             self._store()
 

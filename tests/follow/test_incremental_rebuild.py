@@ -189,3 +189,26 @@ def test_each_prompt_s_encoding_is_cut_from_the_bundle_file_only_when_that_is_ex
     assert built.prompts_encoded() == [canonical(p) for p in plain["prompts"]]
     file.unlink()
     assert Built("t", plain, file=file).prompts_encoded() == built.encoded
+
+
+def test_a_swap_reuses_what_it_knew_only_of_the_same_prompt_objects(tmp_path: Path) -> None:
+    """The snapshot and renderer of a new bundle start from the last ones (the follower
+    swaps in a bundle per commit, most of whose prompts are the same objects): what they
+    keep must be what they would work out afresh, for a prompt that changed too."""
+    from promptops.render.renderer import Renderer
+    from promptops.serve.catalog import Snapshot
+
+    repo = make_repo(tmp_path / "repo", START)
+    first = Build(tmp_path / "repo" / "pkg", repo.head.commit.hexsha).bundle
+    changed = {**first["prompts"][0], "messages": [
+        {"role": "system", "type": "text", "text": "{{ item }}", "loopItem": "item",
+         "loopOver": "topic"}]}
+    second = {**first, "prompts": [changed, *first["prompts"][1:]], "digest": "sha256:other"}
+    old = Snapshot.build([first])
+    new = Snapshot.build([second], old)  # type: ignore[list-item]
+    fresh = Snapshot.build([second])  # type: ignore[list-item]
+    assert {n: e.shaped for n, e in new.index.items()} == {
+        n: e.shaped for n, e in fresh.index.items()}
+    assert new.index[changed["name"]].shaped and not old.index[changed["name"]].shaped
+    assert Renderer(second, previous=Renderer(first)).looped == Renderer(second).looped == {
+        changed["name"]}  # type: ignore[arg-type]
