@@ -27,7 +27,7 @@ from __future__ import annotations
 from bisect import bisect_left
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, TypeVar, cast
 
 from promptops.git.objects import Change, Entry, diff_trees, read_batch
 from promptops.pipeline import collector
@@ -40,7 +40,7 @@ from promptops.pipeline.bundle import (
     serialised_from_body,
 )
 from promptops.pipeline.source import MANIFEST, GitSource, Origin, names_git
-from promptops.pipeline.validate import PROMPT_SUFFIX, PROMPTS_DIR, validate_some
+from promptops.pipeline.validate import PROMPT_SUFFIX, PROMPTS_DIR, Some, validate_some
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -51,6 +51,7 @@ if TYPE_CHECKING:
     from promptops.pipeline.validate import PromptDef
 
 _SYMLINK, _GITLINK = 0o120000, 0o160000
+V = TypeVar("V")
 
 
 @dataclass
@@ -148,48 +149,16 @@ def _rebuild(last: Built, directory: Path, commit: str, tree: str, memo: FileMem
     git_dir = source.history.git_dir
     changes = [c for c in diff_trees(git_dir, last.tree, tree) if not names_git(c.path)]
     old = last.bundle
-    if any(c.path == MANIFEST or {c.old_mode, c.new_mode} & {_SYMLINK, _GITLINK}
-           for c in changes):
+    kinds = _sort(changes, old)
+    if kinds is None:
         return None
-    prompts_changed: list[str] = []
-    templates_changed: list[str] = []
-    resources_changed: list[str] = []
-    for c in changes:
-        gone = c.new_mode == 0
-        is_prompt = c.path.startswith(PROMPTS_DIR) and c.path.endswith(PROMPT_SUFFIX)
-        if gone and (is_prompt or c.path in old["templates"] or c.path in old["resources"]):
-            return None
-        if is_prompt:
-            prompts_changed.append(c.path)
-        if c.path in old["templates"]:
-            templates_changed.append(c.path)
-        if c.path in old["resources"]:
-            resources_changed.append(c.path)
-    # the new tree's files: the last listing patched (or listed once, in full); the blobs
-    # of both sides of the change in one read (the old side: what an edit named before)
+    prompts_changed, templates_changed, resources_changed = kinds
+    # the blobs of both sides of the change in one read (the old side: what an edit named)
     blobs = read_batch(git_dir, {c.new_sha for c in changes if c.new_mode}
                        | {c.old_sha for c in changes if c.old_mode and c.path in prompts_changed})
-    new_blobs = {c.new_sha: blobs[c.new_sha] for c in changes if c.new_sha in blobs}
-    if last.entries is None:
-        entries = source.entries()
-        source.know(entries)
-    else:
-        entries = dict(last.entries)
-        for c in changes:
-            if not c.new_mode:
-                entries.pop(c.path, None)
-            elif c.new_sha in new_blobs:
-                entries[c.path] = Entry(c.new_mode, c.new_sha, len(new_blobs[c.new_sha]))
-            else:
-                return None  # a blob git cannot read: the full build says so
-        source.know(entries)
-    for c in changes:
-        if c.new_mode and c.new_sha in new_blobs:
-            source.seed(c.path, new_blobs[c.new_sha])
-    touched = {c.path for c in changes}
-    for name, text in old["templates"].items():  # unchanged: what the last build read
-        if name not in touched and not text.startswith("\ufeff"):  # (a BOM more is dropped)
-            source.seed(name, text.encode())
+    entries = _files(last, source, changes, blobs)
+    if entries is None:
+        return None
     build = Build(directory, commit, memo=memo, keep_asts=keep_asts, source=source)
     files = build.source
     some = validate_some(files, prompts_changed, templates_changed, memo=memo, index=build.index)
@@ -203,21 +172,11 @@ def _rebuild(last: Built, directory: Path, commit: str, tree: str, memo: FileMem
     if any(not refs_before[p] <= some.refs.get(p, frozenset()) for p in refs_before) or any(
             not named <= set(some.resources.get(p, {})) for p, named in resources_before.items()):
         return None  # something may no longer be reached: only a full build knows
-    # files named: the new ones, and those whose content changed (same media type only)
-    resources: dict[str, Resource] = dict(old["resources"])
-    for path in resources_changed:
-        made = resource(path, files.read(path))
-        if made["mimeType"] != old["resources"][path]["mimeType"]:
-            return None
-        resources[path] = made
-    for named in some.resources.values():
-        for path, raw in named.items():
-            if path not in resources:
-                resources[path] = resource(path, raw)
-    templates = dict(old["templates"])
-    templates.update(some.templates)
-    mime_of = {p: r["mimeType"] for p, r in resources.items()}
-    recompiled = _prompts(last, some.prompts, mime_of)
+    resources = _named(old, some, {p: files.read(p) for p in resources_changed})
+    if resources is None:
+        return None
+    templates = {**old["templates"], **some.templates}
+    recompiled = _prompts(last, some.prompts, {p: r["mimeType"] for p, r in resources.items()})
     if recompiled is None:
         return None
     prompts, encoded, names, paths = recompiled
@@ -225,11 +184,9 @@ def _rebuild(last: Built, directory: Path, commit: str, tree: str, memo: FileMem
         "format": old["format"],
         "package": old["package"],
         "prompts": prompts,
-        "resources": dict(sorted(resources.items())) if len(resources) != len(
-            old["resources"]) else resources,
+        "resources": _in_order(resources, old["resources"]),
         "source": {"commit": commit, "tree": tree, "dirty": False, "path": source.prefix},
-        "templates": dict(sorted(templates.items())) if len(templates) != len(
-            old["templates"]) else templates,
+        "templates": _in_order(templates, old["templates"]),
         "digest": "",
     })
     body = canonical_body(bundle, encoded)
@@ -238,6 +195,78 @@ def _rebuild(last: Built, directory: Path, commit: str, tree: str, memo: FileMem
     bundle["digest"] = digest_of_body(body)
     build.__dict__["bundle"] = bundle
     return build, Built(tree, bundle, entries, encoded, body, names=names, paths=paths)
+
+
+def _sort(changes: list[Change],
+          old: Bundle) -> tuple[list[str], list[str], list[str]] | None:
+    """The changed prompt files, templates and named files; None for a change only a full
+    build handles (the manifest, a symlink or submodule, a removal of what is read)."""
+    prompts: list[str] = []
+    templates: list[str] = []
+    resources: list[str] = []
+    for c in changes:
+        if c.path == MANIFEST or {c.old_mode, c.new_mode} & {_SYMLINK, _GITLINK}:
+            return None
+        is_prompt = c.path.startswith(PROMPTS_DIR) and c.path.endswith(PROMPT_SUFFIX)
+        if not c.new_mode and (is_prompt or c.path in old["templates"]
+                               or c.path in old["resources"]):
+            return None
+        if is_prompt:
+            prompts.append(c.path)
+        if c.path in old["templates"]:
+            templates.append(c.path)
+        if c.path in old["resources"]:
+            resources.append(c.path)
+    return prompts, templates, resources
+
+
+def _files(last: Built, source: GitSource, changes: list[Change],
+           blobs: dict[str, bytes]) -> dict[str, Entry] | None:
+    """The new tree's files for ``source`` (the last listing patched, or listed once in
+    full), the changed blobs and the unchanged templates seeded into it; None when git
+    could not read a changed blob (the full build says so)."""
+    if last.entries is None:
+        entries = source.entries()
+    else:
+        entries = dict(last.entries)
+        for c in changes:
+            if not c.new_mode:
+                entries.pop(c.path, None)
+            elif c.new_sha in blobs:
+                entries[c.path] = Entry(c.new_mode, c.new_sha, len(blobs[c.new_sha]))
+            else:
+                return None
+    source.know(entries)
+    for c in changes:
+        if c.new_mode and c.new_sha in blobs:
+            source.seed(c.path, blobs[c.new_sha])
+    touched = {c.path for c in changes}
+    for name, text in last.bundle["templates"].items():  # what the last build read
+        if name not in touched and not text.startswith("\ufeff"):  # (a BOM more is dropped)
+            source.seed(name, text.encode())
+    return entries
+
+
+def _named(old: Bundle, some: Some, changed: dict[str, bytes]) -> dict[str, Resource] | None:
+    """The files prompts name: the last ones, those whose content changed (``changed``;
+    None when one's media type changed: the prompts naming it compile differently), and
+    those the changed prompts name for the first time."""
+    resources: dict[str, Resource] = dict(old["resources"])
+    for path, raw in changed.items():
+        made = resource(path, raw)
+        if made["mimeType"] != old["resources"][path]["mimeType"]:
+            return None
+        resources[path] = made
+    for named in some.resources.values():
+        for path, raw in named.items():
+            if path not in resources:
+                resources[path] = resource(path, raw)
+    return resources
+
+
+def _in_order(new: dict[str, V], old: Mapping[str, V]) -> dict[str, V]:
+    """``new`` sorted by key as a bundle holds it (already so when no key was added)."""
+    return new if len(new) == len(old) else dict(sorted(new.items()))
 
 
 def _before(last: Built, old_blobs: dict[str, bytes], edited: list[Change],
