@@ -212,3 +212,27 @@ def test_a_swap_reuses_what_it_knew_only_of_the_same_prompt_objects(tmp_path: Pa
     assert new.index[changed["name"]].shaped and not old.index[changed["name"]].shaped
     assert Renderer(second, previous=Renderer(first)).looped == Renderer(second).looped == {
         changed["name"]}  # type: ignore[arg-type]
+
+
+def test_two_packages_in_one_repository_each_rebuild_from_their_own_last_bundle(
+        tmp_path: Path) -> None:
+    files = dict(START)
+    files.update({k.replace("pkg/", "other/"): v for k, v in START.items() if k.startswith("pkg/")})
+    files["other/promptops.yaml"] = "name: other\nversion: 1.0.0\n"
+    for name in ("alpha", "beta", "gamma", "zeta"):  # prompt names are unique across packages
+        text = files.pop(f"other/prompts/{name}.prompt.yaml")
+        files[f"other/prompts/o{name}.prompt.yaml"] = text
+    repo = make_repo(tmp_path / "repo", files)
+    pkgs = [tmp_path / "repo" / "pkg", tmp_path / "repo" / "other"]
+    Follower(pkgs, ref=None, log=lambda m: None).initial()
+    follower = Follower(pkgs, ref=None, log=lambda m: None)
+    follower.initial()
+    got: list[list[dict[str, object]]] = []
+    for path in ("other/partials/rules.j2", "pkg/prompts/beta.prompt.yaml"):
+        commit = commit_files(repo, {path: f"# {path}\n" if path.endswith(".j2") else prompt(
+            "edited", "Beta {{ topic }}", extra=TEMPLATE)})
+        follower._moved(got.append)
+        edited = pkgs[1] if path.startswith("other/") else pkgs[0]
+        assert follower.how[edited] == "incremental"
+        assert [serialise(b) for b in got[-1]] == [  # type: ignore[arg-type]
+            full_build(p, commit) for p in pkgs]
