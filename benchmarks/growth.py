@@ -51,14 +51,17 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from bench_common import (
+    CLK_TCK,
     GIT_ENV,
     BenchError,
     Conn,
+    cpu_ticks,
     env_info,
     fmt,
     genpkg,
@@ -98,21 +101,33 @@ def prompt_file(pkg: Path, i: int) -> Path:
     return next((pkg / "prompts").glob(f"*task_{i:05d}.prompt.yaml"))
 
 
-def timed(argv: list[str], cwd: Path | None = None) -> tuple[float, int]:
-    """Wall seconds and the child's own peak RSS in KiB (``wait4``: this process only)."""
+def timed(argv: list[str], cwd: Path | None = None) -> tuple[float, int, float]:
+    """Wall seconds, the child's own peak RSS in KiB and its CPU seconds.
+
+    The peak is the child's ``VmHWM`` (/proc/<pid>/status), polled every 10 ms while it
+    runs: ``ru_maxrss`` from ``wait4`` also keeps, across ``exec``, what this (forking)
+    process had resident, which inflated the small builds' figures. A poll can miss only
+    growth in the child's last 10 ms; once it exits its memory is gone from /proc. CPU is
+    ``ru_utime + ru_stime`` of the child from ``wait4`` (its own, not this process's).
+    """
     t0 = now()
-    proc = subprocess.Popen(argv, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                            env={**GIT_ENV, "NO_COLOR": "1"})
-    assert proc.stderr is not None
-    err = proc.stderr.read()
-    _, status, usage = os.wait4(proc.pid, 0)
-    wall = now() - t0
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    proc.stderr.close()
-    if proc.returncode != 0:
-        raise BenchError(f"{' '.join(argv[-6:])}: exit {proc.returncode}: "
-                         f"{err.decode(errors='replace')[-600:]}")
-    return wall, usage.ru_maxrss
+    with tempfile.TemporaryFile() as err_file:
+        proc = subprocess.Popen(argv, cwd=cwd, stdout=subprocess.DEVNULL, stderr=err_file,
+                                env={**GIT_ENV, "NO_COLOR": "1"})
+        peak = 0
+        while True:
+            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+            if pid:
+                break
+            peak = max(peak, peak_rss_kb(proc.pid) or 0)
+            time.sleep(0.01)
+        wall = now() - t0
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        if proc.returncode != 0:
+            err_file.seek(0)
+            raise BenchError(f"{' '.join(argv[-6:])}: exit {proc.returncode}: "
+                             f"{err_file.read().decode(errors='replace')[-600:]}")
+    return wall, peak, usage.ru_utime + usage.ru_stime
 
 
 def clear_cache(repo: Path) -> None:
@@ -179,29 +194,48 @@ def serve_session(repo: Path, pkgs: list[Path], names: list[str], expected: dict
         out["serve_peak_mb"] = (peak_rss_kb(conn.proc.pid) or 0) / 1024
         # commits touching one prompt, on the branch serve follows: the first of a session
         # rebuilds with an empty per-file memo, the second finds it filled (docs/following.md)
-        for key, i in (("commit_to_list_changed_ms", 1), ("second_commit_ms", 2)):
-            out[key] = touch_and_wait(repo, prompt_file(pkgs[0], i), conn, cfg.timeout)
+        for key, i in (("commit_to_list_changed_ms", 1), ("second_commit_ms", 2),
+                       ("third_commit_ms", 3)):
+            out[key], out[key.replace("_ms", "_cpu_ms")] = touch_and_wait(
+                repo, prompt_file(pkgs[0], i), conn, cfg.timeout)
     finally:
         conn.close()
     return out
 
 
-def touch_and_wait(repo: Path, target: Path, conn: Conn, timeout: float) -> float:
-    """Commit a new description of ``target``; ms from the commit to ``list_changed``,
-    after which the new text must be what prompts/get serves."""
+def touch_and_wait(repo: Path, target: Path, conn: Conn,
+                   timeout: float) -> tuple[float, float | None]:
+    """Commit a new description of ``target``; ms from the commit to ``list_changed``
+    (wall, and serve's CPU over that time), after which the new text must be what
+    prompts/get serves. The serve process is first left idle long enough for the last
+    commit's deferred work (writing the build cache) to end."""
+    settle(conn.proc.pid)
     marker = f"changed by growth.py {now()}"
     text = target.read_text()
     line0 = next(x for x in text.splitlines() if x.startswith("description:"))
     target.write_text(text.replace(line0, f"description: {marker}", 1))
     conn.notifications.clear()
     git(repo, "commit", "-qam", f"touch {target.name}")
-    t0 = now()
+    t0, c0 = now(), cpu_ticks(conn.proc.pid)
     t1 = wait_list_changed(conn, t0 + timeout)
+    c1 = cpu_ticks(conn.proc.pid)
     name = target.name.removesuffix(".prompt.yaml")
     got = conn.request("prompts/get", {"name": name, "arguments": ARGS})
     if got.get("description") != marker:
         raise BenchError(f"after list_changed the old {name} is served")
-    return (t1 - t0) * 1e3
+    cpu = (c1 - c0) * 1e3 / CLK_TCK if c0 is not None and c1 is not None else None
+    return (t1 - t0) * 1e3, cpu
+
+
+def settle(pid: int, quiet_s: float = 0.3, limit_s: float = 120.0) -> None:
+    """Wait until ``pid`` used no CPU for ``quiet_s`` (at most ``limit_s``)."""
+    end, last = now() + limit_s, cpu_ticks(pid)
+    while now() < end:
+        time.sleep(quiet_s)
+        cur = cpu_ticks(pid)
+        if cur == last:
+            return
+        last = cur
 
 
 def bench(n: int, layout: str, root: Path, cfg: argparse.Namespace,
@@ -211,14 +245,14 @@ def bench(n: int, layout: str, root: Path, cfg: argparse.Namespace,
     log(f"  generated and committed in {now() - t0:.1f} s")
     r: dict[str, Any] = {"n": n, "layout": layout, "packages": len(pkgs)}
     dist = root / f"dist-{layout}{n}"
-    build_s, build_kb = 0.0, 0
+    build_s, build_kb, build_cpu = 0.0, 0, 0.0
     for pkg in pkgs:
         clear_cache(repo)
-        w, kb = timed([*promptops_cmd(), "build", "--no-lint", str(pkg), "--ref", "main",
-                       "-o", str(dist / pkg.name)])
-        build_s, build_kb = build_s + w, max(build_kb, kb)
-    r["build_s"], r["build_peak_mb"] = build_s, build_kb / 1024
-    log(f"  build {build_s:.2f} s, {build_kb / 1024:.0f} MB")
+        w, kb, cpu = timed([*promptops_cmd(), "build", "--no-lint", str(pkg), "--ref", "main",
+                            "-o", str(dist / pkg.name)])
+        build_s, build_kb, build_cpu = build_s + w, max(build_kb, kb), build_cpu + cpu
+    r["build_s"], r["build_peak_mb"], r["build_cpu_s"] = build_s, build_kb / 1024, build_cpu
+    log(f"  build {build_s:.2f} s ({build_cpu:.2f} s CPU), {build_kb / 1024:.0f} MB")
     bundles = sorted(dist.glob("*/*.json"))
     names: list[str] = []
     expected: dict[str, Any] = {}
@@ -242,17 +276,19 @@ def bench(n: int, layout: str, root: Path, cfg: argparse.Namespace,
     log(f"  serve: bundle {r['serve_bundle_ms']:.0f} ms, repo {r['serve_repo_cached_ms']:.0f} ms,"
         f" get p50 {r['get_p50_ms']:.3f} ms, commit->list_changed "
         f"{r['commit_to_list_changed_ms']:.0f} ms")
-    lint_s = 0.0
+    lint_s, lint_cpu, lint_kb = 0.0, 0.0, 0
     for pkg in pkgs:
         clear_cache(repo)
-        lint_s += timed([*promptops_cmd(), "lint", str(pkg), "--format", "json"])[0]
-    r["lint_s"] = lint_s
+        w, kb, cpu = timed([*promptops_cmd(), "lint", str(pkg), "--format", "json"])
+        lint_s, lint_cpu, lint_kb = lint_s + w, lint_cpu + cpu, max(lint_kb, kb)
+    r["lint_s"], r["lint_cpu_s"], r["lint_peak_mb"] = lint_s, lint_cpu, lint_kb / 1024
     rules = pkgs[0] / "partials" / "rules.j2"
     rules.write_text(rules.read_text() + "Cite your sources.\n")
     git(repo, "commit", "-qam", "edit one shared partial")
     clear_cache(repo)
-    r["diff_s"] = timed([*promptops_cmd(), "diff", "HEAD~1", "HEAD", "--format", "markdown",
-                         "-o", str(root / f"review-{layout}{n}.md")], cwd=pkgs[0])[0]
+    r["diff_s"], _, r["diff_cpu_s"] = timed(
+        [*promptops_cmd(), "diff", "HEAD~1", "HEAD", "--format", "markdown",
+         "-o", str(root / f"review-{layout}{n}.md")], cwd=pkgs[0])
     log(f"  lint {lint_s:.2f} s, diff {r['diff_s']:.2f} s")
     shutil.rmtree(repo)
     shutil.rmtree(dist)
@@ -270,7 +306,8 @@ def exponent(points: list[tuple[int, float]]) -> float | None:
     return sum((x - mx) * (y - my) for x, y in pts) / den if den else None
 
 
-ROWS = [("build --no-lint (s)", "build_s", 2), ("build peak RSS (MB)", "build_peak_mb", 0),
+ROWS = [("build --no-lint (s)", "build_s", 2), ("build CPU (s)", "build_cpu_s", 2),
+        ("build peak RSS, VmHWM (MB)", "build_peak_mb", 0),
         ("serve cold, bundle (ms)", "serve_bundle_ms", 0),
         ("serve cold, repo uncached (ms)", "serve_repo_uncached_ms", 0),
         ("serve cold, repo cached (ms)", "serve_repo_cached_ms", 0),
@@ -280,8 +317,14 @@ ROWS = [("build --no-lint (s)", "build_s", 2), ("build peak RSS (MB)", "build_pe
         ("prompts/list all pages (ms)", "list_all_ms", 1), ("pages", "pages", 0),
         ("prompts/get p50 (ms)", "get_p50_ms", 3), ("prompts/get p99 (ms)", "get_p99_ms", 3),
         ("commit -> list_changed, 1st of session (ms)", "commit_to_list_changed_ms", 0),
+        ("  serve CPU over it (ms)", "commit_to_list_changed_cpu_ms", 0),
         ("commit -> list_changed, 2nd (ms)", "second_commit_ms", 0),
-        ("lint cold (s)", "lint_s", 2), ("diff, one partial, cold (s)", "diff_s", 2)]
+        ("  serve CPU over it (ms)", "second_commit_cpu_ms", 0),
+        ("commit -> list_changed, 3rd (ms)", "third_commit_ms", 0),
+        ("  serve CPU over it (ms)", "third_commit_cpu_ms", 0),
+        ("lint cold (s)", "lint_s", 2), ("lint CPU (s)", "lint_cpu_s", 2),
+        ("lint peak RSS, VmHWM (MB)", "lint_peak_mb", 0),
+        ("diff, one partial, cold (s)", "diff_s", 2), ("diff CPU (s)", "diff_cpu_s", 2)]
 
 
 def report(results: list[dict[str, Any]]) -> str:
@@ -294,8 +337,11 @@ def report(results: list[dict[str, Any]]) -> str:
     if len(one) >= 2:
         lines.append("| fitted exponent (log-log, `one` layout) | value |")
         lines.append("| --- | --- |")
-        for label, key in (("build time", "build_s"), ("build memory", "build_peak_mb"),
-                           ("lint cold", "lint_s"), ("diff, one partial", "diff_s"),
+        for label, key in (("build time", "build_s"), ("build CPU", "build_cpu_s"),
+                           ("build memory", "build_peak_mb"),
+                           ("lint cold", "lint_s"), ("lint CPU", "lint_cpu_s"),
+                           ("lint memory", "lint_peak_mb"),
+                           ("diff, one partial", "diff_s"), ("diff CPU", "diff_cpu_s"),
                            ("serve RSS", "serve_rss_mb"),
                            ("commit -> list_changed, 1st", "commit_to_list_changed_ms")):
             e = exponent([(r["n"], r[key]) for r in one])

@@ -11,17 +11,32 @@ import sys
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from promptops.lint.runner import FollowGate
     from promptops.pipeline.build import Build
     from promptops.serve.transports.channels import ChannelApps
     from promptops.serve.transports.http import HttpApp
 
 
-def _lint_gate(build: Build) -> str | None:
-    """The gate `build` applies, for serve: a commit whose lint has errors is not served
-    (imported on the first rebuild, never on serve's cold path)."""
-    from promptops.lint.runner import refusal
+class _LintGate:
+    """The gate `build` applies, for serve: a commit whose lint has errors is not served.
+    Lint is imported on the first rebuild, never on serve's cold path; from then on one
+    :class:`~promptops.lint.runner.FollowGate` keeps the last lint record in memory, so a
+    commit re-lints what it changed without a round trip through the lint cache."""
 
-    return refusal(build)
+    def __init__(self) -> None:
+        self._gate: FollowGate | None = None
+
+    def __call__(self, build: Build) -> str | None:
+        if self._gate is None:
+            from promptops.lint.runner import FollowGate
+
+            self._gate = FollowGate()
+        return self._gate(build)
+
+    def flush(self) -> None:
+        """The lint cache written (serve calls it once a commit reached its clients)."""
+        if self._gate is not None:
+            self._gate.flush()
 
 
 def create_app(argv: list[str] | None = None) -> HttpApp | ChannelApps:
@@ -29,7 +44,7 @@ def create_app(argv: list[str] | None = None) -> HttpApp | ChannelApps:
     with the same lint gate as ``promptops serve --http``."""
     from promptops.serve.http import create_app as http_app
 
-    return http_app(argv, gate=_lint_gate)
+    return http_app(argv, gate=_LintGate())
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -38,7 +53,7 @@ def main(argv: list[str] | None = None) -> int:
         from promptops.serve.main import serve_main
 
         try:
-            return serve_main(args[1:], gate=_lint_gate)
+            return serve_main(args[1:], gate=_LintGate())
         except (Exception, KeyboardInterrupt) as exc:  # imported only when one escapes
             from promptops.console import Console
             from promptops.error_handler import handle

@@ -92,6 +92,10 @@ def blobs(source: CachingSource, folder: Path) -> dict[str, str]:
     """path -> blob id of every package file ("missing" for a dangling symlink)."""
     if isinstance(source.inner, WorktreeSource):
         return _worktree_blobs(source, folder)
+    at_once = getattr(source.inner, "blob_ids", None)  # a commit's listing, in one pass
+    listed: dict[str, str] | None = at_once() if at_once is not None else None
+    if listed is not None:
+        return listed
     out: dict[str, str] = {}
     for path in source.files():
         known = source.blob_id(path)  # a commit names its files' content: nothing to read

@@ -80,6 +80,24 @@ def preorder(ast: nodes.Node) -> list[nodes.Node]:
     return out
 
 
+def _args_key(node: nodes.Getitem) -> str | None:
+    """``"reference-file"`` for ``args["reference-file"]`` (a name that is no identifier)."""
+    if isinstance(node.node, nodes.Name) and node.node.name == "args" \
+            and isinstance(node.arg, nodes.Const) and isinstance(node.arg.value, str):
+        return node.arg.value
+    return None
+
+
+def _bound(node: nodes.Node) -> list[str]:
+    """The names an import binds: ``{% import "m.j2" as m %}`` binds ``m``, ``{% from "m.j2"
+    import a as b, c %}`` binds ``b`` and ``c`` (PO201 must not call them undeclared)."""
+    if isinstance(node, nodes.Import):
+        return [node.target]
+    if isinstance(node, nodes.FromImport):
+        return [n if isinstance(n, str) else n[1] for n in node.names]
+    return []
+
+
 def _collect(ast: nodes.Template, every: list[nodes.Node] | None = None) -> Facts:
     """The template's facts, in one walk; ``every`` (when given) receives every node in
     source order as :func:`preorder` gives them, so :meth:`LintContext.nodes` need not walk
@@ -108,12 +126,10 @@ def _collect(ast: nodes.Template, every: list[nodes.Node] | None = None) -> Fact
                     printed.add(node.name)
             else:
                 stores.add(node.name)
-        elif isinstance(node, nodes.Getitem) and isinstance(node.node, nodes.Name) \
-                and node.node.name == "args" and isinstance(node.arg, nodes.Const) \
-                and isinstance(node.arg.value, str):  # args["reference-file"] reads that one
-            loads.append((node.arg.value, node.lineno))
+        elif isinstance(node, nodes.Getitem) and (key := _args_key(node)) is not None:
+            loads.append((key, node.lineno))  # args["reference-file"] reads that one
             if in_output:
-                printed.add(node.arg.value)
+                printed.add(key)
             loads.append(("args", node.lineno))
             stack.extend((child, in_output, child is not node.arg) for child in kids)
             continue
@@ -128,10 +144,7 @@ def _collect(ast: nodes.Template, every: list[nodes.Node] | None = None) -> Fact
             stores.update(a.name for a in node.args)
         elif isinstance(node, nodes.Include | nodes.Import | nodes.FromImport | nodes.Extends):
             silent = False  # what it includes is the include graph's (TemplateIndex)
-            if isinstance(node, nodes.Import):  # {% import "m.j2" as m %} binds m
-                stores.add(node.target)
-            elif isinstance(node, nodes.FromImport):  # {% from "m.j2" import a as b, c %}
-                stores.update(n if isinstance(n, str) else n[1] for n in node.names)
+            stores.update(_bound(node))
         inner = in_output or isinstance(node, nodes.Output)
         stack.extend((child, inner, False) for child in kids)
     loads.sort(key=lambda x: x[1])

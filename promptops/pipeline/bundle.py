@@ -31,7 +31,7 @@ from promptops.pipeline.mediatypes import OCTET, TEXT_FALLBACK, guess_type, is_t
 
 if TYPE_CHECKING:
     from promptops.pipeline import model
-    from promptops.pipeline.validate import Package
+    from promptops.pipeline.validate import Package, PromptDef
 
 __all__ = ["FORMAT", "Bundle", "compile_bundle", "digest", "load_bundle", "parse_bundle",
            "serialise", "write_bundle"]
@@ -49,7 +49,7 @@ def _argument(a: model.Argument) -> Argument:
     return cast(Argument, out)
 
 
-def _message(m: model.Message, mime_of: dict[str, str]) -> Message:
+def _message(m: model.Message, mime_of: Mapping[str, str]) -> Message:
     out: dict[str, object] = {"role": m.role}
     if m.history is not None:
         out.update(type="history", argument=m.history, strip=m.strip or None)
@@ -88,31 +88,40 @@ def _resource(path: str, raw: bytes) -> Resource:
     return {"mimeType": mime, "blob": base64.b64encode(raw).decode("ascii")}
 
 
+def compile_prompt(p: PromptDef, mime_of: Mapping[str, str]) -> Prompt:
+    """One prompt as the bundle holds it: a function of its file and the media types of the
+    files it names (serve's incremental rebuild recompiles only the prompts that changed)."""
+    s = p.spec
+    return cast(Prompt, _clean({
+        "name": p.name,
+        "title": s.title,
+        "description": s.description,
+        "resultDescription": s.resultDescription,
+        "icons": [_clean(i.model_dump()) for i in s.icons] if s.icons else None,
+        "arguments": [_argument(a) for a in s.arguments],
+        "messages": [_message(msg, mime_of) for msg in s.messages],
+        "source": p.path,
+        "model": _clean(s.model.model_dump()) if s.model is not None else None,
+        "tools": [_clean(t.model_dump()) for t in s.tools] if s.tools is not None else None,
+        "output": _clean(s.output.model_dump(by_alias=True))
+        if s.output is not None else None,
+        "samples": [t.model_dump() for t in s.samples] if s.samples is not None else None,
+        "metadata": s.metadata,
+        "whitespace": s.whitespace,
+    }))
+
+
+def resource(path: str, raw: bytes) -> Resource:
+    """A file a prompt names, as the bundle holds it."""
+    return _resource(path, raw)
+
+
 def compile_bundle(package: Package) -> Bundle:
     """Everything serve needs and nothing else: no timestamps, paths or user names."""
     m = package.manifest
     resources = {p: _resource(p, raw) for p, raw in package.resources.items()}
     mime_of = {p: r["mimeType"] for p, r in resources.items()}
-    prompts: list[Prompt] = []
-    for p in package.prompts:
-        s = p.spec
-        prompts.append(cast(Prompt, _clean({
-            "name": p.name,
-            "title": s.title,
-            "description": s.description,
-            "resultDescription": s.resultDescription,
-            "icons": [_clean(i.model_dump()) for i in s.icons] if s.icons else None,
-            "arguments": [_argument(a) for a in s.arguments],
-            "messages": [_message(msg, mime_of) for msg in s.messages],
-            "source": p.path,
-            "model": _clean(s.model.model_dump()) if s.model is not None else None,
-            "tools": [_clean(t.model_dump()) for t in s.tools] if s.tools is not None else None,
-            "output": _clean(s.output.model_dump(by_alias=True))
-            if s.output is not None else None,
-            "samples": [t.model_dump() for t in s.samples] if s.samples is not None else None,
-            "metadata": s.metadata,
-            "whitespace": s.whitespace,
-        })))
+    prompts: list[Prompt] = [compile_prompt(p, mime_of) for p in package.prompts]
     o = package.origin
     info = cast(PackageInfo, _clean({
         "name": m.name,
@@ -143,6 +152,43 @@ def compile_bundle(package: Package) -> Bundle:
 
 def canonical(obj: object) -> bytes:
     return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+BODY_KEYS = ("format", "package", "prompts", "resources", "source", "templates")
+
+
+def canonical_body(bundle: Mapping[str, object], prompts: list[bytes]) -> list[bytes] | None:
+    """``canonical`` of ``bundle`` without its digest, in parts that join to it, from the
+    canonical JSON of each of its prompts (``prompts``, in order) and of its other members:
+    the same bytes, without re-encoding every prompt when only some changed (serve's
+    incremental rebuild). None when ``bundle`` has members this layout does not know (then
+    ``canonical`` it is)."""
+    if set(bundle) - {"digest"} != set(BODY_KEYS):
+        return None
+    parts = [b"{"]
+    for key in BODY_KEYS:
+        parts.append(b'"%s":' % key.encode())
+        if key == "prompts":
+            parts += [b"[", b",".join(prompts), b"]"]
+        else:
+            parts.append(canonical(bundle[key]))
+        parts.append(b",")
+    parts[-1] = b"}"
+    return parts
+
+
+def digest_of_body(body: list[bytes]) -> str:
+    """The digest of a bundle whose ``canonical_body`` is ``body`` (hashed part by part:
+    the prompts of 100,000 are 68 MB, not copied once more to be hashed)."""
+    h = hashlib.sha256()
+    for part in body:
+        h.update(part)
+    return "sha256:" + h.hexdigest()
+
+
+def serialised_from_body(body: list[bytes], digest_: str) -> bytes:
+    """``serialise`` of the bundle whose body is ``body`` (``digest`` sorts first)."""
+    return b"".join([b'{"digest":', canonical(digest_), b",", *body[1:], b"\n"])
 
 
 def digest(bundle: Mapping[str, object]) -> str:

@@ -334,6 +334,30 @@ class GitSource:
             self._entries = {p: e for p, e in listed.items() if not names_git(p)}
         return self._entries
 
+    def entries(self) -> dict[str, Entry]:
+        """Every file of the tree by path (not to be changed: a copy is the caller's)."""
+        return self._index()
+
+    def know(self, entries: dict[str, Entry]) -> None:
+        """The files of this tree, when the caller knows them already (serve's incremental
+        rebuild patches the last tree's listing with a ``diff-tree``): no ``ls-tree``.
+        Like the listing, it holds no path :func:`names_git` refuses. Such a caller reads
+        a few files: each is read when asked, not every blob at the first read."""
+        self._entries = entries
+        self._read_rest = True
+
+    def seed(self, path: str, data: bytes) -> None:
+        """The bytes of ``path``, already read by the caller (they must be its blob's)."""
+        self._data[path] = data
+
+    def blob_ids(self) -> dict[str, str] | None:
+        """path -> blob id of every file at once, or None when the tree holds a symlink
+        (then :meth:`blob_id` answers path by path): lint's cache key in one pass."""
+        entries = self._index()
+        if any(e.mode == _SYMLINK for e in entries.values()):
+            return None
+        return {p: e.sha for p, e in entries.items()}
+
     def blob_id(self, path: str) -> str | None:
         """The git object id of a file: its content's name, known before reading it. None
         through a symlink: the tree names the link's text, not the bytes read gives (the

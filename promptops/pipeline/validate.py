@@ -402,6 +402,40 @@ def validate(source: Source, *, memo: FileMemo | None = None,
     return Validated(partial, problems, False, index)
 
 
+@dataclass(frozen=True)
+class Some:
+    """Some prompt files and templates validated on their own, with nothing wrong in them
+    or in what they reach (serve's incremental rebuild, :mod:`promptops.pipeline.rebuild`)."""
+
+    prompts: dict[str, PromptDef]  # by path
+    refs: dict[str, frozenset[str]]  # prompt or template path -> the templates it names
+    resources: dict[str, dict[str, bytes]]  # prompt path -> the files its messages name
+    templates: dict[str, str]  # every template the roots reach, themselves included
+
+
+def validate_some(source: Source, prompts: list[str], templates: list[str], *,
+                  memo: FileMemo, index: TemplateIndex) -> Some | None:
+    """``prompts`` (prompt files) and ``templates`` validated as :func:`validate` would,
+    without the rest of the package; None when any of them, or anything they reach, has a
+    problem (a full validation then says what, positioned, as a build must). Two of them
+    with one name is a problem too; a clash with the other prompts is the caller's to see.
+    """
+    v = _Validator(source, memo, index)
+    found = _prompts(v, prompts)
+    roots = [e for p in found.values() for e in p.edges]
+    roots += [_Edge(t, t, (1, 1)) for t in templates]
+    reached, problems = v.reach(roots)
+    if v.problems or problems or any(not isinstance(v._files.get(t), _Template)
+                                     for t in templates):
+        return None
+    refs = {p.prompt.path: frozenset(e.name for e in p.edges) for p in found.values()}
+    for name, got in v._files.items():
+        if isinstance(got, _Template):
+            refs[name] = frozenset(e.name for e in got.edges)
+    return Some({p.prompt.path: p.prompt for p in found.values()}, refs,
+                {p.prompt.path: p.resources for p in found.values()}, reached)
+
+
 def _prompts(v: _Validator, files: list[str]) -> dict[str, _Prompt]:
     """Every prompt file that validates, by prompt name (a duplicate name is a problem)."""
     prompts: dict[str, _Prompt] = {}

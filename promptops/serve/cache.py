@@ -87,16 +87,26 @@ class BuildCache:
             self.log(f"ignoring cache entry {path}: it holds another tree")
         return None
 
+    def file(self, tree: str) -> Path | None:
+        """Where the bundle of ``tree`` is stored, if it is (its canonical JSON: serve's
+        incremental rebuild cuts each prompt's encoding from it)."""
+        for folder in self.dirs:
+            path = folder / "trees" / f"{tree}.bundle.json"
+            if path.is_file():
+                return path
+        return None
+
     def remember(self, commit: str, prefix: str, tree: str) -> None:
         index = self._index(commit)
         if index.get(prefix) != tree:
             self._write(f"commits/{commit}.json", json.dumps({**index, prefix: tree}).encode())
 
-    def store(self, commit: str, prefix: str, bundle: Bundle) -> None:
+    def store(self, commit: str, prefix: str, bundle: Bundle, data: bytes | None = None) -> None:
+        """Keep ``bundle`` (``data``: its ``serialise``, when the caller has it already)."""
         tree = bundle["source"].get("tree")
         if not isinstance(tree, str):
             return
-        self._write(f"trees/{tree}.bundle.json", serialise(bundle))
+        self._write(f"trees/{tree}.bundle.json", serialise(bundle) if data is None else data)
         self.remember(commit, prefix, tree)
 
     def _write(self, rel: str, data: bytes) -> None:

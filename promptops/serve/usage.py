@@ -176,6 +176,12 @@ class Usage:
         counted.channel = channel
         return counted
 
+    def _client(self, session: Session, params: Json) -> str:
+        # only a session-era session is ever remembered (at its initialize): a stateless
+        # request's throwaway session is not looked up (a weak reference made per request)
+        client = self._by_session.get(session) if session.era is SESSION else None
+        return client if client is not None else self.clients(client_name(params))
+
     def _count(self, method: str, handler: Handler, session: Session, snap: Snapshot,
                params: Json, call: Call, span: Notes | None) -> Result:
         if method == "initialize":
@@ -191,11 +197,7 @@ class Usage:
         else:
             package = entry.bundle["package"]
             pkg, prompt, version = package["name"], entry.prompt["name"], str(package["version"])
-        # only a session-era session is ever remembered (at its initialize): a stateless
-        # request's throwaway session is not looked up (a weak reference made per request)
-        client = self._by_session.get(session) if session.era is SESSION else None
-        if client is None:
-            client = self.clients(client_name(params))
+        client = self._client(session, params)
         rev = call.revision if call.revision in SUPPORTED else OTHER
         started = time.perf_counter()
         outcome = OK

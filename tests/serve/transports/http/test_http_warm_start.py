@@ -21,7 +21,7 @@ import pytest
 from helpers.repo import commit_files, make_repo
 from http_helpers import HttpServer
 
-from promptops.__main__ import _lint_gate
+from promptops.__main__ import _LintGate
 from promptops.pipeline.bundle_types import Bundle
 from promptops.serve.follow import Follower
 
@@ -35,7 +35,7 @@ def _cached_repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path,
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "user-cache"))
     root = tmp_path / "repo"
     repo = make_repo(root, FILES)
-    Follower([root], ref=None, log=lambda line: None, gate=_lint_gate).initial()
+    Follower([root], ref=None, log=lambda line: None, gate=_LintGate()).initial()
     return root, repo
 
 
@@ -47,7 +47,7 @@ def test_a_warmed_follower_rebuilds_only_what_a_commit_changed(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     root, repo = _cached_repo(tmp_path, monkeypatch)
     lines: list[str] = []
-    follower = Follower([root], ref=None, log=lines.append, gate=_lint_gate)
+    follower = Follower([root], ref=None, log=lines.append, gate=_LintGate())
     follower.initial()
     assert _parsed(follower) == 0  # served from the cache: nothing parsed at start
     follower.warm_up()
@@ -78,7 +78,7 @@ def test_an_editor_s_follower_stays_lazy(tmp_path: Path,
                                          monkeypatch: pytest.MonkeyPatch) -> None:
     root, _ = _cached_repo(tmp_path, monkeypatch)
     lines: list[str] = []
-    follower = Follower([root], ref=None, log=lines.append, gate=_lint_gate)  # stdio's way
+    follower = Follower([root], ref=None, log=lines.append, gate=_LintGate())  # stdio's way
     follower.initial()
     follower.start(lambda bundles: None)
     try:
@@ -93,7 +93,7 @@ def test_a_fixed_ref_is_not_warmed_up(tmp_path: Path,
                                       monkeypatch: pytest.MonkeyPatch) -> None:
     root, _ = _cached_repo(tmp_path, monkeypatch)
     lines: list[str] = []
-    follower = Follower([root], ref="main", log=lines.append, gate=_lint_gate)
+    follower = Follower([root], ref="main", log=lines.append, gate=_LintGate())
     follower.initial()
     follower.warm_up()  # `serve --http --ref main` never rebuilds: the parse would be waste
     assert _parsed(follower) == 0
