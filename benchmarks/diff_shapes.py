@@ -31,7 +31,8 @@ a speed-up must not change the review. ``--keep DIR`` generates the packages in 
 leaves them there (a later run with the same DIR reuses them), for profiling.
 
 Usage: python benchmarks/diff_shapes.py [--prompts 5000] [--shapes genpkg,direct,chain,small]
-       [--runs 1] [--promptops CMD] [--baseline CMD] [--keep DIR]
+       [--runs 1] [--commands markdown,text]
+       [--promptops CMD] [--baseline CMD] [--keep DIR]
 """
 
 from __future__ import annotations
@@ -183,6 +184,9 @@ def main(argv: list[str] | None = None) -> int:
                     help="the promptops command to measure (default: this interpreter's)")
     ap.add_argument("--baseline", default=None,
                     help="a promptops command to compare with, interleaved, output compared")
+    ap.add_argument("--commands", default="markdown,text",
+                    help="which of the two commands to run (markdown: `diff main --format "
+                         "markdown`, text: `diff main change`)")
     ap.add_argument("--keep", type=Path, default=None,
                     help="generate the packages in this folder and keep them (reused)")
     a = ap.parse_args(argv)
@@ -193,6 +197,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"load average before: {load()} (cpus: {os.cpu_count()})", flush=True)
     commands = {"diff main --format markdown": ["main", "--format", "markdown"],
                 "diff main change": ["main", "change"]}
+    wanted = {"markdown": "diff main --format markdown", "text": "diff main change"}
+    chosen = {wanted[c.strip()] for c in a.commands.split(",") if c.strip() in wanted}
+    commands = {k: v for k, v in commands.items() if k in chosen}
     cmds: dict[str, list[str] | None] = {
         "this": shlex.split(a.promptops) if a.promptops else None}
     if a.baseline:
