@@ -10,7 +10,7 @@ only when it needs it.
 
 The child is a fork, so it lints the very build this process holds (nothing is pickled
 but the status) and writes lint's cache exactly as an in-process lint would. Where fork
-is not available, or the package is small (a fork costs more than linting a few hundred
+is not available (Linux only), or the package is small (a fork costs more than linting a few hundred
 prompts), or the child dies without answering, lint runs here, as before: the status is
 the same either way (``tests/review/test_review_early_lint.py``).
 """
@@ -53,7 +53,10 @@ class Lint:
     def start(cls, head: Build | None, prompts: int) -> Lint:
         """Lint ``head`` early in a child when the package has enough ``prompts`` and this
         platform forks; else lazily, here, when :meth:`status` is first asked."""
-        forks = "fork" in multiprocessing.get_all_start_methods()
+        # Linux only: macOS has fork, but its system libraries are not fork-safe (why
+        # Python's default there is spawn), and a spawned child would load the package again
+        forks = (sys.platform.startswith("linux")
+                 and "fork" in multiprocessing.get_all_start_methods())
         return cls(head, fork=forks and prompts >= EARLY_LINT_PROMPTS
                    and (os.cpu_count() or 1) > 1)
 
