@@ -130,8 +130,10 @@ class Shared:
         jobs = auto_jobs(sum(len(u[2]) * 2 + len(u[3]) for u in work)) if jobs is None else jobs
         outcomes: list[Outcome | None] = [None] * len(tests)
         if jobs <= 1:
-            self.lint = self._lint()
+            if not self._lint_gate.forked:  # else the child lints while this renders
+                self.lint = self._lint()
             self._store(work, _work((self.old, self.new), tests, policy, work), outcomes)
+            self.lint = self._lint()
         else:
             from concurrent.futures import ProcessPoolExecutor
 

@@ -71,8 +71,9 @@ def test_a_child_that_dies_falls_back_to_linting_here(repo: Path,
 
 def test_the_report_is_the_same_with_the_early_lint(repo: Path,
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
-    """Forked lint and a real pool of two (the prompts diffed as each chunk arrives)
-    against lint in process and no pool: the same report."""
+    """Forked lint with a real pool of two (the prompts diffed as each chunk arrives) and
+    without a pool (this process renders while the child lints), against lint in process
+    and no pool: the same report."""
     monkeypatch.chdir(repo)
     forks: list[bool] = []
     readies: list[list[int]] = []
@@ -96,16 +97,16 @@ def test_the_report_is_the_same_with_the_early_lint(repo: Path,
 
     monkeypatch.setattr(early.Lint, "__init__", spy)
     monkeypatch.setattr(review_shared.Shared, "render_all", render_all)
-    reports = {}
-    for threshold, jobs in ((1, 2), (10**9, 1)):  # forked, pooled / in process
+    reports = []
+    for threshold, jobs in ((1, 2), (1, 1), (10**9, 1)):  # forked: pooled, not; neither
         monkeypatch.setattr(early, "EARLY_LINT_PROMPTS", threshold)
         monkeypatch.setattr(review_shared, "auto_jobs", lambda n, jobs=jobs: jobs)
         _no_cache(repo)
-        reports[threshold] = build_report(repo, "main", "change", None).model_dump()
-    assert forks == [True, False]
-    assert reports[1] == reports[10**9]
-    assert reports[1]["packages"][0]["lint"]["status"] == "failed"
-    assert len(reports[1]["packages"][0]["prompts"]) == 6
-    pooled, alone = readies
+        reports.append(build_report(repo, "main", "change", None).model_dump())
+    assert forks == [True, True, False]
+    assert reports[0] == reports[1] == reports[2]
+    assert reports[0]["packages"][0]["lint"]["status"] == "failed"
+    assert len(reports[0]["packages"][0]["prompts"]) == 6
+    pooled, forked_here, alone = readies
     assert pooled == sorted(pooled) and len(set(pooled)) > 2  # chunk by chunk, in order
-    assert alone == [6]
+    assert forked_here == alone == [6]
