@@ -24,8 +24,15 @@ Shapes:
 Prints wall and CPU seconds (this process's children: promptops and its render workers,
 git) per shape and command, median of ``--runs``, with the load average before and after.
 
+With ``--baseline CMD`` (e.g. ``"env PYTHONPATH=/tmp/old python -m promptops"``) each run of
+this checkout's promptops is interleaved with one of CMD on the same package, so both see
+the same load, and the two outputs are compared byte for byte (``same output`` column):
+a speed-up must not change the review. ``--keep DIR`` generates the packages in DIR and
+leaves them there (a later run with the same DIR reuses them), for profiling.
+
 Usage: python benchmarks/diff_shapes.py [--prompts 5000] [--shapes genpkg,direct,chain,small]
-       [--runs 1]
+       [--runs 1] [--commands markdown,text]
+       [--promptops CMD] [--baseline CMD] [--keep DIR]
 """
 
 from __future__ import annotations
@@ -33,6 +40,7 @@ from __future__ import annotations
 import argparse
 import os
 import resource
+import shlex
 import shutil
 import statistics
 import subprocess
@@ -147,11 +155,12 @@ def make(shape: str, n: int, root: Path) -> Path:
     return out
 
 
-def run(pkg: Path, args: list[str]) -> tuple[float, float, str]:
+def run(pkg: Path, args: list[str], cmd: list[str] | None = None) -> tuple[float, float, str]:
     shutil.rmtree(pkg / ".git" / "promptops", ignore_errors=True)
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = now()
-    proc = subprocess.run([*promptops_cmd(), "diff", *args], cwd=pkg, capture_output=True,
+    proc = subprocess.run([*(cmd or promptops_cmd()), "diff", *args], cwd=pkg,
+                          capture_output=True,
                           text=True, env={**GIT_ENV, "NO_COLOR": "1"})
     wall = now() - t0
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -171,29 +180,61 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--prompts", type=int, default=5000)
     ap.add_argument("--shapes", default=",".join(SHAPES))
     ap.add_argument("--runs", type=int, default=1)
+    ap.add_argument("--promptops", default=None,
+                    help="the promptops command to measure (default: this interpreter's)")
+    ap.add_argument("--baseline", default=None,
+                    help="a promptops command to compare with, interleaved, output compared")
+    ap.add_argument("--commands", default="markdown,text",
+                    help="which of the two commands to run (markdown: `diff main --format "
+                         "markdown`, text: `diff main change`)")
+    ap.add_argument("--keep", type=Path, default=None,
+                    help="generate the packages in this folder and keep them (reused)")
     a = ap.parse_args(argv)
     shapes = [s.strip() for s in a.shapes.split(",") if s.strip()]
     unknown = [s for s in shapes if s not in SHAPES]
     if unknown:
         ap.error(f"unknown shape(s) {', '.join(unknown)}; known: {', '.join(SHAPES)}")
     print(f"load average before: {load()} (cpus: {os.cpu_count()})", flush=True)
-    print("| shape | prompts | command | wall s | cpu s | output chars |")
-    print("| --- | --- | --- | --- | --- | --- |")
     commands = {"diff main --format markdown": ["main", "--format", "markdown"],
                 "diff main change": ["main", "change"]}
+    wanted = {"markdown": "diff main --format markdown", "text": "diff main change"}
+    chosen = {wanted[c.strip()] for c in a.commands.split(",") if c.strip() in wanted}
+    commands = {k: v for k, v in commands.items() if k in chosen}
+    cmds: dict[str, list[str] | None] = {
+        "this": shlex.split(a.promptops) if a.promptops else None}
+    if a.baseline:
+        cmds["baseline"] = shlex.split(a.baseline)
+    print("| shape | prompts | command | promptops | wall s | cpu s | output chars |"
+          + (" same output |" if a.baseline else ""))
+    print("| --- | --- | --- | --- | --- | --- | --- |" + (" --- |" if a.baseline else ""))
     with tempfile.TemporaryDirectory(prefix="promptops-diff-shapes-") as tmp:
+        root = a.keep if a.keep is not None else Path(tmp)
+        root.mkdir(parents=True, exist_ok=True)
         for shape in shapes:
-            pkg = make(shape, a.prompts, Path(tmp))
+            pkg = root / shape
+            if a.keep is None or not (pkg / ".git").is_dir():
+                shutil.rmtree(pkg, ignore_errors=True)
+                pkg = make(shape, a.prompts, root)
             for label, args in commands.items():
-                got = [run(pkg, args) for _ in range(a.runs)]
-                text = got[-1][2]
-                if "Cite your sources." not in text:
-                    raise SystemExit(f"{shape}: {label} does not show the edited partial")
-                name = shape + (" (held out)" if shape == HELD_OUT else "")
-                print(f"| {name} | {a.prompts} | `{label}` | "
-                      f"{statistics.median(g[0] for g in got):.2f} | "
-                      f"{statistics.median(g[1] for g in got):.2f} | {len(text)} |", flush=True)
-            shutil.rmtree(pkg)
+                got: dict[str, list[tuple[float, float, str]]] = {k: [] for k in cmds}
+                for _ in range(a.runs):  # interleaved: this, baseline, this, ...
+                    for key, cmd in cmds.items():
+                        got[key].append(run(pkg, args, cmd))
+                texts = {k: g[-1][2] for k, g in got.items()}
+                for key, runs in got.items():
+                    text = texts[key]
+                    if "Cite your sources." not in text:
+                        raise SystemExit(f"{shape}: {label} ({key}) does not show the edited "
+                                         "partial")
+                    name = shape + (" (held out)" if shape == HELD_OUT else "")
+                    same = (f" {'yes' if text == texts['this'] else 'NO'} |"
+                            if a.baseline else "")
+                    print(f"| {name} | {a.prompts} | `{label}` | {key} | "
+                          f"{statistics.median(g[0] for g in runs):.2f} | "
+                          f"{statistics.median(g[1] for g in runs):.2f} | {len(text)} |{same}",
+                          flush=True)
+            if a.keep is None:
+                shutil.rmtree(pkg)
     print(f"load average after: {load()}")
     return 0
 

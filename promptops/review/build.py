@@ -22,6 +22,7 @@ from promptops.pipeline.templates import TemplateIndex
 from promptops.review import gates
 from promptops.review.cases import ReviewCase, cases_for, review_cases
 from promptops.review.channels import with_channels
+from promptops.review.early import Lint
 from promptops.review.model import (
     ChangeItem,
     Counts,
@@ -97,6 +98,8 @@ def review_package(folder: Path, rel: str, refs: Refs, index: TemplateIndex) -> 
         return _invalid(rel, old, new, f"{'BASE' if old_err else 'HEAD'}: {old_err or new_err}")
     if old is None and new is None:
         return _invalid(rel, None, None, f"no {MANIFEST} at either end")
+    # HEAD is built: its lint gate can start now, on the other core (review/early.py)
+    lint = Lint.start(head_pkg, len(new["prompts"]) if new is not None else 0)
     status = "added" if old is None else "removed" if new is None else "changed"
     old = old or _empty(new)
     new = new or _empty(old)
@@ -105,7 +108,7 @@ def review_package(folder: Path, rel: str, refs: Refs, index: TemplateIndex) -> 
     plan = gates.test_plan(head_pkg)
     prompts: list[PromptReview] = []
     unaffected: list[str] = []
-    shared = Shared(old, new, index, head_pkg)
+    shared = Shared(old, new, index, head_pkg, lint)
     if status == "changed":
         assert head_src is not None and base_src is not None
         prompts, unaffected = _compared(_Ends(refs, old, new, base_src, head_src, base_pkg,
@@ -154,20 +157,33 @@ def _compared(e: _Ends, shared: Shared, plan: gates.TestPlan | gates.CheckStatus
     # arguments: it is unaffected without rendering (see Shared.same_render).
     rendered = [(pa, pb) for pa, pb in pairs
                 if by_prompt.get(pb["name"]) or not shared.same_render(pa, pb)]
-    shared.render_all([(pa["name"], pb["name"], [c.arguments for c in cases.get(
-        pb["name"], [])]) for pa, pb in rendered], plan)
     skipped = {pb["name"] for pa, pb in pairs} - {pb["name"] for pa, pb in rendered}
-    for pa, pb in pairs:
-        name = pb["name"]
-        if name in skipped:
-            unaffected.append(name)
-            continue
-        review = _prompt(e.refs, shared, e.old, e.new, e.base_src, e.head_src, pa, pb,
-                         cases.get(name, []), by_prompt.get(name, []))
-        if review.rendered_changed or review.changes:
-            prompts.append(review)
-        else:  # counted once: a prompt is changed, renamed or unaffected
-            unaffected.append(name)
+    unit_of = {pb["name"]: i for i, (pa, pb) in enumerate(rendered)}
+    done = 0  # pairs reviewed, in order
+
+    def review(units: int) -> None:
+        """Review the pairs, in order, up to the first whose unit is not rendered yet:
+        called while the pool renders the rest (Shared.render_all's ``ready``)."""
+        nonlocal done
+        while done < len(pairs):
+            pa, pb = pairs[done]
+            name = pb["name"]
+            if name in skipped:
+                unaffected.append(name)
+            elif unit_of[name] >= units:
+                return
+            else:
+                one = _prompt(e.refs, shared, e.old, e.new, e.base_src, e.head_src, pa, pb,
+                              cases.get(name, []), by_prompt.get(name, []))
+                if one.rendered_changed or one.changes:
+                    prompts.append(one)
+                else:  # counted once: a prompt is changed, renamed or unaffected
+                    unaffected.append(name)
+            done += 1
+
+    shared.render_all([(pa["name"], pb["name"], [c.arguments for c in cases.get(
+        pb["name"], [])]) for pa, pb in rendered], plan, ready=review)
+    review(len(rendered))
     return prompts, unaffected
 
 

@@ -9,6 +9,7 @@ does the comparing, and owns the pool worker's per-process state.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 
 from jinja2 import TemplateSyntaxError
 
@@ -20,6 +21,7 @@ from promptops.render.codecache import CodeCache
 from promptops.render.renderer import Renderer
 from promptops.review import gates
 from promptops.review.arguments import adapt
+from promptops.review.early import Lint
 from promptops.review.refs import Refs
 from promptops.review.rendered import Lines, render_lines, source_lines, unified
 from promptops.testing.cases import Case
@@ -45,9 +47,10 @@ class Shared:
     """
 
     def __init__(self, old: Bundle, new: Bundle, index: TemplateIndex,
-                 head: Build | None = None) -> None:
+                 head: Build | None = None, lint: Lint | None = None) -> None:
         self.index = index
         self.head = head
+        self._lint_gate = lint if lint is not None else Lint(head, fork=False)
         self.bundles = (old, new)
         code = CodeCache()
         self.old, self.new = Renderer(old, code), Renderer(new, code)
@@ -104,14 +107,18 @@ class Shared:
         return True
 
     def render_all(self, units: list[tuple[str, str, list[dict[str, object]]]],
-                   plan: gates.TestPlan | gates.CheckStatus, jobs: int | None = None) -> None:
+                   plan: gates.TestPlan | gates.CheckStatus, jobs: int | None = None,
+                   ready: Callable[[int], None] | None = None) -> None:
         """Render each unit's argument sets at both ends, run HEAD's test cases and lint
         HEAD, on every core when it pays.
 
         A prompt's renders and its test cases run in one place (a process of the pool,
         or this one), so its templates compile once for both. While the pool renders,
-        this process lints. Below the test runner's threshold a pool costs more than it
-        saves and everything runs here.
+        this process lints, unless :mod:`promptops.review.early` forked a child for that
+        as soon as HEAD was built; then this process calls ``ready(n)`` as soon as the
+        first ``n`` units' lines are stored (the pool's chunks, in order), so the caller
+        can diff them while the pool renders the rest. Below the test runner's threshold
+        a pool costs more than it saves and everything runs here.
         """
         tests = plan.cases if isinstance(plan, gates.TestPlan) else []
         by_name: dict[str, list[int]] = {}
@@ -121,10 +128,12 @@ class Shared:
         work += [(name, name, [], idx) for name, idx in by_name.items()]  # unrendered prompts
         policy = plan.policy if isinstance(plan, gates.TestPlan) else None
         jobs = auto_jobs(sum(len(u[2]) * 2 + len(u[3]) for u in work)) if jobs is None else jobs
-        done: list[tuple[list[tuple[Lines, Lines]], list[Outcome]]]
+        outcomes: list[Outcome | None] = [None] * len(tests)
         if jobs <= 1:
+            if not self._lint_gate.forked:  # else the child lints while this renders
+                self.lint = self._lint()
+            self._store(work, _work((self.old, self.new), tests, policy, work), outcomes)
             self.lint = self._lint()
-            done = _work((self.old, self.new), tests, policy, work)
         else:
             from concurrent.futures import ProcessPoolExecutor
 
@@ -133,19 +142,31 @@ class Shared:
             with ProcessPoolExecutor(jobs, initializer=_init_render,
                                      initargs=(*self.bundles, tests, policy)) as pool:
                 futures = [pool.submit(_render_chunk, chunk) for chunk in chunks]
-                self.lint = self._lint()  # this process's share while the pool renders
-                done = [pair for f in futures for pair in f.result()]
-        outcomes: list[Outcome | None] = [None] * len(tests)
+                if not self._lint_gate.forked:
+                    self.lint = self._lint()  # this process's share while the pool renders
+                stored = 0
+                for chunk, future in zip(chunks, futures, strict=True):
+                    self._store(chunk, future.result(), outcomes)
+                    stored += len(chunk)
+                    if ready is not None and self._lint_gate.forked:
+                        ready(min(stored, len(units)))
+                self.lint = self._lint()
+        if ready is not None:
+            ready(len(units))
+        self.outcomes = [o for o in outcomes if o is not None]
+        assert len(self.outcomes) == len(tests)
+
+    def _store(self, work: list[_Unit], done: list[tuple[list[tuple[Lines, Lines]],
+                                                          list[Outcome]]],
+               outcomes: list[Outcome | None]) -> None:
         for (a, b, args, idx), (lines, results) in zip(work, done, strict=True):
             for one, pair in zip(args, lines, strict=True):
                 self.rendered[(a, b, _key(one))] = pair
             for i, outcome in zip(idx, results, strict=True):
                 outcomes[i] = outcome
-        self.outcomes = [o for o in outcomes if o is not None]
-        assert len(self.outcomes) == len(tests)
 
     def _lint(self) -> gates.CheckStatus:
-        return gates.lint_status(self.head)
+        return self._lint_gate.status()
 
     def render(self, a: str, b: str, args: dict[str, object]) -> tuple[Lines, Lines]:
         """The request's lines at BASE and at HEAD, each end with the arguments it
