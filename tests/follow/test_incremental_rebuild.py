@@ -192,9 +192,10 @@ def test_each_prompt_s_encoding_is_cut_from_the_bundle_file_only_when_that_is_ex
 
 
 def test_a_swap_reuses_what_it_knew_only_of_the_same_prompt_objects(tmp_path: Path) -> None:
-    """The snapshot and renderer of a new bundle start from the last ones (the follower
-    swaps in a bundle per commit, most of whose prompts are the same objects): what they
-    keep must be what they would work out afresh, for a prompt that changed too."""
+    """The snapshot of a new bundle starts from the last one (the follower swaps in a
+    bundle per commit, most of whose prompts are the same objects): what it keeps must be
+    what it would work out afresh, for a prompt that changed too. A new renderer keeps
+    nothing: each prompt's plan, with its loop, is made at its first get."""
     from promptops.render.renderer import Renderer
     from promptops.serve.catalog import Snapshot
 
