@@ -17,13 +17,13 @@ from promptops.pipeline.build import Build
 from promptops.pipeline.bundle_types import Bundle, Prompt
 from promptops.pipeline.source import Source, inside
 from promptops.pipeline.templates import TemplateIndex
-from promptops.render.codecache import CodeCache
 from promptops.render.renderer import Renderer
 from promptops.review import gates
 from promptops.review.arguments import adapt
 from promptops.review.early import Lint
 from promptops.review.refs import Refs
 from promptops.review.rendered import Lines, render_lines, source_lines, unified
+from promptops.review.skeleton import ShapeCache
 from promptops.testing.cases import Case
 from promptops.testing.runner import Outcome, SnapshotPolicy, auto_jobs, run_case
 
@@ -52,7 +52,7 @@ class Shared:
         self.head = head
         self._lint_gate = lint if lint is not None else Lint(head, fork=False)
         self.bundles = (old, new)
-        code = CodeCache()
+        code = ShapeCache()
         self.old, self.new = Renderer(old, code), Renderer(new, code)
         self.diffs: dict[tuple[str | None, str | None], str] = {}
         self.rendered: dict[tuple[str, str, str], tuple[Lines, Lines]] = {}
@@ -226,7 +226,7 @@ _worker: tuple[tuple[Renderer, Renderer], list[Case], SnapshotPolicy | None] | N
 def _init_render(old: Bundle, new: Bundle, tests: list[Case],
                  policy: SnapshotPolicy | None) -> None:
     global _worker
-    code = CodeCache()
+    code = ShapeCache()
     _worker = ((Renderer(old, code), Renderer(new, code)), tests, policy)
 
 

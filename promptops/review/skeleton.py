@@ -1,0 +1,201 @@
+"""Compiled template code shared by templates that differ only in their text.
+
+A review renders every prompt a change reaches, at both ends, and compiling is most of a
+cold render (:mod:`promptops.render.codecache`: about 0.5 ms a template, against 20 µs to
+render one). That cache shares code between equal sources; but 5,000 prompts are rarely
+5,000 copies of one text. They are 5,000 texts of one *shape*: ``Write about {{ topic }}
+for case 7.``, ``... case 8.``, a template file ``Template 7 about {{ topic }}`` each,
+an include of ``partials/s7.j2`` here and ``partials/s12.j2`` there. Jinja's code for such
+a template holds its text, and the names of the templates it includes, only as string
+constants: the code of ``case 7`` is the code of ``case 8`` with other constants.
+
+So a :class:`ShapeCache` lexes a template (the cheap part of a compile: about a seventh),
+replaces the value of every text token, of every template name an
+``include``/``import``/``extends`` tag gives as a plain string, and of the template's own
+name by a numbered marker, and looks the marked token stream (lines included) up. The
+first template of a shape is parsed, generated and compiled from the marked tokens; every
+template of that shape then takes that code with its own values put back in its
+constants. Nothing else in Jinja's code depends on those values: text goes out as
+written (the parser keeps no empty text, so an empty text token is kept as it is, and
+text never passes through ``finalize``); a template name is an argument of
+``get_template``. Line numbers come from the tokens, so ``debug_info`` and error positions
+are the template's own. Anything unusual (a NUL in the source, where the markers live;
+any error while lexing or compiling the marked stream) compiles the template as
+:class:`~promptops.render.codecache.CodeCache` does, so errors are Jinja's own, raised by
+Jinja's own compile. ``tests/review/test_review_skeleton.py`` checks the code against
+Jinja's instruction by instruction.
+"""
+
+from __future__ import annotations
+
+import re
+from types import CodeType
+from typing import TYPE_CHECKING
+
+from jinja2.bccache import Bucket
+from jinja2.lexer import Token, TokenStream
+from jinja2.parser import Parser
+
+from promptops.render.codecache import CodeCache, _ModeCache
+
+if TYPE_CHECKING:
+    from jinja2 import Environment, Template
+    from jinja2.bccache import BytecodeCache
+
+_MARK = re.compile("\x00([0-9]+)\x00")
+# a marker as Jinja also writes the template's name into a message: its repr
+_MARK_REPR = re.compile(r"'\\x00([0-9]+)\\x00'")
+# the tags whose first token may be a template's name, and what may follow that name for
+# it to be the whole argument (not `"a" ~ b`, `"a" if x else "b"`, `"a"|f`)
+_NAMING = frozenset({"include", "import", "from", "extends"})
+_AFTER_NAME = frozenset({"ignore", "with", "without", "as", "import"})
+
+_Key = tuple[str | None, bool, tuple[Token, ...]]
+
+
+def _named_here(tokens: list[Token], i: int) -> bool:
+    """Whether string token ``i`` is the whole template name of an include, import or
+    extends tag (``{% include "p.j2" %}``; not ``"a" ~ b`` nor ``"a" if x else "b"``)."""
+    if i < 2 or i + 1 >= len(tokens):
+        return False
+    tag, before, after = tokens[i - 1], tokens[i - 2], tokens[i + 1]
+    return (tag.type == "name" and tag.value in _NAMING and before.type == "block_begin"
+            and (after.type == "block_end"
+                 or (after.type == "name" and after.value in _AFTER_NAME)))
+
+
+def _marked(tokens: list[Token], values: list[str]) -> tuple[Token, ...] | None:
+    """``tokens`` with each text and plain template name replaced by a marker (its value
+    appended to ``values``); None when a value holds a NUL (the markers' delimiter)."""
+    out: list[Token] = []
+    for i, tok in enumerate(tokens):
+        kind, value = tok.type, tok.value
+        if isinstance(value, str) and ("\x00" in value or "\\x00" in value):
+            return None
+        if (kind == "data" and value) or (kind == "string" and _named_here(tokens, i)):
+            out.append(Token(tok.lineno, kind, f"\x00{len(values)}\x00"))
+            values.append(value)
+        else:
+            out.append(tok)
+    return tuple(out)
+
+
+def _filled(code: CodeType, values: list[str]) -> CodeType:
+    """``code`` with every marker in its string constants (and its functions') replaced
+    by its value."""
+    def value(m: re.Match[str]) -> str:
+        return values[int(m.group(1))]
+
+    def quoted(m: re.Match[str]) -> str:
+        return repr(values[int(m.group(1))])
+
+    def fill(c: object) -> object:
+        if isinstance(c, str):
+            if "\\x00" in c:
+                c = _MARK_REPR.sub(quoted, c)
+            return _MARK.sub(value, c) if "\x00" in c else c
+        if isinstance(c, CodeType):
+            return c.replace(co_consts=tuple(fill(x) for x in c.co_consts))
+        if isinstance(c, tuple):
+            return tuple(fill(x) for x in c)
+        if isinstance(c, frozenset):
+            return frozenset(fill(x) for x in c)
+        return c
+
+    filled = fill(code)
+    assert isinstance(filled, CodeType)
+    return filled
+
+
+def _plain(name: str | None) -> bool:
+    """Whether a template's name or file name may be marked: Jinja writes the name into
+    an f-string of its code by its repr, so one that repr escapes, or that holds a brace
+    (which the f-string would read as code), or a marker's text, is compiled as it is."""
+    return name is None or (repr(name) == f"'{name}'" and "{" not in name and "}" not in name
+                            and "\x00" not in name and "\\x00" not in name)
+
+
+class _Shapes:
+    """Code by template shape, for the environments of one whitespace mode."""
+
+    def __init__(self) -> None:
+        self.code: dict[_Key, CodeType | None] = {}  # None: the shape does not compile
+
+    def compile(self, env: Environment, source: str, name: str | None,
+                filename: str | None) -> CodeType:
+        """``env.compile(source, name, filename)``, from the code of its shape when one
+        compiled before."""
+        try:
+            tokens = list(env._tokenize(source, name, filename))
+        except Exception:  # Jinja's compile raises it, as Jinja words it
+            return env.compile(source, name, filename)
+        values: list[str] = [] if name is None else [name]
+        marked = _marked(tokens, values)
+        if marked is None or not _plain(name) or not _plain(filename):
+            return env.compile(source, name, filename)
+        key = (filename, name is not None, marked)
+        if key not in self.code:
+            self.code[key] = _compile_marked(env, marked, "\x000\x00" if name is not None else None,
+                                                 filename)
+        code = self.code[key]
+        if code is None:
+            return env.compile(source, name, filename)
+        return _filled(code, values)
+
+
+def _compile_marked(env: Environment, tokens: tuple[Token, ...], name: str | None,
+                    filename: str | None) -> CodeType | None:
+    """The code of the marked tokens (``name``: the name's marker), None when they do not
+    compile."""
+    try:
+        parser = Parser(env, "", name, filename)  # then fed the marked tokens
+        parser.stream = TokenStream(iter(tokens), name, filename)
+        generated = env._generate(parser.parse(), name, filename)
+        return env._compile(generated, filename or "<template>")
+    except Exception:  # the template's own compile says why, as Jinja words it
+        return None
+
+
+class _ShapeModeCache(_ModeCache):
+    """Jinja's hook for templates loaded by name: by (name, checksum) as before, then by
+    shape."""
+
+    def __init__(self, shapes: _Shapes) -> None:
+        super().__init__()
+        self.shapes = shapes
+
+    def get_bucket(self, environment: Environment, name: str, filename: str | None,
+                   source: str) -> Bucket:
+        bucket = super().get_bucket(environment, name, filename, source)
+        if bucket.code is None:
+            bucket.code = self.shapes.compile(environment, source, name, filename)
+            self.dump_bytecode(bucket)
+        return bucket
+
+
+class ShapeCache(CodeCache):
+    """A :class:`~promptops.render.codecache.CodeCache` that compiles each template shape
+    once (the module docstring says what a shape is)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._shapes: dict[str | None, _Shapes] = {}
+
+    def _of(self, whitespace: str | None) -> _Shapes:
+        found = self._shapes.get(whitespace)
+        if found is None:
+            found = self._shapes[whitespace] = _Shapes()
+        return found
+
+    def loader_cache(self, whitespace: str | None) -> BytecodeCache:
+        found = self._modes.get(whitespace)
+        if found is None:
+            found = self._modes[whitespace] = _ShapeModeCache(self._of(whitespace))
+        return found
+
+    def from_string(self, env: Environment, whitespace: str | None, source: str) -> Template:
+        key = (whitespace, source)
+        code = self._inline.get(key)
+        if code is None:
+            code = self._inline[key] = self._of(whitespace).compile(env, source, None, None)
+        return env.template_class.from_code(env, code, env.make_globals(None), None)
