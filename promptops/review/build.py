@@ -92,14 +92,18 @@ def _side(folder: Path, ref: str | None, index: TemplateIndex) -> _Side:
 
 
 def review_package(folder: Path, rel: str, refs: Refs, index: TemplateIndex) -> PackageReview:
-    base_src, base_pkg, old, old_err = _side(folder, refs.base, index)
+    # HEAD first: its lint gate can start as soon as it is built, on the other core
+    # (review/early.py), while this one builds BASE, which the shared memo makes cheap
     head_src, head_pkg, new, new_err = _side(folder, refs.head, index)
+    lint = Lint.start(head_pkg if not new_err else None,
+                      len(new["prompts"]) if new is not None else 0)
+    base_src, base_pkg, old, old_err = _side(folder, refs.base, index)
     if old_err or new_err:
+        lint.stop()
         return _invalid(rel, old, new, f"{'BASE' if old_err else 'HEAD'}: {old_err or new_err}")
     if old is None and new is None:
+        lint.stop()
         return _invalid(rel, None, None, f"no {MANIFEST} at either end")
-    # HEAD is built: its lint gate can start now, on the other core (review/early.py)
-    lint = Lint.start(head_pkg, len(new["prompts"]) if new is not None else 0)
     status = "added" if old is None else "removed" if new is None else "changed"
     old = old or _empty(new)
     new = new or _empty(old)

@@ -64,6 +64,17 @@ class Lint:
     def forked(self) -> bool:
         return self._child is not None
 
+    def stop(self) -> None:
+        """End the child unasked (the review does not show the gate): lint's cache
+        writes are atomic, so a child stopped at any moment leaves no partial file."""
+        if self._child is not None and self._status is None:
+            self._child.terminate()
+            self._child.join()
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+            self._child = None
+
     def status(self) -> gates.CheckStatus:
         """The gate's status (waits for the child if one is linting)."""
         if self._status is None:

@@ -110,3 +110,32 @@ def test_the_report_is_the_same_with_the_early_lint(repo: Path,
     pooled, forked_here, alone = readies
     assert pooled == sorted(pooled) and len(set(pooled)) > 2  # chunk by chunk, in order
     assert forked_here == alone == [6]
+
+
+def test_a_review_that_cannot_compare_stops_the_child(repo: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """HEAD is built (and its lint child forked) before BASE; when BASE then does not load,
+    the report says so as before and the child is ended, not left running."""
+    import git
+
+    monkeypatch.chdir(repo)
+    monkeypatch.setattr(early, "EARLY_LINT_PROMPTS", 1)
+    made: list[tuple[early.Lint, bool]] = []
+    real_start = early.Lint.start.__func__  # type: ignore[attr-defined]
+
+    def start(cls: type[early.Lint], head: Build | None, prompts: int) -> early.Lint:
+        gate: early.Lint = real_start(cls, head, prompts)
+        made.append((gate, gate.forked))
+        return gate
+
+    monkeypatch.setattr(early.Lint, "start", classmethod(start))
+    handle = git.Repo(repo)
+    handle.git.checkout("-q", "-B", "broken-base", "main")
+    fixed_commit(handle, {"prompts/p0.prompt.yaml": "messages: [\n"}, "break", 2)
+    handle.git.checkout("-q", "main")
+    _no_cache(repo)
+    report = build_report(repo, "broken-base", "change", None).model_dump()
+    package = report["packages"][0]
+    assert package["status"] == "invalid" and package["error"].startswith("BASE: ")
+    [(gate, forked)] = made
+    assert forked and not gate.forked  # forked when HEAD was built, stopped since
