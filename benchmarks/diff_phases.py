@@ -56,12 +56,15 @@ def main() -> None:
     from promptops.review import build as rb
     from promptops.review import build_report, gates, to_markdown, to_text
     from promptops.review import shared as rs
+    from promptops.review import warm as rw
 
     CPU["imports"] = time.process_time() - c0
     for mod, name, label in (
             (pv, "validate", "validation (both ends)"), (pbu, "compile_bundle", "bundles"),
             (rb, "diff_bundles", "diff engine"), (rb, "cases_for", "argument sets"),
             (gates, "test_plan", "test plan"), (gates, "lint_status", "lint (this process)"),
+            (rw, "validate_some", "prevalidation (this process's half)"),
+            (rb, "prevalidate", "prevalidation (in all, this process)"),
             (rs.Shared, "same_render", "unaffected proof"),
             (rs.Shared, "render_all", "render_all (this process)"),
             (rb, "_prompt", "per-prompt diffs"), (rb, "_compared", "_compared")):

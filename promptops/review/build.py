@@ -37,6 +37,7 @@ from promptops.review.model import (
 from promptops.review.refs import Refs, open_repo, packages_in, resolve, touched_packages
 from promptops.review.rendered import unified
 from promptops.review.shared import Shared
+from promptops.review.warm import prevalidate
 from promptops.versioning import Change, Kind, by_level, diff_bundles, required_bump
 from promptops.versioning.engine import reached_templates
 from promptops.versioning.semver import Version, next_version, satisfies
@@ -69,11 +70,12 @@ def build_report(start: Path, base: str, head: str | None, path: Path | None) ->
 _Side = tuple["Source | None", "Build | None", "Bundle | None", "str | None"]
 
 
-def _side(folder: Path, ref: str | None, index: TemplateIndex) -> _Side:
+def _side(folder: Path, ref: str | None, index: TemplateIndex, *, first: bool = False) -> _Side:
     """(source, build, bundle, error) of one end; all None when the package is absent.
 
     The build is kept: the review's cases and both gates use its package, not a second
-    load of it.
+    load of it. The ``first`` end built validates its prompt files on both cores
+    (:mod:`promptops.review.warm`); the other finds most of them in the memo.
     """
     try:
         source = open_source(folder, ref)
@@ -82,6 +84,9 @@ def _side(folder: Path, ref: str | None, index: TemplateIndex) -> _Side:
         if MANIFEST not in source.files():
             return None, None, None, None
         build = Build(folder, ref, source=source, memo=index.memo, index=index)
+        build.source.prefetch()  # a working tree's files read directly, not path by path
+        if first:
+            prevalidate(build.source, index)
         return build.source, build, build.bundle, None
     except PackageError as exc:
         lines = str(exc).splitlines()
@@ -94,7 +99,7 @@ def _side(folder: Path, ref: str | None, index: TemplateIndex) -> _Side:
 def review_package(folder: Path, rel: str, refs: Refs, index: TemplateIndex) -> PackageReview:
     # HEAD first: its lint gate can start as soon as it is built, on the other core
     # (review/early.py), while this one builds BASE, which the shared memo makes cheap
-    head_src, head_pkg, new, new_err = _side(folder, refs.head, index)
+    head_src, head_pkg, new, new_err = _side(folder, refs.head, index, first=True)
     lint = Lint.start(head_pkg if not new_err else None,
                       len(new["prompts"]) if new is not None else 0)
     base_src, base_pkg, old, old_err = _side(folder, refs.base, index)

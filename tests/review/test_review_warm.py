@@ -1,0 +1,76 @@
+"""HEAD's prompt files validated on two cores before the build (review/warm.py) change
+nothing in the report: the same problems, positioned the same, the same package, the
+same rendered diffs; and the memo the build then reads holds both halves' files."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from review_helpers import fixed_commit, fixed_repo
+
+from promptops.pipeline.memo import FileMemo
+from promptops.pipeline.source import CachingSource, open_source
+from promptops.pipeline.templates import TemplateIndex
+from promptops.pipeline.validate import prompt_key
+from promptops.review import build_report, to_markdown, warm
+
+MANIFEST = "name: warm\nversion: 1.0.0\n"
+PROMPT = ("description: Prompt {n}\narguments:\n  - name: who\n    description: Who\n"
+          "messages:\n  - role: user\n"
+          "    text: '{{% include \"partials/p.j2\" %}} {n} {{{{ who }}}}'\n")
+BROKEN_YAML = "description: [unclosed\n"
+BROKEN_MODEL = "description: No messages\nmessages: nope\n"
+
+
+@pytest.fixture(scope="module")
+def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("warm") / "r"
+    files: dict[str, str | bytes | None] = {"promptops.yaml": MANIFEST, "partials/p.j2": "Hi"}
+    files.update({f"prompts/p{n}.prompt.yaml": PROMPT.format(n=n) for n in range(9)})
+    repo = fixed_repo(root, files)
+    repo.git.checkout("-q", "-B", "change", "main")
+    fixed_commit(repo, {"partials/p.j2": "Hello"}, "edit", 1)
+    repo.git.checkout("-q", "-B", "broken", "change")
+    # one broken file in each half (split by position: p1 the child's, p4 this process's)
+    fixed_commit(repo, {"prompts/p1.prompt.yaml": BROKEN_YAML,
+                        "prompts/p4.prompt.yaml": BROKEN_MODEL}, "break", 2)
+    repo.git.checkout("-q", "change")
+    return root
+
+
+@pytest.mark.parametrize("head", ["change", "broken", None])
+def test_the_report_is_the_same_with_prevalidation(repo: Path, head: str | None,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(repo)
+    reports = []
+    for threshold in (1, 10**9):
+        monkeypatch.setattr(warm, "WARM_PROMPTS", threshold)
+        monkeypatch.setattr(warm, "_forks", lambda: True)
+        shutil.rmtree(repo / ".git" / "promptops", ignore_errors=True)
+        report = build_report(repo, "main", head, None)
+        reports.append((report.model_dump(), to_markdown(report)))
+    assert reports[0] == reports[1]
+    package = reports[0][0]["packages"][0]
+    if head == "broken":
+        assert package["status"] == "invalid"
+        assert "prompts/p1.prompt.yaml" in package["error"]
+        assert "prompts/p4.prompt.yaml" in package["error"]
+    else:
+        assert package["status"] == "changed" and len(package["prompts"]) == 9
+
+
+def test_both_halves_reach_the_memo(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(warm, "WARM_PROMPTS", 1)
+    monkeypatch.setattr(warm, "_forks", lambda: True)
+    source = CachingSource(open_source(repo, "broken"))
+    index = TemplateIndex(FileMemo())
+    warm.prevalidate(source, index)
+    prompts = [p for p in source.files() if p.startswith("prompts/")]
+    kept = {p for p in prompts if index.memo.prompt(prompt_key(source, p)  # type: ignore[arg-type]
+                                                    ) is not None}
+    assert kept == set(prompts) - {"prompts/p1.prompt.yaml", "prompts/p4.prompt.yaml"}
+    assert len(kept) == 7
+    for n in (2, 3):  # each half's templates' references too
+        assert index.memo.references(PROMPT.format(n=n).split("'")[1]) is not None
