@@ -15,7 +15,7 @@ from jinja2 import TemplateSyntaxError
 
 from promptops.pipeline.build import Build
 from promptops.pipeline.bundle_types import Bundle, Prompt
-from promptops.pipeline.source import Source, inside
+from promptops.pipeline.source import Source, blob_id, inside
 from promptops.pipeline.templates import TemplateIndex
 from promptops.render.renderer import Renderer
 from promptops.review import gates
@@ -185,13 +185,27 @@ class Shared:
                     pa: str | None, pb: str | None) -> str:
         key = (pa, pb)
         if key not in self.diffs:
-            same = (pa is not None and pa == pb and base_src is not None
-                    and head_src is not None and base_src.blob_id(pa) is not None
-                    and base_src.blob_id(pa) == head_src.blob_id(pb))  # unread: equal blobs
+            known = _content_id(base_src, pa)  # equal ids: equal bytes, so no diff
+            same = known is not None and known == _content_id(head_src, pb)
             self.diffs[key] = "" if same else unified(
                 source_lines(base_src, pa), source_lines(head_src, pb),
                 f"{refs.base_spec}: {pa or '/dev/null'}", f"{refs.head_spec}: {pb or '/dev/null'}")
         return self.diffs[key]
+
+
+def _content_id(source: Source | None, path: str | None) -> str | None:
+    """The git blob id of what ``source`` reads at ``path``: from the tree, unread, for a
+    commit; else hashed from the bytes (a working tree's, which the build read already and
+    the source keeps); None when there is nothing to read."""
+    if source is None or path is None:
+        return None
+    known = source.blob_id(path)
+    if known is not None:
+        return known
+    try:
+        return blob_id(source.read(path))
+    except FileNotFoundError:
+        return None
 
 
 def _render_pair(ra: Renderer, rb: Renderer, a: str, b: str, args: dict[str, object]
