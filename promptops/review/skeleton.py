@@ -80,31 +80,64 @@ def _marked(tokens: list[Token], values: list[str]) -> tuple[Token, ...] | None:
     return tuple(out)
 
 
-def _filled(code: CodeType, values: list[str]) -> CodeType:
-    """``code`` with every marker in its string constants (and its functions') replaced
-    by its value."""
+# Where a shape's code holds markers: (code, [(index in co_consts, what is there)]), what
+# being None for a string, a plan for a function's code, "deep" for a tuple or frozenset.
+_Plan = tuple[CodeType, tuple[tuple[int, "_Plan | str | None"], ...]]
+
+
+def _marks(c: object) -> bool:
+    if isinstance(c, str):
+        return "\x00" in c or "\\x00" in c
+    return isinstance(c, tuple | frozenset) and any(_marks(x) for x in c)
+
+
+def _plan(code: CodeType) -> _Plan:
+    """Which constants of ``code`` (and of its functions) hold markers: found once per
+    shape, so filling a template in walks only those."""
+    spots: list[tuple[int, _Plan | str | None]] = []
+    for i, c in enumerate(code.co_consts):
+        if isinstance(c, CodeType):
+            inner = _plan(c)
+            if inner[1]:
+                spots.append((i, inner))
+        elif _marks(c):
+            spots.append((i, None if isinstance(c, str) else "deep"))
+    return code, tuple(spots)
+
+
+def _filled(plan: _Plan, values: list[str]) -> CodeType:
+    """The planned code with every marker in its constants replaced by its value (or, in
+    the message Jinja writes the template's name into, by its value's repr)."""
     def value(m: re.Match[str]) -> str:
         return values[int(m.group(1))]
 
     def quoted(m: re.Match[str]) -> str:
         return repr(values[int(m.group(1))])
 
-    def fill(c: object) -> object:
+    def text(c: str) -> str:
+        if "\\x00" in c:
+            c = _MARK_REPR.sub(quoted, c)
+        return _MARK.sub(value, c) if "\x00" in c else c
+
+    def deep(c: object) -> object:
         if isinstance(c, str):
-            if "\\x00" in c:
-                c = _MARK_REPR.sub(quoted, c)
-            return _MARK.sub(value, c) if "\x00" in c else c
-        if isinstance(c, CodeType):
-            return c.replace(co_consts=tuple(fill(x) for x in c.co_consts))
+            return text(c)
         if isinstance(c, tuple):
-            return tuple(fill(x) for x in c)
+            return tuple(deep(x) for x in c)
         if isinstance(c, frozenset):
-            return frozenset(fill(x) for x in c)
+            return frozenset(deep(x) for x in c)
         return c
 
-    filled = fill(code)
-    assert isinstance(filled, CodeType)
-    return filled
+    def fill(at: _Plan) -> CodeType:
+        code, spots = at
+        consts = list(code.co_consts)
+        for i, what in spots:
+            c = consts[i]
+            consts[i] = (text(c) if what is None and isinstance(c, str)
+                         else fill(what) if isinstance(what, tuple) else deep(c))
+        return code.replace(co_consts=tuple(consts))
+
+    return fill(plan)
 
 
 def _plain(name: str | None) -> bool:
@@ -119,7 +152,7 @@ class _Shapes:
     """Code by template shape, for the environments of one whitespace mode."""
 
     def __init__(self) -> None:
-        self.code: dict[_Key, CodeType | None] = {}  # None: the shape does not compile
+        self.code: dict[_Key, _Plan | None] = {}  # None: the shape does not compile
 
     def compile(self, env: Environment, source: str, name: str | None,
                 filename: str | None) -> CodeType:
@@ -135,8 +168,9 @@ class _Shapes:
             return env.compile(source, name, filename)
         key = (filename, name is not None, marked)
         if key not in self.code:
-            self.code[key] = _compile_marked(env, marked, "\x000\x00" if name is not None else None,
-                                                 filename)
+            compiled = _compile_marked(env, marked, None if name is None else "\x000\x00",
+                                       filename)
+            self.code[key] = None if compiled is None else _plan(compiled)
         code = self.code[key]
         if code is None:
             return env.compile(source, name, filename)
