@@ -32,8 +32,8 @@ def _argparse(argv: list[str]) -> str | None:
 
 def lines() -> list[list[str]]:
     out = [list(c) for n in range(4) for c in itertools.product(TOKENS, repeat=n)]
-    return out + [["a", "b", "--bundle", "x", "--bundle", "y"], ["--bundle", "x", "c"],
-                  ["a", "--bundle", "x", "b"], ["--bundle", "x", "--bundle"]]
+    return [*out, ["a", "b", "--bundle", "x", "--bundle", "y"], ["--bundle", "x", "c"],
+            ["a", "--bundle", "x", "b"], ["--bundle", "x", "--bundle"]]
 
 
 def test_every_line_the_plain_reader_takes_reads_as_argparse_reads_it(
