@@ -129,14 +129,24 @@ class Entry:
     is sent as rendered to every revision.
     """
 
-    __slots__ = ("bundle", "meta", "prompt", "renderer", "shaped")
+    __slots__ = ("bundle", "known", "meta", "prompt", "renderer")
 
     def __init__(self, prompt: Prompt, bundle: Bundle, renderer: Renderer,
                  meta: Json | None = None, *, shaped: bool | None = None) -> None:
         self.prompt, self.bundle, self.renderer = prompt, bundle, renderer
         self.meta = meta if meta is not None else Sealed(traceability(bundle))
-        # ``shaped`` given: the same prompt's answer in the last snapshot
-        self.shaped = shaped if shaped is not None else _shaped(prompt)
+        # ``shaped`` given: the same prompt's answer in the last snapshot; else None until
+        # the first get asks (a walk over every prompt's messages at start was a tenth of
+        # the catalog's build at 10,000 prompts; a benign race if two threads ask at once)
+        self.known = shaped
+
+    @property
+    def shaped(self) -> bool:
+        """Whether a content block of the prompt can need reshaping (see the class)."""
+        known = self.known
+        if known is None:
+            known = self.known = _shaped(self.prompt)
+        return known
 
 
 def _shaped(prompt: Prompt) -> bool:
@@ -215,7 +225,7 @@ class Snapshot:
                 name = p["name"]
                 old = before.get(name)
                 index[name] = Entry(p, bundle, renderer, meta, shaped=(
-                    old.shaped if old is not None and old.prompt is p else None))
+                    old.known if old is not None and old.prompt is p else None))
             for path, res in bundle["resources"].items():
                 resources[resource_uri(pkg, path)] = (path, res)
         digests = [b["digest"] for b in bundles]
