@@ -35,7 +35,7 @@ def line(obj: object) -> bytes:
     return (json.dumps(obj, separators=(",", ":")) + "\n").encode()
 
 
-def requests(names: list[str], n: int) -> bytes:
+def requests(names: list[str], n: int, arguments: dict[str, str]) -> bytes:
     head = line({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
         "protocolVersion": "2025-06-18", "capabilities": {},
         "clientInfo": {"name": "stdio_instructions", "version": "1"}}})
@@ -43,11 +43,12 @@ def requests(names: list[str], n: int) -> bytes:
     total = len(names) + n
     return head + b"".join(
         line({"jsonrpc": "2.0", "id": 2 + i, "method": "prompts/get",
-              "params": {"name": names[i % len(names)], "arguments": {"topic": "x"}}})
+              "params": {"name": names[i % len(names)], "arguments": arguments}})
         for i in range(total))
 
 
-def serve(n: int, bundle_path: Path, cycle: int, *, core: bool = False) -> None:
+def serve(n: int, bundle_path: Path, cycle: int, *, core: bool = False,
+          arguments: dict[str, str] | None = None, skip: int = 0) -> None:
     from promptops.pipeline.bundle import load_bundle
     from promptops.serve.catalog import Catalog
     from promptops.serve.server import Server
@@ -59,9 +60,9 @@ def serve(n: int, bundle_path: Path, cycle: int, *, core: bool = False) -> None:
     # timed-out get costs other instructions than a rendered one (the counts then differ
     # from run to run). Replies that are errors are counted and reported.
     bundle["package"]["limits"] = {"renderTimeoutMs": 10_000}  # type: ignore[typeddict-unknown-key]
-    names = [p["name"] for p in bundle["prompts"]][:cycle]
+    names = [p["name"] for p in bundle["prompts"]][skip:skip + cycle]
     with tempfile.TemporaryFile() as f, tempfile.NamedTemporaryFile() as replies:
-        f.write(requests(names, n))
+        f.write(requests(names, n, arguments or {"topic": "x"}))
         f.seek(0)
         out_fd = os.open(replies.name, os.O_WRONLY)
         server = Server(Catalog([bundle]))
@@ -78,7 +79,8 @@ def serve(n: int, bundle_path: Path, cycle: int, *, core: bool = False) -> None:
         print(f"error replies: {errors}", file=sys.stderr)
 
 
-def counted(n: int, bundle: Path, cycle: int, work: Path, *, core: bool) -> int:
+def counted(n: int, bundle: Path, cycle: int, work: Path, *, core: bool,
+            arguments: dict[str, str]) -> int:
     """The main thread's instructions of one run under callgrind."""
     for old in glob.glob(str(work / "cg.*")):
         os.unlink(old)
@@ -86,6 +88,7 @@ def counted(n: int, bundle: Path, cycle: int, work: Path, *, core: bool) -> int:
     done = subprocess.run(["valgrind", "--tool=callgrind", "--separate-threads=yes",
                            f"--callgrind-out-file={work}/cg.%p", sys.executable, __file__,
                            str(n), str(bundle), "--cycle", str(cycle),
+                           "--arguments", json.dumps(arguments),
                            *(["--core"] if core else [])],
                           check=True, env=env, stdout=subprocess.DEVNULL,
                           stderr=subprocess.PIPE, text=True)
@@ -104,16 +107,22 @@ def main() -> int:
     ap.add_argument("n", type=int)
     ap.add_argument("bundle", type=Path)
     ap.add_argument("--cycle", type=int, default=20)
+    ap.add_argument("--skip", type=int, default=0, help="cycle from the prompt after this many")
+    ap.add_argument("--arguments", type=json.loads, default={"topic": "x"},
+                    help="the gets' arguments, a JSON object (default: the floor set's)")
     ap.add_argument("--run", action="store_true", help="run N and N+200 under callgrind")
     ap.add_argument("--core", action="store_true",
                     help="Server.handle alone on parsed messages (no stdin, parse, encode, write)")
     args = ap.parse_args()
     if not args.run:
-        serve(args.n, args.bundle, args.cycle, core=args.core)
+        serve(args.n, args.bundle, args.cycle, core=args.core, arguments=args.arguments,
+              skip=args.skip)
         return 0
     with tempfile.TemporaryDirectory() as tmp:
-        a = counted(args.n, args.bundle, args.cycle, Path(tmp), core=args.core)
-        b = counted(args.n + 200, args.bundle, args.cycle, Path(tmp), core=args.core)
+        a = counted(args.n, args.bundle, args.cycle, Path(tmp), core=args.core,
+                    arguments=args.arguments)
+        b = counted(args.n + 200, args.bundle, args.cycle, Path(tmp), core=args.core,
+                    arguments=args.arguments)
     print(f"main thread: {a:,} ({args.n} gets), {b:,} ({args.n + 200} gets): "
           f"{(b - a) / 200:,.0f} instructions per pipelined get"
           f"{' (the core alone, on parsed messages)' if args.core else ''}")
