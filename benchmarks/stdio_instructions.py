@@ -60,6 +60,12 @@ def serve(n: int, bundle_path: Path, cycle: int, *, core: bool = False,
     # timed-out get costs other instructions than a rendered one (the counts then differ
     # from run to run). Replies that are errors are counted and reported.
     bundle["package"]["limits"] = {"renderTimeoutMs": 10_000}  # type: ignore[typeddict-unknown-key]
+    # The render watchdog wakes every POLL_S of wall time, and each wake-up takes the GIL
+    # from the main thread: under valgrind (~50x slower) and load that is thousands of
+    # instructions a get, more the busier the machine. Here it sleeps for the whole run.
+    from promptops.sandbox import watchdog
+
+    watchdog.POLL_S = 3600.0
     names = [p["name"] for p in bundle["prompts"]][skip:skip + cycle]
     with tempfile.TemporaryFile() as f, tempfile.NamedTemporaryFile() as replies:
         f.write(requests(names, n, arguments or {"topic": "x"}))
