@@ -60,8 +60,9 @@ def test_the_usual_lines_take_the_plain_reader() -> None:
 
 def test_a_stdio_start_does_not_import_argparse_or_dataclasses(tmp_path: object) -> None:
     code = ("import sys\nfrom promptops.serve.options import ServeOptions\n"
-            "from promptops.serve import catalog\nServeOptions.parse(['--bundle', 'x'])\n"
-            "print(sorted({'argparse', 'dataclasses', 'base64'} & set(sys.modules)))")
+            "from promptops.serve import catalog\nfrom promptops.pipeline import bundle_check\n"
+            "ServeOptions.parse(['--bundle', 'x'])\n"
+            "print(sorted({'argparse', 'dataclasses', 'base64', 'math'} & set(sys.modules)))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           check=True)
     assert done.stdout.strip() == "[]"
