@@ -10,8 +10,11 @@ replies, the CLI's messages) words it its own way.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from enum import IntEnum
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from promptops.problem import Problem as Problem
 
 
 class ExitCode(IntEnum):
@@ -75,25 +78,6 @@ class UnsafeWrite(WriteError):
         self.link = link
 
 
-@dataclass(frozen=True, order=True)
-class Problem:
-    """One finding in a file, positioned 1-based so editors can jump to it.
-
-    ``code`` is the lint rule the problem belongs to (``PO101`` ...), set where the
-    problem is found: the code that finds it knows what it is, so nothing downstream
-    has to guess it from the wording.
-    """
-
-    path: str
-    line: int
-    col: int
-    message: str
-    code: str = ""
-
-    def __str__(self) -> str:
-        return f"{self.path}:{self.line}:{self.col}: {self.message}"
-
-
 class PackageError(PromptopsError):
     """A package that does not load or validate; carries every problem found."""
 
@@ -150,3 +134,15 @@ def did_you_mean(word: str, choices: object) -> str:
                                                               dict)) else []
     close = closest(word, names)
     return f"; did you mean {close!r}?" if close else ""
+
+
+def __getattr__(name: str) -> object:
+    """``Problem`` lives in :mod:`promptops.problem` and is imported on first use: it is a
+    dataclass, and importing :mod:`dataclasses` (with inspect, ast, dis and tokenize) cost
+    every `serve` start a twentieth of its instructions, which never reports a Problem."""
+    if name == "Problem":
+        from promptops.problem import Problem
+
+        globals()["Problem"] = Problem
+        return Problem
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -21,7 +21,6 @@ Standard library only: serving imports this on its cold path.
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Mapping
 from typing import Any, NoReturn
 
@@ -174,6 +173,8 @@ def _is(kind: object, value: object) -> bool:
     if kind == "integer" and isinstance(value, float):
         return value.is_integer()
     if kind == "number" and isinstance(value, float):
+        import math  # a float argument only: serve's start (the bundle check) never needs it
+
         return math.isfinite(value)
     return isinstance(value, py)
 

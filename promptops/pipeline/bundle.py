@@ -8,7 +8,6 @@ module imports only the standard library at run time.
 
 from __future__ import annotations
 
-import base64
 import hashlib
 import json
 import os
@@ -85,6 +84,8 @@ def _resource(path: str, raw: bytes) -> Resource:
             return {"mimeType": mime or TEXT_FALLBACK, "text": raw.decode("utf-8")}
         except UnicodeDecodeError:
             mime = mime or OCTET
+    import base64  # building only: not on serve's cold path
+
     return {"mimeType": mime, "blob": base64.b64encode(raw).decode("ascii")}
 
 

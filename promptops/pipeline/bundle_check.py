@@ -153,10 +153,13 @@ def valid(b: Any) -> bool:
         if not fits(p, PROMPT):
             return False
         args = p["arguments"]
-        for a in args:  # each rule called only where it can say something
+        # each rule called only where it can say something (not _default_rules for the usual
+        # string default of a string argument without a schema: it finds those right)
+        for a in args:
             if not fits(a, ARGUMENT) or ("schema" in a and _schema_rules(a)) or (
                     "type" in a and _string_only_rules(a)) or (
-                    "default" in a and _default_rules(a)) or (
+                    "default" in a and (type(a["default"]) is not str or "schema" in a or a.get(
+                        "type", "string") != "string") and _default_rules(a)) or (
                     "pattern" in a and _pattern_rules(a)):
                 return False
         if len(args) > 1 and len({a["name"] for a in args}) != len(args):
@@ -164,11 +167,22 @@ def valid(b: Any) -> bool:
         for m in p["messages"]:
             if not fits(m, MESSAGE):
                 return False
+            if _plain_text(m):  # _message_rules has nothing to say of it
+                continue
             head, tail = _message_rules(m, templates, resources)
             if head or tail:
                 return False
         names.add(p["name"])
     return len(names) == len(prompts)
+
+
+def _plain_text(m: dict[str, object]) -> bool:
+    """A text message (of a shape :func:`fits` passed) of which ``_message_rules`` says
+    nothing: inline text, a valid role, no loop, no template or file to look up. The usual
+    message, told at the cost of a few lookups instead of the rules' two lists."""
+    return (m.get("type") == "text" and "text" in m and "template" not in m
+            and "file" not in m and "loopItem" not in m and "loopOver" not in m
+            and type(m.get("role")) is str and m["role"] in _ROLES)
 
 
 def _top_ok(b: Any) -> bool:

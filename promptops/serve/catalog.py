@@ -21,7 +21,6 @@ from __future__ import annotations
 import hashlib
 import threading
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, cast
 
 from promptops.errors import ExitCode, UsageError
@@ -130,14 +129,24 @@ class Entry:
     is sent as rendered to every revision.
     """
 
-    __slots__ = ("bundle", "meta", "prompt", "renderer", "shaped")
+    __slots__ = ("bundle", "known", "meta", "prompt", "renderer")
 
     def __init__(self, prompt: Prompt, bundle: Bundle, renderer: Renderer,
                  meta: Json | None = None, *, shaped: bool | None = None) -> None:
         self.prompt, self.bundle, self.renderer = prompt, bundle, renderer
         self.meta = meta if meta is not None else Sealed(traceability(bundle))
-        # ``shaped`` given: the same prompt's answer in the last snapshot
-        self.shaped = shaped if shaped is not None else _shaped(prompt)
+        # ``shaped`` given: the same prompt's answer in the last snapshot; else None until
+        # the first get asks (a walk over every prompt's messages at start was a tenth of
+        # the catalog's build at 10,000 prompts; a benign race if two threads ask at once)
+        self.known = shaped
+
+    @property
+    def shaped(self) -> bool:
+        """Whether a content block of the prompt can need reshaping (see the class)."""
+        known = self.known
+        if known is None:
+            known = self.known = _shaped(self.prompt)
+        return known
 
 
 def _shaped(prompt: Prompt) -> bool:
@@ -153,8 +162,15 @@ def _shaped(prompt: Prompt) -> bool:
     return False
 
 
-@dataclass(frozen=True)
 class Snapshot:
+    """One set of bundles as served: the index, the names in list order, the resources.
+
+    Frozen. A plain class, not a dataclass: importing :mod:`dataclasses` (with inspect,
+    ast, dis and tokenize) cost every `serve --bundle` start a twentieth of its
+    instructions, and nothing compares or copies snapshots."""
+
+    __slots__ = ("_descriptors", "bundles", "digests", "extras", "id", "index", "names",
+                 "renderers", "resources", "uris")
     bundles: tuple[Bundle, ...]
     renderers: tuple[Renderer, ...]
     names: tuple[str, ...]  # sorted: the one stable prompts/list order
@@ -162,12 +178,34 @@ class Snapshot:
     resources: dict[str, tuple[str, Resource]]  # uri -> (package path, resource)
     uris: tuple[str, ...]
     id: str  # short hash of the digests: what cursors are bound to
-    digests: frozenset[str] = field(default_factory=frozenset)
+    digests: frozenset[str]
     # prompts/list entries by (name, revision), built on first listing: clients re-list
     # whole catalogs (10,000 prompts) after every list_changed; a benign race if shared.
-    _descriptors: dict[tuple[str, str], Json] = field(default_factory=dict, compare=False)
+    _descriptors: dict[tuple[str, str], Json]
     # what other views of this snapshot derive once (the tool view, serve/tools.py)
-    extras: dict[object, object] = field(default_factory=dict, compare=False)
+    extras: dict[object, object]
+
+    def __init__(self, *, bundles: tuple[Bundle, ...], renderers: tuple[Renderer, ...],
+                 names: tuple[str, ...], index: dict[str, Entry],
+                 resources: dict[str, tuple[str, Resource]], uris: tuple[str, ...], id: str,
+                 digests: frozenset[str] = frozenset()) -> None:
+        put = object.__setattr__
+        put(self, "bundles", bundles)
+        put(self, "renderers", renderers)
+        put(self, "names", names)
+        put(self, "index", index)
+        put(self, "resources", resources)
+        put(self, "uris", uris)
+        put(self, "id", id)
+        put(self, "digests", digests)
+        put(self, "_descriptors", {})
+        put(self, "extras", {})
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"a Snapshot is frozen: {name} cannot be set")
+
+    def __repr__(self) -> str:
+        return f"Snapshot(id={self.id!r}, names={len(self.names)})"
 
     @classmethod
     def build(cls, bundles: Sequence[Bundle], previous: Snapshot | None = None) -> Snapshot:
@@ -187,7 +225,7 @@ class Snapshot:
                 name = p["name"]
                 old = before.get(name)
                 index[name] = Entry(p, bundle, renderer, meta, shaped=(
-                    old.shaped if old is not None and old.prompt is p else None))
+                    old.known if old is not None and old.prompt is p else None))
             for path, res in bundle["resources"].items():
                 resources[resource_uri(pkg, path)] = (path, res)
         digests = [b["digest"] for b in bundles]

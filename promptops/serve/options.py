@@ -12,12 +12,16 @@ clients spawn ``serve`` on every start (uvicorn's ``Config`` and CLI have the sa
 
 from __future__ import annotations
 
-import argparse
 import re
 from collections.abc import Sequence
 from pathlib import Path
+from types import SimpleNamespace
+from typing import TYPE_CHECKING
 
 from promptops.errors import UsageError
+
+if TYPE_CHECKING:
+    import argparse
 
 USAGE = """\
 promptops serve [PATH ...] [--bundle FILE ...] [--ref REV] [--channel NAME] [--worktree]
@@ -55,12 +59,16 @@ def duration(text: str) -> float:
     """``30s``, ``5m``, ``250ms``, ``1h`` or a bare number of seconds."""
     m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*", text)
     if not m:
+        import argparse
+
         raise argparse.ArgumentTypeError(f"not a duration: {text!r} (e.g. 30s, 5m, 250ms)")
     return float(m.group(1)) * {"ms": 0.001, "s": 1, "m": 60, "h": 3600}[m.group(2) or "s"]
 
 
 def parser(*, http: bool = False) -> argparse.ArgumentParser:
     """The parser of `promptops serve` (with ``http``: of `promptops serve --http`)."""
+    import argparse  # not on a plain stdio start (see _plain)
+
     p = argparse.ArgumentParser(prog="promptops serve", usage=HTTP_USAGE if http else USAGE)
     p.add_argument("paths", nargs="*", type=Path, metavar="PATH",
                    help="package folders (default: .)")
@@ -230,7 +238,8 @@ class ServeOptions:
         """The options of ``argv`` (argparse exits, having printed why, on bad usage;
         a bad ``--http`` bind raises :class:`UsageError`)."""
         http = wants_http(argv)
-        found = vars(parser(http=http).parse_args(list(argv)))
+        plain = None if http else _plain(argv)
+        found = vars(plain if plain is not None else parser(http=http).parse_args(list(argv)))
         for key, value in found.items():
             if isinstance(value, list):
                 found[key] = tuple(value)
@@ -287,6 +296,31 @@ class ServeOptions:
                 min(self.header_timeout, self.body_timeout) <= 0:
             raise UsageError("--max-header-bytes and --max-connections must be at least 1, "
                              "--header-timeout and --body-timeout above 0")
+
+
+def _plain(argv: Sequence[str]) -> SimpleNamespace | None:
+    """What :func:`parser` makes of a plain stdio command line, without argparse; else None.
+
+    ``[PATH ...] [--bundle FILE ...]`` (no token starting with ``-`` but ``--bundle``) is
+    how MCP clients spawn stdio serve. argparse would make the same of it, but importing
+    it (with gettext, locale and shutil, which its help formatter imports on each
+    ``add_argument``) and declaring the options is a tenth of a cold start. Any other line,
+    including one argparse refuses, goes to argparse, which words what is wrong.
+    ``tests/serve/test_plain_options.py`` compares both on many lines.
+    """
+    paths: list[Path] = []
+    bundles: list[Path] = []
+    i, n = 0, len(argv)
+    while i < n and argv[i] and argv[i][0] != "-":
+        paths.append(Path(argv[i]))
+        i += 1
+    while i < n:
+        if argv[i] != "--bundle" or i + 1 == n or not argv[i + 1] or argv[i + 1][0] == "-":
+            return None
+        bundles.append(Path(argv[i + 1]))
+        i += 2
+    return SimpleNamespace(paths=paths, bundle=bundles, ref=None, channel=[], worktree=False,
+                           page_size=100, tools=None, ttl_ms=60_000, key_file=None)
 
 
 def _bind(spec: str, paths: tuple[Path, ...]) -> tuple[tuple[Path, ...], str, int]:

@@ -19,7 +19,6 @@ because a cursor is a function of (key, snapshot, position) only.
 
 from __future__ import annotations
 
-import base64
 import binascii
 import os
 from pathlib import Path
@@ -88,10 +87,14 @@ class Signer:
 
 
 def _b64(data: bytes) -> str:
+    import base64  # on first use: a stdio start that never issues a cursor skips it
+
     return base64.urlsafe_b64encode(data).decode("ascii").rstrip("=")
 
 
 def _unb64(text: str) -> bytes:
     if not text.isascii():
         raise ValueError("not base64")
+    import base64
+
     return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))

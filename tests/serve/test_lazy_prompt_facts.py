@@ -64,3 +64,19 @@ def test_looped_is_known_per_prompt_as_the_set_knew_it() -> None:
     for p in prompts:
         assert renderer._plan(p["name"]).looped is (p["name"] in before)
     assert len(before) == 3
+
+
+def test_an_entry_knows_shaped_on_first_ask_and_a_swap_keeps_what_it_knew() -> None:
+    """``Entry.shaped`` is worked out when a get first asks, not for every prompt at start;
+    the next snapshot's entry of the same prompt object takes what the last one knew."""
+    from promptops.serve.catalog import Entry
+
+    plain: Any = {"messages": [{"type": "text", "role": "user", "text": "x"}]}
+    system: Any = {"messages": [{"type": "text", "role": "system", "text": "x"}]}
+    bundle: Any = {"package": {"name": "t", "version": "1.0.0"}, "source": {}, "digest": "d"}
+    for prompt, want in ((plain, False), (system, True)):
+        entry = Entry(prompt, bundle, None, {})  # type: ignore[arg-type]
+        assert entry.known is None
+        assert entry.shaped is want and entry.known is want
+        again = Entry(prompt, bundle, None, {}, shaped=entry.known)  # type: ignore[arg-type]
+        assert again.known is want

@@ -243,10 +243,13 @@ class _Loop:
             out.hold(dispatcher.reject(session, jsonrpc.oversized(MAX_LINE)))
             return
         try:
-            message = jsonrpc.parse(line, self._parse)
-        except jsonrpc.RpcError as exc:
-            out.hold(dispatcher.reject(session, exc))
-            return
+            message = self._parse(line)
+        except wire.MessageError:  # jsonrpc.parse words it (the parse gives the same error)
+            try:
+                message = jsonrpc.parse(line, self._parse)
+            except jsonrpc.RpcError as exc:
+                out.hold(dispatcher.reject(session, exc))
+                return
         replies: list[Outbound]
         try:
             replies = dispatcher.handle(session, message)
