@@ -149,6 +149,9 @@ class _Channel:
                 + (f" of channel {channel}" if channel else "") + " from "
                 + ", ".join(f"{b['package']['name']}@{(b['source'].get('commit') or '')[:12]}"
                             for b in bundles))
+            from promptops.serve.transports.http.app import settle
+
+            settle()  # the new snapshot out of the collector's walk, the old one back in it
 
     def start(self) -> None:
         self.served.start(self.swapped)
