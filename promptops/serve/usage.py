@@ -267,7 +267,8 @@ class Usage:
         (:func:`_asked`, :meth:`_client`, :func:`client_name`, the :class:`Bounded` names
         already seen) inlined. A Python call costs about 1,000 instructions, and the five
         it saves were half of what counting added to a request (issue 26).
-        tests/serve/test_usage.py holds the two paths to the same counts."""
+        tests/serve/transports/http/test_usage_metrics.py holds the two paths to the same
+        counts."""
         name = params.get("name")
         entry = snap.index.get(name) if isinstance(name, str) else None
         if entry is None:
