@@ -76,6 +76,14 @@ def settle() -> None:
     gc.freeze()
 
 
+def settle_soon(delay: float = 1.0) -> None:
+    """:func:`settle` after ``delay`` seconds on a timer thread: a swap's list_changed
+    notifications go out before the collection's pause, not after it."""
+    timer = threading.Timer(delay, settle)
+    timer.daemon = True
+    timer.start()
+
+
 def _log(message: str) -> None:
     from promptops.serve.log import log
 
