@@ -149,6 +149,9 @@ class _Channel:
                 + (f" of channel {channel}" if channel else "") + " from "
                 + ", ".join(f"{b['package']['name']}@{(b['source'].get('commit') or '')[:12]}"
                             for b in bundles))
+            from promptops.serve.transports.http.app import settle_soon
+
+            settle_soon()  # the new snapshot out of the collector's walk, the old one back in
 
     def start(self) -> None:
         self.served.start(self.swapped)

@@ -203,8 +203,11 @@ def get_prompt(session: Session, snap: Snapshot, params: Json, call: Call) -> Js
         if "inputResponses" in params:
             merged.update(answers(params["inputResponses"]))
         args = merged
-        missing = entry.renderer.rules(name).missing(merged)
-        if missing and can_elicit(call.capabilities):
+        # the missing arguments matter only to a client that can be asked for them (asked
+        # first: the look-up is two calls on every 2026-07-28 get)
+        missing = entry.renderer.rules(name).missing(merged) if can_elicit(
+            call.capabilities) else None
+        if missing:
             wrong = next((k for k, v in merged.items() if not isinstance(v, str)), None)
             if wrong is not None:  # refused now, not carried through a requestState
                 raise RpcError(INVALID_PARAMS, f"argument {wrong!r} must be a string",

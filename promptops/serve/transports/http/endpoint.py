@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from promptops.serve import jsonrpc
 from promptops.serve.auth import ANONYMOUS
 from promptops.serve.methods import METHODS
+from promptops.serve.revisions import STATELESS_REVISIONS
 from promptops.serve.transports.http.base import (
     HeaderReader,
     HttpError,
@@ -107,7 +108,8 @@ class McpEndpoint:
             note["rpc"] = None if not isinstance(method, str) else \
                 method if method in KNOWN_METHODS else "other"
         version = hdrs.get("mcp-protocol-version")
-        if is_stateless(msg, version, hdrs):
+        # request_era's first rule inline (a stateless revision named in the header)
+        if version in STATELESS_REVISIONS or is_stateless(msg, version, hdrs):
             return await self.stateless.post(scope, receive, send, hdrs, principal, msg,
                                              version)
         return await self.sessions.post(scope, send, hdrs, principal, msg, version)

@@ -296,3 +296,65 @@ def test_a_tools_call_of_a_prompt_is_counted_as_a_use_of_that_prompt(kit_dir: Pa
     assert rows["code_review"]["tool_calls"] == 2 and rows["code_review"]["gets"] == 0
     never = {r["prompt"] for r in json.loads(report)["never_fetched"]}
     assert "code_review" not in never and "broken" not in never and "p00" in never
+
+
+def test_the_inlined_get_counts_exactly_as_the_general_path(kit_dir: Path) -> None:
+    """``Usage._get`` (a ``prompts/get`` without a span, issue 26) inlines ``_count``'s
+    look-ups; on the same requests - known, unknown and non-string names, every shape of
+    client name, a principal, a failing and an input-required handler - both leave the
+    same counts, latency rows (their number of observations: the buckets are times)
+    and bounded name sets."""
+    from promptops.errors import TemplateError
+    from promptops.serve.jsonrpc import RpcError
+    from promptops.serve.methods import Call, Settings
+    from promptops.serve.revisions import STATELESS
+    from promptops.serve.session import Session
+    from promptops.serve.usage import PRINCIPAL, Usage
+
+    app = _app(kit_dir)
+    server = app.views.everything
+    snap = server.catalog.snapshot
+    known = snap.names[0]
+
+    def ok(*_: object) -> dict[str, object]:
+        return {"messages": []}
+
+    def asks(*_: object) -> dict[str, object]:
+        return {"resultType": "input_required"}
+
+    def bad(*_: object) -> dict[str, object]:
+        raise RpcError(-32602, "no")
+
+    def broken(*_: object) -> dict[str, object]:
+        raise TemplateError("boom")
+
+    infos: list[object] = [None, {}, {"name": "cli"}, {"name": ""}, {"name": 7},
+                           {"name": "bad name!"}, {"name": ["x"]}, "text"]
+    cases = [(name, info, principal, handler, rev)
+             for name in (known, "nope", 3, None)
+             for info in infos
+             for principal in ("", "alice", "bad principal!")
+             for handler in (ok, asks, bad, broken)
+             for rev in (V26, "1999-01-01")]
+    paths = []
+    for fast in (True, False):
+        usage = Usage(max_clients=2, max_principals=1)
+        for name, info, principal, handler, rev in cases:
+            session = Session(lambda m: None, server.catalog, STATELESS)
+            params: dict[str, object] = {"name": name, "_meta": {
+                "io.modelcontextprotocol/clientInfo": info}}
+            call = Call(1, rev, {}, Settings())
+            token = PRINCIPAL.set(principal)
+            try:
+                if fast:
+                    usage.run("prompts/get", handler, session, snap, params, call)
+                else:
+                    usage._count("prompts/get", handler, session, snap, params, call, None)
+            except (RpcError, TemplateError):
+                pass
+            finally:
+                PRINCIPAL.reset(token)
+        paths.append((usage.counts, {k: sum(v[:-1]) for k, v in usage.latency.items()},
+                      usage.clients.seen, usage.principals.seen))
+    assert paths[0] == paths[1]
+    assert len(paths[0][0]) > 20  # the cases reached many series
