@@ -34,9 +34,10 @@ TICK = 0.1
 WORKER_MARK = b"exec(eval(sys.stdin.readline()))"  # execnet's popen gateway: an xdist worker
 
 
-def _table() -> dict[int, tuple[int, bool]]:
-    """pid -> (parent pid, whether any of its threads is running or runnable)."""
-    out: dict[int, tuple[int, bool]] = {}
+def _table() -> dict[int, tuple[int, int]]:
+    """pid -> (parent pid, 2 if one of its threads is running or runnable, 1 if one waits on
+    the disk (state D: an fsync, a page in), else 0)."""
+    out: dict[int, tuple[int, int]] = {}
     for entry in os.scandir("/proc"):
         if not entry.name.isdigit():
             continue
@@ -44,15 +45,15 @@ def _table() -> dict[int, tuple[int, bool]]:
         try:
             stat = Path(f"/proc/{pid}/stat").read_bytes()
             ppid = int(stat[stat.rindex(b")") + 2:].split()[1])
-            running = any(Path(f"/proc/{pid}/task/{t}/stat").read_bytes().rsplit(b")", 1)[1][1:2]
-                          == b"R" for t in os.listdir(f"/proc/{pid}/task"))
+            states = {Path(f"/proc/{pid}/task/{t}/stat").read_bytes().rsplit(b")", 1)[1][1:2]
+                      for t in os.listdir(f"/proc/{pid}/task")}
         except (OSError, ValueError):
             continue
-        out[pid] = (ppid, running)
+        out[pid] = (ppid, 2 if b"R" in states else 1 if b"D" in states else 0)
     return out
 
 
-def _workers(table: dict[int, tuple[int, bool]], cwd: Path) -> list[int]:
+def _workers(table: dict[int, tuple[int, int]], cwd: Path) -> list[int]:
     """The xdist workers running in ``cwd`` (other people's suites on the machine are not
     this run's)."""
     found = []
@@ -67,7 +68,9 @@ def _workers(table: dict[int, tuple[int, bool]], cwd: Path) -> list[int]:
 
 
 def record(out: Path, cwd: Path) -> None:
-    """Every tick: one line per worker, ``[time, pid, 1 if its tree computes else 0]``."""
+    """Every tick: one line per worker, ``[time, pid, state]``: 2 if a process or thread of
+    its tree is running or runnable, 1 if none is but one waits on the disk, 0 if all
+    sleep (a poll, a socket, a pipe with nobody writing)."""
     seen: set[int] = set()
     with out.open("a", encoding="utf-8") as f:
         while True:
@@ -81,12 +84,12 @@ def record(out: Path, cwd: Path) -> None:
             for pid, (ppid, _) in table.items():
                 children[ppid].append(pid)
             for worker in workers:
-                busy, todo = False, [worker]
-                while todo and not busy:
+                state, todo = 0, [worker]
+                while todo and state < 2:
                     pid = todo.pop()
-                    busy = table.get(pid, (0, False))[1]
+                    state = max(state, table.get(pid, (0, 0))[1])
                     todo += children[pid]
-                f.write(json.dumps([round(start, 2), worker, int(busy)]) + "\n")
+                f.write(json.dumps([round(start, 2), worker, state]) + "\n")
             f.flush()
             time.sleep(max(0.0, TICK - (time.time() - start)))
 
@@ -95,19 +98,26 @@ def report(prefix: str, samples: Path, cores: int, collection: float) -> None:
     rows = [json.loads(line) for f in Path(prefix).parent.glob(Path(prefix).name + ".*.jsonl")
             for line in f.read_text(encoding="utf-8").splitlines()]
     ticks = collections.defaultdict(list)
-    for t, pid, busy in (json.loads(line) for line in
-                         samples.read_text(encoding="utf-8").splitlines()):
-        ticks[pid].append((t, busy))
+    for t, pid, state in (json.loads(line) for line in
+                          samples.read_text(encoding="utf-8").splitlines()):
+        ticks[pid].append((t, state))
     waits: dict[str, float] = {}
+    disk: dict[str, float] = {}
     for r in rows:
         end = r["start"] + r["wall"]
-        asleep = sum(1 for t, busy in ticks.get(r.get("pid", -1), ())
-                     if r["start"] <= t < end and not busy)
-        waits[r["id"]] = min(asleep * TICK, r["wall"])
+        # each sample stands for the time up to the next one (a loaded machine samples
+        # less often than TICK); the share of the test's wall time in each state
+        seen = [(t, s) for t, s in ticks.get(r.get("pid", -1), ()) if r["start"] <= t < end]
+        if not seen:
+            waits[r["id"]] = disk[r["id"]] = 0.0
+            continue
+        waits[r["id"]] = r["wall"] * sum(1 for _, s in seen if s == 0) / len(seen)
+        disk[r["id"]] = r["wall"] * sum(1 for _, s in seen if s == 1) / len(seen)
     cpu = sum(r["cpu"] for r in rows)
     wait = sum(waits.values())
-    print(f"{len(rows)} tests: CPU {cpu:.0f} s, waits {wait:.0f} s "
-          f"(nothing of the test's process tree runnable)")
+    print(f"{len(rows)} tests: CPU {cpu:.0f} s, waits {wait:.0f} s (nothing of the test's "
+          f"process tree runnable), disk waits {sum(disk.values()):.0f} s (left out below: "
+          f"a loaded disk's)")
     by_module: dict[str, list[float]] = collections.defaultdict(lambda: [0.0, 0.0, 0.0])
     for r in rows:
         m = by_module[r["id"].split("::")[0]]
