@@ -51,7 +51,8 @@ def pytest_runtest_protocol(item: pytest.Item) -> Generator[None, None, None]:
     out = _out()
     out.write(json.dumps({"id": item.nodeid, "start": start, "wall": time.time() - start,
                           "cpu": _cpu() - cpu,
-                          "w": os.environ.get("PYTEST_XDIST_WORKER", "main")}) + "\n")
+                          "w": os.environ.get("PYTEST_XDIST_WORKER", "main"),
+                          "pid": os.getpid()}) + "\n")
     out.flush()
 
 

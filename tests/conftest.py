@@ -74,6 +74,31 @@ def starts_processes(path: Path) -> bool:
     return bool(SPAWNS.search(path.read_text(encoding="utf-8")))
 
 
+def whole_part(config: pytest.Config) -> str | None:
+    """``"default"`` for a bare ``pytest``, ``"process"`` for a bare ``pytest -m process``
+    (the two runs of ``.ci/run``), None for any other selection."""
+    if config.args_source != pytest.Config.ArgsSource.TESTPATHS:
+        return None
+    mark = config.option.markexpr
+    return "default" if not mark else "process" if mark == "process" else None
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """In the two whole runs, a test module of the other run is not imported at all.
+
+    Collecting it only to deselect every test (below) cost each xdist worker about 2 s of
+    CPU per run, imports of the other half's helpers and libraries; the tests run are the
+    same. Any other selection (a file named, another ``-m``) collects everything.
+    """
+    name = collection_path.name
+    if not (name.startswith("test_") and name.endswith(".py")) or collection_path.is_dir():
+        return None
+    part = whole_part(config)
+    if part is None:
+        return None
+    return True if starts_processes(collection_path) == (part == "default") else None
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Mark the tests of modules that start processes ``process``; a bare ``pytest`` runs
@@ -159,3 +184,22 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
             super()._assign_work_unit(node)  # type: ignore[arg-type]
 
     return ModuleScheduling(config, log)
+
+
+# Workers per core for `pytest -m process`. Its tests mostly wait: on the servers and
+# commands they start, on polls, sockets, a browser, pip. With one worker per core an idle
+# 2-core CI machine ran that part at about half its CPU (372.5 s wall for ~400 s CPU), so
+# a worker per core leaves a core idle whenever its test waits; two keep both busy.
+PROCESS_WORKERS_PER_CORE = 2
+
+
+@pytest.hookimpl(optionalhook=True, tryfirst=True)
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
+    """``-n auto`` (the addopts) for the whole process run: ``PROCESS_WORKERS_PER_CORE``
+    workers a core. Every other run keeps xdist's one a core (the default run's tests
+    compute; more workers would only add collections), and ``PYTEST_XDIST_AUTO_NUM_WORKERS``
+    still overrides both."""
+    if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS") or whole_part(config) != "process":
+        return None
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return PROCESS_WORKERS_PER_CORE * (cores or 1)

@@ -10,8 +10,11 @@ loaded by those tools' own libraries in test_export.py (the IR-level round trip)
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -36,20 +39,42 @@ def packages(corpus_imported: dict[str, Imported]) -> dict[str, Imported]:
     return corpus_imported  # the import test_import_command.py judges (conftest.py)
 
 
+Exported = tuple[int, list[dict[str, Any]], Path]  # exit code, JSON report, output folder
+
+
+@pytest.fixture(scope="module")
+def exported(packages: dict[str, Imported],
+             tmp_path_factory: pytest.TempPathFactory) -> Callable[[str, str], Exported]:
+    """``exported(target, entry id)``: the command's export of that entry's package, run
+    once per module. Both tests below judge the VS Code and Claude Code exports of the
+    whole corpus (one by the round trip, one by the written text); the command's output is
+    the same both times, so it is made once (two corpus-wide exports less)."""
+    root = tmp_path_factory.mktemp("exports")
+    made: dict[tuple[str, str], Exported] = {}
+
+    def export_of(target: str, entry_id: str) -> Exported:
+        if (target, entry_id) not in made:
+            out = root / target / entry_id
+            with contextlib.redirect_stdout(io.StringIO()) as printed:
+                code = export.run(target=target, out=out, prompts=[],
+                                  path=packages[entry_id].folder, ref=None, fmt=Format.json,
+                                  console=Console())
+            made[target, entry_id] = code, json.loads(printed.getvalue()), out
+        return made[target, entry_id]
+
+    return export_of
+
+
 @pytest.mark.parametrize("target", list(TARGET_FILES))
 def test_export_round_trips(target: str, packages: dict[str, Imported],
-                            tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+                            exported: Callable[[str, str], Exported], tmp_path: Path) -> None:
     exact = lossy = 0
     problems = []
     for entry in ENTRIES:
         imp = packages[entry["id"]]
         if imp.error is not None:
             continue
-        out = tmp_path / entry["id"]
-        capsys.readouterr()  # what the round trips' imports printed
-        code = export.run(target=target, out=out, prompts=[], path=imp.folder, ref=None,
-                          fmt=Format.json, console=Console())
-        report = json.loads(capsys.readouterr().out)
+        code, report, out = exported(target, entry["id"])
         assert code == (1 if any(not r["exact"] for r in report) else 0)
         for row in report:
             assert all((out / f).is_file() for f in row["files"])
@@ -106,9 +131,9 @@ _CHANGES_TEXT = re.compile(r"no defaults|not written|cannot be expressed|would s
 
 
 @pytest.mark.parametrize("target", ["vscode", "claude"])
-def test_written_files_run_as_the_package_does(target: str, packages: dict[str, Imported],
-                                               tmp_path: Path,
-                                               capsys: pytest.CaptureFixture[str]) -> None:
+def test_written_files_run_as_the_package_does(
+        target: str, packages: dict[str, Imported],
+        exported: Callable[[str, str], Exported]) -> None:
     """Issue 22: no Jinja left in a VS Code or Claude Code file; its frontmatter parses; its
     body uses only the documented substitution syntax (target_grammar.py, citing the docs);
     and substituting realistic values as the tool documents gives what `render` gives - the
@@ -119,11 +144,8 @@ def test_written_files_run_as_the_package_does(target: str, packages: dict[str, 
         imp = packages[entry["id"]]
         if imp.error is not None:
             continue
-        out = tmp_path / entry["id"]
-        capsys.readouterr()
-        export.run(target=target, out=out, prompts=[], path=imp.folder, ref=None,
-                   fmt=Format.json, console=Console())
-        for row in json.loads(capsys.readouterr().out):
+        _, report, out = exported(target, entry["id"])
+        for row in report:
             if row["refused"]:
                 refused += 1
                 continue
