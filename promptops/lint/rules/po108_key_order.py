@@ -83,7 +83,7 @@ def check(ctx: LintContext) -> Iterator[Hit]:
         for loc, mapping, order in places(prompt.file.data):
             key = out_of_order(list(mapping), order)
             if key is not None:
-                line, col = prompt.file.position((*loc, key), key=True)
+                line, col = ctx.position(prompt.file, (*loc, key), key=True)
                 yield Hit(prompt.path, line, col,
                           f"key {key!r} is out of order (expected: {', '.join(order)})")
 
