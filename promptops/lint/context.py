@@ -180,6 +180,7 @@ class LintContext:
         self._sources: dict[str, list[tuple[str, Loc | None, str]]] = {}
         self._memo: dict[str, dict[str, object]] = {}
         self._marks: dict[tuple[str, Loc, str], tuple[int, int, bool]] = {}
+        self._located: dict[tuple[str, Loc | None, int, str], tuple[int, int]] = {}
 
     def memo(self, kind: str, text: str, compute: Callable[[str], T]) -> T:
         """``compute(text)``, once per distinct text for each ``kind`` of answer.
@@ -333,16 +334,26 @@ class LintContext:
         Inside a ``text: |`` block, template line n is file line block_start + n - 1; a
         quoted one-line scalar is searched on its own line.
         """
+        file = None if loc is None else self.loaded(unit_path)
         if loc is None:
             text = self.text(unit_path) or ""
-            return lineno, _column(text, lineno, needle, 1)
-        file = self.loaded(unit_path)
-        if file is None:
+        elif file is None:
             return 1, 1
-        line, col, block = self.block_start(file, loc)
-        if block:
-            line = line + lineno - 1
-        return line, _column(file.text, line, needle, col)
+        else:
+            text = file.text
+        # once per distinct file text: placing split the whole file for every finding
+        key = (text, loc, lineno, needle)
+        found = self._located.get(key)
+        if found is None:
+            if loc is None or file is None:
+                found = lineno, _column(text, lineno, needle, 1)
+            else:
+                line, col, block = self.block_start(file, loc)
+                if block:
+                    line = line + lineno - 1
+                found = line, _column(text, line, needle, col)
+            self._located[key] = found
+        return found
 
     def block_start(self, file: LoadedFile, loc: Loc) -> tuple[int, int, bool]:
         """``file.block_start(loc)``, once per distinct file text and location: composing a

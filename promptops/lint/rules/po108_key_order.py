@@ -56,7 +56,7 @@ def orders() -> dict[str, tuple[str, ...]]:
 
 def out_of_order(keys: list[Any], order: tuple[str, ...]) -> Any:
     """The first key that comes after one it should precede; None when in order."""
-    rank = {k: i for i, k in enumerate(order)}
+    rank = _rank(order)
     best = -1
     for key in keys:
         r = rank.get(key, len(order))
@@ -64,6 +64,12 @@ def out_of_order(keys: list[Any], order: tuple[str, ...]) -> Any:
             return key
         best = max(best, r)
     return None
+
+
+@cache
+def _rank(order: tuple[str, ...]) -> dict[str, int]:
+    """Each key's place in ``order`` (read-only: shared by every call)."""
+    return {k: i for i, k in enumerate(order)}
 
 
 def places(data: Any) -> Iterator[tuple[tuple[Any, ...], dict[str, Any], tuple[str, ...]]]:
