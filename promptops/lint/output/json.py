@@ -8,7 +8,6 @@
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from promptops.lint.output import Report
 from promptops.lint.problem import Finding
@@ -17,13 +16,13 @@ _PLACE = "\0findings\0"  # where the findings go in the document
 _STR = json.encoder.encode_basestring  # what json.dumps uses (ensure_ascii=False), in C
 
 
-def _value(value: Any) -> str:
+def _value(value: object) -> str:
     """One scalar as ``json.dumps(..., ensure_ascii=False)`` writes it."""
     if isinstance(value, str):
         return str(_STR(value))
-    if value is True or value is False or value is None or not isinstance(value, int):
-        return json.dumps(value, ensure_ascii=False)
-    return int.__repr__(value)
+    if isinstance(value, int) and not isinstance(value, bool):
+        return int.__repr__(value)
+    return json.dumps(value, ensure_ascii=False)
 
 
 def _findings(findings: list[Finding]) -> str:
