@@ -20,7 +20,9 @@ def _value(value: object) -> str:
     """One scalar as ``json.dumps(..., ensure_ascii=False)`` writes it."""
     if isinstance(value, str):
         return str(_STR(value))
-    if isinstance(value, int) and not isinstance(value, bool):
+    if value is True or value is False:  # json.dumps(True) builds an encoder each call
+        return "true" if value else "false"
+    if isinstance(value, int):
         return int.__repr__(value)
     return json.dumps(value, ensure_ascii=False)
 
