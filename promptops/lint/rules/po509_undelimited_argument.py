@@ -128,12 +128,20 @@ def _expressions(source: str) -> Iterator[tuple[int, int, str]]:
         yield m.start(), m.end(), m.group(1)
 
 
-def _scan(source: str) -> list[tuple[int, int, frozenset[str], bool, int]]:
-    """(start, end, names, delimited?, line) of each ``{{ }}`` of ``source``: what does not
-    depend on the prompt, once per distinct source."""
-    return [(start, end, frozenset(re.findall(r"[A-Za-z_]\w*", inner)),
-             delimited(source, start, end), source.count("\n", 0, start) + 1)
+def _scan(source: str) -> list[tuple[int, int, frozenset[str]]]:
+    """(start, end, names) of each ``{{ }}`` of ``source``: what does not depend on the
+    prompt, once per distinct source."""
+    return [(start, end, frozenset(re.findall(r"[A-Za-z_]\w*", inner)))
             for start, end, inner in _expressions(source)]
+
+
+def _shielded(ctx: LintContext, source: str, start: int, end: int) -> bool:
+    """:func:`delimited`, once per distinct source and expression, asked only of expressions
+    that print a surface argument (as before: most never need it)."""
+    known: dict[int, bool] = ctx.memo("PO509-delimited", source, lambda _: {})
+    if start not in known:
+        known[start] = delimited(source, start, end)
+    return known[start]
 
 
 def check(ctx: LintContext) -> Iterator[Hit]:
@@ -154,11 +162,12 @@ def check(ctx: LintContext) -> Iterator[Hit]:
             surface = {name for name in facts.printed & set(free)
                        if _exposed(ctx, free[name], name, assistant=assistant,
                                       followed=followed)}
-            for start, end, words, shielded, lineno in ctx.memo(CODE, unit.source, _scan):
+            for start, end, words in ctx.memo(CODE, unit.source, _scan):
                 names = words & surface - reported
-                if not names or shielded:
+                if not names or _shielded(ctx, unit.source, start, end):
                     continue
                 reported |= names
+                lineno = unit.source.count("\n", 0, start) + 1
                 first = sorted(names)[0]
                 line, col = ctx.locate(unit.path, unit.loc, lineno, unit.source[start:end])
                 yield Hit(unit.path, line, col,
