@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from promptops.lint.context import LintContext
-from promptops.lint.problem import Finding
+from promptops.lint.problem import ORDER, Finding
 from promptops.lint.registry import RULES, Rule, resolve
 from promptops.lint.settings import LintSettings
 from promptops.pipeline.bundle_types import Bundle
@@ -45,7 +45,7 @@ def run_rules(ctx: LintContext, rules: Iterable[Rule]) -> list[Finding]:
         for hit in rule.check(ctx):
             out.add(Finding(hit.path, hit.line, hit.col, rule.code, rule.name, rule.level,
                             hit.message, rule.fixable))
-    return sorted(out)
+    return sorted(out, key=ORDER)
 
 
 def _runnable(rule: Rule, ctx: LintContext) -> bool:
@@ -63,14 +63,25 @@ def suppressions(ctx: LintContext) -> dict[str, dict[int, set[str]]]:
     out: dict[str, dict[int, set[str]]] = {}
     for path in ctx.text_files:
         text = ctx.text(path)
-        if not text or "promptops:" not in text:
+        if not text:
             continue
-        for n, line in enumerate(text.splitlines(), 1):
-            m = _DISABLE.search(line)
-            if m:
-                codes = resolve(m.group(1).split(","), f"{path}:{n}")
-                out.setdefault(path, {}).setdefault(n, set()).update(codes)
+        for n, listed in ctx.memo("suppressions", text, _disables):
+            codes = resolve(listed.split(","), f"{path}:{n}")
+            out.setdefault(path, {}).setdefault(n, set()).update(codes)
     return out
+
+
+def _disables(text: str) -> list[tuple[int, str]]:
+    """(line, the codes as written) of each ``promptops: disable=`` comment in ``text``, once
+    per distinct text (what they resolve to, or the error naming the file, is per file)."""
+    if "promptops:" not in text:
+        return []
+    found: list[tuple[int, str]] = []
+    for n, line in enumerate(text.splitlines(), 1):
+        m = _DISABLE.search(line)
+        if m:
+            found.append((n, m.group(1)))
+    return found
 
 
 def lint_source(source: Source, settings: LintSettings, package_dir: Path | None = None, *,

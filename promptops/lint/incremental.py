@@ -27,7 +27,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING
 
 from promptops.lint.cache import Record
-from promptops.lint.problem import Finding
+from promptops.lint.problem import ORDER, Finding
 from promptops.pipeline.names import fold
 from promptops.pipeline.source import MANIFEST, Origin, Source
 
@@ -194,7 +194,7 @@ class Edited:
         mine = (reach - shared) | affected
         kept = [f for f in change.old if f.path not in mine or not local(f)]
         new = [f for f in result.findings if f.path in mine and local(f)]
-        return sorted(set(kept) | set(new))
+        return sorted(set(kept) | set(new), key=ORDER)
 
     def _affected(self, change: Change) -> set[str] | None:
         """The prompts that read a changed file (or are one), when few enough to pay."""
@@ -263,7 +263,8 @@ class Added:
         result, new_deps, new_names = got
         if not self._apart(change, result, new_names, added | joined, reach):
             return None
-        findings = sorted({f for f in change.old if f.path not in joined} | set(result.findings))
+        findings = sorted({f for f in change.old if f.path not in joined} | set(result.findings),
+                          key=ORDER)
         record = Record(blobs=dict(change.blobs), findings=findings, deps={**deps, **new_deps},
                         names={**change.last["names"], **new_names}, complete=True)
         return Relinted(findings, record)
@@ -312,7 +313,7 @@ class Removed:
         if findings is None:
             return None
         findings |= {f for f in change.old if f.path not in removed and f.path not in orphans}
-        ordered = sorted(findings)
+        ordered = sorted(findings, key=ORDER)
         record = Record(blobs=dict(change.blobs), findings=ordered, deps=kept,
                         names={p: n for p, n in names.items() if p not in gone},
                         complete=True)

@@ -8,7 +8,8 @@ so a rule module stays a pure function of the package.
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
+from operator import attrgetter
 from typing import Any, NamedTuple
 
 
@@ -53,3 +54,9 @@ class Finding:
         """Stable across line moves: the code, file, message and the line's own text."""
         key = "\0".join((self.code, self.path, self.message, line_text.strip()))
         return hashlib.sha256(key.encode()).hexdigest()[:32]
+
+
+#: ``sorted(findings, key=ORDER)`` is ``sorted(findings)``: the dataclass's order compares
+#: the fields as a tuple, but through a Python ``__lt__`` per comparison, which was a fifth
+#: of an incremental run's CPU at 10,000 findings; this builds each tuple once, in C.
+ORDER = attrgetter(*(f.name for f in fields(Finding)))

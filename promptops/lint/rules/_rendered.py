@@ -64,7 +64,12 @@ def output_data(ctx: LintContext, source: str) -> list[tuple[int, str, bool]]:
 
 
 def trailing_lines(ctx: LintContext, source: str) -> list[int]:
-    """Template lines whose trailing whitespace is output."""
+    """Template lines whose trailing whitespace is output (once per distinct source: the
+    answer is the source's alone; a caller must not change the list)."""
+    return ctx.memo("trailing", source, lambda text: _trailing_lines(ctx, text))
+
+
+def _trailing_lines(ctx: LintContext, source: str) -> list[int]:
     out: list[int] = []
     if _MAY_TRAIL.search(source) is None:
         return out  # nothing to find: no lexing (see _MAY_TRAIL)
@@ -80,8 +85,15 @@ def indent_tab_lines(ctx: LintContext, source: str) -> list[int]:
     """Template lines whose output starts with a tab: a tab used as indentation.
 
     A tab after other text on the line (a column separator in a table of data) is content
-    the author meant, not indentation.
+    the author meant, not indentation. Once per distinct source (a caller must not change
+    the list).
     """
+    if "\t" not in source:
+        return []  # nothing to find: no lexing
+    return ctx.memo("indent-tab", source, lambda text: _indent_tab_lines(ctx, text))
+
+
+def _indent_tab_lines(ctx: LintContext, source: str) -> list[int]:
     if "\t" not in source:
         return []  # nothing to find: no lexing
     tokens = ctx.tokens(source)

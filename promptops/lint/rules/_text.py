@@ -34,15 +34,23 @@ def first_per_line(
         text = ctx.text(path)
         if not text or (ascii_only and text.isascii()):
             continue
-        # Lines counted from the last match, and the search resumed at the next line: a
-        # count from the file's start per match grew with matches times size.
-        line, counted, pos = 1, 0, 0
-        while (m := rx.search(text, pos)) is not None:
-            start = m.start()
-            line += text.count("\n", counted, start)
-            counted = start
-            col = start - (text.rfind("\n", 0, start) + 1) + 1
-            yield path, line, col, m.group(0)
-            pos = text.find("\n", start) + 1
-            if not pos:
-                break
+        for line, col, found in first_in(text, rx):
+            yield path, line, col, found
+
+
+def first_in(text: str, rx: re.Pattern[str]) -> list[tuple[int, int, str]]:
+    """(line, column, match) of the first match of ``rx`` on each line of ``text``."""
+    out: list[tuple[int, int, str]] = []
+    # Lines counted from the last match, and the search resumed at the next line: a
+    # count from the file's start per match grew with matches times size.
+    line, counted, pos = 1, 0, 0
+    while (m := rx.search(text, pos)) is not None:
+        start = m.start()
+        line += text.count("\n", counted, start)
+        counted = start
+        col = start - (text.rfind("\n", 0, start) + 1) + 1
+        out.append((line, col, m.group(0)))
+        pos = text.find("\n", start) + 1
+        if not pos:
+            break
+    return out

@@ -63,15 +63,25 @@ def check(ctx: LintContext) -> Iterator[Hit]:
                 if key in done:
                     continue
                 done.add(key)
-                masked = _RAW.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), source)
-                for m in _SPAN.finditer(masked):
-                    line_start = masked.rfind("\n", 0, m.start()) + 1
-                    line_end = masked.find("\n", m.end())
-                    prose = masked[line_start:line_end if line_end >= 0 else None]
-                    if meant(m.group(0), declared) and not _LITERAL.search(prose):
+                for span, opener, literal, lineno in ctx.memo(CODE, source, _spans):
+                    if meant(span, declared) and not literal:
                         continue
-                    lineno = source.count("\n", 0, m.start()) + 1
-                    line, col = ctx.locate(path, loc, lineno, m.group(0))
+                    line, col = ctx.locate(path, loc, lineno, span)
                     yield Hit(path, line, col,
-                              f"{m.group(1)!r} inside inline code is evaluated by Jinja; "
+                              f"{opener!r} inside inline code is evaluated by Jinja; "
                               "if it is meant literally wrap it in {% raw %}...{% endraw %}")
+
+
+def _spans(source: str) -> list[tuple[str, str, bool, int]]:
+    """(span, its Jinja opener, does its line say it is literal?, line) of each inline code
+    span holding Jinja syntax outside raw blocks: what does not depend on the prompt, once
+    per distinct source."""
+    out: list[tuple[str, str, bool, int]] = []
+    masked = _RAW.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), source)
+    for m in _SPAN.finditer(masked):
+        line_start = masked.rfind("\n", 0, m.start()) + 1
+        line_end = masked.find("\n", m.end())
+        prose = masked[line_start:line_end if line_end >= 0 else None]
+        out.append((m.group(0), m.group(1), _LITERAL.search(prose) is not None,
+                    source.count("\n", 0, m.start()) + 1))
+    return out

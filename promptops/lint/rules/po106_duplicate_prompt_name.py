@@ -40,7 +40,7 @@ def check(ctx: LintContext) -> Iterator[Hit]:
         key = fold(prompt.name)
         if key in first:
             other = first[key]
-            line, col = prompt.file.position(("name",)) if prompt.spec.name else (1, 1)
+            line, col = ctx.position(prompt.file, ("name",)) if prompt.spec.name else (1, 1)
             yield Hit(prompt.path, line, col,
                       f"prompt name {prompt.name!r} differs from {other.name!r} "
                       f"({other.path}) only in case or '-'/'_'")

@@ -36,6 +36,6 @@ def check(ctx: LintContext) -> Iterator[Hit]:
     for prompt in prompts(ctx):
         stem = prompt.path.rsplit("/", 1)[-1].removesuffix(".prompt.yaml")
         if prompt.spec.name is not None and prompt.spec.name != stem:
-            line, col = prompt.file.position(("name",))
+            line, col = ctx.position(prompt.file, ("name",))
             yield Hit(prompt.path, line, col,
                       f"name {prompt.spec.name!r} differs from the file name {stem!r}")

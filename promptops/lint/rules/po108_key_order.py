@@ -56,7 +56,7 @@ def orders() -> dict[str, tuple[str, ...]]:
 
 def out_of_order(keys: list[Any], order: tuple[str, ...]) -> Any:
     """The first key that comes after one it should precede; None when in order."""
-    rank = {k: i for i, k in enumerate(order)}
+    rank = _rank(order)
     best = -1
     for key in keys:
         r = rank.get(key, len(order))
@@ -64,6 +64,12 @@ def out_of_order(keys: list[Any], order: tuple[str, ...]) -> Any:
             return key
         best = max(best, r)
     return None
+
+
+@cache
+def _rank(order: tuple[str, ...]) -> dict[str, int]:
+    """Each key's place in ``order`` (read-only: shared by every call)."""
+    return {k: i for i, k in enumerate(order)}
 
 
 def places(data: Any) -> Iterator[tuple[tuple[Any, ...], dict[str, Any], tuple[str, ...]]]:
@@ -83,7 +89,7 @@ def check(ctx: LintContext) -> Iterator[Hit]:
         for loc, mapping, order in places(prompt.file.data):
             key = out_of_order(list(mapping), order)
             if key is not None:
-                line, col = prompt.file.position((*loc, key), key=True)
+                line, col = ctx.position(prompt.file, (*loc, key), key=True)
                 yield Hit(prompt.path, line, col,
                           f"key {key!r} is out of order (expected: {', '.join(order)})")
 

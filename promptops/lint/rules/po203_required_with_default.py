@@ -36,6 +36,6 @@ def check(ctx: LintContext) -> Iterator[Hit]:
     for prompt in prompts(ctx):
         for i, arg in enumerate(prompt.spec.arguments):
             if arg.required and arg.default is not None:
-                line, col = prompt.file.position(("arguments", i, "default"), key=True)
+                line, col = ctx.position(prompt.file, ("arguments", i, "default"), key=True)
                 yield Hit(prompt.path, line, col,
                           f"argument {arg.name!r} is required, so its default is never used")

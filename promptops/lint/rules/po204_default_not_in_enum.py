@@ -37,7 +37,7 @@ def check(ctx: LintContext) -> Iterator[Hit]:
     for prompt in prompts(ctx):
         for i, arg in enumerate(prompt.spec.arguments):
             if arg.enum is not None and arg.default is not None and arg.default not in arg.enum:
-                line, col = prompt.file.position(("arguments", i, "default"))
+                line, col = ctx.position(prompt.file, ("arguments", i, "default"))
                 yield Hit(prompt.path, line, col,
                           f"default {arg.default!r} of {arg.name!r} is not one of its enum "
                           f"values ({', '.join(arg.enum)})")

@@ -46,6 +46,6 @@ def check(ctx: LintContext) -> Iterator[Hit]:
         except PatternError:  # not RE2 (a load error says so) or a default too long
             continue
         if not matched:
-            line, col = prompt.file.position(("arguments", i, "default"))
+            line, col = ctx.position(prompt.file, ("arguments", i, "default"))
             yield Hit(prompt.path, line, col, f"default {arg.default!r} of {arg.name!r} does "
                       f"not match its pattern {arg.pattern!r}")

@@ -47,7 +47,7 @@ CODE, NAME, LEVEL, NEEDS = "PO208", "costly-pattern", "warning", "package"
 def check(ctx: LintContext) -> Iterator[Hit]:
     timeout = package_limits(ctx).render_timeout_ms
     for prompt, i, arg in patterned(ctx):
-        line, col = prompt.file.position(("arguments", i, "pattern"))
+        line, col = ctx.position(prompt.file, ("arguments", i, "pattern"))
         nested = nested_quantifier(arg.pattern)
         if nested is not None:
             yield Hit(prompt.path, line, col, f"pattern of {arg.name!r} nests an unbounded "

@@ -48,7 +48,7 @@ def check(ctx: LintContext) -> Iterator[Hit]:
     for prompt in prompts(ctx):
         for i, msg in enumerate(prompt.spec.messages):
             if msg.role == "user" and msg.text is not None and _SYSTEM.match(msg.text):
-                line, col, _ = prompt.file.block_start(("messages", i, "text"))
+                line, col, _ = ctx.block_start(prompt.file, ("messages", i, "text"))
                 yield Hit(prompt.path, line, col,
                           "user message starts with system-style instructions; put the "
                           "persona in a leading assistant message")

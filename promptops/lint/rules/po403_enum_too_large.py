@@ -35,7 +35,7 @@ def check(ctx: LintContext) -> Iterator[Hit]:
     for prompt in prompts(ctx):
         for i, arg in enumerate(prompt.spec.arguments):
             if arg.enum is not None and len(arg.enum) > LIMIT:
-                line, col = prompt.file.position(("arguments", i, "enum"), key=True)
+                line, col = ctx.position(prompt.file, ("arguments", i, "enum"), key=True)
                 yield Hit(prompt.path, line, col,
                           f"enum of {arg.name!r} has {len(arg.enum)} values; completion "
                           f"returns at most {LIMIT}")

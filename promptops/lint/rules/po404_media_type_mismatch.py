@@ -71,7 +71,7 @@ def check(ctx: LintContext) -> Iterator[Hit]:
                 actual = sniff(data) if data is not None else None
                 declared = _ALIASES.get(declared or "", declared)
                 if data is not None and actual != declared:
-                    line, col = prompt.file.position(("messages", i, kind, "file"))
+                    line, col = ctx.position(prompt.file, ("messages", i, kind, "file"))
                     what = f"{actual} data" if actual else "not a recognised media file"
                     yield Hit(prompt.path, line, col,
                               f"{media.file!r} is served as {declared} but is {what}")

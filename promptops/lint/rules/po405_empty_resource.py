@@ -40,8 +40,8 @@ def check(ctx: LintContext) -> Iterator[Hit]:
             if res is None:
                 continue
             if res.text is not None and not res.text.strip():
-                line, col = prompt.file.position(("messages", i, "resource", "text"))
+                line, col = ctx.position(prompt.file, ("messages", i, "resource", "text"))
                 yield Hit(prompt.path, line, col, "resource text is empty")
             elif res.file is not None and ctx.pkg.resources.get(res.file) == b"":
-                line, col = prompt.file.position(("messages", i, "resource", "file"))
+                line, col = ctx.position(prompt.file, ("messages", i, "resource", "file"))
                 yield Hit(prompt.path, line, col, f"resource file {res.file!r} is empty")

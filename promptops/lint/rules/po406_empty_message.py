@@ -37,6 +37,6 @@ def check(ctx: LintContext) -> Iterator[Hit]:
             facts = ctx.facts(unit.path, unit.source)
             if facts is not None and facts.silent and unit.loc is not None \
                     and unit.loc[-1] == "text" and len(unit.loc) == 3:
-                line, col = prompt.file.position(unit.loc)
+                line, col = ctx.position(prompt.file, unit.loc)
                 yield Hit(prompt.path, line, col,
                           f"message {unit.message} renders no text")

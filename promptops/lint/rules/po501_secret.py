@@ -42,16 +42,51 @@ PATTERNS = (
 #: Every pattern needs one of these substrings; files without any are skipped cheaply.
 HINTS = ("AKIA", "ASIA", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "sk-", "xox",
          "AIza", "k_live_", "PRIVATE KEY")
+# The hints as seven scans instead of thirteen: each ``in`` is a pass over the whole file, and
+# on 10,000 real prompts (54 MB of text) those passes were most of this rule's cost. A regex
+# with a literal first character scans as fast as ``in``, so the hints sharing one go in one.
+_GH = re.compile(r"gh[pousr]_")
+_A = re.compile(r"A(?:KIA|SIA|Iza)")
+_SPLIT = ("sk-", "xox", "k_live_", "PRIVATE KEY", "github_pat_")
+# Where a hint is: only a line holding one can match a pattern (each pattern contains a hint).
+_HINT = re.compile("|".join(re.escape(h) for h in HINTS))
+
+
+def may_hold(text: str) -> bool:
+    """Whether ``text`` holds one of ``HINTS`` (the same answer, fewer passes)."""
+    return any(h in text for h in _SPLIT) or _GH.search(text) is not None \
+        or _A.search(text) is not None
 
 
 def check(ctx: LintContext) -> Iterator[Hit]:
     for path in ctx.text_files:
         text = ctx.text(path)
-        if not text or not any(h in text for h in HINTS):
+        if not text:
             continue
-        for n, line in enumerate(text.split("\n"), 1):
-            for what, rx in PATTERNS:
-                m = rx.search(line)
-                if m:
-                    yield Hit(path, n, m.start() + 1, f"possible {what} committed in the package")
-                    break
+        for line, col, what in ctx.memo(CODE, text, _scan):
+            yield Hit(path, line, col, f"possible {what} committed in the package")
+
+
+def _scan(text: str) -> list[tuple[int, int, str]]:
+    """(line, column, what) of the first secret on each line of ``text``."""
+    out: list[tuple[int, int, str]] = []
+    if not may_hold(text):
+        return out
+    # Only the lines holding a hint are tried (each pattern on the line, as before):
+    # splitting every line of a file that says "task-" somewhere cost more than the scan.
+    line, counted, pos = 1, 0, 0
+    while (m := _HINT.search(text, pos)) is not None:
+        start = text.rfind("\n", 0, m.start()) + 1
+        end = text.find("\n", m.start())
+        if end < 0:
+            end = len(text)
+        line += text.count("\n", counted, start)
+        counted = start
+        src = text[start:end]
+        for what, rx in PATTERNS:
+            found = rx.search(src)
+            if found:
+                out.append((line, found.start() + 1, what))
+                break
+        pos = end + 1
+    return out

@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from promptops.lint.problem import Hit
-from promptops.lint.rules._text import first_per_line
+from promptops.lint.rules._text import first_in
 
 if TYPE_CHECKING:
     from promptops.lint.context import LintContext
@@ -56,5 +56,14 @@ _ANY = re.compile("[" + _ranges(INVISIBLE) + "]")
 
 
 def check(ctx: LintContext) -> Iterator[Hit]:
-    for path, line, col, ch in first_per_line(ctx, _ANY, ascii_only=True):
-        yield Hit(path, line, col, f"invisible character U+{ord(ch):04X} in the text")
+    # first_per_line's answer, once per distinct text (LintContext.memo says why)
+    for path in ctx.text_files:
+        text = ctx.text(path)
+        if not text or text.isascii():
+            continue
+        for line, col, ch in ctx.memo(CODE, text, _first):
+            yield Hit(path, line, col, f"invisible character U+{ord(ch):04X} in the text")
+
+
+def _first(text: str) -> list[tuple[int, int, str]]:
+    return first_in(text, _ANY)

@@ -21,7 +21,6 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from promptops.lint.problem import Hit
-from promptops.lint.rules._text import lines
 
 if TYPE_CHECKING:
     from promptops.lint.context import LintContext
@@ -31,9 +30,21 @@ CODE, NAME, LEVEL, NEEDS = "PO503", "html-comment", "warning", "raw"
 
 
 def check(ctx: LintContext) -> Iterator[Hit]:
-    for path, n, line in lines(ctx, "<!--"):
-        at = line.find("<!--")
-        if at >= 0:
+    for path in ctx.text_files:
+        text = ctx.text(path)
+        if not text or "<!--" not in text:
+            continue
+        for n, at in ctx.memo(CODE, text, _comments):
             yield Hit(path, n, at + 1,
                       "HTML comment is hidden in previews but sent to the model; "
                       "use {# ... #} for notes")
+
+
+def _comments(text: str) -> list[tuple[int, int]]:
+    """(line, 0-based column) of the first ``<!--`` of each line (once per distinct text)."""
+    out: list[tuple[int, int]] = []
+    for n, line in enumerate(text.split("\n"), 1):
+        at = line.removesuffix("\r").find("<!--")
+        if at >= 0:
+            out.append((n, at))
+    return out

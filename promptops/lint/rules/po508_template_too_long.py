@@ -38,7 +38,7 @@ def check(ctx: LintContext) -> Iterator[Hit]:
     for prompt in prompts(ctx):
         for i, msg in enumerate(prompt.spec.messages):
             if msg.text is not None and len(msg.text) > limit:
-                line, col = prompt.file.position(("messages", i, "text"))
+                line, col = ctx.position(prompt.file, ("messages", i, "text"))
                 yield Hit(prompt.path, line, col,
                           f"template is {len(msg.text)} characters, over the limit {limit}")
     for path, source in (ctx.package.templates.items() if ctx.package else ()):

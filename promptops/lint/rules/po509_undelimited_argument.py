@@ -98,14 +98,20 @@ def _words(name: str) -> str:
     return " ".join(_WORDS.split(name))
 
 
-def third_party(arg: Argument) -> bool:
-    """Content from elsewhere, by what the argument's name or description says it holds."""
-    return bool(_THIRD_PARTY.search(_words(arg.name))
-                or (arg.description and _THIRD_PARTY.search(arg.description)))
+def _foreign(text: str) -> bool:
+    return _THIRD_PARTY.search(text) is not None
 
 
-def _numeric(arg: Argument) -> bool:
-    if _NUMBER.search(_words(arg.name)):
+def third_party(ctx: LintContext, arg: Argument) -> bool:
+    """Content from elsewhere, by what the argument's name or description says it holds
+    (each text searched once: the pattern is long, and descriptions repeat across prompts)."""
+    return ctx.memo("PO509-name", arg.name, lambda name: _foreign(_words(name))) or bool(
+        arg.description and ctx.memo("PO509-text", arg.description, _foreign))
+
+
+def _numeric(ctx: LintContext, arg: Argument) -> bool:
+    if ctx.memo("PO509-number", arg.name,
+                lambda name: _NUMBER.search(_words(name)) is not None):
         return True
     default = arg.default or "x"
     if not isinstance(default, str | int | float):  # a typed default: a list or an object
@@ -122,11 +128,27 @@ def _expressions(source: str) -> Iterator[tuple[int, int, str]]:
         yield m.start(), m.end(), m.group(1)
 
 
+def _scan(source: str) -> list[tuple[int, int, frozenset[str]]]:
+    """(start, end, names) of each ``{{ }}`` of ``source``: what does not depend on the
+    prompt, once per distinct source."""
+    return [(start, end, frozenset(re.findall(r"[A-Za-z_]\w*", inner)))
+            for start, end, inner in _expressions(source)]
+
+
+def _shielded(ctx: LintContext, source: str, start: int, end: int) -> bool:
+    """:func:`delimited`, once per distinct source and expression, asked only of expressions
+    that print a surface argument (as before: most never need it)."""
+    known: dict[int, bool] = ctx.memo("PO509-delimited", source, lambda _: {})
+    if start not in known:
+        known[start] = delimited(source, start, end)
+    return known[start]
+
+
 def check(ctx: LintContext) -> Iterator[Hit]:
     for prompt in prompts(ctx):
         free = {a.name: a for a in prompt.spec.arguments
                 if a.enum is None and a.pattern is None
-                and a.type not in ("number", "integer", "boolean") and not _numeric(a)}
+                and a.type not in ("number", "integer", "boolean") and not _numeric(ctx, a)}
         if not free:
             continue
         last = len(prompt.spec.messages) - 1
@@ -138,17 +160,18 @@ def check(ctx: LintContext) -> Iterator[Hit]:
             assistant = unit.role in ("assistant", "system")  # the model's own voice
             followed = not assistant and unit.message is not None and unit.message < last
             surface = {name for name in facts.printed & set(free)
-                       if _exposed(free[name], name, assistant=assistant, followed=followed)}
-            for start, end, inner in _expressions(unit.source):
-                names = set(re.findall(r"[A-Za-z_]\w*", inner)) & surface - reported
-                if not names or delimited(unit.source, start, end):
+                       if _exposed(ctx, free[name], name, assistant=assistant,
+                                      followed=followed)}
+            for start, end, words in ctx.memo(CODE, unit.source, _scan):
+                names = words & surface - reported
+                if not names or _shielded(ctx, unit.source, start, end):
                     continue
                 reported |= names
                 lineno = unit.source.count("\n", 0, start) + 1
                 first = sorted(names)[0]
                 line, col = ctx.locate(unit.path, unit.loc, lineno, unit.source[start:end])
                 yield Hit(unit.path, line, col,
-                          _message(first, third_party(free[first]), unit.role, followed))
+                          _message(first, third_party(ctx, free[first]), unit.role, followed))
 
 
 def _message(name: str, foreign: bool, role: str | None, followed: bool) -> str:
@@ -160,7 +183,8 @@ def _message(name: str, foreign: bool, role: str | None, followed: bool) -> str:
             "without delimiters (prompt injection surface)")
 
 
-def _exposed(arg: Argument, name: str, *, assistant: bool, followed: bool) -> bool:
+def _exposed(ctx: LintContext, arg: Argument, name: str, *, assistant: bool,
+             followed: bool) -> bool:
     """Printed here, is this free-text argument a surface? Third-party content always; any
     text when the prompt's own messages follow it; in the model's voice, a request name."""
-    return third_party(arg) or followed or (assistant and _REQUEST.match(name) is not None)
+    return third_party(ctx, arg) or followed or (assistant and _REQUEST.match(name) is not None)
