@@ -77,6 +77,5 @@ class Build:
         """The bundle: what is served, tested and reviewed."""
         from promptops.pipeline.bundle import compile_bundle
 
-        package = self.package
-        with collector.paused():
-            return compile_bundle(package)
+        with collector.paused():  # one pause: a pass between the stages walked the package
+            return compile_bundle(self.package)
