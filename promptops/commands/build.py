@@ -42,6 +42,7 @@ def run(
     # allocation's pass walk all of them (~1 s of a 10,000-prompt build).
     with collector.paused():
         with console.status("build: compiling the bundle"):
+            data = build.serialised  # the bundle and its bytes, encoded once
             bundle = build.bundle
         del build
         if failure:
@@ -49,9 +50,10 @@ def run(
         # An output folder inside the package (the default `dist/` run from it) is written
         # like package content: never through a committed symlink.
         root = folder if inside_folder(out, folder) else None
-        written_path, written = write_bundle(bundle, out, force=force, root=root)
+        written_path, written = write_bundle(bundle, out, force=force, root=root,
+                                              data=data)
         count, digest = len(bundle["prompts"]), bundle["digest"]
-        del bundle
+        del bundle, data
     verb = "wrote" if written else "unchanged"
     console.info(f"{verb} {written_path} ({count} prompts, {digest})")
     console.echo(str(written_path))

@@ -69,15 +69,15 @@ class FastLoader(yaml.CSafeLoader):
     descend_resolver = staticmethod(operator.is_)  # type: ignore[assignment]  # (parent, index)
     ascend_resolver = staticmethod(tuple)  # type: ignore[assignment]  # ()
 
-    def resolve(self, kind: type[yaml.Node], value: Any,  # PyYAML's signature
-                implicit: Any) -> str:
+    def resolve(self, kind: object, value: Any,  # PyYAML's signature
+                implicit: Any) -> object:
         """PyYAML's ``BaseResolver.resolve`` without the steps that never apply here (no
-        path resolvers, no resolver for any first character): the same tag for any node."""
+        path resolvers, no wildcard resolvers): the same tag for any node."""
         if kind is ScalarNode:
             if implicit[0]:
                 for tag, regexp in self.yaml_implicit_resolvers.get(value[:1], ()):
                     if regexp.match(value):
-                        return str(tag)
+                        return tag
             return STR_TAG
         return SEQ_TAG if kind is SequenceNode else MAP_TAG
 
