@@ -222,9 +222,13 @@ def test_the_bundle_encoded_once_is_the_bundle_serialised(tmp_path: Path) -> Non
     repo = make_repo(tmp_path / "r", {**PKG, "pkg/prompts/unicode.prompt.yaml": (
         "description: 'naïve \\u2028 \"quoted\" \\x01 ✓'\n"
         "metadata: {n: 1.5e-7, big: 12345678901234567890}\n"
-        "messages:\n  - role: user\n    text: 'Grüße {{ x }}'\n")})
+        "messages:\n  - role: user\n    text: 'Grüße {{ x }}'\n"
+        "  - role: user\n    template: templates/wide.j2\n"),
+        "pkg/templates/wide.j2": "😀 {{ x }}\n{% include \"templates/a.j2\" %}",
+        "pkg/templates/a.j2": "ascii\n"})
     first = Build(Path(repo.working_tree_dir) / "pkg", "HEAD")
     data = first.serialised
+    assert set(first.bundle["templates"]) >= {"templates/a.j2", "templates/wide.j2"}
     assert data == serialise(first.bundle)
     assert first.bundle["digest"] == digest(first.bundle)
     assert parse_bundle(data, "built") == first.bundle
