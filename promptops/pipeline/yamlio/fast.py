@@ -164,7 +164,8 @@ def _plain(loader: FastLoader, root: yaml.Node, *, aliases: bool) -> object:
     Recursion is bounded: a collection deeper than the limit stops the walk.
     """
     walk = _Walk(loader, aliases=aliases)
-    data = walk.item(root, 1)
+    walk.met([root])
+    data = walk.value(root, 1)
     if walk.count > MAX_NODES:
         raise _NotPlain
     return data
@@ -173,7 +174,8 @@ def _plain(loader: FastLoader, root: yaml.Node, *, aliases: bool) -> object:
 class _Walk:
     """One document's walk (a class, not a closure: a closure that calls itself is a
     reference cycle, and 10,000 of them, each holding its loader, waited for the cycle
-    collector: 1.1 s of a build)."""
+    collector: 1.1 s of a build). String scalars, most of the nodes, are read in their
+    parent's loop; each collection counts and checks its children at once."""
 
     __slots__ = ("count", "loader", "seen")
 
@@ -182,13 +184,18 @@ class _Walk:
         self.seen: set[int] | None = set() if aliases else None
         self.count = 0
 
-    def item(self, node: yaml.Node, depth: int) -> object:
-        self.count += 1
+    def met(self, nodes: list[yaml.Node]) -> None:
+        """Count ``nodes``; with aliases possible, a node met before is one."""
+        self.count += len(nodes)
         seen = self.seen
         if seen is not None:
-            if id(node) in seen:
+            before = len(seen)
+            seen.update(map(id, nodes))
+            if len(seen) != before + len(nodes):
                 raise _NotPlain
-            seen.add(id(node))
+
+    def value(self, node: yaml.Node, depth: int) -> object:
+        """Any node but a string scalar (the caller read those); ``depth``: its level."""
         kind, tag = type(node), node.tag
         if kind is ScalarNode:
             if tag == STR_TAG:
@@ -199,17 +206,23 @@ class _Walk:
         if depth > MAX_DEPTH:
             raise _NotPlain
         if kind is MappingNode and tag == MAP_TAG:
+            pairs: list[tuple[yaml.Node, yaml.Node]] = node.value
+            self.met([n for pair in pairs for n in pair])
             out: dict[object, object] = {}
-            for key_node, value_node in node.value:
+            for key_node, value_node in pairs:
                 if type(key_node) is not ScalarNode or key_node.tag != STR_TAG:
                     raise _NotPlain  # merge keys, tagged and non-string keys
-                key = self.item(key_node, depth + 1)
+                key = key_node.value
                 if key in out:
                     raise _NotPlain
-                out[key] = self.item(value_node, depth + 1)
+                out[key] = (value_node.value if type(value_node) is ScalarNode
+                            and value_node.tag == STR_TAG else self.value(value_node, depth + 1))
             return out
         if kind is SequenceNode and tag == SEQ_TAG:
-            return [self.item(child, depth + 1) for child in node.value]
+            items: list[yaml.Node] = node.value
+            self.met(items)
+            return [n.value if type(n) is ScalarNode and n.tag == STR_TAG
+                    else self.value(n, depth + 1) for n in items]
         raise _NotPlain
 
 
