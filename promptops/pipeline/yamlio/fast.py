@@ -21,7 +21,6 @@ from __future__ import annotations
 import operator
 import re
 from collections.abc import Hashable
-from typing import Any
 
 import yaml
 from yaml.nodes import MappingNode, ScalarNode, SequenceNode
@@ -69,10 +68,10 @@ class FastLoader(yaml.CSafeLoader):
     descend_resolver = staticmethod(operator.is_)  # type: ignore[assignment]  # (parent, index)
     ascend_resolver = staticmethod(tuple)  # type: ignore[assignment]  # ()
 
-    def resolve(self, kind: object, value: Any,  # PyYAML's signature
-                implicit: Any) -> object:
+    def resolve(self, kind: object, value: str, implicit: tuple[bool, bool]) -> object:
         """PyYAML's ``BaseResolver.resolve`` without the steps that never apply here (no
-        path resolvers, no wildcard resolvers): the same tag for any node."""
+        path resolvers, no wildcard resolvers): the same tag for any node. (``value`` and
+        ``implicit`` are typed for scalars: a collection's are None and a bool, unread.)"""
         if kind is ScalarNode:
             if implicit[0]:
                 for tag, regexp in self.yaml_implicit_resolvers.get(value[:1], ()):
