@@ -147,8 +147,8 @@ def main() -> None:
     what = f" ({args.corpus_part} part of the speed corpus)" if part else ""
     kind = "synthetic heavy prompts" if args.package == "heavy" and not part else "real prompts"
     print(f"{args.corpus} {kind}{what}; median of {args.rounds} interleaved rounds; "
-          f"{os.cpu_count()} cores, load average {load:.1f}; same findings"
-          f"{' and bundle bytes' if part else ''}: {same}")
+          f"{os.cpu_count()} cores, load average {load:.1f}; "
+          f"{'same bundle bytes and ' if part else ''}same findings: {same}")
     print(f"{'run':<26} {'before wall':>11} {'after wall':>10} {'before CPU':>10} "
           f"{'after CPU':>9} {'CPU after/before':>16}")
     med = {label: {name: tuple(_median([p[k] for p in runs]) for k in (0, 1))
