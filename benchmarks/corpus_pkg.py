@@ -111,7 +111,10 @@ def generate_part(part: str, n: int, out: Path) -> Path:
     for i in range(n):
         name, text = texts[i % len(texts)]
         k = i // len(texts)
-        body = text
+        # A prompt whose name is not its file's stem says ``name:``; each replica needs its
+        # own (a duplicate name fails the build before it compiles a bundle).
+        body = re.sub(r"^name: (.+)$", rf"name: \1-{k}", text, count=1,
+                      flags=re.M)
         for path in re.findall(r"^\s*template: (\S+)$", text, re.M):
             moved = f"{path}.{k}"
             body = body.replace(f"template: {path}\n", f"template: {moved}\n")

@@ -77,6 +77,18 @@ class Build:
         """The bundle: what is served, tested and reviewed."""
         from promptops.pipeline.bundle import compile_bundle
 
-        package = self.package
+        with collector.paused():  # one pause: a pass between the stages walked the package
+            return compile_bundle(self.package)
+
+    @cached_property
+    def serialised(self) -> bytes:
+        """The bundle file's bytes (``serialise(self.bundle)``). Asked before ``bundle``,
+        both come from one encoding of the canonical JSON (``compile_serialised``)."""
+        from promptops.pipeline.bundle import compile_serialised, serialise
+
+        if "bundle" in self.__dict__:
+            return serialise(self.bundle)
         with collector.paused():
-            return compile_bundle(package)
+            bundle, data = compile_serialised(self.package)
+        self.__dict__["bundle"] = bundle
+        return data

@@ -44,11 +44,11 @@ class _CaseLoader(fastyaml.FastLoader):
 
     def resolve(self, kind: object, value: Any, implicit: Any) -> object:  # noqa: ANN401  (PyYAML's)
         if kind is not yaml.ScalarNode or len(value) > 64:
-            return super().resolve(kind, value, implicit)  # type: ignore[no-untyped-call]
+            return super().resolve(kind, value, implicit)
         key = (value, tuple(implicit))
         tag = self._memo.get(key)
         if tag is None:
-            tag = super().resolve(kind, value, implicit)  # type: ignore[no-untyped-call]
+            tag = super().resolve(kind, value, implicit)
             if len(self._memo) < 50_000:
                 self._memo[key] = tag
         return tag

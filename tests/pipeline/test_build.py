@@ -211,3 +211,26 @@ def test_git_reads_every_byte_of_large_and_memoised_files(tmp_path: Path) -> Non
     source.read_ahead([])  # nothing read ahead: every read below is a single-object read
     for path in ("promptops.yaml", "partials/head.j2", "big.txt"):
         assert source.read(path) == (root / "pkg" / path).read_bytes()
+
+
+def test_the_bundle_encoded_once_is_the_bundle_serialised(tmp_path: Path) -> None:
+    """``build`` writes ``Build.serialised`` (the digest's encoding reused): byte for byte
+    what ``serialise`` makes of the bundle, with a digest that verifies."""
+    from promptops.pipeline.build import Build
+    from promptops.pipeline.bundle import digest, serialise
+
+    repo = make_repo(tmp_path / "r", {**PKG, "pkg/prompts/unicode.prompt.yaml": (
+        "description: 'naïve \\u2028 \"quoted\" \\x01 ✓'\n"
+        "metadata: {n: 1.5e-7, big: 12345678901234567890}\n"
+        "messages:\n  - role: user\n    text: 'Grüße {{ x }}'\n"
+        "  - role: user\n    template: templates/wide.j2\n"),
+        "pkg/templates/wide.j2": "😀 {{ x }}\n{% include \"templates/a.j2\" %}",
+        "pkg/templates/a.j2": "ascii\n"})
+    first = Build(Path(repo.working_tree_dir) / "pkg", "HEAD")
+    data = first.serialised
+    assert set(first.bundle["templates"]) >= {"templates/a.j2", "templates/wide.j2"}
+    assert data == serialise(first.bundle)
+    assert first.bundle["digest"] == digest(first.bundle)
+    assert parse_bundle(data, "built") == first.bundle
+    later = Build(Path(repo.working_tree_dir) / "pkg", "HEAD")
+    assert later.bundle == first.bundle and later.serialised == data  # bundle asked first

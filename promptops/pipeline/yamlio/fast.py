@@ -8,17 +8,27 @@ uses and refuses duplicates. Anything it cannot parse is re-parsed by ruamel.yam
 every reported problem reads the same whichever path found it, except a document over
 the limits of :mod:`promptops.pipeline.yamlio.limits`, refused here (``LimitExceeded``) before it
 is constructed: it must never reach a parser that recurses.
+
+Most package files are plain trees of strings: :func:`load` builds those in one walk of
+libyaml's node graph that also holds them to the limits (:func:`_plain`), instead of
+PyYAML's generic constructor and a second walk for the limits; anything else in a document
+(an alias, a tag, a merge or non-string key, a duplicate key, a limit crossed, an error)
+sends it down the general path, which parses it again and answers as it always did.
 """
 
 from __future__ import annotations
 
+import operator
 import re
 from collections.abc import Hashable
 
 import yaml
+from yaml.nodes import MappingNode, ScalarNode, SequenceNode
 
 from promptops.pipeline.yamlio.limits import (
+    MAX_DEPTH,
     MAX_INT_DIGITS,
+    MAX_NODES,
     TOO_DEEP,
     at,
     check_events,
@@ -46,7 +56,29 @@ class DuplicateKey(yaml.MarkedYAMLError):
     pass
 
 
+STR_TAG, SEQ_TAG, MAP_TAG, NULL_TAG = (f"tag:yaml.org,2002:{kind}"
+                                      for kind in ("str", "seq", "map", "null"))
+
+
 class FastLoader(yaml.CSafeLoader):
+
+    # libyaml's composer (PyYAML's C extension) calls these three for every node. This
+    # loader has no path resolvers, so PyYAML's descend/ascend return at once, but each is
+    # a Python call: C callables that do nothing stand in (they take the same arguments).
+    descend_resolver = staticmethod(operator.is_)  # type: ignore[assignment]  # (parent, index)
+    ascend_resolver = staticmethod(tuple)  # type: ignore[assignment]  # ()
+
+    def resolve(self, kind: object, value: str, implicit: tuple[bool, bool]) -> object:
+        """PyYAML's ``BaseResolver.resolve`` without the steps that never apply here (no
+        path resolvers, no wildcard resolvers): the same tag for any node. (``value`` and
+        ``implicit`` are typed for scalars: a collection's are None and a bool, unread.)"""
+        if kind is ScalarNode:
+            if implicit[0]:
+                for tag, regexp in self.yaml_implicit_resolvers.get(value[:1], ()):
+                    if regexp.match(value):
+                        return tag
+            return STR_TAG
+        return SEQ_TAG if kind is SequenceNode else MAP_TAG
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False  # noqa: FBT001, FBT002  (PyYAML's signature)
                           ) -> dict[Hashable, object]:
@@ -102,6 +134,99 @@ for _tag, _rx, _first in (
 def load(text: str) -> object:
     """Parse one document; yaml.YAMLError on anything wrong (the caller re-parses),
     LimitExceeded on a document over the limits (nothing else should parse it)."""
+    # A document has at most 2 * len(text) + 1 nodes (limits.needs_check), so a shorter one
+    # cannot hold too many: no need to count events before composing it.
+    if 2 * len(text) + 1 <= MAX_NODES:
+        loader = FastLoader(text)
+        try:
+            node = loader.get_single_node()
+            return None if node is None else _plain(loader, node, aliases="*" in text)
+        except Exception:  # the general path parses it again and says what is wrong
+            pass
+        finally:
+            loader.dispose()
+    return _general(text)
+
+
+class _NotPlain(Exception):
+    """The document needs the general path."""
+
+
+def _plain(loader: FastLoader, root: yaml.Node, *, aliases: bool) -> object:
+    """The data of a document that is a plain tree, checked against the limits as it is built.
+
+    The same objects as PyYAML's constructor builds (``_general``), for documents that are
+    trees of untagged mappings (string keys, each once), sequences and scalars, within the
+    limits: strings and nulls directly, other scalars by the loader's own constructors.
+    Anything else raises (:class:`_NotPlain`, or the constructor's error) and the caller takes
+    the general path. ``aliases`` (the text has a ``*``): a node met twice is an alias.
+    Recursion is bounded: a collection deeper than the limit stops the walk.
+    """
+    walk = _Walk(loader, aliases=aliases)
+    walk.met([root])
+    data = walk.value(root, 1)
+    if walk.count > MAX_NODES:
+        raise _NotPlain
+    return data
+
+
+class _Walk:
+    """One document's walk (a class, not a closure: a closure that calls itself is a
+    reference cycle, and 10,000 of them, each holding its loader, waited for the cycle
+    collector: 1.1 s of a build). String scalars, most of the nodes, are read in their
+    parent's loop; each collection counts and checks its children at once."""
+
+    __slots__ = ("count", "loader", "seen")
+
+    def __init__(self, loader: FastLoader, *, aliases: bool) -> None:
+        self.loader = loader
+        self.seen: set[int] | None = set() if aliases else None
+        self.count = 0
+
+    def met(self, nodes: list[yaml.Node]) -> None:
+        """Count ``nodes``; with aliases possible, a node met before is one."""
+        self.count += len(nodes)
+        seen = self.seen
+        if seen is not None:
+            before = len(seen)
+            seen.update(map(id, nodes))
+            if len(seen) != before + len(nodes):
+                raise _NotPlain
+
+    def value(self, node: yaml.Node, depth: int) -> object:
+        """Any node but a string scalar (the caller read those); ``depth``: its level."""
+        kind, tag = type(node), node.tag
+        if kind is ScalarNode:
+            if tag == STR_TAG:
+                return node.value
+            if tag == NULL_TAG:
+                return None
+            return self.loader.construct_object(node, deep=True)
+        if depth > MAX_DEPTH:
+            raise _NotPlain
+        if kind is MappingNode and tag == MAP_TAG:
+            pairs: list[tuple[yaml.Node, yaml.Node]] = node.value
+            self.met([n for pair in pairs for n in pair])
+            out: dict[object, object] = {}
+            for key_node, value_node in pairs:
+                if type(key_node) is not ScalarNode or key_node.tag != STR_TAG:
+                    raise _NotPlain  # merge keys, tagged and non-string keys
+                key = key_node.value
+                if key in out:
+                    raise _NotPlain
+                out[key] = (value_node.value if type(value_node) is ScalarNode
+                            and value_node.tag == STR_TAG else self.value(value_node, depth + 1))
+            return out
+        if kind is SequenceNode and tag == SEQ_TAG:
+            items: list[yaml.Node] = node.value
+            self.met(items)
+            return [n.value if type(n) is ScalarNode and n.tag == STR_TAG
+                    else self.value(n, depth + 1) for n in items]
+        raise _NotPlain
+
+
+def _general(text: str) -> object:
+    """Any document: composed, held to the limits, then built by PyYAML's constructor."""
     loader = FastLoader(text)  # a safe loader subclass
     try:
         node = compose(loader, text)

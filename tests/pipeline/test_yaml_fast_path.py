@@ -1,0 +1,102 @@
+"""The plain-tree fast path of ``yamlio.fast.load`` answers exactly as the general path.
+
+``load`` builds documents that are plain trees (untagged mappings with string keys,
+sequences, scalars) in one walk that also checks the limits, and sends everything else to
+``_general`` (PyYAML's constructor after the limit checks). Whatever the document, the two
+must agree: the same data (``repr``: 1, 1.0 and True differ) or the same error.
+"""
+
+from __future__ import annotations
+
+import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from promptops.pipeline.yamlio import fast, limits
+
+
+def outcome(load: object, text: str) -> tuple[str, ...]:
+    assert callable(load)
+    try:
+        return ("ok", repr(load(text)))
+    except Exception as exc:  # the error itself is what is compared
+        return ("error", type(exc).__name__, str(exc))
+
+
+def same(text: str) -> tuple[str, ...]:
+    got = outcome(fast.load, text)
+    assert got == outcome(fast._general, text), text
+    return got
+
+
+EDGES = [
+    "", "---\n", "a: 1\n", "a: 1\na: 2\n", "1: a\n0x1: b\n", "true: a\n1: b\n",
+    ".nan: a\n.nan: b\n", "? [a, b]\n: c\n", "? {a: b}\n: c\n", "a: &x {b: 1}\nc: *x\n",
+    "a: &x s\nb: *x\n", "base: &b {x: 1}\nderived:\n  <<: *b\n  y: 2\n", "a: !!str [1]\n",
+    "a: !!map x\n", "a: !!seq x\n", "a: !!set {x, y}\n", "a: !!omap [{x: 1}]\n",
+    "a: !!binary aGk=\n", "a: 2001-12-14\n", "a: !custom x\n", "!!str 1: a\n",
+    "!!value =: a\n", "a: <<\n", "a: [1, 1.5, .inf, -.inf, .nan, 0o17, 0x1F, 1_000]\n",
+    "a: [yes, no, on, off, True, FALSE, ~, null, Null]\n", "a: 1e3\nb: +12\nc: -0\n",
+    "- a\n- - b\n  - c\n- {d: e}\n", "text: |\n  **bold** and *em*\n", "a: *undefined\n",
+    "a: [b\n", "a: 1\n---\nb: 2\n", "a: " + "1" * 5000 + "\n", "a: 0x" + "f" * 5000 + "\n",
+    "[" * 101 + "]" * 101, "[" * 100 + "]" * 100, "[" * 99 + "]" * 99,
+    "a: &a [x]\nb: &b [*a, *a, *a]\nc: [*b, *b, *b]\n", "a: &a [*a]\n",
+    "k: v\n" + "".join(f"k{i}: [{', '.join(['x'] * 50)}]\n" for i in range(60)),
+]
+
+
+def test_edge_documents_agree() -> None:
+    kinds = {same(text)[0] for text in EDGES}
+    assert kinds == {"ok", "error"}  # both paths exercised
+
+
+def test_a_plain_tree_takes_the_plain_path() -> None:
+    loader = fast.FastLoader("a: [x, {b: c}]\n")
+    root = loader.get_single_node()
+    assert fast._plain(loader, root, aliases=False) == {"a": ["x", {"b": "c"}]}
+
+
+def test_limits_hold_on_the_plain_path() -> None:
+    deep = "[" * (limits.MAX_DEPTH + 1) + "]" * (limits.MAX_DEPTH + 1)
+    assert same(deep)[1] == "LimitExceeded"
+    laughs = "a: &a [x, x, x, x, x, x, x, x, x, x]\n" + "".join(
+        f"{c}: &{c} [{', '.join([f'*{p}'] * 10)}]\n"
+        for p, c in zip("abcdefg", "bcdefgh", strict=True))
+    assert same(laughs)[1] == "LimitExceeded"
+
+
+def test_the_resolver_tags_as_pyyaml_does() -> None:
+    loader = fast.FastLoader("")
+    for value in ["", "~", "null", "true", "False", "yes", "1", "-1", "0o7", "0x1f", "1_0",
+                  "1.5", ".5", "+.inf", ".NaN", "1e3", "2001-12-14", "2001-12-14 21:59:43.10 -5",
+                  "<<", "=", "a", "-", "--", "0b1", "1:2", "null x"]:
+        for implicit in ((True, False), (False, True), (False, False)):
+            assert loader.resolve(yaml.ScalarNode, value, implicit) == \
+                yaml.resolver.BaseResolver.resolve(loader, yaml.ScalarNode, value, implicit)
+    for kind in (yaml.SequenceNode, yaml.MappingNode):
+        assert loader.resolve(kind, None, True) == \
+            yaml.resolver.BaseResolver.resolve(loader, kind, None, True)
+
+
+PIECES = st.sampled_from([
+    "a", "b", "1", "1.0", "true", "~", "null", "''", '"x"', "*a", "&a ", "!!str ", "!!int ",
+    "!x ", "<<", "[", "]", "{", "}", ", ", ": ", "- ", "? ", "\n", "\n  ", "\n- ", "|\n  ",
+    ">-\n  ", "#c", "---", "...", "0x1F", ".inf", "2001-12-14", "**bold**", "{{ x }}", "\t",
+])
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.lists(PIECES, max_size=25).map("".join))
+def test_any_document_agrees(text: str) -> None:
+    same(text)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=5), inner,
+                                                                max_size=4),
+    max_leaves=20))
+def test_dumped_data_agrees(data: object) -> None:
+    for flow in (True, False):
+        assert same(yaml.safe_dump({"d": data}, default_flow_style=flow))[0] == "ok"
