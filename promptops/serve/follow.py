@@ -305,9 +305,20 @@ class Follower(Background):
         pending, self._unstored = self._unstored, []
         for cache, commit, prefix, bundle, built in pending:
             cache.store(commit, prefix, bundle, built.serialised() if built else None)
+        for cache in {cache: None for cache, *_ in pending}:  # bounded (cache.py), keeping
+            cache.prune(self._serving(cache))  # what the next rebuilds start from
         flush = getattr(self._gate, "flush", None)  # the lint gate's cache (FollowGate)
         if flush is not None:
             flush()
+
+    def _serving(self, cache: BuildCache) -> set[str]:
+        """The trees of ``cache``'s packages that this process serves and rebuilds from."""
+        trees = set()
+        for package in self._packages:
+            last = self._last.get(package.directory)
+            if package.cache is cache and last is not None:
+                trees.add(last[0] if isinstance(last, tuple) else last.tree)
+        return trees
 
     # -- following HEAD -------------------------------------------------------------------
 
