@@ -198,6 +198,7 @@ def serve_session(repo: Path, pkgs: list[Path], names: list[str], expected: dict
                        ("third_commit_ms", 3)):
             out[key], out[key.replace("_ms", "_cpu_ms")] = touch_and_wait(
                 repo, prompt_file(pkgs[0], i), conn, cfg.timeout)
+        out["serve_rss_after_mb"] = (rss_kb(conn.proc.pid) or 0) / 1024
     finally:
         conn.close()
     return out
@@ -313,6 +314,7 @@ ROWS = [("build --no-lint (s)", "build_s", 2), ("build CPU (s)", "build_cpu_s", 
         ("serve cold, repo cached (ms)", "serve_repo_cached_ms", 0),
         ("RSS serving, repo (MB)", "serve_rss_mb", 1),
         ("peak RSS serving (MB)", "serve_peak_mb", 1),
+        ("RSS serving after the commits (MB)", "serve_rss_after_mb", 1),
         ("prompts/list first page (ms)", "list_first_ms", 2),
         ("prompts/list all pages (ms)", "list_all_ms", 1), ("pages", "pages", 0),
         ("prompts/get p50 (ms)", "get_p50_ms", 3), ("prompts/get p99 (ms)", "get_p99_ms", 3),
