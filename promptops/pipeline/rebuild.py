@@ -88,21 +88,25 @@ class Built:
             return None
         return cls(tree, bundle, inner.entries())
 
-    def prepare(self, directory: Path, commit: str) -> bool:
+    def prepare(self, directory: Path, commit: str) -> GitSource | None:
         """Make now what the next :func:`rebuild` would make first (``commit`` is the one
         this bundle was served for): the tree's listing, each prompt's encoding and the
         name tables. A start from the build cache knows none of them, and at 100,000
         prompts they were most of what its first commit cost beyond the imports (serve's
-        warm-up, docs/following.md). False when nothing was left to make."""
+        warm-up, docs/following.md). Returns the commit's source, which knows the listing
+        and reads only the files asked for (the lint gate reads its manifest: a source's
+        first read would otherwise read every blob); None when nothing was left to make."""
         if self.entries is not None and self.encoded is not None and self.names is not None:
-            return False
+            return None
+        source = GitSource(directory, commit)
+        if source.tree != self.tree:
+            return None
         if self.entries is None:
-            source = GitSource(directory, commit)
-            if source.tree == self.tree:
-                self.entries = source.entries()
+            self.entries = source.entries()
+        source.know(self.entries)
         self.prompts_encoded()
         self.name_tables()
-        return True
+        return source
 
     def name_tables(self) -> tuple[list[str], dict[str, str]]:
         """The prompts' names in the bundle's order, and prompt file -> name."""

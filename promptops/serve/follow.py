@@ -390,13 +390,16 @@ class Follower(Background):
             prompts = 0
             for package, commit in zip(self._packages, commits, strict=True):
                 last = self._base(package)
-                if last is None or not last.prepare(package.directory, commit):
+                source = last.prepare(package.directory, commit) if last else None
+                if last is None or source is None:
                     continue  # built at start, or warmed up already
                 prompts += len(last.bundle["prompts"])
                 prepare = getattr(self._gate, "prepare", None)  # the lint gate's record
                 if prepare is not None:
-                    prepare(_build(package.directory, commit, self._memo,
-                                   keep_asts=self._gate is not None))
+                    from promptops.pipeline.build import Build
+
+                    prepare(Build(package.directory, commit, memo=self._memo,
+                                  keep_asts=True, source=source))
             if prompts:
                 self._log(f"warmed up: the served commit's {prompts} prompts are ready to be "
                           "rebuilt in proportion to a commit")
