@@ -19,12 +19,15 @@ Nothing of the build is loaded before HEAD first moves to a commit the cache doe
 hold. An earlier version warmed up one second after start (imported the build stack and
 parsed the served commit into the memo) so that the first such rebuild would re-parse
 only what changed; that cost every server ~26 MB at 1,000 prompts (~100 MB at 10,000)
-for a checkout most editor windows never see, doubling the memory of `--bundle`. Now the
-first never-built checkout pays the import and a full parse (~0.8 s at 1,000 prompts,
-docs/benchmarks.md), and fills the memo, so every later one re-parses only what changed.
-A team server (``serve --http``) calls :meth:`Follower.warm_up` before it listens: it
-parses the served commit at start, since there a commit's latency to its listeners matters
-more than one process's memory (docs/http.md).
+for a checkout most editor windows never see, doubling the memory of `--bundle`. A commit
+is now rebuilt from the last bundle in proportion to what it changed (rebuild.py), and
+nothing is parsed to prepare it: what its first one makes besides the imports is the base
+(the tree's listing, each prompt's encoding cut from the cached file) and the lint
+record, ~0.3 s at 1,000 prompts but 1.1 s of CPU at 100,000. :meth:`Follower.warm_up`
+makes them ahead: a team server (``serve --http``) calls it before it listens, and a stdio
+server calls it from its follower thread at start when it serves :data:`PREPARE_AT`
+prompts or more, where the base is a small part of its memory and would otherwise put
+the first commit over a second (docs/following.md). Smaller stdio servers stay lazy.
 """
 
 from __future__ import annotations
