@@ -229,14 +229,33 @@ def touch_and_wait(repo: Path, target: Path, conn: Conn,
 
 
 def settle(pid: int, quiet_s: float = 0.3, limit_s: float = 120.0) -> None:
-    """Wait until ``pid`` used no CPU for ``quiet_s`` (at most ``limit_s``)."""
+    """Wait until ``pid`` used no CPU for ``quiet_s`` and none of its threads is runnable
+    (at most ``limit_s``): on a loaded machine a process waiting for a core uses no CPU
+    either, and its last commit's deferred work (the build cache, the lint record) then
+    landed in the next commit's figures."""
     end, last = now() + limit_s, cpu_ticks(pid)
     while now() < end:
         time.sleep(quiet_s)
         cur = cpu_ticks(pid)
-        if cur == last:
+        if cur == last and not runnable(pid):
             return
         last = cur
+
+
+def runnable(pid: int) -> bool:
+    """Whether a thread of ``pid`` is running or waiting for a core (state R)."""
+    try:
+        tasks = list(Path(f"/proc/{pid}/task").iterdir())
+    except OSError:
+        return False
+    for task in tasks:
+        try:
+            stat = (task / "stat").read_text()
+        except OSError:
+            continue
+        if stat[stat.rindex(")") + 2 :].startswith("R"):
+            return True
+    return False
 
 
 def bench(n: int, layout: str, root: Path, cfg: argparse.Namespace,
