@@ -33,6 +33,14 @@ class _LintGate:
             self._gate = FollowGate()
         return self._gate(build)
 
+    def prepare(self, build: Build) -> None:
+        """The package's last lint record read before any commit needs it (serve's warm-up)."""
+        if self._gate is None:
+            from promptops.lint.runner import FollowGate
+
+            self._gate = FollowGate()
+        self._gate.prepare(build)
+
     def flush(self) -> None:
         """The lint cache written (serve calls it once a commit reached its clients)."""
         if self._gate is not None:

@@ -208,6 +208,20 @@ class FollowGate:
         self._last = (key, where, linted.record) if linted.record is not None else None
         return linted
 
+    def prepare(self, subject: Subject) -> None:
+        """The last record of ``subject``'s package read now, not by the next commit's
+        relint (21 MB, 0.25 s at 100,000 prompts: serve's warm-up). Any record is as good a
+        base as the newest: a relint compares it with the commit's own blobs."""
+        source = subject.source
+        files = source if isinstance(source, CachingSource) else CachingSource(source)
+        conf = settings(manifest_data(files), [], [], strict=False, base=None)
+        where = cache_dir(subject.path, "lint")
+        key = cache.settings_key(conf)
+        if conf.base is None and (self._last is None or self._last[:2] != (key, where)):
+            last = cache.load_last(where, conf)
+            if last is not None:
+                self._last = (key, where, last)
+
     def _keep(self, key: str, where: Path, record: cache.Record, conf: LintSettings,
               files: CachingSource, ids: dict[str, str]) -> None:
         """``record`` for the next commit, and for the cache once :meth:`flush` runs."""

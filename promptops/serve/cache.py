@@ -16,14 +16,24 @@ commit and the digest recomputed. Everything else in it is a function of the tre
 When the git dir is not writable the user cache dir (``$XDG_CACHE_HOME`` or
 ``~/.cache``)/promptops/<hash of the git dir>/ is used instead. Only the standard
 library is imported here: loading a cached bundle is on the cold path.
+
+**Bounded.** Every commit serve follows stores a bundle (68 MB at 100,000 prompts), so
+:meth:`BuildCache.prune` runs after each store: the newest bundles are kept (a load
+refreshes an entry's mtime, so "newest" is "last used") while they fit in
+:data:`MAX_BUNDLES` entries and :data:`MAX_BYTES`; the older ones are unlinked, and so are
+all but the newest :data:`MAX_COMMITS` commit indexes. The trees a process serves are
+never pruned by it (its next rebuild cuts the encodings from their files). Each unlink is
+atomic and a reader of an entry another process just pruned misses it, as it would miss
+any entry: it builds again.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from pathlib import Path
 
 from promptops import __version__
@@ -33,6 +43,13 @@ from promptops.pipeline.bundle import FORMAT, Bundle, digest, parse_bundle, seri
 
 # A new promptops version may compile the same tree differently: never reuse across them.
 GENERATION = "v1-" + hashlib.sha256(f"{FORMAT} {__version__}".encode()).hexdigest()[:12]
+SUFFIX = ".bundle.json"
+# What prune keeps at most (the bundles this process serves aside): the last 64 bundles
+# used, as long as they take at most 1 GiB (15 of 100,000 prompts, 1,500 of 1,000), and
+# the last 4,096 commits' indexes (~100 bytes each; a pruned one costs one `git rev-parse`)
+MAX_BUNDLES = 64
+MAX_BYTES = 1 << 30
+MAX_COMMITS = 4096
 
 
 def user_cache_root() -> Path:
@@ -72,7 +89,7 @@ class BuildCache:
     def load(self, tree: str) -> Bundle | None:
         """The verified bundle built from ``tree``, or None (a damaged entry is reported)."""
         for folder in self.dirs:
-            path = folder / "trees" / f"{tree}.bundle.json"
+            path = folder / "trees" / f"{tree}{SUFFIX}"
             try:
                 data = path.read_bytes()
             except OSError:
@@ -83,6 +100,7 @@ class BuildCache:
                 self.log(f"ignoring a damaged cache entry, rebuilding: {exc}")
                 continue
             if bundle["source"].get("tree") == tree:
+                _touch(path)  # used now: the last to be pruned
                 return bundle
             self.log(f"ignoring cache entry {path}: it holds another tree")
         return None
@@ -91,7 +109,7 @@ class BuildCache:
         """Where the bundle of ``tree`` is stored, if it is (its canonical JSON: serve's
         incremental rebuild cuts each prompt's encoding from it)."""
         for folder in self.dirs:
-            path = folder / "trees" / f"{tree}.bundle.json"
+            path = folder / "trees" / f"{tree}{SUFFIX}"
             if path.is_file():
                 return path
         return None
@@ -106,8 +124,41 @@ class BuildCache:
         tree = bundle["source"].get("tree")
         if not isinstance(tree, str):
             return
-        self._write(f"trees/{tree}.bundle.json", serialise(bundle) if data is None else data)
+        self._write(f"trees/{tree}{SUFFIX}", serialise(bundle) if data is None else data)
         self.remember(commit, prefix, tree)
+
+    def prune(self, keep: Collection[str] = ()) -> int:
+        """Unlink the bundles least recently used beyond :data:`MAX_BUNDLES` entries or
+        :data:`MAX_BYTES` in all, never one of the trees in ``keep`` (what this process
+        serves: they count towards the bounds, first), and the commit indexes beyond the
+        newest :data:`MAX_COMMITS`; in the folder this cache writes to. Returns how many
+        files went. Concurrent prunes and stores are safe: an unlink is atomic, a file
+        another process removed first is skipped, and a store lands with the newest mtime."""
+        if not self._writable:
+            return 0
+        folder = self._writable[0]
+        max_bundles, max_bytes, max_commits = MAX_BUNDLES, MAX_BYTES, MAX_COMMITS
+        trees = _listing(folder / "trees", SUFFIX)
+        kept = [e for e in trees if e[1] in keep]
+        count, size = len(kept), sum(e[2] for e in kept)
+        doomed: list[Path] = []
+        for _, tree, nbytes, path in trees:
+            if tree in keep:
+                continue
+            if doomed or count + 1 > max_bundles or size + nbytes > max_bytes:
+                doomed.append(path)  # and every older one: the newest that fit stay
+                continue
+            count, size = count + 1, size + nbytes
+        commits = _listing(folder / "commits", ".json")
+        doomed += [path for _, _, _, path in commits[max_commits:]]
+        gone = 0
+        for path in doomed:
+            try:
+                path.unlink()
+                gone += 1
+            except OSError:  # pruned by another process, or not ours to prune
+                continue
+        return gone
 
     def _write(self, rel: str, data: bytes) -> None:
         while self._writable:
@@ -118,6 +169,33 @@ class BuildCache:
                 dropped = self._writable.pop(0)
                 self.log(f"cannot write the build cache in {dropped}: {exc}")
         # No writable location: serving still works, restarts just rebuild.
+
+
+def _listing(folder: Path, suffix: str) -> list[tuple[int, str, int, Path]]:
+    """(mtime, key, bytes, path) of the entries ``*suffix`` of ``folder``, newest first
+    (temp files, ``.<name>.<pid>.tmp``, are the writer's to sweep)."""
+    out: list[tuple[int, str, int, Path]] = []
+    try:
+        with os.scandir(folder) as it:
+            for entry in it:
+                if entry.name.startswith(".") or not entry.name.endswith(suffix):
+                    continue
+                try:
+                    st = entry.stat(follow_symlinks=False)
+                except OSError:
+                    continue
+                out.append((st.st_mtime_ns, entry.name[: -len(suffix)], st.st_size,
+                            Path(entry.path)))
+    except OSError:
+        return []
+    out.sort(key=lambda e: (e[0], e[1]), reverse=True)
+    return out
+
+
+def _touch(path: Path) -> None:
+    """``path``'s mtime set to now (what prune orders by); a read-only cache stays as is."""
+    with contextlib.suppress(OSError):
+        os.utime(path)
 
 
 def restamp(bundle: Bundle, commit: str, path: str) -> Bundle:

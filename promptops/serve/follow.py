@@ -19,12 +19,15 @@ Nothing of the build is loaded before HEAD first moves to a commit the cache doe
 hold. An earlier version warmed up one second after start (imported the build stack and
 parsed the served commit into the memo) so that the first such rebuild would re-parse
 only what changed; that cost every server ~26 MB at 1,000 prompts (~100 MB at 10,000)
-for a checkout most editor windows never see, doubling the memory of `--bundle`. Now the
-first never-built checkout pays the import and a full parse (~0.8 s at 1,000 prompts,
-docs/benchmarks.md), and fills the memo, so every later one re-parses only what changed.
-A team server (``serve --http``) calls :meth:`Follower.warm_up` before it listens: it
-parses the served commit at start, since there a commit's latency to its listeners matters
-more than one process's memory (docs/http.md).
+for a checkout most editor windows never see, doubling the memory of `--bundle`. A commit
+is now rebuilt from the last bundle in proportion to what it changed (rebuild.py), and
+nothing is parsed to prepare it: what its first one makes besides the imports is the base
+(the tree's listing, each prompt's encoding cut from the cached file) and the lint
+record, ~0.3 s at 1,000 prompts but 1.1 s of CPU at 100,000. :meth:`Follower.warm_up`
+makes them ahead: a team server (``serve --http``) calls it before it listens, and a stdio
+server calls it from its follower thread at start when it serves :data:`PREPARE_AT`
+prompts or more, where the base is a small part of its memory and would otherwise put
+the first commit over a second (docs/following.md). Smaller stdio servers stay lazy.
 """
 
 from __future__ import annotations
@@ -52,6 +55,8 @@ if TYPE_CHECKING:
     from promptops.pipeline.rebuild import Built
 
 POLL_S = 0.05
+# A stdio server serving this many prompts or more warms up at start (Follower.warm_up)
+PREPARE_AT = 20_000
 QUIET_S = 0.12
 Log = Callable[[str], None]
 
@@ -279,13 +284,11 @@ class Follower(Background):
                  tree: str | None) -> tuple[Build, Built] | None:
         """The build of ``commit`` from the package's last bundle, in proportion to what
         changed (:mod:`promptops.pipeline.rebuild`); None when only a full build will do."""
-        last = self._last.get(package.directory)
+        last = self._base(package)
         if last is None or tree is None:
             return None
-        from promptops.pipeline.rebuild import Built, rebuild
+        from promptops.pipeline.rebuild import rebuild
 
-        if isinstance(last, tuple):
-            last = self._last[package.directory] = Built(last[0], last[1], file=last[2])
         try:
             return rebuild(last, package.directory, commit, tree, self._memo,
                            keep_asts=self._gate is not None)
@@ -305,9 +308,22 @@ class Follower(Background):
         pending, self._unstored = self._unstored, []
         for cache, commit, prefix, bundle, built in pending:
             cache.store(commit, prefix, bundle, built.serialised() if built else None)
+            if built is not None and built.encoded is None:  # a full build's: the next
+                built.file = cache.file(built.tree)  # rebuild cuts, not encodes
+        for cache in {cache: None for cache, *_ in pending}:  # bounded (cache.py), keeping
+            cache.prune(self._serving(cache))  # what the next rebuilds start from
         flush = getattr(self._gate, "flush", None)  # the lint gate's cache (FollowGate)
         if flush is not None:
             flush()
+
+    def _serving(self, cache: BuildCache) -> set[str]:
+        """The trees of ``cache``'s packages that this process serves and rebuilds from."""
+        trees = set()
+        for package in self._packages:
+            last = self._last.get(package.directory)
+            if package.cache is cache and last is not None:
+                trees.add(last[0] if isinstance(last, tuple) else last.tree)
+        return trees
 
     # -- following HEAD -------------------------------------------------------------------
 
@@ -332,6 +348,8 @@ class Follower(Background):
         return tuple(gitrefs.read_head(p.repo).commit for p in self._packages)
 
     def _follow(self, on_change: Callable[[list[Bundle]], object]) -> None:
+        if self._served_prompts() >= PREPARE_AT:
+            self.warm_up()  # a large set's first commit would pay it (warm_up says why)
         last = self._signature()
         # Check once right away: HEAD may have moved between initial() and start().
         changed_at: float | None = time.monotonic() - QUIET_S
@@ -357,30 +375,54 @@ class Follower(Background):
                               "internal error while following HEAD:\n" + traceback.format_exc())
 
     def warm_up(self) -> None:
-        """Parse the served commits into the memo and pass them through the gate once, when
-        they came from the build cache: what the first new commit would otherwise pay on
-        its way to the listeners (0.55-1.1 s at 1,000 prompts: imports, a full parse, lint's
-        rules). Only a team server calls it (``serve --http``: one process, whose memory
-        matters less than a commit's latency), before it starts listening: run in the
-        follower thread instead, its ~1 s of CPU competed with the first requests for the
-        GIL (p99 17-20 ms). An editor's stdio server stays lazy (the module docstring). A
-        warm-up that fails changes nothing served. A fixed ``ref`` never moves: nothing to
-        warm up for."""
+        """Make now what the first new commit would make on its way to the listeners: the
+        build stack and lint imported, each package's last bundle made the base of an
+        incremental rebuild (its tree listed, each prompt's encoding cut from the cached
+        file, :meth:`Built.prepare`) and the lint gate's last record read. Nothing is
+        parsed: a rebuild reads only what a commit changed. A team server calls it before
+        it listens (``serve --http``: run in the follower thread, ~1 s of CPU competed with
+        the first requests for the GIL, p99 17-20 ms); a stdio server from the follower
+        thread at start when it serves :data:`PREPARE_AT` prompts or more, where the first
+        commit would otherwise take over a second and what is made is a small part of the
+        process's memory (the module docstring). A warm-up that fails changes nothing
+        served; a fixed ``ref`` never moves: nothing to warm up for."""
         commits = self._served
-        if len(self._memo) or commits is None or not self._follows():
-            return  # already parsed (the start built something), or nothing will change
+        if commits is None or not self._follows():
+            return
         try:
             prompts = 0
             for package, commit in zip(self._packages, commits, strict=True):
-                built = self._fresh(package, commit)
-                prompts += len(built.bundle["prompts"])  # a Build is lazy: this parses
-                if self._gate is not None:
-                    self._gate(built)
-            self._log(f"warmed up: the served commit's {prompts} prompts are parsed, so a "
-                      "new commit rebuilds only what it changed")
+                last = self._base(package)
+                source = last.prepare(package.directory, commit) if last else None
+                if last is None or source is None:
+                    continue  # built at start, or warmed up already
+                prompts += len(last.bundle["prompts"])
+                prepare = getattr(self._gate, "prepare", None)  # the lint gate's record
+                if prepare is not None:
+                    from promptops.pipeline.build import Build
+
+                    prepare(Build(package.directory, commit, memo=self._memo,
+                                  keep_asts=True, source=source))
+            if prompts:
+                self._log(f"warmed up: the served commit's {prompts} prompts are ready to be "
+                          "rebuilt in proportion to a commit")
         except Exception as exc:  # the served set came from the cache and stays served
-            self._log(f"warm-up of the served commit failed (the next commit pays a full "
-                      f"build): {failure(exc)}")
+            self._log(f"warm-up of the served commit failed (the next commit makes what it "
+                      f"needs): {failure(exc)}")
+
+    def _served_prompts(self) -> int:
+        return sum(len((last[1] if isinstance(last, tuple) else last.bundle)["prompts"])
+                   for last in self._last.values())
+
+    def _base(self, package: _Package) -> Built | None:
+        """The package's last bundle as the base of a rebuild (made from what the start
+        loaded from the cache on first need)."""
+        last = self._last.get(package.directory)
+        if isinstance(last, tuple):
+            from promptops.pipeline.rebuild import Built
+
+            last = self._last[package.directory] = Built(last[0], last[1], file=last[2])
+        return last
 
     def _moved(self, on_change: Callable[[list[Bundle]], object]) -> None:
         if self._channel is None and any(gitrefs.busy(r) for r in self._repos):

@@ -1,0 +1,89 @@
+"""The first commits of a serve session at any size, in process: where their CPU goes.
+
+``growth.py`` times a commit to ``list_changed`` through a real ``promptops serve``; at
+100,000 prompts one such run is most of an hour on a shared machine. This drives the same
+objects in one process (``Follower`` with serve's lint gate, a ``Server`` whose ``swap``
+is the ``on_change``), so the first commit of a session can be timed and profiled alone:
+
+    python benchmarks/follow_first.py REPO PKG [--commits 3] [--profile FILE]
+
+REPO is a git repository with the package PKG in it (``genpkg.py N DIR --git``: then both
+are DIR), its build cache filled (a first run fills it: a full build and a full lint, not
+timed). Each commit rewrites one prompt's description on the checked-out branch; the time
+is CPU (``process_time``) and wall from after ``git commit`` to the end of ``swap``, which
+is when ``list_changed`` is written, then the deferred work (build and lint caches) apart.
+``--profile`` writes cProfile stats of the first commit.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from bench_common import GIT_ENV
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("repo", type=Path)
+    ap.add_argument("pkg", type=Path)
+    ap.add_argument("--commits", type=int, default=3)
+    ap.add_argument("--profile", type=Path)
+    ap.add_argument("--no-gate", action="store_true")
+    ap.add_argument("--warm-up", action="store_true",
+                    help="warm the follower up first (what serve does at start at 20,000 "
+                    "prompts and more, and serve --http always), timed apart")
+    a = ap.parse_args()
+    t0, c0 = time.perf_counter(), time.process_time()
+    from promptops.__main__ import _LintGate
+    from promptops.serve.catalog import Catalog
+    from promptops.serve.follow import Follower
+    from promptops.serve.methods import Settings
+    from promptops.serve.server import Server
+
+    def log(m: str) -> None:
+        print("  log:", m[:200], file=sys.stderr)
+
+    gate = None if a.no_gate else _LintGate()
+    follower = Follower([a.pkg], ref=None, log=log, gate=gate)
+    server = Server(Catalog(follower.initial()), Settings())
+    print(f"start: {time.process_time() - c0:.2f} s CPU, {time.perf_counter() - t0:.2f} s wall "
+          f"({follower.how})", flush=True)
+    if a.warm_up:
+        t0, c0 = time.perf_counter(), time.process_time()
+        follower.warm_up()
+        print(f"warm-up: {time.process_time() - c0:.2f} s CPU, "
+              f"{time.perf_counter() - t0:.2f} s wall", flush=True)
+    prompts = sorted((a.pkg / "prompts").glob("*.prompt.yaml"))
+    for k in range(a.commits):
+        target = prompts[k + 1]
+        text = target.read_text()
+        line0 = next(x for x in text.splitlines() if x.startswith("description:"))
+        target.write_text(text.replace(line0, f"description: follow_first {time.time()}", 1))
+        subprocess.run(["git", "commit", "-qam", f"touch {target.name}"], cwd=a.repo,
+                       check=True, env=GIT_ENV)
+        store = follower._store
+        follower._store = lambda: None  # type: ignore[method-assign]
+        prof = cProfile.Profile(time.process_time) if a.profile and k == 0 else None
+        t0, c0 = time.perf_counter(), time.process_time()
+        if prof:
+            prof.enable()
+        follower._moved(server.swap)
+        if prof:
+            prof.disable()
+            prof.dump_stats(str(a.profile))
+        c1, t1 = time.process_time(), time.perf_counter()
+        store()
+        follower._store = store  # type: ignore[method-assign]
+        c2 = time.process_time()
+        print(f"commit {k + 1}: {c1 - c0:.3f} s CPU, {t1 - t0:.3f} s wall to list_changed "
+              f"({follower.how[a.pkg.resolve()]}); deferred {c2 - c1:.3f} s CPU", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
