@@ -41,7 +41,8 @@ FORMAT = 1
 # passed the lint tests; tests/lint/test_lint_cache_key.py checks that this covers every
 # module promptops.lint.engine imports, directly or not.
 ROOT = Path(__file__).resolve().parent.parent  # the promptops package
-CODE = ("lint", "pipeline", "sandbox", "versioning", "git", "errors.py", "fsutil.py")
+CODE = ("lint", "pipeline", "sandbox", "versioning", "git", "errors.py", "problem.py",
+        "fsutil.py")
 
 
 def _code_paths() -> list[tuple[str, str]]:
