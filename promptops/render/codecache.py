@@ -29,9 +29,10 @@ if TYPE_CHECKING:
 _Key = tuple[str, str]  # (Jinja's key for the name, the source's checksum)
 
 
-class _ModeCache(BytecodeCache):
+class ModeCache(BytecodeCache):
     """Jinja's hook for templates loaded by name (files, partials): code objects kept in
-    memory by name and source checksum, for the environments of one whitespace mode."""
+    memory by name and source checksum, for the environments of one whitespace mode.
+    Public because the review's shape cache (review/skeleton.py) specialises it."""
 
     def __init__(self) -> None:
         self.code: dict[_Key, CodeType] = {}
@@ -51,14 +52,14 @@ class CodeCache:
     renderer's templates are a bundle's, which the build already bounds)."""
 
     def __init__(self) -> None:
-        self._modes: dict[str | None, _ModeCache] = {}
+        self._modes: dict[str | None, ModeCache] = {}
         self._inline: dict[tuple[str | None, str], CodeType] = {}
 
     def loader_cache(self, whitespace: str | None) -> BytecodeCache:
         """What an environment of ``whitespace`` mode takes as its ``bytecode_cache``."""
         found = self._modes.get(whitespace)
         if found is None:
-            found = self._modes[whitespace] = _ModeCache()
+            found = self._modes[whitespace] = ModeCache()
         return found
 
     def from_string(self, env: Environment, whitespace: str | None, source: str) -> Template:

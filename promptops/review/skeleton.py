@@ -36,7 +36,7 @@ from jinja2.bccache import Bucket
 from jinja2.lexer import Token, TokenStream
 from jinja2.parser import Parser
 
-from promptops.render.codecache import CodeCache, _ModeCache
+from promptops.render.codecache import CodeCache, ModeCache
 
 if TYPE_CHECKING:
     from jinja2 import Environment, Template
@@ -190,7 +190,7 @@ def _compile_marked(env: Environment, tokens: tuple[Token, ...], name: str | Non
         return None
 
 
-class _ShapeModeCache(_ModeCache):
+class _ShapeModeCache(ModeCache):
     """Jinja's hook for templates loaded by name: by (name, checksum) as before, then by
     shape."""
 
