@@ -29,10 +29,10 @@ from jinja2 import Environment, TemplateSyntaxError, meta
 
 from promptops.interop import ir
 from promptops.interop.ir import JsonObject
+from promptops.interop.yamltext import typed_plain
 from promptops.pipeline import argtypes
 from promptops.pipeline.bundle_types import Bundle, Message, Prompt
 from promptops.pipeline.model import PROMPT_NAME_RE
-from promptops.pipeline.yamlio.fast import FastLoader
 
 _NAME_OK = re.compile(PROMPT_NAME_RE)
 _ENV = Environment()  # parsing only: which arguments a dropped message reads
@@ -223,17 +223,9 @@ def _str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
     # "\r", NEL and the Unicode line separators are line breaks to YAML: only a double-
     # quoted scalar, which escapes them, keeps them (PyYAML's plain or single-quoted folds them)
     style = '"' if _BREAKS.search(value) else "|" if "\n" in value else None
-    if style is None and _typed_plain(value):
+    if style is None and typed_plain(value):
         style = "'"
     return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
-
-
-def _typed_plain(value: str) -> bool:
-    """Whether a YAML 1.2 core-schema reader (our loader, ruamel.yaml) types ``value`` written
-    plain. PyYAML's dumper quotes by YAML 1.1's rules, which leave ``0E0``, ``1e3`` or ``.5e1``
-    plain, and 1.2 reads those as floats: such text is quoted."""
-    return any(rx.match(value) for _tag, rx in
-               FastLoader.yaml_implicit_resolvers.get(value[:1], ()))
 
 
 _Dumper.add_representer(str, _str)

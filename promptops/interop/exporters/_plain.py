@@ -18,11 +18,11 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-import yaml
 from jinja2 import Environment, TemplateSyntaxError, nodes
 
 from promptops.interop import ir
 from promptops.interop.ir import JsonObject
+from promptops.interop.yamltext import frontmatter
 from promptops.sandbox.jinja_source import tokenize
 from promptops.sandbox.whitespace import ENVIRONMENT_OPTIONS, WhitespaceMode, prepare
 
@@ -269,5 +269,4 @@ def markdown_file(prompt: ir.IRPrompt, front: JsonObject, body: str, target: str
         # tool reads the body's own `---` block as one; `{}`, as an empty `---` pair would
         # pair with the body's `---`
         return "---\n{}\n---\n" + body
-    return "---\n" + yaml.safe_dump(front, sort_keys=False, allow_unicode=True,
-                                    width=1000) + "---\n" + body
+    return "---\n" + frontmatter(front) + "---\n" + body

@@ -27,13 +27,13 @@ import json
 import re
 from collections.abc import Mapping
 
-import yaml
 from jinja2 import Environment, TemplateSyntaxError, nodes
 
 from promptops.interop import handlebars as hb
 from promptops.interop import ir
 from promptops.interop.exporters._plain import argument
 from promptops.interop.ir import JsonObject
+from promptops.interop.yamltext import frontmatter
 from promptops.sandbox.whitespace import ENVIRONMENT_OPTIONS, WhitespaceMode, prepare
 
 _ENV = Environment(**ENVIRONMENT_OPTIONS)
@@ -70,7 +70,7 @@ def export(prompt: ir.IRPrompt) -> tuple[dict[str, str | bytes], list[ir.Loss]]:
     if source[-1:].isspace():
         source += GUARD  # Dotprompt trims the body
     front = _frontmatter(prompt, losses)
-    head = "---\n" + yaml.safe_dump(front, sort_keys=False, allow_unicode=True, width=1000) + \
+    head = "---\n" + frontmatter(front) + \
         "---\n" if front else "---\n{}\n---\n"
     return {f"{prompt.name}.prompt": head + source}, losses
 

@@ -23,12 +23,12 @@ from __future__ import annotations
 
 import re
 
-import yaml
 from jinja2 import Environment, TemplateSyntaxError, nodes
 
 from promptops.interop import ir
 from promptops.interop.exporters import _plain
 from promptops.interop.ir import JsonObject
+from promptops.interop.yamltext import frontmatter
 from promptops.sandbox.whitespace import ENVIRONMENT_OPTIONS, prepare
 
 _MARKER = re.compile(r"(?im)^\s*#?\s*(assistant|function|system|user)\s*:\s*$")
@@ -67,7 +67,7 @@ def _export(prompt: ir.IRPrompt,
         losses.append(ir.Loss(f"samples {extra_samples}", "a Prompty file has one sample, "
                               "which Prompty uses as defaults"))
     front = _frontmatter(prompt, losses)
-    text = "---\n" + yaml.safe_dump(front, sort_keys=False, allow_unicode=True, width=1000) + \
+    text = "---\n" + frontmatter(front) + \
         "---\n" + "\n\n".join(body) + "\n"
     return {f"{prompt.name}.prompty": text}, losses
 
