@@ -9,6 +9,7 @@ prompt it reaches and proves the others unaffected.
 from __future__ import annotations
 
 import difflib
+import gc
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -59,12 +60,30 @@ def build_report(start: Path, base: str, head: str | None, path: Path | None) ->
     memo = FileMemo()
     index = TemplateIndex(memo, keep_asts=True)
     with collector.paused():  # its full passes walked both live builds: 30% of the CPU
-        return ReviewReport(
+        report = ReviewReport(
             base=RefInfo(spec=refs.base_spec, commit=refs.base),
             head=RefInfo(spec=refs.head_spec, commit=refs.head),
             packages=with_channels(top, [review_package(top / rel, rel, refs, index)
                                          for rel in rels], refs.base, refs.head),
         )
+        _promote()
+    return report
+
+
+def _promote() -> None:
+    """Move every object the paused collector let pile up in its youngest generation to
+    the oldest, as surviving collections would have: the first young collection after
+    the pause then has nothing to walk.
+
+    With the collector paused, every object the review allocated stays young, so the
+    first allocation after the pause ran a young collection over all of them (0.2 s at
+    5,000 prompts, on one core, after the render pool is done: the review's last
+    stretch) to free almost nothing. ``gc.freeze`` + ``gc.unfreeze`` move them to the
+    oldest generation in constant time; what is garbage among them is collected by the
+    next full collection, as an old object's would be.
+    """
+    gc.freeze()
+    gc.unfreeze()
 
 
 _Side = tuple["Source | None", "Build | None", "Bundle | None", "str | None"]

@@ -9,22 +9,28 @@ without pasting base64 into a review.
 from __future__ import annotations
 
 import difflib
+from collections.abc import Callable
 
 from promptops.errors import RenderError
 from promptops.pipeline.source import Source
 from promptops.render.mcp import error_code
 from promptops.render.renderer import Renderer
+from promptops.render.result import PromptResult
 from promptops.render.transcript import review_lines
 
 Lines = list[str]
 
 
-def render_lines(renderer: Renderer, prompt: str, arguments: dict[str, object]) -> Lines:
-    """The GetPromptResult of one request as lines; a failure is rendered as its error."""
+def render_lines(renderer: Renderer, prompt: str, arguments: dict[str, object],
+                 keep: Callable[[PromptResult], None] | None = None) -> Lines:
+    """The GetPromptResult of one request as lines; a failure is rendered as its error.
+    ``keep`` is given the result of a request that rendered."""
     try:
         result = renderer.get(prompt, arguments)
     except RenderError as exc:
         return [f"error {error_code(exc)}: {exc}"]
+    if keep is not None:
+        keep(result)
     return review_lines(result)
 
 

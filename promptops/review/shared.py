@@ -18,12 +18,14 @@ from promptops.pipeline.bundle_types import Bundle, Prompt
 from promptops.pipeline.source import Source, blob_id, inside
 from promptops.pipeline.templates import TemplateIndex
 from promptops.render.renderer import Renderer
+from promptops.render.result import PromptResult
 from promptops.review import gates
 from promptops.review.arguments import adapt
 from promptops.review.early import Lint
 from promptops.review.refs import Refs
 from promptops.review.rendered import Lines, render_lines, source_lines, unified
 from promptops.review.skeleton import ShapeCache
+from promptops.sandbox.limits import Budget
 from promptops.testing.cases import Case
 from promptops.testing.runner import Outcome, SnapshotPolicy, auto_jobs, run_case
 
@@ -208,11 +210,51 @@ def _content_id(source: Source | None, path: str | None) -> str | None:
         return None
 
 
-def _render_pair(ra: Renderer, rb: Renderer, a: str, b: str, args: dict[str, object]
-                 ) -> tuple[Lines, Lines]:
+def _render_pair(ra: Renderer, rb: Renderer, a: str, b: str, args: dict[str, object],
+                 kept: _Kept | None = None) -> tuple[Lines, Lines]:
+    """Both ends' lines; HEAD's result, when it rendered, added to ``kept``."""
     pa, pb = ra.prompts.get(a), rb.prompts.get(b)
-    return (render_lines(ra, a, adapt(pa, pb, args)[0]),
-            render_lines(rb, b, adapt(pb, pa, args)[0]))
+    head = adapt(pb, pa, args)[0]
+    keep = None if kept is None else (lambda result: kept.append((head, result)))
+    return (render_lines(ra, a, adapt(pa, pb, args)[0]), render_lines(rb, b, head, keep))
+
+
+# HEAD's requests of one prompt that rendered, and their results
+_Kept = list[tuple[dict[str, object], PromptResult]]
+
+
+class _Replay(Renderer):
+    """HEAD's renderer for one prompt's test cases: a request the rendered diff made
+    already, with the very same arguments, answers with that render's result (a render
+    is a function of the bundle, the prompt and the arguments) instead of rendering it
+    a second time; any other request, or one whose render failed there, renders.
+
+    Not set up as a renderer of its own (no ``super().__init__``): it answers only
+    :meth:`get`, the one method ``run_case`` calls, and forwards what it cannot answer.
+    """
+
+    def __init__(self, renderer: Renderer, name: str, kept: _Kept) -> None:
+        self._renderer = renderer
+        self._name = name
+        self._kept = kept
+
+    def get(self, name: str, arguments: object = None, budget: Budget | None = None
+            ) -> PromptResult:
+        if budget is None and name == self._name and isinstance(arguments, dict):
+            same = _same(arguments)
+            for args, result in self._kept:
+                if args == arguments and same is not None and _same(args) == same:
+                    return result
+        return self._renderer.get(name, arguments, budget)
+
+
+def _same(args: dict[str, object]) -> str | None:
+    """The arguments as JSON, types kept (1, 1.0, True and "1" differ), so two argument
+    sets equal by ``==`` and by this are one request; None when not JSON."""
+    try:
+        return json.dumps(args, sort_keys=True)
+    except (TypeError, ValueError):
+        return None
 
 
 def _key(args: dict[str, object]) -> str:
@@ -226,9 +268,12 @@ def _work(renderers: tuple[Renderer, Renderer], tests: list[Case],
     ra, rb = renderers
     out = []
     for a, b, args, idx in units:
-        lines = [_render_pair(ra, rb, a, b, one) for one in args]
+        kept: _Kept = []
+        lines = [_render_pair(ra, rb, a, b, one, kept if idx else None) for one in args]
         assert policy is not None or not idx
-        results = [run_case(rb, tests[i], policy) for i in idx] if policy is not None else []
+        replay = _Replay(rb, b, kept) if kept else rb
+        results = ([run_case(replay, tests[i], policy) for i in idx] if policy is not None
+                   else [])
         out.append((lines, results))
     return out
 

@@ -33,7 +33,7 @@ from types import CodeType
 from typing import TYPE_CHECKING
 
 from jinja2.bccache import Bucket
-from jinja2.lexer import Token, TokenStream
+from jinja2.lexer import Token, TokenStream, ignored_tokens
 from jinja2.parser import Parser
 
 from promptops.render.codecache import CodeCache, ModeCache
@@ -148,16 +148,69 @@ def _plain(name: str | None) -> bool:
                             and "\x00" not in name and "\\x00" not in name)
 
 
+# the raw lexer's token types that wrap() drops or renames (see _raw)
+_DROPPED = frozenset(ignored_tokens | {"raw_begin", "raw_end"})
+_RENAMED = {"linestatement_begin": "block_begin", "linestatement_end": "block_end"}
+_RawKey = tuple[object, ...]
+
+
+def _raw(env: Environment, source: str, name: str | None, filename: str | None
+         ) -> tuple[_RawKey, list[str]] | None:
+    """The template's shape from Jinja's raw token stream (``Lexer.tokeniter``: before
+    ``wrap`` makes token objects and converts values, and before the extensions' stream
+    filters), with the values it marks; None when it does not lex.
+
+    Every token ``wrap`` keeps is in the key (line, type, raw value) but the values the
+    shape marks: each non-empty text, whose value is ``wrap``'s (newlines normalized), and
+    each plain template name (:func:`_named_here`) written without a backslash or a line
+    break, whose raw value inside the quotes is then what ``wrap``'s unescaping makes of
+    it. So two sources with one key make one token stream up to those values, which the
+    extensions' filters (the nesting guard) and the parser see alike.
+    """
+    lexer = env.lexer
+    try:
+        tokens = [(line, _RENAMED.get(kind, kind), value) for line, kind, value in
+                  lexer.tokeniter(env.preprocess(source, name, filename), name, filename)
+                  if kind not in _DROPPED]
+    except Exception:  # the full compile raises it, as Jinja words it
+        return None
+    key: list[object] = [lexer, filename, name is not None]
+    values: list[str] = []
+    last = len(tokens) - 1
+    for i, (line, kind, value) in enumerate(tokens):
+        if kind == "data" and value:
+            key.append((line, kind, len(values)))
+            values.append(lexer._normalize_newlines(value))
+        elif (kind == "string" and 2 <= i < last and tokens[i - 1][1] == "name"
+              and tokens[i - 1][2] in _NAMING and tokens[i - 2][1] == "block_begin"
+              and (tokens[i + 1][1] == "block_end" or (tokens[i + 1][1] == "name"
+                                                       and tokens[i + 1][2] in _AFTER_NAME))
+              and not any(c in value for c in "\\\n\r")):
+            key.append((line, kind, len(values)))
+            values.append(value[1:-1])
+        else:
+            key.append((line, kind, value))
+    return tuple(key), values
+
+
 class _Shapes:
     """Code by template shape, for the environments of one whitespace mode."""
 
     def __init__(self) -> None:
         self.code: dict[_Key, _Plan | None] = {}  # None: the shape does not compile
+        # the same plans by raw shape (_raw): a template of a raw shape seen before skips
+        # wrap(), the stream filters and the token objects
+        self.raw: dict[_RawKey, _Plan] = {}
 
     def compile(self, env: Environment, source: str, name: str | None,
                 filename: str | None) -> CodeType:
         """``env.compile(source, name, filename)``, from the code of its shape when one
         compiled before."""
+        raw = _raw(env, source, name, filename)
+        if raw is not None and _plain(name) and _plain(filename):
+            known = self.raw.get(raw[0])
+            if known is not None and not any(_marks(v) for v in raw[1]):
+                return _filled(known, raw[1] if name is None else [name, *raw[1]])
         try:
             tokens = list(env._tokenize(source, name, filename))
         except Exception:  # Jinja's compile raises it, as Jinja words it
@@ -174,6 +227,8 @@ class _Shapes:
         code = self.code[key]
         if code is None:
             return env.compile(source, name, filename)
+        if raw is not None and raw[1] == values[0 if name is None else 1:]:
+            self.raw[raw[0]] = code  # the raw shape marks what this one does, in order
         return _filled(code, values)
 
 

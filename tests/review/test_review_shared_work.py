@@ -159,3 +159,31 @@ def test_the_collector_is_paused_during_a_review_only(repo: Path,
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+def test_the_test_gate_takes_the_rendered_diffs_head_result(tmp_path: Path) -> None:
+    """A test case whose request the rendered diff made already (same prompt, same
+    arguments, types included) is answered with that render's result, not rendered again;
+    any other request renders."""
+    from promptops.errors import ArgumentError
+    from promptops.render.renderer import Renderer
+
+    files = {"promptops.yaml": MANIFEST, "partials/a.j2": "Hi",
+             "prompts/a0.prompt.yaml": USES_A.format(n=0)}
+    for rel, text in files.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text, encoding="utf-8")
+    renderer = Renderer(Build(tmp_path, None).bundle)
+    kept: list[tuple[dict[str, object], object]] = []
+    old, new = review_shared._render_pair(renderer, renderer, "a0", "a0", {"who": "x"}, kept)
+    assert old == new and len(kept) == 1
+    replay = review_shared._Replay(renderer, "a0", kept)  # type: ignore[arg-type]
+    assert replay.get("a0", {"who": "x"}) is kept[0][1]
+    again = replay.get("a0", {"who": "y"})
+    assert again is not kept[0][1] and again != kept[0][1]
+    assert replay.get("a0", {"who": "x"}, renderer.budget()) is not kept[0][1]
+    failed = review_shared._render_pair(renderer, renderer, "a0", "a0", {"who": 1}, kept)
+    assert failed[1][0].startswith("error") and len(kept) == 1  # a failure is not kept
+    with pytest.raises(ArgumentError):
+        replay.get("a0", {"who": 1})
+    assert review_shared._same({"who": 1}) != review_shared._same({"who": 1.0})

@@ -135,6 +135,34 @@ def test_one_shape_compiles_once() -> None:
     assert len(cache._shapes["standalone"].code) == 1
 
 
+def test_a_known_raw_shape_skips_the_token_objects() -> None:
+    """The second template of a raw shape takes its code from the raw token stream's key
+    (no wrap, no stream filters); one whose value holds a NUL still compiles as Jinja."""
+    env = environment({}, "jinja")
+    cache = ShapeCache()
+    sources = [f'{{% include "partials/s{i}.j2" %}}\nCase {i}: {{{{ t }}}}\n' for i in range(20)]
+    for source in sources:
+        code = cache.from_string(env, "jinja", source).root_render_func.__code__  # type: ignore[attr-defined]
+        assert _norm(code) == _norm(_root(env.compile(source))), source
+    shapes = cache._shapes["jinja"]
+    assert len(shapes.raw) == 1 and len(shapes.code) == 1
+    nul = 'Case \x001\x00: {{ t }}'  # the raw shape of "Case 1: {{ t }}"
+    cache.from_string(env, "jinja", "Case 1: {{ t }}")
+    assert cache.from_string(env, "jinja", nul).render(t="x") == "Case \x001\x00: x"
+
+
+def test_a_name_written_with_an_escape_is_not_marked_raw() -> None:
+    """``"a\\tb.j2"`` is not its raw text once unescaped: such a name stays in the raw key,
+    and the code is still Jinja's."""
+    env = environment({}, "jinja")
+    cache = ShapeCache()
+    for i in range(3):
+        for source in (f'{{% include "p{i}.j2" %}}x{i}', f'{{% include "p\\t{i}.j2" %}}x{i}',
+                       f'{{% include "p{i}\n.j2" %}}x{i}'):  # a plain name's shape first
+            code = cache.from_string(env, "jinja", source).root_render_func.__code__  # type: ignore[attr-defined]
+            assert _norm(code) == _norm(_root(env.compile(source))), source
+
+
 def test_loaded_shape_renders_its_own_text() -> None:
     names = {f"t/{i}.j2": f"Template {i} about {{{{ x }}}}" for i in range(5)}
     env = environment(names, "standalone")
