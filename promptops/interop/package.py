@@ -201,10 +201,9 @@ class _Dumper(yaml.SafeDumper):
         """PyYAML refuses a block literal for text with a space before a line break (the
         trailing whitespace of a prompt's line); YAML keeps it exactly, so a multi-line text
         of printable characters is a block literal whatever its spaces."""
-        analysis = super().analyze_scalar(scalar)
-        if not analysis.allow_block and "\n" in scalar and _BLOCK_SAFE.fullmatch(scalar):
-            analysis.allow_block = True
-        return analysis
+        if "\n" in scalar and _BLOCK_SAFE.fullmatch(scalar):
+            return _BlockAnalysis(self, scalar)
+        return super().analyze_scalar(scalar)
 
     def determine_block_hints(self, text: str) -> str:
         hints: str = super().determine_block_hints(text)
@@ -226,6 +225,31 @@ def _str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
     if style is None and typed_plain(value):
         style = "'"
     return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+
+class _BlockAnalysis:
+    """PyYAML's analysis of a multi-line text of printable characters, made only if read.
+
+    Such a text is allowed a block literal (``_Dumper.analyze_scalar``), and ``_str`` gives
+    it that style or, with a YAML line break in it, double quotes: either way the emitter
+    reads only ``scalar`` and ``allow_block`` (the other fields decide a plain or quoted
+    style, or a simple key). PyYAML's analysis walks the text character by character in
+    Python, the costliest part of writing an imported package (the prompt texts are most of
+    its bytes); any other field read makes it, so every answer is PyYAML's own.
+    """
+
+    def __init__(self, dumper: _Dumper, scalar: str) -> None:
+        self.scalar = scalar
+        self.allow_block = True
+        self._dumper = dumper
+
+    def __getattr__(self, name: str) -> object:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        full = yaml.SafeDumper.analyze_scalar(self._dumper, self.scalar)
+        full.allow_block = True
+        self.__dict__.update(vars(full))
+        return getattr(full, name)
 
 
 _Dumper.add_representer(str, _str)

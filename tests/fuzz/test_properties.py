@@ -55,42 +55,56 @@ ENVELOPE = {"io.modelcontextprotocol/protocolVersion": MODERN,
             "io.modelcontextprotocol/clientCapabilities": {}}
 
 
+# Built once, not at every draw: a composite that builds its strategies inside spent most
+# of this test's time constructing and validating the same strategy objects again (a
+# strategy is a description; the same one draws the same values from the same choices).
+PARAM_FIELDS = {
+    "name": st.sampled_from(["greet", "code", "plain", "boom", "nope"]) | json_values,
+    "arguments": st.dictionaries(st.sampled_from(["name", "tone", "lang", "code", "x"]),
+                                 st.text(max_size=50) | json_values, max_size=3) | json_values,
+    "protocolVersion": st.sampled_from([*HANDSHAKE, MODERN, "2000-01-01"]) | json_values,
+    "capabilities": st.just({}) | json_values,
+    "level": st.sampled_from(LEVELS) | json_values,
+    "uri": st.text(max_size=20) | json_values,
+    "_meta": st.just(ENVELOPE) | st.fixed_dictionaries(
+        {}, optional={k: json_values | st.just(v) for k, v in ENVELOPE.items()}),
+    "ref": st.just({"type": "ref/prompt", "name": "greet"}) | json_values,
+    "argument": st.fixed_dictionaries({"name": st.sampled_from(["tone", "name", "zz"]),
+                                       "value": st.text(max_size=3)}) | json_values,
+}
+PARAM_NAMES = st.lists(st.sampled_from(sorted(PARAM_FIELDS)), unique=True, max_size=4)
+
+
 @st.composite
 def params(draw: st.DrawFn) -> Any:
-    fields = {
-        "name": st.sampled_from(["greet", "code", "plain", "boom", "nope"]) | json_values,
-        "arguments": st.dictionaries(st.sampled_from(["name", "tone", "lang", "code", "x"]),
-                                     st.text(max_size=50) | json_values, max_size=3) | json_values,
-        "protocolVersion": st.sampled_from([*HANDSHAKE, MODERN, "2000-01-01"]) | json_values,
-        "capabilities": st.just({}) | json_values,
-        "level": st.sampled_from(LEVELS) | json_values,
-        "uri": st.text(max_size=20) | json_values,
-        "_meta": st.just(ENVELOPE) | st.fixed_dictionaries(
-            {}, optional={k: json_values | st.just(v) for k, v in ENVELOPE.items()}),
-        "ref": st.just({"type": "ref/prompt", "name": "greet"}) | json_values,
-        "argument": st.fixed_dictionaries({"name": st.sampled_from(["tone", "name", "zz"]),
-                                           "value": st.text(max_size=3)}) | json_values,
-    }
-    chosen = draw(st.lists(st.sampled_from(sorted(fields)), unique=True, max_size=4))
-    return {k: draw(fields[k]) for k in chosen}
+    chosen = draw(PARAM_NAMES)
+    return {k: draw(PARAM_FIELDS[k]) for k in chosen}
+
+
+MESSAGE_FIELDS = (("jsonrpc", st.just("2.0") | json_values),
+                  ("id", st.integers(-5, 5) | st.text(max_size=3) | json_values),
+                  ("method", st.sampled_from(METHODS) | json_values),
+                  ("params", params() | json_values))
+ZERO_TO_NINE, ZERO_TO_FIVE, ZERO_TO_FIFTEEN = st.integers(0, 9), st.integers(0, 5), \
+    st.integers(0, 15)
 
 
 @st.composite
 def messages(draw: st.DrawFn) -> Any:
-    if draw(st.integers(0, 9)) == 0:
+    if draw(ZERO_TO_NINE) == 0:
         return draw(json_values)
     msg: dict[str, Any] = {}
-    for key, strategy in (("jsonrpc", st.just("2.0") | json_values),
-                          ("id", st.integers(-5, 5) | st.text(max_size=3) | json_values),
-                          ("method", st.sampled_from(METHODS) | json_values),
-                          ("params", params() | json_values)):
-        if draw(st.integers(0, 5)) > 0:
+    for key, strategy in MESSAGE_FIELDS:
+        if draw(ZERO_TO_FIVE) > 0:
             msg[key] = draw(strategy)
-    return [msg, draw(messages())] if draw(st.integers(0, 15)) == 0 else msg
+    return [msg, draw(MESSAGES)] if draw(ZERO_TO_FIFTEEN) == 0 else msg
+
+
+MESSAGES = messages()
 
 
 @SETTINGS
-@given(sequence=st.lists(messages(), min_size=1, max_size=8))
+@given(sequence=st.lists(MESSAGES, min_size=1, max_size=8))
 def test_protocol_core_answers_as_documented(bundle: dict[str, Any], sequence: list[Any]) -> None:
     sent: list[Any] = []
     server, oracle = Server([bundle], send=sent.append), Oracle(bundle)
