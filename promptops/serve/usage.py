@@ -179,8 +179,8 @@ class Usage:
         return counted
 
     def _client(self, session: Session, params: Json) -> str:
-        # only a session-era session is ever remembered (at its initialize): a stateless
-        # request's throwaway session is not looked up (a weak reference made per request)
+        # only a session-era session is ever remembered (at its initialize): the stateless
+        # requests' shared session is not looked up (a weak reference made per request)
         client = self._by_session.get(session) if session.era is SESSION else None
         return client if client is not None else self.clients(client_name(params))
 
