@@ -187,12 +187,13 @@ class Server:
         snap: Snapshot = self.catalog.snapshot  # one snapshot for the whole request
         usage = self.usage
         try:
-            if usage is None or req.method not in usage.counted:
+            count = None if usage is None else usage.runs.get(req.method)
+            if count is None:
                 out = method.handler(session, snap, req.params,
                                      Call(req.id, rev, caps, self.settings))
-            else:
-                out = usage.run(req.method, method.handler, session, snap, req.params,
-                                Call(req.id, rev, caps, self.settings))
+            else:  # counted (usage.py): Usage.run, or its prompts/get path directly
+                out = count(req.method, method.handler, session, snap, req.params,
+                            Call(req.id, rev, caps, self.settings))
         except FAILURES as exc:
             raise rpc_error(exc) from exc
         if isinstance(out, Subscribe):
