@@ -205,8 +205,9 @@ def get_prompt(session: Session, snap: Snapshot, params: Json, call: Call) -> Js
         args = merged
         # the missing arguments matter only to a client that can be asked for them (asked
         # first: the look-up is two calls on every 2026-07-28 get)
-        missing = entry.renderer.rules(name).missing(merged) if can_elicit(
-            call.capabilities) else None
+        # (and can_elicit only for a client that names elicitation at all: a call fewer)
+        missing = entry.renderer.rules(name).missing(merged) if call.capabilities.get(
+            "elicitation") is not None and can_elicit(call.capabilities) else None
         if missing:
             wrong = next((k for k, v in merged.items() if not isinstance(v, str)), None)
             if wrong is not None:  # refused now, not carried through a requestState

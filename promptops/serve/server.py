@@ -72,6 +72,9 @@ class Server:
         self._lock = threading.Lock()
         self._sessions: dict[Session, None] = {}
         self.usage: Usage | None = None  # per-prompt counters (serve --http; usage.py)
+        # the one session every stateless request runs on (see stateless())
+        self._stateless = Session(_discard, catalog, STATELESS)
+        self._stateless.end()
 
     # ---- sessions ---------------------------------------------------------------------
     def open(self, send: Send) -> Session:
@@ -81,12 +84,19 @@ class Server:
             self._sessions[session] = None
         return session
 
-    def throwaway(self, send: Send) -> Session:
-        """A session for one request the transport found stateless (by
-        :func:`~promptops.serve.revisions.request_era`, its envelope checked): of that era
-        from the start, and not registered, since :meth:`log` speaks only to initialized
-        session-era clients; ``session.end()`` ends it (HTTP's stateless exchange)."""
-        return Session(send, self.catalog, STATELESS)
+    def stateless(self, msg: Json, checked: tuple[Json, str]) -> list[Json]:
+        """:meth:`handle` of one request the transport found stateless (by
+        :func:`~promptops.serve.revisions.request_era`) and whose envelope it already read
+        (``checked``: :func:`~promptops.serve.session.envelope`'s client capabilities and
+        revision, so its error came first, as HTTP's stateless exchange must answer).
+
+        Answered on one session of that era shared by every such request: a stateless
+        request changes nothing a session holds (its methods are those of
+        :data:`~promptops.serve.methods.METHODS` that never write one; the one that opens
+        a stream, ``subscriptions/listen``, is given a session of its own by the
+        transport), and this one is ended from the start, so nothing can open on it. A
+        session made and ended per request was ~9,000 instructions (issue 26)."""
+        return self._one(self._stateless, msg, checked=checked)
 
     def close(self, session: Session) -> list[Json]:
         """End ``session``: the results that close each of its listen streams, in order."""
@@ -142,13 +152,14 @@ class Server:
             return out
         return null_id(out) if null_for_unknown_id(session.revision) else out
 
-    def _one(self, session: Session, msg: object, *, in_batch: bool = False) -> list[Json]:
+    def _one(self, session: Session, msg: object, *, in_batch: bool = False,
+             checked: tuple[Json, str] | None = None) -> list[Json]:
         item = read(msg)
         if isinstance(item, Request):
             if in_batch and item.method == "initialize":
                 return [error(item.id, INVALID_REQUEST, "initialize must not be part of a batch")]
             try:
-                return self._request(session, item)
+                return self._request(session, item, checked)
             except RpcError as exc:
                 return [error(item.id, exc.code, exc.message, exc.data)]
         if isinstance(item, Notification):
@@ -156,7 +167,8 @@ class Server:
             return []
         return [] if item is None else [item]
 
-    def _request(self, session: Session, req: Request) -> list[Json]:
+    def _request(self, session: Session, req: Request,
+                 checked: tuple[Json, str] | None = None) -> list[Json]:
         era = session.era  # once chosen, admit() only returns it
         if era is None:
             era = session.admit(req.method, req.params)
@@ -168,19 +180,20 @@ class Server:
         if method is None:
             rev = LATEST_STATELESS if era is STATELESS else session.revision or LATEST_SESSION
             raise RpcError(METHOD_NOT_FOUND, not_found(req.method, rev))
-        if era is STATELESS:
-            caps, rev = envelope(req.params)
+        if era is STATELESS:  # the envelope as the transport read it, else read here
+            caps, rev = checked if checked is not None else envelope(req.params)
         else:
             caps, rev = {}, session.revision or LATEST_SESSION
         snap: Snapshot = self.catalog.snapshot  # one snapshot for the whole request
         usage = self.usage
         try:
-            if usage is None or req.method not in usage.counted:
+            count = None if usage is None else usage.runs.get(req.method)
+            if count is None:
                 out = method.handler(session, snap, req.params,
                                      Call(req.id, rev, caps, self.settings))
-            else:
-                out = usage.run(req.method, method.handler, session, snap, req.params,
-                                Call(req.id, rev, caps, self.settings))
+            else:  # counted (usage.py): Usage.run, or its prompts/get path directly
+                out = count(req.method, method.handler, session, snap, req.params,
+                            Call(req.id, rev, caps, self.settings))
         except FAILURES as exc:
             raise rpc_error(exc) from exc
         if isinstance(out, Subscribe):
@@ -208,3 +221,7 @@ class Server:
             if valid_id(rid):  # anything else cannot name a request of ours: ignored
                 session.cancel(rid)
 
+
+def _discard(message: Outbound) -> None:
+    """The shared stateless session's ``send``: a stateless request has no stream of its
+    own (``subscriptions/listen`` gets a session with one)."""

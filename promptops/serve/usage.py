@@ -25,7 +25,7 @@ import copy
 import re
 import time
 from bisect import bisect_left
-from collections.abc import Container, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextvars import ContextVar
 from time import perf_counter, time_ns
 from typing import TYPE_CHECKING, cast
@@ -59,6 +59,8 @@ _LE = [repr(b) for b in BUCKETS] + ["+Inf"]
 SWAP_BUCKETS = (0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 _COLUMN = {"prompts/get": "gets", "completion/complete": "completions",
            "tools/call": "tool_calls"}  # the report's count of each counted method
+# Usage.run's signature: (method, handler, session, snapshot, params, call) -> result
+Runner = Callable[[str, "Handler", "Session", "Snapshot", Json, "Call"], "Result"]
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9 ._/@:+-]{0,63}")
 
 # The caller's principal, set by the HTTP transport for the request being answered (a
@@ -72,10 +74,13 @@ TRACE_ID: ContextVar[str] = ContextVar("promptops_trace_id", default="")
 
 
 class _Every:
-    """Contains every method name."""
+    """Hands every method name to one runner (tracing on: every request is a span)."""
 
-    def __contains__(self, item: object) -> bool:
-        return True
+    def __init__(self, run: Runner) -> None:
+        self.run = run
+
+    def get(self, method: str) -> Runner:
+        return self.run
 
 
 class Bounded:
@@ -112,8 +117,8 @@ class Usage:
                  max_principals: int = MAX_PRINCIPALS, tracing: Tracing | None = None) -> None:
         self.tracing = tracing
         self.channel = ""  # the release channel counted (for_channel), "" without channels
-        # the methods Server hands to run(): every one when each request is a span
-        self.counted: Container[str] = COUNTED if tracing is None else _Every()
+        # method -> what Server hands it to (run(), or _get for a prompts/get)
+        self.runs = self._runs()
         self.started = time.time()
         self.clients = Bounded(max_clients)
         self.principals = Bounded(max_principals)
@@ -142,6 +147,14 @@ class Usage:
         row[-1] += seconds
 
     # ---- the hook ---------------------------------------------------------------------------
+    def _runs(self) -> Mapping[str, Runner] | _Every:
+        """What :meth:`Server._request` calls for each counted method: :meth:`run`; every
+        method when each request is a span; a ``prompts/get`` without tracing straight to
+        :meth:`_get`, the one every request of a team server makes (a call fewer)."""
+        if self.tracing is not None:
+            return _Every(self.run)
+        return {**dict.fromkeys(COUNTED, self.run), "prompts/get": self._get}
+
     def run(self, method: str, handler: Handler, session: Session, snap: Snapshot,
             params: Json, call: Call) -> Result:
         """``handler``'s result, counted (a failure is counted, then raised as it was);
@@ -149,7 +162,7 @@ class Usage:
         tracing = self.tracing
         if tracing is None:
             if method == "prompts/get":
-                return self._get(handler, session, snap, params, call)
+                return self._get(method, handler, session, snap, params, call)
             return self._count(method, handler, session, snap, params, call, None)
         context = tracing.context(params, TRACE_HEADER.get())
         TRACE_ID.set(context[0])
@@ -176,11 +189,12 @@ class Usage:
         Only :meth:`run` is called on the copy; the process's scrape reads this one."""
         counted = copy.copy(self)
         counted.channel = channel
+        counted.runs = counted._runs()  # bound to the copy, which counts with its label
         return counted
 
     def _client(self, session: Session, params: Json) -> str:
-        # only a session-era session is ever remembered (at its initialize): a stateless
-        # request's throwaway session is not looked up (a weak reference made per request)
+        # only a session-era session is ever remembered (at its initialize): the stateless
+        # requests' shared session is not looked up (a weak reference made per request)
         client = self._by_session.get(session) if session.era is SESSION else None
         return client if client is not None else self.clients(client_name(params))
 
@@ -260,8 +274,8 @@ class Usage:
                 span[0] = attrs
                 span[1] = outcome not in (OK, INPUT)
 
-    def _get(self, handler: Handler, session: Session, snap: Snapshot, params: Json,
-             call: Call) -> Result:
+    def _get(self, method: str, handler: Handler, session: Session, snap: Snapshot,
+             params: Json, call: Call) -> Result:
         """:meth:`_count` of a ``prompts/get`` without a span, the one every request of a
         team server makes: the same key, outcome and latency row, with its look-ups
         (:func:`_asked`, :meth:`_client`, :func:`client_name`, the :class:`Bounded` names

@@ -12,11 +12,13 @@ How a transport uses it:
   conversation, with the ``send`` that reaches its client unprompted (notifications:
   ``list_changed``, log messages, listen acknowledgements). stdio opens one for its pipe.
   An HTTP transport opens one per ``Mcp-Session-Id`` in the session era (``send`` goes to
-  that session's GET stream), and a throwaway one per request in the stateless era (for a
-  ``subscriptions/listen`` request, ``send`` is that request's SSE stream: the listen
+  that session's GET stream), and one per ``subscriptions/listen`` request of the
+  stateless era (``send`` is that request's SSE stream: the listen
   stream registers itself in the catalog as a subscription with that ``send``, so a swap
   reaches it). :func:`promptops.serve.revisions.request_era` says which era a request
-  opens; ``session.era`` and ``session.revision`` say what a session negotiated.
+  opens; ``session.era`` and ``session.revision`` say what a session negotiated. Any
+  other stateless request, its envelope read, goes to ``Server.stateless``, which
+  answers it without a session of its own.
 * :meth:`Dispatcher.handle` answers one parsed message for a session: the replies to write
   back, in order (none for a notification; one array for a batch). A message that cannot
   be parsed or is too long gets :meth:`Dispatcher.reject` with the ``RpcError`` that
@@ -24,7 +26,7 @@ How a transport uses it:
 * :meth:`Dispatcher.close` ends a session - its client left, its stream closed (an HTTP
   cancel), the session expired, or the server shuts down - and returns the results that
   end its open listen streams; a transport that can still reach the client writes them.
-  Every opened session must be closed, throwaway ones too.
+  Every opened session must be closed.
 
 ``handle`` may run in any thread, one message per session at a time; ``send`` may be
 called from another thread (the git follower's) at any time, so it must be thread-safe.

@@ -2,9 +2,9 @@
 
 A *dual-era* server, as the 2026-07-28 versioning text describes: the era comes from each
 request, by the core's rule (:func:`promptops.serve.revisions.request_era`). A stateless
-request is answered on a throwaway session (:mod:`.stateless`); ``initialize`` and any
-request with an ``Mcp-Session-Id`` belong to a session (:mod:`.sessions`), which lives
-until DELETE or idle expiry; the 2024-11-05 HTTP+SSE pair sits beside them
+request is answered without a session of its own (:mod:`.stateless`); ``initialize`` and
+any request with an ``Mcp-Session-Id`` belong to a session (:mod:`.sessions`), which
+lives until DELETE or idle expiry; the 2024-11-05 HTTP+SSE pair sits beside them
 (:mod:`.legacy_sse`). Everything about the protocol is the serve core's: this package
 frames bytes, with the codec it is given (:mod:`promptops.serve.codec`).
 

@@ -110,35 +110,53 @@ class HeaderReader:
     :func:`headers`.
     """
 
-    __slots__ = ("_bound", "_names", "_values")
+    __slots__ = ("_bound", "_names", "_pairs", "_values")
     LONGEST = 128  # longer values are decoded every time: the memo stays small
 
     def __init__(self, bound: int = 1024) -> None:
         self._bound = bound
         self._names: dict[bytes, str] = {}
         self._values: dict[bytes, str] = {}
+        # (raw name, raw value) as the ASGI server hands them -> (name, value): a request
+        # whose every header was seen before is built by dict() alone, without a Python
+        # loop over its headers (issue 26: ~500 instructions a header)
+        self._pairs: dict[tuple[bytes, bytes], tuple[str, str]] = {}
 
     def __call__(self, scope: Scope) -> dict[str, str]:
-        names, values = self._names, self._values
-        out: dict[str, str] = {}
+        raw = scope.get("headers", ())
         try:
-            for k, v in scope.get("headers", ()):
-                name = names.get(k)
-                if name is None:
-                    name = k.decode("latin-1").lower()
-                    if len(names) >= self._bound:
-                        names.clear()
-                    names[k] = name
-                value = values.get(v)
-                if value is None:
-                    value = v.decode("latin-1").strip()
-                    if len(v) <= self.LONGEST:
-                        if len(values) >= self._bound:
-                            values.clear()
-                        values[v] = value
-                out[name] = value
+            return dict(map(self._pairs.__getitem__, raw))
+        except KeyError:  # a header not seen yet (or not remembered): decoded below
+            pass
         except TypeError:  # not bytes (a bytearray from some server): decoded as ever
             return headers(scope)
+        try:
+            return self._learn(raw)
+        except TypeError:
+            return headers(scope)
+
+    def _learn(self, raw: Iterable[tuple[bytes, bytes]]) -> dict[str, str]:
+        names, values, pairs = self._names, self._values, self._pairs
+        out: dict[str, str] = {}
+        for k, v in raw:
+            name = names.get(k)
+            if name is None:
+                name = k.decode("latin-1").lower()
+                if len(names) >= self._bound:
+                    names.clear()
+                names[k] = name
+            value = values.get(v)
+            if value is None:
+                value = v.decode("latin-1").strip()
+                if len(v) <= self.LONGEST:
+                    if len(values) >= self._bound:
+                        values.clear()
+                    values[v] = value
+            if len(v) <= self.LONGEST:
+                if len(pairs) >= self._bound:
+                    pairs.clear()
+                pairs[(k, v)] = (name, value)
+            out[name] = value
         return out
 
 

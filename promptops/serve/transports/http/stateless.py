@@ -8,7 +8,8 @@ agree with its body: the revision (``MCP-Protocol-Version``), the method (``Mcp-
 and, for the three methods that name something, the name (``Mcp-Name``, plain visible
 ASCII or ``=?base64?...?=``), else -32020 HeaderMismatch with HTTP 400; then the core's
 :func:`~promptops.serve.session.envelope` checks the envelope itself. The request runs on
-a throwaway session; ``subscriptions/listen`` is the one answered with a stream.
+the server's shared stateless session (:meth:`Server.stateless`);
+``subscriptions/listen`` is the one answered with a stream, on a session of its own.
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ from promptops.serve.transports.http.base import (
 
 if TYPE_CHECKING:
     from promptops.serve.auth import Principal
-    from promptops.serve.jsonrpc import Json, Outbound
+    from promptops.serve.jsonrpc import Json
     from promptops.serve.server import Server
     from promptops.serve.transports.http.streams import StreamRegistry
     from promptops.serve.views import Views
@@ -166,21 +167,18 @@ class StatelessExchange:
         assert isinstance(params, dict)
         check_headers(msg, params, headers, version)
         try:
-            envelope(params)
+            checked = envelope(params)
         except jsonrpc.RpcError as exc:
             raise HttpError(400, exc.code, exc.message, rid, exc.data) from None
         server = self.views.server(principal.see)
         if method == "subscriptions/listen":
             client = client_key(principal, scope, authenticated=self.authenticated)
             return await self._listen(receive, send, server, client, msg)
-        session = server.throwaway(_discard)  # stateless by the rule is_stateless applied
-        try:
-            replies = server.handle(session, msg)
+        try:  # stateless by the rule is_stateless applied, the envelope read above
+            replies = server.stateless(msg, checked)
         except Exception:
             _log_bug()
             replies = list(jsonrpc.internal_error(msg))
-        finally:
-            session.end()
         out = replies[0] if replies else jsonrpc.error(rid, jsonrpc.INTERNAL_ERROR, "no reply")
         assert isinstance(out, dict)
         data = self.streams.encode(out)
@@ -222,10 +220,6 @@ class StatelessExchange:
             # the session and its subscription end with the stream.
             server.close(session)
             self.streams.close(stream)
-
-
-def _discard(message: Outbound) -> None:
-    """A throwaway session's ``send``: a stateless request has no stream of its own."""
 
 
 def _log_bug() -> None:

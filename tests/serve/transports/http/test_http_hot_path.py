@@ -228,12 +228,15 @@ def test_header_reader_reads_what_headers_reads(requests: list[list[tuple[bytes,
         scope = {"headers": hdrs}
         assert reader(scope) == base.headers(scope)
         assert list(reader(scope)) == list(base.headers(scope))  # the same order
-    assert len(reader._names) <= 8 and len(reader._values) <= 8
+    assert len(reader._names) <= 8 and len(reader._values) <= 8 and len(reader._pairs) <= 8
     assert all(len(v) <= base.HeaderReader.LONGEST for v in reader._values)
 
 
 def test_header_reader_takes_what_headers_takes() -> None:
     reader = base.HeaderReader()
     for scope in ({}, {"headers": []}, {"headers": [(bytearray(b"Host"), bytearray(b" x "))]},
-                  {"headers": [(b"a", b"1"), (b"A", b"2")]}):  # the last of a repeated name
-        assert reader(scope) == base.headers(scope)
+                  {"headers": [(b"a", b"1"), (b"A", b"2")]},  # the last of a repeated name
+                  {"headers": [(b"a", b"1"), (bytearray(b"B"), b"2")]},  # bytes, then not
+                  {"headers": [[b"a", b"1"], [b"C", b" 3"]]}):  # pairs as lists
+        for _ in range(2):  # learnt, then remembered
+            assert reader(scope) == base.headers(scope)
