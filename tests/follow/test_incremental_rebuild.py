@@ -3,8 +3,9 @@ last bundle in proportion to what it changed, and the bundle served is byte for 
 `promptops build` makes of that commit, after any series of commits (docs/following.md).
 
 Real repositories, real commits; each step compares the served bundle with a full build of
-the same commit, and says which path was taken (the cases a full build must handle: a
-removed prompt, an include dropped, the manifest, a commit that does not build)."""
+the same commit, and says which path was taken (the cases a full build must handle: the
+manifest, a commit that does not build; a removed prompt and a dropped include are
+incremental, what they reached leaving the bundle unless something else reaches it)."""
 
 from __future__ import annotations
 
@@ -75,9 +76,33 @@ STEPS: list[tuple[str, dict[str, str | bytes | None], str]] = [
         "pkg/templates/answer.md.j2": '{% include "partials/new.j2" %}{% include '
                                       '"partials/preamble.j2" %}Answer {{ topic }}\n'},
      "incremental"),
-    ("an include dropped (what it reached may leave the bundle)", {
-        "pkg/prompts/delta.prompt.yaml": prompt("new", "No partial {{ topic }}")}, "full"),
-    ("a prompt removed", {"pkg/prompts/gamma.prompt.yaml": None}, "full"),
+    ("an include dropped (what it reached is still reached: by a template)", {
+        "pkg/prompts/delta.prompt.yaml": prompt("new", "No partial {{ topic }}")},
+     "incremental"),
+    ("a prompt removed (the image only it named leaves)",
+     {"pkg/prompts/gamma.prompt.yaml": None}, "incremental"),
+    ("the only prompt of a template removed (the template and what only it reaches leave)",
+     {"pkg/prompts/beta.prompt.yaml": None}, "incremental"),
+    ("a named file no longer named, an include still reached by another prompt", {
+        "pkg/prompts/alpha.prompt.yaml": prompt("first", "Write about {{ topic }}")},
+     "incremental"),
+    ("prompts naming partials through an escape and through adjacent literals", {
+        "pkg/prompts/eta.prompt.yaml": prompt("esc", '{% include "partials/\\x72ules.j2" %}'
+                                                     " {{ topic }}"),
+        "pkg/prompts/theta.prompt.yaml": prompt("adj", '{% include "partials/" "pre" '
+                                                       '"amble.j2" %} {{ topic }}')},
+     "incremental"),
+    ("the last plain include of a partial dropped (still reached, as written above)", {
+        "pkg/prompts/zeta.prompt.yaml": prompt("last", "Zeta {{ topic }}")}, "incremental"),
+    ("the prompts reaching the partials removed (they leave)",
+     {"pkg/prompts/eta.prompt.yaml": None, "pkg/prompts/theta.prompt.yaml": None},
+     "incremental"),
+    ("a prompt and the file it names added, then a prompt renamed and removed at once", {
+        "pkg/prompts/iota.prompt.yaml": prompt("io", "Io {{ topic }}", extra=GUIDE),
+        "pkg/prompts/delta.prompt.yaml": None,
+        "pkg/prompts/kappa.prompt.yaml": prompt("k", '{% include "partials/new.j2" %}'
+                                                     " {{ topic }}", name="aaa-kappa")},
+     "incremental"),
     ("the manifest edited", {"pkg/promptops.yaml": "name: demo\nversion: 1.1.0\n"}, "full"),
     ("after a full build, an edit again", {"pkg/prompts/zeta.prompt.yaml": prompt(
         "last!", '{% include "partials/preamble.j2" %}Zeta {{ topic }}')}, "incremental"),
