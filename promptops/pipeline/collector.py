@@ -29,10 +29,6 @@ def paused() -> Iterator[None]:
             gc.enable()
 
 
-# Whether this process froze what it serves (a server, from its start: :func:`freeze`).
-_frozen = False
-
-
 def freeze() -> None:
     """Take everything alive now out of the collector's passes (``gc.freeze``): a server
     calls it once its served set is loaded. At 100,000 prompts that set is ~700,000
@@ -42,17 +38,15 @@ def freeze() -> None:
     finds nothing to free (8-10 ms of the first page's 10-12 ms of CPU; paging 1,000
     pages spent 1.2 s instead of 0.5 s). Frozen objects are still freed by their
     reference counts, as a bundle's acyclic JSON is."""
-    global _frozen
     gc.freeze()
-    _frozen = True
 
 
 def refreeze() -> None:
     """After a new served set replaced the last (off the path to the clients): the last
     set's garbage collected (any cycles in it would otherwise stay frozen), then what is
-    served now frozen. Nothing unless :func:`freeze` was called: a build or a test's
-    follower leaves the collector as it is."""
-    if _frozen:
+    served now frozen. Nothing unless something was frozen (:func:`freeze`): a build or
+    a test's follower leaves the collector as it is."""
+    if gc.get_freeze_count():
         gc.unfreeze()
         gc.collect()
         gc.freeze()

@@ -188,8 +188,7 @@ def _rebuild(last: Built, directory: Path, commit: str, tree: str, memo: FileMem
     kinds = _sort(changes, old)
     if kinds is None:
         return None
-    prompts_changed, templates_changed, resources_changed = kinds
-    removed = [c.path for c in changes if c.path in prompts_changed and not c.new_mode]
+    prompts_changed, templates_changed, resources_changed, removed = kinds
     # the blobs of both sides of the change in one read (the old side: what an edit named)
     blobs = read_batch(git_dir, {c.new_sha for c in changes if c.new_mode}
                        | {c.old_sha for c in changes if c.old_mode and c.path in prompts_changed})
@@ -198,8 +197,8 @@ def _rebuild(last: Built, directory: Path, commit: str, tree: str, memo: FileMem
         return None
     build = Build(directory, commit, memo=memo, keep_asts=keep_asts, source=source)
     files = build.source
-    live = [p for p in prompts_changed if p not in removed]
-    some = validate_some(files, live, templates_changed, memo=memo, index=build.index)
+    some = validate_some(files, [p for p in prompts_changed if p not in removed],
+                         templates_changed, memo=memo, index=build.index)
     if some is None:
         return None
     before = _before(last, blobs, [c for c in changes if c.path in prompts_changed
@@ -215,13 +214,9 @@ def _rebuild(last: Built, directory: Path, commit: str, tree: str, memo: FileMem
     if recompiled is None:
         return None
     prompts, encoded, names, paths = recompiled
-    gone = _dropped(before, some, old, templates, prompts, encoded, build, git_dir, entries)
-    if gone is None:
+    if not _dropped(before, some, old, (templates, resources), (prompts, encoded), build,
+                    (git_dir, entries)):
         return None  # the search for who still reaches it gave up: a full build knows
-    for t in gone[0]:
-        del templates[t]
-    for f in gone[1]:
-        del resources[f]
     bundle = cast("Bundle", {
         "format": old["format"],
         "package": old["package"],
@@ -240,13 +235,14 @@ def _rebuild(last: Built, directory: Path, commit: str, tree: str, memo: FileMem
 
 
 def _sort(changes: list[Change],
-          old: Bundle) -> tuple[list[str], list[str], list[str]] | None:
-    """The changed prompt files (removed ones included), templates and named files; None
-    for a change only a full build handles (the manifest, a symlink or submodule, the
-    removal of a template or a named file)."""
+          old: Bundle) -> tuple[list[str], list[str], list[str], list[str]] | None:
+    """The changed prompt files (removed ones included), templates, named files and the
+    removed prompt files; None for a change only a full build handles (the manifest, a
+    symlink or submodule, the removal of a template or a named file)."""
     prompts: list[str] = []
     templates: list[str] = []
     resources: list[str] = []
+    removed: list[str] = []
     for c in changes:
         if c.path == MANIFEST or {c.old_mode, c.new_mode} & {_SYMLINK, _GITLINK}:
             return None
@@ -255,11 +251,13 @@ def _sort(changes: list[Change],
             return None
         if is_prompt:
             prompts.append(c.path)
+            if not c.new_mode:
+                removed.append(c.path)
         if c.path in old["templates"]:
             templates.append(c.path)
         if c.path in old["resources"]:
             resources.append(c.path)
-    return prompts, templates, resources
+    return prompts, templates, resources, removed
 
 
 def _files(last: Built, source: GitSource, changes: list[Change],
@@ -313,18 +311,21 @@ def _in_order(new: dict[str, V], old: Mapping[str, V]) -> dict[str, V]:
 
 
 def _dropped(before: tuple[dict[str, frozenset[str]], dict[str, set[str]]], some: Some,
-             old: Bundle, templates: dict[str, str], prompts: list[Prompt],
-             encoded: list[bytes], build: Build, git_dir: str,
-             entries: dict[str, Entry]) -> tuple[set[str], set[str]] | None:
-    """The templates and named files that leave the bundle: those the removed prompts and
-    the edits no longer name, unless something else still reaches them (reach.py); None
-    when that cannot be told cheaply."""
+             old: Bundle, new: tuple[dict[str, str], dict[str, Resource]],
+             made: tuple[list[Prompt], list[bytes]], build: Build,
+             tree: tuple[str, dict[str, Entry]]) -> bool:
+    """The templates and named files that the removed prompts and the edits no longer name
+    taken out of ``new`` (the new bundle's templates and files), unless something else
+    still reaches them (reach.py); False when that cannot be told cheaply."""
+    templates, resources = new
+    prompts, encoded = made
+    git_dir, entries = tree
     refs_before, files_before = before
     dropped = {t for p, was in refs_before.items() for t in was - some.refs.get(p, frozenset())}
     files = {f for p, was in files_before.items()
              for f in was - set(some.resources.get(p, {}))}
     if not dropped and not files:
-        return set(), set()
+        return True
     from promptops.pipeline import reach
 
     index = build.index
@@ -349,9 +350,13 @@ def _dropped(before: tuple[dict[str, frozenset[str]], dict[str, set[str]]], some
                  if p["source"] not in changed),
         refs_of=reach.blob_refs(git_dir, sha_of, alone))
     if found is None:
-        return None
+        return False
     reached, files_kept = found
-    return {t for t in candidates - reached if t in templates}, files - files_kept
+    for t in candidates - reached:
+        templates.pop(t, None)
+    for f in files - files_kept:
+        del resources[f]
+    return True
 
 
 def _before(last: Built, old_blobs: dict[str, bytes], edited: list[Change],

@@ -57,9 +57,8 @@ if TYPE_CHECKING:
 POLL_S = 0.05
 # A stdio server serving this many prompts or more warms up at start (Follower.warm_up)
 PREPARE_AT = 20_000
-# ... once its client has sent nothing for this long (Background.idle_for): a client lists
-# the prompts right after initialize, and the warm-up's 1.6 s of CPU at 100,000 prompts,
-# run then, held the GIL while those requests waited (the first page 2.2 -> 7-17 ms)
+# ... once its client has sent nothing for this long (Background.idle_for): run while a
+# client's first requests were answered, its CPU held the GIL they waited for
 WARM_IDLE_S = 0.2
 QUIET_S = 0.12
 Log = Callable[[str], None]
@@ -120,8 +119,7 @@ class Background:
         self._thread: threading.Thread | None = None
         self._log = log
         self._notify = notify
-        # seconds since the client last asked something (stdio sets it): a warm-up waits
-        # for WARM_IDLE_S of it; None: no client to wait for
+        # seconds since the client last asked something (stdio sets it; None: no wait)
         self.idle_for: Callable[[], float] | None = None
 
     def _say(self, level: str, message: str) -> None:
@@ -357,8 +355,7 @@ class Follower(Background):
         return tuple(gitrefs.read_head(p.repo).commit for p in self._packages)
 
     def _follow(self, on_change: Callable[[list[Bundle]], object]) -> None:
-        # a large set's first commit would pay it (warm_up says why), once the client is
-        # idle (WARM_IDLE_S); a commit before then makes what it needs itself
+        # a large set's first commit would pay it (warm_up says why); before it, it makes it
         warm = self._served_prompts() >= PREPARE_AT
         last = self._signature()
         # Check once right away: HEAD may have moved between initial() and start().
@@ -395,7 +392,9 @@ class Follower(Background):
         parsed: a rebuild reads only what a commit changed. A team server calls it before
         it listens (``serve --http``: run in the follower thread, ~1 s of CPU competed with
         the first requests for the GIL, p99 17-20 ms); a stdio server from the follower
-        thread at start when it serves :data:`PREPARE_AT` prompts or more, where the first
+        thread once its client is idle (:data:`WARM_IDLE_S`: for the same reason, the
+        first page of prompts/list was 7-17 ms instead of 2.2 at 100,000 prompts) when
+        it serves :data:`PREPARE_AT` prompts or more, where the first
         commit would otherwise take over a second and what is made is a small part of the
         process's memory (the module docstring). A warm-up that fails changes nothing
         served; a fixed ``ref`` never moves: nothing to warm up for."""
