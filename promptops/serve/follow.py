@@ -392,12 +392,10 @@ class Follower(Background):
         parsed: a rebuild reads only what a commit changed. A team server calls it before
         it listens (``serve --http``: run in the follower thread, ~1 s of CPU competed with
         the first requests for the GIL, p99 17-20 ms); a stdio server from the follower
-        thread once its client is idle (:data:`WARM_IDLE_S`: for the same reason, the
-        first page of prompts/list was 7-17 ms instead of 2.2 at 100,000 prompts) when
-        it serves :data:`PREPARE_AT` prompts or more, where the first
-        commit would otherwise take over a second and what is made is a small part of the
-        process's memory (the module docstring). A warm-up that fails changes nothing
-        served; a fixed ``ref`` never moves: nothing to warm up for."""
+        thread once its client is idle (:data:`WARM_IDLE_S`; the same contention) when it
+        serves :data:`PREPARE_AT` prompts or more, where the first commit would otherwise
+        take over a second and what is made is a small part of the process's memory (the
+        module docstring). A warm-up that fails changes nothing served."""
         commits = self._served
         if commits is None or not self._follows():
             return
