@@ -68,7 +68,7 @@ def main() -> int:
     kinds = [x.strip() for x in a.changes.split(",") if x.strip()]
     for k in range(a.commits):
         kind = kinds[k % len(kinds)]
-        change(kind, prompts[10 * (k + 1) if kind == "remove-own" else k + 1])
+        change(kind, pick(kind, prompts, k))
         subprocess.run(["git", "commit", "-qam", f"{kind} {k}"], cwd=a.repo,
                        check=True, env=GIT_ENV)
         store = follower._store
@@ -88,6 +88,18 @@ def main() -> int:
         print(f"commit {k + 1} ({kind}): {c1 - c0:.3f} s CPU, {t1 - t0:.3f} s wall to list_changed "
               f"({follower.how[a.pkg.resolve()]}); deferred {c2 - c1:.3f} s CPU", flush=True)
     return 0
+
+
+def pick(kind: str, prompts: list[Path], k: int) -> Path:
+    """The prompt file commit ``k`` changes: one still there (an earlier run may have
+    removed some) and, for ``remove-own``, a tenth one (it has a template of its own), for
+    ``drop`` one that still includes the preamble."""
+    live = [p for p in prompts[1:] if p.exists()]
+    if kind == "remove-own":
+        return next(p for p in live if int(p.name[5:10]) % 10 == 0)
+    if kind == "drop":
+        return [p for p in live if "partials/preamble.j2" in p.read_text()][k]
+    return live[k]
 
 
 def change(kind: str, target: Path) -> None:

@@ -346,8 +346,7 @@ def _dropped(before: tuple[dict[str, frozenset[str]], dict[str, set[str]]], some
         candidates, files, index=index, templates=templates,
         roots=[some.refs.get(p, frozenset()) for p in some.prompts],
         named=[set(named) for named in some.resources.values()],
-        prompts=((p["source"], e) for p, e in zip(prompts, encoded, strict=True)
-                 if p["source"] not in changed),
+        prompts=([p["source"] for p in prompts], encoded), skip=changed,
         refs_of=reach.blob_refs(git_dir, sha_of, alone))
     if found is None:
         return False

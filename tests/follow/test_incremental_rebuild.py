@@ -263,3 +263,29 @@ def test_two_packages_in_one_repository_each_rebuild_from_their_own_last_bundle(
         assert follower.how[edited] == "incremental"
         assert [serialise(b) for b in got[-1]] == [  # type: ignore[arg-type]
             full_build(p, commit) for p in pkgs]
+
+
+def test_a_removal_whose_search_gives_up_is_built_in_full_and_exact(tmp_path: Path) -> None:
+    """Prompts whose text could name a template without spelling it (here, two quotes
+    with nothing between, as adjacent literals would be) are each validated alone; past
+    reach.MAX_VALIDATED of them a full build is made, with the same bytes."""
+    from promptops.pipeline.reach import MAX_VALIDATED
+
+    files = dict(START)
+    for i in range(MAX_VALIDATED + 6):
+        files[f"pkg/prompts/q{i:03d}.prompt.yaml"] = prompt(f"q{i}", "{{ topic or '' }}")
+    repo = make_repo(tmp_path / "repo", files)
+    pkg = tmp_path / "repo" / "pkg"
+    Follower([pkg], ref=None, log=lambda m: None).initial()
+    follower = Follower([pkg], ref=None, log=lambda m: None)
+    follower.initial()
+    got: list[list[dict[str, object]]] = []
+    few = commit_files(repo, {"pkg/prompts/q000.prompt.yaml": None,  # reaches nothing: no search
+                              "pkg/prompts/zeta.prompt.yaml": None})
+    follower._moved(got.append)
+    assert follower.how[pkg] == "incremental"
+    assert serialise(got[-1][0]) == full_build(pkg, few)  # type: ignore[arg-type]
+    commit = commit_files(repo, {"pkg/prompts/beta.prompt.yaml": None})  # its template: search
+    follower._moved(got.append)
+    assert follower.how[pkg] == "full"
+    assert serialise(got[-1][0]) == full_build(pkg, commit)  # type: ignore[arg-type]
