@@ -29,7 +29,7 @@ def paused() -> Iterator[None]:
             gc.enable()
 
 
-def freeze() -> None:
+def freeze(*, collect: bool = False) -> None:
     """Take everything alive now out of the collector's passes (``gc.freeze``): a server
     calls it once its served set is loaded. At 100,000 prompts that set is ~700,000
     tracked objects that live as long as they are served, and the load leaves the oldest
@@ -37,7 +37,11 @@ def freeze() -> None:
     page of prompts/list builds its entries) set off a full pass over all of them, which
     finds nothing to free (8-10 ms of the first page's 10-12 ms of CPU; paging 1,000
     pages spent 1.2 s instead of 0.5 s). Frozen objects are still freed by their
-    reference counts, as a bundle's acyclic JSON is."""
+    reference counts, as a bundle's acyclic JSON is. ``collect``: the start built the
+    set, whose garbage is collected first (it would otherwise stay frozen); a start from
+    the cache has none worth the pass on its cold path."""
+    if collect:
+        gc.collect()
     gc.freeze()
 
 

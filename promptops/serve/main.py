@@ -92,7 +92,8 @@ def _run(options: ServeOptions, signals: Signals, gate: Gate | None) -> int:
         notice.start()
     from promptops.pipeline import collector
 
-    collector.freeze()  # the served set out of the collector's passes (collector.py)
+    built = any(how != "cached" for how in getattr(served.follower, "how", {}).values())
+    collector.freeze(collect=built)  # the served set out of the collector's passes
     out = Output(1)
     if served.follower is not None:  # its warm-up waits for the client's first requests
         served.follower.idle_for = out.idle_for
