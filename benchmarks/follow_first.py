@@ -12,7 +12,11 @@ are DIR), its build cache filled (a first run fills it: a full build and a full 
 timed). Each commit rewrites one prompt's description on the checked-out branch; the time
 is CPU (``process_time``) and wall from after ``git commit`` to the end of ``swap``, which
 is when ``list_changed`` is written, then the deferred work (build and lint caches) apart.
-``--profile`` writes cProfile stats of the first commit.
+``--profile`` writes cProfile stats of the first commit. ``--changes`` says what each
+commit does, in turn: ``touch`` (the default: one prompt's description), ``remove`` (a
+prompt file removed), ``remove-own`` (a prompt removed with the template only it used:
+the template leaves the bundle too), ``drop`` (one prompt's include of the shared preamble
+dropped); e.g. ``--commits 4 --changes touch,remove,remove-own,drop``.
 """
 
 from __future__ import annotations
@@ -34,6 +38,8 @@ def main() -> int:
     ap.add_argument("--commits", type=int, default=3)
     ap.add_argument("--profile", type=Path)
     ap.add_argument("--no-gate", action="store_true")
+    ap.add_argument("--changes", default="touch",
+                    help="what the commits do, in turn: touch, remove, remove-own, drop")
     ap.add_argument("--warm-up", action="store_true",
                     help="warm the follower up first (what serve does at start at 20,000 "
                     "prompts and more, and serve --http always), timed apart")
@@ -59,12 +65,11 @@ def main() -> int:
         print(f"warm-up: {time.process_time() - c0:.2f} s CPU, "
               f"{time.perf_counter() - t0:.2f} s wall", flush=True)
     prompts = sorted((a.pkg / "prompts").glob("*.prompt.yaml"))
+    kinds = [x.strip() for x in a.changes.split(",") if x.strip()]
     for k in range(a.commits):
-        target = prompts[k + 1]
-        text = target.read_text()
-        line0 = next(x for x in text.splitlines() if x.startswith("description:"))
-        target.write_text(text.replace(line0, f"description: follow_first {time.time()}", 1))
-        subprocess.run(["git", "commit", "-qam", f"touch {target.name}"], cwd=a.repo,
+        kind = kinds[k % len(kinds)]
+        change(kind, pick(kind, prompts, k))
+        subprocess.run(["git", "commit", "-qam", f"{kind} {k}"], cwd=a.repo,
                        check=True, env=GIT_ENV)
         store = follower._store
         follower._store = lambda: None  # type: ignore[method-assign]
@@ -80,9 +85,41 @@ def main() -> int:
         store()
         follower._store = store  # type: ignore[method-assign]
         c2 = time.process_time()
-        print(f"commit {k + 1}: {c1 - c0:.3f} s CPU, {t1 - t0:.3f} s wall to list_changed "
+        print(f"commit {k + 1} ({kind}): {c1 - c0:.3f} s CPU, {t1 - t0:.3f} s wall to list_changed "
               f"({follower.how[a.pkg.resolve()]}); deferred {c2 - c1:.3f} s CPU", flush=True)
     return 0
+
+
+def pick(kind: str, prompts: list[Path], k: int) -> Path:
+    """The prompt file commit ``k`` changes: one still there (an earlier run may have
+    removed some) and, for ``remove-own``, a tenth one (it has a template of its own), for
+    ``drop`` one that still includes the preamble."""
+    live = [p for p in prompts[1:] if p.exists()]
+    if kind == "remove-own":
+        return next(p for p in live if int(p.name[5:10]) % 10 == 0)
+    if kind == "drop":
+        return [p for p in live if "partials/preamble.j2" in p.read_text()][k]
+    return live[k]
+
+
+def change(kind: str, target: Path) -> None:
+    """Make the working tree change one commit of ``--changes`` commits (``-a`` takes it)."""
+    if kind.startswith("remove"):
+        target.unlink()
+        if kind == "remove-own":  # genpkg: every tenth prompt has a template of its own
+            own = target.parent.parent / "templates" / f"t{int(target.name[5:10])}.md.j2"
+            if not own.exists():
+                raise SystemExit(f"{target.name} has no template of its own")
+        return
+    text = target.read_text()
+    if kind == "drop":
+        new = text.replace('{% include "partials/preamble.j2" %}', "", 1)
+        if new == text:
+            raise SystemExit(f"{target.name} includes no preamble")
+        target.write_text(new)
+        return
+    line0 = next(x for x in text.splitlines() if x.startswith("description:"))
+    target.write_text(text.replace(line0, f"description: follow_first {time.time()}", 1))
 
 
 if __name__ == "__main__":

@@ -22,7 +22,8 @@ Measured per size and layout, every command a real subprocess:
   branch serve follows) that rewrites one prompt's description, timed from the moment
   ``git commit`` returned; a prompts/get then checks the new text is served. Twice: the
   first commit of the session (serve's per-file memo is still empty, so it parses every
-  file) and a second one (memo filled);
+  file) and a second one (memo filled); then a commit removing a prompt (one with a
+  template of its own, which leaves the bundle too) and one dropping a prompt's include;
 * lint cold: ``promptops lint --format json`` of the package with the lint cache removed
   (each package for ``many``, summed);
 * diff: a commit adding one line to ``partials/rules.j2`` (included by every prompt of its
@@ -198,31 +199,48 @@ def serve_session(repo: Path, pkgs: list[Path], names: list[str], expected: dict
                        ("third_commit_ms", 3)):
             out[key], out[key.replace("_ms", "_cpu_ms")] = touch_and_wait(
                 repo, prompt_file(pkgs[0], i), conn, cfg.timeout)
+        # a prompt removed with the template only it used, and an include dropped: what
+        # they reached may leave the bundle (session 9: incremental, no longer a full build)
+        for key, i, kind in (("remove_commit_ms", 0, "remove"), ("drop_commit_ms", 4, "drop")):
+            out[key], out[key.replace("_ms", "_cpu_ms")] = touch_and_wait(
+                repo, prompt_file(pkgs[0], i), conn, cfg.timeout, kind)
         out["serve_rss_after_mb"] = (rss_kb(conn.proc.pid) or 0) / 1024
     finally:
         conn.close()
     return out
 
 
-def touch_and_wait(repo: Path, target: Path, conn: Conn,
-                   timeout: float) -> tuple[float, float | None]:
-    """Commit a new description of ``target``; ms from the commit to ``list_changed``
-    (wall, and serve's CPU over that time), after which the new text must be what
-    prompts/get serves. The serve process is first left idle long enough for the last
-    commit's deferred work (writing the build cache) to end."""
+def touch_and_wait(repo: Path, target: Path, conn: Conn, timeout: float,
+                   kind: str = "touch") -> tuple[float, float | None]:
+    """Commit a new description of ``target`` (``kind`` "touch"), its removal ("remove")
+    or its text without its include of the preamble ("drop"); ms from the commit to
+    ``list_changed`` (wall, and serve's CPU over that time), after which prompts/get must
+    serve the new text (or no such prompt). The serve process is first left idle long
+    enough for the last commit's deferred work (writing the build cache) to end."""
     settle(conn.proc.pid)
     marker = f"changed by growth.py {now()}"
     text = target.read_text()
     line0 = next(x for x in text.splitlines() if x.startswith("description:"))
-    target.write_text(text.replace(line0, f"description: {marker}", 1))
+    if kind == "remove":
+        target.unlink()
+    elif kind == "drop":
+        target.write_text(text.replace(line0, f"description: {marker}", 1).replace(
+            '{% include "partials/preamble.j2" %}', "", 1))
+    else:
+        target.write_text(text.replace(line0, f"description: {marker}", 1))
     conn.notifications.clear()
-    git(repo, "commit", "-qam", f"touch {target.name}")
+    git(repo, "commit", "-qam", f"{kind} {target.name}")
     t0, c0 = now(), cpu_ticks(conn.proc.pid)
     t1 = wait_list_changed(conn, t0 + timeout)
     c1 = cpu_ticks(conn.proc.pid)
     name = target.name.removesuffix(".prompt.yaml")
-    got = conn.request("prompts/get", {"name": name, "arguments": ARGS})
-    if got.get("description") != marker:
+    if kind == "remove":
+        _, data = conn.encode("prompts/get", {"name": name, "arguments": ARGS})
+        conn.write(data)
+        if "error" not in conn.read_response(now() + timeout):
+            raise BenchError(f"after list_changed the removed {name} is served")
+    elif conn.request("prompts/get", {"name": name, "arguments": ARGS}).get(
+            "description") != marker:
         raise BenchError(f"after list_changed the old {name} is served")
     cpu = (c1 - c0) * 1e3 / CLK_TCK if c0 is not None and c1 is not None else None
     return (t1 - t0) * 1e3, cpu
@@ -353,6 +371,10 @@ ROWS = [("build --no-lint (s)", "build_s", 2), ("build CPU (s)", "build_cpu_s", 
         ("  serve CPU over it (ms)", "second_commit_cpu_ms", 0),
         ("commit -> list_changed, 3rd (ms)", "third_commit_ms", 0),
         ("  serve CPU over it (ms)", "third_commit_cpu_ms", 0),
+        ("commit removing a prompt -> list_changed (ms)", "remove_commit_ms", 0),
+        ("  serve CPU over it (ms)", "remove_commit_cpu_ms", 0),
+        ("commit dropping an include -> list_changed (ms)", "drop_commit_ms", 0),
+        ("  serve CPU over it (ms)", "drop_commit_cpu_ms", 0),
         ("lint cold (s)", "lint_s", 2), ("lint CPU (s)", "lint_cpu_s", 2),
         ("lint peak RSS, VmHWM (MB)", "lint_peak_mb", 0),
         ("diff, one partial, cold (s)", "diff_s", 2), ("diff CPU (s)", "diff_cpu_s", 2)]

@@ -27,3 +27,30 @@ def paused() -> Iterator[None]:
     finally:
         if was:
             gc.enable()
+
+
+def freeze(*, collect: bool = False) -> None:
+    """Take everything alive now out of the collector's passes (``gc.freeze``): a server
+    calls it once its served set is loaded. At 100,000 prompts that set is ~700,000
+    tracked objects that live as long as they are served, and the load leaves the oldest
+    generation's count near its threshold: the first requests that allocate (the first
+    page of prompts/list builds its entries) set off a full pass over all of them, which
+    finds nothing to free (8-10 ms of the first page's 10-12 ms of CPU; paging 1,000
+    pages spent 1.2 s instead of 0.5 s). Frozen objects are still freed by their
+    reference counts, as a bundle's acyclic JSON is. ``collect``: the start built the
+    set, whose garbage is collected first (it would otherwise stay frozen); a start from
+    the cache has none worth the pass on its cold path."""
+    if collect:
+        gc.collect()
+    gc.freeze()
+
+
+def refreeze() -> None:
+    """After a new served set replaced the last (off the path to the clients): the last
+    set's garbage collected (any cycles in it would otherwise stay frozen), then what is
+    served now frozen. Nothing unless something was frozen (:func:`freeze`): a build or
+    a test's follower leaves the collector as it is."""
+    if gc.get_freeze_count():
+        gc.unfreeze()
+        gc.collect()
+        gc.freeze()

@@ -13,13 +13,14 @@ same canonical bytes, composed from each prompt's kept encoding.
 
 It gives exactly the bundle a full build gives (tests/follow/test_incremental_rebuild.py
 compares them byte for byte after a series of commits), or None, and the caller builds in
-full. None whenever exactness would need what the last bundle does not record: the
-manifest changed; a prompt file, template or named file was removed; an edited prompt or
-template names fewer templates or files than before (what is no longer reached drops out
-of the bundle only if nothing else reaches it, and who reaches what is not kept); a file
-named by a prompt changed its media type; a symlink or submodule is involved; or any
-problem at all (a full build reports problems with their positions, and a commit that does
-not build keeps the last good bundle served).
+full. A removed prompt file, or an edited prompt or template that names fewer templates
+or files than before, is rebuilt here too: what it no longer reaches leaves the bundle
+unless something else still reaches it, which :mod:`promptops.pipeline.reach` finds out
+for those few names (who reaches what is not kept). None when exactness would need more:
+the manifest changed; a template or named file was removed; a file named by a prompt
+changed its media type; a symlink or submodule is involved; the search for who still
+reaches a dropped name gave up; or any problem at all (a full build reports problems with
+their positions, and a commit that does not build keeps the last good bundle served).
 """
 
 from __future__ import annotations
@@ -187,7 +188,7 @@ def _rebuild(last: Built, directory: Path, commit: str, tree: str, memo: FileMem
     kinds = _sort(changes, old)
     if kinds is None:
         return None
-    prompts_changed, templates_changed, resources_changed = kinds
+    prompts_changed, templates_changed, resources_changed, removed = kinds
     # the blobs of both sides of the change in one read (the old side: what an edit named)
     blobs = read_batch(git_dir, {c.new_sha for c in changes if c.new_mode}
                        | {c.old_sha for c in changes if c.old_mode and c.path in prompts_changed})
@@ -196,25 +197,26 @@ def _rebuild(last: Built, directory: Path, commit: str, tree: str, memo: FileMem
         return None
     build = Build(directory, commit, memo=memo, keep_asts=keep_asts, source=source)
     files = build.source
-    some = validate_some(files, prompts_changed, templates_changed, memo=memo, index=build.index)
+    some = validate_some(files, [p for p in prompts_changed if p not in removed],
+                         templates_changed, memo=memo, index=build.index)
     if some is None:
         return None
     before = _before(last, blobs, [c for c in changes if c.path in prompts_changed
                                    and c.old_mode], templates_changed, memo, build)
     if before is None:
         return None
-    refs_before, resources_before = before
-    if any(not refs_before[p] <= some.refs.get(p, frozenset()) for p in refs_before) or any(
-            not named <= set(some.resources.get(p, {})) for p, named in resources_before.items()):
-        return None  # something may no longer be reached: only a full build knows
     resources = _named(old, some, {p: files.read(p) for p in resources_changed})
     if resources is None:
         return None
     templates = {**old["templates"], **some.templates}
-    recompiled = _prompts(last, some.prompts, {p: r["mimeType"] for p, r in resources.items()})
+    recompiled = _prompts(last, some.prompts, {p: r["mimeType"] for p, r in resources.items()},
+                          removed)
     if recompiled is None:
         return None
     prompts, encoded, names, paths = recompiled
+    if not _dropped(before, some, old, (templates, resources), (prompts, encoded), build,
+                    (git_dir, entries)):
+        return None  # the search for who still reaches it gave up: a full build knows
     bundle = cast("Bundle", {
         "format": old["format"],
         "package": old["package"],
@@ -233,26 +235,29 @@ def _rebuild(last: Built, directory: Path, commit: str, tree: str, memo: FileMem
 
 
 def _sort(changes: list[Change],
-          old: Bundle) -> tuple[list[str], list[str], list[str]] | None:
-    """The changed prompt files, templates and named files; None for a change only a full
-    build handles (the manifest, a symlink or submodule, a removal of what is read)."""
+          old: Bundle) -> tuple[list[str], list[str], list[str], list[str]] | None:
+    """The changed prompt files (removed ones included), templates, named files and the
+    removed prompt files; None for a change only a full build handles (the manifest, a
+    symlink or submodule, the removal of a template or a named file)."""
     prompts: list[str] = []
     templates: list[str] = []
     resources: list[str] = []
+    removed: list[str] = []
     for c in changes:
         if c.path == MANIFEST or {c.old_mode, c.new_mode} & {_SYMLINK, _GITLINK}:
             return None
         is_prompt = c.path.startswith(PROMPTS_DIR) and c.path.endswith(PROMPT_SUFFIX)
-        if not c.new_mode and (is_prompt or c.path in old["templates"]
-                               or c.path in old["resources"]):
+        if not c.new_mode and (c.path in old["templates"] or c.path in old["resources"]):
             return None
         if is_prompt:
             prompts.append(c.path)
+            if not c.new_mode:
+                removed.append(c.path)
         if c.path in old["templates"]:
             templates.append(c.path)
         if c.path in old["resources"]:
             resources.append(c.path)
-    return prompts, templates, resources
+    return prompts, templates, resources, removed
 
 
 def _files(last: Built, source: GitSource, changes: list[Change],
@@ -300,8 +305,57 @@ def _named(old: Bundle, some: Some, changed: dict[str, bytes]) -> dict[str, Reso
 
 
 def _in_order(new: dict[str, V], old: Mapping[str, V]) -> dict[str, V]:
-    """``new`` sorted by key as a bundle holds it (already so when no key was added)."""
-    return new if len(new) == len(old) else dict(sorted(new.items()))
+    """``new`` sorted by key as a bundle holds it (already so when it has the old keys:
+    ``new`` is ``old`` updated, keys added at its end, keys removed from it)."""
+    return new if new.keys() == old.keys() else dict(sorted(new.items()))
+
+
+def _dropped(before: tuple[dict[str, frozenset[str]], dict[str, set[str]]], some: Some,
+             old: Bundle, new: tuple[dict[str, str], dict[str, Resource]],
+             made: tuple[list[Prompt], list[bytes]], build: Build,
+             tree: tuple[str, dict[str, Entry]]) -> bool:
+    """The templates and named files that the removed prompts and the edits no longer name
+    taken out of ``new`` (the new bundle's templates and files), unless something else
+    still reaches them (reach.py); False when that cannot be told cheaply."""
+    templates, resources = new
+    prompts, encoded = made
+    git_dir, entries = tree
+    refs_before, files_before = before
+    dropped = {t for p, was in refs_before.items() for t in was - some.refs.get(p, frozenset())}
+    files = {f for p, was in files_before.items()
+             for f in was - set(some.resources.get(p, {}))}
+    if not dropped and not files:
+        return True
+    from promptops.pipeline import reach
+
+    index = build.index
+    candidates = reach.closure(dropped, (old["templates"], some.templates), index)
+    changed = set(refs_before) | set(some.prompts)
+
+    def alone(path: str, blob: bytes) -> reach.Refs | None:
+        got = validate_some(_Alone(path, blob, build.source.origin), [path], [],
+                            memo=build.memo, index=index)
+        return None if got is None else (got.refs.get(path, frozenset()),
+                                         frozenset(got.resources.get(path, {})))
+
+    def sha_of(path: str) -> str | None:
+        entry = entries.get(path)
+        return None if entry is None else entry.sha
+
+    found = reach.still_reached(
+        candidates, files, index=index, templates=templates,
+        roots=[some.refs.get(p, frozenset()) for p in some.prompts],
+        named=[set(named) for named in some.resources.values()],
+        prompts=([p["source"] for p in prompts], encoded), skip=changed,
+        refs_of=reach.blob_refs(git_dir, sha_of, alone))
+    if found is None:
+        return False
+    reached, files_kept = found
+    for t in candidates - reached:
+        templates.pop(t, None)
+    for f in files - files_kept:
+        del resources[f]
+    return True
 
 
 def _before(last: Built, old_blobs: dict[str, bytes], edited: list[Change],
@@ -351,19 +405,20 @@ class _Alone:
         pass
 
 
-def _prompts(last: Built, changed: Mapping[str, PromptDef], mime_of: Mapping[str, str]
-             ) -> tuple[list[Prompt], list[bytes], list[str], dict[str, str]] | None:
-    """The last bundle's prompts with the changed ones recompiled, in name order, with
-    their encodings, names and (prompt file -> name); None when a changed prompt's name
-    clashes with another's."""
+def _prompts(last: Built, changed: Mapping[str, PromptDef], mime_of: Mapping[str, str],
+             removed: list[str]) -> tuple[list[Prompt], list[bytes], list[str],
+                                          dict[str, str]] | None:
+    """The last bundle's prompts with the changed ones recompiled and the ``removed``
+    files' left out, in name order, with their encodings, names and (prompt file ->
+    name); None when a changed prompt's name clashes with another's."""
     last_names, last_paths = last.name_tables()
     prompts = list(last.bundle["prompts"])
     encoded = list(last.prompts_encoded())
     names = list(last_names)
     paths = dict(last_paths)
     # out with the old versions (from the end, so earlier positions hold) ...
-    gone = sorted((bisect_left(names, paths.pop(path)) for path in changed if path in paths),
-                  reverse=True)
+    gone = sorted((bisect_left(names, paths.pop(path)) for path in [*changed, *removed]
+                   if path in paths), reverse=True)
     for i in gone:
         del prompts[i], encoded[i], names[i]
     # ... in with the new, each where its name sorts

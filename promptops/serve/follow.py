@@ -57,6 +57,9 @@ if TYPE_CHECKING:
 POLL_S = 0.05
 # A stdio server serving this many prompts or more warms up at start (Follower.warm_up)
 PREPARE_AT = 20_000
+# ... once its client has sent nothing for this long (Background.idle_for): run while a
+# client's first requests were answered, its CPU held the GIL they waited for
+WARM_IDLE_S = 0.2
 QUIET_S = 0.12
 Log = Callable[[str], None]
 
@@ -116,6 +119,8 @@ class Background:
         self._thread: threading.Thread | None = None
         self._log = log
         self._notify = notify
+        # seconds since the client last asked something (stdio sets it; None: no wait)
+        self.idle_for: Callable[[], float] | None = None
 
     def _say(self, level: str, message: str) -> None:
         """``message`` to the log (stderr) and, at ``level``, to the clients."""
@@ -315,6 +320,8 @@ class Follower(Background):
         flush = getattr(self._gate, "flush", None)  # the lint gate's cache (FollowGate)
         if flush is not None:
             flush()
+        if pending:
+            collector.refreeze()  # the new set frozen, the last one's garbage collected
 
     def _serving(self, cache: BuildCache) -> set[str]:
         """The trees of ``cache``'s packages that this process serves and rebuilds from."""
@@ -348,13 +355,16 @@ class Follower(Background):
         return tuple(gitrefs.read_head(p.repo).commit for p in self._packages)
 
     def _follow(self, on_change: Callable[[list[Bundle]], object]) -> None:
-        if self._served_prompts() >= PREPARE_AT:
-            self.warm_up()  # a large set's first commit would pay it (warm_up says why)
+        # a large set's first commit would pay it (warm_up says why); before it, it makes it
+        warm = self._served_prompts() >= PREPARE_AT
         last = self._signature()
         # Check once right away: HEAD may have moved between initial() and start().
         changed_at: float | None = time.monotonic() - QUIET_S
         wait = POLL_S
         while not self._stop.wait(wait):
+            if warm and (self.idle_for is None or self.idle_for() >= WARM_IDLE_S):
+                warm = False
+                self.warm_up()
             sig = self._signature()
             now = time.monotonic()
             wait = POLL_S
@@ -382,10 +392,10 @@ class Follower(Background):
         parsed: a rebuild reads only what a commit changed. A team server calls it before
         it listens (``serve --http``: run in the follower thread, ~1 s of CPU competed with
         the first requests for the GIL, p99 17-20 ms); a stdio server from the follower
-        thread at start when it serves :data:`PREPARE_AT` prompts or more, where the first
-        commit would otherwise take over a second and what is made is a small part of the
-        process's memory (the module docstring). A warm-up that fails changes nothing
-        served; a fixed ``ref`` never moves: nothing to warm up for."""
+        thread once its client is idle (:data:`WARM_IDLE_S`; the same contention) when it
+        serves :data:`PREPARE_AT` prompts or more, where the first commit would otherwise
+        take over a second and what is made is a small part of the process's memory (the
+        module docstring). A warm-up that fails changes nothing served."""
         commits = self._served
         if commits is None or not self._follows():
             return
@@ -404,6 +414,7 @@ class Follower(Background):
                     prepare(Build(package.directory, commit, memo=self._memo,
                                   keep_asts=True, source=source))
             if prompts:
+                collector.refreeze()  # the base is as long-lived as the served set
                 self._log(f"warmed up: the served commit's {prompts} prompts are ready to be "
                           "rebuilt in proportion to a commit")
         except Exception as exc:  # the served set came from the cache and stays served

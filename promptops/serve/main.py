@@ -90,9 +90,16 @@ def _run(options: ServeOptions, signals: Signals, gate: Gate | None) -> int:
         notice = threading.Timer(NOTICE_DELAY_S, _dirty_notice, (options.folders,))
         notice.daemon = True
         notice.start()
+    from promptops.pipeline import collector
+
+    built = any(how != "cached" for how in getattr(served.follower, "how", {}).values())
+    collector.freeze(collect=built)  # the served set out of the collector's passes
+    out = Output(1)
+    if served.follower is not None:  # its warm-up waits for the client's first requests
+        served.follower.idle_for = out.idle_for
     served.start(server.swap)
     try:
-        settled = serve(server, Output(1), 0, signals)
+        settled = serve(server, out, 0, signals)
     finally:
         served.stop()
     if not settled:  # a request was still being answered: do not wait for it

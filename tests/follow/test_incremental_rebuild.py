@@ -3,8 +3,9 @@ last bundle in proportion to what it changed, and the bundle served is byte for 
 `promptops build` makes of that commit, after any series of commits (docs/following.md).
 
 Real repositories, real commits; each step compares the served bundle with a full build of
-the same commit, and says which path was taken (the cases a full build must handle: a
-removed prompt, an include dropped, the manifest, a commit that does not build)."""
+the same commit, and says which path was taken (the cases a full build must handle: the
+manifest, a commit that does not build; a removed prompt and a dropped include are
+incremental, what they reached leaving the bundle unless something else reaches it)."""
 
 from __future__ import annotations
 
@@ -75,9 +76,33 @@ STEPS: list[tuple[str, dict[str, str | bytes | None], str]] = [
         "pkg/templates/answer.md.j2": '{% include "partials/new.j2" %}{% include '
                                       '"partials/preamble.j2" %}Answer {{ topic }}\n'},
      "incremental"),
-    ("an include dropped (what it reached may leave the bundle)", {
-        "pkg/prompts/delta.prompt.yaml": prompt("new", "No partial {{ topic }}")}, "full"),
-    ("a prompt removed", {"pkg/prompts/gamma.prompt.yaml": None}, "full"),
+    ("an include dropped (what it reached is still reached: by a template)", {
+        "pkg/prompts/delta.prompt.yaml": prompt("new", "No partial {{ topic }}")},
+     "incremental"),
+    ("a prompt removed (the image only it named leaves)",
+     {"pkg/prompts/gamma.prompt.yaml": None}, "incremental"),
+    ("the only prompt of a template removed (the template and what only it reaches leave)",
+     {"pkg/prompts/beta.prompt.yaml": None}, "incremental"),
+    ("a named file no longer named, an include still reached by another prompt", {
+        "pkg/prompts/alpha.prompt.yaml": prompt("first", "Write about {{ topic }}")},
+     "incremental"),
+    ("prompts naming partials through an escape and through adjacent literals", {
+        "pkg/prompts/eta.prompt.yaml": prompt("esc", '{% include "partials/\\x72ules.j2" %}'
+                                                     " {{ topic }}"),
+        "pkg/prompts/theta.prompt.yaml": prompt("adj", '{% include "partials/" "pre" '
+                                                       '"amble.j2" %} {{ topic }}')},
+     "incremental"),
+    ("the last plain include of a partial dropped (still reached, as written above)", {
+        "pkg/prompts/zeta.prompt.yaml": prompt("last", "Zeta {{ topic }}")}, "incremental"),
+    ("the prompts reaching the partials removed (they leave)",
+     {"pkg/prompts/eta.prompt.yaml": None, "pkg/prompts/theta.prompt.yaml": None},
+     "incremental"),
+    ("a prompt and the file it names added, then a prompt renamed and removed at once", {
+        "pkg/prompts/iota.prompt.yaml": prompt("io", "Io {{ topic }}", extra=GUIDE),
+        "pkg/prompts/delta.prompt.yaml": None,
+        "pkg/prompts/kappa.prompt.yaml": prompt("k", '{% include "partials/new.j2" %}'
+                                                     " {{ topic }}", name="aaa-kappa")},
+     "incremental"),
     ("the manifest edited", {"pkg/promptops.yaml": "name: demo\nversion: 1.1.0\n"}, "full"),
     ("after a full build, an edit again", {"pkg/prompts/zeta.prompt.yaml": prompt(
         "last!", '{% include "partials/preamble.j2" %}Zeta {{ topic }}')}, "incremental"),
@@ -238,3 +263,29 @@ def test_two_packages_in_one_repository_each_rebuild_from_their_own_last_bundle(
         assert follower.how[edited] == "incremental"
         assert [serialise(b) for b in got[-1]] == [  # type: ignore[arg-type]
             full_build(p, commit) for p in pkgs]
+
+
+def test_a_removal_whose_search_gives_up_is_built_in_full_and_exact(tmp_path: Path) -> None:
+    """Prompts whose text could name a template without spelling it (here, two quotes
+    with nothing between, as adjacent literals would be) are each validated alone; past
+    reach.MAX_VALIDATED of them a full build is made, with the same bytes."""
+    from promptops.pipeline.reach import MAX_VALIDATED
+
+    files = dict(START)
+    for i in range(MAX_VALIDATED + 6):
+        files[f"pkg/prompts/q{i:03d}.prompt.yaml"] = prompt(f"q{i}", "{{ topic or '' }}")
+    repo = make_repo(tmp_path / "repo", files)
+    pkg = tmp_path / "repo" / "pkg"
+    Follower([pkg], ref=None, log=lambda m: None).initial()
+    follower = Follower([pkg], ref=None, log=lambda m: None)
+    follower.initial()
+    got: list[list[dict[str, object]]] = []
+    few = commit_files(repo, {"pkg/prompts/q000.prompt.yaml": None,  # reaches nothing: no search
+                              "pkg/prompts/zeta.prompt.yaml": None})
+    follower._moved(got.append)
+    assert follower.how[pkg] == "incremental"
+    assert serialise(got[-1][0]) == full_build(pkg, few)  # type: ignore[arg-type]
+    commit = commit_files(repo, {"pkg/prompts/beta.prompt.yaml": None})  # its template: search
+    follower._moved(got.append)
+    assert follower.how[pkg] == "full"
+    assert serialise(got[-1][0]) == full_build(pkg, commit)  # type: ignore[arg-type]

@@ -77,6 +77,13 @@ class Output:
         self._held: list[bytes] = []
         self._held_bytes = 0
         self.held_since: float | None = None  # when the oldest held reply was made
+        # when the last message was read: the follower warms up once the client is idle
+        # (follow.py, WARM_IDLE_S), not while its first requests are being answered
+        self.last_read = time.monotonic()
+
+    def idle_for(self) -> float:
+        """Seconds since the last message was read."""
+        return time.monotonic() - self.last_read
 
     def send(self, message: Outbound) -> None:
         data = self._encode(message) + b"\n"
@@ -229,8 +236,9 @@ class _Loop:
                 return
             if line is not None and (not line or line[0] in _SPACE) and not line.strip():
                 continue  # blank (a message starts with a bracket: its strip is not made)
+            out.last_read = now = time.monotonic()
             since = out.held_since
-            if since is not None and time.monotonic() - since >= HOLD_SECONDS:
+            if since is not None and now - since >= HOLD_SECONDS:
                 out.flush()
             try:
                 self.answer(line)
