@@ -87,14 +87,16 @@ def import_part(part: str, out: Path) -> list[dict[str, object]]:
 
 def _distinct(text: str, k: int) -> str:
     """A prompt file's text with a literal line naming copy ``k`` first in every inline
-    message (``text: |`` block or ``text: '...'``): no two copies share a message text, so
+    message (``text: |`` block, quoted or plain scalar): no two copies share a message text, so
     lint's once-per-distinct-text work (``LintContext.memo``, validation's one parse per
     source) is paid per copy, as on a corpus whose prompts are all different."""
     line = f"Copy {k} of this prompt."
     lines = text.split("\n")
     out: list[str] = []
     for i, row in enumerate(lines):
-        quoted = re.match(r"^(\s*(?:- )?text: ')(.*)$", row)
+        # a quoted or plain scalar: the line goes first (inside the quotes)
+        quoted = re.match(r"^(\s*(?:- )?text: ['\"])(.*)$", row) or \
+            re.match(r"^(\s*(?:- )?text: )([^|>'\"&*!\[{#%@`\s].*)$", row)
         if quoted:
             out.append(f"{quoted.group(1)}{line} {quoted.group(2)}")
             continue
