@@ -85,11 +85,39 @@ def import_part(part: str, out: Path) -> list[dict[str, object]]:
     return report
 
 
-def generate_part(part: str, n: int, out: Path) -> Path:
+def _distinct(text: str, k: int) -> str:
+    """A prompt file's text with a literal line naming copy ``k`` first in every inline
+    message (``text: |`` block, quoted or plain scalar): no two copies share a message text, so
+    lint's once-per-distinct-text work (``LintContext.memo``, validation's one parse per
+    source) is paid per copy, as on a corpus whose prompts are all different."""
+    line = f"Copy {k} of this prompt."
+    lines = text.split("\n")
+    out: list[str] = []
+    for i, row in enumerate(lines):
+        # a quoted or plain scalar: the line goes first (inside the quotes)
+        quoted = re.match(r"^(\s*(?:- )?text: ['\"])(.*)$", row) or \
+            re.match(r"^(\s*(?:- )?text: )([^|>'\"&*!\[{#%@`\s].*)$", row)
+        if quoted:
+            out.append(f"{quoted.group(1)}{line} {quoted.group(2)}")
+            continue
+        out.append(row)
+        if re.match(r"^\s*(?:- )?text: [|>][-+0-9]*$", row):
+            first = next((r for r in lines[i + 1:] if r.strip()), "")
+            indent = first[:len(first) - len(first.lstrip())]
+            if len(indent) > len(row) - len(row.lstrip()):  # an empty block stays empty
+                out.append(indent + line)
+    return "\n".join(out)
+
+
+def generate_part(part: str, n: int, out: Path, *, distinct: bool = False) -> Path:
     """The speed corpus's ``part`` imported, then its prompts copied round-robin until there
     are ``n`` (``<name>-<k>``), each at its real size: a template file a prompt names
-    (``template: path``) is copied with it, so no replica shares another's text. Nothing is
-    added to the prompts (unlike ``generate``): the prompts are measured as imported."""
+    (``template: path``) is copied with it. Nothing is added to the prompts (unlike
+    ``generate``): the prompts are measured as imported, and the copies repeat their texts
+    (as issue 26's own replication did). ``distinct``: each copy's inline messages and
+    template files start with a line of its own (``Copy k of this prompt.``), so no text
+    repeats (issue 26 session 9: lint where no text repeats); the shared partials the
+    import wrote stay shared, as in the real package."""
     source = out.parent / f"{out.name}-import"
     import_part(part, source)
     if out.exists():
@@ -121,6 +149,10 @@ def generate_part(part: str, n: int, out: Path) -> Path:
             target = out / moved
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy(source / path, target)
+            if distinct:
+                target.write_bytes(f"Copy {k} of this prompt.\n".encode() + target.read_bytes())
+        if distinct:
+            body = _distinct(body, k)
         (out / "prompts" / f"{name}-{k}.prompt.yaml").write_text(body, encoding="utf-8")
     shutil.rmtree(source)
     return out

@@ -10,6 +10,7 @@ print the same JSON findings.
 
 Usage: python benchmarks/lint_ab.py BEFORE [AFTER] [--corpus N] [--rounds R]
                                     [--corpus-part tuning|heldout] [--package corpus|tuning|heavy]
+                                    [--distinct]
 (BEFORE, AFTER: checkout roots, e.g. /work/main; AFTER defaults to this checkout.)
 
 ``--corpus-part`` measures a part of issue 26's speed corpus instead (tests/corpus/speed,
@@ -18,7 +19,10 @@ checkout's cold ``build --no-lint`` (the yardstick) and prints lint cold / build
 after, so issue 26's before/after is one run. Tune on ``tuning``; ``heldout`` is measured only.
 ``--package heavy`` measures benchmarks/heavy_pkg.py's synthetic prompts instead (long,
 branchy, include-heavy: the shape issue 26 describes); ``--package tuning`` is
-``--corpus-part tuning``.
+``--corpus-part tuning``; it is timed against the build too. ``--distinct`` makes every copy of
+a ``--corpus-part`` replica distinct (a line of its own first in each message and template
+file: corpus_pkg.generate_part), so lint's work once per distinct text is paid per prompt,
+as on a corpus where no text repeats.
 """
 
 from __future__ import annotations
@@ -113,16 +117,22 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--corpus-part", choices=("tuning", "heldout"), default=None)
     parser.add_argument("--package", choices=("corpus", "tuning", "heavy"), default="corpus")
+    parser.add_argument("--distinct", action="store_true",
+                        help="no two copies of a --corpus-part replica share a text")
     args = parser.parse_args()
     if args.package == "tuning":
         args.corpus_part = "tuning"
-    part = args.corpus_part is not None
+    replica = args.corpus_part is not None
+    if args.distinct and not replica:
+        raise SystemExit("--distinct needs --corpus-part (heavy's texts are distinct already)")
+    part = replica or args.package == "heavy"  # timed against the build in the same rounds
     roots = {"before": args.before.resolve(), "after": args.after.resolve()}
     with tempfile.TemporaryDirectory() as tmp:
-        if part:
+        if replica:
             from corpus_pkg import generate_part
 
-            pkg = generate_part(args.corpus_part, args.corpus, Path(tmp) / "corpus")
+            pkg = generate_part(args.corpus_part, args.corpus, Path(tmp) / "corpus",
+                                distinct=args.distinct)
         elif args.package == "heavy":
             from heavy_pkg import generate as heavy
 
@@ -144,8 +154,9 @@ def main() -> None:
     shutil.rmtree(PYCACHE, ignore_errors=True)
     same = outputs["before"] == outputs["after"]
     load = os.getloadavg()[0]
-    what = f" ({args.corpus_part} part of the speed corpus)" if part else ""
-    kind = "synthetic heavy prompts" if args.package == "heavy" and not part else "real prompts"
+    what = (f" ({args.corpus_part} part of the speed corpus"
+            f"{', every copy distinct' if args.distinct else ''})" if replica else "")
+    kind = "synthetic heavy prompts" if args.package == "heavy" and not replica else "real prompts"
     print(f"{args.corpus} {kind}{what}; median of {args.rounds} interleaved rounds; "
           f"{os.cpu_count()} cores, load average {load:.1f}; "
           f"{'same bundle bytes and ' if part else ''}same findings: {same}")

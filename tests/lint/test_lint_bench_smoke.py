@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import subprocess
+import sys
+from pathlib import Path
 
+import yaml
 from helpers.repo import PYTHON, REPO_ROOT
 
 
@@ -70,3 +73,35 @@ def test_the_before_after_script_measures_a_speed_corpus_part() -> None:
         "build --no-lint (cold)", "lint cold", "lint cached", "lint, one edited prompt",
         "lint cold / build"]
     assert all(cell.endswith("x") for cell in lines[-1][26:].split())
+
+
+
+def test_distinct_copies_share_no_message_text(tmp_path: Path) -> None:
+    """``corpus_pkg.generate_part(distinct=True)`` (``lint_ab.py --distinct``): every copy's
+    messages start with a line of its own and are otherwise the prompt's own texts, so
+    lint's once-per-distinct-text work is paid per copy (issue 26, session 9)."""
+    sys.path.insert(0, str(REPO_ROOT / "benchmarks"))
+    try:
+        from corpus_pkg import _distinct, import_part
+    finally:
+        sys.path.remove(str(REPO_ROOT / "benchmarks"))
+
+    import_part("tuning", tmp_path / "import")
+    files = sorted((tmp_path / "import" / "prompts").glob("*.prompt.yaml"))
+    judged = 0
+    for path in files:
+        text = path.read_text(encoding="utf-8")
+        before = yaml.safe_load(text)
+        copies = [yaml.safe_load(_distinct(text, k)) for k in (0, 1)]
+        for k, after in enumerate(copies):
+            assert {key: v for key, v in after.items() if key != "messages"} == \
+                {key: v for key, v in before.items() if key != "messages"}
+            for old, new in zip(before["messages"], after["messages"], strict=True):
+                if old.get("text"):
+                    assert new["text"].startswith(f"Copy {k} of this prompt.")
+                    assert new["text"].replace(f"Copy {k} of this prompt.", "", 1).strip() \
+                        == old["text"].strip()
+                    judged += k
+        for one, two in zip(copies[0]["messages"], copies[1]["messages"], strict=True):
+            assert not one.get("text") or one["text"] != two["text"]
+    assert len(files) > 40 and judged > 40

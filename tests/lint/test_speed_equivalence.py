@@ -16,7 +16,7 @@ import pytest
 from jinja2 import nodes
 
 from promptops.lint.context import children, preorder
-from promptops.lint.rules._rendered import _MAY_TRAIL, _TRAILING
+from promptops.lint.rules._rendered import _MAY_TRAIL, _TRAILING, trailing_in
 from promptops.lint.rules.po502_invisible_unicode import _ANY, INVISIBLE
 from promptops.lint.rules.po509_undelimited_argument import _OPEN_TAG, _QUOTES, delimited
 from promptops.pipeline.templates import TemplateIndex
@@ -91,6 +91,29 @@ def test_trailing_prefilter_never_hides_trailing_whitespace(text: str) -> None:
     data = text.replace("\r\n", "\n").replace("\r", "\n")
     if _TRAILING.search(data):
         assert _MAY_TRAIL.search(text)
+
+
+def _old_trailing(data: str, final: bool, lineno: int) -> list[int]:
+    out = []
+    for m in _TRAILING.finditer(data):
+        if m.end() == len(data) and not final:
+            continue
+        out.append(lineno + data.count("\n", 0, m.start()))
+    return out
+
+
+def test_trailing_lines_by_line_ends_match_the_regex() -> None:
+    rnd = random.Random(26)
+    pieces = ["a", "b c", " ", "  ", "\t", "\n", "\n\n", " \n", "\t\n", "x\t", "\u00a0"]
+    texts = [*_sources(), "", " ", "\n", " \n", "a \nb\t", "\t\t\n \n", "x  \n\n y \t"]
+    texts += ["".join(rnd.choice(pieces) for _ in range(rnd.randint(1, 30)))
+              for _ in range(3000)]
+    found = 0
+    for text in texts:
+        for final in (True, False):
+            assert trailing_in(text, final, 7) == _old_trailing(text, final, 7), (text, final)
+            found += len(trailing_in(text, final, 7))
+    assert found > 1000  # both answers were exercised
 
 
 def test_first_match_per_line_on_many_matches() -> None:

@@ -74,10 +74,28 @@ def _trailing_lines(ctx: LintContext, source: str) -> list[int]:
     if _MAY_TRAIL.search(source) is None:
         return out  # nothing to find: no lexing (see _MAY_TRAIL)
     for lineno, data, final in output_data(ctx, source):
-        for m in _TRAILING.finditer(data):
-            if m.end() == len(data) and not final:
-                continue  # text before a tag or an expression on the same line
-            out.append(lineno + data.count("\n", 0, m.start()))
+        out += trailing_in(data, final, lineno)
+    return out
+
+
+_SPACE_AT_END = re.compile(r"[ \t]\n")
+
+
+def trailing_in(data: str, final: bool, lineno: int = 1) -> list[int]:
+    """The lines (``lineno`` for the first) of one piece of output whose whitespace at the
+    end is output: a space or tab before a line end, or at the piece's end when it is the
+    last piece (otherwise a tag or an expression follows on the same line). What
+    ``_TRAILING.finditer`` finds, line by line, without trying a run of whitespace at every
+    space of the text: that was a third of PO504 where no text repeats (issue 26, session 9;
+    ``tests/lint/test_speed_equivalence.py`` holds the two equal)."""
+    out: list[int] = []
+    line, at = lineno, 0
+    for m in _SPACE_AT_END.finditer(data):
+        line += data.count("\n", at, m.start())
+        at = m.start()
+        out.append(line)
+    if final and data.endswith((" ", "\t")):
+        out.append(line + data.count("\n", at))
     return out
 
 

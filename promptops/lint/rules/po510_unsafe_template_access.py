@@ -67,6 +67,13 @@ def _format_fields(fmt: str, depth: int = 0) -> Iterator[tuple[bool, str]]:
             yield from _format_fields(spec, depth + 1)
 
 
+# The node classes :func:`_findings` looks at (each of its branches starts by testing one):
+# a template of 10 KB has thousands of nodes and a generator call for each that yields
+# nothing cost more than the rest of the rule on long, branchy templates where no text
+# repeats (issue 26, session 9).
+_LOOKED_AT = (nodes.Getattr, nodes.Getitem, nodes.Filter, nodes.Name, nodes.Call)
+
+
 def _findings(node: nodes.Node) -> Iterator[tuple[str, str, str, int]]:
     """(how it is reached, name, needle to locate, columns to skip) of each access."""
     if isinstance(node, nodes.Getattr) and unsafe(node.attr):
@@ -95,7 +102,7 @@ def check(ctx: LintContext) -> Iterator[Hit]:
     for path, loc, ast in template_asts(ctx):
         if id(ast) not in walked:
             walked[id(ast)] = [(node.lineno, *found) for node in ctx.nodes(ast)
-                               for found in _findings(node)]
+                               if isinstance(node, _LOOKED_AT) for found in _findings(node)]
         for lineno, how, name, needle, skip in walked[id(ast)]:
             if (path, loc, lineno, name) in seen:
                 continue
