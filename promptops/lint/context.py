@@ -114,16 +114,26 @@ _CHAIN: tuple[tuple[int, type | tuple[type, ...]], ...] = (
     (_NAME, nodes.Name), (_ARGS_ITEM, nodes.Getitem), (_CALL, (nodes.Filter, nodes.Test)),
     (_OUTPUT, nodes.Output), (_PARAMS, (nodes.Macro, nodes.CallBlock)),
     (_LINK, (nodes.Include, nodes.Import, nodes.FromImport, nodes.Extends)))
-_KINDS: dict[type, tuple[tuple[int, ...], bool]] = {}
 
 
 def _kinds(cls: type) -> tuple[tuple[int, ...], bool]:
     """(the branches of the chain a node of ``cls`` matches, in order; is it an Output?)."""
     found = _KINDS.get(cls)
-    if found is None:
-        found = _KINDS[cls] = (tuple(k for k, c in _CHAIN if issubclass(cls, c)),
-                               issubclass(cls, nodes.Output))
+    if found is None:  # a node class Jinja did not define at import (none today)
+        found = (tuple(k for k, c in _CHAIN if issubclass(cls, c)), issubclass(cls, nodes.Output))
     return found
+
+
+def _node_classes(cls: type = nodes.Node) -> list[type]:
+    subclasses: list[type] = cls.__subclasses__()
+    return [cls, *(c for sub in subclasses for c in _node_classes(sub))]
+
+
+# Made once at import for every node class Jinja defines: a table, not a cache written at
+# run time (tests/test_no_global_state.py).
+_KINDS: dict[type, tuple[tuple[int, ...], bool]] = {
+    cls: (tuple(k for k, c in _CHAIN if issubclass(cls, c)), issubclass(cls, nodes.Output))
+    for cls in _node_classes()}
 
 
 def _collect(ast: nodes.Template, every: list[nodes.Node] | None = None) -> Facts:
