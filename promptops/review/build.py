@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import difflib
 import gc
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -56,8 +57,13 @@ def build_report(start: Path, base: str, head: str | None, path: Path | None) ->
         rels = sorted(everywhere) if len(everywhere) == 1 else touched_packages(repo, refs)
     # Both ends share one memo and one include graph: a file with the same content at
     # both ends (a blob id, or the bytes) is parsed and validated once, and its template
-    # parsed once; the ASTs are kept for the lint gate, which inspects HEAD's.
-    memo = FileMemo()
+    # parsed once; the ASTs are kept for the lint gate, which inspects HEAD's. The memo
+    # holds both ends whole, unbounded like the index's ASTs beside it (a one-shot review
+    # has no commits to accumulate): FileMemo's default bound of 50,000 entries, made for
+    # serve's follower, was cleared wholesale two or three times a build past ~25,000
+    # prompts, so BASE validated and parsed every file again, prevalidation was skipped
+    # and the diff's CPU grew as n^1.3 to 100,000 prompts (docs/benchmarks.md).
+    memo = FileMemo(max_entries=sys.maxsize)
     index = TemplateIndex(memo, keep_asts=True)
     with collector.paused():  # its full passes walked both live builds: 30% of the CPU
         report = ReviewReport(
