@@ -7,7 +7,7 @@ Measured on the real-prompt corpus: no finding in 78 prompts.
 
 Fails::
 
-    text: '{% include "../shared/persona.j2" %}'
+    text: '{% include "../outside/persona.j2" %}'
 
 Passes::
 
