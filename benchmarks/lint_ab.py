@@ -10,7 +10,7 @@ print the same JSON findings.
 
 Usage: python benchmarks/lint_ab.py BEFORE [AFTER] [--corpus N] [--rounds R]
                                     [--corpus-part tuning|heldout] [--package corpus|tuning|heavy]
-                                    [--distinct]
+                                    [--distinct] [--pycache DIR]
 (BEFORE, AFTER: checkout roots, e.g. /work/main; AFTER defaults to this checkout.)
 
 ``--corpus-part`` measures a part of issue 26's speed corpus instead (tests/corpus/speed,
@@ -44,7 +44,7 @@ from genpkg import commit
 
 RUNS = ("lint cold", "lint cached", "lint, one edited prompt")
 BUILD = "build --no-lint (cold)"
-PYCACHE = Path(tempfile.gettempdir()) / f"lint-ab-pycache-{os.getpid()}"
+PYCACHE = Path(tempfile.gettempdir()) / f"lint-ab-pycache-{os.getpid()}"  # --pycache: kept
 
 
 def _timed(root: Path, pkg: Path, argv: tuple[str, ...] = ("lint", ".", "--format", "json"),
@@ -119,7 +119,14 @@ def main() -> None:
     parser.add_argument("--package", choices=("corpus", "tuning", "heavy"), default="corpus")
     parser.add_argument("--distinct", action="store_true",
                         help="no two copies of a --corpus-part replica share a text")
+    parser.add_argument("--pycache", type=Path, default=None,
+                        help="bytecode folder of both checkouts, kept for the next run (default: "
+                             "one of this run's own, removed at the end)")
     args = parser.parse_args()
+    global PYCACHE
+    kept = args.pycache is not None
+    if kept:  # runs of one suite session compile each checkout once, not once per run
+        PYCACHE = args.pycache.resolve()
     if args.package == "tuning":
         args.corpus_part = "tuning"
     replica = args.corpus_part is not None
@@ -151,7 +158,8 @@ def main() -> None:
                 outputs[label] = texts
                 for name, pair in figures.items():
                     samples[label].setdefault(name, []).append(pair)
-    shutil.rmtree(PYCACHE, ignore_errors=True)
+    if not kept:
+        shutil.rmtree(PYCACHE, ignore_errors=True)
     same = outputs["before"] == outputs["after"]
     load = os.getloadavg()[0]
     what = (f" ({args.corpus_part} part of the speed corpus"

@@ -6,6 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import yaml
 from helpers.repo import PYTHON, REPO_ROOT
 
@@ -27,10 +28,19 @@ def test_corpus_mode_measures_every_run_against_its_target() -> None:
     assert all(" / " in lines[i] and "< 1 s" in lines[i] for i in (4, 5, 6))
 
 
-def test_the_before_after_script_compares_two_checkouts() -> None:
+@pytest.fixture(scope="module")
+def pycache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One bytecode folder for this module's lint_ab.py runs: each run compiled every module
+    its checkouts import (promptops and its libraries) into a folder of its own, and the
+    smoke tests check the script's output, not a cold compile (``--pycache``)."""
+    return tmp_path_factory.mktemp("lint-ab-pycache")
+
+
+def test_the_before_after_script_compares_two_checkouts(pycache: Path) -> None:
     """benchmarks/lint_ab.py runs end to end (this checkout against itself, a small replica)."""
     proc = subprocess.run([PYTHON, str(REPO_ROOT / "benchmarks" / "lint_ab.py"), str(REPO_ROOT),
-                           str(REPO_ROOT), "--corpus", "80", "--rounds", "1"],
+                           str(REPO_ROOT), "--corpus", "80", "--rounds", "1",
+                           "--pycache", str(pycache)],
                           capture_output=True, text=True, timeout=300, cwd=REPO_ROOT)
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()
@@ -58,13 +68,13 @@ def test_corpus_part_mode_prints_both_parts_side_by_side() -> None:
     assert ratio[0].endswith("x") and ratio[1].endswith("x") and float(ratio[0][:-1]) > 0
 
 
-def test_the_before_after_script_measures_a_speed_corpus_part() -> None:
+def test_the_before_after_script_measures_a_speed_corpus_part(pycache: Path) -> None:
     """``lint_ab.py --corpus-part`` times each checkout's build too and prints lint / build
     before and after (issue 26's before/after in one run; a small replica, no timing)."""
     proc = subprocess.run([PYTHON, str(REPO_ROOT / "benchmarks" / "lint_ab.py"), str(REPO_ROOT),
                            str(REPO_ROOT), "--corpus-part", "heldout", "--corpus", "40",
-                           "--rounds", "1"], capture_output=True, text=True, timeout=600,
-                          cwd=REPO_ROOT)
+                           "--rounds", "1", "--pycache", str(pycache)],
+                          capture_output=True, text=True, timeout=600, cwd=REPO_ROOT)
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()
     assert lines[0].startswith("40 real prompts (heldout part of the speed corpus)")
