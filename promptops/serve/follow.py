@@ -36,7 +36,6 @@ import signal
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
@@ -93,12 +92,18 @@ Notify = Callable[[News], None]
 Gate = Callable[["Build"], "str | None"]
 
 
-@dataclass(frozen=True)
 class _Package:
-    directory: Path
-    repo: gitrefs.Repo
-    prefix: str  # the package folder inside the repository, "." at the top
-    cache: BuildCache
+    """One served package folder and where it sits. A plain class: the cold path (see
+    :class:`News`)."""
+
+    __slots__ = ("cache", "directory", "prefix", "repo")
+
+    def __init__(self, directory: Path, repo: gitrefs.Repo, prefix: str,
+                 cache: BuildCache) -> None:
+        self.directory = directory
+        self.repo = repo
+        self.prefix = prefix  # the package folder inside the repository, "." at the top
+        self.cache = cache
 
 
 def failure(exc: Exception) -> str:
