@@ -31,9 +31,15 @@ class Head:
 
     __slots__ = ("commit", "ref")
 
+    commit: str | None  # None for a branch without commits yet
+    ref: str | None  # "refs/heads/main", or None when detached
+
     def __init__(self, commit: str | None, ref: str | None) -> None:
-        self.commit = commit  # None for a branch without commits yet
-        self.ref = ref  # "refs/heads/main", or None when detached
+        object.__setattr__(self, "commit", commit)
+        object.__setattr__(self, "ref", ref)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"cannot assign to field {name!r}: a Head is frozen")
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Head):
@@ -42,6 +48,9 @@ class Head:
 
     def __hash__(self) -> int:
         return hash((self.commit, self.ref))
+
+    def __reduce__(self) -> tuple[type[Head], tuple[str | None, str | None]]:
+        return (Head, (self.commit, self.ref))
 
     def __repr__(self) -> str:
         return f"Head(commit={self.commit!r}, ref={self.ref!r})"
