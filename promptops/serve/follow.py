@@ -93,17 +93,13 @@ Gate = Callable[["Build"], "str | None"]
 
 
 class _Package:
-    """One served package folder and where it sits. A plain class: the cold path (see
-    :class:`News`)."""
+    """A served package folder, its repository and cache (a plain class: see :class:`News`)."""
 
     __slots__ = ("cache", "directory", "prefix", "repo")
 
     def __init__(self, directory: Path, repo: gitrefs.Repo, prefix: str,
-                 cache: BuildCache) -> None:
-        self.directory = directory
-        self.repo = repo
-        self.prefix = prefix  # the package folder inside the repository, "." at the top
-        self.cache = cache
+                 cache: BuildCache) -> None:  # prefix: the folder in the repository, "." at the top
+        self.directory, self.repo, self.prefix, self.cache = directory, repo, prefix, cache
 
 
 def failure(exc: Exception) -> str:
