@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
 from pathlib import Path
 
 from promptops.errors import GitError
@@ -26,10 +25,35 @@ _BUSY = ("rebase-merge", "rebase-apply")  # a rebase moves a detached HEAD step 
 Stat = tuple[int, int, int] | None
 
 
-@dataclass(frozen=True)
 class Head:
+    """Where HEAD points. A plain class (see :class:`~promptops.git.Repo`): serve reads
+    HEAD on its cold path, where a dataclass costs the import of :mod:`dataclasses`."""
+
+    __slots__ = ("commit", "ref")
+
     commit: str | None  # None for a branch without commits yet
     ref: str | None  # "refs/heads/main", or None when detached
+
+    def __init__(self, commit: str | None, ref: str | None) -> None:
+        object.__setattr__(self, "commit", commit)
+        object.__setattr__(self, "ref", ref)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"cannot assign to field {name!r}: a Head is frozen")
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Head):
+            return NotImplemented
+        return (self.commit, self.ref) == (other.commit, other.ref)
+
+    def __hash__(self) -> int:
+        return hash((self.commit, self.ref))
+
+    def __reduce__(self) -> tuple[type[Head], tuple[str | None, str | None]]:
+        return (Head, (self.commit, self.ref))
+
+    def __repr__(self) -> str:
+        return f"Head(commit={self.commit!r}, ref={self.ref!r})"
 
 
 def locate(package_dir: Path) -> tuple[Repo, str]:

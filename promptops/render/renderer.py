@@ -27,22 +27,25 @@ from typing import TYPE_CHECKING, Literal
 
 from promptops.errors import ArgumentError, RenderError, TemplateError, did_you_mean
 from promptops.pipeline.bundle_types import Bundle, Message, Prompt, ServedRole
-from promptops.render.result import (
-    Content,
-    EmbeddedResource,
-    PromptMessage,
-    PromptResult,
-    ResourceBody,
-    ResourceLink,
-)
 from promptops.render.stamps import VALIDATION_STAMPS
 from promptops.sandbox import watchdog
 from promptops.sandbox.limits import Budget, BudgetExceeded, Limits, current
 
 if TYPE_CHECKING:  # imported when a prompt is first rendered (serve's cold path stays cold)
+    # (render.result's TypedDicts only name what is built here as dict literals: making
+    # them at import, typing's class machinery 7 times, cost serve's start ~2.4 M
+    # instructions)
     from promptops.render.arguments import ArgumentRules
     from promptops.render.codecache import CodeCache
     from promptops.render.fastpath import TextPlan
+    from promptops.render.result import (
+        Content,
+        EmbeddedResource,
+        PromptMessage,
+        PromptResult,
+        ResourceBody,
+        ResourceLink,
+    )
     from promptops.render.template import Compiled
     from promptops.sandbox.environment import PromptEnvironment
     from promptops.sandbox.patterns import Pattern

@@ -36,18 +36,20 @@ WORK_PER_MS = 50_000
 MAX_MEM = 1 << 20  # bytes of RE2's memory for one compiled pattern (program and DFA cache)
 
 # RE2's reason for refusing a construct Python's re accepts -> words an author can act on.
+# Expressions, compiled (by re's own cache) only when a pattern is refused: serve imports this
+# module on its cold path, where compiling them cost ~3 M instructions for an error's words.
 _UNSUPPORTED = [
-    (re.compile(r"invalid escape sequence: \\[1-9]|invalid escape sequence: \\g|"
-                r"invalid perl operator: \(\?P=|invalid named capture group: \(\?P="),
+    (r"invalid escape sequence: \\[1-9]|invalid escape sequence: \\g|"
+     r"invalid perl operator: \(\?P=|invalid named capture group: \(\?P=",
      "a backreference"),
-    (re.compile(r"invalid perl operator: \(\?<?[=!]"),
+    (r"invalid perl operator: \(\?<?[=!]",
      "lookaround (`(?=`, `(?!`, `(?<=` or `(?<!`)"),
-    (re.compile(r"invalid perl operator: \(\?>"), "an atomic group `(?>...)`"),
-    (re.compile(r"invalid perl operator: \(\?\("), "a conditional group `(?(...)...)`"),
-    (re.compile(r"bad repetition operator: [*+?}]\+"),
+    (r"invalid perl operator: \(\?>", "an atomic group `(?>...)`"),
+    (r"invalid perl operator: \(\?\(", "a conditional group `(?(...)...)`"),
+    (r"bad repetition operator: [*+?}]\+",
      "a possessive quantifier (`*+`, `++` or `?+`)"),
-    (re.compile(r"^a repetition count over 1000"), "a repetition count over 1000"),
-    (re.compile(r"invalid perl operator: \(\?[-imsU]*[^-imsU:)]"),
+    (r"^a repetition count over 1000", "a repetition count over 1000"),
+    (r"invalid perl operator: \(\?[-imsU]*[^-imsU:)]",
      "a flag RE2 lacks (it has i, m, s and U)"),
 ]
 
@@ -95,7 +97,7 @@ def _explain(pattern: str, reason: str) -> str:
     if counts and max(counts) > 1000:
         reason = f"a repetition count over 1000: {reason}"
     for needle, what in _UNSUPPORTED:
-        if needle.search(reason):
+        if re.search(needle, reason):
             detail = reason.removeprefix("a repetition count over 1000: ")
             return (f"pattern uses {what}, which the linear-time matcher (RE2) does not "
                     f"support: rewrite it without ({detail})")
@@ -234,7 +236,10 @@ def _skip_class(pattern: str, i: int) -> int:
     return j + 1
 
 
-_COUNT = re.compile(r"\{(\d*)(,(\d*))?\}")
+@functools.cache
+def _count() -> re.Pattern[str]:
+    """A counted quantifier ``{m,n}`` (compiled on first use, like ``_UNSUPPORTED``)."""
+    return re.compile(r"\{(\d*)(,(\d*))?\}")
 
 
 def _quantifier(pattern: str, i: int) -> tuple[bool, int]:
@@ -245,7 +250,7 @@ def _quantifier(pattern: str, i: int) -> tuple[bool, int]:
     if c == "?":
         return False, 1
     if c == "{":
-        m = _COUNT.match(pattern, i)
+        m = _count().match(pattern, i)
         if m is None or (m.group(1) == "" and m.group(2) is None):
             return False, 0
         top = m.group(3) if m.group(2) else m.group(1)

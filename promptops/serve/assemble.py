@@ -43,7 +43,11 @@ if TYPE_CHECKING:
         def log(self, level: str, message: str) -> None: ...
 
 
-F = TypeVar("F", bound="Front")
+if TYPE_CHECKING:
+    F = TypeVar("F", bound="Front")
+else:  # a string bound is a ForwardRef, compiled at once: the first compile() of a process
+    F = TypeVar("F")  # sets up the parser and every AST type, ~10 M instructions (~3% of
+    # the floor's whole start) on serve's cold path, for a bound only the type checker reads
 
 
 class Reporter:

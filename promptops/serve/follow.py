@@ -36,7 +36,6 @@ import signal
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
@@ -93,12 +92,14 @@ Notify = Callable[[News], None]
 Gate = Callable[["Build"], "str | None"]
 
 
-@dataclass(frozen=True)
 class _Package:
-    directory: Path
-    repo: gitrefs.Repo
-    prefix: str  # the package folder inside the repository, "." at the top
-    cache: BuildCache
+    """A served package folder, its repository and cache (a plain class: see :class:`News`)."""
+
+    __slots__ = ("cache", "directory", "prefix", "repo")
+
+    def __init__(self, directory: Path, repo: gitrefs.Repo, prefix: str,
+                 cache: BuildCache) -> None:  # prefix: the folder in the repository, "." at the top
+        self.directory, self.repo, self.prefix, self.cache = directory, repo, prefix, cache
 
 
 def failure(exc: Exception) -> str:
