@@ -1,0 +1,201 @@
+"""Parse trees shared by templates that differ only in their text.
+
+Validation parses every template for its include graph and lint inspects the trees; a
+package of 5,000 prompts is rarely 5,000 shapes of template, though: ``Write about {{
+topic }} for case 7.`` and ``... case 8.``, an include of ``partials/s7.j2`` here and
+``partials/s12.j2`` there. Jinja's parser never looks inside a text or inside the string
+that names an included template: the tree of ``case 7`` is the tree of ``case 8`` with
+other strings in its ``TemplateData`` and ``Const`` nodes. Parsing is most of what
+validating a prompt costs (Jinja's lexer, its token objects, the nesting guard's stream
+filter and the recursive parser: about 0.8 ms for a ten-line prompt), so
+:class:`AstShapes` lexes each template once (Jinja's raw ``tokeniter``, which a parse
+runs anyway) and keys its *shape* on the raw tokens: every token's line, type and raw
+value, but each non-empty text and each plain template name (what
+:mod:`promptops.review.skeleton` marks too) replaced by its place in a list of values.
+
+The first template of a shape is parsed from those very tokens, as Jinja would
+(``wrap``, the extensions' stream filters, the parser), and kept for a while. When a
+second template of the same shape comes, the shape's tokens are parsed once more with a
+numbered marker in place of each value, and the marked tree filled with the first
+template's values must equal the first template's own tree, node for node, line for
+line; then it, and every later template of the shape, is a copy of the marked tree with
+its own values put in (about a sixth of a parse). A shape whose trees do not match, a
+value that holds a NUL (the markers' delimiter), and anything that does not lex or parse
+takes Jinja's own parse (:func:`promptops.sandbox.nesting.parse`), so a syntax error is
+Jinja's, positioned as before. ``tests/pipeline/test_ast_shapes.py`` checks the trees
+against Jinja's.
+
+Memory is bounded: shapes seen once are remembered up to :data:`PENDING` at a time (a
+package where no shape repeats keeps no more than that), and only a shape seen twice keeps
+its marked tree.
+"""
+
+from __future__ import annotations
+
+import re
+
+from jinja2 import Environment, nodes
+from jinja2.lexer import TokenStream, ignored_tokens
+from jinja2.parser import Parser
+
+from promptops.sandbox.nesting import parse as jinja_parse
+
+PENDING = 1024  # shapes seen once, remembered until a second template of theirs comes
+
+_MARK = re.compile("\x00([0-9]+)\x00")
+# the tags whose first token may be a template's name, and what may follow that name for
+# it to be the whole argument (as review/skeleton.py reads them)
+_NAMING = frozenset({"include", "import", "from", "extends"})
+_AFTER_NAME = frozenset({"ignore", "with", "without", "as", "import"})
+_DROPPED = frozenset(ignored_tokens | {"raw_begin", "raw_end"})
+_RENAMED = {"linestatement_begin": "block_begin", "linestatement_end": "block_end"}
+# field values a tree may share between copies (immutable, or the environment itself)
+_ATOMS = (int, float, complex, bytes, type(None), Environment)
+
+_Raw = list[tuple[int, str, str]]
+_Key = tuple[object, ...]
+
+
+class _Unshared(Exception):
+    """A marked tree holds a value this module does not know how to copy."""
+
+
+def _shape(env: Environment, raw: _Raw) -> tuple[_Key, list[str], list[int]] | None:
+    """The shape's key, the values it marks and where they are in ``raw``; None when a
+    value holds a NUL or a marker's escaped text."""
+    key: list[object] = [env.lexer]
+    values: list[str] = []
+    where: list[int] = []
+    kept = [(i, t) for i, t in enumerate(raw) if t[1] not in _DROPPED]
+    last = len(kept) - 1
+    for j, (i, (line, kind, value)) in enumerate(kept):
+        kind = _RENAMED.get(kind, kind)
+        if kind == "data" and value:
+            if "\x00" in value or "\\x00" in value:
+                return None
+            key.append((line, kind, len(values)))
+            values.append(env.lexer._normalize_newlines(value))
+            where.append(i)
+        elif (kind == "string" and 2 <= j < last and kept[j - 1][1][1] == "name"
+              and kept[j - 1][1][2] in _NAMING and kept[j - 2][1][1] == "block_begin"
+              and (kept[j + 1][1][1] == "block_end"
+                   or (kept[j + 1][1][1] == "name" and kept[j + 1][1][2] in _AFTER_NAME))
+              and not any(c in value for c in "\\\n\r\x00")):
+            key.append((line, kind, len(values)))
+            values.append(value[1:-1])
+            where.append(i)
+        else:
+            key.append((line, kind, value))
+    return tuple(key), values, where
+
+
+def _parsed(env: Environment, raw: _Raw) -> nodes.Template:
+    """What ``env.parse`` makes of the source ``raw`` was lexed from: Jinja's own steps
+    (``Environment._tokenize``, ``Parser.parse``) on the tokens already lexed."""
+    stream = TokenStream(env.lexer.wrap(iter(raw)), None, None)
+    for ext in env.iter_extensions():
+        filtered = ext.filter_stream(stream)
+        stream = (filtered if isinstance(filtered, TokenStream)
+                  else TokenStream(filtered, None, None))
+    parser = Parser(env, "")  # then fed the tokens: lexing "" costs nothing
+    parser.stream = stream
+    return parser.parse()
+
+
+def _copy(value: object, values: list[str]) -> object:
+    """``value`` (a node, or one of a node's fields) copied, each marker in its strings
+    replaced by its value."""
+    if isinstance(value, nodes.Node):
+        new = object.__new__(type(value))
+        new.__dict__.update({k: _copy(v, values) for k, v in value.__dict__.items()})
+        return new
+    if isinstance(value, str):
+        return _MARK.sub(lambda m: values[int(m.group(1))], value) if "\x00" in value else value
+    if isinstance(value, list):
+        return [_copy(v, values) for v in value]
+    if isinstance(value, tuple):
+        return tuple(_copy(v, values) for v in value)
+    if isinstance(value, _ATOMS):
+        return value
+    raise _Unshared(type(value).__name__)
+
+
+def _tree(marked: nodes.Template, values: list[str]) -> nodes.Template:
+    tree = _copy(marked, values)
+    assert isinstance(tree, nodes.Template)
+    return tree
+
+
+def _same(a: object, b: object) -> bool:
+    """Whether two trees are equal field for field and line for line (``Node.__eq__``
+    ignores lines), the environment by identity."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, nodes.Node):
+        da, db = a.__dict__, b.__dict__
+        return da.keys() == db.keys() and all(_same(da[k], db[k]) for k in da)
+    if isinstance(a, list | tuple):
+        assert isinstance(b, list | tuple)
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, Environment):
+        return a is b
+    return bool(a == b)
+
+
+class AstShapes:
+    """Parses templates, one parse per shape (the module docstring says what a shape is)."""
+
+    def __init__(self) -> None:
+        self._marked: dict[_Key, nodes.Template | None] = {}  # None: the shape is not shared
+        self._first: dict[_Key, tuple[nodes.Template, list[str]]] = {}  # seen once
+
+    def parse(self, env: Environment, source: str) -> nodes.Template:
+        """``promptops.sandbox.nesting.parse(env, source)``, from its shape's tree when a
+        template of that shape was parsed before."""
+        try:
+            raw: _Raw = list(env.lexer.tokeniter(env.preprocess(source), None, None))
+        except Exception:  # Jinja's parse raises it, as Jinja words it and where
+            return jinja_parse(env, source)
+        shape = _shape(env, raw)
+        if shape is None:
+            return self._jinja(env, source, raw)
+        key, values, where = shape
+        marked = self._marked.get(key)
+        if marked is not None:
+            return _tree(marked, values)
+        if key in self._marked:
+            return self._jinja(env, source, raw)
+        first = self._first.pop(key, None)
+        if first is None:
+            ast = self._jinja(env, source, raw)
+            self._first[key] = (ast, values)
+            if len(self._first) > PENDING:
+                del self._first[next(iter(self._first))]
+            return ast
+        marked = self._marked[key] = self._mark(env, raw, where, *first)
+        if marked is None:
+            return self._jinja(env, source, raw)
+        return _tree(marked, values)
+
+    @staticmethod
+    def _jinja(env: Environment, source: str, raw: _Raw) -> nodes.Template:
+        try:
+            return _parsed(env, raw)
+        except Exception:  # Jinja's parse raises it (or a RecursionError, turned)
+            return jinja_parse(env, source)
+
+    @staticmethod
+    def _mark(env: Environment, raw: _Raw, where: list[int], first: nodes.Template,
+              values: list[str]) -> nodes.Template | None:
+        """The tree of ``raw`` with each value at ``where`` marked, when filling it with
+        the first template's ``values`` gives that template's tree; else None."""
+        marked_raw = list(raw)
+        for n, i in enumerate(where):
+            line, kind, value = raw[i]
+            mark = f"\x00{n}\x00"
+            marked_raw[i] = (line, kind, mark if kind == "data" else f"{value[0]}{mark}{value[0]}")
+        try:
+            marked = _parsed(env, marked_raw)
+            return marked if _same(_copy(marked, values), first) else None
+        except Exception:  # a shape this module cannot share: every template parses
+            return None
