@@ -32,6 +32,8 @@ its marked tree.
 
 from __future__ import annotations
 
+import io
+import pickle
 import re
 
 from jinja2 import Environment, nodes
@@ -49,15 +51,13 @@ _NAMING = frozenset({"include", "import", "from", "extends"})
 _AFTER_NAME = frozenset({"ignore", "with", "without", "as", "import"})
 _DROPPED = frozenset(ignored_tokens | {"raw_begin", "raw_end"})
 _RENAMED = {"linestatement_begin": "block_begin", "linestatement_end": "block_end"}
-# field values a tree may share between copies (immutable, or the environment itself)
-_ATOMS = (int, float, complex, bytes, type(None), Environment)
 
 _Raw = list[tuple[int, str, str]]
 _Key = tuple[object, ...]
 
 
 class _Unshared(Exception):
-    """A marked tree holds a value this module does not know how to copy."""
+    """A marked tree holds a marker inside a longer string: not a shape to share."""
 
 
 def _shape(env: Environment, raw: _Raw) -> tuple[_Key, list[str], list[int]] | None:
@@ -102,26 +102,44 @@ def _parsed(env: Environment, raw: _Raw) -> nodes.Template:
     return parser.parse()
 
 
-def _copy(value: object, values: list[str]) -> object:
-    """``value`` (a node, or one of a node's fields) copied, each marker in its strings
-    replaced by its value."""
-    if isinstance(value, nodes.Node):
-        new = object.__new__(type(value))
-        new.__dict__.update({k: _copy(v, values) for k, v in value.__dict__.items()})
-        return new
-    if isinstance(value, str):
-        return _MARK.sub(lambda m: values[int(m.group(1))], value) if "\x00" in value else value
-    if isinstance(value, list):
-        return [_copy(v, values) for v in value]
-    if isinstance(value, tuple):
-        return tuple(_copy(v, values) for v in value)
-    if isinstance(value, _ATOMS):
-        return value
-    raise _Unshared(type(value).__name__)
+class _Pickler(pickle.Pickler):
+    """Pickles a marked tree: the environment and each marker by reference, so that
+    :class:`_Unpickler` puts a template's own environment and values there."""
+
+    def persistent_id(self, obj: object) -> object:
+        if isinstance(obj, Environment):
+            return "env"
+        if isinstance(obj, str) and "\x00" in obj:
+            found = _MARK.fullmatch(obj)
+            if found is None:  # a marker inside a longer string: not a shape to share
+                raise _Unshared(obj)
+            return int(found.group(1))
+        return None
 
 
-def _tree(marked: nodes.Template, values: list[str]) -> nodes.Template:
-    tree = _copy(marked, values)
+class _Unpickler(pickle.Unpickler):
+    def __init__(self, data: bytes, env: Environment, values: list[str]) -> None:
+        super().__init__(io.BytesIO(data))
+        self.env, self.values = env, values
+
+    def persistent_load(self, pid: object) -> object:
+        if pid == "env":
+            return self.env
+        assert isinstance(pid, int)
+        return self.values[pid]
+
+
+def _frozen(marked: nodes.Template) -> bytes:
+    """The marked tree as bytes a template's tree is made from (:func:`_tree`)."""
+    out = io.BytesIO()
+    _Pickler(out, protocol=pickle.HIGHEST_PROTOCOL).dump(marked)
+    return out.getvalue()
+
+
+def _tree(frozen: bytes, env: Environment, values: list[str]) -> nodes.Template:
+    """A template's tree: a copy of its shape's marked tree (one C-speed unpickling, every
+    node new), its own values where the markers were."""
+    tree = _Unpickler(frozen, env, values).load()
     assert isinstance(tree, nodes.Template)
     return tree
 
@@ -146,7 +164,7 @@ class AstShapes:
     """Parses templates, one parse per shape (the module docstring says what a shape is)."""
 
     def __init__(self) -> None:
-        self._marked: dict[_Key, nodes.Template | None] = {}  # None: the shape is not shared
+        self._marked: dict[_Key, bytes | None] = {}  # None: the shape is not shared
         self._first: dict[_Key, tuple[nodes.Template, list[str]]] = {}  # seen once
 
     def parse(self, env: Environment, source: str) -> nodes.Template:
@@ -162,7 +180,7 @@ class AstShapes:
         key, values, where = shape
         marked = self._marked.get(key)
         if marked is not None:
-            return _tree(marked, values)
+            return _tree(marked, env, values)
         if key in self._marked:
             return self._jinja(env, source, raw)
         first = self._first.pop(key, None)
@@ -175,7 +193,7 @@ class AstShapes:
         marked = self._marked[key] = self._mark(env, raw, where, *first)
         if marked is None:
             return self._jinja(env, source, raw)
-        return _tree(marked, values)
+        return _tree(marked, env, values)
 
     @staticmethod
     def _jinja(env: Environment, source: str, raw: _Raw) -> nodes.Template:
@@ -186,16 +204,17 @@ class AstShapes:
 
     @staticmethod
     def _mark(env: Environment, raw: _Raw, where: list[int], first: nodes.Template,
-              values: list[str]) -> nodes.Template | None:
-        """The tree of ``raw`` with each value at ``where`` marked, when filling it with
-        the first template's ``values`` gives that template's tree; else None."""
+              values: list[str]) -> bytes | None:
+        """The tree of ``raw`` with each value at ``where`` marked (pickled), when
+        filling it with the first template's ``values`` gives that template's tree; else
+        None."""
         marked_raw = list(raw)
         for n, i in enumerate(where):
             line, kind, value = raw[i]
             mark = f"\x00{n}\x00"
             marked_raw[i] = (line, kind, mark if kind == "data" else f"{value[0]}{mark}{value[0]}")
         try:
-            marked = _parsed(env, marked_raw)
-            return marked if _same(_copy(marked, values), first) else None
+            frozen = _frozen(_parsed(env, marked_raw))
+            return frozen if _same(_tree(frozen, env, values), first) else None
         except Exception:  # a shape this module cannot share: every template parses
             return None
