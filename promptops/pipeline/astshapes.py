@@ -37,7 +37,7 @@ import pickle
 import re
 
 from jinja2 import Environment, nodes
-from jinja2.lexer import TokenStream, ignored_tokens
+from jinja2.lexer import Lexer, TokenStream, ignored_tokens
 from jinja2.parser import Parser
 
 from promptops.sandbox.nesting import parse as jinja_parse
@@ -60,21 +60,24 @@ class _Unshared(Exception):
     """A marked tree holds a marker inside a longer string: not a shape to share."""
 
 
-def _shape(env: Environment, raw: _Raw) -> tuple[_Key, list[str], list[int]] | None:
+def _shape(lexer: Lexer, raw: _Raw) -> tuple[_Key, list[str], list[int]] | None:
     """The shape's key, the values it marks and where they are in ``raw``; None when a
     value holds a NUL or a marker's escaped text."""
-    key: list[object] = [env.lexer]
+    key: list[object] = [lexer]
     values: list[str] = []
     where: list[int] = []
     kept = [(i, t) for i, t in enumerate(raw) if t[1] not in _DROPPED]
     last = len(kept) - 1
-    for j, (i, (line, kind, value)) in enumerate(kept):
-        kind = _RENAMED.get(kind, kind)
+    for j, (i, token) in enumerate(kept):
+        line, kind, value = token
+        if kind in _RENAMED:
+            kind = _RENAMED[kind]
+            token = (line, kind, value)
         if kind == "data" and value:
             if "\x00" in value or "\\x00" in value:
                 return None
             key.append((line, kind, len(values)))
-            values.append(env.lexer._normalize_newlines(value))
+            values.append(lexer._normalize_newlines(value))
             where.append(i)
         elif (kind == "string" and 2 <= j < last and kept[j - 1][1][1] == "name"
               and kept[j - 1][1][2] in _NAMING and kept[j - 2][1][1] == "block_begin"
@@ -85,7 +88,7 @@ def _shape(env: Environment, raw: _Raw) -> tuple[_Key, list[str], list[int]] | N
             values.append(value[1:-1])
             where.append(i)
         else:
-            key.append((line, kind, value))
+            key.append(token)
     return tuple(key), values, where
 
 
@@ -171,10 +174,11 @@ class AstShapes:
         """``promptops.sandbox.nesting.parse(env, source)``, from its shape's tree when a
         template of that shape was parsed before."""
         try:
-            raw: _Raw = list(env.lexer.tokeniter(env.preprocess(source), None, None))
+            lexer = env.lexer  # a property: it builds a key of the environment's settings
+            raw: _Raw = list(lexer.tokeniter(env.preprocess(source), None, None))
         except Exception:  # Jinja's parse raises it, as Jinja words it and where
             return jinja_parse(env, source)
-        shape = _shape(env, raw)
+        shape = _shape(lexer, raw)
         if shape is None:
             return self._jinja(env, source, raw)
         key, values, where = shape
