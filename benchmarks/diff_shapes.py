@@ -20,6 +20,19 @@ Shapes:
 * ``small`` (HELD OUT: measured, never profiled; do not tune on it): 200 small partials,
   each prompt includes four of them and ``partials/common.j2``, has two required arguments
   and a loop; ``partials/common.j2`` edited.
+* ``wide`` (session 10, a tuning shape near ``small``, rule written before it was first
+  run): 120 partials ``partials/w0.j2`` ... ``w119.j2`` (``Wide rule K: keep it {{ tone
+  }}.``); each prompt includes ``partials/base.j2`` and three of them (``i % 120``,
+  ``(11 i + 5) % 120``, ``(17 i + 9) % 120``), has three required arguments (``subject``,
+  ``tone``, ``reader``), an ``if`` on ``reader`` and a loop over two items;
+  ``partials/base.j2`` edited.
+* ``macro`` (session 10, HELD OUT like ``small``: measured, never profiled; rule written
+  before it was first run): 40 partials ``partials/m0.j2`` ... ``m39.j2``, each defining a
+  macro ``line(x)`` that writes ``Rule K:`` and ``x | upper``; each prompt includes
+  ``partials/head.j2`` (which writes ``{{ topic | title }}``), imports ``line`` from
+  ``partials/m{i % 40}.j2`` and calls it on ``topic``, and writes ``{{ style | default(
+  "plain") }}``; one required argument (``topic``) and one optional (``style``);
+  ``partials/head.j2`` edited.
 
 Prints wall and CPU seconds (this process's children: promptops and its render workers,
 git) per shape and command, median of ``--runs``, with the load average before and after.
@@ -30,7 +43,8 @@ the same load, and the two outputs are compared byte for byte (``same output`` c
 a speed-up must not change the review. ``--keep DIR`` generates the packages in DIR and
 leaves them there (a later run with the same DIR reuses them), for profiling.
 
-Usage: python benchmarks/diff_shapes.py [--prompts 5000] [--shapes genpkg,direct,chain,small]
+Usage: python benchmarks/diff_shapes.py [--prompts 5000]
+       [--shapes genpkg,direct,chain,small,wide,macro]
        [--runs 1] [--commands markdown,text]
        [--promptops CMD] [--baseline CMD] [--keep DIR]
 """
@@ -51,7 +65,7 @@ from pathlib import Path
 
 from bench_common import GIT_ENV, genpkg, git, now, promptops_cmd
 
-HELD_OUT = "small"
+HELD_OUT = ("small", "macro")
 
 TOPIC_ONLY = """\
 description: Prompt {{i}} of the {shape} shape
@@ -100,6 +114,49 @@ messages:
       {{% include "partials/s{d}.j2" %}}
 """
 
+WIDE = """\
+description: Prompt {i} of the wide shape
+arguments:
+  - name: subject
+    description: What to write about
+    required: true
+  - name: tone
+    description: How it should sound
+    required: true
+  - name: reader
+    description: Who reads it
+    required: true
+messages:
+  - role: user
+    text: |
+      {{% include "partials/base.j2" %}}
+      {{% include "partials/w{a}.j2" %}}
+      {{% if reader %}}For {{{{ reader }}}}: {{% endif %}}write about {{{{ subject }}}} ({i}).
+      {{% for step in ["plan", "write"] %}}
+      {{{{ step }}}} it {{{{ tone }}}}.
+      {{% endfor %}}
+      {{% include "partials/w{b}.j2" %}}
+      {{% include "partials/w{c}.j2" %}}
+"""
+
+MACRO = """\
+description: Prompt {i} of the macro shape
+arguments:
+  - name: topic
+    description: What to write about
+    required: true
+  - name: style
+    description: How to write it
+    required: false
+messages:
+  - role: user
+    text: |
+      {{% include "partials/head.j2" %}}
+      {{% from "partials/m{a}.j2" import line %}}
+      {{{{ line(topic) }}}}
+      Write it {{{{ style | default("plain") }}}} ({i}).
+"""
+
 
 def _write_prompts(out: Path, n: int, template: str, **extra: Callable[[int], int]) -> None:
     (out / "prompts").mkdir(parents=True, exist_ok=True)
@@ -138,8 +195,27 @@ def gen_small(n: int, out: Path, partials: int = 200) -> Path:
     return out / "partials" / "common.j2"
 
 
+def gen_wide(n: int, out: Path, partials: int = 120) -> Path:
+    _write_prompts(out, n, WIDE, a=lambda i: i % partials, b=lambda i: (i * 11 + 5) % partials,
+                   c=lambda i: (i * 17 + 9) % partials)
+    for k in range(partials):
+        (out / "partials" / f"w{k}.j2").write_text(f"Wide rule {k}: keep it {{{{ tone }}}}.\n")
+    (out / "partials" / "base.j2").write_text("Be brief and exact.\n")
+    return out / "partials" / "base.j2"
+
+
+def gen_macro(n: int, out: Path, partials: int = 40) -> Path:
+    _write_prompts(out, n, MACRO, a=lambda i: i % partials)
+    for k in range(partials):
+        (out / "partials" / f"m{k}.j2").write_text(
+            f"{{% macro line(x) %}}Rule {k}: {{{{ x | upper }}}}{{% endmacro %}}\n")
+    (out / "partials" / "head.j2").write_text("On {{ topic | title }}:\n")
+    return out / "partials" / "head.j2"
+
+
 SHAPES: dict[str, Callable[[int, Path], Path]] = {
-    "genpkg": gen_genpkg, "direct": gen_direct, "chain": gen_chain, "small": gen_small}
+    "genpkg": gen_genpkg, "direct": gen_direct, "chain": gen_chain, "small": gen_small,
+    "wide": gen_wide, "macro": gen_macro}
 
 
 def make(shape: str, n: int, root: Path) -> Path:
@@ -226,7 +302,7 @@ def main(argv: list[str] | None = None) -> int:
                     if "Cite your sources." not in text:
                         raise SystemExit(f"{shape}: {label} ({key}) does not show the edited "
                                          "partial")
-                    name = shape + (" (held out)" if shape == HELD_OUT else "")
+                    name = shape + (" (held out)" if shape in HELD_OUT else "")
                     same = (f" {'yes' if text == texts['this'] else 'NO'} |"
                             if a.baseline else "")
                     print(f"| {name} | {a.prompts} | `{label}` | {key} | "

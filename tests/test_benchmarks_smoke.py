@@ -203,5 +203,6 @@ def test_diff_shapes_runs_every_shape_and_marks_the_held_out_one() -> None:
     assert done.returncode == 0, done.stderr[-3000:]
     rows = [line.split(" | ") for line in done.stdout.splitlines() if " | 12 | " in line]
     assert [(r[0].lstrip("| "), r[2]) for r in rows] == [
-        (shape, cmd) for shape in ("genpkg", "direct", "chain", "small (held out)")
+        (shape, cmd) for shape in ("genpkg", "direct", "chain", "small (held out)", "wide",
+                      "macro (held out)")
         for cmd in ("`diff main --format markdown`", "`diff main change`")], done.stdout

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 
 from jinja2 import TemplateSyntaxError, nodes
 
+from promptops.pipeline.astshapes import AstShapes
 from promptops.pipeline.memo import FileMemo, Ref
 from promptops.pipeline.source import inside
 from promptops.sandbox.nesting import parse
@@ -49,6 +50,7 @@ class TemplateIndex:
         self.keep_asts = keep_asts
         self._asts: dict[str, nodes.Template | None] = {}
         self._includes: dict[str, tuple[tuple[str, int], ...]] = {}
+        self._shapes = AstShapes()  # one parse per template shape (pipeline/astshapes.py)
 
     @cached_property
     def env(self) -> PromptEnvironment:
@@ -66,7 +68,7 @@ class TemplateIndex:
                 return parse(self.env, source)  # raises again, positioned
             return ast
         try:
-            ast = parse(self.env, source)
+            ast = self._shapes.parse(self.env, source)
         except TemplateSyntaxError:
             if self.keep_asts:
                 self._asts[source] = None

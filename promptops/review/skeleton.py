@@ -169,15 +169,16 @@ def _raw(env: Environment, source: str, name: str | None, filename: str | None
     """
     lexer = env.lexer
     try:
-        tokens = [(line, _RENAMED.get(kind, kind), value) for line, kind, value in
+        tokens = [t if t[1] not in _RENAMED else (t[0], _RENAMED[t[1]], t[2]) for t in
                   lexer.tokeniter(env.preprocess(source, name, filename), name, filename)
-                  if kind not in _DROPPED]
+                  if t[1] not in _DROPPED]
     except Exception:  # the full compile raises it, as Jinja words it
         return None
     key: list[object] = [lexer, filename, name is not None]
     values: list[str] = []
     last = len(tokens) - 1
-    for i, (line, kind, value) in enumerate(tokens):
+    for i, token in enumerate(tokens):
+        line, kind, value = token
         if kind == "data" and value:
             key.append((line, kind, len(values)))
             values.append(lexer._normalize_newlines(value))
@@ -189,7 +190,7 @@ def _raw(env: Environment, source: str, name: str | None, filename: str | None
             key.append((line, kind, len(values)))
             values.append(value[1:-1])
         else:
-            key.append((line, kind, value))
+            key.append(token)  # the raw tuple itself: (line, type, raw value)
     return tuple(key), values
 
 

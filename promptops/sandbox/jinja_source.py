@@ -28,6 +28,9 @@ _COMMENT_END = re.compile(r"[-+]?#\}")
 _CLOSERS = {"{{": ("-}}", "}}"), "{%": ("-%}", "+%}", "%}")}
 _QUOTED = re.compile(r"""'[^'\\]*(?:\\.[^'\\]*)*'|"[^"\\]*(?:\\.[^"\\]*)*\"""", re.S)
 _OPENERS, _CLOSING = "([{", ")]}"
+# a run of tag characters _tag_end steps over one by one otherwise: no quote, no bracket,
+# and no first character of a closer ("-", "+", "%", "}")
+_PLAIN = re.compile(r"""[^'"()\[\]{}%+\-]+""")
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,6 +114,11 @@ def _tag_end(source: str, pos: int, closers: tuple[str, ...]) -> tuple[int, int]
     """
     depth, n = 0, len(source)
     while pos < n:
+        run = _PLAIN.match(source, pos)  # characters that neither close, quote nor bracket
+        if run is not None:
+            pos = run.end()
+            if pos >= n:
+                break
         if depth == 0:
             for closer in closers:
                 if source.startswith(closer, pos):

@@ -1,0 +1,224 @@
+"""Parse trees shared by templates that differ only in their text.
+
+Validation parses every template for its include graph and lint inspects the trees; a
+package of 5,000 prompts is rarely 5,000 shapes of template, though: ``Write about {{
+topic }} for case 7.`` and ``... case 8.``, an include of ``partials/s7.j2`` here and
+``partials/s12.j2`` there. Jinja's parser never looks inside a text or inside the string
+that names an included template: the tree of ``case 7`` is the tree of ``case 8`` with
+other strings in its ``TemplateData`` and ``Const`` nodes. Parsing is most of what
+validating a prompt costs (Jinja's lexer, its token objects, the nesting guard's stream
+filter and the recursive parser: about 0.8 ms for a ten-line prompt), so
+:class:`AstShapes` lexes each template once (Jinja's raw ``tokeniter``, which a parse
+runs anyway) and keys its *shape* on the raw tokens: every token's line, type and raw
+value, but each non-empty text and each plain template name (what
+:mod:`promptops.review.skeleton` marks too) replaced by its place in a list of values.
+
+The first template of a shape is parsed from those very tokens, as Jinja would
+(``wrap``, the extensions' stream filters, the parser), and kept for a while. When a
+second template of the same shape comes, the shape's tokens are parsed once more with a
+numbered marker in place of each value, and the marked tree filled with the first
+template's values must equal the first template's own tree, node for node, line for
+line; then it, and every later template of the shape, is a copy of the marked tree with
+its own values put in (about a sixth of a parse). A shape whose trees do not match, a
+value that holds a NUL (the markers' delimiter), and anything that does not lex or parse
+takes Jinja's own parse (:func:`promptops.sandbox.nesting.parse`), so a syntax error is
+Jinja's, positioned as before. ``tests/pipeline/test_ast_shapes.py`` checks the trees
+against Jinja's.
+
+Memory is bounded: shapes seen once are remembered up to :data:`PENDING` at a time (a
+package where no shape repeats keeps no more than that), and only a shape seen twice keeps
+its marked tree.
+"""
+
+from __future__ import annotations
+
+import io
+import pickle
+import re
+
+from jinja2 import Environment, nodes
+from jinja2.lexer import Lexer, TokenStream, ignored_tokens
+from jinja2.parser import Parser
+
+from promptops.sandbox.nesting import parse as jinja_parse
+
+PENDING = 1024  # shapes seen once, remembered until a second template of theirs comes
+
+_MARK = re.compile("\x00([0-9]+)\x00")
+# the tags whose first token may be a template's name, and what may follow that name for
+# it to be the whole argument (as review/skeleton.py reads them)
+_NAMING = frozenset({"include", "import", "from", "extends"})
+_AFTER_NAME = frozenset({"ignore", "with", "without", "as", "import"})
+_DROPPED = frozenset(ignored_tokens | {"raw_begin", "raw_end"})
+_RENAMED = {"linestatement_begin": "block_begin", "linestatement_end": "block_end"}
+
+_Raw = list[tuple[int, str, str]]
+_Key = tuple[object, ...]
+
+
+class _Unshared(Exception):
+    """A marked tree holds a marker inside a longer string: not a shape to share."""
+
+
+def _shape(lexer: Lexer, raw: _Raw) -> tuple[_Key, list[str], list[int]] | None:
+    """The shape's key, the values it marks and where they are in ``raw``; None when a
+    value holds a NUL or a marker's escaped text."""
+    key: list[object] = [lexer]
+    values: list[str] = []
+    where: list[int] = []
+    kept = [(i, t) for i, t in enumerate(raw) if t[1] not in _DROPPED]
+    last = len(kept) - 1
+    for j, (i, token) in enumerate(kept):
+        line, kind, value = token
+        if kind in _RENAMED:
+            kind = _RENAMED[kind]
+            token = (line, kind, value)
+        if kind == "data" and value:
+            if "\x00" in value or "\\x00" in value:
+                return None
+            key.append((line, kind, len(values)))
+            values.append(lexer._normalize_newlines(value))
+            where.append(i)
+        elif (kind == "string" and 2 <= j < last and kept[j - 1][1][1] == "name"
+              and kept[j - 1][1][2] in _NAMING and kept[j - 2][1][1] == "block_begin"
+              and (kept[j + 1][1][1] == "block_end"
+                   or (kept[j + 1][1][1] == "name" and kept[j + 1][1][2] in _AFTER_NAME))
+              and not any(c in value for c in "\\\n\r\x00")):
+            key.append((line, kind, len(values)))
+            values.append(value[1:-1])
+            where.append(i)
+        else:
+            key.append(token)
+    return tuple(key), values, where
+
+
+def _parsed(env: Environment, raw: _Raw) -> nodes.Template:
+    """What ``env.parse`` makes of the source ``raw`` was lexed from: Jinja's own steps
+    (``Environment._tokenize``, ``Parser.parse``) on the tokens already lexed."""
+    stream = TokenStream(env.lexer.wrap(iter(raw)), None, None)
+    for ext in env.iter_extensions():
+        filtered = ext.filter_stream(stream)
+        stream = (filtered if isinstance(filtered, TokenStream)
+                  else TokenStream(filtered, None, None))
+    parser = Parser(env, "")  # then fed the tokens: lexing "" costs nothing
+    parser.stream = stream
+    return parser.parse()
+
+
+class _Pickler(pickle.Pickler):
+    """Pickles a marked tree: the environment and each marker by reference, so that
+    :class:`_Unpickler` puts a template's own environment and values there."""
+
+    def persistent_id(self, obj: object) -> object:
+        if isinstance(obj, Environment):
+            return "env"
+        if isinstance(obj, str) and "\x00" in obj:
+            found = _MARK.fullmatch(obj)
+            if found is None:  # a marker inside a longer string: not a shape to share
+                raise _Unshared(obj)
+            return int(found.group(1))
+        return None
+
+
+class _Unpickler(pickle.Unpickler):
+    def __init__(self, data: bytes, env: Environment, values: list[str]) -> None:
+        super().__init__(io.BytesIO(data))
+        self.env, self.values = env, values
+
+    def persistent_load(self, pid: object) -> object:
+        if pid == "env":
+            return self.env
+        assert isinstance(pid, int)
+        return self.values[pid]
+
+
+def _frozen(marked: nodes.Template) -> bytes:
+    """The marked tree as bytes a template's tree is made from (:func:`_tree`)."""
+    out = io.BytesIO()
+    _Pickler(out, protocol=pickle.HIGHEST_PROTOCOL).dump(marked)
+    return out.getvalue()
+
+
+def _tree(frozen: bytes, env: Environment, values: list[str]) -> nodes.Template:
+    """A template's tree: a copy of its shape's marked tree (one C-speed unpickling, every
+    node new), its own values where the markers were."""
+    tree = _Unpickler(frozen, env, values).load()
+    assert isinstance(tree, nodes.Template)
+    return tree
+
+
+def _same(a: object, b: object) -> bool:
+    """Whether two trees are equal field for field and line for line (``Node.__eq__``
+    ignores lines), the environment by identity."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, nodes.Node):
+        da, db = a.__dict__, b.__dict__
+        return da.keys() == db.keys() and all(_same(da[k], db[k]) for k in da)
+    if isinstance(a, list | tuple):
+        assert isinstance(b, list | tuple)
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, Environment):
+        return a is b
+    return bool(a == b)
+
+
+class AstShapes:
+    """Parses templates, one parse per shape (the module docstring says what a shape is)."""
+
+    def __init__(self) -> None:
+        self._marked: dict[_Key, bytes | None] = {}  # None: the shape is not shared
+        self._first: dict[_Key, tuple[nodes.Template, list[str]]] = {}  # seen once
+
+    def parse(self, env: Environment, source: str) -> nodes.Template:
+        """``promptops.sandbox.nesting.parse(env, source)``, from its shape's tree when a
+        template of that shape was parsed before."""
+        try:
+            lexer = env.lexer  # a property: it builds a key of the environment's settings
+            raw: _Raw = list(lexer.tokeniter(env.preprocess(source), None, None))
+        except Exception:  # Jinja's parse raises it, as Jinja words it and where
+            return jinja_parse(env, source)
+        shape = _shape(lexer, raw)
+        if shape is None:
+            return self._jinja(env, source, raw)
+        key, values, where = shape
+        marked = self._marked.get(key)
+        if marked is not None:
+            return _tree(marked, env, values)
+        if key in self._marked:
+            return self._jinja(env, source, raw)
+        first = self._first.pop(key, None)
+        if first is None:
+            ast = self._jinja(env, source, raw)
+            self._first[key] = (ast, values)
+            if len(self._first) > PENDING:
+                del self._first[next(iter(self._first))]
+            return ast
+        marked = self._marked[key] = self._mark(env, raw, where, *first)
+        if marked is None:
+            return self._jinja(env, source, raw)
+        return _tree(marked, env, values)
+
+    @staticmethod
+    def _jinja(env: Environment, source: str, raw: _Raw) -> nodes.Template:
+        try:
+            return _parsed(env, raw)
+        except Exception:  # Jinja's parse raises it (or a RecursionError, turned)
+            return jinja_parse(env, source)
+
+    @staticmethod
+    def _mark(env: Environment, raw: _Raw, where: list[int], first: nodes.Template,
+              values: list[str]) -> bytes | None:
+        """The tree of ``raw`` with each value at ``where`` marked (pickled), when
+        filling it with the first template's ``values`` gives that template's tree; else
+        None."""
+        marked_raw = list(raw)
+        for n, i in enumerate(where):
+            line, kind, value = raw[i]
+            mark = f"\x00{n}\x00"
+            marked_raw[i] = (line, kind, mark if kind == "data" else f"{value[0]}{mark}{value[0]}")
+        try:
+            frozen = _frozen(_parsed(env, marked_raw))
+            return frozen if _same(_tree(frozen, env, values), first) else None
+        except Exception:  # a shape this module cannot share: every template parses
+            return None
