@@ -28,6 +28,7 @@ from pydantic_core import ErrorDetails
 
 from promptops.errors import PackageError, Problem, did_you_mean
 from promptops.git.objects import blob_id
+from promptops.pipeline import prefetch
 from promptops.pipeline.manifest import Manifest
 from promptops.pipeline.mediatypes import TEXT_FALLBACK, guess_type
 from promptops.pipeline.memo import FileMemo, PromptKey
@@ -219,6 +220,10 @@ class _Validator(Loader):
         if spec is not None:
             self.memo.keep_prompt(key, loaded, spec)
         return loaded, spec
+
+    def unseen(self, path: str) -> bool:
+        """The memo may not hold this prompt file (unknown before reading it: work tree)."""
+        return (key := prompt_key(self.source, path)) is None or self.memo.prompt(key) is None
 
     def messages(self, found: _Prompt) -> None:
         file, spec = found.prompt.file, found.prompt.spec
@@ -439,9 +444,9 @@ def validate_some(source: Source, prompts: list[str], templates: list[str], *,
 def _prompts(v: _Validator, files: list[str]) -> dict[str, _Prompt]:
     """Every prompt file that validates, by prompt name (a duplicate name is a problem)."""
     prompts: dict[str, _Prompt] = {}
-    for path in files:
-        if not (path.startswith(PROMPTS_DIR) and path.endswith(PROMPT_SUFFIX)):
-            continue
+    paths = [p for p in files if p.startswith(PROMPTS_DIR) and p.endswith(PROMPT_SUFFIX)]
+    for path in (p for chunk in prefetch.chunks(v.source, paths, v.memo, v.index, v.unseen)
+                 for p in chunk):
         got = v.prompt_file(path)
         if got is None or got[1] is None:
             continue
