@@ -55,8 +55,10 @@ def chunks(source: Source, paths: list[str], memo: FileMemo, index: TemplateInde
 
 
 def _can_fork(index: TemplateIndex) -> bool:
-    return (hasattr(os, "fork") and not index.keep_asts and threading.active_count() == 1
-            and len(os.sched_getaffinity(0)) >= 2)
+    """Linux's fork (``sched_getaffinity`` is Linux's: macOS forks unsafely under some
+    system libraries), two cores for this process, no other thread, no ASTs kept."""
+    return (hasattr(os, "fork") and hasattr(os, "sched_getaffinity") and not index.keep_asts
+            and threading.active_count() == 1 and len(os.sched_getaffinity(0)) >= 2)
 
 
 def _both_cores(source: CachingSource, paths: list[str], memo: FileMemo,
