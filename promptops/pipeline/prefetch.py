@@ -30,8 +30,6 @@ import pickle
 import threading
 from collections.abc import Callable, Iterator
 
-from jinja2 import TemplateSyntaxError
-
 from promptops.pipeline.memo import FileMemo
 from promptops.pipeline.source import CachingSource, Source
 from promptops.pipeline.templates import TemplateIndex
@@ -39,18 +37,22 @@ from promptops.pipeline.templates import TemplateIndex
 MIN_FILES = 1_000  # prompt files to validate in a chunk before a child pays for its fork
 CHUNK = 5_000  # prompt files a chunk: the memo holds a chunk's entries with room to spare
 
+# validates prompt files into a memo through an index, as the validator's loop would
+# (``validate._warm``); problems are left to the loop
+Warm = Callable[[Source, list[str], FileMemo, TemplateIndex], None]
+
 
 def chunks(source: Source, paths: list[str], memo: FileMemo, index: TemplateIndex,
-           todo: Callable[[str], bool]) -> Iterator[list[str]]:
-    """``paths`` (prompt files) in chunks, ``memo`` filled for each before it is yielded;
-    ``todo(path)``: the memo does not hold ``path`` yet."""
+           todo: Callable[[str], bool], warm: Warm) -> Iterator[list[str]]:
+    """``paths`` (prompt files) in chunks, ``memo`` filled for each before it is yielded
+    by ``warm``; ``todo(path)``: the memo does not hold ``path`` yet."""
     for start in range(0, len(paths), CHUNK):
         chunk = paths[start:start + CHUNK]
         left = ([p for p in chunk if todo(p)]
                 if isinstance(source, CachingSource) and _can_fork(index) else [])
         if len(left) >= MIN_FILES and memo.room() > 3 * len(left):
             assert isinstance(source, CachingSource)
-            _both_cores(source, left, memo, index)
+            _both_cores(source, left, memo, index, warm)
         yield chunk
 
 
@@ -62,7 +64,7 @@ def _can_fork(index: TemplateIndex) -> bool:
 
 
 def _both_cores(source: CachingSource, paths: list[str], memo: FileMemo,
-                index: TemplateIndex) -> None:
+                index: TemplateIndex, warm: Warm) -> None:
     """Every other file of ``paths`` in a forked child, the rest here, into ``memo``."""
     read, write = os.pipe()
     pid = os.fork()
@@ -87,23 +89,3 @@ def _both_cores(source: CachingSource, paths: list[str], memo: FileMemo,
         _, status = os.waitpid(pid, 0)
     if status == 0 and data:
         memo.take(pickle.loads(data))
-
-
-def warm(source: Source, paths: list[str], memo: FileMemo, index: TemplateIndex) -> None:
-    """The prompt files ``paths`` validated into ``memo``: each file's model and its
-    templates' references, as the validator's loop would find them; problems are left to
-    the loop (a validator of its own collects them here, and they are dropped)."""
-    from promptops.pipeline.validate import _Validator, template_fields
-
-    v = _Validator(source, memo, index)
-    for path in paths:
-        got = v.prompt_file(path)
-        spec = got[1] if got is not None else None
-        if spec is None:
-            continue
-        texts = [spec.resultDescription] if isinstance(spec.resultDescription, str) else []
-        for text in texts + [src for msg in spec.messages for _, src in template_fields(msg)]:
-            try:
-                index.references(text)
-            except TemplateSyntaxError:
-                continue

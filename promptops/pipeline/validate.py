@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
+from contextlib import suppress
 from dataclasses import dataclass, field
 from typing import TypeVar
 
@@ -220,10 +221,6 @@ class _Validator(Loader):
         if spec is not None:
             self.memo.keep_prompt(key, loaded, spec)
         return loaded, spec
-
-    def unseen(self, path: str) -> bool:
-        """The memo may not hold this prompt file (unknown before reading it: work tree)."""
-        return (key := prompt_key(self.source, path)) is None or self.memo.prompt(key) is None
 
     def messages(self, found: _Prompt) -> None:
         file, spec = found.prompt.file, found.prompt.spec
@@ -445,7 +442,8 @@ def _prompts(v: _Validator, files: list[str]) -> dict[str, _Prompt]:
     """Every prompt file that validates, by prompt name (a duplicate name is a problem)."""
     prompts: dict[str, _Prompt] = {}
     paths = [p for p in files if p.startswith(PROMPTS_DIR) and p.endswith(PROMPT_SUFFIX)]
-    for path in (p for chunk in prefetch.chunks(v.source, paths, v.memo, v.index, v.unseen)
+    unseen = lambda p: (k := prompt_key(v.source, p)) is None or v.memo.prompt(k) is None  # noqa: E731
+    for path in (p for chunk in prefetch.chunks(v.source, paths, v.memo, v.index, unseen, _warm)
                  for p in chunk):
         got = v.prompt_file(path)
         if got is None or got[1] is None:
@@ -464,6 +462,16 @@ def _prompts(v: _Validator, files: list[str]) -> dict[str, _Prompt]:
         found = prompts[name] = _Prompt(PromptDef(name=name, path=path, spec=spec, file=loaded))
         v.messages(found)
     return prompts
+
+
+def _warm(source: Source, paths: list[str], memo: FileMemo, index: TemplateIndex) -> None:
+    """Prompt files validated into ``memo`` as :func:`_prompts` reads them (:mod:`.prefetch`)."""
+    v = _Validator(source, memo, index)
+    for spec in (got[1] for got in map(v.prompt_file, paths) if got is not None):
+        texts = [] if spec is None else [s for m in spec.messages for _, s in template_fields(m)]
+        for text in texts + [d for d in [spec and spec.resultDescription] if isinstance(d, str)]:
+            with suppress(TemplateSyntaxError):
+                index.references(text)
 
 
 def _package(manifest: Manifest, manifest_file: LoadedFile, source: Source,

@@ -24,8 +24,10 @@ unchanged there.
 
 from __future__ import annotations
 
+import functools
+import operator
 import re
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple, cast
 
 from jinja2.lexer import Lexer, _Rule, newline_re
 
@@ -34,19 +36,36 @@ if TYPE_CHECKING:
 
 _JINJA_TEXT = "(.*?)(?:"
 _RUNS = "((?:[^{]++|\\{)*?)(?:"
-_cache: dict[tuple[object, ...], Lexer] = {}
+
+
+class Syntax(NamedTuple):
+    """The settings a lexer is made of (what Jinja's ``get_lexer`` keys its cache on);
+    a lexer reads nothing else from its environment."""
+
+    block_start_string: str
+    block_end_string: str
+    variable_start_string: str
+    variable_end_string: str
+    comment_start_string: str
+    comment_end_string: str
+    line_statement_prefix: str | None
+    line_comment_prefix: str | None
+    trim_blocks: bool
+    lstrip_blocks: bool
+    newline_sequence: str
+    keep_trailing_newline: bool
 
 
 class ScanningLexer(Lexer):
     """Jinja's lexer, its text-before-a-tag rule scanning runs (module docstring)."""
 
-    def __init__(self, environment: Environment) -> None:
-        super().__init__(environment)
-        default_starts = {environment.block_start_string[:1],
-                          environment.variable_start_string[:1],
-                          environment.comment_start_string[:1]} == {"{"}
-        no_line_rules = (environment.line_statement_prefix is None
-                         and environment.line_comment_prefix is None)
+    def __init__(self, environment: Environment | Syntax) -> None:
+        syntax = cast("Environment", environment)  # Jinja reads only Syntax's fields
+        super().__init__(syntax)
+        default_starts = {syntax.block_start_string[:1], syntax.variable_start_string[:1],
+                          syntax.comment_start_string[:1]} == {"{"}
+        no_line_rules = (syntax.line_statement_prefix is None
+                         and syntax.line_comment_prefix is None)
         rule = self.rules["root"][0]
         pattern = rule.pattern.pattern
         if default_starts and no_line_rules and pattern.startswith(_JINJA_TEXT):
@@ -62,13 +81,12 @@ class ScanningLexer(Lexer):
 def lexer(environment: Environment) -> Lexer:
     """The :class:`ScanningLexer` for ``environment``'s syntax, one per syntax (as Jinja's
     ``get_lexer`` keeps one per syntax)."""
-    key = (environment.block_start_string, environment.block_end_string,
-           environment.variable_start_string, environment.variable_end_string,
-           environment.comment_start_string, environment.comment_end_string,
-           environment.line_statement_prefix, environment.line_comment_prefix,
-           environment.trim_blocks, environment.lstrip_blocks,
-           environment.newline_sequence, environment.keep_trailing_newline)
-    found = _cache.get(key)
-    if found is None:
-        found = _cache[key] = ScanningLexer(environment)
-    return found
+    return _for(Syntax._make(_SETTINGS(environment)))
+
+
+_SETTINGS = operator.attrgetter(*Syntax._fields)
+
+
+@functools.cache
+def _for(syntax: Syntax) -> ScanningLexer:
+    return ScanningLexer(syntax)

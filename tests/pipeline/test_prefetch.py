@@ -16,7 +16,7 @@ from promptops.pipeline.bundle import serialise
 from promptops.pipeline.memo import FileMemo
 from promptops.pipeline.source import CachingSource, MemorySource
 from promptops.pipeline.templates import TemplateIndex
-from promptops.pipeline.validate import Validated, validate
+from promptops.pipeline.validate import Validated, _warm, validate
 
 MANIFEST = "name: demo\nversion: 1.0.0\n"
 SOUND = ("description: prompt {k}\narguments:\n  - name: who\n    required: true\n"
@@ -88,7 +88,7 @@ def test_the_childs_half_arrives_in_the_memo() -> None:
     source = CachingSource(MemorySource(files))
     paths = sorted(p for p in files if p.startswith("prompts/"))
     memo = FileMemo()
-    prefetch._both_cores(source, paths, memo, TemplateIndex(memo))
+    prefetch._both_cores(source, paths, memo, TemplateIndex(memo), _warm)
     held = {key[1] for key in memo.entries()[0]}
     child = set(paths[1::2]) - {f"prompts/p-{k}.prompt.yaml" for k in BROKEN}
     assert child and child <= held  # validated by the child only
@@ -101,5 +101,5 @@ def test_a_kept_ast_index_or_a_small_chunk_stays_in_one_process() -> None:
     files = _files(5)
     memo = FileMemo()
     list(prefetch.chunks(CachingSource(MemorySource(files)), sorted(files), memo,
-                         TemplateIndex(memo), lambda _: True))
+                         TemplateIndex(memo), lambda _: True, _warm))
     assert len(memo) == 0  # below MIN_FILES: nothing validated ahead
