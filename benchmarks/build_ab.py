@@ -1,14 +1,16 @@
 """Build before/after: `promptops build --no-lint` from two checkouts on one package, interleaved.
 
 Usage: python benchmarks/build_ab.py BEFORE [AFTER] [--corpus-part tuning|heldout]
-                                     [--corpus N] [--rounds R] [--package PKG]
+                                     [--corpus N] [--rounds R] [--package PKG] [--distinct]
 (BEFORE, AFTER: checkout roots; AFTER defaults to this checkout.)
 
 The package is the speed corpus part replicated to N prompts (corpus_pkg.generate_part, as
 lint_ab.py builds it), or ``--package``, a committed package folder. Each run is a fresh
 process, spawn to exit, writing its bundle with ``--force`` into a folder of its own; CPU is
 user + system of the process and its git children. Prints the median and the minimum of
-the rounds, and fails when the two checkouts write different bundle bytes.
+the rounds, and fails when the two checkouts write different bundle bytes. ``--distinct``:
+every copy of the replica distinct (``generate_part(distinct=True)``: no text repeats, as in
+a real corpus of that many different prompts; issue 26 item 1, session 10).
 """
 
 from __future__ import annotations
@@ -54,7 +56,11 @@ def main() -> None:
     parser.add_argument("--corpus", type=int, default=10000)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--package", type=Path, default=None)
+    parser.add_argument("--distinct", action="store_true",
+                        help="every copy of the replica distinct (no text repeats)")
     args = parser.parse_args()
+    if args.distinct and args.package is not None:
+        raise SystemExit("--distinct needs a corpus part, not --package")
     roots = {"before": args.before.resolve(), "after": args.after.resolve()}
     with tempfile.TemporaryDirectory() as tmp:
         if args.package is not None:
@@ -63,9 +69,11 @@ def main() -> None:
             from corpus_pkg import generate_part
             from genpkg import commit
 
-            pkg = generate_part(args.corpus_part, args.corpus, Path(tmp) / "corpus")
+            pkg = generate_part(args.corpus_part, args.corpus, Path(tmp) / "corpus",
+                                distinct=args.distinct)
             commit(pkg)
-            what = f"{args.corpus} prompts, {args.corpus_part} part of the speed corpus"
+            what = (f"{args.corpus} prompts, {args.corpus_part} part of the speed corpus"
+                    f"{', every copy distinct' if args.distinct else ''}")
         cache = Path(tmp) / "pycache"
         samples: dict[str, list[tuple[float, float, str]]] = {k: [] for k in roots}
         for i in range(args.rounds + 1):  # round 0 warms the bytecode of both

@@ -58,6 +58,24 @@ class FileMemo:
         self._make_room()
         self._refs[source] = refs
 
+    def room(self) -> int:
+        """Entries that fit before the memo is cleared."""
+        return self.max_entries - len(self)
+
+    def entries(self) -> tuple[dict[PromptKey, tuple[LoadedFile, PromptFile]],
+                               dict[str, tuple[Ref, ...]]]:
+        """Everything held, to hand to another memo (:mod:`promptops.pipeline.prefetch`)."""
+        return self._prompts, self._refs
+
+    def take(self, entries: tuple[dict[PromptKey, tuple[LoadedFile, PromptFile]],
+                                  dict[str, tuple[Ref, ...]]]) -> None:
+        """Keep another memo's :meth:`entries`, as if they had been kept here one by one."""
+        prompts, refs = entries
+        for key, (loaded, spec) in prompts.items():
+            self.keep_prompt(key, loaded, spec)
+        for source, found in refs.items():
+            self.keep_references(source, found)
+
     def _make_room(self) -> None:
         """Cleared wholesale when full: a rebuild after that re-parses, nothing is wrong."""
         if len(self._prompts) + len(self._refs) >= self.max_entries:

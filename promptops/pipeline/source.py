@@ -243,6 +243,14 @@ class CachingSource:
     def read_ahead(self, paths: list[str]) -> None:
         self.inner.read_ahead([p for p in paths if p not in self._data])
 
+    def held(self, path: str) -> bool:
+        """Reading ``path`` needs no git process: its bytes are in memory, or the files
+        are a folder's or in memory (a forked child, :mod:`promptops.pipeline.prefetch`,
+        must not talk to its parent's git processes)."""
+        inner = self.inner
+        return (path in self._data or isinstance(inner, WorktreeSource | MemorySource)
+                or (isinstance(inner, GitSource) and path in inner._data))
+
 
 class MemorySource:
     """A package held in memory: rule cases and tests lint and build it without a disk."""

@@ -29,6 +29,15 @@ if TYPE_CHECKING:
     from promptops.sandbox.environment import PromptEnvironment
 
 _REFERENCES = (nodes.Include, nodes.Import, nodes.FromImport, nodes.Extends)
+_TAGS = ("{{", "{%", "{#")  # how every Jinja tag of the sandbox's syntax starts
+_REFERRING = ("include", "import", "extends")  # the tag names of _REFERENCES (`from` imports)
+
+
+def tag_free(source: str) -> bool:
+    """No Jinja tag in ``source``: its lexer yields only text, so it parses, and into one
+    output of that text (nothing to include, nothing to refuse). The sandbox's syntax is
+    Jinja's default (``promptops.sandbox.lexing`` relies on it too)."""
+    return not any(tag in source for tag in _TAGS)
 
 
 def references_in(ast: nodes.Template) -> tuple[Ref, ...]:
@@ -89,7 +98,12 @@ class TemplateIndex:
         TemplateSyntaxError when the source does not parse (validation reports it)."""
         found = self.memo.references(source)
         if found is None:
-            found = references_in(self.parse(source))
+            if self.keep_asts or not tag_free(source):
+                ast = self.parse(source)  # TemplateSyntaxError here, or the AST is kept
+                # a node of _REFERENCES comes from a tag that names it
+                found = (references_in(ast) if any(w in source for w in _REFERRING) else ())
+            else:
+                found = ()  # text only: parsing it could neither fail nor find anything
             self.memo.keep_references(source, found)
         return found
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
+from contextlib import suppress
 from dataclasses import dataclass, field
 from typing import TypeVar
 
@@ -28,6 +29,7 @@ from pydantic_core import ErrorDetails
 
 from promptops.errors import PackageError, Problem, did_you_mean
 from promptops.git.objects import blob_id
+from promptops.pipeline import prefetch
 from promptops.pipeline.manifest import Manifest
 from promptops.pipeline.mediatypes import TEXT_FALLBACK, guess_type
 from promptops.pipeline.memo import FileMemo, PromptKey
@@ -439,9 +441,10 @@ def validate_some(source: Source, prompts: list[str], templates: list[str], *,
 def _prompts(v: _Validator, files: list[str]) -> dict[str, _Prompt]:
     """Every prompt file that validates, by prompt name (a duplicate name is a problem)."""
     prompts: dict[str, _Prompt] = {}
-    for path in files:
-        if not (path.startswith(PROMPTS_DIR) and path.endswith(PROMPT_SUFFIX)):
-            continue
+    paths = [p for p in files if p.startswith(PROMPTS_DIR) and p.endswith(PROMPT_SUFFIX)]
+    unseen = lambda p: (k := prompt_key(v.source, p)) is None or v.memo.prompt(k) is None  # noqa: E731
+    for path in (p for chunk in prefetch.chunks(v.source, paths, v.memo, v.index, unseen, _warm)
+                 for p in chunk):
         got = v.prompt_file(path)
         if got is None or got[1] is None:
             continue
@@ -459,6 +462,16 @@ def _prompts(v: _Validator, files: list[str]) -> dict[str, _Prompt]:
         found = prompts[name] = _Prompt(PromptDef(name=name, path=path, spec=spec, file=loaded))
         v.messages(found)
     return prompts
+
+
+def _warm(source: Source, paths: list[str], memo: FileMemo, index: TemplateIndex) -> None:
+    """Prompt files validated into ``memo`` as :func:`_prompts` reads them (:mod:`.prefetch`)."""
+    v = _Validator(source, memo, index)
+    for spec in (got[1] for got in map(v.prompt_file, paths) if got is not None):
+        texts = [] if spec is None else [s for m in spec.messages for _, s in template_fields(m)]
+        for text in texts + [d for d in [spec and spec.resultDescription] if isinstance(d, str)]:
+            with suppress(TemplateSyntaxError):
+                index.references(text)
 
 
 def _package(manifest: Manifest, manifest_file: LoadedFile, source: Source,

@@ -1,0 +1,91 @@
+"""Prompt files validated on both cores: a forked child fills the memo for half of them.
+
+Where no text repeats (a real corpus of 10,000 different prompts), a build is the per-file
+work of validation, file after file on one core: each prompt file's YAML, its model, one
+Jinja parse per template (issue 26 item 1, session 10). That work is independent per file,
+and its results already have a home the validator reads first: the
+:class:`~promptops.pipeline.memo.FileMemo` (a prompt file's loaded YAML and model by its
+content's name, a template source's references). So :func:`chunks` hands the validator the
+prompt files in chunks, and before each chunk a forked child validates every other file of
+it into a memo of its own while this process does the rest the same way; the child's
+entries arrive pickled and go into the caller's memo. The validator's own loop then runs
+exactly as before, in the same order, and finds the files it would have parsed already
+parsed: every problem, position and byte of the bundle is the one-process build's.
+
+Only what validated is handed over (a memo keeps nothing else): a file with a problem is
+validated again by the loop, which reports it. A child that fails hands over nothing and
+the loop does its share. It runs only where it can pay and be safe: a POSIX ``fork``,
+two cores or more for this process, no other thread alive (a fork copies locks held by
+threads that do not exist in the child), enough prompt files left to validate
+(:data:`MIN_FILES`: a fork and the pickles cost about a tenth of a second at 10,000), room
+in the memo for the chunk (a memo that fills is cleared wholesale, and the loop would parse
+again what the child sent), and no template ASTs kept (lint's index keeps the ASTs of what
+it parses, and a child's ASTs would have to be parsed again).
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import threading
+from collections.abc import Callable, Iterator
+
+from promptops.pipeline.memo import FileMemo
+from promptops.pipeline.source import CachingSource, Source
+from promptops.pipeline.templates import TemplateIndex
+
+MIN_FILES = 1_000  # prompt files to validate in a chunk before a child pays for its fork
+CHUNK = 5_000  # prompt files a chunk: the memo holds a chunk's entries with room to spare
+
+# validates prompt files into a memo through an index, as the validator's loop would
+# (``validate._warm``); problems are left to the loop
+Warm = Callable[[Source, list[str], FileMemo, TemplateIndex], None]
+
+
+def chunks(source: Source, paths: list[str], memo: FileMemo, index: TemplateIndex,
+           todo: Callable[[str], bool], warm: Warm) -> Iterator[list[str]]:
+    """``paths`` (prompt files) in chunks, ``memo`` filled for each before it is yielded
+    by ``warm``; ``todo(path)``: the memo does not hold ``path`` yet."""
+    for start in range(0, len(paths), CHUNK):
+        chunk = paths[start:start + CHUNK]
+        left = ([p for p in chunk if todo(p)]
+                if isinstance(source, CachingSource) and _can_fork(index) else [])
+        if len(left) >= MIN_FILES and memo.room() > 3 * len(left):
+            assert isinstance(source, CachingSource)
+            _both_cores(source, left, memo, index, warm)
+        yield chunk
+
+
+def _can_fork(index: TemplateIndex) -> bool:
+    """Linux's fork (``sched_getaffinity`` is Linux's: macOS forks unsafely under some
+    system libraries), two cores for this process, no other thread, no ASTs kept."""
+    return (hasattr(os, "fork") and hasattr(os, "sched_getaffinity") and not index.keep_asts
+            and threading.active_count() == 1 and len(os.sched_getaffinity(0)) >= 2)
+
+
+def _both_cores(source: CachingSource, paths: list[str], memo: FileMemo,
+                index: TemplateIndex, warm: Warm) -> None:
+    """Every other file of ``paths`` in a forked child, the rest here, into ``memo``."""
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: its share, pickled down the pipe, then gone at once
+        code = 1
+        try:
+            os.close(read)
+            own = FileMemo()  # keeps the parsed YAML: the caller's memo decides on shedding
+            warm(source, [p for p in paths[1::2] if source.held(p)], own, TemplateIndex(own))
+            data = pickle.dumps(own.entries(), protocol=pickle.HIGHEST_PROTOCOL)
+            with os.fdopen(write, "wb") as pipe:
+                pipe.write(data)
+            code = 0
+        finally:
+            os._exit(code)  # no atexit handlers, no flushing of the parent's buffers
+    os.close(write)
+    try:
+        warm(source, paths[0::2], memo, index)
+    finally:
+        with os.fdopen(read, "rb") as pipe:
+            data = pipe.read()
+        _, status = os.waitpid(pid, 0)
+    if status == 0 and data:
+        memo.take(pickle.loads(data))
