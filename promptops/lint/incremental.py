@@ -199,10 +199,12 @@ class Edited:
         local = change.scopes.local
         others = {f for p, files in change.deps.items() if p not in affected for f in files}
         # files no prompt reads now (an include dropped): judged alone, as a removal's orphans
-        unread = {f for f in reach - others if f not in change.deps} - {
-            f for files in now.values() for f in files}
+        read_now = {f for files in now.values() for f in files}
+        unread = {f for f in reach - others if f not in change.deps} - read_now
         near = (reach | affected) - unread
-        if any(f.path in near and not local(f) for f in (*change.old, *result.findings)):
+        judged = affected | (reach & read_now)  # a file dropped is not judged by the subset
+        if any(f.path in near and not local(f) for f in change.old) or any(
+                f.path in judged and not local(f) for f in result.findings):
             return None  # the include graph's shape is not recorded (see the docstring)
         moved = any(now[p] != change.deps[p] for p in affected)
         if moved and change.scopes.any_cycle((*change.old, *result.findings)):

@@ -139,9 +139,9 @@ CASES: dict[str, tuple[Files, str]] = {
         {"partials/c1.j2": '{% include "partials/c2.j2" %}',
          "partials/c2.j2": '{% include "partials/c1.j2" %}',
          "prompts/sigma.prompt.yaml": prompt(text='{% include "partials/c1.j2" %}')}, "full"),
-    "a prompt added and one that shares a partial edited out of it: full run": (
+    "a prompt added and one that shares a partial edited out of it (settled by a witness)": (
         {"prompts/upsilon.prompt.yaml": prompt(),
-         "prompts/alpha.prompt.yaml": prompt(text="Edited {{ topic }}.")}, "full"),
+         "prompts/alpha.prompt.yaml": prompt(text="Edited {{ topic }}.")}, "incremental"),
     "a prompt added and another edited (a pull of two commits)": (
         {"prompts/upsilon.prompt.yaml": prompt(),
          "prompts/gamma.prompt.yaml": prompt(description=None, text="Gamma {{ topic }}!",
