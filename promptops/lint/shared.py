@@ -63,18 +63,14 @@ def settle(lint: Lint, last: Record, scopes: Scopes, shared: set[str], leaving: 
     in ``leaving`` changed or left; ``new`` is the changed ones linted together and what they
     read now. None when only a full run can tell (see the module docstring)."""
     deps, names = last["deps"], last["names"]
-    readers: dict[str, list[str]] = {f: [] for f in shared}
-    before_first: dict[str, list[str]] = {f: [] for f in shared}
-    for p, files in deps.items():
-        for f in files:
-            listed = readers.get(f)
-            if listed is not None:
-                (before_first[f] if p in leaving else listed).append(p)
+    best = _first_readers(deps, names, shared, leaving)
     now = new[1] if new is not None else {}
     firsts: dict[str, tuple[str, str]] = {}  # file -> (first reader before, after)
     for f in shared:
-        old_first = _first(readers[f] + before_first[f], names)
-        new_first = _first(readers[f] + [p for p in leaving if f in now.get(p, ())], names)
+        if f not in best:
+            return None  # not shared after all: the caller's to judge
+        old_first = _first(best[f], [p for p in leaving if f in deps.get(p, ())], names)
+        new_first = _first(best[f], [p for p in leaving if f in now.get(p, ())], names)
         if old_first is None or new_first is None:
             return None
         firsts[f] = old_first, new_first
@@ -84,16 +80,16 @@ def settle(lint: Lint, last: Record, scopes: Scopes, shared: set[str], leaving: 
         return None
     chosen = {new_first for _, new_first in firsts.values() if new_first not in leaving}
     covered = {f for p in chosen for f in deps[p]}
-    for f in sorted(shared - covered):
-        witness = min(readers[f], key=lambda p: (names[p], p))
-        chosen.add(witness)
-        covered.update(deps[witness])
+    for f in sorted(shared - covered):  # its first reader now is a changed prompt
+        chosen.add(best[f][1])
+        covered.update(deps[best[f][1]])
     found = _witnessed(lint, deps, chosen, shared, before, scopes)
     if found is None:
         return None
     open_ = {f for f in shared if _union(before[f], scopes) - mine[f] - found[f]}
     if open_:  # findings no witness gave: every reader of those files decides
-        chosen |= {p for f in open_ for p in readers[f]}
+        chosen |= {p for p, files in deps.items()
+                   if p not in leaving and not open_.isdisjoint(files)}
         if len(chosen) > WITNESSES:
             return None
         found = _witnessed(lint, deps, chosen, shared, before, scopes)
@@ -111,14 +107,38 @@ def settle(lint: Lint, last: Record, scopes: Scopes, shared: set[str], leaving: 
     return out
 
 
-def _first(candidates: list[str], names: Mapping[str, str]) -> str | None:
-    """The first of ``candidates`` in the package's order (by name); None on a tie there
-    (the order among equal names is the files', which the record does not keep)."""
-    if not candidates:
-        return None
-    first = min(candidates, key=names.__getitem__)
-    name = names[first]
-    return None if any(names[p] == name and p != first for p in candidates) else first
+def _first_readers(deps: Mapping[str, list[str]], names: Mapping[str, str], shared: set[str],
+                   leaving: set[str]) -> dict[str, tuple[str, str, bool]]:
+    """For each shared file, its first unchanged reader in the package's order: (name,
+    path, whether another one has that name too). One pass over the record: the preamble
+    of 100,000 prompts is read by all of them."""
+    best: dict[str, tuple[str, str, bool]] = {}
+    for p, files in deps.items():
+        if p in leaving or shared.isdisjoint(files):
+            continue
+        name = names[p]
+        for f in files:
+            if f in shared:
+                got = best.get(f)
+                if got is None or name < got[0]:
+                    best[f] = (name, p, False)
+                elif name == got[0]:
+                    best[f] = (name, min(p, got[1]), True)
+    return best
+
+
+def _first(best: tuple[str, str, bool], changed: list[str],
+           names: Mapping[str, str]) -> str | None:
+    """The first reader in the package's order (by name) of the unchanged one ``best`` and
+    the ``changed`` ones; None on a tie there (the order among equal names is the files',
+    which the record does not keep)."""
+    name, first, tie = best
+    for p in changed:
+        if names[p] < name:
+            name, first, tie = names[p], p, False
+        elif names[p] == name:
+            tie = True
+    return None if tie else first
 
 
 def _union(findings: set[Finding], scopes: Scopes) -> set[Finding]:
