@@ -196,34 +196,58 @@ class Edited:
         now = self._structure(change, result, affected)
         if now is None:
             return None
-        local = change.scopes.local
         others = {f for p, files in change.deps.items() if p not in affected for f in files}
         # files no prompt reads now (an include dropped): judged alone, as a removal's orphans
         read_now = {f for files in now.values() for f in files}
         unread = {f for f in reach - others if f not in change.deps} - read_now
-        near = (reach | affected) - unread
-        judged = affected | (reach & read_now)  # a file dropped is not judged by the subset
-        if any(f.path in near and not local(f) for f in change.old) or any(
-                f.path in judged and not local(f) for f in result.findings):
-            return None  # the include graph's shape is not recorded (see the docstring)
         moved = any(now[p] != change.deps[p] for p in affected)
-        if moved and change.scopes.any_cycle((*change.old, *result.findings)):
+        if not self._judgeable(change, result, (reach | affected) - unread,
+                               affected | (reach & read_now), moved):
             return None
         shared = reach & others
-        settled: set[Finding] | None = None
-        if shared and (moved or any(
-                f.path in shared and local(f) for f in (*change.old, *result.findings))):
-            settled = settle(change.subset, change.last, change.scopes, shared, affected,
-                             (result, now))
-            if settled is None:
-                return None
-        mine = (reach - shared) | affected
+        got = self._shared(change, result, affected, shared, now, moved)
+        if got is None:
+            return None
+        return self._merge(change, result, (reach - shared) | affected, unread, shared,
+                           got[0]), {**change.deps, **now}
+
+    @staticmethod
+    def _merge(change: Change, result: Result, mine: set[str], unread: set[str],
+               shared: set[str], settled: set[Finding] | None) -> list[Finding]:
+        """The old findings elsewhere, the subset's on ``mine`` (prompt scope) and on what
+        nobody reads now (all), and the shared files' (old ones unless ``settled``)."""
+        local = change.scopes.local
         kept = [f for f in change.old if f.path not in unread and (
             f.path not in mine or not local(f)) and (settled is None or f.path not in shared)]
         new = [f for f in result.findings
                if f.path in unread or (f.path in mine and local(f))]
-        return sorted(set(kept) | set(new) | (settled or set()), key=ORDER), \
-            {**change.deps, **now}
+        return sorted(set(kept) | set(new) | (settled or set()), key=ORDER)
+
+    @staticmethod
+    def _judgeable(change: Change, result: Result, near: set[str], judged: set[str],
+                   moved: bool) -> bool:
+        """Whether no package-scope finding is on what the edit touches (``near``, before;
+        what the subset judges as the package does, after), nor a cycle when files moved.
+        A file an edited prompt dropped is not judged by the subset (unused there)."""
+        local = change.scopes.local
+        if any(f.path in near and not local(f) for f in change.old) or any(
+                f.path in judged and not local(f) for f in result.findings):
+            return False  # the include graph's shape is not recorded (see the docstring)
+        return not (moved and change.scopes.any_cycle((*change.old, *result.findings)))
+
+    @staticmethod
+    def _shared(change: Change, result: Result, affected: set[str], shared: set[str],
+                now: dict[str, list[str]], moved: bool) -> tuple[set[Finding] | None] | None:
+        """The findings on the files the edited prompts share with others, settled when
+        what the edited prompts read changed or such a file has findings; ``(None,)`` when
+        the old ones stand, None for a full run."""
+        local = change.scopes.local
+        if not shared or not (moved or any(f.path in shared and local(f)
+                                           for f in (*change.old, *result.findings))):
+            return (None,)
+        settled = settle(change.subset, change.last, change.scopes, shared, affected,
+                         (result, now))
+        return None if settled is None else (settled,)
 
     def _affected(self, change: Change) -> set[str] | None:
         """The prompts that read a changed file (or are one), when few enough to pay."""

@@ -62,18 +62,12 @@ def settle(lint: Lint, last: Record, scopes: Scopes, shared: set[str], leaving: 
     """The findings on ``shared`` (files read by prompts not in ``leaving``) once the prompts
     in ``leaving`` changed or left; ``new`` is the changed ones linted together and what they
     read now. None when only a full run can tell (see the module docstring)."""
-    deps, names = last["deps"], last["names"]
-    best = _first_readers(deps, names, shared, leaving)
-    now = new[1] if new is not None else {}
-    firsts: dict[str, tuple[str, str]] = {}  # file -> (first reader before, after)
-    for f in shared:
-        if f not in best:
-            return None  # not shared after all: the caller's to judge
-        old_first = _first(best[f], [p for p in leaving if f in deps.get(p, ())], names)
-        new_first = _first(best[f], [p for p in leaving if f in now.get(p, ())], names)
-        if old_first is None or new_first is None:
-            return None
-        firsts[f] = old_first, new_first
+    deps = last["deps"]
+    best = _first_readers(deps, last["names"], shared, leaving)
+    firsts = _firsts(best, deps, last["names"], shared, leaving,
+                     new[1] if new is not None else {})
+    if firsts is None:
+        return None
     before = _on(last["findings"], shared, scopes)
     mine = _contributed(new, shared, leaving, scopes)
     if before is None or mine is None:
@@ -95,15 +89,39 @@ def settle(lint: Lint, last: Record, scopes: Scopes, shared: set[str], leaving: 
         found = _witnessed(lint, deps, chosen, shared, before, scopes)
         if found is None:
             return None
+    return _assemble(shared, leaving, firsts, before, mine, found, scopes)
+
+
+def _firsts(best: dict[str, tuple[str, str, bool]], deps: Mapping[str, list[str]],
+            names: Mapping[str, str], shared: set[str], leaving: set[str],
+            now: Mapping[str, list[str]]) -> dict[str, tuple[str, str]] | None:
+    """Each shared file's first reader before and after; None on a tie, or a file no
+    unchanged prompt reads (not shared after all: the caller's to judge)."""
+    firsts: dict[str, tuple[str, str]] = {}
+    for f in shared:
+        if f not in best:
+            return None
+        old_first = _first(best[f], [p for p in leaving if f in deps.get(p, ())], names)
+        new_first = _first(best[f], [p for p in leaving if f in now.get(p, ())], names)
+        if old_first is None or new_first is None:
+            return None
+        firsts[f] = old_first, new_first
+    return firsts
+
+
+def _assemble(shared: set[str], leaving: set[str], firsts: dict[str, tuple[str, str]],
+              before: Found, mine: Found, found: Found, scopes: Scopes) -> set[Finding]:
+    """The findings on the shared files: the union rules' from the changed prompts and the
+    witnesses, a FIRST rule's from the same first reader as before or from the new one."""
     out: set[Finding] = set()
     for f in shared:
         old_first, new_first = firsts[f]
-        out |= _union(found[f] | mine[f], scopes)
+        union = _union(found[f] | mine[f], scopes)
+        out |= union
         if old_first == new_first and new_first not in leaving:
             out |= before[f] - _union(before[f], scopes)  # judged by the same prompt: kept
         else:
-            out |= (mine[f] if new_first in leaving else found[f]) - _union(found[f] | mine[f],
-                                                                             scopes)
+            out |= (mine[f] if new_first in leaving else found[f]) - union
     return out
 
 
