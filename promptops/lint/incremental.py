@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING
 
 from promptops.lint.cache import Record
 from promptops.lint.problem import ORDER, Finding
+from promptops.lint.shared import settle
 from promptops.pipeline.names import fold
 from promptops.pipeline.source import MANIFEST, Origin, Source
 
@@ -75,12 +76,14 @@ class Scopes:
 
     package: frozenset[str]  # SCOPE = "package": findings that depend on other prompts
     cycle: frozenset[str]  # CYCLE: a finding means an include cycle
+    first: frozenset[str] = frozenset()  # FIRST: a shared template judged by its first prompt
 
     @classmethod
     def of(cls, rules: Iterable[Rule]) -> Scopes:
         listed = list(rules)
         return cls(frozenset(r.code for r in listed if r.scope == "package"),
-                   frozenset(r.code for r in listed if r.cycle))
+                   frozenset(r.code for r in listed if r.cycle),
+                   frozenset(r.code for r in listed if r.first))
 
     def local(self, finding: Finding) -> bool:
         """Whether re-linting the prompts that read its file re-derives the finding."""
@@ -113,6 +116,10 @@ class Change:
         """Every file an old prompt reads."""
         return {f for files in self.deps.values() for f in files}
 
+    def subset(self, keep: set[str]) -> Result:
+        """A run on ``keep`` alone."""
+        return self.run(Subset(self.source, keep))
+
     def lint(self, keep: set[str]) -> tuple[Result, dict[str, list[str]], dict[str, str]] | None:
         """A run on ``keep`` alone, when what it holds validated completely, with what its
         prompts read and are named."""
@@ -138,11 +145,13 @@ def relint(source: Source, blobs: Mapping[str, str], last: Record, run: Run,
         return Removed(removed).relint(Change(source, blobs, last, run, scopes))
     if not changed:
         return Added(added).relint(Change(source, blobs, last, run, scopes)) if added else None
-    found = Edited(changed).relint(Change(source, blobs, last, run, scopes))
-    if found is None:
+    edited = Edited(changed).relint(Change(source, blobs, last, run, scopes))
+    if edited is None:
         return None
+    found, deps = edited
     # the edits first, on the old file list (what a pull of an edit and an addition is)
-    record: Record = {**last, "blobs": {p: blobs[p] for p in old_blobs}, "findings": found}
+    record: Record = {**last, "blobs": {p: blobs[p] for p in old_blobs}, "findings": found,
+                      "deps": deps}
     if added:
         return Added(added).relint(Change(source, blobs, record, run, scopes))
     return Relinted(found, {**record, "blobs": dict(blobs)})
@@ -153,48 +162,92 @@ class Edited:
 
     The prompts that read a changed file are linted on their own (with every template and
     resource, without the other prompts), and their prompt-scope findings replace the old
-    ones on the files only they read; package-scope findings elsewhere are kept, which is
-    exact because the structure they depend on (names, the files each prompt reads) is
-    checked to be unchanged. A full run is made when:
+    ones on the files only they read; a file no prompt reads any more (an include dropped)
+    takes every finding the run gives it, as a removal's orphans do; the files they share
+    with unchanged prompts are settled by a few of those when an edited prompt's files
+    changed or a shared file has findings (:func:`promptops.lint.shared.settle`);
+    package-scope findings elsewhere are kept, which is exact because the structure they
+    depend on (names, which file reads which) changes only around the edited prompts, and
+    there it is checked. A full run is made when:
 
     - the manifest or a file no prompt reads changed;
-    - an edited prompt's name or the set of files it reads changed (package-scope rules
-      such as duplicate names, unused partials, include cycles and depth read that
-      structure; their old findings are kept only while it is unchanged);
-    - a package-scope finding is on an edited prompt or a file it reads, before or after:
-      the record holds which files a prompt reads, not the include graph's shape, and an
-      edit can make a chain deeper or close a cycle among the same files (include depth
-      and cycles are judged on that shape);
-    - a file an edited prompt shares with an unchanged prompt has prompt-scope findings,
-      before or after (which prompt caused them is not recorded, and some rules judge a
-      shared template by the first prompt that renders it, so they could not be replaced
-      exactly);
+    - an edited prompt's name changed, it reads a file it did not read, or it no longer
+      validates (package-scope rules such as duplicate names read names, and a new file
+      read can lose its unused-partial finding);
+    - a package-scope finding is on an edited prompt or a file it still reads or shares,
+      before or after: the record holds which files a prompt reads, not the include
+      graph's shape, and an edit can make a chain deeper or close a cycle among the same
+      files (include depth and cycles are judged on that shape); or what an edited prompt
+      reads changed while a cycle exists anywhere (see Added);
+    - the shared files cannot be settled by at most ``WITNESSES`` unchanged prompts;
     - a base revision is compared (6xx read the whole bundle; the caller never asks then).
     """
 
     def __init__(self, changed: set[str]) -> None:
         self.changed = changed
 
-    def relint(self, change: Change) -> list[Finding] | None:
+    def relint(self, change: Change) -> tuple[list[Finding], dict[str, list[str]]] | None:
+        """The findings after the edits and what each prompt reads now; None for a full run."""
         affected = self._affected(change)
         if affected is None:
             return None
         reach = {f for p in affected for f in change.deps[p]}
-        result = change.run(Subset(change.source, {MANIFEST} | affected | reach))
-        if not self._same_structure(change, result, affected):
+        result = change.subset({MANIFEST} | affected | reach)
+        now = self._structure(change, result, affected)
+        if now is None:
             return None
-        local = change.scopes.local
-        near = reach | affected
-        if any(f.path in near and not local(f) for f in (*change.old, *result.findings)):
-            return None  # the include graph's shape is not recorded (see the docstring)
         others = {f for p, files in change.deps.items() if p not in affected for f in files}
-        shared = reach & others
-        if any(f.path in shared and local(f) for f in (*change.old, *result.findings)):
+        # files no prompt reads now (an include dropped): judged alone, as a removal's orphans
+        read_now = {f for files in now.values() for f in files}
+        unread = {f for f in reach - others if f not in change.deps} - read_now
+        moved = any(now[p] != change.deps[p] for p in affected)
+        if not self._judgeable(change, result, (reach | affected) - unread,
+                               affected | (reach & read_now), moved):
             return None
-        mine = (reach - shared) | affected
-        kept = [f for f in change.old if f.path not in mine or not local(f)]
-        new = [f for f in result.findings if f.path in mine and local(f)]
-        return sorted(set(kept) | set(new), key=ORDER)
+        shared = reach & others
+        got = self._shared(change, result, affected, shared, now, moved)
+        if got is None:
+            return None
+        return self._merge(change, result, (reach - shared) | affected, unread, shared,
+                           got[0]), {**change.deps, **now}
+
+    @staticmethod
+    def _merge(change: Change, result: Result, mine: set[str], unread: set[str],
+               shared: set[str], settled: set[Finding] | None) -> list[Finding]:
+        """The old findings elsewhere, the subset's on ``mine`` (prompt scope) and on what
+        nobody reads now (all), and the shared files' (old ones unless ``settled``)."""
+        local = change.scopes.local
+        kept = [f for f in change.old if f.path not in unread and (
+            f.path not in mine or not local(f)) and (settled is None or f.path not in shared)]
+        new = [f for f in result.findings
+               if f.path in unread or (f.path in mine and local(f))]
+        return sorted(set(kept) | set(new) | (settled or set()), key=ORDER)
+
+    @staticmethod
+    def _judgeable(change: Change, result: Result, near: set[str], judged: set[str],
+                   moved: bool) -> bool:
+        """Whether no package-scope finding is on what the edit touches (``near``, before;
+        what the subset judges as the package does, after), nor a cycle when files moved.
+        A file an edited prompt dropped is not judged by the subset (unused there)."""
+        local = change.scopes.local
+        if any(f.path in near and not local(f) for f in change.old) or any(
+                f.path in judged and not local(f) for f in result.findings):
+            return False  # the include graph's shape is not recorded (see the docstring)
+        return not (moved and change.scopes.any_cycle((*change.old, *result.findings)))
+
+    @staticmethod
+    def _shared(change: Change, result: Result, affected: set[str], shared: set[str],
+                now: dict[str, list[str]], moved: bool) -> tuple[set[Finding] | None] | None:
+        """The findings on the files the edited prompts share with others, settled when
+        what the edited prompts read changed or such a file has findings; ``(None,)`` when
+        the old ones stand, None for a full run."""
+        local = change.scopes.local
+        if not shared or not (moved or any(f.path in shared and local(f)
+                                           for f in (*change.old, *result.findings))):
+            return (None,)
+        settled = settle(change.subset, change.last, change.scopes, shared, affected,
+                         (result, now))
+        return None if settled is None else (settled,)
 
     def _affected(self, change: Change) -> set[str] | None:
         """The prompts that read a changed file (or are one), when few enough to pay."""
@@ -208,13 +261,19 @@ class Edited:
         return affected
 
     @staticmethod
-    def _same_structure(change: Change, result: Result, affected: set[str]) -> bool:
-        """Whether the edited prompts kept their names and the files they read."""
+    def _structure(change: Change, result: Result,
+                   affected: set[str]) -> dict[str, list[str]] | None:
+        """What each edited prompt reads now, when it kept its name and validated (what it
+        reads may shrink: a file it no longer reads is settled as a removal's would be)."""
         names: dict[str, str] = change.last["names"]
-        if result.deps is None or result.names is None:
-            return False
-        return all(result.deps.get(p) == change.deps[p] and result.names.get(p) == names[p]
-                   for p in affected)
+        if result.package is None or result.deps is None or result.names is None:
+            return None
+        if not all(p in result.deps and result.names.get(p) == names[p] for p in affected):
+            return None
+        reach = {f for p in affected for f in change.deps[p]} | affected
+        if any(f not in reach for p in affected for f in result.deps[p]):
+            return None  # it reads a file it did not: that file's findings may change too
+        return {p: result.deps[p] for p in affected}
 
 
 class Added:
@@ -289,11 +348,12 @@ class Removed:
 
     A removed prompt's findings go with it, and so do those of files nobody reads; files
     only the removed prompts read are linted on their own (an unused partial now, a plain
-    file). A full run is made when the last run did not validate completely, a prompt left
-    reads a removed file (a missing include or resource), a removed prompt read a file
-    another prompt reads (that file may now be judged by another prompt, as for edits), a
-    removed prompt's name folds onto another's, a cycle exists (a finding of a ``CYCLE``
-    rule), or files were also added or edited.
+    file); files a removed prompt shared with prompts left are settled by a few of those
+    (:func:`promptops.lint.shared.settle`: the removed prompt's part of their findings goes).
+    A full run is made when the last run did not validate completely, a prompt left reads a
+    removed file (a missing include or resource), a removed prompt's name folds onto
+    another's, a cycle exists (a finding of a ``CYCLE`` rule), the shared files cannot be
+    settled so, or files were also added or edited.
     """
 
     def __init__(self, removed: set[str]) -> None:
@@ -312,7 +372,14 @@ class Removed:
         findings = self._orphans(change, orphans)
         if findings is None:
             return None
-        findings |= {f for f in change.old if f.path not in removed and f.path not in orphans}
+        shared = {f for p in gone for f in deps[p] if f in read}
+        if shared:
+            settled = settle(change.subset, change.last, change.scopes, shared, gone, None)
+            if settled is None:
+                return None
+            findings |= settled
+        findings |= {f for f in change.old
+                     if f.path not in removed and f.path not in orphans and f.path not in shared}
         ordered = sorted(findings, key=ORDER)
         record = Record(blobs=dict(change.blobs), findings=ordered, deps=kept,
                         names={p: n for p, n in names.items() if p not in gone},
@@ -320,12 +387,11 @@ class Removed:
         return Relinted(ordered, record)
 
     def _entangled(self, change: Change, gone: set[str], read: set[str]) -> bool:
-        """Whether the prompts left could find differently without the removed files."""
-        deps, names = change.deps, change.last["names"]
+        """Whether the prompts left could find differently without the removed files, other
+        than on the files they shared with the removed prompts (settled apart)."""
+        names = change.last["names"]
         if self.removed & read:
             return True  # a prompt left reads a removed file: a missing include or resource
-        if any(f in read for p in gone for f in deps[p]):
-            return True  # what the removed prompt shared may now be judged by another prompt
         folded = [fold(n) for n in names.values()]
         # a duplicate-name partner's finding, or a cycle (see Added)
         return any(folded.count(fold(names[p])) > 1 for p in gone) or change.scopes.any_cycle(

@@ -21,7 +21,12 @@ that incremental lint asks the rule instead of keeping a list of codes:
   run when it cannot tell (promptops.lint.incremental says when);
 - ``CYCLE = True`` besides: a finding of the rule means an include cycle, along which other
   package-scope results depend on the order prompts are visited, so incremental lint of an
-  addition or a removal runs in full while one exists.
+  addition or a removal runs in full while one exists;
+- ``FIRST = True`` besides, for a ``"prompt"`` rule: it judges a template many prompts render
+  once, by the first of them in the package's order (by name), with what that prompt
+  declares. Without it a prompt-scope rule's findings on a file are the union of what each
+  prompt reading it finds there (what incremental lint settles a shared file by when one of
+  its readers leaves: promptops.lint.shared).
 
 Adding a rule means adding its module to the one import below; the table is what this
 module imports from ``promptops.lint.rules``, in that order (explicit imports, as yamllint's
@@ -103,6 +108,7 @@ class Rule:
     group: str | None = None  # GROUP: the text format's summary of many findings ("{n} ...")
     scope: Scope = "prompt"  # SCOPE (see the module docstring)
     cycle: bool = False  # CYCLE: a finding means an include cycle (see the module docstring)
+    first: bool = False  # FIRST: a shared template judged by its first prompt (the docstring)
 
     @property
     def summary(self) -> str:
@@ -126,6 +132,7 @@ def rule_of(module: ModuleType) -> Rule:
         group=getattr(module, "GROUP", None),
         scope=scope,
         cycle=getattr(module, "CYCLE", False) is True,
+        first=getattr(module, "FIRST", False) is True,
     )
 
 

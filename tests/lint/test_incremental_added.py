@@ -139,9 +139,9 @@ CASES: dict[str, tuple[Files, str]] = {
         {"partials/c1.j2": '{% include "partials/c2.j2" %}',
          "partials/c2.j2": '{% include "partials/c1.j2" %}',
          "prompts/sigma.prompt.yaml": prompt(text='{% include "partials/c1.j2" %}')}, "full"),
-    "a prompt added and one that shares a partial edited out of it: full run": (
+    "a prompt added and one that shares a partial edited out of it (settled by a witness)": (
         {"prompts/upsilon.prompt.yaml": prompt(),
-         "prompts/alpha.prompt.yaml": prompt(text="Edited {{ topic }}.")}, "full"),
+         "prompts/alpha.prompt.yaml": prompt(text="Edited {{ topic }}.")}, "incremental"),
     "a prompt added and another edited (a pull of two commits)": (
         {"prompts/upsilon.prompt.yaml": prompt(),
          "prompts/gamma.prompt.yaml": prompt(description=None, text="Gamma {{ topic }}!",
@@ -153,8 +153,8 @@ CASES: dict[str, tuple[Files, str]] = {
     "a partial added and an edited prompt now including it: full run": (
         {"partials/late.j2": "Late.\n",
          "prompts/gamma.prompt.yaml": prompt(text='{% include "partials/late.j2" %}')}, "full"),
-    "a prompt removed: full run": (
-        {"prompts/beta.prompt.yaml": None}, "full"),
+    "a prompt removed that shares a partial: settled by a witness": (
+        {"prompts/beta.prompt.yaml": None}, "incremental"),
     "a prompt that includes an old prompt file: full run": (
         {"prompts/phi.prompt.yaml": prompt(text='{% include "prompts/alpha.prompt.yaml" %}')},
         "full"),
@@ -210,11 +210,12 @@ def test_a_package_that_did_not_validate_relints_an_addition_in_full(tmp_path: P
     assert any(":PO106:" in line for line in full)
 
 
-def test_an_edit_next_to_a_template_judged_by_its_first_prompt_is_a_full_run(
+def test_an_edit_next_to_a_template_judged_by_its_first_prompt_keeps_its_judgement(
         tmp_path: Path) -> None:
     """PO105 judges a shared template once, with the arguments of the first prompt (by
     name) that renders it: re-linting a later prompt alone would judge it with that
-    prompt's arguments and report what a full run does not."""
+    prompt's arguments and report what a full run does not (it declares FIRST, and the
+    first prompt is unchanged: its judgement stays)."""
     files = {"promptops.yaml": MANIFEST,
              "partials/code.j2": "Run `{{ 'branch' }}` now.\n",
              "prompts/a_first.prompt.yaml": prompt(
@@ -228,7 +229,8 @@ def test_an_edit_next_to_a_template_judged_by_its_first_prompt_is_a_full_run(
     found, how, full = _after(repo, {"prompts/b_second.prompt.yaml": prompt(
         text='{% include "partials/code.j2" %}{{ topic }}', description="edited")})
     assert found == full
-    assert how == "full"
+    assert how == "incremental"
+    assert not any(":PO105:" in line for line in full)
 
 
 REMOVALS: dict[str, tuple[Files, str]] = {
@@ -240,9 +242,10 @@ REMOVALS: dict[str, tuple[Files, str]] = {
         {"prompts/delta.prompt.yaml": None}, "incremental"),
     "a file nobody reads, and an unused partial": (
         {"notes/stray.md": None, "partials/orphan.j2": None}, "incremental"),
-    "a prompt that shares a partial: full run": ({"prompts/alpha.prompt.yaml": None}, "full"),
-    "a prompt first to judge a shared partial (PO105): full run": (
-        {"prompts/m_code.prompt.yaml": None}, "full"),
+    "a prompt that shares a partial: settled by a witness": (
+        {"prompts/alpha.prompt.yaml": None}, "incremental"),
+    "a prompt first to judge a shared partial (PO105): the next one judges it": (
+        {"prompts/m_code.prompt.yaml": None}, "incremental"),
     "a file a prompt reads: full run": ({"partials/shared.j2": None}, "full"),
     "a resource a prompt reads: full run": ({"notes/guide.md": None}, "full"),
     "a prompt removed and one added: full run": (

@@ -32,6 +32,8 @@ if TYPE_CHECKING:
 
 
 CODE, NAME, LEVEL, NEEDS = "PO105", "literal-delimiters", "warning", "package"
+# A template many prompts render is judged once, with the first one's (by name) arguments.
+FIRST = True
 
 _SPAN = re.compile(r"`[^`\n]*?(\{\{|\{%|\{#)[^`\n]*?`")
 # Every form Jinja accepts: ``-`` and ``+`` whitespace markers on either side of the tag.
