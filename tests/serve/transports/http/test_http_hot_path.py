@@ -137,6 +137,30 @@ def test_parse_refuses_what_jsonrpc_parse_refuses() -> None:
         assert _reading(body, _parse) == _reading(body, jsonrpc.parse), body[:40]
 
 
+def test_parse_reads_the_edges_of_its_one_pass_scan() -> None:
+    """The body's one scan stands in for ``wire.structure_problem``'s first test only
+    where that test would pass: brackets inside strings, exactly the depth bound, a body
+    longer than the value bound, digit runs of 18 and 19 (in numbers and in strings) read
+    as the bounded parser reads them, and past the bounds refused as it refuses."""
+    deep = b"[" * wire.MAX_DEPTH + b"1" + b"]" * wire.MAX_DEPTH
+    long_text = b'{"a":"' + b"x" * (wire.MAX_VALUES + 10) + b'"}'
+    many = b"[" + b"0," * (wire.MAX_VALUES // 2) + b"0]"
+    bodies = [deep, b'{"a":' + deep + b"}",
+              b'{"a":"' + b"[" * 150 + b'{{{"}', b'{"a":"' + b"[" * 150 + b'\\"}',
+              long_text, b"[" + long_text + b"," + deep[:-1] + b"]]", many,
+              b'{"id": 123456789012345678}', b'{"id": 1234567890123456789}',
+              b'{"id": 12345678901234567890}', b'{"x": "1234567890123456789"}',
+              b'{"x": 1.234567890123456789}', b'{"x": -9223372036854775808}',
+              b"[" * (wire.MAX_DEPTH + 1) + b"]" * (wire.MAX_DEPTH + 1),
+              b'{"a":' + b"{" * wire.MAX_DEPTH + b"}" * wire.MAX_DEPTH + b"}"]
+    for body in bodies:
+        assert _reading(body, _parse) == _reading(body, jsonrpc.parse), body[:40]
+    assert _reading(deep, _parse)[0] == "ok" and _reading(long_text, _parse)[0] == "ok"
+    assert _reading(bodies[-1], _parse)[0] == "error"  # one past the depth bound
+    assert _reading(b"[" * (wire.MAX_DEPTH + 1) + b"]" * (wire.MAX_DEPTH + 1),
+                    _parse)[0] == "error"
+
+
 def _old_decode_name_chars(value: str) -> bool:
     """The rule as it was written before: no code point below 0x20 or above 0x7E."""
     return not any(ord(c) < 0x20 or ord(c) > 0x7E for c in value)
