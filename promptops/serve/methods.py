@@ -214,7 +214,10 @@ def get_prompt(session: Session, snap: Snapshot, params: Json, call: Call) -> Js
                 raise RpcError(INVALID_PARAMS, f"argument {wrong!r} must be a string",
                                {"argument": wrong})
             return input_required(signer, entry.prompt, missing, merged)
-    if entry.shaped:  # audio, links, annotations and content _meta differ between revisions
+    shaped = entry.known  # Entry.shaped once known, without its property's call
+    if shaped is None:
+        shaped = entry.shaped
+    if shaped:  # audio, links, annotations and content _meta differ between revisions
         rendered, sources = entry.renderer.render(name, args, budget)
         result = cast(Json, rendered)  # the wire form from here
         pkg = entry.bundle["package"]["name"]
