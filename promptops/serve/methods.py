@@ -197,11 +197,11 @@ def get_prompt(session: Session, snap: Snapshot, params: Json, call: Call) -> Js
     budget = entry.renderer.budget()  # the request's clock starts before MRTR's work too
     rev, signer = call.revision, call.settings.signer
     if has_input_requests(rev):
-        merged = dict(args or {})
+        merged = args or {}  # copied only to be changed: read-only below
         if "requestState" in params:
             merged = {**decode_state(signer, params["requestState"], name), **merged}
         if "inputResponses" in params:
-            merged.update(answers(params["inputResponses"]))
+            merged = {**merged, **answers(params["inputResponses"])}
         args = merged
         # the missing arguments matter only to a client that can be asked for them (asked
         # first: the look-up is two calls on every 2026-07-28 get)

@@ -208,7 +208,7 @@ class Server:
         if era is STATELESS:
             out.setdefault("resultType", "complete")
             out["_meta"] = {**out.get("_meta", {}), META_SERVER: SERVER_INFO}
-        return [reply(req.id, out)]
+        return [{"jsonrpc": "2.0", "id": req.id, "result": out}]  # reply(), without its call
 
     def _tool_method(self, name: str) -> Method | None:
         """tools/list and tools/call, when the served snapshot offers a tool view (off the
