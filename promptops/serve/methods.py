@@ -45,6 +45,7 @@ from promptops.serve.jsonrpc import (
     RpcError,
 )
 from promptops.serve.revisions import (
+    INPUT_REQUESTS,
     META_LOG_LEVEL,
     META_SUB,
     SERVER_SENT,
@@ -59,7 +60,6 @@ from promptops.serve.revisions import (
     era_of,
     has_cache_hints,
     has_completions_capability,
-    has_input_requests,
     resource_descriptor,
     resource_not_found_is_invalid_params,
 )
@@ -196,7 +196,7 @@ def get_prompt(session: Session, snap: Snapshot, params: Json, call: Call) -> Js
         raise RpcError(INVALID_PARAMS, f"unknown prompt {name!r}")
     budget = entry.renderer.budget()  # the request's clock starts before MRTR's work too
     rev, signer = call.revision, call.settings.signer
-    if has_input_requests(rev):
+    if rev >= INPUT_REQUESTS:  # has_input_requests(rev), without the call
         merged = args or {}  # copied only to be changed: read-only below
         if "requestState" in params:
             merged = {**decode_state(signer, params["requestState"], name), **merged}
@@ -347,14 +347,15 @@ def tools_on(snap: Snapshot, settings: Settings) -> bool:
     return any(tool_mode(b, default) is not None for b in snap.bundles)
 
 
-# Each era's part of the table, looked up per request without hashing the enum.
-_SESSION_METHODS = {name: m for name, m in METHODS.items() if SESSION in m.eras}
-_STATELESS_METHODS = {name: m for name, m in METHODS.items() if STATELESS in m.eras}
+# Each era's part of the table, looked up per request without hashing the enum
+# (Server._request reads them itself: find() without its call).
+SESSION_METHODS = {name: m for name, m in METHODS.items() if SESSION in m.eras}
+STATELESS_METHODS = {name: m for name, m in METHODS.items() if STATELESS in m.eras}
 
 
 def find(method: str, era: Era) -> Method | None:
     """The method as answered in ``era``, or None (then :func:`not_found` says why)."""
-    return (_STATELESS_METHODS if era is STATELESS else _SESSION_METHODS).get(method)
+    return (STATELESS_METHODS if era is STATELESS else SESSION_METHODS).get(method)
 
 
 def not_found(method: str, rev: str) -> str:

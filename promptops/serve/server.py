@@ -37,11 +37,12 @@ from promptops.serve.jsonrpc import (
 from promptops.serve.methods import (
     FAILURES,
     SERVER_INFO,
+    SESSION_METHODS,
+    STATELESS_METHODS,
     Call,
     Method,
     Settings,
     Subscribe,
-    find,
     not_found,
     rpc_error,
     tools_on,
@@ -180,7 +181,7 @@ class Server:
             era = session.admit(req.method, req.params)
         if era is None:  # a ping before the connection chose its era: answered, nothing chosen
             return [reply(req.id, {})]
-        method = find(req.method, era)
+        method = (STATELESS_METHODS if era is STATELESS else SESSION_METHODS).get(req.method)
         if method is None:
             method = self._tool_method(req.method)
         if method is None:
