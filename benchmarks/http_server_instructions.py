@@ -139,7 +139,7 @@ def totals(prefix: Path, dump: int) -> dict[str, int]:
     return out
 
 
-def wait_dump(prefix: Path, dump: int, timeout: float = 120) -> dict[str, int]:
+def wait_dump(prefix: Path, dump: int, timeout: float = 600) -> dict[str, int]:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         found = totals(prefix, dump)

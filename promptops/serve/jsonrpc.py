@@ -84,7 +84,12 @@ def parse(data: bytes, read: Callable[[bytes], object] = wire.parse) -> object:
     try:
         return read(data)
     except wire.MessageError as exc:
-        raise RpcError(PARSE_ERROR, f"parse error: {exc}") from None
+        raise parse_error(exc) from None
+
+
+def parse_error(exc: wire.MessageError) -> RpcError:
+    """The -32700 of :func:`parse`, for a transport that calls its codec itself."""
+    return RpcError(PARSE_ERROR, f"parse error: {exc}")
 
 
 def oversized(limit: int) -> RpcError:

@@ -45,6 +45,7 @@ from promptops.serve.jsonrpc import (
     RpcError,
 )
 from promptops.serve.revisions import (
+    INPUT_REQUESTS,
     META_LOG_LEVEL,
     META_SUB,
     SERVER_SENT,
@@ -59,7 +60,6 @@ from promptops.serve.revisions import (
     era_of,
     has_cache_hints,
     has_completions_capability,
-    has_input_requests,
     resource_descriptor,
     resource_not_found_is_invalid_params,
 )
@@ -196,12 +196,12 @@ def get_prompt(session: Session, snap: Snapshot, params: Json, call: Call) -> Js
         raise RpcError(INVALID_PARAMS, f"unknown prompt {name!r}")
     budget = entry.renderer.budget()  # the request's clock starts before MRTR's work too
     rev, signer = call.revision, call.settings.signer
-    if has_input_requests(rev):
-        merged = dict(args or {})
+    if rev >= INPUT_REQUESTS:  # has_input_requests(rev), without the call
+        merged = args or {}  # copied only to be changed: read-only below
         if "requestState" in params:
             merged = {**decode_state(signer, params["requestState"], name), **merged}
         if "inputResponses" in params:
-            merged.update(answers(params["inputResponses"]))
+            merged = {**merged, **answers(params["inputResponses"])}
         args = merged
         # the missing arguments matter only to a client that can be asked for them (asked
         # first: the look-up is two calls on every 2026-07-28 get)
@@ -214,7 +214,10 @@ def get_prompt(session: Session, snap: Snapshot, params: Json, call: Call) -> Js
                 raise RpcError(INVALID_PARAMS, f"argument {wrong!r} must be a string",
                                {"argument": wrong})
             return input_required(signer, entry.prompt, missing, merged)
-    if entry.shaped:  # audio, links, annotations and content _meta differ between revisions
+    shaped = entry.known  # Entry.shaped once known, without its property's call
+    if shaped is None:
+        shaped = entry.shaped
+    if shaped:  # audio, links, annotations and content _meta differ between revisions
         rendered, sources = entry.renderer.render(name, args, budget)
         result = cast(Json, rendered)  # the wire form from here
         pkg = entry.bundle["package"]["name"]
@@ -344,14 +347,15 @@ def tools_on(snap: Snapshot, settings: Settings) -> bool:
     return any(tool_mode(b, default) is not None for b in snap.bundles)
 
 
-# Each era's part of the table, looked up per request without hashing the enum.
-_SESSION_METHODS = {name: m for name, m in METHODS.items() if SESSION in m.eras}
-_STATELESS_METHODS = {name: m for name, m in METHODS.items() if STATELESS in m.eras}
+# Each era's part of the table, looked up per request without hashing the enum
+# (Server._request reads them itself: find() without its call).
+SESSION_METHODS = {name: m for name, m in METHODS.items() if SESSION in m.eras}
+STATELESS_METHODS = {name: m for name, m in METHODS.items() if STATELESS in m.eras}
 
 
 def find(method: str, era: Era) -> Method | None:
     """The method as answered in ``era``, or None (then :func:`not_found` says why)."""
-    return (_STATELESS_METHODS if era is STATELESS else _SESSION_METHODS).get(method)
+    return (STATELESS_METHODS if era is STATELESS else SESSION_METHODS).get(method)
 
 
 def not_found(method: str, rev: str) -> str:

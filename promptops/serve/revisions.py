@@ -98,7 +98,8 @@ has_titles = since("2025-06-18")  # `title` on prompts, arguments, resources, li
 has_resource_link = since("2025-06-18")  # ResourceLink content
 has_icons = since("2025-11-25")  # `icons` on prompts and links
 has_cache_hints = since("2026-07-28")  # `ttlMs` and `cacheScope` on every CacheableResult
-has_input_requests = since("2026-07-28")  # multi-round-trip: `input_required` results
+INPUT_REQUESTS = "2026-07-28"  # the first revision with input requests (methods.get_prompt)
+has_input_requests = since(INPUT_REQUESTS)  # multi-round-trip: `input_required` results
 resource_not_found_is_invalid_params = since("2026-07-28")  # -32002 became -32602
 
 

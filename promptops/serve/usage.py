@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from prometheus_client.metrics_core import Metric
 
     from promptops.pipeline.bundle_types import Bundle
-    from promptops.serve.catalog import Snapshot
+    from promptops.serve.catalog import Entry, Snapshot
     from promptops.serve.methods import Call, Handler, Result
     from promptops.serve.session import Session
     from promptops.serve.tracing import Attrs, Notes, Tracing
@@ -61,6 +61,8 @@ _COLUMN = {"prompts/get": "gets", "completion/complete": "completions",
            "tools/call": "tool_calls"}  # the report's count of each counted method
 # Usage.run's signature: (method, handler, session, snapshot, params, call) -> result
 Runner = Callable[[str, "Handler", "Session", "Snapshot", Json, "Call"], "Result"]
+# Usage._row: (the entry it was made from, package, prompt, version, latency row)
+_Row = tuple["Entry", str, str, str, list[float]]
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9 ._/@:+-]{0,63}")
 
 # The caller's principal, set by the HTTP transport for the request being answered (a
@@ -131,6 +133,11 @@ class Usage:
         self.swaps = [0.0] * (len(SWAP_BUCKETS) + 2)  # reload + list_changed fan-out times
         # with tracing: (counts key, digest) -> the request span's attributes
         self._attrs: dict[tuple[tuple[str, ...], str], tuple[tuple[str, str], ...]] = {}
+        # _get's labels and latency row of a prompt, by name, for the entry they were made
+        # from (another entry of that name is looked up again); this object's and its
+        # channel copies' memos, all emptied when a new set is served (no old entry kept)
+        self._rows: dict[str, _Row] = {}
+        self._memos: list[dict[str, _Row]] = [self._rows]
 
     # ---- what is served -------------------------------------------------------------------
     def serving(self, bundles: Sequence[Bundle]) -> None:
@@ -138,6 +145,8 @@ class Usage:
         self.served[:] = sorted(  # in place: the channels' copies (for_channel) share it
             (b["package"]["name"], p["name"], str(b["package"]["version"]))
             for b in bundles for p in b["prompts"])
+        for memo in self._memos:  # the copies' too (shared list)
+            memo.clear()
 
     def swapped(self, seconds: float) -> None:
         """A new bundle set took ``seconds`` to reach every view and to be handed, as
@@ -190,6 +199,8 @@ class Usage:
         counted = copy.copy(self)
         counted.channel = channel
         counted.runs = counted._runs()  # bound to the copy, which counts with its label
+        counted._rows = {}  # its rows are its channel's
+        self._memos.append(counted._rows)
         return counted
 
     def _client(self, session: Session, params: Json) -> str:
@@ -287,9 +298,12 @@ class Usage:
         entry = snap.index.get(name) if isinstance(name, str) else None
         if entry is None:
             pkg = prompt = version = OTHER
-        else:
-            package = entry.bundle["package"]
-            pkg, prompt, version = package["name"], entry.prompt["name"], str(package["version"])
+            row = None
+        else:  # the labels and latency row as last made for this entry (_row)
+            known = self._rows.get(name)  # type: ignore[arg-type]  # a str: it has an entry
+            if known is None or known[0] is not entry:
+                known = self._row(name, entry)  # type: ignore[arg-type]
+            _, pkg, prompt, version, row = known
         client = self._by_session.get(session) if session.era is SESSION else None
         if client is None:
             info = params.get("clientInfo")
@@ -326,13 +340,22 @@ class Usage:
                    channel)
             counts = self.counts
             counts[key] = counts.get(key, 0) + 1
-            if entry is not None:
-                at = (pkg, prompt, version, channel)
-                row = self.latency.get(at)
-                if row is None:
-                    row = self.latency[at] = [0.0] * (len(BUCKETS) + 2)
+            if row is not None:
                 row[bisect_left(BUCKETS, seconds)] += 1
                 row[-1] += seconds
+
+    def _row(self, name: str, entry: Entry) -> _Row:
+        """``entry``'s package, prompt and version labels and its latency row (made if
+        new), remembered for :meth:`_get` under the prompt's name: the look-ups and the
+        four-label key were ~1,500 instructions of every counted get (issue 26)."""
+        package = entry.bundle["package"]
+        pkg, prompt, version = package["name"], entry.prompt["name"], str(package["version"])
+        at = (pkg, prompt, version, self.channel)
+        row = self.latency.get(at)
+        if row is None:
+            row = self.latency[at] = [0.0] * (len(BUCKETS) + 2)
+        known = self._rows[name] = (entry, pkg, prompt, version, row)
+        return known
 
     def _plain(self, handler: Handler, session: Session, snap: Snapshot, params: Json,
                call: Call, span: Notes | None) -> Result:

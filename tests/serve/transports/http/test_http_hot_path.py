@@ -16,11 +16,15 @@ against the code it replaced, on generated and on edge-case inputs:
   ``Histogram``: the same exposition for the same observations;
 * the cached cache-control headers against the formula they cache;
 * the endpoint's remembered header decodings (``base.HeaderReader``) against
-  ``base.headers``: the same dict for generated header lists, across its forgetting.
+  ``base.headers``: the same dict for generated header lists, across its forgetting;
+* the stateless request's one-pass checks (``stateless.usual_checks``) against
+  ``check_headers`` and the core's ``envelope``: whatever the first lets through, both
+  let through with the same capabilities and revision.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import random
@@ -135,6 +139,124 @@ def test_parse_refuses_what_jsonrpc_parse_refuses() -> None:
               b'{"a" 1}', b"{'a': 1}", b'"abc', b"tru", b"1 2", b"[1] x", b'{"a":1}{"b":2}']
     for body in bodies:
         assert _reading(body, _parse) == _reading(body, jsonrpc.parse), body[:40]
+
+
+def test_parse_reads_the_edges_of_its_one_pass_scan() -> None:
+    """The body's one scan stands in for ``wire.structure_problem``'s first test only
+    where that test would pass: brackets inside strings, exactly the depth bound, a body
+    longer than the value bound, digit runs of 18 and 19 (in numbers and in strings) read
+    as the bounded parser reads them, and past the bounds refused as it refuses."""
+    deep = b"[" * wire.MAX_DEPTH + b"1" + b"]" * wire.MAX_DEPTH
+    long_text = b'{"a":"' + b"x" * (wire.MAX_VALUES + 10) + b'"}'
+    many = b"[" + b"0," * (wire.MAX_VALUES // 2) + b"0]"
+    bodies = [deep, b'{"a":' + deep + b"}",
+              b'{"a":"' + b"[" * 150 + b'{{{"}', b'{"a":"' + b"[" * 150 + b'\\"}',
+              long_text, b"[" + long_text + b"," + deep[:-1] + b"]]", many,
+              b'{"id": 123456789012345678}', b'{"id": 1234567890123456789}',
+              b'{"id": 12345678901234567890}', b'{"x": "1234567890123456789"}',
+              b'{"x": 1.234567890123456789}', b'{"x": -9223372036854775808}',
+              b"[" * (wire.MAX_DEPTH + 1) + b"]" * (wire.MAX_DEPTH + 1),
+              b'{"a":' + b"{" * wire.MAX_DEPTH + b"}" * wire.MAX_DEPTH + b"}"]
+    for body in bodies:
+        assert _reading(body, _parse) == _reading(body, jsonrpc.parse), body[:40]
+    assert _reading(deep, _parse)[0] == "ok" and _reading(long_text, _parse)[0] == "ok"
+    assert _reading(bodies[-1], _parse)[0] == "error"  # one past the depth bound
+    assert _reading(b"[" * (wire.MAX_DEPTH + 1) + b"]" * (wire.MAX_DEPTH + 1),
+                    _parse)[0] == "error"
+
+
+_ABSENT = object()
+_VERSIONS = [None, "2026-07-28", "2025-11-25", "2099-01-01", ""]
+_NAMES: list[object] = ["greet", "gr eet", "\u00e9t\u00e9", "=?base64?Z3JlZXQ=?=", "a\x7fb",
+                        "", "=?base64?", 5, None, _ABSENT]
+
+
+def _put(into: dict[str, Any], key: str, value: object) -> None:
+    if value is not _ABSENT:
+        into[key] = value
+
+
+def _both_checks(msg: dict[str, Any], params: dict[str, Any], headers: dict[str, str],
+                 version: str | None) -> tuple[object, ...]:
+    """What check_headers and then the core's envelope say, as the exchange ran them."""
+    try:
+        stateless.check_headers(msg, params, headers, version)
+        return ("ok", stateless.envelope(params))
+    except base.HttpError as exc:
+        return ("refused", exc.status, exc.body)
+    except jsonrpc.RpcError as exc:
+        return ("envelope", exc.code, exc.message, exc.data)
+
+
+# each field's values, the usual request's first; every request with at most two fields
+# not the usual one is tried (a few thousand), so both outcomes are met many times
+_FIELDS: dict[str, list[object]] = {
+    "version": _VERSIONS[1:2] + [v for v in _VERSIONS if v != "2026-07-28"],
+    "body_version": ["2026-07-28", None, "2025-11-25", "2099-01-01", 5, _ABSENT],
+    "caps": [{}, {"elicitation": {}}, [], None, _ABSENT],
+    "method": ["prompts/get", "resources/read", "tools/call", "prompts/list", "ping"],
+    "header_method": ["same", "prompts/list", "Prompts/get", None],
+    "name": _NAMES,
+    "header_name": ["same", *_NAMES],
+    "meta_shape": ["dict", "none", "list"],
+}
+
+
+def _request(version: Any, body_version: object, caps: object, method: Any,
+             header_method: object, name: object, header_name: object, meta_shape: object
+             ) -> tuple[dict[str, Any], dict[str, Any], dict[str, str]]:
+    meta: dict[str, Any] = {}
+    _put(meta, "io.modelcontextprotocol/protocolVersion", body_version)
+    _put(meta, "io.modelcontextprotocol/clientCapabilities", caps)
+    params: dict[str, Any] = {"_meta": meta if meta_shape == "dict" else
+                              None if meta_shape == "none" else [meta]}
+    _put(params, stateless.NAMED_PARAM.get(method, "name"), name)
+    headers = {"content-type": "application/json"}
+    if version is not None:
+        headers["mcp-protocol-version"] = version
+    if isinstance(header_method, str):
+        headers["mcp-method"] = method if header_method == "same" else header_method
+    hname = name if header_name == "same" else header_name
+    if isinstance(hname, str):
+        headers["mcp-name"] = hname
+    return {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}, params, headers
+
+
+def test_usual_checks_pass_only_what_both_checks_pass() -> None:
+    keys = list(_FIELDS)
+    usual = [_FIELDS[k][0] for k in keys]
+    outcomes = {"fast": 0, "both": 0}
+    for i, j in itertools.combinations_with_replacement(range(len(keys)), 2):
+        for a, b in itertools.product(_FIELDS[keys[i]], _FIELDS[keys[j]]):
+            values = list(usual)
+            values[i], values[j] = a, b if i != j else a
+            msg, params, headers = _request(*values)
+            fast = stateless.usual_checks(msg["method"], params, headers, values[0])
+            if fast is None:
+                outcomes["both"] += 1
+                continue
+            outcomes["fast"] += 1
+            assert _both_checks(msg, params, headers, values[0]) == ("ok", fast), values
+    assert outcomes["fast"] > 100 and outcomes["both"] > 1000, outcomes
+
+
+def test_usual_checks_take_the_load_generators_request() -> None:
+    params = {"name": "greet", "arguments": {"topic": "t"}, "_meta": {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientInfo": {"name": "http_bench", "version": "0.1"}}}
+    headers = {"mcp-protocol-version": "2026-07-28", "mcp-method": "prompts/get",
+               "mcp-name": "greet"}
+    msg = {"jsonrpc": "2.0", "id": 1, "method": "prompts/get", "params": params}
+    usual = stateless.usual_checks("prompts/get", params, headers, "2026-07-28")
+    assert usual == ({}, "2026-07-28")
+    assert _both_checks(msg, params, headers, "2026-07-28") == ("ok", usual)
+    # a list needs no name; a wrong or encoded name goes to both checks
+    assert stateless.usual_checks("prompts/list", {"_meta": params["_meta"]}, {
+        **headers, "mcp-method": "prompts/list"}, "2026-07-28") == ({}, "2026-07-28")
+    for other in ("greet2", "=?base64?Z3JlZXQ=?="):
+        assert stateless.usual_checks("prompts/get", params, {**headers, "mcp-name": other},
+                                      "2026-07-28") is None
 
 
 def _old_decode_name_chars(value: str) -> bool:

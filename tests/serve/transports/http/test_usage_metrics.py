@@ -360,3 +360,49 @@ def test_the_inlined_get_counts_exactly_as_the_general_path(kit_dir: Path) -> No
                       usage.clients.seen, usage.principals.seen))
     assert paths[0] == paths[1]
     assert len(paths[0][0]) > 20  # the cases reached many series
+
+
+def test_the_remembered_labels_follow_each_snapshot_and_channel(kit_dir: Path) -> None:
+    """``Usage._get`` remembers a prompt's labels and latency row for the entry they were
+    made from: a new snapshot whose prompt of that name has another version counts under
+    the new version, a channel's copy counts under its own label, and serving a new set
+    empties every copy's memory (no replaced entry is kept alive by it)."""
+    import copy
+
+    from promptops.serve.catalog import Snapshot
+    from promptops.serve.methods import Call, Settings
+    from promptops.serve.usage import Usage
+
+    app = _app(kit_dir)
+    server = app.views.everything
+    old = server.catalog.snapshot
+    name = old.names[0]
+    bundles = list(app.views.bundles)
+    bumped = copy.deepcopy(bundles)
+    for b in bumped:
+        b["package"]["version"] = "9.9.9"
+        b["digest"] = "sha256:" + "0" * 64  # a set of its own: no renderer reused
+    new = Snapshot.build(bumped)
+    usage = Usage()
+    beta = usage.for_channel("beta")
+    call = Call(1, V26, {}, Settings())
+    params = {"name": name, "_meta": {"io.modelcontextprotocol/clientInfo": {"name": "c"}}}
+
+    def ok(*_: object) -> dict[str, object]:
+        return {"messages": []}
+
+    for counted, snap in ((usage, old), (beta, old), (usage, new), (usage, old), (beta, new)):
+        run = counted.runs.get("prompts/get")
+        assert run is not None
+        run("prompts/get", ok, server._stateless, snap, params, call)
+    entry = old.index[name]
+    pkg, version = entry.bundle["package"]["name"], str(entry.bundle["package"]["version"])
+    prompt = entry.prompt["name"]
+    assert {(k[3], k[8]): n for k, n in usage.counts.items()} == {
+        (version, ""): 2, (version, "beta"): 1, ("9.9.9", ""): 1, ("9.9.9", "beta"): 1}
+    assert {k: sum(v[:-1]) for k, v in usage.latency.items()} == {
+        (pkg, prompt, version, ""): 2, (pkg, prompt, version, "beta"): 1,
+        (pkg, prompt, "9.9.9", ""): 1, (pkg, prompt, "9.9.9", "beta"): 1}
+    assert usage._rows and beta._rows
+    usage.serving(bumped)
+    assert not usage._rows and not beta._rows
