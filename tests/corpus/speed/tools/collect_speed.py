@@ -47,14 +47,17 @@ def part_of(repository: str, path: str) -> str:
     return "tuning" if digest[0] % 2 == 0 else "heldout"
 
 
-def excluded_repositories() -> set[str]:
-    """Every ``repository: owner/name`` named under tests/ or benchmarks/ (rule point 1)."""
+def excluded_repositories(own: Path | None = None) -> set[str]:
+    """Every ``repository: owner/name`` named under tests/ or benchmarks/ (rule point 1),
+    outside the corpus being collected (``own``: this one, and the corpora after it, by
+    default; tests/corpus/speed2 passes itself, so this corpus's lists count there)."""
+    skip = (own,) if own is not None else (SPEED, *LATER)
     out = set()
     pattern = re.compile(r"repository: *['\"]?([A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+)")
     for root in (TESTS, REPO / "benchmarks"):
         for path in root.rglob("*"):
             if not path.is_file() or path.suffix in (".pyc",) or any(
-                    own in path.parents for own in (SPEED, *LATER)):
+                    mine in path.parents for mine in skip):
                 continue
             try:
                 text = path.read_text(encoding="utf-8")
@@ -282,7 +285,8 @@ def main() -> None:
     cand_file.write_text(_HEADER + yaml.safe_dump(data, sort_keys=False, allow_unicode=True,
                                                    width=100), encoding="utf-8")
     (SPEED / "manifest.yaml").write_text(
-        _MANIFEST_HEADER + yaml.safe_dump({"files": manifest}, sort_keys=False, allow_unicode=True, width=100),
+        _MANIFEST_HEADER + yaml.safe_dump({"files": manifest}, sort_keys=False,
+                                          allow_unicode=True, width=100),
         encoding="utf-8")
     prompts = [m for m in manifest if m["role"] == "prompt"]
     for part in ("tuning", "heldout"):
@@ -292,7 +296,8 @@ def main() -> None:
     print("per family:", per_family, "repositories:", len({m["repository"] for m in prompts}))
 
 
-_MANIFEST_HEADER = "# Every file of the speed corpus (README.md). Written by tools/collect_speed.py.\n"
+_MANIFEST_HEADER = ("# Every file of the speed corpus (README.md). "
+                    "Written by tools/collect_speed.py.\n")
 _HEADER = ("# Every candidate repository the speed corpus's rule (README.md) considered, in\n"
            "# order, and what happened to it. Outcomes written by tools/collect_speed.py.\n")
 
