@@ -63,11 +63,12 @@ SPEED = Path(__file__).resolve().parent.parent / "tests" / "corpus" / "speed"
 PARTS = ("tuning", "heldout")
 
 
-def import_part(part: str, out: Path) -> list[dict[str, object]]:
-    """``promptops import tests/corpus/speed/<part> -o out``, one folder import as a team does
-    it (issue 26's speed corpus, tests/corpus/speed/README.md); returns the JSON report.
-    Exit 1 (some file lossy or refused) is expected: the refusals are recorded in
-    tests/corpus/speed/import.yaml, the package holds everything else."""
+def import_part(part: str, out: Path, corpus: Path = SPEED) -> list[dict[str, object]]:
+    """``promptops import <corpus>/<part> -o out``, one folder import as a team does it
+    (issue 26's speed corpus, tests/corpus/speed/README.md, or another corpus laid out the
+    same way: ``corpus`` is tests/corpus/speed2 for the second one, ``--corpus-dir``);
+    returns the JSON report. Exit 1 (some file lossy or refused) is expected: the refusals
+    are recorded in the corpus's import.yaml, the package holds everything else."""
     import json
     import subprocess
     import sys
@@ -76,7 +77,10 @@ def import_part(part: str, out: Path) -> list[dict[str, object]]:
         raise SystemExit(f"--corpus-part is one of {', '.join(PARTS)}, not {part!r}")
     if out.exists():
         shutil.rmtree(out)
-    proc = subprocess.run([sys.executable, "-m", "promptops", "import", str(SPEED / part), "-o",
+    if not (corpus / part).is_dir():
+        raise SystemExit(f"{corpus} has no {part}/ folder (a corpus laid out as "
+                         "tests/corpus/speed is: tuning/ and heldout/)")
+    proc = subprocess.run([sys.executable, "-m", "promptops", "import", str(corpus / part), "-o",
                            str(out), "--format", "json"], capture_output=True, text=True,
                           check=False)
     if proc.returncode not in (0, 1):
@@ -109,7 +113,8 @@ def _distinct(text: str, k: int) -> str:
     return "\n".join(out)
 
 
-def generate_part(part: str, n: int, out: Path, *, distinct: bool = False) -> Path:
+def generate_part(part: str, n: int, out: Path, *, distinct: bool = False,
+                  corpus: Path = SPEED) -> Path:
     """The speed corpus's ``part`` imported, then its prompts copied round-robin until there
     are ``n`` (``<name>-<k>``), each at its real size: a template file a prompt names
     (``template: path``) is copied with it. Nothing is added to the prompts (unlike
@@ -117,9 +122,10 @@ def generate_part(part: str, n: int, out: Path, *, distinct: bool = False) -> Pa
     (as issue 26's own replication did). ``distinct``: each copy's inline messages and
     template files start with a line of its own (``Copy k of this prompt.``), so no text
     repeats (issue 26 session 9: lint where no text repeats); the shared partials the
-    import wrote stay shared, as in the real package."""
+    import wrote stay shared, as in the real package. ``corpus``: which speed corpus (the
+    first, tests/corpus/speed, by default; tests/corpus/speed2 is the second)."""
     source = out.parent / f"{out.name}-import"
-    import_part(part, source)
+    import_part(part, source, corpus)
     if out.exists():
         shutil.rmtree(out)
     out.mkdir(parents=True)

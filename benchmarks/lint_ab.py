@@ -10,7 +10,7 @@ print the same JSON findings.
 
 Usage: python benchmarks/lint_ab.py BEFORE [AFTER] [--corpus N] [--rounds R]
                                     [--corpus-part tuning|heldout] [--package corpus|tuning|heavy]
-                                    [--distinct] [--pycache DIR]
+                                    [--distinct] [--pycache DIR] [--corpus-dir DIR]
 (BEFORE, AFTER: checkout roots, e.g. /work/main; AFTER defaults to this checkout.)
 
 ``--corpus-part`` measures a part of issue 26's speed corpus instead (tests/corpus/speed,
@@ -22,7 +22,9 @@ branchy, include-heavy: the shape issue 26 describes); ``--package tuning`` is
 ``--corpus-part tuning``; it is timed against the build too. ``--distinct`` makes every copy of
 a ``--corpus-part`` replica distinct (a line of its own first in each message and template
 file: corpus_pkg.generate_part), so lint's work once per distinct text is paid per prompt,
-as on a corpus where no text repeats.
+as on a corpus where no text repeats. ``--corpus-dir DIR`` takes the part from another
+corpus laid out like tests/corpus/speed (tests/corpus/speed2: the second fresh corpus of
+session 10).
 """
 
 from __future__ import annotations
@@ -122,6 +124,9 @@ def main() -> None:
     parser.add_argument("--pycache", type=Path, default=None,
                         help="bytecode folder of both checkouts, kept for the next run (default: "
                              "one of this run's own, removed at the end)")
+    parser.add_argument("--corpus-dir", type=Path, default=None,
+                        help="the speed corpus to take --corpus-part from "
+                             "(default tests/corpus/speed)")
     args = parser.parse_args()
     global PYCACHE
     kept = args.pycache is not None
@@ -132,14 +137,17 @@ def main() -> None:
     replica = args.corpus_part is not None
     if args.distinct and not replica:
         raise SystemExit("--distinct needs --corpus-part (heavy's texts are distinct already)")
+    if args.corpus_dir is not None and not replica:
+        raise SystemExit("--corpus-dir needs --corpus-part")
     part = replica or args.package == "heavy"  # timed against the build in the same rounds
     roots = {"before": args.before.resolve(), "after": args.after.resolve()}
     with tempfile.TemporaryDirectory() as tmp:
         if replica:
-            from corpus_pkg import generate_part
+            from corpus_pkg import SPEED, generate_part
 
             pkg = generate_part(args.corpus_part, args.corpus, Path(tmp) / "corpus",
-                                distinct=args.distinct)
+                                distinct=args.distinct,
+                                corpus=(args.corpus_dir or SPEED).resolve())
         elif args.package == "heavy":
             from heavy_pkg import generate as heavy
 
@@ -162,7 +170,8 @@ def main() -> None:
         shutil.rmtree(PYCACHE, ignore_errors=True)
     same = outputs["before"] == outputs["after"]
     load = os.getloadavg()[0]
-    what = (f" ({args.corpus_part} part of the speed corpus"
+    origin = "the speed corpus" if args.corpus_dir is None else str(args.corpus_dir)
+    what = (f" ({args.corpus_part} part of {origin}"
             f"{', every copy distinct' if args.distinct else ''})" if replica else "")
     kind = "synthetic heavy prompts" if args.package == "heavy" and not replica else "real prompts"
     print(f"{args.corpus} {kind}{what}; median of {args.rounds} interleaved rounds; "

@@ -24,6 +24,9 @@ written first, split by a hash of the path). Each part is turned into a package 
 ``build --no-lint`` cold, lint cold, lint cached, lint with one edited prompt (wall and CPU,
 medians of R interleaved rounds, load average before and after), and lint cold / build. With
 ``both`` the two parts are printed side by side; only the held-out figure judges the targets.
+``--corpus-dir DIR`` takes the parts from another corpus laid out the same way
+(tests/corpus/speed2, the second fresh corpus of session 10); ``--distinct`` makes every copy
+of the replica distinct (corpus_pkg.generate_part), as ``lint_ab.py --distinct`` does.
 """
 
 from __future__ import annotations
@@ -182,16 +185,19 @@ def _part_round(pkg: Path, work: Path) -> dict[str, tuple[float, float]]:
     return out
 
 
-def corpus_parts(parts: list[str], n: int, work: Path, rounds: int) -> None:
-    """Issue 26's runs on each part of the speed corpus, the parts side by side."""
+def corpus_parts(parts: list[str], n: int, work: Path, rounds: int, *,
+                 corpus: Path | None = None, distinct: bool = False) -> None:
+    """Issue 26's runs on each part of the speed corpus (``corpus``: another one laid out the
+    same way), the parts side by side."""
     import os
 
-    from corpus_pkg import generate_part
+    from corpus_pkg import SPEED, generate_part
 
     loadavg = os.getloadavg if hasattr(os, "getloadavg") else lambda: (float("nan"),) * 3
     med: dict[str, dict[str, tuple[float, float]]] = {}
     for part in parts:
-        pkg = generate_part(part, n, work / f"speed-{part}")
+        pkg = generate_part(part, n, work / f"speed-{part}", distinct=distinct,
+                            corpus=(corpus or SPEED).resolve())
         commit(pkg)
         load_before = loadavg()[0]
         samples: dict[str, list[tuple[float, float]]] = {}
@@ -204,11 +210,13 @@ def corpus_parts(parts: list[str], n: int, work: Path, rounds: int) -> None:
                                "json"], cwd=pkg, capture_output=True, text=True, check=False)
         findings = len(json.loads(proc.stdout)["findings"])
         size = sum(f.stat().st_size for f in (pkg / "prompts").iterdir())
-        distinct = len({p.name.rsplit("-", 1)[0] for p in (pkg / "prompts").iterdir()})
-        print(f"{part}: {n} prompts replicated from {distinct} imported prompts "
+        imported = len({p.name.rsplit("-", 1)[0] for p in (pkg / "prompts").iterdir()})
+        print(f"{part}: {n} prompts replicated from {imported} imported prompts "
               f"({size / n / 1024:.1f} KB of prompt file each, {findings} findings); median of "
               f"{rounds} interleaved rounds; {os.cpu_count()} cores, load average "
-              f"{load_before:.1f} before, {loadavg()[0]:.1f} after")
+              f"{load_before:.1f} before, {loadavg()[0]:.1f} after"
+              f"{'; every copy distinct' if distinct else ''}"
+              f"{f'; corpus {corpus}' if corpus is not None else ''}")
         shutil.rmtree(pkg)
     header = f"{'run':<26}"
     for part in parts:
@@ -252,9 +260,18 @@ if __name__ == "__main__":
     if sys.argv[1:2] == ["--corpus-part"] and len(sys.argv) > 2:
         which = sys.argv[2]
         chosen = ["tuning", "heldout"] if which == "both" else [which]
-        n_prompts, n_rounds = _size_and_rounds(sys.argv[3:])
+        rest = sys.argv[3:]
+        corpus_dir = None
+        if "--corpus-dir" in rest:
+            at = rest.index("--corpus-dir")
+            corpus_dir = Path(rest[at + 1])
+            del rest[at:at + 2]
+        distinct_copies = "--distinct" in rest
+        rest = [a for a in rest if a != "--distinct"]
+        n_prompts, n_rounds = _size_and_rounds(rest)
         with tempfile.TemporaryDirectory() as tmp:
-            corpus_parts(chosen, n_prompts, Path(tmp), n_rounds)
+            corpus_parts(chosen, n_prompts, Path(tmp), n_rounds, corpus=corpus_dir,
+                         distinct=distinct_copies)
     elif sys.argv[1:2] == ["--corpus"]:
         args = sys.argv[2:]
         rounds = int(args[args.index("--rounds") + 1]) if "--rounds" in args else 3

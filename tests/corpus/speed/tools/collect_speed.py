@@ -35,6 +35,9 @@ PER_REPO = 6
 PER_FAMILY = 25
 FORKS = ["*/prompty", "*/genkit", "genkit-ai/*", "firebase/*", "*/dotprompt", "*/promptfoo",
          "*/langchain", "*/awesome-copilot", "*/awesome-claude-code*"]
+# Corpora collected after this one by the same rule (tests/corpus/speed2): their lists name
+# this corpus's repositories as excluded, which must not exclude them from this one.
+LATER = (SPEED.parent / "speed2",)
 NOT_COMMANDS = re.compile(r"(^|/)(readme|changelog|license|licence|claude|agents)[^/]*\.md$", re.I)
 
 
@@ -44,13 +47,17 @@ def part_of(repository: str, path: str) -> str:
     return "tuning" if digest[0] % 2 == 0 else "heldout"
 
 
-def excluded_repositories() -> set[str]:
-    """Every ``repository: owner/name`` named under tests/ or benchmarks/ (rule point 1)."""
+def excluded_repositories(own: Path | None = None) -> set[str]:
+    """Every ``repository: owner/name`` named under tests/ or benchmarks/ (rule point 1),
+    outside the corpus being collected (``own``: this one, and the corpora after it, by
+    default; tests/corpus/speed2 passes itself, so this corpus's lists count there)."""
+    skip = (own,) if own is not None else (SPEED, *LATER)
     out = set()
     pattern = re.compile(r"repository: *['\"]?([A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+)")
     for root in (TESTS, REPO / "benchmarks"):
         for path in root.rglob("*"):
-            if not path.is_file() or SPEED in path.parents or path.suffix in (".pyc",):
+            if not path.is_file() or path.suffix in (".pyc",) or any(
+                    mine in path.parents for mine in skip):
                 continue
             try:
                 text = path.read_text(encoding="utf-8")
@@ -137,7 +144,10 @@ def family_files(family: str, paths: list[str], read: Any) -> list[str]:
         out = []
         for p in paths:
             if low[p].endswith((".json", ".yaml", ".yml")):
-                text = read(p).decode("utf-8", "replace")
+                try:
+                    text = read(p).decode("utf-8", "replace")
+                except subprocess.CalledProcessError:
+                    continue  # a blob the snapshot lists but does not hold (too large)
                 if re.search(r"^\s*[\"']?_type[\"']?\s*:\s*[\"']?(prompt|few_shot|chat)\b",
                              text, re.M):
                     out.append(p)
@@ -275,8 +285,8 @@ def main() -> None:
     cand_file.write_text(_HEADER + yaml.safe_dump(data, sort_keys=False, allow_unicode=True,
                                                    width=100), encoding="utf-8")
     (SPEED / "manifest.yaml").write_text(
-        "# Every file of the speed corpus (README.md). Written by tools/collect_speed.py.\n"
-        + yaml.safe_dump({"files": manifest}, sort_keys=False, allow_unicode=True, width=100),
+        _MANIFEST_HEADER + yaml.safe_dump({"files": manifest}, sort_keys=False,
+                                          allow_unicode=True, width=100),
         encoding="utf-8")
     prompts = [m for m in manifest if m["role"] == "prompt"]
     for part in ("tuning", "heldout"):
@@ -286,6 +296,8 @@ def main() -> None:
     print("per family:", per_family, "repositories:", len({m["repository"] for m in prompts}))
 
 
+_MANIFEST_HEADER = ("# Every file of the speed corpus (README.md). "
+                    "Written by tools/collect_speed.py.\n")
 _HEADER = ("# Every candidate repository the speed corpus's rule (README.md) considered, in\n"
            "# order, and what happened to it. Outcomes written by tools/collect_speed.py.\n")
 

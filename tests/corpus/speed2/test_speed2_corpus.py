@@ -1,0 +1,115 @@
+"""The second speed corpus (issue 26, session 10) is complete, licensed, split by its rule,
+and on record.
+
+Figures measured on it (docs/benchmarks.md) mean something only if every file is listed
+with where it came from, may be redistributed, and sits in the part the hash rule names: a
+file moved by hand from held-out to tuning, or a part edited after the split, must fail
+here. The rule itself is README.md; the collector that applied it is tools/collect_speed2.py
+(the first corpus's collector pointed here).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sys
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent / "tools"))
+from collect_speed2 import excluded_repositories, part_of
+from test_corpus import ALLOWED_LICENCES  # the one list of licences the corpora may use
+
+SPEED = Path(__file__).resolve().parent  # this corpus: tests/corpus/speed2
+LICENSES = SPEED.parent / "licenses"
+
+FIELDS = ("repository", "path", "commit", "licence", "family", "part", "role", "sha256")
+
+
+def _manifest() -> list[dict[str, Any]]:
+    files: list[dict[str, Any]] = yaml.safe_load(
+        (SPEED / "manifest.yaml").read_text(encoding="utf-8"))["files"]
+    return files
+
+
+def _on_disk(entry: dict[str, Any]) -> Path:
+    return SPEED / entry["part"] / entry["repository"].replace("/", "+") / entry["path"]
+
+
+def test_every_file_is_listed_with_its_origin_and_licence() -> None:
+    files = _manifest()
+    listed = set()
+    for entry in files:
+        for field in FIELDS:
+            assert entry.get(field) not in (None, ""), f"{entry.get('path')}: {field} missing"
+        assert len(entry["commit"]) == 40 and int(entry["commit"], 16) >= 0, entry["path"]
+        assert entry["licence"] in ALLOWED_LICENCES, entry["repository"]
+        owner_repo = entry["repository"].replace("/", "+")
+        assert (LICENSES / f"{owner_repo}.txt").is_file(), entry["repository"]
+        path = _on_disk(entry)
+        assert path.is_file(), path
+        assert hashlib.sha256(path.read_bytes()).hexdigest() == entry["sha256"], path
+        key = path.relative_to(SPEED)
+        assert key not in listed, f"{key} listed twice"
+        listed.add(key)
+    on_disk = {p.relative_to(SPEED) for part in ("tuning", "heldout")
+               for p in (SPEED / part).rglob("*") if p.is_file()}
+    assert on_disk == listed, f"unlisted: {sorted(map(str, on_disk - listed))}, " \
+                              f"missing: {sorted(map(str, listed - on_disk))}"
+
+
+def test_the_split_is_the_written_rule() -> None:
+    """A prompt's part is the parity of sha256('<owner>/<repo>/<path>')'s first byte; what a
+    prompt reads goes with it, into the part of every prompt that uses it."""
+    files = _manifest()
+    prompts = [e for e in files if e["role"] == "prompt"]
+    assert {e["part"] for e in prompts} == {"tuning", "heldout"}
+    for entry in prompts:
+        digest = hashlib.sha256(f"{entry['repository']}/{entry['path']}".encode()).digest()
+        want = "tuning" if digest[0] % 2 == 0 else "heldout"
+        assert entry["part"] == want == part_of(entry["repository"], entry["path"]), entry
+    by_key = {(e["repository"], e["path"], e["part"]) for e in prompts}
+    for entry in files:
+        if entry["role"] == "include":
+            assert entry["used_by"], entry["path"]
+            for user in entry["used_by"]:
+                assert (entry["repository"], user, entry["part"]) in by_key, (entry, user)
+
+
+def test_the_corpus_is_as_big_as_the_issue_asks() -> None:
+    prompts = [e for e in _manifest() if e["role"] == "prompt"]
+    assert 60 <= len(prompts) <= 150, len(prompts)
+    assert len({e["repository"] for e in prompts}) >= 20
+    per_repo: dict[str, int] = {}
+    for entry in prompts:
+        per_repo[entry["repository"]] = per_repo.get(entry["repository"], 0) + 1
+    assert max(per_repo.values()) <= 6, per_repo  # the rule's cap per repository
+
+
+def test_no_repository_of_an_earlier_corpus_is_used() -> None:
+    used = {e["repository"].lower() for e in _manifest()}
+    assert not used & excluded_repositories()
+
+
+def test_every_candidate_has_an_outcome_and_every_taken_one_is_in_the_manifest() -> None:
+    candidates = yaml.safe_load((SPEED / "candidates.yaml").read_text(encoding="utf-8"))
+    taken = {c["repository"] for c in candidates["candidates"]
+             if str(c.get("outcome", "")).startswith("taken")}
+    assert all(c.get("outcome") for c in candidates["candidates"])
+    assert taken == {e["repository"] for e in _manifest()}
+
+
+def test_the_import_record_names_every_prompt_file() -> None:
+    """import.yaml (tools/import_report.py) has an outcome, and a reason where the import
+    did not take the file whole, for every prompt file of each part."""
+    record = yaml.safe_load((SPEED / "import.yaml").read_text(encoding="utf-8"))
+    for part in ("tuning", "heldout"):
+        want = {f"{e['repository'].replace('/', '+')}/{e['path']}" for e in _manifest()
+                if e["part"] == part and e["role"] == "prompt"}
+        rows = record[part]["files"]
+        assert {r["file"] for r in rows} == want, part
+        for row in rows:
+            assert row["outcome"] in ("exact", "lossy", "refused", "skipped"), row
+            assert row["outcome"] == "exact" or row.get("why"), row

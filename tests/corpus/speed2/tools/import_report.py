@@ -1,0 +1,68 @@
+"""Record what ``promptops import`` does with each prompt file of the second speed corpus.
+
+Why: the benchmark measures the package a team gets from one folder import of each part
+(README.md, "Layout"); a file the import refuses or skips is not measured, so which files
+those are, and why, must be on record (and is a finding for the import issue).
+
+Usage: python tests/corpus/speed2/tools/import_report.py  (writes import.yaml)
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import yaml
+
+SPEED = Path(__file__).resolve().parent.parent
+
+
+def main() -> None:
+    manifest = yaml.safe_load((SPEED / "manifest.yaml").read_text(encoding="utf-8"))["files"]
+    out: dict[str, object] = {}
+    for part in ("tuning", "heldout"):
+        with tempfile.TemporaryDirectory() as tmp:
+            proc = subprocess.run([sys.executable, "-m", "promptops", "import",
+                                   str(SPEED / part), "-o", str(Path(tmp) / "pkg"),
+                                   "--format", "json"], capture_output=True, text=True,
+                                  check=False)
+        if proc.returncode not in (0, 1):
+            raise SystemExit(f"import of {part}: exit {proc.returncode}: {proc.stderr}")
+        report = {Path(e["source"]).resolve().relative_to(SPEED / part).as_posix(): e
+                  for e in json.loads(proc.stdout)}
+        files = []
+        for f in manifest:
+            if f["part"] != part or f["role"] != "prompt":
+                continue
+            key = f"{f['repository'].replace('/', '+')}/{f['path']}"
+            entry = report.get(key)
+            row: dict[str, object] = {"file": key}
+            if entry is None:
+                row["outcome"] = "skipped"
+                row["why"] = ("not read as a prompt: the folder import tells formats by "
+                              "name and content (docs/interop.md), and does not know this one")
+            else:
+                row["outcome"] = entry["outcome"]
+                row["prompts"] = entry["prompts"]
+                if entry["outcome"] == "refused":
+                    row["why"] = entry["refused"].split(f"{part}/", 1)[-1]
+                elif entry["outcome"] == "lossy":
+                    row["why"] = sorted({loss["what"] for loss in entry["losses"]})
+            files.append(row)
+        counts: dict[str, int] = {}
+        for row in files:
+            counts[str(row["outcome"])] = counts.get(str(row["outcome"]), 0) + 1
+        out[part] = {"exit": proc.returncode, "outcomes": counts, "files": files}
+    (SPEED / "import.yaml").write_text(
+        "# What `promptops import <part> -o PKG --format json` did with each prompt file of\n"
+        "# the second speed corpus (README.md). Written by tools/import_report.py.\n"
+        + yaml.safe_dump(out, sort_keys=False, allow_unicode=True, width=100), encoding="utf-8")
+    for part in ("tuning", "heldout"):
+        print(part, out[part]["outcomes"])  # type: ignore[index]
+
+
+if __name__ == "__main__":
+    main()
