@@ -1,8 +1,10 @@
-"""promptops.lint.lexing yields exactly Jinja's own tokens (issue 26, session 10).
+"""The token stream lint judges is exactly Jinja's own lexer's (issue 26, session 10).
 
-Lint's rendered-text rules (PO504 trailing whitespace, PO506 tabs) judge Jinja's token
-stream; the fast lexer must not change a token, a line number or an error, or a finding
-moves. Each source is lexed both ways in every whitespace mode the renderer has.
+Lint's rendered-text rules (PO504 trailing whitespace, PO506 tabs) judge the environment's
+token stream (``env.lex``), which the sandbox's lexer (promptops.sandbox.lexing, without
+Jinja's per-character scan of plain text) makes; it must not change a token, a line number
+or an error, or a finding moves. Each source is lexed both ways in every whitespace mode
+the renderer has; tests/pipeline/test_lexing.py holds the parser's view of the same lexer.
 """
 
 from __future__ import annotations
@@ -12,9 +14,10 @@ from pathlib import Path
 
 import pytest
 from jinja2 import Environment, TemplateSyntaxError
+from jinja2.lexer import Lexer
 
-from promptops.lint.lexing import tokenizer
-from promptops.sandbox.environment import environment
+from promptops.sandbox.environment import PromptEnvironment, environment
+from promptops.sandbox.lexing import ScanningLexer
 
 REPO = Path(__file__).resolve().parent.parent.parent
 MODES = ("standalone", "jinja", None)
@@ -36,7 +39,9 @@ def _both(env: Environment, source: str) -> tuple[object, object]:
             return list(lex(source))  # type: ignore[operator]
         except TemplateSyntaxError as err:
             return ("error", str(err), err.lineno)
-    return run(lambda s: env.lex(s)), run(tokenizer(env))
+    fast = (env.lex if isinstance(env, PromptEnvironment)
+            else lambda s: ScanningLexer(env).tokeniter(s, None))
+    return run(lambda s: Lexer(env).tokeniter(s, None)), run(fast)
 
 
 @pytest.mark.parametrize("mode", MODES)
