@@ -61,7 +61,9 @@ def request_era(method: object, params: Json, *, named: str | None = None,
 
     Stateless: a revision of that era named outside the body (``named``: HTTP's
     ``MCP-Protocol-Version`` header), or the envelope (a ``_meta`` naming its
-    ``protocolVersion``; other ``io.modelcontextprotocol/`` keys, such as 2025-11-25's
+    ``protocolVersion`` or its ``clientCapabilities``: a client that sends either speaks
+    the stateless era, and one that left out the other key is told which (-32602), not
+    "not initialized"; other ``io.modelcontextprotocol/`` keys, such as 2025-11-25's
     ``related-task``, travel in session-era requests too). Then a request that names a
     session it joins (``joined``: HTTP's ``Mcp-Session-Id``) is of that session;
     ``server/discover`` is stateless and ``initialize`` opens a session; anything else
@@ -70,7 +72,7 @@ def request_era(method: object, params: Json, *, named: str | None = None,
     if named in STATELESS_REVISIONS:
         return STATELESS
     meta = params.get("_meta")
-    if isinstance(meta, dict) and META_VERSION in meta:
+    if isinstance(meta, dict) and (META_VERSION in meta or META_CAPS in meta):
         return STATELESS  # an initialize with the envelope too: it is then not offered
     if joined:
         return SESSION

@@ -162,8 +162,11 @@ class Oracle:
     def request(self, method: str, params: dict[str, Any], id_: Any) -> Expect:
         st = self.state
         meta = params.get("_meta")
-        modern = isinstance(meta, dict) and any(
-            str(k).startswith("io.modelcontextprotocol/") for k in meta)
+        envelope = ("io.modelcontextprotocol/protocolVersion",
+                    "io.modelcontextprotocol/clientCapabilities")
+        # either key of the envelope opens the stateless era (docs/serve.md); other
+        # io.modelcontextprotocol/ keys travel in session-era requests too
+        modern = isinstance(meta, dict) and any(k in meta for k in envelope)
         if st.era is None:
             if modern or method == "server/discover":
                 st.era = "modern"  # initialize with the envelope included: then -32601

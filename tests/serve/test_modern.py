@@ -49,6 +49,18 @@ def test_first_request_without_discover_selects_modern(raw: Raw) -> None:
     assert c.request("logging/setLevel", {**envelope(), "level": "info"})["error"]["code"] == -32601
 
 
+def test_a_first_request_with_half_the_envelope_is_told_what_it_lacks(raw: Raw) -> None:
+    """Either envelope key opens the stateless era (docs/serve.md): a first request with
+    clientCapabilities but no protocolVersion is -32602 naming it, not "not initialized"
+    (found by test_properties' oracle); another reserved key alone decides nothing."""
+    c = raw(MODERN)
+    other = {"_meta": {"io.modelcontextprotocol/related-task": {"taskId": "t"}}}
+    assert c.request("prompts/list", other)["error"]["code"] == -32600
+    half = {"_meta": {"io.modelcontextprotocol/clientCapabilities": {}}}
+    err = c.request("prompts/get", {**half, "name": "code_review"})["error"]
+    assert err["code"] == -32602 and "protocolVersion" in err["message"]
+
+
 def test_envelope_errors(raw: Raw) -> None:
     c = raw(MODERN)
     c.request("server/discover", envelope())
