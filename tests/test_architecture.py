@@ -97,6 +97,6 @@ def test_lint_engines_may_not_import_a_rule_module(tmp_path: Path) -> None:
     module by name; the same contract on the registry, which does import them, breaks."""
     lint = next(c for c in _contracts() if c.get("forbidden_modules") == ["promptops.lint.rules"])
     assert set(lint["source_modules"]) == {  # type: ignore[arg-type]
-        "promptops.lint.engine", "promptops.lint.incremental"}
+        "promptops.lint.engine", "promptops.lint.incremental", "promptops.lint.shared"}
     assert_broken(tmp_path, "promptops.lint.registry", "promptops.lint.rules",
                   "allow_indirect_imports = true\n")
