@@ -1,9 +1,11 @@
-"""The speed corpus (issue 26) is complete, licensed, split by its written rule, and on record.
+"""The speed corpora (issue 26) are complete, licensed, split by their written rule, on record.
 
 Figures measured on it (docs/benchmarks.md) mean something only if every file is listed
 with where it came from, may be redistributed, and sits in the part the hash rule names: a
 file moved by hand from held-out to tuning, or a part edited after the split, must fail
 here. The rule itself is README.md; the collector that applied it is tools/collect_speed.py.
+The second corpus (../speed2, session 10: the same rule's points, the same collector pointed
+there) is held to the very same checks: every test here runs for both.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -20,24 +23,37 @@ sys.path.insert(0, str(Path(__file__).resolve().parent / "tools"))
 from collect_speed import excluded_repositories, part_of
 from test_corpus import ALLOWED_LICENCES  # the one list of licences the corpora may use
 
-SPEED = Path(__file__).resolve().parent
-LICENSES = SPEED.parent / "licenses"
+FIRST = Path(__file__).resolve().parent
+LICENSES = FIRST.parent / "licenses"
+# each corpus and what its rule excluded: the first corpus was collected before the second
+# (whose lists it may not count), the second after the first (whose lists it must count)
+CORPORA = {"speed": (FIRST, None), "speed2": (FIRST.parent / "speed2", FIRST.parent / "speed2")}
 
 FIELDS = ("repository", "path", "commit", "licence", "family", "part", "role", "sha256")
 
 
-def _manifest() -> list[dict[str, Any]]:
+@pytest.fixture(params=sorted(CORPORA))
+def corpus(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+def _root(corpus: str) -> Path:
+    return CORPORA[corpus][0]
+
+
+def _manifest(corpus: str) -> list[dict[str, Any]]:
     files: list[dict[str, Any]] = yaml.safe_load(
-        (SPEED / "manifest.yaml").read_text(encoding="utf-8"))["files"]
+        (_root(corpus) / "manifest.yaml").read_text(encoding="utf-8"))["files"]
     return files
 
 
-def _on_disk(entry: dict[str, Any]) -> Path:
-    return SPEED / entry["part"] / entry["repository"].replace("/", "+") / entry["path"]
+def _on_disk(corpus: str, entry: dict[str, Any]) -> Path:
+    return _root(corpus) / entry["part"] / entry["repository"].replace("/", "+") / entry["path"]
 
 
-def test_every_file_is_listed_with_its_origin_and_licence() -> None:
-    files = _manifest()
+def test_every_file_is_listed_with_its_origin_and_licence(corpus: str) -> None:
+    files = _manifest(corpus)
+    root = _root(corpus)
     listed = set()
     for entry in files:
         for field in FIELDS:
@@ -46,22 +62,22 @@ def test_every_file_is_listed_with_its_origin_and_licence() -> None:
         assert entry["licence"] in ALLOWED_LICENCES, entry["repository"]
         owner_repo = entry["repository"].replace("/", "+")
         assert (LICENSES / f"{owner_repo}.txt").is_file(), entry["repository"]
-        path = _on_disk(entry)
+        path = _on_disk(corpus, entry)
         assert path.is_file(), path
         assert hashlib.sha256(path.read_bytes()).hexdigest() == entry["sha256"], path
-        key = path.relative_to(SPEED)
+        key = path.relative_to(root)
         assert key not in listed, f"{key} listed twice"
         listed.add(key)
-    on_disk = {p.relative_to(SPEED) for part in ("tuning", "heldout")
-               for p in (SPEED / part).rglob("*") if p.is_file()}
+    on_disk = {p.relative_to(root) for part in ("tuning", "heldout")
+               for p in (root / part).rglob("*") if p.is_file()}
     assert on_disk == listed, f"unlisted: {sorted(map(str, on_disk - listed))}, " \
                               f"missing: {sorted(map(str, listed - on_disk))}"
 
 
-def test_the_split_is_the_written_rule() -> None:
+def test_the_split_is_the_written_rule(corpus: str) -> None:
     """A prompt's part is the parity of sha256('<owner>/<repo>/<path>')'s first byte; what a
     prompt reads goes with it, into the part of every prompt that uses it."""
-    files = _manifest()
+    files = _manifest(corpus)
     prompts = [e for e in files if e["role"] == "prompt"]
     assert {e["part"] for e in prompts} == {"tuning", "heldout"}
     for entry in prompts:
@@ -76,8 +92,8 @@ def test_the_split_is_the_written_rule() -> None:
                 assert (entry["repository"], user, entry["part"]) in by_key, (entry, user)
 
 
-def test_the_corpus_is_as_big_as_the_issue_asks() -> None:
-    prompts = [e for e in _manifest() if e["role"] == "prompt"]
+def test_the_corpus_is_as_big_as_the_issue_asks(corpus: str) -> None:
+    prompts = [e for e in _manifest(corpus) if e["role"] == "prompt"]
     assert 60 <= len(prompts) <= 150, len(prompts)
     assert len({e["repository"] for e in prompts}) >= 20
     per_repo: dict[str, int] = {}
@@ -86,25 +102,25 @@ def test_the_corpus_is_as_big_as_the_issue_asks() -> None:
     assert max(per_repo.values()) <= 6, per_repo  # the rule's cap per repository
 
 
-def test_no_repository_of_an_earlier_corpus_is_used() -> None:
-    used = {e["repository"].lower() for e in _manifest()}
-    assert not used & excluded_repositories()
+def test_no_repository_of_an_earlier_corpus_is_used(corpus: str) -> None:
+    used = {e["repository"].lower() for e in _manifest(corpus)}
+    assert not used & excluded_repositories(own=CORPORA[corpus][1])
 
 
-def test_every_candidate_has_an_outcome_and_every_taken_one_is_in_the_manifest() -> None:
-    candidates = yaml.safe_load((SPEED / "candidates.yaml").read_text(encoding="utf-8"))
+def test_every_candidate_has_an_outcome_and_every_taken_one_is_in_the_manifest(corpus: str) -> None:
+    candidates = yaml.safe_load((_root(corpus) / "candidates.yaml").read_text(encoding="utf-8"))
     taken = {c["repository"] for c in candidates["candidates"]
              if str(c.get("outcome", "")).startswith("taken")}
     assert all(c.get("outcome") for c in candidates["candidates"])
-    assert taken == {e["repository"] for e in _manifest()}
+    assert taken == {e["repository"] for e in _manifest(corpus)}
 
 
-def test_the_import_record_names_every_prompt_file() -> None:
+def test_the_import_record_names_every_prompt_file(corpus: str) -> None:
     """import.yaml (tools/import_report.py) has an outcome, and a reason where the import
     did not take the file whole, for every prompt file of each part."""
-    record = yaml.safe_load((SPEED / "import.yaml").read_text(encoding="utf-8"))
+    record = yaml.safe_load((_root(corpus) / "import.yaml").read_text(encoding="utf-8"))
     for part in ("tuning", "heldout"):
-        want = {f"{e['repository'].replace('/', '+')}/{e['path']}" for e in _manifest()
+        want = {f"{e['repository'].replace('/', '+')}/{e['path']}" for e in _manifest(corpus)
                 if e["part"] == part and e["role"] == "prompt"}
         rows = record[part]["files"]
         assert {r["file"] for r in rows} == want, part

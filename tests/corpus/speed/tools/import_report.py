@@ -1,10 +1,11 @@
-"""Record what ``promptops import`` does with each prompt file of the speed corpus.
+"""Record what ``promptops import`` does with each prompt file of a speed corpus.
 
 Why: the benchmark measures the package a team gets from one folder import of each part
 (README.md, "Layout"); a file the import refuses or skips is not measured, so which files
 those are, and why, must be on record (and is a finding for the import issue).
 
-Usage: python tests/corpus/speed/tools/import_report.py  (writes import.yaml)
+Usage: python tests/corpus/speed/tools/import_report.py [CORPUS]  (writes CORPUS/import.yaml;
+CORPUS is tests/corpus/speed by default, or tests/corpus/speed2: one script for both corpora)
 """
 
 from __future__ import annotations
@@ -17,21 +18,23 @@ from pathlib import Path
 
 import yaml
 
-SPEED = Path(__file__).resolve().parent.parent
+FIRST = Path(__file__).resolve().parent.parent
+NAMES = {"speed": "the speed corpus", "speed2": "the second speed corpus"}
 
 
 def main() -> None:
-    manifest = yaml.safe_load((SPEED / "manifest.yaml").read_text(encoding="utf-8"))["files"]
+    speed = Path(sys.argv[1]).resolve() if len(sys.argv) > 1 else FIRST
+    manifest = yaml.safe_load((speed / "manifest.yaml").read_text(encoding="utf-8"))["files"]
     out: dict[str, object] = {}
     for part in ("tuning", "heldout"):
         with tempfile.TemporaryDirectory() as tmp:
             proc = subprocess.run([sys.executable, "-m", "promptops", "import",
-                                   str(SPEED / part), "-o", str(Path(tmp) / "pkg"),
+                                   str(speed / part), "-o", str(Path(tmp) / "pkg"),
                                    "--format", "json"], capture_output=True, text=True,
                                   check=False)
         if proc.returncode not in (0, 1):
             raise SystemExit(f"import of {part}: exit {proc.returncode}: {proc.stderr}")
-        report = {Path(e["source"]).resolve().relative_to(SPEED / part).as_posix(): e
+        report = {Path(e["source"]).resolve().relative_to(speed / part).as_posix(): e
                   for e in json.loads(proc.stdout)}
         files = []
         for f in manifest:
@@ -56,9 +59,9 @@ def main() -> None:
         for row in files:
             counts[str(row["outcome"])] = counts.get(str(row["outcome"]), 0) + 1
         out[part] = {"exit": proc.returncode, "outcomes": counts, "files": files}
-    (SPEED / "import.yaml").write_text(
+    (speed / "import.yaml").write_text(
         "# What `promptops import <part> -o PKG --format json` did with each prompt file of\n"
-        "# the speed corpus (README.md). Written by tools/import_report.py.\n"
+        f"# {NAMES.get(speed.name, speed.name)} (README.md). Written by tools/import_report.py.\n"
         + yaml.safe_dump(out, sort_keys=False, allow_unicode=True, width=100), encoding="utf-8")
     for part in ("tuning", "heldout"):
         print(part, out[part]["outcomes"])  # type: ignore[index]
