@@ -10,16 +10,13 @@ fails exactly as Jinja fails, first of its shape or not.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
+from helpers.templates import template_files
 from jinja2 import TemplateSyntaxError, nodes
 
 from promptops.pipeline.astshapes import AstShapes
 from promptops.pipeline.templates import TemplateIndex
 from promptops.sandbox.nesting import parse
-
-REPO = Path(__file__).resolve().parents[2]
 
 # "@1", "@2" ... are filled with each row of VALUES: one shape, several templates
 SHAPED = [
@@ -74,19 +71,6 @@ def _dump(node: object) -> object:
     return (type(node).__name__, node)
 
 
-def _files() -> list[str]:
-    """Template files of the tests' packages and fixtures (never the held-out corpus)."""
-    out = []
-    for path in sorted((REPO / "tests").rglob("*.j2")):
-        if "heldout" in path.parts:
-            continue
-        try:
-            out.append(path.read_text(encoding="utf-8"))
-        except UnicodeDecodeError:
-            continue
-    return out
-
-
 def _fill(template: str, row: tuple[str, ...]) -> str:
     for n, value in enumerate(row, 1):
         template = template.replace(f"@{n}", value)
@@ -131,7 +115,7 @@ def test_a_shape_seen_twice_is_shared() -> None:
 def test_the_tests_templates_parse_as_jinja_parses_them_first_and_again() -> None:
     env = TemplateIndex().env
     shapes = AstShapes()
-    sources = _files()
+    sources = template_files()
     assert sources
     for _ in range(2):
         for source in sources:

@@ -11,16 +11,14 @@ Jinja fails.
 from __future__ import annotations
 
 import dis
-from pathlib import Path
 from types import CodeType
 
 import pytest
+from helpers.templates import template_files
 from jinja2 import DictLoader, TemplateSyntaxError
 
 from promptops.review.skeleton import ShapeCache
 from promptops.sandbox.environment import environment
-
-REPO = Path(__file__).resolve().parents[2]
 
 SOURCES = [
     "",
@@ -65,19 +63,6 @@ BROKEN = [
 ]
 
 
-def _files() -> list[str]:
-    """Template files of the tests' packages and fixtures (never the held-out corpus)."""
-    out = []
-    for path in sorted((REPO / "tests").rglob("*.j2")):
-        if "heldout" in path.parts:
-            continue
-        try:
-            out.append(path.read_text(encoding="utf-8"))
-        except UnicodeDecodeError:
-            continue
-    return out
-
-
 def _norm(code: CodeType) -> tuple[object, ...]:
     """What code does: each instruction with its argument's value and line (constants by
     value, so the order of the constant table does not count), functions recursively."""
@@ -94,7 +79,7 @@ def _norm(code: CodeType) -> tuple[object, ...]:
 def test_inline_code_is_jinjas(mode: str | None) -> None:
     env = environment({}, mode)
     cache = ShapeCache()
-    sources = SOURCES + _files()
+    sources = SOURCES + template_files()
     assert len(sources) > 40
     for source in sources * 2:  # the second round takes every shape's code
         try:
