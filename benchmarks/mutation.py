@@ -39,6 +39,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -319,11 +320,18 @@ def _short(text: str, limit: int = 60) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def mutants(source: str) -> list[Mutant]:
+def mutants(source: str,
+            only: Collection[tuple[str, str]] | None = None) -> list[Mutant]:
+    """The mutants of ``source`` that compile; with ``only`` ((stripped line, edit) pairs,
+    as EQUIVALENT names them) just those: compiling every mutant of a module to look a few
+    up took the smoke test (tests/test_benchmarks_smoke.py) seconds."""
     finder = _Finder(source)
     finder.visit(ast.parse(source))
     out = []
+    lines = source.splitlines()
     for m in finder.found:
+        if only is not None and (lines[m.line - 1].strip(), m.what) not in only:
+            continue
         try:  # an edit that does not compile is no mutant (none should; this keeps it honest)
             compile(m.apply(source), "<mutant>", "exec")
         except SyntaxError:
