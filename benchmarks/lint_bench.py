@@ -67,8 +67,9 @@ def bench(n: int, work: Path) -> tuple[float, float, float, int]:
     return cold, cached, changed, findings
 
 
-def _timed(argv: list[str], cwd: Path) -> tuple[float, float]:
-    """(wall, CPU) seconds of one promptops run in a fresh process."""
+def _timed(argv: list[str], cwd: Path, stdout: list[str] | None = None) -> tuple[float, float]:
+    """(wall, CPU) seconds of one promptops run in a fresh process (its output appended to
+    ``stdout`` when given)."""
     import resource
 
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -80,6 +81,8 @@ def _timed(argv: list[str], cwd: Path) -> tuple[float, float]:
     if proc.returncode not in (0, 1):
         raise SystemExit(f"{argv} failed: {proc.stderr}")
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    if stdout is not None:
+        stdout.append(proc.stdout)
     return wall, cpu
 
 
@@ -99,9 +102,10 @@ def _median(values: list[float]) -> float:
     return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
 
 
-def _round(pkg: Path, work: Path) -> dict[str, tuple[float, float]]:
+def _round(pkg: Path, work: Path, cold: list[str]) -> dict[str, tuple[float, float]]:
     """One measurement of every run, in an order that interleaves build and lint; the
-    package is left as it was found (edits undone, lint cache removed)."""
+    package is left as it was found (edits undone, lint cache removed); the cold lint's
+    JSON is appended to ``cold``."""
     from corpus_pkg import PARTIAL
 
     lint = ["lint", ".", "--format", "json"]
@@ -109,7 +113,7 @@ def _round(pkg: Path, work: Path) -> dict[str, tuple[float, float]]:
     shutil.rmtree(cache, ignore_errors=True)
     out = {"build --no-lint (cold)": _timed(["build", "--no-lint", ".", "-o", str(work / "out")],
                                            pkg)}
-    out["lint cold"] = _timed(lint, pkg)
+    out["lint cold"] = _timed(lint, pkg, cold)
     out["lint cached"] = _timed(lint, pkg)
     out["lint cached, text output"] = _timed(["lint", "."], pkg)
     one = sorted((pkg / "templates").glob("haiku-0.*"))[0]
@@ -135,14 +139,15 @@ def corpus(n: int, work: Path, rounds: int) -> None:
     pkg = replicate(n, work / f"corpus{n}")
     commit(pkg)
     samples: dict[str, list[tuple[float, float]]] = {}
+    cold: list[str] = []
     for _ in range(rounds):
-        for name, figures in _round(pkg, work).items():
+        for name, figures in _round(pkg, work, cold).items():
             samples.setdefault(name, []).append(figures)
     med = {name: (_median([w for w, _ in runs]), _median([c for _, c in runs]))
            for name, runs in samples.items()}
-    findings = json.loads(subprocess.run(
-        [sys.executable, "-m", "promptops", "lint", ".", "--format", "json"], cwd=pkg,
-        capture_output=True, text=True, check=False).stdout)["findings"]
+    # the findings of the last cold lint (each round leaves the package as it found it):
+    # a lint run only to count them was one more cold lint per run
+    findings = json.loads(cold[-1])["findings"]
     size = sum(f.stat().st_size for f in pkg.rglob("*") if f.is_file() and ".git" not in f.parts)
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"{n} real prompts ({size / n / 1024:.1f} KB of package per prompt, {len(findings)} "
@@ -166,15 +171,16 @@ def corpus(n: int, work: Path, rounds: int) -> None:
 PART_RUNS = ["build --no-lint (cold)", "lint cold", "lint cached", "lint, one edited prompt"]
 
 
-def _part_round(pkg: Path, work: Path) -> dict[str, tuple[float, float]]:
-    """One measurement of each run on a speed-corpus package; edits undone, cache removed."""
+def _part_round(pkg: Path, work: Path, cold: list[str]) -> dict[str, tuple[float, float]]:
+    """One measurement of each run on a speed-corpus package; edits undone, cache removed;
+    the cold lint's JSON appended to ``cold``."""
     from corpus_pkg import edit_one
 
     lint = ["lint", ".", "--format", "json"]
     cache = pkg / ".git" / "promptops"
     shutil.rmtree(cache, ignore_errors=True)
     out = {PART_RUNS[0]: _timed(["build", "--no-lint", ".", "-o", str(work / "out")], pkg)}
-    out["lint cold"] = _timed(lint, pkg)
+    out["lint cold"] = _timed(lint, pkg, cold)
     out["lint cached"] = _timed(lint, pkg)
     path, before = edit_one(pkg)
     try:
@@ -201,14 +207,13 @@ def corpus_parts(parts: list[str], n: int, work: Path, rounds: int, *,
         commit(pkg)
         load_before = loadavg()[0]
         samples: dict[str, list[tuple[float, float]]] = {}
+        cold: list[str] = []
         for _ in range(rounds):
-            for name, figures in _part_round(pkg, work).items():
+            for name, figures in _part_round(pkg, work, cold).items():
                 samples.setdefault(name, []).append(figures)
         med[part] = {name: (_median([w for w, _ in runs]), _median([c for _, c in runs]))
                      for name, runs in samples.items()}
-        proc = subprocess.run([sys.executable, "-m", "promptops", "lint", ".", "--format",
-                               "json"], cwd=pkg, capture_output=True, text=True, check=False)
-        findings = len(json.loads(proc.stdout)["findings"])
+        findings = len(json.loads(cold[-1])["findings"])  # the last round's cold lint
         size = sum(f.stat().st_size for f in (pkg / "prompts").iterdir())
         imported = len({p.name.rsplit("-", 1)[0] for p in (pkg / "prompts").iterdir()})
         print(f"{part}: {n} prompts replicated from {imported} imported prompts "
