@@ -164,6 +164,9 @@ def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--seconds", type=float, default=5)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--min-cases", type=int, default=0,
+                    help="go on past --seconds until this many cases ran (a loaded host "
+                         "then covers as much as an idle one)")
     ap.add_argument("--verbose", action="store_true", help="also count the outcomes by kind")
     args = ap.parse_args(argv)
     rng = random.Random(args.seed)
@@ -173,7 +176,7 @@ def main(argv: list[str]) -> int:
     crashes: list[str] = []
     outcomes: dict[str, int] = {}
     slowest = 0.0
-    while time.monotonic() < stop:
+    while time.monotonic() < stop or counts["pattern"] + counts["template"] < args.min_cases:
         if rng.random() < 0.3:
             pattern, value = pattern_case(rng)
             counts["pattern"] += 1
