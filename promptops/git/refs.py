@@ -129,15 +129,21 @@ def watched(repo: Repo) -> list[Path]:
             text = ""
         if text.startswith("ref:"):
             name = text[4:].strip()
-            paths += [repo.git_dir / name, repo.common_dir / name]
+            paths.append(repo.git_dir / name)
+            if repo.common_dir != repo.git_dir:  # a linked worktree's: the shared one too
+                paths.append(repo.common_dir / name)
     return paths + [repo.git_dir / name for name in _BUSY]
 
 
 def stat(path: str | os.PathLike[str]) -> Stat:
-    """(mtime_ns, size, inode): git replaces refs by rename, so the inode changes too."""
+    """(mtime_ns, size, inode): git replaces refs by rename, so the inode changes too.
+    None when there is no such file (most polls stat two or three: ``os.access`` says so
+    without the exception ``os.stat`` raises, half a stat's cost)."""
+    if not os.access(path, os.F_OK):
+        return None
     try:
         st = os.stat(path)
-    except OSError:
+    except OSError:  # gone since, or unreadable
         return None
     return (st.st_mtime_ns, st.st_size, st.st_ino)
 
