@@ -110,7 +110,8 @@ def callgrind(cmd: list[str], stdin: Path, env: dict[str, str], out_dir: Path,
         proc = subprocess.Popen(["valgrind", "--tool=callgrind", *threads,
                                  f"--callgrind-out-file={out_dir}/cg.%p", *extra, *cmd],
                                 stdin=f, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                env=env)
+                                env=env, cwd=out_dir)  # not the checkout: `-m` puts the
+        # working directory first on sys.path, before --checkout's tree
         if proc.wait() != 0:
             raise SystemExit(f"{cmd} under callgrind: exit status {proc.returncode}")
     parts: dict[str, dict[int, int]] = {}
@@ -165,7 +166,7 @@ def warm_up(cmd: list[str], env: dict[str, str], work: Path, names: list[str]) -
     req.write_bytes(handshake() + gets(names, len(names), 2))
     with req.open("rb") as f:
         subprocess.run(cmd, stdin=f, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                       env=env, check=True, timeout=600)
+                       env=env, check=True, timeout=600, cwd=work)
 
 
 def prepare(size: int, work: Path) -> tuple[Path, Path]:

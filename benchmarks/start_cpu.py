@@ -51,8 +51,10 @@ def servers(keep: Path, size: int, trees: dict[str, Path]) -> dict[str, tuple[st
 
 def one_start(argv: list[str], env: dict[str, str]) -> float:
     """CPU milliseconds (user + system) of one start answered and ended."""
+    # cwd: `python -m` puts the working directory first on sys.path, so started from a
+    # checkout's root every tree given would import that checkout's promptops instead
     proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.DEVNULL, env=env)
+                            stderr=subprocess.DEVNULL, env=env, cwd=FLOOR)
     assert proc.stdin is not None and proc.stdout is not None
     proc.stdin.write((json.dumps(INITIALIZE) + "\n").encode())
     proc.stdin.flush()

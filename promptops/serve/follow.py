@@ -180,7 +180,7 @@ class Follower(Background):
             cache = caches.setdefault(repo.common_dir, BuildCache(
                 repo.common_dir, lambda m: self._say("warning", m)))
             self._packages.append(_Package(directory.resolve(), repo, prefix, cache))
-        self._repos = list({p.repo: None for p in self._packages})
+        self._watches = [gitrefs.Watch(r) for r in {p.repo: None for p in self._packages}]
         self._channel_refs = [self._channel_ref(p) for p in self._packages] if channel else []
         # Bundles built but not yet in the build cache: written once the set is served (or
         # refused), so the listeners hear of a commit without waiting for its serialisation
@@ -343,7 +343,7 @@ class Follower(Background):
             return tuple(gitrefs.stat(path) for p, ref in zip(self._packages, self._channel_refs,
                                                               strict=True)
                          for path in gitrefs.ref_watched(p.repo, ref))
-        return tuple(gitrefs.signature(r) for r in self._repos)
+        return tuple(w.signature() for w in self._watches)
 
     def _what(self) -> str:
         return "HEAD" if self._channel is None else f"the channel {self._channel!r}"
@@ -437,7 +437,7 @@ class Follower(Background):
         return last
 
     def _moved(self, on_change: Callable[[list[Bundle]], object]) -> None:
-        if self._channel is None and any(gitrefs.busy(r) for r in self._repos):
+        if self._channel is None and any(gitrefs.busy(w.repo) for w in self._watches):
             return  # mid-rebase: wait for it to finish (its end changes the watched files)
         try:
             heads = self._heads()

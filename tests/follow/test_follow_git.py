@@ -257,3 +257,44 @@ def test_not_a_repository_and_an_unborn_branch(tmp_path: Path, follow: Follow) -
     git.Repo.init(tmp_path / "plain")
     with pytest.raises(GitError, match="has no commits yet"):
         follow([tmp_path / "plain"]).initial()
+
+
+def _moves(checkout: git.Repo, name: str) -> list[Callable[[], object]]:
+    """Every kind of move a followed checkout makes, in an order where each changes HEAD
+    or a watched file."""
+    branch = checkout.active_branch.name
+    first = checkout.head.commit.hexsha
+    git_dir = Path(checkout.git_dir)
+    return [
+        lambda: commit_files(checkout, package({"greet": "Second"})),
+        lambda: checkout.git.checkout("-q", "--detach", first),
+        lambda: checkout.git.checkout("-q", branch),
+        lambda: checkout.git.pack_refs("--all"),
+        lambda: commit_files(checkout, package({"greet": "Third"})),
+        lambda: checkout.git.checkout("-q", "-b", f"other-{name}"),
+        lambda: commit_files(checkout, package({"greet": "Fourth"})),
+        lambda: (git_dir / "rebase-merge").mkdir(),
+        lambda: (git_dir / "rebase-merge").rmdir(),
+    ]
+
+
+def test_a_watch_gives_the_signature_of_the_moment_through_every_kind_of_move(
+    repo: git.Repo, tmp_path: Path
+) -> None:
+    """The follower's poll (gitrefs.Watch) lists the watched files only when HEAD itself
+    changed: after each move it must still equal a signature made from scratch, and it
+    must differ from the one before whenever that did (a commit, a switch, a detach,
+    packed refs, a branch created and checked out, a rebase directory)."""
+    wt = tmp_path / "wt"
+    repo.git.worktree("add", "-q", "-b", "feature", str(wt))
+    for top in (root(repo), wt):
+        git_repo, _ = gitrefs.locate(top)
+        watch = gitrefs.Watch(git_repo)
+        last = watch.signature()
+        assert last == gitrefs.signature(git_repo)
+        for move in _moves(git.Repo(top), top.name):
+            move()
+            now = watch.signature()
+            assert now == gitrefs.signature(git_repo)
+            assert now != last
+            last = now
