@@ -4,8 +4,9 @@ Figures measured on it (docs/benchmarks.md) mean something only if every file is
 with where it came from, may be redistributed, and sits in the part the hash rule names: a
 file moved by hand from held-out to tuning, or a part edited after the split, must fail
 here. The rule itself is README.md; the collector that applied it is tools/collect_speed.py.
-The second corpus (../speed2, session 10: the same rule's points, the same collector pointed
-there) is held to the very same checks: every test here runs for both.
+The second corpus (../speed2, session 10) and the third (../speed3, session 11: the same
+rule's points, the same collector pointed there) are held to the very same checks: every
+test here runs for all three.
 """
 
 from __future__ import annotations
@@ -25,9 +26,10 @@ from test_corpus import ALLOWED_LICENCES  # the one list of licences the corpora
 
 FIRST = Path(__file__).resolve().parent
 LICENSES = FIRST.parent / "licenses"
-# each corpus and what its rule excluded: the first corpus was collected before the second
-# (whose lists it may not count), the second after the first (whose lists it must count)
-CORPORA = {"speed": (FIRST, None), "speed2": (FIRST.parent / "speed2", FIRST.parent / "speed2")}
+# each corpus: its rule excluded what the corpora collected before it named, and may not
+# count the lists of those collected after it (collect_speed.ORDER)
+CORPORA = {name: (FIRST.parent / name, FIRST.parent / name)
+           for name in ("speed", "speed2", "speed3")}
 
 FIELDS = ("repository", "path", "commit", "licence", "family", "part", "role", "sha256")
 

@@ -35,9 +35,15 @@ PER_REPO = 6
 PER_FAMILY = 25
 FORKS = ["*/prompty", "*/genkit", "genkit-ai/*", "firebase/*", "*/dotprompt", "*/promptfoo",
          "*/langchain", "*/awesome-copilot", "*/awesome-claude-code*"]
-# Corpora collected after this one by the same rule (tests/corpus/speed2): their lists name
-# this corpus's repositories as excluded, which must not exclude them from this one.
-LATER = (SPEED.parent / "speed2",)
+# The speed corpora in the order they were collected by the same rule (speed, speed2 in
+# session 10, speed3 in session 11): a later corpus's lists name the earlier corpora's
+# repositories as excluded, which must not exclude them from the earlier ones.
+ORDER = (SPEED, SPEED.parent / "speed2", SPEED.parent / "speed3")
+
+
+def _this_and_later(own: Path) -> tuple[Path, ...]:
+    """``own`` and every corpus collected after it (their lists do not count for it)."""
+    return ORDER[ORDER.index(own):] if own in ORDER else (own,)
 NOT_COMMANDS = re.compile(r"(^|/)(readme|changelog|license|licence|claude|agents)[^/]*\.md$", re.I)
 
 
@@ -49,9 +55,9 @@ def part_of(repository: str, path: str) -> str:
 
 def excluded_repositories(own: Path | None = None) -> set[str]:
     """Every ``repository: owner/name`` named under tests/ or benchmarks/ (rule point 1),
-    outside the corpus being collected (``own``: this one, and the corpora after it, by
-    default; tests/corpus/speed2 passes itself, so this corpus's lists count there)."""
-    skip = (own,) if own is not None else (SPEED, *LATER)
+    outside the corpus being collected (``own``, this one by default) and the corpora
+    collected after it (``ORDER``): speed2 counts this corpus's lists, speed3 both."""
+    skip = _this_and_later(SPEED if own is None else own)
     out = set()
     pattern = re.compile(r"repository: *['\"]?([A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+)")
     for root in (TESTS, REPO / "benchmarks"):
@@ -68,8 +74,10 @@ def excluded_repositories(own: Path | None = None) -> set[str]:
 
 
 def earlier_files() -> set[str]:
-    """sha256 of every file of the earlier corpora: a byte-identical file is a copy (point 1)."""
-    roots = [p for p in (SPEED.parent).iterdir() if p.is_dir() and p != SPEED]
+    """sha256 of every file of the earlier corpora: a byte-identical file is a copy (point 1).
+    The corpora collected after this one are not earlier (``ORDER``)."""
+    skip = _this_and_later(SPEED)
+    roots = [p for p in (SPEED.parent).iterdir() if p.is_dir() and p not in skip]
     roots.append(TESTS / "lint" / "corpus")
     return {hashlib.sha256(f.read_bytes()).hexdigest() for root in roots
             for f in root.rglob("*") if f.is_file()}
