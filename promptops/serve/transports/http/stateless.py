@@ -193,8 +193,9 @@ class StatelessExchange:
         method = msg.get("method")
         if "id" not in msg or not isinstance(method, str):  # a notification or a response
             return await respond(send, 202, b"")
-        params = msg.get("params") if isinstance(msg.get("params"), dict) else {}
-        assert isinstance(params, dict)
+        params = msg.get("params")
+        if not isinstance(params, dict):
+            params = {}
         checked = usual_checks(method, params, headers, version)
         if checked is None:  # something to refuse, or an unusual form: both checks run
             check_headers(msg, params, headers, version)
