@@ -89,7 +89,8 @@ class Server:
             self._sessions[session] = None
         return session
 
-    def stateless(self, msg: Json, checked: tuple[Json, str]) -> list[Json]:
+    def stateless(self, msg: Json, checked: tuple[Json, str],
+                  request: Request | None = None) -> list[Json]:
         """:meth:`handle` of one request the transport found stateless (by
         :func:`~promptops.serve.revisions.request_era`) and whose envelope it already read
         (``checked``: :func:`~promptops.serve.session.envelope`'s client capabilities and
@@ -100,8 +101,10 @@ class Server:
         :data:`~promptops.serve.methods.METHODS` that never write one; the one that opens
         a stream, ``subscriptions/listen``, is given a session of its own by the
         transport), and this one is ended from the start, so nothing can open on it. A
-        session made and ended per request was ~9,000 instructions (issue 26)."""
-        item = read(msg)
+        session made and ended per request was ~9,000 instructions (issue 26).
+        ``request``: what :func:`~promptops.serve.jsonrpc.read` makes of ``msg``, when the
+        transport saw that already (the usual request), else ``msg`` is read here."""
+        item = request if request is not None else read(msg)
         if isinstance(item, Request):  # _one's usual case without its call (~1,000)
             try:
                 return self._request(self._stateless, item, checked)
