@@ -305,12 +305,12 @@ class Usage:
                 known = self._row(name, entry)  # type: ignore[arg-type]
             _, pkg, prompt, version, row = known
         client = session.counted_client
-        if client is None:
-            info = params.get("clientInfo")
-            if info is None:
-                meta = params.get("_meta")
-                info = meta.get(CLIENT_INFO) if isinstance(meta, dict) else None
-            asked = info.get("name") if isinstance(info, dict) else None
+        if client is None:  # client_name's answer: the look-ups fail only on what it skips
+            info = params.get("clientInfo")  # (a JSON value: a dict, or a TypeError)
+            try:
+                asked = (info if info is not None else params["_meta"][CLIENT_INFO])["name"]
+            except (KeyError, TypeError):
+                asked = None
             clients = self.clients
             client = asked if type(asked) is str and asked in clients.seen else clients(asked)
         rev = call.revision if call.revision in SUPPORTED else OTHER
