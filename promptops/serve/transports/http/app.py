@@ -30,8 +30,8 @@ import signal
 import sys
 import threading
 import time
-from time import perf_counter
 from collections.abc import Awaitable, Callable
+from time import perf_counter
 from types import FrameType
 from typing import TYPE_CHECKING
 

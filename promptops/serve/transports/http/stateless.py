@@ -197,8 +197,8 @@ class StatelessExchange:
         params = msg.get("params")
         # what jsonrpc.read makes of the usual request, seen here without its call (~1,500
         # instructions): a Request; anything else is read by Server.stateless as before
-        usual = type(params) is dict and (type(rid) is int or type(rid) is str) and \
-            msg.get("jsonrpc") == "2.0"
+        request = Request(method, rid, params) if type(params) is dict and (
+            type(rid) is int or type(rid) is str) and msg.get("jsonrpc") == "2.0" else None
         if not isinstance(params, dict):
             params = {}
         checked = usual_checks(method, params, headers, version)
@@ -213,8 +213,7 @@ class StatelessExchange:
             client = client_key(principal, scope, authenticated=self.authenticated)
             return await self._listen(receive, send, server, client, msg)
         try:  # stateless by the rule is_stateless applied, the envelope read above
-            replies = server.stateless(msg, checked, Request(method, rid, params) if usual
-                                       else None)
+            replies = server.stateless(msg, checked, request)
         except Exception:
             _log_bug()
             replies = list(jsonrpc.internal_error(msg))
