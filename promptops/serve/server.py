@@ -58,6 +58,7 @@ from promptops.serve.revisions import (
     null_for_unknown_id,
 )
 from promptops.serve.session import Session, envelope
+from promptops.serve.wire import Sealed
 
 if TYPE_CHECKING:
     from promptops.pipeline.bundle_types import Bundle
@@ -76,6 +77,9 @@ class Server:
         # the one session every stateless request runs on (see stateless())
         self._stateless = Session(_discard, catalog, STATELESS)
         self._stateless.end()
+        # a prompt's shared traceability _meta (a Sealed, one per bundle) -> the same with
+        # the stateless era's serverInfo added, made once (see _request); by identity
+        self._metas: dict[int, tuple[Json, Sealed]] = {}
 
     # ---- sessions ---------------------------------------------------------------------
     def open(self, send: Send) -> Session:
@@ -85,7 +89,8 @@ class Server:
             self._sessions[session] = None
         return session
 
-    def stateless(self, msg: Json, checked: tuple[Json, str]) -> list[Json]:
+    def stateless(self, msg: Json, checked: tuple[Json, str],
+                  request: Request | None = None) -> list[Json]:
         """:meth:`handle` of one request the transport found stateless (by
         :func:`~promptops.serve.revisions.request_era`) and whose envelope it already read
         (``checked``: :func:`~promptops.serve.session.envelope`'s client capabilities and
@@ -96,8 +101,10 @@ class Server:
         :data:`~promptops.serve.methods.METHODS` that never write one; the one that opens
         a stream, ``subscriptions/listen``, is given a session of its own by the
         transport), and this one is ended from the start, so nothing can open on it. A
-        session made and ended per request was ~9,000 instructions (issue 26)."""
-        item = read(msg)
+        session made and ended per request was ~9,000 instructions (issue 26).
+        ``request``: what :func:`~promptops.serve.jsonrpc.read` makes of ``msg``, when the
+        transport saw that already (the usual request), else ``msg`` is read here."""
+        item = request if request is not None else read(msg)
         if isinstance(item, Request):  # _one's usual case without its call (~1,000)
             try:
                 return self._request(self._stateless, item, checked)
@@ -208,8 +215,25 @@ class Server:
             return [out.acknowledgement]  # goes out instead of a result: the stream stays open
         if era is STATELESS:
             out.setdefault("resultType", "complete")
-            out["_meta"] = {**out.get("_meta", {}), META_SERVER: SERVER_INFO}
+            meta = out.get("_meta", {})
+            if type(meta) is Sealed:  # a get's: the merged copy made once per bundle
+                known = self._metas.get(id(meta))
+                out["_meta"] = known[1] if known is not None and known[0] is meta else \
+                    self._served_meta(meta)
+            else:
+                out["_meta"] = {**meta, META_SERVER: SERVER_INFO}
         return [{"jsonrpc": "2.0", "id": req.id, "result": out}]  # reply(), without its call
+
+    def _served_meta(self, meta: Sealed) -> Sealed:
+        """``{**meta, serverInfo}`` for a shared ``_meta``, remembered with ``meta`` (held,
+        so its id is not reused while remembered): the same keys, order and values as the
+        dict a reply built each time (~1,000 instructions a stateless get, issue 26); a
+        Sealed, so no reply can change it for the others."""
+        if len(self._metas) >= 1024:  # bundles of replaced snapshots: start again
+            self._metas.clear()
+        merged = Sealed({**meta, META_SERVER: SERVER_INFO})
+        self._metas[id(meta)] = (meta, merged)
+        return merged
 
     def _tool_method(self, name: str) -> Method | None:
         """tools/list and tools/call, when the served snapshot offers a tool view (off the

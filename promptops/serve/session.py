@@ -66,6 +66,10 @@ class Session:
         self._stream: Subscription | None = None  # the session era's own notifications
         self._listens: dict[tuple[str, object], Subscription] = {}  # by id, 1 apart from "1"
         self._hears = _HEARS  # what the session era's own stream is told
+        # the client's name as usage.py counts it, set at its initialize (None before, and
+        # on the stateless era's shared session): one attribute read per counted request
+        # where a weak dictionary's look-up made a weak reference each time (issue 26)
+        self.counted_client: str | None = None
 
     # ---- the era and the handshake ----------------------------------------------------
     def admit(self, method: str, params: Json) -> Era | None:

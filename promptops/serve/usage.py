@@ -29,7 +29,6 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextvars import ContextVar
 from time import perf_counter, time_ns
 from typing import TYPE_CHECKING, cast
-from weakref import WeakKeyDictionary
 
 from promptops.errors import TemplateError
 from promptops.render.stamps import VALIDATION_STAMPS
@@ -124,7 +123,6 @@ class Usage:
         self.started = time.time()
         self.clients = Bounded(max_clients)
         self.principals = Bounded(max_principals)
-        self._by_session: WeakKeyDictionary[Session, str] = WeakKeyDictionary()
         # (method, package, prompt, version, revision, outcome, client, principal, channel) -> n
         self.counts: dict[tuple[str, ...], int] = {}
         # (package, prompt, version, channel) -> bucket counts..., sum
@@ -204,16 +202,18 @@ class Usage:
         return counted
 
     def _client(self, session: Session, params: Json) -> str:
-        # only a session-era session is ever remembered (at its initialize): the stateless
-        # requests' shared session is not looked up (a weak reference made per request)
-        client = self._by_session.get(session) if session.era is SESSION else None
+        # only a session-era session is ever given one (at its initialize); the stateless
+        # requests' shared session has None
+        client = session.counted_client
         return client if client is not None else self.clients(client_name(params))
 
     def _count(self, method: str, handler: Handler, session: Session, snap: Snapshot,
                params: Json, call: Call, span: Notes | None) -> Result:
         if method == "initialize":
             out = handler(session, snap, params, call)
-            self._by_session[session] = self.clients(client_name(params))
+            client = self.clients(client_name(params))  # bounded in arrival order
+            if session.era is SESSION:  # what a later request of this session is counted as
+                session.counted_client = client
             return out
         name = _asked(method, snap, params, call)
         if name is _NO_PROMPT:  # a tools/call of list_prompts, not a use of a prompt
@@ -304,13 +304,13 @@ class Usage:
             if known is None or known[0] is not entry:
                 known = self._row(name, entry)  # type: ignore[arg-type]
             _, pkg, prompt, version, row = known
-        client = self._by_session.get(session) if session.era is SESSION else None
-        if client is None:
-            info = params.get("clientInfo")
-            if info is None:
-                meta = params.get("_meta")
-                info = meta.get(CLIENT_INFO) if isinstance(meta, dict) else None
-            asked = info.get("name") if isinstance(info, dict) else None
+        client = session.counted_client
+        if client is None:  # client_name's answer: the look-ups fail only on what it skips
+            info = params.get("clientInfo")  # (a JSON value: a dict, or a TypeError)
+            try:
+                asked = (info if info is not None else params["_meta"][CLIENT_INFO])["name"]
+            except (KeyError, TypeError):
+                asked = None
             clients = self.clients
             client = asked if type(asked) is str and asked in clients.seen else clients(asked)
         rev = call.revision if call.revision in SUPPORTED else OTHER

@@ -19,12 +19,13 @@ from serve_helpers import check_message, commit, envelope, kit_files
 
 from promptops.pipeline.build import Build
 from promptops.serve.catalog import LIST_CHANGED, Catalog, NameCollision
-from promptops.serve.methods import METHODS, capabilities, not_found
+from promptops.serve.methods import METHODS, SERVER_INFO, capabilities, not_found
 from promptops.serve.revisions import LATEST_STATELESS, SESSION_REVISIONS, Era
 from promptops.serve.server import Server
 from promptops.serve.session import Session
 
 SUB = "io.modelcontextprotocol/subscriptionId"
+SERVER = "io.modelcontextprotocol/serverInfo"
 
 
 @pytest.fixture
@@ -223,3 +224,27 @@ def test_log_levels_by_default_by_setlevel_and_by_listen_meta(
     [bad] = _request(server, server.open(streamed.append), "s2", "subscriptions/listen",
                      {**meta, "notifications": {}})
     assert bad["error"]["code"] == -32602 and "loud" in bad["error"]["message"]
+
+
+def test_a_stateless_get_carries_its_bundles_meta_and_server_info_across_swaps(
+        bundles: tuple[dict[str, Any], dict[str, Any]]) -> None:
+    """The stateless era's `_meta` of a get (the bundle's traceability, then serverInfo)
+    is made once per bundle and shared: each reply has its bundle's keys in order, a new
+    snapshot's commit after a swap, and no reply can change what the next one gets."""
+    first, second = bundles
+    server = Server(Catalog([first]))
+    get = {**envelope(), "name": "code_review", "arguments": {"code": "x", "language": "go"}}
+    metas = []
+    for bundle in (first, first, second, first):
+        server.swap([bundle])
+        entry = server.catalog.snapshot.index["code_review"]
+        [out] = server.stateless({"jsonrpc": "2.0", "id": 1, "method": "prompts/get",
+                                  "params": get}, ({}, LATEST_STATELESS))
+        meta = out["result"]["_meta"]
+        assert list(meta.items()) == [*entry.meta.items(), (SERVER, SERVER_INFO)]
+        assert meta["promptops/commit"] == bundle["source"]["commit"]
+        with pytest.raises(TypeError):
+            meta["promptops/commit"] = "changed"
+        metas.append(meta)
+    assert metas[0] is metas[1]  # one bundle, one snapshot: made once
+    assert metas[2]["promptops/commit"] != metas[3]["promptops/commit"]

@@ -31,6 +31,7 @@ import sys
 import threading
 import time
 from collections.abc import Awaitable, Callable
+from time import perf_counter
 from types import FrameType
 from typing import TYPE_CHECKING
 
@@ -158,7 +159,7 @@ class HttpApp:
                 await self._lifespan(receive, send)
             return
         path: str = scope["path"]
-        started = time.perf_counter()
+        started = perf_counter()
         note: Note = {"rpc": None, "principal": None}
         status = 500
         try:
@@ -172,8 +173,9 @@ class HttpApp:
         finally:
             if self.config.access_log:
                 self._access(scope, status, started, note)
-            if self.metrics is not None and note["rpc"] is not None:
-                self.metrics.observe(note["rpc"], status, time.perf_counter() - started)
+            rpc, metrics = note["rpc"], self.metrics
+            if rpc is not None and metrics is not None:
+                metrics.observe(rpc, status, perf_counter() - started)
 
     async def _other(self, scope: Scope, receive: Receive, send: SendAsgi, note: Note) -> int:
         """Past the guard: an operator's route, the UI, or 404."""

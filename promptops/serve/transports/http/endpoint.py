@@ -110,8 +110,15 @@ class McpEndpoint:
             note["rpc"] = None if not isinstance(method, str) else \
                 method if method in KNOWN_METHODS else "other"
         version = hdrs.get("mcp-protocol-version")
-        # request_era's first rule inline (a stateless revision named in the header)
-        if version in STATELESS_REVISIONS or is_stateless(msg, version, hdrs):
+        # request_era's first rule inline (a stateless revision named in the header), and
+        # its answer for the usual session-era request without its call: params with no
+        # `_meta` (so no envelope) in a session the request joins (~1,500 instructions)
+        if version in STATELESS_REVISIONS:
+            return await self.stateless.post(scope, receive, send, hdrs, principal, msg,
+                                             version)
+        params = msg.get("params") if type(msg) is dict else None
+        if (type(params) is not dict or "_meta" in params or "mcp-session-id" not in hdrs) \
+                and is_stateless(msg, version, hdrs):
             return await self.stateless.post(scope, receive, send, hdrs, principal, msg,
                                              version)
         return await self.sessions.post(scope, send, hdrs, principal, msg, version)

@@ -95,6 +95,7 @@ CASES: list[tuple[str, Any, dict[str, str], int, int]] = [
     ("clientCapabilities not an object", _request(meta={
         **META, "io.modelcontextprotocol/clientCapabilities": "all"}), _headers(), 400,
      INVALID_PARAMS),
+    ("jsonrpc not 2.0", {**_request(), "jsonrpc": "1.0"}, _headers(), 400, INVALID_REQUEST),
     ("params not an object", {"jsonrpc": "2.0", "id": 9, "method": "prompts/list",
                               "params": ["x"]}, _headers("prompts/list", name=None), 400,
      INVALID_PARAMS),
@@ -124,8 +125,11 @@ def test_the_same_request_with_its_headers_is_answered(server: HttpServer) -> No
         assert r.status_code == 200 and r.json()["result"]["messages"], r.text
 
 
-def test_an_invalid_id_is_not_echoed(server: HttpServer) -> None:
-    r = httpx2.post(server.url, content=json.dumps(_request(rid=1.5)), headers=_headers(),
+@pytest.mark.parametrize("rid", [1.5, True], ids=["float", "bool"])
+def test_an_invalid_id_is_not_echoed(server: HttpServer, rid: object) -> None:
+    # a bool is no int to JSON-RPC: the stateless exchange's shortcut to a Request must
+    # leave it to jsonrpc.read, as every other id that is not an int or a str
+    r = httpx2.post(server.url, content=json.dumps(_request(rid=rid)), headers=_headers(),
                     timeout=10)
     assert r.status_code == 400 and r.json()["error"]["code"] == INVALID_REQUEST, r.text
     assert "id" not in r.json()
