@@ -36,6 +36,7 @@ from jinja2.bccache import Bucket
 from jinja2.lexer import Token, TokenStream, ignored_tokens
 from jinja2.parser import Parser
 
+from promptops.pipeline.astshapes import text_shape
 from promptops.render.codecache import CodeCache, ModeCache
 
 if TYPE_CHECKING:
@@ -154,8 +155,8 @@ _RENAMED = {"linestatement_begin": "block_begin", "linestatement_end": "block_en
 _RawKey = tuple[object, ...]
 
 
-def _raw(env: Environment, source: str, name: str | None, filename: str | None
-         ) -> tuple[_RawKey, list[str]] | None:
+def _raw(env: Environment, source: str, name: str | None, filename: str | None,
+         text: str | None = None) -> tuple[_RawKey, list[str]] | None:
     """The template's shape from Jinja's raw token stream (``Lexer.tokeniter``: before
     ``wrap`` makes token objects and converts values, and before the extensions' stream
     filters), with the values it marks; None when it does not lex.
@@ -165,13 +166,15 @@ def _raw(env: Environment, source: str, name: str | None, filename: str | None
     each plain template name (:func:`_named_here`) written without a backslash or a line
     break, whose raw value inside the quotes is then what ``wrap``'s unescaping makes of
     it. So two sources with one key make one token stream up to those values, which the
-    extensions' filters (the nesting guard) and the parser see alike.
+    extensions' filters (the nesting guard) and the parser see alike. ``text``: the
+    source already preprocessed, when the caller has it.
     """
     lexer = env.lexer
     try:
+        if text is None:
+            text = env.preprocess(source, name, filename)
         tokens = [t if t[1] not in _RENAMED else (t[0], _RENAMED[t[1]], t[2]) for t in
-                  lexer.tokeniter(env.preprocess(source, name, filename), name, filename)
-                  if t[1] not in _DROPPED]
+                  lexer.tokeniter(text, name, filename) if t[1] not in _DROPPED]
     except Exception:  # the full compile raises it, as Jinja words it
         return None
     key: list[object] = [lexer, filename, name is not None]
@@ -202,15 +205,31 @@ class _Shapes:
         # the same plans by raw shape (_raw): a template of a raw shape seen before skips
         # wrap(), the stream filters and the token objects
         self.raw: dict[_RawKey, _Plan] = {}
+        # and by text_shape's key, once the lexer agreed with it: a template of a known
+        # layout skips Jinja's lexer too (promptops/pipeline/astshapes.py says when)
+        self.by_text: dict[_RawKey, _Plan] = {}
 
     def compile(self, env: Environment, source: str, name: str | None,
                 filename: str | None) -> CodeType:
         """``env.compile(source, name, filename)``, from the code of its shape when one
         compiled before."""
-        raw = _raw(env, source, name, filename)
-        if raw is not None and _plain(name) and _plain(filename):
+        plain = _plain(name) and _plain(filename)
+        try:
+            text = env.preprocess(source, name, filename)
+        except Exception:  # Jinja's compile raises it, as Jinja words it
+            return env.compile(source, name, filename)
+        fast = text_shape(env, text) if plain else None
+        by_text = None if fast is None else (env.lexer, filename, name is not None, fast[0])
+        if by_text is not None and fast is not None:
+            known = self.by_text.get(by_text)
+            if known is not None:
+                return _filled(known, fast[1] if name is None else [name, *fast[1]])
+        raw = _raw(env, source, name, filename, text)
+        if raw is not None and plain:
             known = self.raw.get(raw[0])
             if known is not None and not any(_marks(v) for v in raw[1]):
+                if by_text is not None and fast is not None and fast[1] == raw[1]:
+                    self.by_text[by_text] = known
                 return _filled(known, raw[1] if name is None else [name, *raw[1]])
         try:
             tokens = list(env._tokenize(source, name, filename))
@@ -230,6 +249,8 @@ class _Shapes:
             return env.compile(source, name, filename)
         if raw is not None and raw[1] == values[0 if name is None else 1:]:
             self.raw[raw[0]] = code  # the raw shape marks what this one does, in order
+            if by_text is not None and fast is not None and fast[1] == raw[1]:
+                self.by_text[by_text] = code
         return _filled(code, values)
 
 
