@@ -71,7 +71,8 @@ _PIECE = re.compile(r"\{\{" + _BODY + r"\}\}|\{%" + _BODY + r"%\}|\{#([^{}%#\r]*
 _OPENER = re.compile(r"\{[{%#]")  # where Jinja's lexer starts a tag
 # a block that names one template as its whole argument (as _shape marks it): the part
 # before the name, its quote, the name, the part after it
-_NAMED = re.compile(r"""(\s*(?:include|import|from|extends)\s*)(["'])([^"'\\\n\r]*)\2"""
+_NAMED = re.compile(r"(\s*(?:include|import|from|extends)\s*)"
+                    r"""(?:"([^"\\\n\r]*)"|'([^'\\\n\r]*)')"""
                     r"(\s*|\s+(?:ignore|with|without|as|import)(?:\s.*)?)", re.S)
 _DEFAULT_SYNTAX = ("{%", "%}", "{{", "}}", "{#", "#}", None, None, False, False, "\n", True)
 
@@ -134,8 +135,9 @@ def text_shape(env: Environment, source: str) -> tuple[_Key, list[str]] | None:
                 return None
             named = _NAMED.fullmatch(block)
             if named is not None:
-                key.append(("%", line, named[1], named[2], named[4]))
-                values.append(named[3])
+                double = named[2] is not None
+                key.append(("%", line, named[1], double, named[4]))
+                values.append(named[2] if double else named[3])
             else:
                 key.append(("%", line, block))
         else:
