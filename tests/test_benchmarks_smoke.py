@@ -204,5 +204,5 @@ def test_diff_shapes_runs_every_shape_and_marks_the_held_out_one() -> None:
     rows = [line.split(" | ") for line in done.stdout.splitlines() if " | 12 | " in line]
     assert [(r[0].lstrip("| "), r[2]) for r in rows] == [
         (shape, cmd) for shape in ("genpkg", "direct", "chain", "small (held out)", "wide",
-                      "macro (held out)")
+                      "macro (held out)", "multi (held out)")
         for cmd in ("`diff main --format markdown`", "`diff main change`")], done.stdout
