@@ -153,6 +153,7 @@ def _plain(name: str | None) -> bool:
 _DROPPED = frozenset(ignored_tokens | {"raw_begin", "raw_end"})
 _RENAMED = {"linestatement_begin": "block_begin", "linestatement_end": "block_end"}
 _RawKey = tuple[object, ...]
+_Layout = tuple[_RawKey, list[str]]  # text_shape's key (with the lexer's settings), values
 
 
 def _raw(env: Environment, source: str, name: str | None, filename: str | None,
@@ -213,23 +214,33 @@ class _Shapes:
                 filename: str | None) -> CodeType:
         """``env.compile(source, name, filename)``, from the code of its shape when one
         compiled before."""
-        plain = _plain(name) and _plain(filename)
         try:
             text = env.preprocess(source, name, filename)
         except Exception:  # Jinja's compile raises it, as Jinja words it
             return env.compile(source, name, filename)
-        fast = text_shape(env, text) if plain else None
-        by_text = None if fast is None else (env.lexer, filename, name is not None, fast[0])
-        if by_text is not None and fast is not None:
-            known = self.by_text.get(by_text)
-            if known is not None:
-                return _filled(known, fast[1] if name is None else [name, *fast[1]])
+        layout: _Layout | None = None
+        if _plain(name) and _plain(filename):
+            fast = text_shape(env, text)
+            if fast is not None:
+                layout = (env.lexer, filename, name is not None, fast[0]), fast[1]
+                known = self.by_text.get(layout[0])
+                if known is not None:  # no Jinja token made
+                    return _filled(known, fast[1] if name is None else [name, *fast[1]])
+        return self._lexed(env, source, name, filename, text, layout)
+
+    def _remember(self, layout: _Layout | None, values: list[str], code: _Plan) -> None:
+        """Keep ``code`` by the layout's key, when the layout's values are the lexer's."""
+        if layout is not None and layout[1] == values:
+            self.by_text[layout[0]] = code
+
+    def _lexed(self, env: Environment, source: str, name: str | None, filename: str | None,
+               text: str, layout: _Layout | None) -> CodeType:
+        """:meth:`compile` through Jinja's lexer: by raw shape, else by marked tokens."""
         raw = _raw(env, source, name, filename, text)
-        if raw is not None and plain:
+        if raw is not None and _plain(name) and _plain(filename):
             known = self.raw.get(raw[0])
             if known is not None and not any(_marks(v) for v in raw[1]):
-                if by_text is not None and fast is not None and fast[1] == raw[1]:
-                    self.by_text[by_text] = known
+                self._remember(layout, raw[1], known)
                 return _filled(known, raw[1] if name is None else [name, *raw[1]])
         try:
             tokens = list(env._tokenize(source, name, filename))
@@ -249,8 +260,7 @@ class _Shapes:
             return env.compile(source, name, filename)
         if raw is not None and raw[1] == values[0 if name is None else 1:]:
             self.raw[raw[0]] = code  # the raw shape marks what this one does, in order
-            if by_text is not None and fast is not None and fast[1] == raw[1]:
-                self.by_text[by_text] = code
+            self._remember(layout, raw[1], code)
         return _filled(code, values)
 
 
