@@ -33,6 +33,14 @@ Shapes:
   ``partials/m{i % 40}.j2`` and calls it on ``topic``, and writes ``{{ style | default(
   "plain") }}``; one required argument (``topic``) and one optional (``style``);
   ``partials/head.j2`` edited.
+* ``multi`` (session 11, HELD OUT like ``small`` and ``macro``: measured, never profiled;
+  rule written before it was first run): 80 partials ``partials/x0.j2`` ... ``x79.j2``
+  (``Point K on {{ goal }}.``); each prompt has two messages: an ``assistant`` one that
+  includes ``partials/policy.j2`` and ``partials/x{i % 80}.j2``, and a ``user`` one with an
+  ``if``/``elif``/``else`` on ``level``, a loop over three items writing ``loop.index``,
+  ``{{ extra | default("none") }}`` and an include of ``partials/x{(7 i + 3) % 80}.j2``;
+  two required arguments (``goal``, ``level``) and one optional (``extra``);
+  ``partials/policy.j2`` edited.
 
 Prints wall and CPU seconds (this process's children: promptops and its render workers,
 git) per shape and command, median of ``--runs``, with the load average before and after.
@@ -44,7 +52,7 @@ a speed-up must not change the review. ``--keep DIR`` generates the packages in 
 leaves them there (a later run with the same DIR reuses them), for profiling.
 
 Usage: python benchmarks/diff_shapes.py [--prompts 5000]
-       [--shapes genpkg,direct,chain,small,wide,macro]
+       [--shapes genpkg,direct,chain,small,wide,macro,multi]
        [--runs 1] [--commands markdown,text]
        [--promptops CMD] [--baseline CMD] [--keep DIR]
 """
@@ -65,7 +73,7 @@ from pathlib import Path
 
 from bench_common import GIT_ENV, genpkg, git, now, promptops_cmd
 
-HELD_OUT = ("small", "macro")
+HELD_OUT = ("small", "macro", "multi")
 
 TOPIC_ONLY = """\
 description: Prompt {{i}} of the {shape} shape
@@ -157,6 +165,39 @@ messages:
       Write it {{{{ style | default("plain") }}}} ({i}).
 """
 
+MULTI = """\
+description: Prompt {i} of the multi shape
+arguments:
+  - name: goal
+    description: What to reach
+    required: true
+  - name: level
+    description: How deep to go
+    required: true
+  - name: extra
+    description: Anything else
+    required: false
+messages:
+  - role: assistant
+    text: |
+      {{% include "partials/policy.j2" %}}
+      {{% include "partials/x{a}.j2" %}}
+  - role: user
+    text: |
+      {{% if level == "high" %}}
+      Go deep on {{{{ goal }}}} ({i}).
+      {{% elif level == "low" %}}
+      Skim {{{{ goal }}}} ({i}).
+      {{% else %}}
+      Cover {{{{ goal }}}} ({i}).
+      {{% endif %}}
+      {{% for step in ["find", "check", "tell"] %}}
+      {{{{ loop.index }}}}. {{{{ step }}}} {{{{ goal }}}}
+      {{% endfor %}}
+      Also: {{{{ extra | default("none") }}}}.
+      {{% include "partials/x{b}.j2" %}}
+"""
+
 
 def _write_prompts(out: Path, n: int, template: str, **extra: Callable[[int], int]) -> None:
     (out / "prompts").mkdir(parents=True, exist_ok=True)
@@ -213,9 +254,17 @@ def gen_macro(n: int, out: Path, partials: int = 40) -> Path:
     return out / "partials" / "head.j2"
 
 
+def gen_multi(n: int, out: Path, partials: int = 80) -> Path:
+    _write_prompts(out, n, MULTI, a=lambda i: i % partials, b=lambda i: (7 * i + 3) % partials)
+    for k in range(partials):
+        (out / "partials" / f"x{k}.j2").write_text(f"Point {k} on {{{{ goal }}}}.\n")
+    (out / "partials" / "policy.j2").write_text("Stay on topic.\n")
+    return out / "partials" / "policy.j2"
+
+
 SHAPES: dict[str, Callable[[int, Path], Path]] = {
     "genpkg": gen_genpkg, "direct": gen_direct, "chain": gen_chain, "small": gen_small,
-    "wide": gen_wide, "macro": gen_macro}
+    "wide": gen_wide, "macro": gen_macro, "multi": gen_multi}
 
 
 def make(shape: str, n: int, root: Path) -> Path:

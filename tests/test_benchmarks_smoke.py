@@ -205,7 +205,7 @@ def test_growth_bench_measures_every_cost_for_both_layouts(tmp_path: Path) -> No
 def test_diff_shapes_runs_every_shape_and_marks_the_held_out_one(tmp_path: Path) -> None:
     """Every shape is generated and reviewed by ``diff main --format markdown`` (the script
     fails a shape whose review does not show the edited partial); ``diff main change`` runs
-    on one shape, reusing its package (``--keep``): the two commands on all six shapes were
+    on one shape, reusing its package (``--keep``): the two commands on all the shapes were
     twelve promptops processes, 21 s of the process run (session 11)."""
     done = run_script("diff_shapes.py", "--prompts", "12", "--commands", "markdown",
                       "--keep", str(tmp_path))
@@ -213,7 +213,8 @@ def test_diff_shapes_runs_every_shape_and_marks_the_held_out_one(tmp_path: Path)
     rows = [line.split(" | ") for line in done.stdout.splitlines() if " | 12 | " in line]
     assert [(r[0].lstrip("| "), r[2]) for r in rows] == [
         (shape, "`diff main --format markdown`") for shape in (
-            "genpkg", "direct", "chain", "small (held out)", "wide", "macro (held out)")], \
+            "genpkg", "direct", "chain", "small (held out)", "wide", "macro (held out)",
+            "multi (held out)")], \
         done.stdout
     again = run_script("diff_shapes.py", "--prompts", "12", "--commands", "text", "--shapes",
                        "direct", "--keep", str(tmp_path))

@@ -28,6 +28,15 @@ against Jinja's.
 Memory is bounded: shapes seen once are remembered up to :data:`PENDING` at a time (a
 package where no shape repeats keeps no more than that), and only a shape seen twice keeps
 its marked tree.
+
+Jinja's lexer is most of what is left (a Python generator, a regex match per rule tried,
+per token: 0.12 ms of a 0.18 ms `wide` template, issue 26), so a template of a shape seen
+before is first looked up by :func:`text_shape`, a key made with one regular-expression
+scan and no Jinja token: every tag and comment written out (a plain template name masked),
+the line it starts on, and the texts between them as values. It is made only where that
+scan provably cuts the source where Jinja's lexer does (the function says when); the first
+template of such a key still takes the lexer, and the key is kept only when its values are
+the lexer's own, in order.
 """
 
 from __future__ import annotations
@@ -54,6 +63,94 @@ _RENAMED = {"linestatement_begin": "block_begin", "linestatement_end": "block_en
 
 _Raw = list[tuple[int, str, str]]
 _Key = tuple[object, ...]
+
+# text_shape's pieces: a tag or a comment whose body holds no brace, percent sign, hash,
+# backslash or carriage return, its string literals whole (each closed inside the body)
+_BODY = r"""((?:[^'"{}%#\\\r]|"[^"{}%#\\\r]*"|'[^'{}%#\\\r]*')*)"""
+_PIECE = re.compile(r"\{\{" + _BODY + r"\}\}|\{%" + _BODY + r"%\}|\{#([^{}%#\r]*)#\}")
+_OPENER = re.compile(r"\{[{%#]")  # where Jinja's lexer starts a tag
+# a block that names one template as its whole argument (as _shape marks it): the part
+# before the name, its quote, the name, the part after it
+_NAMED = re.compile(r"(\s*(?:include|import|from|extends)\s*)"
+                    r"""(?:"([^"\\\n\r]*)"|'([^'\\\n\r]*)')"""
+                    r"(\s*|\s+(?:ignore|with|without|as|import)(?:\s.*)?)", re.S)
+_DEFAULT_SYNTAX = ("{%", "%}", "{{", "}}", "{#", "#}", None, None, False, False, "\n", True)
+
+
+def _default_syntax(env: Environment) -> bool:
+    """Jinja's default delimiters, no line statements or comments, no trimming, the
+    trailing newline kept and ``\\n`` as the newline: what :func:`text_shape` reads."""
+    return (env.block_start_string, env.block_end_string, env.variable_start_string,
+            env.variable_end_string, env.comment_start_string, env.comment_end_string,
+            env.line_statement_prefix, env.line_comment_prefix, env.trim_blocks,
+            env.lstrip_blocks, env.newline_sequence,
+            env.keep_trailing_newline) == _DEFAULT_SYNTAX
+
+
+def text_shape(env: Environment, source: str) -> tuple[_Key, list[str]] | None:
+    """A key for ``source`` (already preprocessed) made without Jinja's lexer, and its
+    values: each text between tags, and each plain template name, in order; None when
+    this scan cannot vouch for the cut.
+
+    Two sources with one key lex, with ``env``'s lexer, into one raw token stream but for
+    the values, which are the texts and names :func:`_shape` marks, in the same order:
+
+    * each tag and comment is in the key as written, with the line it starts on; a body
+      holds no ``{``, ``}``, ``%``, ``#``, backslash or ``\\r`` and its string literals are
+      closed inside it, so Jinja's rules for a tag (whitespace, names, numbers, strings,
+      operators) match inside the body alone, and the first closer after the opener is
+      the tag's end (were a bracket left open there, Jinja raises on every such source);
+    * no whitespace modifier (``{%-``, ``-%}``, ``+``), no ``raw`` block, and the default
+      syntax (:func:`_default_syntax`): nothing strips or re-reads a text, whose value is
+      then exactly what is between two tags (no ``\\r`` in the source: no newline to
+      normalise, lines counted as Jinja counts them);
+    * no text holds an opener (``{{``, ``{%``, ``{#``), nor ends in ``{`` before a tag,
+      so Jinja's lexer starts its tags where this scan does.
+
+    A template name is marked where :func:`_shape` marks one (a block whose first word is
+    ``include``, ``import``, ``from`` or ``extends``, then the name, then nothing or one
+    of the words that may follow it); the caller compares this function's values with
+    the lexer's for the first source of a key, so a reading that differs is never kept.
+    """
+    if "\r" in source or "\x00" in source or "\\x00" in source or not _default_syntax(env):
+        return None
+    key: list[object] = []
+    values: list[str] = []
+    line, pos = 1, 0
+    for m in _PIECE.finditer(source):
+        start = m.start()
+        if start > pos:
+            text = source[pos:start]
+            if text[-1] == "{" or _OPENER.search(text):
+                return None
+            key.append(line)
+            values.append(text)
+            line += text.count("\n")
+        var, block, comment = m.groups()
+        body = var if var is not None else block if block is not None else comment
+        if body and (body[0] in "-+" or body[-1] in "-+"):
+            return None
+        if block is not None:
+            if "raw" in block:  # {% raw %}: its text is never lexed
+                return None
+            named = _NAMED.fullmatch(block)
+            if named is not None:
+                double = named[2] is not None
+                key.append(("%", line, named[1], double, named[4]))
+                values.append(named[2] if double else named[3])
+            else:
+                key.append(("%", line, block))
+        else:
+            key.append(("{" if var is not None else "#", line, body))
+        line += body.count("\n")
+        pos = m.end()
+    if pos < len(source):
+        text = source[pos:]
+        if _OPENER.search(text):
+            return None
+        key.append(line)
+        values.append(text)
+    return tuple(key), values
 
 
 class _Unshared(Exception):
@@ -169,13 +266,22 @@ class AstShapes:
     def __init__(self) -> None:
         self._marked: dict[_Key, bytes | None] = {}  # None: the shape is not shared
         self._first: dict[_Key, tuple[nodes.Template, list[str]]] = {}  # seen once
+        # marked trees by text_shape's key, kept once the lexer agreed with it (as many
+        # as the shared shapes' keys: each is a tag layout seen, lexed and shared)
+        self._by_text: dict[tuple[object, _Key], bytes] = {}
 
     def parse(self, env: Environment, source: str) -> nodes.Template:
         """``promptops.sandbox.nesting.parse(env, source)``, from its shape's tree when a
         template of that shape was parsed before."""
         try:
             lexer = env.lexer  # a property: it builds a key of the environment's settings
-            raw: _Raw = list(lexer.tokeniter(env.preprocess(source), None, None))
+            text = env.preprocess(source)
+            fast = text_shape(env, text)
+            if fast is not None:
+                known = self._by_text.get((lexer, fast[0]))
+                if known is not None:  # no Jinja token made: the module docstring
+                    return _tree(known, env, fast[1])
+            raw: _Raw = list(lexer.tokeniter(text, None, None))
         except Exception:  # Jinja's parse raises it, as Jinja words it and where
             return jinja_parse(env, source)
         shape = _shape(lexer, raw)
@@ -184,6 +290,8 @@ class AstShapes:
         key, values, where = shape
         marked = self._marked.get(key)
         if marked is not None:
+            if fast is not None and fast[1] == values:
+                self._by_text[(lexer, fast[0])] = marked
             return _tree(marked, env, values)
         if key in self._marked:
             return self._jinja(env, source, raw)
@@ -197,6 +305,8 @@ class AstShapes:
         marked = self._marked[key] = self._mark(env, raw, where, *first)
         if marked is None:
             return self._jinja(env, source, raw)
+        if fast is not None and fast[1] == values:
+            self._by_text[(lexer, fast[0])] = marked
         return _tree(marked, env, values)
 
     @staticmethod

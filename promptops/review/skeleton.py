@@ -36,6 +36,7 @@ from jinja2.bccache import Bucket
 from jinja2.lexer import Token, TokenStream, ignored_tokens
 from jinja2.parser import Parser
 
+from promptops.pipeline.astshapes import text_shape
 from promptops.render.codecache import CodeCache, ModeCache
 
 if TYPE_CHECKING:
@@ -152,10 +153,11 @@ def _plain(name: str | None) -> bool:
 _DROPPED = frozenset(ignored_tokens | {"raw_begin", "raw_end"})
 _RENAMED = {"linestatement_begin": "block_begin", "linestatement_end": "block_end"}
 _RawKey = tuple[object, ...]
+_Layout = tuple[_RawKey, list[str]]  # text_shape's key (with the lexer's settings), values
 
 
-def _raw(env: Environment, source: str, name: str | None, filename: str | None
-         ) -> tuple[_RawKey, list[str]] | None:
+def _raw(env: Environment, source: str, name: str | None, filename: str | None,
+         text: str | None = None) -> tuple[_RawKey, list[str]] | None:
     """The template's shape from Jinja's raw token stream (``Lexer.tokeniter``: before
     ``wrap`` makes token objects and converts values, and before the extensions' stream
     filters), with the values it marks; None when it does not lex.
@@ -165,13 +167,15 @@ def _raw(env: Environment, source: str, name: str | None, filename: str | None
     each plain template name (:func:`_named_here`) written without a backslash or a line
     break, whose raw value inside the quotes is then what ``wrap``'s unescaping makes of
     it. So two sources with one key make one token stream up to those values, which the
-    extensions' filters (the nesting guard) and the parser see alike.
+    extensions' filters (the nesting guard) and the parser see alike. ``text``: the
+    source already preprocessed, when the caller has it.
     """
     lexer = env.lexer
     try:
+        if text is None:
+            text = env.preprocess(source, name, filename)
         tokens = [t if t[1] not in _RENAMED else (t[0], _RENAMED[t[1]], t[2]) for t in
-                  lexer.tokeniter(env.preprocess(source, name, filename), name, filename)
-                  if t[1] not in _DROPPED]
+                  lexer.tokeniter(text, name, filename) if t[1] not in _DROPPED]
     except Exception:  # the full compile raises it, as Jinja words it
         return None
     key: list[object] = [lexer, filename, name is not None]
@@ -202,15 +206,41 @@ class _Shapes:
         # the same plans by raw shape (_raw): a template of a raw shape seen before skips
         # wrap(), the stream filters and the token objects
         self.raw: dict[_RawKey, _Plan] = {}
+        # and by text_shape's key, once the lexer agreed with it: a template of a known
+        # layout skips Jinja's lexer too (promptops/pipeline/astshapes.py says when)
+        self.by_text: dict[_RawKey, _Plan] = {}
 
     def compile(self, env: Environment, source: str, name: str | None,
                 filename: str | None) -> CodeType:
         """``env.compile(source, name, filename)``, from the code of its shape when one
         compiled before."""
-        raw = _raw(env, source, name, filename)
+        try:
+            text = env.preprocess(source, name, filename)
+        except Exception:  # Jinja's compile raises it, as Jinja words it
+            return env.compile(source, name, filename)
+        layout: _Layout | None = None
+        if _plain(name) and _plain(filename):
+            fast = text_shape(env, text)
+            if fast is not None:
+                layout = (env.lexer, filename, name is not None, fast[0]), fast[1]
+                known = self.by_text.get(layout[0])
+                if known is not None:  # no Jinja token made
+                    return _filled(known, fast[1] if name is None else [name, *fast[1]])
+        return self._lexed(env, source, name, filename, text, layout)
+
+    def _remember(self, layout: _Layout | None, values: list[str], code: _Plan) -> None:
+        """Keep ``code`` by the layout's key, when the layout's values are the lexer's."""
+        if layout is not None and layout[1] == values:
+            self.by_text[layout[0]] = code
+
+    def _lexed(self, env: Environment, source: str, name: str | None, filename: str | None,
+               text: str, layout: _Layout | None) -> CodeType:
+        """:meth:`compile` through Jinja's lexer: by raw shape, else by marked tokens."""
+        raw = _raw(env, source, name, filename, text)
         if raw is not None and _plain(name) and _plain(filename):
             known = self.raw.get(raw[0])
             if known is not None and not any(_marks(v) for v in raw[1]):
+                self._remember(layout, raw[1], known)
                 return _filled(known, raw[1] if name is None else [name, *raw[1]])
         try:
             tokens = list(env._tokenize(source, name, filename))
@@ -230,6 +260,7 @@ class _Shapes:
             return env.compile(source, name, filename)
         if raw is not None and raw[1] == values[0 if name is None else 1:]:
             self.raw[raw[0]] = code  # the raw shape marks what this one does, in order
+            self._remember(layout, raw[1], code)
         return _filled(code, values)
 
 

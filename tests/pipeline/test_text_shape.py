@@ -1,0 +1,161 @@
+"""A key made without Jinja's lexer stands for Jinja's own token shape.
+
+:func:`promptops.pipeline.astshapes.text_shape` cuts a source with one regular expression
+and keys it on its tags as written, the texts between them (and plain template names)
+being the values. :class:`~promptops.pipeline.astshapes.AstShapes` and the review's
+:class:`~promptops.review.skeleton.ShapeCache` give a template the tree or the code of a
+key seen before without lexing it, so the key must mean what Jinja's lexer would say:
+here random layouts of tags (modifiers, raw blocks, comments, strings holding closers,
+unbalanced brackets, names with quotes and escapes) are filled with random texts and
+names, and for every source the scan vouches for, Jinja's lexer must agree with it (the
+same values, in order), two sources of one key must lex alike (both fail, or both give
+one token shape), and the tree and the code from a shared key must be Jinja's own.
+"""
+
+from __future__ import annotations
+
+import dis
+from types import CodeType
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from jinja2 import nodes
+
+from promptops.pipeline.astshapes import AstShapes, _shape, text_shape
+from promptops.pipeline.templates import TemplateIndex
+from promptops.review.skeleton import ShapeCache
+from promptops.sandbox.environment import environment
+from promptops.sandbox.nesting import parse
+
+TAGS = [
+    "{{ x }}", "{{x}}", "{{ x | upper }}", "{{ 'a' ~ \"b\" }}", "{{ '}}' }}", "{{ '%}' }}",
+    "{{ {'a': 1}['a'] }}", "{{ f( }}", "{{ x) }}", "{{- x }}", "{{ x -}}", "{{ x\n }}",
+    "{% if a %}", "{% endif %}", "{% else %}", "{% for i in [1, 2] %}", "{% endfor %}",
+    "{%- if a %}", "{% if a -%}", "{%+ if a %}", "{% if a +%}", "{% if (a %}", "{% if a) %}",
+    "{% raw %}", "{% endraw %}", "{%raw%}", "{% set s = '%}' %}", "{% set s = \"#}\" %}",
+    "{# c #}", "{#\n#}", "{#- c #}", "{# c -#}", "{# c +#}", "{#  #}", "{# { #}",
+    "{% include \"@\" %}", "{% include '@' %}", "{% include \"@\" ignore missing %}",
+    "{% include \"@\" with context %}", "{% include \"@\" without context %}",
+    "{% include \"@\" asx %}", "{% include \"@\" + x %}", "{% include \"@\" \"b\" %}",
+    "{% from \"@\" import hi %}", "{% import '@' as m %}", "{%include\"@\"%}",
+    "{% include x %}", "{% extends \"@\" %}", "{% block b %}", "{% endblock %}",
+    "{% include '@' if a else 'b' %}", "{{ '@' }}", "{% macro m(a) %}", "{% endmacro %}",
+    "{% x @ %}", "{{ x\\y }}", "{% include \"a\\\"b\" %}",
+]
+TEXT = st.lists(st.sampled_from([*list("ab \n\t{}%#-+'\"\\\rx0é"), "\x00", "\\x00"]),
+                max_size=8).map("".join)
+NAME = st.text(alphabet=list("ab/._ '\"\\\n\r{}%#-"), max_size=6)
+LAYOUT = st.lists(st.one_of(st.just(None), st.sampled_from(TAGS)), min_size=1, max_size=8)
+
+
+def _fill(layout: list[str | None], texts: list[str], names: list[str]) -> str:
+    out = []
+    for i, piece in enumerate(layout):
+        out.append(texts[i % len(texts)] if piece is None
+                   else piece.replace("@", names[i % len(names)]))
+    return "".join(out)
+
+
+def _lexed(env: object, source: str) -> tuple[object, list[str]] | None:
+    lexer = env.lexer  # type: ignore[attr-defined]
+    try:
+        raw = list(lexer.tokeniter(source, None, None))
+    except Exception:
+        return None
+    shape = _shape(lexer, raw)
+    assert shape is not None  # text_shape refuses every source _shape refuses
+    return shape[0], shape[1]
+
+
+def _dump(node: object) -> object:
+    if isinstance(node, nodes.Node):
+        return (type(node).__name__, node.lineno,
+                tuple((f, _dump(getattr(node, f, None))) for f in node.fields))
+    if isinstance(node, list | tuple):
+        return (type(node).__name__, tuple(_dump(x) for x in node))
+    return (type(node).__name__, node)
+
+
+def _norm(code: CodeType) -> tuple[object, ...]:
+    out: list[object] = []
+    for ins in dis.get_instructions(code):
+        value = ins.argval
+        out.append((ins.opname, _norm(value) if isinstance(value, CodeType) else repr(value),
+                    ins.positions.lineno if ins.positions else None))
+    return tuple(out), code.co_names, code.co_varnames, code.co_firstlineno
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(LAYOUT, st.lists(st.tuples(st.lists(TEXT, min_size=1, max_size=4),
+                                  st.lists(NAME, min_size=1, max_size=3)),
+                        min_size=2, max_size=4))
+def test_a_vouched_key_is_jinjas_token_shape(layout: list[str | None],
+                                            fillings: list[tuple[list[str], list[str]]]
+                                            ) -> None:
+    env = TemplateIndex().env
+    seen: dict[object, object] = {}  # text_shape's key -> the lexer's (key or failure)
+    for texts, names in fillings:
+        source = _fill(layout, texts, names)
+        fast = text_shape(env, source)
+        if fast is None:
+            continue
+        lexed = _lexed(env, source)
+        if lexed is not None:
+            assert lexed[1] == fast[1], source  # the lexer's values, in order
+        got = None if lexed is None else lexed[0]
+        assert seen.setdefault(fast[0], got) == got, source  # one key, one token shape
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(LAYOUT, st.lists(st.tuples(st.lists(TEXT, min_size=1, max_size=4),
+                                  st.lists(NAME, min_size=1, max_size=3)),
+                        min_size=3, max_size=5))
+def test_trees_and_code_from_a_shared_key_are_jinjas(
+        layout: list[str | None], fillings: list[tuple[list[str], list[str]]]) -> None:
+    env = TemplateIndex().env
+    standalone = environment({}, "standalone")
+    shapes, code = AstShapes(), ShapeCache()
+    for texts, names in [*fillings, *fillings]:
+        source = _fill(layout, texts, names)
+        try:
+            want = _dump(parse(env, source))
+        except Exception as exc:
+            try:
+                shapes.parse(env, source)
+            except Exception as got:
+                assert type(got) is type(exc) and str(got) == str(exc)
+            else:
+                raise AssertionError(f"{source!r} parsed, Jinja raised {exc!r}") from None
+        else:
+            assert _dump(shapes.parse(env, source)) == want, source
+        try:
+            expect = _norm(standalone.compile(source))
+        except Exception as exc:
+            try:
+                code._of("standalone").compile(standalone, source, None, None)
+            except Exception as got:
+                assert type(got) is type(exc) and str(got) == str(exc)
+            else:
+                raise AssertionError(f"{source!r} compiled, Jinja raised {exc!r}") from None
+        else:
+            got_code = code._of("standalone").compile(standalone, source, None, None)
+            assert _norm(got_code) == expect, source
+
+
+def test_a_layout_seen_lexed_once_is_not_lexed_again() -> None:
+    """The fast key is used: the second template of a layout gets its tree from it."""
+    env = TemplateIndex().env
+    shapes = AstShapes()
+    for i in range(3):
+        shapes.parse(env, f'{{% include "p{i}.j2" %}}\nCase {i}: {{{{ x }}}}\n')
+    assert len(shapes._by_text) == 1
+    fast = text_shape(env, '{% include "q.j2" %}\nOther text {{ x }}\n')
+    assert fast is not None and fast[1] == ["q.j2", "\nOther text ", "\n"]
+
+
+def test_what_the_scan_cannot_vouch_for_has_no_key() -> None:
+    env = TemplateIndex().env
+    for source in ["a {{- x }}", "{% raw %}{{ x }}{% endraw %}", "a\r\nb {{ x }}",
+                   "{{ '}}' }}", "a{{{ x }}", "{{ x\\y }}", "a\x00 {{ x }}", "{# c -#} b",
+                   "{{ {'a': 1} }}"]:
+        assert text_shape(env, source) is None, source
