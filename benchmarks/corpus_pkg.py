@@ -166,16 +166,27 @@ def generate_part(part: str, n: int, out: Path, *, distinct: bool = False,
 
 def edit_one(pkg: Path) -> tuple[Path, bytes]:
     """Add a line to the text of one prompt's first block-literal message (an edit a
-    reviewer would make); returns (file, its bytes before) so the caller can undo it."""
+    reviewer would make); returns (file, its bytes before) so the caller can undo it.
+
+    The line goes before the literal's first non-blank line, at its indent (a literal may
+    open with blank lines); with no literal, a comment line is added. The edit must leave
+    the prompt valid: a second ``description:`` key (the old fallback) made the first
+    prompt of speed3's tuning part a load error, which lint answers with a full run, so
+    the "one edit" figure measured a cold lint there (session 11)."""
     path = sorted((pkg / "prompts").glob("*.prompt.yaml"))[0]
     before = path.read_bytes()
     lines = before.decode("utf-8").split("\n")
     for i, line in enumerate(lines[:-1]):
-        if re.match(r"^\s*(- )?text: [|>][-+]?$", line) and lines[i + 1].strip():
-            indent = lines[i + 1][:len(lines[i + 1]) - len(lines[i + 1].lstrip())]
-            lines.insert(i + 1, f"{indent}Keep it short.")
+        if not re.match(r"^\s*(- )?text: [|>][-+]?$", line):
+            continue
+        first = next((j for j in range(i + 1, len(lines)) if lines[j].strip()), None)
+        if first is None:
+            continue
+        indent = lines[first][:len(lines[first]) - len(lines[first].lstrip())]
+        if len(indent) > line.index("text:"):  # content, not the next key
+            lines.insert(first, f"{indent}Keep it short.")
             break
     else:
-        lines.insert(1, "description: edited by the benchmark")
+        lines.insert(0, "# edited by the benchmark")
     path.write_text("\n".join(lines), encoding="utf-8")
     return path, before
