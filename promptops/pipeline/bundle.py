@@ -198,8 +198,11 @@ def canonical_body(bundle: Mapping[str, object], prompts: list[bytes]) -> list[b
     for key in BODY_KEYS:
         parts.append(b'"%s":' % key.encode())
         value = bundle[key]
-        if key == "prompts":
-            parts += [b"[", b",".join(prompts), b"]"]
+        if key == "prompts":  # each prompt a part: the file is joined once, not twice
+            parts.append(b"[")
+            for i, encoded in enumerate(prompts):
+                parts += [b",", encoded] if i else [encoded]
+            parts.append(b"]")
         elif key in ("templates", "resources") and isinstance(value, Mapping):
             parts.append(_canonical_members(value))  # a file each, of any size
         else:

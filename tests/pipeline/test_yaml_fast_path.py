@@ -26,7 +26,17 @@ def outcome(load: object, text: str) -> tuple[str, ...]:
 def same(text: str) -> tuple[str, ...]:
     got = outcome(fast.load, text)
     assert got == outcome(fast._general, text), text
+    # given the bytes the text was decoded from (a BOM or not), libyaml reads those: the
+    # same answer (PyYAML names the input "<byte string>" in its own messages, which the
+    # loader never shows: it re-parses with ruamel.yaml to say what is wrong)
+    for raw in (text.encode(), b"\xef\xbb\xbf" + text.encode()):
+        bytes_got = outcome(lambda t, r=raw: fast.load(t, r), text)
+        assert tuple(part.replace("<byte string>", "<unicode string>")
+                     for part in bytes_got) == got, text
     return got
+
+
+LONG = 2 * (limits.MAX_NODES // 4)  # characters: past the length that bounds the nodes
 
 
 EDGES = [
@@ -63,6 +73,38 @@ def test_limits_hold_on_the_plain_path() -> None:
         f"{c}: &{c} [{', '.join([f'*{p}'] * 10)}]\n"
         for p, c in zip("abcdefg", "bcdefgh", strict=True))
     assert same(laughs)[1] == "LimitExceeded"
+
+
+def test_long_documents_agree() -> None:
+    """Past the length that bounds the nodes, a document that cannot hold too many (the
+    counts say) takes the one-walk path too; others are counted, then composed."""
+    prose = "Keep it short: - [a] {b}? 😀 " * (LONG // 25)
+    texts = {
+        "plain": f"text: |\n  {prose}\nname: x\n",
+        "aliases": f"a: &a {{b: '{prose}'}}\nc: *a\n",
+        "many": "k: [" + ", ".join(["x"] * (limits.MAX_NODES + 10)) + "]\n",
+        "deep": "[" * (limits.MAX_DEPTH + 1) + "]" * (limits.MAX_DEPTH + 1) + " #" + prose,
+        "tags": f"a: !!str '{prose}'\n",
+        "bad": f"a: '{prose}\n",
+    }
+    assert {k: same(t)[:2] for k, t in texts.items()} == {
+        "plain": ("ok", repr({"text": prose + "\n", "name": "x"})),
+        "aliases": ("ok", same(texts["aliases"])[1]),
+        "many": ("error", "LimitExceeded"),
+        "deep": ("error", "LimitExceeded"),
+        "tags": ("ok", repr({"a": prose})),
+        "bad": ("error", "ScannerError")}
+    assert all(len(t) > limits.MAX_NODES // 2 for k, t in texts.items() if k != "deep")
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list(":-[{?,*ab 😀\n\ufeff")), max_size=60))
+def test_the_counts_are_the_same_over_text_and_bytes(text: str) -> None:
+    counts = (text.count(":") + text.count("-") + text.count("[") + text.count("{")
+              + text.count("?"), text.count(","), "*" in text)
+    expected = (counts[0] >= limits.MAX_DEPTH, 2 * (counts[0] + counts[1]) + 1 >
+                limits.MAX_NODES, counts[2])
+    assert limits.needs_check(text) == limits.needs_check(text.encode()) == expected
 
 
 def test_the_resolver_tags_as_pyyaml_does() -> None:

@@ -204,7 +204,7 @@ def load_yaml(path: str, raw: bytes) -> LoadedFile:
     """Parse one file; a syntax error becomes a positioned problem with a hint."""
     text = decode(path, raw)
     try:
-        data = _parse(text)
+        data = _parse(text, raw)
     except LimitExceeded as exc:
         raise YamlProblem(limit_problem(path, exc)) from None
     except Exception as exc:
@@ -219,9 +219,10 @@ def limit_problem(path: str, exc: LimitExceeded) -> Problem:
                    f"invalid YAML for a package: {exc.message} (limits: SECURITY.md)")
 
 
-def _parse(text: str) -> object:
+def _parse(text: str, raw: bytes | None = None) -> object:
+    """``text``'s data; ``raw``: the bytes it was decoded from (``fastyaml.load``)."""
     try:
-        return fastyaml.load(text)
+        return fastyaml.load(text, raw)
     except LimitExceeded:
         raise
     except Exception:  # any other refusal: let ruamel.yaml say what is wrong
