@@ -142,3 +142,23 @@ def test_any_document_agrees(text: str) -> None:
 def test_dumped_data_agrees(data: object) -> None:
     for flow in (True, False):
         assert same(yaml.safe_dump({"d": data}, default_flow_style=flow))[0] == "ok"
+
+
+BYTES = st.sampled_from([b"\xef\xbb\xbf", b"\xef\xbb\xbf" * 2, b"\xff\xfe", b"\xfe\xff", b"\xff",
+                         b"\xc0\x80",
+                         b"\xed\xa0\x80", b"\xf4\x90\x80\x80", b"\xe2\x82", b"\x00", b"\xc3\xa9",
+                         b"\xf0\x9f\x98\x80", b"\x85", b"\xe2\x80\xa8", b"\t", b"\r\n"])
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.lists(PIECES.map(str.encode) | BYTES, max_size=25).map(b"".join))
+def test_a_file_read_from_its_bytes_is_the_file_decoded(raw: bytes) -> None:
+    """Whatever libyaml reads whole from the bytes is valid UTF-8 and gives what the
+    decoded text gives; the loader (``load_yaml``) then skips decoding it."""
+    try:
+        data = fast.load_bytes(raw)
+    except Exception:  # the loader decodes, then parses the text: nothing to compare
+        return
+    text = raw.decode("utf-8-sig")  # raises if libyaml read what is not UTF-8
+    given_both = outcome(lambda t: fast.load(t, raw), text)
+    assert repr(data) == outcome(fast.load, text)[1] == given_both[1]

@@ -141,7 +141,7 @@ def load(text: str, raw: bytes | None = None) -> object:
     first: a copy of every file) and the limits count characters over them: the same
     marks, data and errors, since libyaml reads UTF-8 and skips a leading BOM.
     """
-    source: str | bytes = text if raw is None else raw
+    source: str | bytes = text if raw is None or not _as_decoded(raw) else raw
     # A document has at most 2 * len(text) + 1 nodes (limits.needs_check), so a shorter one
     # cannot hold too many; a longer one is counted first (one pass over its bytes), and if
     # it cannot hold too many either it is built in the same one walk: a 200 KB prompt
@@ -159,6 +159,38 @@ def load(text: str, raw: bytes | None = None) -> object:
         finally:
             loader.dispose()
     return _general(text, source, counts)
+
+
+_BOM = b"\xef\xbb\xbf"
+
+
+def _as_decoded(raw: bytes) -> bool:
+    """Whether libyaml reads ``raw`` as it reads the text ``raw.decode("utf-8-sig")``:
+    not when it starts with a UTF-16 byte order mark (libyaml reads UTF-16; the decoder
+    refuses it), nor with two UTF-8 ones (the decoder drops one, then PyYAML encodes
+    the text, and libyaml drops the next as a stream's mark, which the bytes read as
+    they are do not: one more ``\ufeff`` would stay in the data)."""
+    return not raw.startswith((b"\xff\xfe", b"\xfe\xff", _BOM + _BOM))
+
+
+def load_bytes(raw: bytes) -> object:
+    """:func:`load` of the text ``raw`` (UTF-8, a BOM allowed) decodes to, for a plain
+    tree within the limits, without decoding it: libyaml reads ``raw`` whole, so it is
+    valid UTF-8 when this returns. Raises on anything else (a syntax error, a limit, a
+    document the one walk does not build, a file that could hold too many nodes): the
+    caller then decodes the text and :func:`load` says what it is."""
+    if not _as_decoded(raw):
+        raise _NotPlain
+    counts = None if 2 * len(raw) + 1 <= MAX_NODES else needs_check(raw)
+    if counts is not None and counts[1]:
+        raise _NotPlain
+    loader = FastLoader(raw)
+    try:
+        node = loader.get_single_node()
+        return None if node is None else _plain(loader, node, aliases=b"*" in raw
+                                                 if counts is None else counts[2])
+    finally:
+        loader.dispose()
 
 
 class _NotPlain(Exception):
