@@ -162,3 +162,27 @@ def test_a_file_read_from_its_bytes_is_the_file_decoded(raw: bytes) -> None:
     text = raw.decode("utf-8-sig")  # raises if libyaml read what is not UTF-8
     given_both = outcome(lambda t: fast.load(t, raw), text)
     assert repr(data) == outcome(fast.load, text)[1] == given_both[1]
+
+
+def test_the_loader_reads_bytes_as_it_read_the_decoded_text() -> None:
+    """``load_yaml`` parses a file from its bytes and decodes its text only when read;
+    bytes libyaml would read otherwise (UTF-16, a doubled BOM) or that are not UTF-8 are
+    decoded first, as before: the same problems, at the same places."""
+    from promptops.pipeline.yamlio.loader import YamlProblem, load_yaml
+
+    def answer(raw: bytes) -> tuple[str, ...]:
+        try:
+            loaded = load_yaml("p.prompt.yaml", raw)
+        except YamlProblem as exc:
+            return ("problem", str(exc))
+        return ("ok", repr(loaded.data), loaded.text)
+
+    bom = b"\xef\xbb\xbf"
+    assert answer(b"a: b\n") == ("ok", "{'a': 'b'}", "a: b\n")
+    assert answer(bom + b"a: \xc3\xa9\n") == ("ok", "{'a': 'é'}", "a: é\n")
+    # decoded, one BOM is dropped and libyaml drops the next as the stream's (as before)
+    assert answer(bom * 2 + b"a\n") == ("ok", "'a'", "\ufeffa\n")
+    assert answer(bom * 3 + b"a\n") == ("ok", "'a'", "\ufeff\ufeffa\n")
+    assert answer(b"a: \xff\n") == ("problem", "p.prompt.yaml:1:4: file is not valid UTF-8")
+    assert answer(b"\xff\xfea\x00\n\x00")[1].endswith("file is not valid UTF-8")
+    assert answer(b"a: [b\n")[0] == "problem"
