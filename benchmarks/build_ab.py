@@ -2,6 +2,7 @@
 
 Usage: python benchmarks/build_ab.py BEFORE [AFTER] [--corpus-part tuning|heldout]
                                      [--corpus N] [--rounds R] [--package PKG] [--distinct]
+                                     [--corpus-dir DIR]
 (BEFORE, AFTER: checkout roots; AFTER defaults to this checkout.)
 
 The package is the speed corpus part replicated to N prompts (corpus_pkg.generate_part, as
@@ -10,7 +11,8 @@ process, spawn to exit, writing its bundle with ``--force`` into a folder of its
 user + system of the process and its git children. Prints the median and the minimum of
 the rounds, and fails when the two checkouts write different bundle bytes. ``--distinct``:
 every copy of the replica distinct (``generate_part(distinct=True)``: no text repeats, as in
-a real corpus of that many different prompts; issue 26 item 1, session 10).
+a real corpus of that many different prompts; issue 26 item 1, session 10). ``--corpus-dir
+DIR``: the part from another corpus laid out as the speed corpus (tests/corpus/speed2).
 """
 
 from __future__ import annotations
@@ -58,21 +60,24 @@ def main() -> None:
     parser.add_argument("--package", type=Path, default=None)
     parser.add_argument("--distinct", action="store_true",
                         help="every copy of the replica distinct (no text repeats)")
+    parser.add_argument("--corpus-dir", type=Path, default=None,
+                        help="a corpus laid out as tests/corpus/speed (default: that one)")
     args = parser.parse_args()
-    if args.distinct and args.package is not None:
-        raise SystemExit("--distinct needs a corpus part, not --package")
+    if args.package is not None and (args.distinct or args.corpus_dir is not None):
+        raise SystemExit("--distinct and --corpus-dir need a corpus part, not --package")
     roots = {"before": args.before.resolve(), "after": args.after.resolve()}
     with tempfile.TemporaryDirectory() as tmp:
         if args.package is not None:
             pkg, what = args.package.resolve(), str(args.package)
         else:
-            from corpus_pkg import generate_part
+            from corpus_pkg import SPEED, generate_part
             from genpkg import commit
 
+            corpus = (args.corpus_dir or SPEED).resolve()
             pkg = generate_part(args.corpus_part, args.corpus, Path(tmp) / "corpus",
-                                distinct=args.distinct)
+                                distinct=args.distinct, corpus=corpus)
             commit(pkg)
-            what = (f"{args.corpus} prompts, {args.corpus_part} part of the speed corpus"
+            what = (f"{args.corpus} prompts, {args.corpus_part} part of {corpus.name}"
                     f"{', every copy distinct' if args.distinct else ''}")
         cache = Path(tmp) / "pycache"
         samples: dict[str, list[tuple[float, float, str]]] = {k: [] for k in roots}

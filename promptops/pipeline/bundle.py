@@ -163,7 +163,7 @@ def _compile(package: Package, *, keep: bool) -> tuple[Bundle, bytes | None]:
     # Encoded member by member (the same bytes as ``canonical``, see ``canonical_body``): one
     # text of the whole bundle widened to 2 or 4 bytes a character wherever one prompt had
     # an emoji, and joining its pieces then took longer than encoding them.
-    parts = canonical_body(body, [canonical(p) for p in prompts])
+    parts = canonical_body(body, [canonical_long(p) for p in prompts])
     assert parts is not None  # the body has exactly BODY_KEYS
     body["digest"] = digest_of_body(parts)
     return body, serialised_from_body(parts, body["digest"]) if keep else None
@@ -179,8 +179,64 @@ def canonical(obj: object) -> bytes:
 
 def _canonical_members(mapping: Mapping[str, object]) -> bytes:
     """``canonical(mapping)`` (string keys), encoded member by member."""
-    return b"{" + b",".join(canonical(k) + b":" + canonical(v)
+    return b"{" + b",".join(canonical(k) + b":" + canonical_long(v)
                             for k, v in sorted(mapping.items())) + b"}"
+
+
+# Long strings (a prompt's text: 200 KB in a VS Code prompt) are escaped over their UTF-8
+# bytes: what canonical JSON escapes is ASCII (``"``, ``\``, controls), which UTF-8 encodes
+# as itself, so each is a bytes.replace (memchr) instead of json's loop over every
+# character, and the string is copied twice less (json's pieces joined, then encoded).
+LONG = 4096  # characters: shorter strings are left to json
+_ESCAPE = {c: b"\\u%04x" % c for c in range(0x20)} | {
+    0x08: b"\\b", 0x09: b"\\t", 0x0A: b"\\n", 0x0C: b"\\f", 0x0D: b"\\r", 0x22: b'\\"'}
+_NOT_ESCAPED = bytes(b for b in range(256) if b not in _ESCAPE and b != 0x5C)
+
+
+def _long_string(text: str) -> bytes:
+    """``canonical(text)``, from ``text``'s UTF-8 bytes."""
+    raw = text.encode()  # UnicodeEncodeError on a lone surrogate, as ``canonical``'s
+    escaped = set(raw.translate(None, _NOT_ESCAPED))
+    if 0x5C in escaped:  # first: the other escapes add backslashes
+        raw = raw.replace(b"\\", b"\\\\")
+    for c in escaped - {0x5C}:
+        raw = raw.replace(bytes((c,)), _ESCAPE[c])
+    return b'"%s"' % raw
+
+
+def _swap_long(obj: object, found: list[str]) -> object:
+    """``obj`` with each long string replaced by a placeholder naming it in ``found``."""
+    if type(obj) is str:
+        if len(obj) < LONG:
+            return obj
+        found.append(obj)
+        return f"\0{len(found) - 1}\0"
+    if type(obj) is dict:
+        return {k: _swap_long(v, found) for k, v in obj.items()}
+    if type(obj) is list:
+        return [_swap_long(v, found) for v in obj]
+    return obj
+
+
+def canonical_long(obj: object) -> bytes:
+    """``canonical(obj)``, the same bytes, with its long strings escaped by
+    :func:`_long_string`: json encodes the rest with placeholders, each of which must be
+    found exactly once (a string of the same value elsewhere: ``canonical`` it is)."""
+    found: list[str] = []
+    swapped = _swap_long(obj, found)
+    if not found:
+        return canonical(obj)
+    encoded = canonical(swapped)
+    parts, at = [], 0
+    for i, text in enumerate(found):
+        token = b'"\\u0000%d\\u0000"' % i
+        start = encoded.find(token, at)
+        if start < 0 or encoded.find(token, start + 1) >= 0:
+            return canonical(obj)
+        parts += [encoded[at:start], _long_string(text)]
+        at = start + len(token)
+    parts.append(encoded[at:])
+    return b"".join(parts)
 
 
 BODY_KEYS = ("format", "package", "prompts", "resources", "source", "templates")
@@ -198,8 +254,11 @@ def canonical_body(bundle: Mapping[str, object], prompts: list[bytes]) -> list[b
     for key in BODY_KEYS:
         parts.append(b'"%s":' % key.encode())
         value = bundle[key]
-        if key == "prompts":
-            parts += [b"[", b",".join(prompts), b"]"]
+        if key == "prompts":  # each prompt a part: the file is joined once, not twice
+            parts.append(b"[")
+            for i, encoded in enumerate(prompts):
+                parts += [b",", encoded] if i else [encoded]
+            parts.append(b"]")
         elif key in ("templates", "resources") and isinstance(value, Mapping):
             parts.append(_canonical_members(value))  # a file each, of any size
         else:

@@ -26,7 +26,17 @@ def outcome(load: object, text: str) -> tuple[str, ...]:
 def same(text: str) -> tuple[str, ...]:
     got = outcome(fast.load, text)
     assert got == outcome(fast._general, text), text
+    # given the bytes the text was decoded from (a BOM or not), libyaml reads those: the
+    # same answer (PyYAML names the input "<byte string>" in its own messages, which the
+    # loader never shows: it re-parses with ruamel.yaml to say what is wrong)
+    for raw in (text.encode(), b"\xef\xbb\xbf" + text.encode()):
+        bytes_got = outcome(lambda t, r=raw: fast.load(t, r), text)
+        assert tuple(part.replace("<byte string>", "<unicode string>")
+                     for part in bytes_got) == got, text
     return got
+
+
+LONG = 2 * (limits.MAX_NODES // 4)  # characters: past the length that bounds the nodes
 
 
 EDGES = [
@@ -65,6 +75,38 @@ def test_limits_hold_on_the_plain_path() -> None:
     assert same(laughs)[1] == "LimitExceeded"
 
 
+def test_long_documents_agree() -> None:
+    """Past the length that bounds the nodes, a document that cannot hold too many (the
+    counts say) takes the one-walk path too; others are counted, then composed."""
+    prose = "Keep it short: - [a] {b}? 😀 " * (LONG // 25)
+    texts = {
+        "plain": f"text: |\n  {prose}\nname: x\n",
+        "aliases": f"a: &a {{b: '{prose}'}}\nc: *a\n",
+        "many": "k: [" + ", ".join(["x"] * (limits.MAX_NODES + 10)) + "]\n",
+        "deep": "[" * (limits.MAX_DEPTH + 1) + "]" * (limits.MAX_DEPTH + 1) + " #" + prose,
+        "tags": f"a: !!str '{prose}'\n",
+        "bad": f"a: '{prose}\n",
+    }
+    assert {k: same(t)[:2] for k, t in texts.items()} == {
+        "plain": ("ok", repr({"text": prose + "\n", "name": "x"})),
+        "aliases": ("ok", same(texts["aliases"])[1]),
+        "many": ("error", "LimitExceeded"),
+        "deep": ("error", "LimitExceeded"),
+        "tags": ("ok", repr({"a": prose})),
+        "bad": ("error", "ScannerError")}
+    assert all(len(t) > limits.MAX_NODES // 2 for k, t in texts.items() if k != "deep")
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list(":-[{?,*ab 😀\n\ufeff")), max_size=60))
+def test_the_counts_are_the_same_over_text_and_bytes(text: str) -> None:
+    counts = (text.count(":") + text.count("-") + text.count("[") + text.count("{")
+              + text.count("?"), text.count(","), "*" in text)
+    expected = (counts[0] >= limits.MAX_DEPTH, 2 * (counts[0] + counts[1]) + 1 >
+                limits.MAX_NODES, counts[2])
+    assert limits.needs_check(text) == limits.needs_check(text.encode()) == expected
+
+
 def test_the_resolver_tags_as_pyyaml_does() -> None:
     loader = fast.FastLoader("")
     for value in ["", "~", "null", "true", "False", "yes", "1", "-1", "0o7", "0x1f", "1_0",
@@ -100,3 +142,47 @@ def test_any_document_agrees(text: str) -> None:
 def test_dumped_data_agrees(data: object) -> None:
     for flow in (True, False):
         assert same(yaml.safe_dump({"d": data}, default_flow_style=flow))[0] == "ok"
+
+
+BYTES = st.sampled_from([b"\xef\xbb\xbf", b"\xef\xbb\xbf" * 2, b"\xff\xfe", b"\xfe\xff", b"\xff",
+                         b"\xc0\x80",
+                         b"\xed\xa0\x80", b"\xf4\x90\x80\x80", b"\xe2\x82", b"\x00", b"\xc3\xa9",
+                         b"\xf0\x9f\x98\x80", b"\x85", b"\xe2\x80\xa8", b"\t", b"\r\n"])
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.lists(PIECES.map(str.encode) | BYTES, max_size=25).map(b"".join))
+def test_a_file_read_from_its_bytes_is_the_file_decoded(raw: bytes) -> None:
+    """Whatever libyaml reads whole from the bytes is valid UTF-8 and gives what the
+    decoded text gives; the loader (``load_yaml``) then skips decoding it."""
+    try:
+        data = fast.load_bytes(raw)
+    except Exception:  # the loader decodes, then parses the text: nothing to compare
+        return
+    text = raw.decode("utf-8-sig")  # raises if libyaml read what is not UTF-8
+    given_both = outcome(lambda t: fast.load(t, raw), text)
+    assert repr(data) == outcome(fast.load, text)[1] == given_both[1]
+
+
+def test_the_loader_reads_bytes_as_it_read_the_decoded_text() -> None:
+    """``load_yaml`` parses a file from its bytes and decodes its text only when read;
+    bytes libyaml would read otherwise (UTF-16, a doubled BOM) or that are not UTF-8 are
+    decoded first, as before: the same problems, at the same places."""
+    from promptops.pipeline.yamlio.loader import YamlProblem, load_yaml
+
+    def answer(raw: bytes) -> tuple[str, ...]:
+        try:
+            loaded = load_yaml("p.prompt.yaml", raw)
+        except YamlProblem as exc:
+            return ("problem", str(exc))
+        return ("ok", repr(loaded.data), loaded.text)
+
+    bom = b"\xef\xbb\xbf"
+    assert answer(b"a: b\n") == ("ok", "{'a': 'b'}", "a: b\n")
+    assert answer(bom + b"a: \xc3\xa9\n") == ("ok", "{'a': 'é'}", "a: é\n")
+    # decoded, one BOM is dropped and libyaml drops the next as the stream's (as before)
+    assert answer(bom * 2 + b"a\n") == ("ok", "'a'", "\ufeffa\n")
+    assert answer(bom * 3 + b"a\n") == ("ok", "'a'", "\ufeff\ufeffa\n")
+    assert answer(b"a: \xff\n") == ("problem", "p.prompt.yaml:1:4: file is not valid UTF-8")
+    assert answer(b"\xff\xfea\x00\n\x00")[1].endswith("file is not valid UTF-8")
+    assert answer(b"a: [b\n")[0] == "problem"

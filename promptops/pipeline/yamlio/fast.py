@@ -30,6 +30,7 @@ from promptops.pipeline.yamlio.limits import (
     MAX_INT_DIGITS,
     MAX_NODES,
     TOO_DEEP,
+    Counts,
     at,
     check_events,
     check_nodes,
@@ -131,21 +132,65 @@ for _tag, _rx, _first in (
     FastLoader.add_implicit_resolver(_tag, _rx, list(_first))
 
 
-def load(text: str) -> object:
+def load(text: str, raw: bytes | None = None) -> object:
     """Parse one document; yaml.YAMLError on anything wrong (the caller re-parses),
-    LimitExceeded on a document over the limits (nothing else should parse it)."""
+    LimitExceeded on a document over the limits (nothing else should parse it).
+
+    ``raw``: the UTF-8 bytes ``text`` was decoded from (a BOM allowed), when the caller has
+    them. libyaml then reads them as they are (given ``text``, PyYAML encodes it to UTF-8
+    first: a copy of every file) and the limits count characters over them: the same
+    marks, data and errors, since libyaml reads UTF-8 and skips a leading BOM.
+    """
+    source: str | bytes = text if raw is None or not _as_decoded(raw) else raw
     # A document has at most 2 * len(text) + 1 nodes (limits.needs_check), so a shorter one
-    # cannot hold too many: no need to count events before composing it.
-    if 2 * len(text) + 1 <= MAX_NODES:
-        loader = FastLoader(text)
+    # cannot hold too many; a longer one is counted first (one pass over its bytes), and if
+    # it cannot hold too many either it is built in the same one walk: a 200 KB prompt
+    # no longer goes down the general path (its node graph walked for the limits, then
+    # PyYAML's constructor), only because it is long.
+    counts = None if 2 * len(text) + 1 <= MAX_NODES else needs_check(source)
+    if counts is None or not counts[1]:
+        loader = FastLoader(source)
         try:
             node = loader.get_single_node()
-            return None if node is None else _plain(loader, node, aliases="*" in text)
+            return None if node is None else _plain(loader, node, aliases="*" in text
+                                                     if counts is None else counts[2])
         except Exception:  # the general path parses it again and says what is wrong
             pass
         finally:
             loader.dispose()
-    return _general(text)
+    return _general(text, source, counts)
+
+
+_BOM = b"\xef\xbb\xbf"
+
+
+def _as_decoded(raw: bytes) -> bool:
+    """Whether libyaml reads ``raw`` as it reads the text ``raw.decode("utf-8-sig")``:
+    not when it starts with a UTF-16 byte order mark (libyaml reads UTF-16; the decoder
+    refuses it), nor with two UTF-8 ones (the decoder drops one, then PyYAML encodes
+    the text, and libyaml drops the next as a stream's mark, which the bytes read as
+    they are do not: one more ``\ufeff`` would stay in the data)."""
+    return not raw.startswith((b"\xff\xfe", b"\xfe\xff", _BOM + _BOM))
+
+
+def load_bytes(raw: bytes) -> object:
+    """:func:`load` of the text ``raw`` (UTF-8, a BOM allowed) decodes to, for a plain
+    tree within the limits, without decoding it: libyaml reads ``raw`` whole, so it is
+    valid UTF-8 when this returns. Raises on anything else (a syntax error, a limit, a
+    document the one walk does not build, a file that could hold too many nodes): the
+    caller then decodes the text and :func:`load` says what it is."""
+    if not _as_decoded(raw):
+        raise _NotPlain
+    counts = None if 2 * len(raw) + 1 <= MAX_NODES else needs_check(raw)
+    if counts is not None and counts[1]:
+        raise _NotPlain
+    loader = FastLoader(raw)
+    try:
+        node = loader.get_single_node()
+        return None if node is None else _plain(loader, node, aliases=b"*" in raw
+                                                 if counts is None else counts[2])
+    finally:
+        loader.dispose()
 
 
 class _NotPlain(Exception):
@@ -225,24 +270,30 @@ class _Walk:
         raise _NotPlain
 
 
-def _general(text: str) -> object:
-    """Any document: composed, held to the limits, then built by PyYAML's constructor."""
-    loader = FastLoader(text)  # a safe loader subclass
+def _general(text: str, source: str | bytes | None = None,
+             counts: Counts | None = None) -> object:
+    """Any document: composed, held to the limits, then built by PyYAML's constructor.
+    ``source``: ``text`` or its UTF-8 bytes (:func:`load`); ``counts``: ``needs_check``
+    of it, when known."""
+    loader = FastLoader(text if source is None else source)  # a safe loader subclass
     try:
-        node = compose(loader, text)
+        node = compose(loader, text if source is None else source, counts)
         return None if node is None else loader.construct_document(node)
     finally:
         loader.dispose()
 
 
-def compose(loader: yaml.CSafeLoader, text: str) -> yaml.Node | None:
-    """The node graph of ``loader``'s single document (``text``), checked against the limits.
+def compose(loader: yaml.CSafeLoader, text: str | bytes,
+            counts: Counts | None = None) -> yaml.Node | None:
+    """The node graph of ``loader``'s single document (``text``, or the UTF-8 bytes the
+    loader reads), checked against the limits; ``counts``: ``needs_check(text)`` if known.
 
     libyaml refuses more than 1,000 levels itself; that too is the depth limit, not a
     syntax error to hand to ruamel.yaml (whose C composer would recurse on it).
     """
+    counts = needs_check(text) if counts is None else counts
     try:
-        if needs_check(text)[1]:  # maybe too many nodes: count them before composing any
+        if counts[1]:  # maybe too many nodes: count them before composing any
             check_events(yaml.parse(text, Loader=yaml.CSafeLoader))
         node = loader.get_single_node()
     except yaml.YAMLError as exc:
@@ -250,5 +301,5 @@ def compose(loader: yaml.CSafeLoader, text: str) -> yaml.Node | None:
             raise at(getattr(exc, "problem_mark", None), TOO_DEEP) from None
         raise
     if node is not None:
-        check_nodes(node, text)
+        check_nodes(node, text, counts)
     return node

@@ -46,19 +46,36 @@ class LoadedFile:
     ``shed()`` drops the parsed data once a model has been validated from it: files
     kept for later rebuilds (the package memo) then cost their text, not a second
     copy of their content; ``data`` parses again if anything still asks for it.
+
+    A file parsed straight from its bytes (:func:`load_yaml`) keeps those bytes, which
+    the source holds anyway, and decodes its ``text`` only when something reads it
+    (a position, lint): a build of files without problems never decodes them, and a
+    memo handed between processes (:mod:`promptops.pipeline.prefetch`) pickles bytes.
     """
 
-    __slots__ = ("_data", "_tree", "path", "text")
+    __slots__ = ("_data", "_raw", "_text", "_tree", "path")
 
-    def __init__(self, path: str, text: str, data: object) -> None:
-        self.path, self.text = path, text
+    def __init__(self, path: str, text: str | None, data: object, *,
+                 raw: bytes | None = None) -> None:
+        """``text``, or ``raw``: bytes libyaml read whole (so valid UTF-8, a BOM
+        allowed, which decoding drops as :func:`decode` does)."""
+        if text is None and raw is None:
+            raise ValueError("a LoadedFile needs its text or its bytes")
+        self.path, self._text, self._raw = path, text, raw
         self._data: object = data
         self._tree: object = None
 
     @property
+    def text(self) -> str:
+        if self._text is None:
+            assert self._raw is not None
+            self._text = self._raw.decode("utf-8-sig")
+        return self._text
+
+    @property
     def data(self) -> object:
         if self._data is _SHED:
-            self._data = _parse(self.text)
+            self._data = _parse(self.text, self._raw)
         return self._data
 
     def shed(self) -> None:
@@ -201,17 +218,31 @@ def decode(path: str, raw: bytes) -> str:
 
 
 def load_yaml(path: str, raw: bytes) -> LoadedFile:
-    """Parse one file; a syntax error becomes a positioned problem with a hint."""
+    """Parse one file; a syntax error becomes a positioned problem with a hint.
+
+    libyaml reads the bytes first: a file it reads whole is valid UTF-8 (its reader
+    refuses what Python's decoder refuses: bad sequences, surrogates, past U+10FFFF), so
+    its text need not be decoded now (:class:`LoadedFile`). Anything else (a problem of
+    any kind; bytes libyaml would read otherwise than their text, ``fast._as_decoded``)
+    takes the one path that decodes first, so every problem is found, worded and placed
+    as before: the UTF-8 check first, then the parse.
+    """
+    try:
+        data = fastyaml.load_bytes(raw)
+    except Exception:  # said again, in order, below
+        pass
+    else:
+        return LoadedFile(path, None, data, raw=raw)
     text = decode(path, raw)
     try:
-        data = _parse(text)
+        data = _parse(text, raw)
     except LimitExceeded as exc:
         raise YamlProblem(limit_problem(path, exc)) from None
     except Exception as exc:
         if not isinstance(exc, _marked_error()):
             raise
         raise YamlProblem(_yaml_problem(path, text, exc)) from exc
-    return LoadedFile(path=path, text=text, data=data)
+    return LoadedFile(path=path, text=text, data=data, raw=raw)
 
 
 def limit_problem(path: str, exc: LimitExceeded) -> Problem:
@@ -219,9 +250,10 @@ def limit_problem(path: str, exc: LimitExceeded) -> Problem:
                    f"invalid YAML for a package: {exc.message} (limits: SECURITY.md)")
 
 
-def _parse(text: str) -> object:
+def _parse(text: str, raw: bytes | None) -> object:
+    """``text``'s data; ``raw``: the bytes it was decoded from (``fastyaml.load``)."""
     try:
-        return fastyaml.load(text)
+        return fastyaml.load(text, raw)
     except LimitExceeded:
         raise
     except Exception:  # any other refusal: let ruamel.yaml say what is wrong
