@@ -119,17 +119,18 @@ def _lint_package(subject: Subject, opts: Options,
 
 def _validated(subject: Subject, files: CachingSource,
                conf: LintSettings) -> tuple[Validated, Tables | None]:
-    """The package validated, after both halves of it were linted on both cores where
+    """The package validated, after both parts of it were linted on both cores where
     that pays (:mod:`promptops.lint.halves`), with what they computed for the rules."""
     from promptops.lint.halves import warm
-    from promptops.pipeline.build import Build
     from promptops.pipeline.templates import TemplateIndex
     from promptops.pipeline.validate import validate
 
     if files is subject.source:  # the subject's own validation (a build that lints)
         tables = None
-        if isinstance(subject, Build) and "validated" not in subject.__dict__:
-            tables = warm(files, conf, subject.index)  # before: validation finds it memoised
+        # a Build not validated yet: its index (and memo) are what validation will read
+        index = getattr(subject, "index", None) if "validated" not in vars(subject) else None
+        if isinstance(index, TemplateIndex):
+            tables = warm(files, conf, index)
         return subject.validated, tables
     index = TemplateIndex(keep_asts=True)
     tables = warm(files, conf, index)
