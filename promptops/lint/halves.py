@@ -25,7 +25,8 @@ the whole run computes what is missing.
 It forks only where :func:`promptops.pipeline.prefetch.forkable` lets the build fork (a
 Linux fork, two cores, no other thread), with at least
 :data:`~promptops.pipeline.prefetch.MIN_FILES` prompt files to lint that the memo does
-not hold, room in the memo for all of them, and no base revision (6xx rules build one).
+not hold, room in the memo for all of them, no base revision (6xx rules build one), and
+every file's bytes in this process (a commit's are read ahead in one git call first).
 """
 
 from __future__ import annotations
@@ -47,17 +48,17 @@ from promptops.pipeline.templates import TemplateIndex
 from promptops.pipeline.validate import PROMPT_SUFFIX, PROMPTS_DIR, prompt_key, validate
 
 ENV = "env"  # the persistent id of the environment in the child's pickle of its ASTs
-# The rules the halves run: those whose cost is mostly their answers by text (each text's
-# scan, its template's facts, the positions of what they find), measured per rule on the
-# tuning part of the speed corpus, every copy distinct (docs/benchmarks.md, "lint on both
-# cores, session 11"): 2.6 of the rules' 3.5 s of CPU in one process, 0.3 s left to the
-# whole run handed their tables. The other rules cost as much with the tables as without
-# (they walk the package's structure), so a half running them would only repeat that walk.
-# Which rules run here decides only speed, never a finding: the whole run runs them all.
 # Of every 9 prompt files, the child lints 4: it also pickles what it computed, while this
 # process lints its 5 (measured on the tuning part: the child's pickling is about a tenth
 # of its half), so both are done at about the same time.
 SHARE = (4, 9)
+# The rules the halves run: those whose cost is mostly their answers by text (each text's
+# scan, its template's facts, the positions of what they find), measured per rule on the
+# tuning part of the speed corpus, every copy distinct (docs/benchmarks.md, "lint on both
+# cores, session 11"): 2.6 of the rules' 3.5 s of CPU in one process, about 0.4 s left to
+# the whole run handed their tables. The other rules cost as much with the tables as without
+# (they walk the package's structure), so a half running them would only repeat that walk.
+# Which rules run here decides only speed, never a finding: the whole run runs them all.
 TEXT_RULES = frozenset({"PO104", "PO105", "PO501", "PO502", "PO503", "PO504", "PO508",
                         "PO509"})
 
@@ -71,6 +72,11 @@ def warm(source: CachingSource, settings: LintSettings, index: TemplateIndex) ->
             if (k := prompt_key(source, p)) is None or index.memo.prompt(k) is None]
     if (len(todo) < prefetch.MIN_FILES or index.memo.room() <= 3 * len(todo)
             or not index.keep_asts or settings.base is not None or not prefetch.forkable()):
+        return None
+    # a commit's files in one git call before the fork (validation would read them ahead
+    # too): the child must not talk to this process's git processes
+    source.read_ahead(files)
+    if not all(source.held(p) for p in files):
         return None
     rest = {p for p in files if not _prompt_file(p)}
     read, write = os.pipe()

@@ -90,6 +90,7 @@ def one_and_both() -> list[tuple[Findings, Findings]]:
         assert (tables is not None) == (prefetch.forkable() and cores >= 2)
         assert codes <= {f[3] for f in one}, sorted({f[3] for f in one})
         out.append((one, both))
+    test_no_fork_while_a_file_is_not_in_this_process()  # where a fork is allowed, too
     return out
 
 
@@ -130,5 +131,23 @@ def test_no_fork_below_the_file_count_or_with_a_base() -> None:
         based = settings(manifest_data(source), [], [], strict=False, base="main")
         assert halves.warm(source, based, TemplateIndex(keep_asts=True)) is None
         assert halves.warm(source, conf, TemplateIndex()) is None  # no ASTs kept: no use
+    finally:
+        prefetch.MIN_FILES = saved
+
+
+def test_no_fork_while_a_file_is_not_in_this_process() -> None:
+    """A child must not read through its parent's git processes: a source whose files are
+    not all held in this process (here one that is neither a folder, memory nor a commit
+    read ahead) is linted in one process."""
+    from promptops.lint.incremental import Subset
+
+    files = _generated(40)
+    inner = MemorySource(files)
+    source = CachingSource(Subset(inner, set(files)))
+    conf = settings(manifest_data(source), [], [], strict=False, base=None)
+    saved = prefetch.MIN_FILES
+    prefetch.MIN_FILES = 1
+    try:
+        assert halves.warm(source, conf, TemplateIndex(keep_asts=True)) is None
     finally:
         prefetch.MIN_FILES = saved
