@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from dataclasses import field as dataclass_field
 from functools import cached_property
 from typing import TYPE_CHECKING, TypeVar, cast
 
@@ -50,6 +51,29 @@ class Facts:
     calls: tuple[tuple[str, str, int], ...]  # ("filter" | "test", name, line)
     printed: frozenset[str]  # names that appear inside {{ ... }}
     silent: bool  # prints nothing whatever the arguments (no output, no include)
+
+
+@dataclass
+class Tables:
+    """What a context computes once per distinct text, by that text alone: a run on some
+    of a package's prompts fills them, and a run on the whole package that is handed them
+    computes only the rest (:mod:`promptops.lint.halves`: the other half came from a
+    forked child). Plain data, so they pickle; nothing here depends on the package."""
+
+    memo: dict[str, dict[str, object]] = dataclass_field(default_factory=dict)  # ctx.memo
+    facts: dict[str, Facts | None] = dataclass_field(default_factory=dict)  # by source
+    marks: dict[tuple[str, Loc, str], tuple[int, int, bool]] = dataclass_field(
+        default_factory=dict)
+    located: dict[tuple[str, Loc | None, int, str], tuple[int, int]] = dataclass_field(
+        default_factory=dict)
+
+    def update(self, other: Tables) -> None:
+        """Keep ``other``'s answers too (the same text has the same answer in both)."""
+        for kind, table in other.memo.items():
+            self.memo.setdefault(kind, {}).update(table)
+        self.facts.update(other.facts)
+        self.marks.update(other.marks)
+        self.located.update(other.located)
 
 
 def children(node: nodes.Node) -> list[nodes.Node]:
@@ -208,6 +232,7 @@ class LintContext:
         settings: LintSettings,
         validated: Validated,
         base_bundle: Bundle | None = None,
+        tables: Tables | None = None,
     ) -> None:
         self.source = source
         self.settings = settings
@@ -218,14 +243,15 @@ class LintContext:
         self.base_bundle = base_bundle
         self._raw: dict[str, bytes | None] = {}
         self._text: dict[str, str | None] = {}
-        self._facts: dict[str, Facts | None] = {}
+        tables = tables if tables is not None else Tables()
+        self._facts = tables.facts
         self._nodes: dict[int, tuple[nodes.Node, list[nodes.Node]]] = {}
         self._reached: dict[str, list[str]] = {}
         self._tokens: dict[str, list[tuple[int, str, str]]] = {}
         self._sources: dict[str, list[tuple[str, Loc | None, str]]] = {}
-        self._memo: dict[str, dict[str, object]] = {}
-        self._marks: dict[tuple[str, Loc, str], tuple[int, int, bool]] = {}
-        self._located: dict[tuple[str, Loc | None, int, str], tuple[int, int]] = {}
+        self._memo = tables.memo
+        self._marks = tables.marks
+        self._located = tables.located
 
     def memo(self, kind: str, text: str, compute: Callable[[str], T]) -> T:
         """``compute(text)``, once per distinct text for each ``kind`` of answer.

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from promptops.lint.context import LintContext
+from promptops.lint.context import LintContext, Tables
 from promptops.lint.problem import ORDER, Finding
 from promptops.lint.registry import RULES, Rule, resolve
 from promptops.lint.settings import LintSettings
@@ -86,15 +86,18 @@ def _disables(text: str) -> list[tuple[int, str]]:
 
 def lint_source(source: Source, settings: LintSettings, package_dir: Path | None = None, *,
                 base: Callable[[], Bundle] | None = None,
-                validated: Validated | None = None, rules: Sequence[Rule] = RULES) -> Result:
+                validated: Validated | None = None, rules: Sequence[Rule] = RULES,
+                tables: Tables | None = None) -> Result:
     """Lint what ``source`` holds. ``base`` builds the bundle of ``settings.base`` (asked
     only when the package validates and a 6xx rule can run); ``validated`` is the package
     as a caller already validated it (keeping its ASTs), else it is validated here;
-    ``rules`` is the registry's table (a test adds a rule of its own)."""
+    ``rules`` is the registry's table (a test adds a rule of its own); ``tables``: the
+    answers by text a run on part of the package computed (:mod:`promptops.lint.halves`),
+    kept and added to."""
     if validated is None:
         validated = validate(source, index=TemplateIndex(keep_asts=True))
     base_bundle = base() if base is not None and validated.complete else None
-    ctx = LintContext(source, settings, validated, base_bundle)
+    ctx = LintContext(source, settings, validated, base_bundle, tables)
     silenced = suppressions(ctx)
     findings = [
         f for f in run_rules(ctx, rules)

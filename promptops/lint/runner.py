@@ -27,6 +27,7 @@ from promptops.pipeline import collector
 from promptops.pipeline.source import CachingSource, Source, cache_dir
 
 if TYPE_CHECKING:
+    from promptops.lint.context import Tables
     from promptops.pipeline.bundle_types import Bundle
     from promptops.pipeline.validate import Package, Validated
 
@@ -104,8 +105,8 @@ def _lint_package(subject: Subject, opts: Options,
         base: Callable[[], Bundle] | None = None
         if build_at is not None and conf.base is not None:
             base = partial(build_at, conf.base)
-        validated = subject.validated if files is source else None
-        result = lint_source(files, conf, base=base, validated=validated)
+        validated, tables = _validated(subject, files, conf)
+        result = lint_source(files, conf, base=base, validated=validated, tables=tables)
         found, package = result.findings, result.package
         if opts.use_cache:
             cache.store(where, key, found)
@@ -114,6 +115,26 @@ def _lint_package(subject: Subject, opts: Options,
                           "names": result.names, "complete": package is not None}
                 cache.store_last(where, conf, record)
     return Linted(found, _report(subject, files, conf, opts), conf, package, how, record)
+
+
+def _validated(subject: Subject, files: CachingSource,
+               conf: LintSettings) -> tuple[Validated, Tables | None]:
+    """The package validated, after both parts of it were linted on both cores where
+    that pays (:mod:`promptops.lint.halves`), with what they computed for the rules."""
+    from promptops.lint.halves import warm
+    from promptops.pipeline.templates import TemplateIndex
+    from promptops.pipeline.validate import validate
+
+    if files is subject.source:  # the subject's own validation (a build that lints)
+        tables = None
+        # a Build not validated yet: its index (and memo) are what validation will read
+        index = getattr(subject, "index", None) if "validated" not in vars(subject) else None
+        if isinstance(index, TemplateIndex):
+            tables = warm(files, conf, index)
+        return subject.validated, tables
+    index = TemplateIndex(keep_asts=True)
+    tables = warm(files, conf, index)
+    return validate(files, memo=index.memo, index=index), tables
 
 
 def _report(subject: Subject, files: CachingSource, conf: LintSettings,

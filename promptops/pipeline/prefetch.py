@@ -57,9 +57,15 @@ def chunks(source: Source, paths: list[str], memo: FileMemo, index: TemplateInde
 
 
 def _can_fork(index: TemplateIndex) -> bool:
+    """:func:`forkable`, and no ASTs kept."""
+    return not index.keep_asts and forkable()
+
+
+def forkable() -> bool:
     """Linux's fork (``sched_getaffinity`` is Linux's: macOS forks unsafely under some
-    system libraries), two cores for this process, no other thread, no ASTs kept."""
-    return (hasattr(os, "fork") and hasattr(os, "sched_getaffinity") and not index.keep_asts
+    system libraries), two cores for this process, no other thread (lint's halves,
+    :mod:`promptops.lint.halves`, fork where this says so too)."""
+    return (hasattr(os, "fork") and hasattr(os, "sched_getaffinity")
             and threading.active_count() == 1 and len(os.sched_getaffinity(0)) >= 2)
 
 

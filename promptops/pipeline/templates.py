@@ -86,6 +86,17 @@ class TemplateIndex:
             self._asts[source] = ast
         return ast
 
+    def kept(self) -> dict[str, nodes.Template | None]:
+        """The ASTs kept (None: the source does not parse), by source: what a forked lint
+        child hands back (:mod:`promptops.lint.halves`)."""
+        return self._asts
+
+    def keep(self, asts: Mapping[str, nodes.Template | None]) -> None:
+        """Keep ``asts`` (another index's :meth:`kept`, parsed by this index's environment
+        settings) as if this index had parsed them; only when it keeps ASTs."""
+        if self.keep_asts:
+            self._asts.update(asts)
+
     def ast(self, source: str) -> nodes.Template | None:
         """:meth:`parse`, or None when the source does not parse (validation said why)."""
         try:

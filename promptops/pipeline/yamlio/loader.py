@@ -81,6 +81,11 @@ class LoadedFile:
     def shed(self) -> None:
         self._data = _SHED
 
+    def forget_positions(self) -> None:
+        """Drop the round-trip parse kept for positions (many objects; computed again on
+        demand): a forked lint child does before it pickles the file (promptops/lint/halves.py)."""
+        self._tree = None
+
     def _positions(self) -> Any:
         if self._tree is None:
             self._tree = _mark_tree(self.text)

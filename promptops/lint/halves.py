@@ -1,0 +1,172 @@
+"""Cold lint on both cores: a forked child lints half the prompt files, for its answers.
+
+Where no prompt text repeats (a real corpus of 10,000 different prompts), a cold lint is
+per-file work on one core: each prompt file's YAML and model, a Jinja parse per template,
+and the rules' scans of each text (issue 26 item 1, session 11). The build validates on
+both cores (:mod:`promptops.pipeline.prefetch`), but its child hands back only what
+validation memoises, and lint also needs each template's AST and each rule's answers, so
+lint stayed on one core and took 2.5x the build's wall time.
+
+The work that costs is computed once per distinct text and depends on that text alone:
+the validator's memo (a prompt file's YAML and model by content, a template's references),
+the index's ASTs, and the context's :class:`~promptops.lint.context.Tables` (each rule's
+``ctx.memo`` answers, each template's facts, the positions placed). So :func:`warm` lints
+two parts of the package at once, each a :class:`~promptops.lint.incremental.Subset`
+of the manifest, every file that is not a prompt file and a share of the prompt files
+(:func:`split`): the child's in a forked child, which pickles those answers down a pipe
+(the ASTs with this process's environment put back in, as
+:mod:`promptops.pipeline.astshapes` copies trees), the rest here, into the caller's memo
+and index. Only :data:`TEXT_RULES` run in the parts, and their findings are thrown away:
+the caller then lints the whole package exactly as in one process, every rule, handed
+what both parts computed, so every finding is the one-process run's (a table answers a
+text only with what computing it would give). A child that fails hands over nothing, and
+the whole run computes what is missing.
+
+It forks only where :func:`promptops.pipeline.prefetch.forkable` lets the build fork (a
+Linux fork, two cores, no other thread), with at least
+:data:`~promptops.pipeline.prefetch.MIN_FILES` prompt files to lint that the memo does
+not hold, room in the memo for all of them, no base revision (6xx rules build one), and
+every file's bytes in this process (a commit's are read ahead in one git call first).
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import pickle
+from typing import IO
+
+from promptops.lint.context import Tables
+from promptops.lint.engine import lint_source
+from promptops.lint.incremental import Subset
+from promptops.lint.registry import RULES
+from promptops.lint.settings import LintSettings
+from promptops.pipeline import prefetch
+from promptops.pipeline.memo import FileMemo
+from promptops.pipeline.source import CachingSource, Source
+from promptops.pipeline.templates import TemplateIndex
+from promptops.pipeline.validate import PROMPT_SUFFIX, PROMPTS_DIR, prompt_key, validate
+
+ENV = "env"  # the persistent id of the environment in the child's pickle of its ASTs
+# Of every 9 prompt files, the child lints 4: it also pickles what it computed, while this
+# process lints its 5 (measured on the tuning part: the child's pickling is about a tenth
+# of its half), so both are done at about the same time.
+SHARE = (4, 9)
+# The rules the halves run: those whose cost is mostly their answers by text (each text's
+# scan, its template's facts, the positions of what they find), measured per rule on the
+# tuning part of the speed corpus, every copy distinct (docs/benchmarks.md, "lint on both
+# cores, session 11"): 2.6 of the rules' 3.5 s of CPU in one process, about 0.4 s left to
+# the whole run handed their tables. The other rules cost as much with the tables as without
+# (they walk the package's structure), so a half running them would only repeat that walk.
+# Which rules run here decides only speed, never a finding: the whole run runs them all.
+TEXT_RULES = frozenset({"PO104", "PO105", "PO501", "PO502", "PO503", "PO504", "PO508",
+                        "PO509"})
+
+
+def warm(source: CachingSource, settings: LintSettings, index: TemplateIndex) -> Tables | None:
+    """Both halves linted (see the module docstring) into ``index`` and its memo, and the
+    tables they filled; None (nothing done) where a fork does not pay or is not safe."""
+    files = source.files()
+    prompts = [p for p in files if _prompt_file(p)]
+    todo = [p for p in prompts
+            if (k := prompt_key(source, p)) is None or index.memo.prompt(k) is None]
+    if (len(todo) < prefetch.MIN_FILES or index.memo.room() <= 3 * len(todo)
+            or not index.keep_asts or settings.base is not None or not prefetch.forkable()):
+        return None
+    # a commit's files in one git call before the fork (validation would read them ahead
+    # too): the child must not talk to this process's git processes
+    source.read_ahead(files)
+    if not all(source.held(p) for p in files):
+        return None
+    rest = {p for p in files if not _prompt_file(p)}
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: its half, pickled down the pipe, then gone at once
+        code = 1
+        try:
+            os.close(read)
+            own = TemplateIndex(FileMemo(), keep_asts=True)
+            tables = _half(source, settings, rest | set(split(todo)[1]), own)
+            with os.fdopen(write, "wb") as pipe:
+                _send(pipe, own, tables)
+            code = 0
+        finally:
+            os._exit(code)  # no atexit handlers, no flushing of the parent's buffers
+    os.close(write)
+    try:
+        tables = _half(source, settings, rest | set(split(todo)[0]), index)
+    finally:
+        with os.fdopen(read, "rb") as pipe:
+            data = pipe.read()
+        _, status = os.waitpid(pid, 0)
+    if status == 0 and data:
+        _take(data, index, tables)
+    return tables
+
+
+def split(paths: list[str]) -> tuple[list[str], list[str]]:
+    """(this process's share of ``paths``, the child's): :data:`SHARE`, interleaved."""
+    theirs, every = SHARE
+    return ([p for i, p in enumerate(paths) if i % every >= theirs],
+            [p for i, p in enumerate(paths) if i % every < theirs])
+
+
+def _prompt_file(path: str) -> bool:
+    return path.startswith(PROMPTS_DIR) and path.endswith(PROMPT_SUFFIX)
+
+
+def _half(source: Source, settings: LintSettings, keep: set[str],
+          index: TemplateIndex) -> Tables:
+    """The answers by text of a lint of ``keep`` alone by :data:`TEXT_RULES` (its
+    findings are thrown away: they are not the package's)."""
+    tables = Tables()
+    part = Subset(source, keep)
+    lint_source(part, settings, validated=validate(part, memo=index.memo, index=index),
+                rules=[r for r in RULES if r.code in TEXT_RULES], tables=tables)
+    return tables
+
+
+def _send(pipe: IO[bytes], index: TemplateIndex, tables: Tables) -> None:
+    """The memo's entries and the tables (plain data), then the ASTs, each node's
+    environment by reference (:class:`_Pickler`)."""
+    entries = index.memo.entries()
+    for loaded, _ in entries[0].values():  # the tables hold the positions placed
+        loaded.forget_positions()
+    out = io.BytesIO()
+    pickle.dump((entries, tables), out, protocol=pickle.HIGHEST_PROTOCOL)
+    _Pickler(out, index).dump(index.kept())
+    pipe.write(out.getbuffer())
+
+
+def _take(data: bytes, index: TemplateIndex, tables: Tables) -> None:
+    """What :func:`_send` wrote, kept in ``index``, its memo and ``tables``."""
+    stream = io.BytesIO(data)
+    entries, theirs = pickle.load(stream)
+    asts = _Unpickler(stream, index).load()
+    index.memo.take(entries)
+    index.keep(asts)
+    tables.update(theirs)
+
+
+class _Pickler(pickle.Pickler):
+    """Pickles ASTs with their environment (every node holds it) as a reference."""
+
+    def __init__(self, file: IO[bytes], index: TemplateIndex) -> None:
+        super().__init__(file, protocol=pickle.HIGHEST_PROTOCOL)
+        self.env = index.env
+
+    def persistent_id(self, obj: object) -> object:
+        return ENV if obj is self.env else None
+
+
+class _Unpickler(pickle.Unpickler):
+    """Puts this process's environment where the child's was."""
+
+    def __init__(self, file: IO[bytes], index: TemplateIndex) -> None:
+        super().__init__(file)
+        self.env = index.env
+
+    def persistent_load(self, pid: object) -> object:
+        if pid != ENV:
+            raise pickle.UnpicklingError(f"unknown persistent id {pid!r}")
+        return self.env

@@ -1,0 +1,153 @@
+"""Cold lint on both cores (``promptops.lint.halves``) finds what one core finds.
+
+A forked child lints every other prompt file (with the manifest and every other file) and
+hands back the validator's memo, the ASTs and the rules' answers by text; this process
+lints the other half the same way, then the whole package with all of it. Whatever the
+files (the real-prompt corpus package, and generated prompts with broken YAML, a schema
+violation, a template that does not parse, a missing include, a duplicate name, hygiene
+findings), the findings must be the one-process run's, and the child's half must really
+arrive (or the comparison would prove nothing). The comparison runs in a fresh interpreter
+(``test_halves_process.py``): a fork needs no other thread alive, and a test process may
+hold threads earlier tests left.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from promptops.lint import halves
+from promptops.lint.config import manifest_data, settings
+from promptops.lint.context import Tables
+from promptops.lint.engine import lint_source
+from promptops.lint.settings import LintSettings
+from promptops.pipeline import prefetch
+from promptops.pipeline.source import CachingSource, MemorySource
+from promptops.pipeline.templates import TemplateIndex
+from promptops.pipeline.validate import validate
+
+CORPUS = Path(__file__).parent / "corpus" / "package"
+MANIFEST = "name: demo\nversion: 1.0.0\n"
+SOUND = ("description: prompt {k}\narguments:\n  - name: who\n    required: true\n"
+         "  - name: unused\n"
+         "messages:\n  - role: system\n    text: |\n      Copy {k}.   \n"
+         "      <!-- note {k} -->\n"
+         "      {{% if who %}}Hello {{{{ who | shout }}}} {{{{ nobody }}}}{{% endif %}}\n"
+         "      {{% include 'partials/p.j2' %}}\n"
+         "  - role: user\n    template: partials/t{k}.j2\n")
+BROKEN = {
+    3: "messages: [\n",  # invalid YAML
+    8: "messages:\n  - role: nobody\n    text: hi\n",  # schema
+    13: "messages:\n  - role: user\n    text: \"{% if x %}never closed\"\n",  # Jinja syntax
+    21: "messages:\n  - role: user\n    text: \"{% include 'partials/none.j2' %}\"\n",
+    34: "name: p-1\nmessages:\n  - role: user\n    text: again\n",  # duplicate name
+}
+
+Findings = list[tuple[str, int, int, str, str]]
+
+
+def _generated(n: int) -> dict[str, str]:
+    files = {"promptops.yaml": MANIFEST, "partials/p.j2": "Shared {{ who }}.\t\n",
+             "partials/unused.j2": "Nobody includes me.\n"}
+    for k in range(n):
+        files[f"prompts/p-{k}.prompt.yaml"] = BROKEN.get(k, SOUND.format(k=k))
+        files[f"partials/t{k}.j2"] = f"Template {k} for {{{{ who }}}}  \n"
+    return files
+
+
+def _corpus() -> dict[str, str]:
+    return {p.relative_to(CORPUS).as_posix(): p.read_text(encoding="utf-8")
+            for p in sorted(CORPUS.rglob("*")) if p.is_file()}
+
+
+def _lint(files: dict[str, str], fork: bool) -> tuple[Findings, Tables | None]:
+    source = CachingSource(MemorySource(files))
+    conf: LintSettings = settings(manifest_data(source), [], [], strict=False, base=None)
+    index = TemplateIndex(keep_asts=True)
+    saved = prefetch.MIN_FILES
+    prefetch.MIN_FILES = 1 if fork else 10**9
+    try:
+        tables = halves.warm(source, conf, index)
+    finally:
+        prefetch.MIN_FILES = saved
+    found = lint_source(source, conf, validated=validate(source, memo=index.memo, index=index),
+                        tables=tables)
+    return [(f.path, f.line, f.col, f.code, f.message) for f in found.findings], tables
+
+
+def one_and_both() -> list[tuple[Findings, Findings]]:
+    """(one process, both halves) of the corpus package and of generated prompts; a fresh
+    process calls it (``test_halves_process.py``: no fork beside other threads)."""
+    out = []
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1
+    for files, codes in ((_corpus(), {"PO504"}),
+                         (_generated(60), {"PO101", "PO102", "PO103", "PO106", "PO301",
+                                           "PO104", "PO201", "PO202", "PO305", "PO503", "PO504"})):
+        one, none = _lint(files, fork=False)
+        assert none is None  # below MIN_FILES: nothing linted ahead
+        both, tables = _lint(files, fork=True)
+        # a fresh process with two cores must fork (or the comparison proves nothing)
+        assert (tables is not None) == (prefetch.forkable() and cores >= 2)
+        assert codes <= {f[3] for f in one}, sorted({f[3] for f in one})
+        out.append((one, both))
+    test_no_fork_while_a_file_is_not_in_this_process()  # where a fork is allowed, too
+    return out
+
+
+def test_the_childs_half_arrives() -> None:
+    """The child's answers reach the memo, the index and the tables (in the process
+    that runs the tests a fork may be refused; then this checks nothing arrives)."""
+    files = _generated(40)
+    source = CachingSource(MemorySource(files))
+    conf = settings(manifest_data(source), [], [], strict=False, base=None)
+    index = TemplateIndex(keep_asts=True)
+    saved = prefetch.MIN_FILES
+    prefetch.MIN_FILES = 1
+    try:
+        tables = halves.warm(source, conf, index)
+    finally:
+        prefetch.MIN_FILES = saved
+    if not prefetch.forkable():
+        assert tables is None
+        return
+    assert tables is not None
+    prompts = sorted(p for p in files if p.startswith("prompts/"))
+    held = {key[1] for key in index.memo.entries()[0]}
+    child = set(halves.split(prompts)[1]) - {f"prompts/p-{k}.prompt.yaml" for k in BROKEN}
+    assert child and child <= held  # validated by the child only
+    assert any("Copy 1." in src for src in index.kept())  # a child's template's AST
+    assert any("Copy 1." in text for text in tables.facts)  # a child's rule answers
+    assert any("Copy 1." in text for text in tables.memo["trailing"])
+
+
+def test_no_fork_below_the_file_count_or_with_a_base() -> None:
+    files = _generated(5)
+    source = CachingSource(MemorySource(files))
+    conf = settings(manifest_data(source), [], [], strict=False, base=None)
+    assert halves.warm(source, conf, TemplateIndex(keep_asts=True)) is None  # few files
+    saved = prefetch.MIN_FILES
+    prefetch.MIN_FILES = 1
+    try:
+        based = settings(manifest_data(source), [], [], strict=False, base="main")
+        assert halves.warm(source, based, TemplateIndex(keep_asts=True)) is None
+        assert halves.warm(source, conf, TemplateIndex()) is None  # no ASTs kept: no use
+    finally:
+        prefetch.MIN_FILES = saved
+
+
+def test_no_fork_while_a_file_is_not_in_this_process() -> None:
+    """A child must not read through its parent's git processes: a source whose files are
+    not all held in this process (here one that is neither a folder, memory nor a commit
+    read ahead) is linted in one process."""
+    from promptops.lint.incremental import Subset
+
+    files = _generated(40)
+    inner = MemorySource(files)
+    source = CachingSource(Subset(inner, set(files)))
+    conf = settings(manifest_data(source), [], [], strict=False, base=None)
+    saved = prefetch.MIN_FILES
+    prefetch.MIN_FILES = 1
+    try:
+        assert halves.warm(source, conf, TemplateIndex(keep_asts=True)) is None
+    finally:
+        prefetch.MIN_FILES = saved
