@@ -24,9 +24,11 @@ the whole run computes what is missing.
 
 It forks only where :func:`promptops.pipeline.prefetch.forkable` lets the build fork (a
 Linux fork, two cores, no other thread), with at least
-:data:`~promptops.pipeline.prefetch.MIN_FILES` prompt files to lint that the memo does
-not hold, room in the memo for all of them, no base revision (6xx rules build one), and
-every file's bytes in this process (a commit's are read ahead in one git call first).
+:data:`~promptops.pipeline.prefetch.MIN_FILES` distinct prompt file contents to lint that
+the memo does not hold (where copies of a few prompts repeat their texts, the halves would
+compute the same answers twice), room in the memo for all of them, no base revision (6xx
+rules build one), and every file's bytes in this process (a commit's are read ahead in one
+git call first).
 """
 
 from __future__ import annotations
@@ -70,7 +72,11 @@ def warm(source: CachingSource, settings: LintSettings, index: TemplateIndex) ->
     prompts = [p for p in files if _prompt_file(p)]
     todo = [p for p in prompts
             if (k := prompt_key(source, p)) is None or index.memo.prompt(k) is None]
-    if (len(todo) < prefetch.MIN_FILES or index.memo.room() <= 3 * len(todo)
+    # distinct contents, not files: where texts repeat (copies of a few prompts, as issue
+    # 26's replication makes) both halves would compute the same texts' answers, and the
+    # fork bought no wall time for 29-48% more CPU (docs/benchmarks.md, session 11)
+    distinct = len({source.blob_id(p) or p for p in todo})
+    if (distinct < prefetch.MIN_FILES or index.memo.room() <= 3 * len(todo)
             or not index.keep_asts or settings.base is not None or not prefetch.forkable()):
         return None
     # a commit's files in one git call before the fork (validation would read them ahead

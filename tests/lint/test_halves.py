@@ -91,6 +91,7 @@ def one_and_both() -> list[tuple[Findings, Findings]]:
         assert codes <= {f[3] for f in one}, sorted({f[3] for f in one})
         out.append((one, both))
     test_no_fork_while_a_file_is_not_in_this_process()  # where a fork is allowed, too
+    test_no_fork_where_the_prompt_files_repeat_one_text()
     return out
 
 
@@ -131,6 +132,25 @@ def test_no_fork_below_the_file_count_or_with_a_base() -> None:
         based = settings(manifest_data(source), [], [], strict=False, base="main")
         assert halves.warm(source, based, TemplateIndex(keep_asts=True)) is None
         assert halves.warm(source, conf, TemplateIndex()) is None  # no ASTs kept: no use
+    finally:
+        prefetch.MIN_FILES = saved
+
+
+def test_no_fork_where_the_prompt_files_repeat_one_text() -> None:
+    """Forty prompt files of two contents are two files' work: no fork at two files."""
+    files = {"promptops.yaml": MANIFEST, "partials/p.j2": "Shared.\n",
+             **{f"prompts/p-{k}.prompt.yaml": SOUND.format(k=k % 2).replace(
+                 f"template: partials/t{k % 2}.j2", "text: hi")
+                for k in range(40)}}
+    source = CachingSource(MemorySource(files))
+    conf = settings(manifest_data(source), [], [], strict=False, base=None)
+    saved = prefetch.MIN_FILES
+    try:
+        prefetch.MIN_FILES = 3
+        assert halves.warm(source, conf, TemplateIndex(keep_asts=True)) is None
+        prefetch.MIN_FILES = 2  # two contents: enough (where a fork is allowed)
+        forked = halves.warm(source, conf, TemplateIndex(keep_asts=True))
+        assert (forked is not None) == prefetch.forkable()
     finally:
         prefetch.MIN_FILES = saved
 
