@@ -24,11 +24,11 @@ the whole run computes what is missing.
 
 It forks only where :func:`promptops.pipeline.prefetch.forkable` lets the build fork (a
 Linux fork, two cores, no other thread), with at least
-:data:`~promptops.pipeline.prefetch.MIN_FILES` distinct prompt file contents to lint that
-the memo does not hold (where copies of a few prompts repeat their texts, the halves would
-compute the same answers twice), room in the memo for all of them, no base revision (6xx
-rules build one), and every file's bytes in this process (a commit's are read ahead in one
-git call first).
+:data:`~promptops.pipeline.prefetch.MIN_FILES` prompt files to lint that the memo does
+not hold, most of them new texts (where copies of a few prompts repeat their texts, the
+halves would compute the same answers twice: :func:`new_share`), room in the memo for all
+of them, no base revision (6xx rules build one), and every file's bytes in this process (a
+commit's are read ahead in one git call first).
 """
 
 from __future__ import annotations
@@ -61,6 +61,8 @@ SHARE = (4, 9)
 # the whole run handed their tables. The other rules cost as much with the tables as without
 # (they walk the package's structure), so a half running them would only repeat that walk.
 # Which rules run here decides only speed, never a finding: the whole run runs them all.
+# prompt files sampled to judge whether their texts repeat (:func:`new_share`)
+SAMPLE = 400
 TEXT_RULES = frozenset({"PO104", "PO105", "PO501", "PO502", "PO503", "PO504", "PO508",
                         "PO509"})
 
@@ -72,11 +74,8 @@ def warm(source: CachingSource, settings: LintSettings, index: TemplateIndex) ->
     prompts = [p for p in files if _prompt_file(p)]
     todo = [p for p in prompts
             if (k := prompt_key(source, p)) is None or index.memo.prompt(k) is None]
-    # distinct contents, not files: where texts repeat (copies of a few prompts, as issue
-    # 26's replication makes) both halves would compute the same texts' answers, and the
-    # fork bought no wall time for 29-48% more CPU (docs/benchmarks.md, session 11)
-    distinct = len({source.blob_id(p) or p for p in todo})
-    if (distinct < prefetch.MIN_FILES or index.memo.room() <= 3 * len(todo)
+    if (len(todo) < prefetch.MIN_FILES or new_share(source, todo) < 0.5
+            or index.memo.room() <= 3 * len(todo)
             or not index.keep_asts or settings.base is not None or not prefetch.forkable()):
         return None
     # a commit's files in one git call before the fork (validation would read them ahead
@@ -108,6 +107,25 @@ def warm(source: CachingSource, settings: LintSettings, index: TemplateIndex) ->
     if status == 0 and data:
         _take(data, index, tables)
     return tables
+
+
+def new_share(source: Source, paths: list[str]) -> float:
+    """The share of ``paths`` whose content is new, in an evenly spaced sample of
+    :data:`SAMPLE` of them (by blob id, or by bytes where the id is known only once read:
+    a folder's files, which lint reads anyway). Where most texts repeat (copies of a few
+    prompts, as issue 26's replication makes) both halves would compute the same texts'
+    answers: the fork bought no wall time there for 24-30% more CPU (docs/benchmarks.md,
+    session 11), so it forks where most are new. Only whether to fork depends on it."""
+    sample = paths[::max(1, len(paths) // SAMPLE)]
+    seen = {_content(source, p) for p in sample}
+    return len(seen) / len(sample) if sample else 0.0
+
+
+def _content(source: Source, path: str) -> object:
+    try:
+        return source.blob_id(path) or source.read(path)
+    except (OSError, ValueError):  # validation reports it; here it only counts once
+        return path
 
 
 def split(paths: list[str]) -> tuple[list[str], list[str]]:

@@ -14,7 +14,10 @@ hold threads earlier tests left.
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
+
+import pytest
 
 from promptops.lint import halves
 from promptops.lint.config import manifest_data, settings
@@ -22,7 +25,7 @@ from promptops.lint.context import Tables
 from promptops.lint.engine import lint_source
 from promptops.lint.settings import LintSettings
 from promptops.pipeline import prefetch
-from promptops.pipeline.source import CachingSource, MemorySource
+from promptops.pipeline.source import CachingSource, MemorySource, Source, WorktreeSource
 from promptops.pipeline.templates import TemplateIndex
 from promptops.pipeline.validate import validate
 
@@ -91,7 +94,9 @@ def one_and_both() -> list[tuple[Findings, Findings]]:
         assert codes <= {f[3] for f in one}, sorted({f[3] for f in one})
         out.append((one, both))
     test_no_fork_while_a_file_is_not_in_this_process()  # where a fork is allowed, too
-    test_no_fork_where_the_prompt_files_repeat_one_text()
+    for where in ("memory", "folder"):
+        with tempfile.TemporaryDirectory() as tmp:
+            test_no_fork_where_the_prompt_files_repeat_their_texts(where, Path(tmp))
     return out
 
 
@@ -136,23 +141,31 @@ def test_no_fork_below_the_file_count_or_with_a_base() -> None:
         prefetch.MIN_FILES = saved
 
 
-def test_no_fork_where_the_prompt_files_repeat_one_text() -> None:
-    """Forty prompt files of two contents are two files' work: no fork at two files."""
-    files = {"promptops.yaml": MANIFEST, "partials/p.j2": "Shared.\n",
-             **{f"prompts/p-{k}.prompt.yaml": SOUND.format(k=k % 2).replace(
-                 f"template: partials/t{k % 2}.j2", "text: hi")
-                for k in range(40)}}
-    source = CachingSource(MemorySource(files))
-    conf = settings(manifest_data(source), [], [], strict=False, base=None)
-    saved = prefetch.MIN_FILES
-    try:
-        prefetch.MIN_FILES = 3
-        assert halves.warm(source, conf, TemplateIndex(keep_asts=True)) is None
-        prefetch.MIN_FILES = 2  # two contents: enough (where a fork is allowed)
-        forked = halves.warm(source, conf, TemplateIndex(keep_asts=True))
-        assert (forked is not None) == prefetch.forkable()
-    finally:
-        prefetch.MIN_FILES = saved
+@pytest.mark.parametrize("where", ["memory", "folder"])
+def test_no_fork_where_the_prompt_files_repeat_their_texts(where: str, tmp_path: Path) -> None:
+    """Forty prompt files of two contents (copies, as issue 26's replication makes) are
+    linted in one process; forty of forty contents fork (where a fork is allowed). A
+    folder knows a file's id only once read: the sample compares bytes there."""
+    for kinds, forks in ((2, False), (40, True)):
+        files = {"promptops.yaml": MANIFEST, "partials/p.j2": "Shared.\n",
+                 **{f"prompts/p-{k}.prompt.yaml": SOUND.format(k=k % kinds).replace(
+                     f"template: partials/t{k % kinds}.j2", "text: hi") for k in range(40)}}
+        inner: Source = MemorySource(files)
+        if where == "folder":
+            root = tmp_path / f"pkg{kinds}"
+            for path, text in files.items():
+                (root / path).parent.mkdir(parents=True, exist_ok=True)
+                (root / path).write_text(text, encoding="utf-8")
+            inner = WorktreeSource(root)
+        source = CachingSource(inner)
+        conf = settings(manifest_data(source), [], [], strict=False, base=None)
+        saved = prefetch.MIN_FILES
+        prefetch.MIN_FILES = 1
+        try:
+            tables = halves.warm(source, conf, TemplateIndex(keep_asts=True))
+        finally:
+            prefetch.MIN_FILES = saved
+        assert (tables is not None) == (forks and prefetch.forkable()), (kinds, where)
 
 
 def test_no_fork_while_a_file_is_not_in_this_process() -> None:
