@@ -34,7 +34,6 @@ commit's are read ahead in one git call first).
 from __future__ import annotations
 
 import io
-import os
 import pickle
 from typing import IO
 
@@ -84,27 +83,14 @@ def warm(source: CachingSource, settings: LintSettings, index: TemplateIndex) ->
     if not all(source.held(p) for p in files):
         return None
     rest = {p for p in files if not _prompt_file(p)}
-    read, write = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # the child: its half, pickled down the pipe, then gone at once
-        code = 1
-        try:
-            os.close(read)
-            own = TemplateIndex(FileMemo(), keep_asts=True)
-            tables = _half(source, settings, rest | set(split(todo)[1]), own)
-            with os.fdopen(write, "wb") as pipe:
-                _send(pipe, own, tables)
-            code = 0
-        finally:
-            os._exit(code)  # no atexit handlers, no flushing of the parent's buffers
-    os.close(write)
-    try:
-        tables = _half(source, settings, rest | set(split(todo)[0]), index)
-    finally:
-        with os.fdopen(read, "rb") as pipe:
-            data = pipe.read()
-        _, status = os.waitpid(pid, 0)
-    if status == 0 and data:
+
+    def child() -> memoryview:
+        own = TemplateIndex(FileMemo(), keep_asts=True)
+        return _send(own, _half(source, settings, rest | set(split(todo)[1]), own))
+
+    tables, data = prefetch.forked(
+        child, lambda: _half(source, settings, rest | set(split(todo)[0]), index))
+    if data is not None:
         _take(data, index, tables)
     return tables
 
@@ -150,7 +136,7 @@ def _half(source: Source, settings: LintSettings, keep: set[str],
     return tables
 
 
-def _send(pipe: IO[bytes], index: TemplateIndex, tables: Tables) -> None:
+def _send(index: TemplateIndex, tables: Tables) -> memoryview:
     """The memo's entries and the tables (plain data), then the ASTs, each node's
     environment by reference (:class:`_Pickler`)."""
     entries = index.memo.entries()
@@ -159,7 +145,7 @@ def _send(pipe: IO[bytes], index: TemplateIndex, tables: Tables) -> None:
     out = io.BytesIO()
     pickle.dump((entries, tables), out, protocol=pickle.HIGHEST_PROTOCOL)
     _Pickler(out, index).dump(index.kept())
-    pipe.write(out.getbuffer())
+    return out.getbuffer()
 
 
 def _take(data: bytes, index: TemplateIndex, tables: Tables) -> None:

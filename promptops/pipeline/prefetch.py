@@ -29,10 +29,13 @@ import os
 import pickle
 import threading
 from collections.abc import Callable, Iterator
+from typing import TypeVar
 
 from promptops.pipeline.memo import FileMemo
 from promptops.pipeline.source import CachingSource, Source
 from promptops.pipeline.templates import TemplateIndex
+
+T = TypeVar("T")
 
 MIN_FILES = 1_000  # prompt files to validate in a chunk before a child pays for its fork
 CHUNK = 5_000  # prompt files a chunk: the memo holds a chunk's entries with room to spare
@@ -72,26 +75,42 @@ def forkable() -> bool:
 def _both_cores(source: CachingSource, paths: list[str], memo: FileMemo,
                 index: TemplateIndex, warm: Warm) -> None:
     """Every other file of ``paths`` in a forked child, the rest here, into ``memo``."""
+
+    def child() -> bytes:
+        own = FileMemo()  # keeps the parsed YAML: the caller's memo decides on shedding
+        warm(source, [p for p in paths[1::2] if source.held(p)], own, TemplateIndex(own))
+        return pickle.dumps(own.entries(), protocol=pickle.HIGHEST_PROTOCOL)
+
+    _, data = forked(child, lambda: warm(source, paths[0::2], memo, index))
+    if data is not None:
+        memo.take(pickle.loads(data))
+
+
+def forked(child: Callable[[], bytes | memoryview],
+           here: Callable[[], T]) -> tuple[T, bytes | None]:
+    """``child()`` in a forked child, its bytes down a pipe, while ``here()`` runs in this
+    process: (what ``here`` returned, the child's bytes or None when it failed or sent
+    nothing). The one fork of the build's and lint's halves (:mod:`promptops.lint.halves`):
+    the child leaves by ``os._exit`` (no atexit handlers, no flushing of this process's
+    buffers), and the pipe is read once ``here`` is done (the child waits on a full pipe
+    meanwhile, as a writer does)."""
     read, write = os.pipe()
     pid = os.fork()
-    if pid == 0:  # the child: its share, pickled down the pipe, then gone at once
+    if pid == 0:  # the child: its share, down the pipe, then gone at once
         code = 1
         try:
             os.close(read)
-            own = FileMemo()  # keeps the parsed YAML: the caller's memo decides on shedding
-            warm(source, [p for p in paths[1::2] if source.held(p)], own, TemplateIndex(own))
-            data = pickle.dumps(own.entries(), protocol=pickle.HIGHEST_PROTOCOL)
+            data = child()
             with os.fdopen(write, "wb") as pipe:
                 pipe.write(data)
             code = 0
         finally:
-            os._exit(code)  # no atexit handlers, no flushing of the parent's buffers
+            os._exit(code)
     os.close(write)
     try:
-        warm(source, paths[0::2], memo, index)
+        got = here()
     finally:
         with os.fdopen(read, "rb") as pipe:
-            data = pipe.read()
+            sent = pipe.read()
         _, status = os.waitpid(pid, 0)
-    if status == 0 and data:
-        memo.take(pickle.loads(data))
+    return got, (sent if status == 0 and sent else None)
