@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from jinja2 import nodes
+
 TESTS = Path(__file__).resolve().parent.parent
 
 
@@ -20,3 +22,14 @@ def template_files() -> list[str]:
         except UnicodeDecodeError:
             continue
     return out
+
+
+def dump_tree(node: object) -> object:
+    """A Jinja tree as plain data: every node's type, line and fields (``Node.__eq__``
+    skips lines), independent of the code under test."""
+    if isinstance(node, nodes.Node):
+        return (type(node).__name__, node.lineno,
+                tuple((f, dump_tree(getattr(node, f, None))) for f in node.fields))
+    if isinstance(node, list | tuple):
+        return (type(node).__name__, tuple(dump_tree(x) for x in node))
+    return (type(node).__name__, node)

@@ -18,6 +18,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from helpers.broken import BROKEN
 
 from promptops.lint import halves
 from promptops.lint.config import manifest_data, settings
@@ -38,13 +39,6 @@ SOUND = ("description: prompt {k}\narguments:\n  - name: who\n    required: true
          "      {{% if who %}}Hello {{{{ who | shout }}}} {{{{ nobody }}}}{{% endif %}}\n"
          "      {{% include 'partials/p.j2' %}}\n"
          "  - role: user\n    template: partials/t{k}.j2\n")
-BROKEN = {
-    3: "messages: [\n",  # invalid YAML
-    8: "messages:\n  - role: nobody\n    text: hi\n",  # schema
-    13: "messages:\n  - role: user\n    text: \"{% if x %}never closed\"\n",  # Jinja syntax
-    21: "messages:\n  - role: user\n    text: \"{% include 'partials/none.j2' %}\"\n",
-    34: "name: p-1\nmessages:\n  - role: user\n    text: again\n",  # duplicate name
-}
 
 Findings = list[tuple[str, int, int, str, str]]
 

@@ -11,7 +11,7 @@ fails exactly as Jinja fails, first of its shape or not.
 from __future__ import annotations
 
 import pytest
-from helpers.templates import template_files
+from helpers.templates import dump_tree, template_files
 from jinja2 import TemplateSyntaxError, nodes
 
 from promptops.pipeline.astshapes import AstShapes
@@ -60,15 +60,6 @@ BROKEN = [
 ]
 
 
-def _dump(node: object) -> object:
-    """A tree as plain data: every node's type, line and fields (``Node.__eq__`` skips
-    lines), independent of the code under test."""
-    if isinstance(node, nodes.Node):
-        return (type(node).__name__, node.lineno,
-                tuple((f, _dump(getattr(node, f, None))) for f in node.fields))
-    if isinstance(node, list | tuple):
-        return (type(node).__name__, tuple(_dump(x) for x in node))
-    return (type(node).__name__, node)
 
 
 def _fill(template: str, row: tuple[str, ...]) -> str:
@@ -91,7 +82,7 @@ def test_every_template_of_a_shape_gets_jinjas_tree(template: str) -> None:
             assert (raised.value.message, raised.value.lineno) == (exc.message, exc.lineno)
             continue
         got = shapes.parse(env, source)
-        assert _dump(got) == _dump(want), source
+        assert dump_tree(got) == dump_tree(want), source
         assert got == want
         assert got.environment is env
         assert all(n.environment is env for n in got.find_all(nodes.Node))
@@ -109,7 +100,7 @@ def test_a_shape_seen_twice_is_shared() -> None:
     assert isinstance(include.template, nodes.Const) and include.template.value == "b.j2"
     third = shapes.parse(env, "{% include 'c.j2' %}Case 3 {{ x }}")
     assert next(third.find_all(nodes.Include)) is not include  # nothing shared between trees
-    assert _dump(third) == _dump(parse(env, "{% include 'c.j2' %}Case 3 {{ x }}"))
+    assert dump_tree(third) == dump_tree(parse(env, "{% include 'c.j2' %}Case 3 {{ x }}"))
 
 
 def test_the_tests_templates_parse_as_jinja_parses_them_first_and_again() -> None:
@@ -126,7 +117,7 @@ def test_the_tests_templates_parse_as_jinja_parses_them_first_and_again() -> Non
                     shapes.parse(env, source)
                 assert (got.value.message, got.value.lineno) == (exc.message, exc.lineno)
                 continue
-            assert _dump(shapes.parse(env, source)) == _dump(want)
+            assert dump_tree(shapes.parse(env, source)) == dump_tree(want)
 
 
 @pytest.mark.parametrize("template", BROKEN)
@@ -146,4 +137,4 @@ def test_a_nul_in_a_text_is_parsed_as_it_is() -> None:
     env = TemplateIndex().env
     shapes = AstShapes()
     for source in ["a\x00b {{ x }}", "a\x001\x00 {{ x }}", "a\\x001\\x00 {{ x }}"] * 2:
-        assert _dump(shapes.parse(env, source)) == _dump(parse(env, source))
+        assert dump_tree(shapes.parse(env, source)) == dump_tree(parse(env, source))

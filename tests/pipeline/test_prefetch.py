@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import os
 
+from helpers.broken import BROKEN
+
 from promptops.pipeline import prefetch
 from promptops.pipeline.bundle import serialise
 from promptops.pipeline.memo import FileMemo
@@ -27,13 +29,6 @@ SOUND = ("description: prompt {k}\narguments:\n  - name: who\n    required: true
          "      {{% if who %}}Hello {{{{ who }}}}{{% endif %}}\n"
          "      {{% include 'partials/p.j2' %}}\n"
          "  - role: user\n    text: \"Q{k}: {{{{ who }}}}\"\n")
-BROKEN = {
-    3: "messages: [\n",  # invalid YAML
-    8: "messages:\n  - role: nobody\n    text: hi\n",  # schema
-    13: "messages:\n  - role: user\n    text: \"{% if x %}never closed\"\n",  # Jinja syntax
-    21: "messages:\n  - role: user\n    text: \"{% include 'partials/none.j2' %}\"\n",
-    34: "name: p-1\nmessages:\n  - role: user\n    text: again\n",  # duplicate name
-}
 
 
 def _files(n: int) -> dict[str, str]:

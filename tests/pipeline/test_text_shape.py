@@ -17,9 +17,9 @@ from __future__ import annotations
 import dis
 from types import CodeType
 
+from helpers.templates import dump_tree
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from jinja2 import nodes
 
 from promptops.pipeline.astshapes import AstShapes, _shape, text_shape
 from promptops.pipeline.templates import TemplateIndex
@@ -67,13 +67,6 @@ def _lexed(env: object, source: str) -> tuple[object, list[str]] | None:
     return shape[0], shape[1]
 
 
-def _dump(node: object) -> object:
-    if isinstance(node, nodes.Node):
-        return (type(node).__name__, node.lineno,
-                tuple((f, _dump(getattr(node, f, None))) for f in node.fields))
-    if isinstance(node, list | tuple):
-        return (type(node).__name__, tuple(_dump(x) for x in node))
-    return (type(node).__name__, node)
 
 
 def _norm(code: CodeType) -> tuple[object, ...]:
@@ -118,7 +111,7 @@ def test_trees_and_code_from_a_shared_key_are_jinjas(
     for texts, names in [*fillings, *fillings]:
         source = _fill(layout, texts, names)
         try:
-            want = _dump(parse(env, source))
+            want = dump_tree(parse(env, source))
         except Exception as exc:
             try:
                 shapes.parse(env, source)
@@ -127,7 +120,7 @@ def test_trees_and_code_from_a_shared_key_are_jinjas(
             else:
                 raise AssertionError(f"{source!r} parsed, Jinja raised {exc!r}") from None
         else:
-            assert _dump(shapes.parse(env, source)) == want, source
+            assert dump_tree(shapes.parse(env, source)) == want, source
         try:
             expect = _norm(standalone.compile(source))
         except Exception as exc:
