@@ -46,7 +46,7 @@ from promptops.pipeline import prefetch
 from promptops.pipeline.memo import FileMemo
 from promptops.pipeline.source import CachingSource, Source
 from promptops.pipeline.templates import TemplateIndex
-from promptops.pipeline.validate import PROMPT_SUFFIX, PROMPTS_DIR, prompt_key, validate
+from promptops.pipeline.validate import is_prompt_file, prompt_key, validate
 
 ENV = "env"  # the persistent id of the environment in the child's pickle of its ASTs
 # Of every 9 prompt files, the child lints 4: it also pickles what it computed, while this
@@ -60,17 +60,16 @@ SHARE = (4, 9)
 # the whole run handed their tables. The other rules cost as much with the tables as without
 # (they walk the package's structure), so a half running them would only repeat that walk.
 # Which rules run here decides only speed, never a finding: the whole run runs them all.
-# prompt files sampled to judge whether their texts repeat (:func:`new_share`)
-SAMPLE = 400
 TEXT_RULES = frozenset({"PO104", "PO105", "PO501", "PO502", "PO503", "PO504", "PO508",
                         "PO509"})
+SAMPLE = 400  # prompt files sampled to judge whether their texts repeat (:func:`new_share`)
 
 
 def warm(source: CachingSource, settings: LintSettings, index: TemplateIndex) -> Tables | None:
     """Both halves linted (see the module docstring) into ``index`` and its memo, and the
     tables they filled; None (nothing done) where a fork does not pay or is not safe."""
     files = source.files()
-    prompts = [p for p in files if _prompt_file(p)]
+    prompts = [p for p in files if is_prompt_file(p)]
     todo = [p for p in prompts
             if (k := prompt_key(source, p)) is None or index.memo.prompt(k) is None]
     if (len(todo) < prefetch.MIN_FILES or new_share(source, todo) < 0.5
@@ -82,7 +81,7 @@ def warm(source: CachingSource, settings: LintSettings, index: TemplateIndex) ->
     source.read_ahead(files)
     if not all(source.held(p) for p in files):
         return None
-    rest = {p for p in files if not _prompt_file(p)}
+    rest = {p for p in files if not is_prompt_file(p)}
 
     def child() -> memoryview:
         own = TemplateIndex(FileMemo(), keep_asts=True)
@@ -119,10 +118,6 @@ def split(paths: list[str]) -> tuple[list[str], list[str]]:
     theirs, every = SHARE
     return ([p for i, p in enumerate(paths) if i % every >= theirs],
             [p for i, p in enumerate(paths) if i % every < theirs])
-
-
-def _prompt_file(path: str) -> bool:
-    return path.startswith(PROMPTS_DIR) and path.endswith(PROMPT_SUFFIX)
 
 
 def _half(source: Source, settings: LintSettings, keep: set[str],

@@ -29,6 +29,7 @@ from promptops.pipeline.source import CachingSource, Source, cache_dir
 if TYPE_CHECKING:
     from promptops.lint.context import Tables
     from promptops.pipeline.bundle_types import Bundle
+    from promptops.pipeline.templates import TemplateIndex
     from promptops.pipeline.validate import Package, Validated
 
 
@@ -43,6 +44,11 @@ class Subject(Protocol):
 
     @property
     def validated(self) -> Validated: ...
+
+    @property
+    def index(self) -> TemplateIndex:
+        """The template parser ``validated`` reads through (and its memo)."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -126,11 +132,9 @@ def _validated(subject: Subject, files: CachingSource,
     from promptops.pipeline.validate import validate
 
     if files is subject.source:  # the subject's own validation (a build that lints)
-        tables = None
-        # a Build not validated yet: its index (and memo) are what validation will read
-        index = getattr(subject, "index", None) if "validated" not in vars(subject) else None
-        if isinstance(index, TemplateIndex):
-            tables = warm(files, conf, index)
+        # warmed only before the subject validates (a cached property): afterwards the
+        # halves would compute again what validation has
+        tables = warm(files, conf, subject.index) if "validated" not in vars(subject) else None
         return subject.validated, tables
     index = TemplateIndex(keep_asts=True)
     tables = warm(files, conf, index)

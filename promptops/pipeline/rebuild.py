@@ -41,7 +41,7 @@ from promptops.pipeline.bundle import (
     serialised_from_body,
 )
 from promptops.pipeline.source import MANIFEST, GitSource, Origin, names_git
-from promptops.pipeline.validate import PROMPT_SUFFIX, PROMPTS_DIR, Some, validate_some
+from promptops.pipeline.validate import Some, is_prompt_file, validate_some
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -246,7 +246,7 @@ def _sort(changes: list[Change],
     for c in changes:
         if c.path == MANIFEST or {c.old_mode, c.new_mode} & {_SYMLINK, _GITLINK}:
             return None
-        is_prompt = c.path.startswith(PROMPTS_DIR) and c.path.endswith(PROMPT_SUFFIX)
+        is_prompt = is_prompt_file(c.path)
         if not c.new_mode and (c.path in old["templates"] or c.path in old["resources"]):
             return None
         if is_prompt:

@@ -362,6 +362,11 @@ def _position_of(file: LoadedFile, loc: Loc) -> Callable[[], tuple[int, int]]:
     return lambda: file.position(loc)
 
 
+def is_prompt_file(path: str) -> bool:
+    """Whether the package-relative ``path`` is a prompt file (what validation reads as one)."""
+    return path.startswith(PROMPTS_DIR) and path.endswith(PROMPT_SUFFIX)
+
+
 def prompt_key(source: Source, path: str) -> PromptKey | None:
     """A prompt file's memo key when its content's name is known before reading it."""
     sha = source.blob_id(path)
@@ -441,7 +446,7 @@ def validate_some(source: Source, prompts: list[str], templates: list[str], *,
 def _prompts(v: _Validator, files: list[str]) -> dict[str, _Prompt]:
     """Every prompt file that validates, by prompt name (a duplicate name is a problem)."""
     prompts: dict[str, _Prompt] = {}
-    paths = [p for p in files if p.startswith(PROMPTS_DIR) and p.endswith(PROMPT_SUFFIX)]
+    paths = [p for p in files if is_prompt_file(p)]
     unseen = lambda p: (k := prompt_key(v.source, p)) is None or v.memo.prompt(k) is None  # noqa: E731
     for path in (p for chunk in prefetch.chunks(v.source, paths, v.memo, v.index, unseen, _warm)
                  for p in chunk):
@@ -450,7 +455,7 @@ def _prompts(v: _Validator, files: list[str]) -> dict[str, _Prompt]:
             continue
         loaded, spec = got[0], got[1]
         name = spec.name or path.rsplit("/", 1)[-1].removesuffix(PROMPT_SUFFIX)
-        if spec.name is None and not _valid_name(name):
+        if spec.name is None and re.match(PROMPT_NAME_RE, name) is None:
             v.problem(path, (1, 1),
                       f"file name gives prompt name {name!r}, which is not valid; set `name:`")
             continue
@@ -475,8 +480,7 @@ def _warm(source: Source, paths: list[str], memo: FileMemo, index: TemplateIndex
 
 
 def _package(manifest: Manifest, manifest_file: LoadedFile, source: Source,
-             chosen: list[_Prompt],
-             templates: dict[str, str], files: list[str]) -> Package:
+             chosen: list[_Prompt], templates: dict[str, str], files: list[str]) -> Package:
     resources = {k: v for p in chosen for k, v in p.resources.items()}
     return Package(
         manifest=manifest,
@@ -487,10 +491,6 @@ def _package(manifest: Manifest, manifest_file: LoadedFile, source: Source,
         origin=source.origin,
         files=tuple(files),
     )
-
-
-def _valid_name(name: str) -> bool:
-    return re.match(PROMPT_NAME_RE, name) is not None
 
 
 def load_package(source: Source, *, memo: FileMemo | None = None) -> Package:

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING
 
 from promptops.pipeline.memo import FileMemo, PromptKey, Ref
 from promptops.pipeline.templates import TemplateIndex
-from promptops.pipeline.validate import PROMPT_SUFFIX, PROMPTS_DIR, validate_some
+from promptops.pipeline.validate import is_prompt_file, validate_some
 
 if TYPE_CHECKING:
     from multiprocessing.connection import Connection
@@ -72,7 +72,7 @@ def prevalidate(source: CachingSource, index: TemplateIndex) -> None:
     """Fill ``index.memo`` with every sound prompt file of ``source`` (and its templates'
     references), half of them validated by a forked child; nothing when the package is
     small or this platform does not fork."""
-    files = [p for p in source.files() if p.startswith(PROMPTS_DIR) and p.endswith(PROMPT_SUFFIX)]
+    files = [p for p in source.files() if is_prompt_file(p)]
     if not WARM_PROMPTS <= len(files) < index.memo.max_entries // 2 or not _forks():
         return  # (a memo too small for both halves is emptied as it fills: no gain)
     source.prefetch()  # the files read once, here, before the fork: the child reads none

@@ -149,16 +149,27 @@ def load(text: str, raw: bytes | None = None) -> object:
     # PyYAML's constructor), only because it is long.
     counts = None if 2 * len(text) + 1 <= MAX_NODES else needs_check(source)
     if counts is None or not counts[1]:
-        loader = FastLoader(source)
         try:
-            node = loader.get_single_node()
-            return None if node is None else _plain(loader, node, aliases="*" in text
-                                                     if counts is None else counts[2])
+            return _one_walk(source, counts)
         except Exception:  # the general path parses it again and says what is wrong
             pass
-        finally:
-            loader.dispose()
     return _general(text, source, counts)
+
+
+def _one_walk(source: str | bytes, counts: Counts | None) -> object:
+    """The document of ``source`` (text, or its UTF-8 bytes) in one walk of its nodes;
+    raises on anything that walk does not build. ``counts``: ``needs_check(source)``,
+    when it was needed (a document that cannot hold too many nodes)."""
+    loader = FastLoader(source)
+    try:
+        node = loader.get_single_node()
+        if counts is not None:
+            aliases = counts[2]
+        else:
+            aliases = "*" in source if isinstance(source, str) else b"*" in source
+        return None if node is None else _plain(loader, node, aliases=aliases)
+    finally:
+        loader.dispose()
 
 
 _BOM = b"\xef\xbb\xbf"
@@ -184,13 +195,7 @@ def load_bytes(raw: bytes) -> object:
     counts = None if 2 * len(raw) + 1 <= MAX_NODES else needs_check(raw)
     if counts is not None and counts[1]:
         raise _NotPlain
-    loader = FastLoader(raw)
-    try:
-        node = loader.get_single_node()
-        return None if node is None else _plain(loader, node, aliases=b"*" in raw
-                                                 if counts is None else counts[2])
-    finally:
-        loader.dispose()
+    return _one_walk(raw, counts)
 
 
 class _NotPlain(Exception):
