@@ -65,7 +65,7 @@ def repo_factory(tmp_path: Path) -> Callable[..., git.Repo]:
 SPAWNS = re.compile(
     r'serve_cmd|serve_process|ServeProcess|RawClient|\bServe\(|run_cli_process|"-m", "promptops"'
     r"|stdio_client|Popen"
-    r"|helpers\.node|haproxy|nginx|uvicorn|\bpty\b|sys\.executable|\bPYTHON\b"
+    r"|helpers\.node|helpers\.fresh|haproxy|nginx|uvicorn|\bpty\b|sys\.executable|\bPYTHON\b"
     r"|hardening_helpers import .*\bcli\b|http_helpers|venv")
 
 

@@ -8,10 +8,9 @@ process).
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
+
+from helpers.fresh import fresh_stdout
 
 SCRIPT = """
 import test_halves
@@ -22,9 +21,5 @@ print([len(one) for one, _ in pairs])
 
 
 def test_both_halves_find_what_one_process_finds_in_a_fresh_process() -> None:
-    here = Path(__file__).parent
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(here), str(here.parent)])}
-    done = subprocess.run([sys.executable, "-c", SCRIPT], env=env, capture_output=True,
-                          text=True, check=False, timeout=300)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.splitlines()[0] == "same", done.stdout
+    lines = fresh_stdout(SCRIPT, Path(__file__).parent)
+    assert lines[0] == "same", lines

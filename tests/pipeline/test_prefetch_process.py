@@ -7,10 +7,9 @@ the two outcomes (on one core it checks that prefetch stays in one process).
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
+
+from helpers.fresh import fresh_stdout
 
 SCRIPT = """
 import test_prefetch
@@ -20,9 +19,5 @@ print("same" if one == both else "different")
 
 
 def test_both_cores_report_what_one_core_reports_in_a_fresh_process() -> None:
-    here = Path(__file__).parent
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(here), str(here.parent)])}
-    done = subprocess.run([sys.executable, "-c", SCRIPT], env=env, capture_output=True,
-                          text=True, check=False, timeout=300)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "same"
+    lines = fresh_stdout(SCRIPT, Path(__file__).parent)
+    assert lines == ["same"], lines
