@@ -25,6 +25,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -113,7 +114,7 @@ def cli_build(pkg: Path, out: Path, flags: list[str], want_digest: str) -> float
     return ms
 
 
-def bench_size(n: int, root: Path, runs: int, log: Any) -> dict[str, Any]:
+def bench_size(n: int, root: Path, runs: int, log: Callable[[str], None]) -> dict[str, Any]:
     pkg = make_package(n, root)
     branch_with_change(pkg, "changed", 1, "changed for the rebuild benchmark")
     bundle_file = root / f"bundle{n}.json"
@@ -226,7 +227,8 @@ def main(argv: list[str] | None = None) -> int:
             "\"main\").bundle`). The fresh-process figure includes interpreter start and imports "
             "(pydantic, ruamel.yaml, GitPython, Jinja2). The rebuild is a second build with "
             "the same `FileMemo` in the same process on a branch that changes one prompt: "
-            "per-file results are memoised by content, so only that file is parsed and validated again (the rest "
+            "per-file results are memoised by content, so only that file is parsed and validated "
+            "again (the rest "
             "of the work is reading the tree, compiling the bundle and the digest). The CLI "
             "rows run `promptops build` as a user does: by default it also runs the lint gate "
             "over the commit before writing (cold: its cache is cleared before every run; the lint "

@@ -184,7 +184,7 @@ def main() -> int:
                 except OSError:
                     if server.poll() is not None or time.monotonic() > deadline:
                         raise SystemExit(f"server did not start: {server.stderr.read()!r}"
-                                         if server.stderr else "server did not start")
+                                         if server.stderr else "server did not start") from None
                     time.sleep(0.1)
             client_latencies(port, 200, args.prompts)  # warm up every path
             base = client_latencies(port, args.requests, args.prompts)

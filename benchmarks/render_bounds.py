@@ -104,7 +104,7 @@ def bundle(text: str, spec: dict[str, Any] | None, messages: int) -> dict[str, A
                     {"role": "user", "type": "text", "text": "{{ [1]|join }}{{ 'a' ~ 1 }}"}]}]}
 
 
-def run(label: str, text: str, spec: dict[str, Any] | None, args: dict[str, str]) -> Any:
+def run(label: str, text: str, spec: dict[str, Any] | None, args: dict[str, str]) -> dict[str, Any]:
     messages = 5 if label.startswith("5 messages") else 1
     payload = json.dumps([bundle(text, spec, messages), args])
     proc = subprocess.run([sys.executable, "-c", CHILD], input=payload, capture_output=True,

@@ -45,7 +45,7 @@ def build_server(bundle: dict[str, Any], page_size: int) -> Server[Any]:
         for p in sorted(bundle["prompts"], key=lambda p: p["name"])
     ]
 
-    async def list_prompts(ctx: Any, params: types.PaginatedRequestParams | None
+    async def list_prompts(ctx: object, params: types.PaginatedRequestParams | None
                            ) -> types.ListPromptsResult:
         cursor = params.cursor if params is not None else None
         try:
@@ -56,7 +56,7 @@ def build_server(bundle: dict[str, Any], page_size: int) -> Server[Any]:
         return types.ListPromptsResult(prompts=listed[start:end],
                                        next_cursor=str(end) if end < len(listed) else None)
 
-    async def get_prompt(ctx: Any, params: types.GetPromptRequestParams
+    async def get_prompt(ctx: object, params: types.GetPromptRequestParams
                          ) -> types.GetPromptResult:
         try:
             result = renderer.get(params.name, params.arguments)

@@ -31,6 +31,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -141,8 +142,8 @@ def pipelined(conn: Conn, names: list[str], n: int, expected: dict[str, Any]) ->
     return n / elapsed
 
 
-def session(argv: list[str], cfg: Any, expected_names: list[str], expected: dict[str, Any]
-            ) -> dict[str, Any]:
+def session(argv: list[str], cfg: argparse.Namespace, expected_names: list[str],
+            expected: dict[str, Any]) -> dict[str, Any]:
     conn = Conn(argv, cfg.timeout)
     s: dict[str, Any] = {"ok": False}
     try:
@@ -179,7 +180,8 @@ def expected_for(bundle_file: Path, names: list[str]) -> dict[str, Any]:
     return out
 
 
-def bench_size(n: int, root: Path, cfg: Any, log: Any) -> dict[str, Any]:
+def bench_size(n: int, root: Path, cfg: argparse.Namespace,
+               log: Callable[[str], None]) -> dict[str, Any]:
     pkg = make_package(n, root)
     dist = root / f"dist{n}"
     subprocess.run([*promptops_cmd(), "build", str(pkg), "--ref", "main", "-o", str(dist)],

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -54,7 +55,7 @@ def settle(conn: Conn, min_s: float = 1.5, max_s: float = 20.0) -> None:
             return
 
 
-def one_run(pkg: Path, branch: str, marker: str, wait: bool, timeout: float) -> dict[str, Any]:
+def one_run(pkg: Path, branch: str, marker: str, *, wait: bool, timeout: float) -> dict[str, Any]:
     git(pkg, "checkout", "-q", "main")
     conn = Conn([*promptops_cmd(), "serve", str(pkg)], timeout)
     try:
@@ -88,7 +89,8 @@ def wait_list_changed(conn: Conn, deadline: float) -> float:
             return now()
 
 
-def follow_bench(pkg: Path, runs: int, timeout: float, log: Any) -> dict[str, Any]:
+def follow_bench(pkg: Path, runs: int, timeout: float,
+                 log: Callable[[str], None]) -> dict[str, Any]:
     marker = "served from the other branch"
     branch_with_change(pkg, "other", CHANGED, marker)
     warm = Conn([*promptops_cmd(), "serve", "--ref", "other", str(pkg)], timeout)

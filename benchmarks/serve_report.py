@@ -3,6 +3,7 @@ docs/benchmarks.md (targets of issue 4 with a met/not-met column)."""
 
 from __future__ import annotations
 
+import argparse
 from pathlib import Path
 from typing import Any
 
@@ -162,7 +163,7 @@ ANALYSIS = """\
 """
 
 
-def render_docs(path: Path, cmd: str, cfg: Any, info: dict[str, Any],
+def render_docs(path: Path, cmd: str, cfg: argparse.Namespace, info: dict[str, Any],
                 load_end: tuple[float, ...], results: list[dict[str, Any]],
                 head: dict[str, Any]) -> None:
     body = [INTRO.format(cmd=cmd, runs=cfg.runs, list_reps=cfg.list_reps,
