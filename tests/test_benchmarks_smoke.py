@@ -124,6 +124,16 @@ def test_channels_bench_promotes_rolls_back_and_times_the_notification() -> None
 
 @posix_only("benchmarks/bench_common.py waits on pipes with select(), which Windows "
             "offers only for sockets")
+def test_webhook_latency_times_a_push_to_every_listener() -> None:
+    done = run_script("webhook_latency.py", "--prompts", "10", "--runs", "1", "--listeners", "2")
+    assert done.returncode == 0, done.stderr
+    rows = [line for line in done.stdout.splitlines() if line.startswith("| ")]
+    assert [r.split(" | ")[0].lstrip("| ") for r in rows[2:]] == [
+        "its 202", "the first listener's list_changed", "the last of 2 listeners' list_changed",
+        "prompts/get serving the new description"], done.stdout
+    assert all(float(r.split(" | ")[1]) > 0 for r in rows[2:]), done.stdout
+
+
 def test_worktree_early_save_counts_its_runs() -> None:
     done = run_script("worktree_early_save.py", "--runs", "1", "--burners", "0")
     assert done.returncode == 0, done.stdout + done.stderr
