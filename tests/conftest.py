@@ -39,9 +39,12 @@ def pytest_configure(config: pytest.Config) -> None:
     if config.option.basetemp or "PYTEST_DEBUG_TEMPROOT" in os.environ:
         return  # chosen by the caller (an xdist worker gets its controller's basetemp)
     try:
+        # tests run what they write there (git hooks, a virtualenv's scripts): a noexec
+        # mount (Docker's /dev/shm) will not do
         roomy = (RAM_TEMP.is_dir() and os.access(RAM_TEMP, os.W_OK | os.X_OK)
+                 and not os.statvfs(RAM_TEMP).f_flag & os.ST_NOEXEC
                  and shutil.disk_usage(RAM_TEMP).free >= RAM_TEMP_FREE)
-    except OSError:
+    except (OSError, AttributeError):  # AttributeError: no os.statvfs (Windows)
         roomy = False
     if roomy:
         os.environ["PYTEST_DEBUG_TEMPROOT"] = str(RAM_TEMP)
