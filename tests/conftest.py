@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import os
 import re
+import shutil
 import signal
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
@@ -19,6 +20,34 @@ from hypothesis import settings
 settings.register_profile("ci", derandomize=True, print_blob=True)
 if os.environ.get("CI"):
     settings.load_profile("ci")
+
+
+# Where tmp_path lives when the machine has a RAM file system with room: /dev/shm, else
+# the default (the system's temp folder). Every file a command writes goes through
+# fsutil.atomic_write, which fsyncs it, and on a disk each fsync is a journal commit the
+# test waits for: tests/interop/test_export_command.py alone makes 6,218 (idle-core wall
+# and kernel CPU, in a run that is CPU-bound on two cores). The code under test is the
+# same (it still calls fsync; a RAM file system answers at once): no test checks that
+# bytes reached a disk, which no test could. pytest's own numbered folders
+# (pytest-of-USER/pytest-N, the last three kept) are made there, so concurrent runs
+# never share one; --basetemp or PYTEST_DEBUG_TEMPROOT, when given, win.
+RAM_TEMP = Path("/dev/shm")
+RAM_TEMP_FREE = 4 << 30  # bytes: far above a whole run's temp folders
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if config.option.basetemp or "PYTEST_DEBUG_TEMPROOT" in os.environ:
+        return  # chosen by the caller (an xdist worker gets its controller's basetemp)
+    try:
+        # tests run what they write there (git hooks, a virtualenv's scripts): a noexec
+        # mount (Docker's /dev/shm) will not do
+        roomy = (RAM_TEMP.is_dir() and os.access(RAM_TEMP, os.W_OK | os.X_OK)
+                 and not os.statvfs(RAM_TEMP).f_flag & os.ST_NOEXEC
+                 and shutil.disk_usage(RAM_TEMP).free >= RAM_TEMP_FREE)
+    except (OSError, AttributeError):  # AttributeError: no os.statvfs (Windows)
+        roomy = False
+    if roomy:
+        os.environ["PYTEST_DEBUG_TEMPROOT"] = str(RAM_TEMP)
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -103,11 +103,11 @@ class Manifest(Strict):
     """One line about the package, shown by `promptops ls` and kept in the bundle."""
 
     instructions: str | None = Field(None, description="Served as the MCP server instructions")
-    lint: LintConfig = Field(default_factory=lambda: LintConfig())
-    """Which lint rules run, and their limits."""
+    lint: LintConfig = Field(default_factory=lambda: LintConfig(),
+                             description="Which lint rules run, and their limits.")
 
-    serve: ServeConfig = Field(default_factory=lambda: ServeConfig())
-    """Settings of `promptops serve`."""
+    serve: ServeConfig = Field(default_factory=lambda: ServeConfig(),
+                               description="Settings of `promptops serve`.")
 
     templates: TemplatesConfig = Field(default_factory=lambda: TemplatesConfig(),
                                        description="How templates are read")

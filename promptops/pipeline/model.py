@@ -10,10 +10,15 @@ its schema too (:mod:`~.bundle_schema`), held to the bundle's table by a test.
 
 from __future__ import annotations
 
+import ast
+import inspect
+import sys
 from collections.abc import Mapping
-from typing import Annotated, Literal
+from functools import cache
+from typing import Annotated, Literal, Unpack
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, field_validator, model_validator
+from pydantic.fields import FieldInfo
 
 from promptops.pipeline import argtypes, defaults
 from promptops.pipeline.bundle_types import ARG_NAME_RE
@@ -27,11 +32,53 @@ Role = Literal["user", "assistant", "system"]
 WhitespaceMode = Literal["standalone", "jinja"]
 
 
+@cache
+def _field_docs(module: str) -> dict[str, dict[str, str]]:
+    """The string under each annotated field of each class of ``module``'s source, by class
+    name: pydantic's ``use_attribute_docstrings`` reading, from one parse of the module.
+
+    pydantic finds each class's source by walking the stack and tokenizing the class block
+    (before Python 3.13), about a sixth of importing the models: every command that reads a
+    package paid it, where this parses each models module once."""
+    try:
+        source = inspect.getsource(sys.modules[module])
+    except (OSError, TypeError):  # no source (as pydantic: no descriptions)
+        return {}
+    out: dict[str, dict[str, str]] = {}
+    for node in ast.parse(source).body:
+        if isinstance(node, ast.ClassDef):
+            docs = out[node.name] = {}
+            target: str | None = None
+            for stmt in node.body:
+                if (target and isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant)
+                        and isinstance(stmt.value.value, str)):
+                    docs[target] = inspect.cleandoc(stmt.value.value)
+                target = (stmt.target.id if isinstance(stmt, ast.AnnAssign)
+                          and isinstance(stmt.target, ast.Name) else None)
+    return out
+
+
 class Strict(BaseModel):
     # A string under a field is its description: the hover text editors show
     # (promptops schema, pipeline/editor_schema.py).
-    model_config = ConfigDict(frozen=True, extra="forbid", strict=True,
-                              use_attribute_docstrings=True)
+    model_config = ConfigDict(frozen=True, extra="forbid", strict=True)
+
+    def __init_subclass__(cls, **kwargs: Unpack[ConfigDict]) -> None:
+        """Each field's docstring made its description before pydantic collects the fields
+        (what ``use_attribute_docstrings`` does, without its per-class source search)."""
+        super().__init_subclass__(**kwargs)
+        own = inspect.get_annotations(cls)
+        for name, doc in _field_docs(cls.__module__).get(cls.__name__, {}).items():
+            if name.startswith("_") or str(own.get(name, "")).startswith("ClassVar"):
+                continue  # not a field: pydantic gives it no description either
+            value = cls.__dict__.get(name, FieldInfo)
+            if value is FieldInfo:
+                setattr(cls, name, Field(description=doc))
+            elif isinstance(value, FieldInfo):  # pydantic rebuilds it from its given arguments
+                raise TypeError(f"{cls.__name__}.{name}: a field made with Field() says its "
+                                "description there (description=), not in a string under it")
+            else:
+                setattr(cls, name, Field(value, description=doc))
 
 
 class Icon(Strict):
@@ -77,8 +124,8 @@ class Argument(Strict):
     enum: list[str] | None = Field(None, description="Allowed values; the completion source")
     pattern: str | None = Field(
         None, description="An RE2 regular expression the whole value must match")
-    maxLength: int = Field(defaults.MAX_LENGTH, ge=1)
-    """Longest value accepted, in characters; longer values are refused with -32602."""
+    maxLength: int = Field(defaults.MAX_LENGTH, ge=1, description="Longest value accepted, in "
+                           "characters; longer values are refused with -32602.")
 
     # Fields in reading order: lint's key order (PO108) is this order.
     examples: list[str] | None = Field(None, description="Completion values, not enforced")
@@ -227,8 +274,7 @@ class Message(Strict):
         "message of several parts. MCP carries one content block per message, so each part "
         "is served as a message of its own; exporters join them again.")
 
-    model_config = ConfigDict(frozen=True, extra="forbid", strict=True,
-                              use_attribute_docstrings=True, populate_by_name=True)
+    model_config = ConfigDict(frozen=True, extra="forbid", strict=True, populate_by_name=True)
 
     @model_validator(mode="after")
     def _one_content(self) -> Message:
@@ -347,8 +393,9 @@ class PromptFile(Strict):
     whitespace: WhitespaceMode | None = Field(
         None, description="This prompt's whitespace mode, over the package's "
         "templates.whitespace (a package imported from several tools mixes them)")
-    arguments: list[Argument] = Field(default_factory=list)
-    """The arguments callers pass; each is a template variable."""
+    arguments: list[Argument] = Field(
+        default_factory=list,
+        description="The arguments callers pass; each is a template variable.")
 
     model: Model | None = Field(None, description="Carried in the bundle and served in _meta "
                                 "(promptops/model); never acted on")
@@ -362,8 +409,8 @@ class PromptFile(Strict):
                                 "`skip: <why>` or the `error` it fails with")
     metadata: dict[str, JsonValue] | None = Field(
         None, description="Free metadata, carried and served in _meta (promptops/metadata)")
-    messages: list[Message] = Field(min_length=1)
-    """The messages `prompts/get` returns, in order; each has a role and one content key."""
+    messages: list[Message] = Field(min_length=1, description="The messages `prompts/get` returns, "
+                                    "in order; each has a role and one content key.")
 
     model_config = ConfigDict(frozen=True, extra="forbid", strict=True,
                               protected_namespaces=())

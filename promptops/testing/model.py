@@ -9,18 +9,14 @@ from __future__ import annotations
 import re
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import Field, field_validator, model_validator
 
-from promptops.pipeline.model import ErrorExpectation  # one home: a prompt's smoke mark uses it
+# one home: a prompt's smoke mark uses ErrorExpectation; Strict is the package models' base
+# (a string under a field is its description: the hover text editors show)
+from promptops.pipeline.model import ErrorExpectation, Strict
 
 RENDER_CHECKS = ("messages", "roles", "contains", "not_contains", "matches", "equals",
                  "max_chars", "snapshot")
-
-
-class Strict(BaseModel):
-    # A string under a field is its description: the hover text editors show.
-    model_config = ConfigDict(frozen=True, extra="forbid", strict=True,
-                              use_attribute_docstrings=True)
 
 
 class Expectation(Strict):
@@ -91,5 +87,5 @@ class TestFile(Strict):
     __test__ = False
 
     prompt: str = Field(description="Name of the prompt under test")
-    cases: list[TestCase] = Field(min_length=1)
-    """The requests to make, each with its arguments and what it must return."""
+    cases: list[TestCase] = Field(min_length=1, description="The requests to make, each with its "
+                                  "arguments and what it must return.")

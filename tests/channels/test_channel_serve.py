@@ -4,9 +4,13 @@ release the channel now names, with the channel in ``_meta``."""
 
 from __future__ import annotations
 
+import atexit
+import functools
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -34,8 +38,13 @@ def _cli(root: Path, *args: str) -> str:
     return done.stdout
 
 
-def released(root: Path) -> None:
-    """demo@1.0.0 says Hello, demo@1.0.1 says Howdy; production is at 1.0.0."""
+@functools.cache
+def _released_once() -> Path:
+    """The released repository, made by the commands once per test process: two
+    ``release`` and a ``promote`` are three ``promptops`` processes (~2 s of CPU), and
+    seven tests of three modules start from this same state."""
+    root = Path(tempfile.mkdtemp(prefix="released-")) / "repo"
+    atexit.register(shutil.rmtree, root.parent, ignore_errors=True)
     repo = make_repo(root, {"promptops.yaml": _manifest("1.0.0"),
                             "prompts/greet.prompt.yaml": _prompt("Hello")})
     _cli(root, "release")
@@ -43,6 +52,14 @@ def released(root: Path) -> None:
                         "prompts/greet.prompt.yaml": _prompt("Howdy")}, "howdy")
     _cli(root, "release")
     _cli(root, "promote", "1.0.0", "--to", "production", "-m", "first")
+    return root
+
+
+def released(root: Path) -> None:
+    """demo@1.0.0 says Hello, demo@1.0.1 says Howdy; production is at 1.0.0: a copy of
+    the repository (work tree and ``.git``: tags, the channel's refs and log) the real
+    commands made, which each test then changes on its own."""
+    shutil.copytree(_released_once(), root, symlinks=True)
 
 
 def test_python_sdk_client_follows_a_promote_and_a_rollback(tmp_path: Path) -> None:

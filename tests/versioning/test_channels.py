@@ -9,11 +9,15 @@ concurrent promoters share. Exactly one of them may win.
 
 from __future__ import annotations
 
+import atexit
+import functools
 import json
 import os
+import shutil
 import stat
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -30,7 +34,17 @@ POLICY = MANIFEST + ("channels:\n  - name: staging\n    gates: [lint]\n"
 
 
 def _released(root: Path, manifest: str = MANIFEST, versions: int = 2) -> git.Repo:
-    """A repository with releases demo@1.0.0 .. demo@1.0.<versions-1>."""
+    """A repository with releases demo@1.0.0 .. demo@1.0.<versions-1>: a copy (work tree
+    and ``.git``) of the one ``release`` made for these arguments in this test process,
+    which the test then changes on its own (13 tests, 5 distinct repositories)."""
+    shutil.copytree(_released_once(manifest, versions), root, symlinks=True)
+    return git.Repo(root)
+
+
+@functools.cache
+def _released_once(manifest: str, versions: int) -> Path:
+    root = Path(tempfile.mkdtemp(prefix="released-")) / "repo"
+    atexit.register(shutil.rmtree, root.parent, ignore_errors=True)
     repo = make_repo(root, {**base_files(), "promptops.yaml": manifest}, "v1.0.0")
     assert run_cli("release", cwd=root).returncode == 0
     for patch in range(1, versions):
@@ -40,7 +54,7 @@ def _released(root: Path, manifest: str = MANIFEST, versions: int = 2) -> git.Re
                      f"1.0.{patch}")
         done = run_cli("release", cwd=root)
         assert done.returncode == 0, done.stderr
-    return repo
+    return root
 
 
 def _log(root: Path, channel: str) -> list[dict[str, object]]:
