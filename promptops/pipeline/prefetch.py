@@ -85,11 +85,18 @@ def _both_cores(source: CachingSource, paths: list[str], memo: FileMemo,
     def child() -> bytes:
         own = FileMemo()  # keeps the parsed YAML: the caller's memo decides on shedding
         warm(source, theirs, own, TemplateIndex(own))
-        return pickle.dumps(own.entries(), protocol=pickle.HIGHEST_PROTOCOL)
+        # the files' bytes stay behind: this process holds them (where no text repeats,
+        # a copy of each file down the pipe and out of the pickle was a third of it)
+        dropped = [key for key, (loaded, _) in own.entries()[0].items()
+                   if loaded.drop_bytes(source.read(key[1]))]
+        return pickle.dumps((own.entries(), dropped), protocol=pickle.HIGHEST_PROTOCOL)
 
     _, data = forked(child, lambda: warm(source, mine, memo, index))
     if data is not None:
-        memo.take(pickle.loads(data))
+        entries, dropped = pickle.loads(data)
+        for key in dropped:
+            entries[0][key][0].restore_bytes(source.read(key[1]))
+        memo.take(entries)
 
 
 def halves(source: CachingSource, paths: list[str]) -> tuple[list[str], list[str]]:

@@ -87,6 +87,9 @@ def test_the_childs_half_arrives_in_the_memo() -> None:
     child = set(theirs) - {f"prompts/p-{k}.prompt.yaml" for k in BROKEN}
     assert child and child <= held  # validated by the child only
     assert not held & {f"prompts/p-{k}.prompt.yaml" for k in (3, 8)}  # problems stay out
+    # the child's files came without their bytes, which this process gave back
+    loaded = {key[1]: got[0] for key, got in memo.entries()[0].items()}
+    assert all(loaded[p].text == files[p] for p in child)
     k = next(p for p in sorted(child)).removeprefix("prompts/p-").removesuffix(".prompt.yaml")
     assert any(f"Copy {k}." in src for src in memo.entries()[1])  # a child's template's refs
 
