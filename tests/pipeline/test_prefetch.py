@@ -83,10 +83,36 @@ def test_the_childs_half_arrives_in_the_memo() -> None:
     memo = FileMemo()
     prefetch._both_cores(source, paths, memo, TemplateIndex(memo), _warm)
     held = {key[1] for key in memo.entries()[0]}
-    child = set(paths[1::2]) - {f"prompts/p-{k}.prompt.yaml" for k in BROKEN}
+    theirs = prefetch.halves(source, paths)[1]
+    child = set(theirs) - {f"prompts/p-{k}.prompt.yaml" for k in BROKEN}
     assert child and child <= held  # validated by the child only
     assert not held & {f"prompts/p-{k}.prompt.yaml" for k in (3, 8)}  # problems stay out
-    assert any("Copy 1." in src for src in memo.entries()[1])  # a child's template's refs
+    # the child's files came without their bytes, which this process gave back
+    loaded = {key[1]: got[0] for key, got in memo.entries()[0].items()}
+    assert all(loaded[p].text == files[p] for p in child)
+    k = next(p for p in sorted(child)).removeprefix("prompts/p-").removesuffix(".prompt.yaml")
+    assert any(f"Copy {k}." in src for src in memo.entries()[1])  # a child's template's refs
+
+
+def test_the_halves_are_balanced_by_bytes_not_by_files() -> None:
+    """One 200 KB prompt among small ones: every other file would give one side all of
+    it; the split by bytes gives the child a little less than half the bytes (it also
+    pickles what it validated), keeps the order, and loses no file."""
+    files = _files(40)
+    big = "prompts/p-5.prompt.yaml"
+    files[big] = SOUND.format(k=5) + "  - role: user\n    text: |\n" + "      x\n" * 25_000
+    source = CachingSource(MemorySource(files))
+    paths = sorted(p for p in files if p.startswith("prompts/"))
+    mine, theirs = prefetch.halves(source, paths)
+    assert sorted(mine + theirs) == paths and mine == sorted(mine) and theirs == sorted(theirs)
+    size = {p: len(files[p].encode()) for p in paths}
+    here, there = sum(size[p] for p in mine), sum(size[p] for p in theirs)
+    assert abs(here - prefetch.CHILD_WEIGHT * there) <= size[big]  # within one file
+    # every small file after the big one goes to the other side (every other file would
+    # have given half of them to the big one's side)
+    after = paths[paths.index(big) + 1:]
+    side = mine if big in theirs else theirs
+    assert after and set(after) <= set(side)
 
 
 def test_a_kept_ast_index_or_a_small_chunk_stays_in_one_process() -> None:

@@ -25,6 +25,7 @@ from collections.abc import Hashable
 import yaml
 from yaml.nodes import MappingNode, ScalarNode, SequenceNode
 
+from promptops.pipeline.yamlio import bodies
 from promptops.pipeline.yamlio.limits import (
     MAX_DEPTH,
     MAX_INT_DIGITS,
@@ -192,10 +193,15 @@ def load_bytes(raw: bytes) -> object:
     caller then decodes the text and :func:`load` says what it is."""
     if not _as_decoded(raw):
         raise _NotPlain
-    counts = None if 2 * len(raw) + 1 <= MAX_NODES else needs_check(raw)
+    # Long literal blocks are read by bodies.cut, libyaml reads the rest (the skeleton):
+    # the same data, or a ValueError and the caller parses the whole file
+    cutting = bodies.cut(raw)
+    source = raw if cutting is None else cutting[0]
+    counts = None if 2 * len(source) + 1 <= MAX_NODES else needs_check(source)
     if counts is not None and counts[1]:
         raise _NotPlain
-    return _one_walk(raw, counts)
+    data = _one_walk(source, counts)
+    return data if cutting is None else bodies.put_back(data, cutting[1])
 
 
 class _NotPlain(Exception):

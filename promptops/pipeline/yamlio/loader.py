@@ -81,6 +81,20 @@ class LoadedFile:
     def shed(self) -> None:
         self._data = _SHED
 
+    def drop_bytes(self, held: bytes) -> bool:
+        """Forget the file's bytes if they are ``held`` (the very object), before this is
+        pickled to a process that holds them too and gives them back with
+        :meth:`restore_bytes` (:mod:`promptops.pipeline.prefetch`: a forked child's
+        results no longer carry a copy of every file its parent read)."""
+        if self._raw is not held:
+            return False
+        self._raw = None
+        return True
+
+    def restore_bytes(self, raw: bytes) -> None:
+        """The bytes :meth:`drop_bytes` forgot (the same file's)."""
+        self._raw = raw
+
     def forget_positions(self) -> None:
         """Drop the round-trip parse kept for positions (many objects; computed again on
         demand): a forked lint child does before it pickles the file (promptops/lint/halves.py)."""

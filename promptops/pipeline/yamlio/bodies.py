@@ -1,0 +1,140 @@
+"""Long literal block scalars read without libyaml, exactly as libyaml reads them.
+
+A real prompt is mostly one long ``text: |`` block (a 200 KB VS Code prompt is 5,000 lines
+of it), and libyaml reads every byte of it twice (its reader checks each character, its
+scanner copies each one into the scalar): 6 ns a byte, most of a build of such prompts
+(issue 26 item 1, session 12). What a literal block holds is simple to say: the lines
+after its header up to the first line indented less than its first one, less that
+indentation, the final line breaks as its chomping indicator says. :func:`cut` finds
+such blocks with a few passes of C (a regular expression per block, ``bytes.replace``,
+the UTF-8 decoder) and gives the fast path a *skeleton*: the document with each body
+replaced by a placeholder line, which libyaml parses as a small file; :func:`put_back`
+puts the values in the placeholders' place.
+
+It is exact or it declines: a body this cannot read exactly as libyaml does (a tab or a
+short run of spaces where indentation is, a carriage return or another line break libyaml
+knows, a character libyaml's reader refuses, lines of spaces before the first line) is
+left in the skeleton, and a placeholder that libyaml did not read back as the whole value
+of the block it stands for (the header was inside another scalar, the indentation was not
+the block's) sends the caller back to parse the whole file (``fast.load_bytes``). Every
+value the fast path returns is therefore libyaml's; the equivalence tests compare both
+ways on generated documents (tests/pipeline/test_yaml_bodies.py).
+"""
+
+from __future__ import annotations
+
+import re
+
+MIN_BODY = 8192  # bytes: shorter blocks are left to libyaml (a cut costs a few passes)
+_TOKEN = b"\xee\x80\x80promptops-body-"  # U+E000, private use
+_TEXT_TOKEN = _TOKEN.decode()
+# A block mapping value whose header is the whole line: `key: |`, `- key: |+` (no
+# indentation indicator, no comment, no tag or anchor: those are libyaml's). Matched at
+# the start of a line that holds ``: |`` (found by ``bytes.find``, not a scan of each byte).
+_HEADER = re.compile(rb" *(?:- +)?[A-Za-z_][A-Za-z0-9_]*: +\|([+-]?) *\n")
+# What libyaml's reader refuses or reads as a line break inside a block: ASCII controls
+# but tab and newline (a carriage return included), C1 controls (NEL among them), the
+# line and paragraph separators, U+FFFE and U+FFFF. The first pass keeps the bytes they
+# can start with; the precise checks run only where one is found.
+_SUSPECT = bytes([*range(0x09), *range(0x0B, 0x20), 0x7F, 0xC2, 0xE2, 0xEF])
+_NOT_SUSPECT = bytes(b for b in range(256) if b not in _SUSPECT)
+_C1 = re.compile(rb"\xc2[\x80-\x9f]")
+_REFUSED = "\u2028\u2029\ufffe\uffff"
+_SPACES = re.compile(b" *")
+
+Cut = tuple[bytes, list[tuple[str, str]]]  # the skeleton; each placeholder's text, value
+
+
+def cut(raw: bytes) -> Cut | None:
+    """(the skeleton of ``raw``, for each placeholder ``k`` in it: the string libyaml
+    reads from the placeholder, and the block's value), or None when no long literal
+    block can be cut exactly (then libyaml reads ``raw`` as it is)."""
+    if len(raw) < MIN_BODY:  # (a placeholder's text in the file: put_back finds it twice)
+        return None
+    parts: list[bytes] = []
+    values: list[tuple[str, str]] = []
+    at = 0
+    while (colon := raw.find(b": |", at)) >= 0:
+        line = raw.rfind(b"\n", 0, colon) + 1
+        header = _HEADER.match(raw, line)
+        body = None if header is None else _body(raw, header.end(), header.group(1))
+        if header is None or body is None:
+            at = colon + 3
+            continue
+        end, indent, value = body
+        mark = b"%s%d" % (_TOKEN, len(values))
+        parts += [raw[at:header.end()], b" " * indent + mark + b"\n"]
+        read = mark.decode() + ("" if header.group(1) == b"-" else "\n")
+        values.append((read, value))
+        at = end
+    if not values:
+        return None
+    parts.append(raw[at:])
+    return b"".join(parts), values
+
+
+def _body(raw: bytes, start: int, chomp: bytes) -> tuple[int, int, str] | None:
+    """(where the block starting at ``start`` ends, its indentation, its value), or None."""
+    first = start
+    while raw.startswith(b"\n", first):  # empty lines before the first: breaks of the value
+        first += 1
+    indent = _SPACES.match(raw, first).end() - first  # type: ignore[union-attr]  # " *"
+    if indent == 0 or first + indent >= len(raw) or raw[first + indent] in b" \t\n":
+        return None  # no block, a tab or a line of spaces where libyaml sets the indentation
+    # the first line neither indented as much nor empty ends the block
+    stop = re.compile(b"\n(?! {%d}|\n)" % indent).search(raw, first - 1)
+    end = len(raw) if stop is None else stop.start() + 1
+    if end < len(raw):
+        newline = raw.find(b"\n", end)
+        if not raw[end:newline if newline >= 0 else len(raw)].strip(b" "):
+            return None  # a line of fewer spaces than the indentation: not cut
+    if end - start < MIN_BODY:
+        return None
+    # from the header's line break: the leading empty lines are the value's first breaks
+    text = raw[start - 1:end].replace(b"\n" + b" " * indent, b"\n")
+    suspect = text.translate(None, _NOT_SUSPECT)
+    if suspect and (suspect.translate(None, b"\xc2\xe2\xef")
+                    or (b"\xc2" in suspect and _C1.search(text))):
+        return None
+    try:
+        value = str(memoryview(text)[1:], "utf-8")
+    except UnicodeDecodeError:
+        return None
+    if (b"\xe2" in suspect or b"\xef" in suspect) and any(c in value for c in _REFUSED):
+        return None
+    breaks = 0  # the final line breaks
+    while breaks < len(text) and text[-1 - breaks] == 0x0A:
+        breaks += 1
+    if chomp == b"+" or (chomp == b"" and breaks <= 1):
+        return end, indent, value
+    return end, indent, value[:len(value) - breaks + (chomp == b"")]
+
+
+def put_back(data: object, values: list[tuple[str, str]]) -> object:
+    """``data`` (the skeleton's) with each placeholder's value; ValueError unless each
+    placeholder was read exactly as the whole of one string value, and nothing else
+    holds one."""
+    by_read = {read: k for k, (read, _) in enumerate(values)}
+    found = [0] * len(values)
+
+    def back(obj: object) -> object:
+        if type(obj) is str:
+            if _TEXT_TOKEN not in obj:
+                return obj
+            k = by_read.get(obj)
+            if k is None:
+                raise ValueError("a placeholder read otherwise than as its block")
+            found[k] += 1
+            return values[k][1]
+        if type(obj) is dict:
+            if any(type(key) is str and _TEXT_TOKEN in key for key in obj):
+                raise ValueError("a placeholder read as a key")
+            return {key: back(v) for key, v in obj.items()}
+        if type(obj) is list:
+            return [back(v) for v in obj]
+        return obj
+
+    out = back(data)
+    if found != [1] * len(values):
+        raise ValueError("a placeholder missing or read twice")
+    return out
