@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import io
 import pickle
-from typing import IO
 
 from promptops.lint.context import Tables
 from promptops.lint.engine import lint_source
@@ -48,7 +47,6 @@ from promptops.pipeline.source import CachingSource, Source
 from promptops.pipeline.templates import TemplateIndex
 from promptops.pipeline.validate import is_prompt_file, prompt_key, validate
 
-ENV = "env"  # the persistent id of the environment in the child's pickle of its ASTs
 # Of every 9 prompt files, the child lints 4: it also pickles what it computed, while this
 # process lints its 5 (measured on the tuning part: the child's pickling is about a tenth
 # of its half), so both are done at about the same time.
@@ -60,8 +58,8 @@ SHARE = (4, 9)
 # the whole run handed their tables. The other rules cost as much with the tables as without
 # (they walk the package's structure), so a half running them would only repeat that walk.
 # Which rules run here decides only speed, never a finding: the whole run runs them all.
-TEXT_RULES = frozenset({"PO104", "PO105", "PO501", "PO502", "PO503", "PO504", "PO508",
-                        "PO509"})
+TEXT_RULES = frozenset({"PO104", "PO105", "PO207", "PO501", "PO502", "PO503", "PO504",
+                        "PO508", "PO509", "PO510", "PO511"})
 SAMPLE = 400  # prompt files sampled to judge whether their texts repeat (:func:`new_share`)
 
 
@@ -132,46 +130,20 @@ def _half(source: Source, settings: LintSettings, keep: set[str],
 
 
 def _send(index: TemplateIndex, tables: Tables) -> memoryview:
-    """The memo's entries and the tables (plain data), then the ASTs, each node's
-    environment by reference (:class:`_Pickler`)."""
+    """The memo's entries and the tables (plain data). Not the ASTs: every rule that reads
+    a template's AST keeps its answer in the tables by text (facts, ``ctx.memo``), so the
+    whole run asks for none of the child's (a text it does ask for is parsed again there);
+    unpickling them was most of what the parent spent taking the child's share."""
     entries = index.memo.entries()
     for loaded, _ in entries[0].values():  # the tables hold the positions placed
         loaded.forget_positions()
     out = io.BytesIO()
     pickle.dump((entries, tables), out, protocol=pickle.HIGHEST_PROTOCOL)
-    _Pickler(out, index).dump(index.kept())
     return out.getbuffer()
 
 
 def _take(data: bytes, index: TemplateIndex, tables: Tables) -> None:
-    """What :func:`_send` wrote, kept in ``index``, its memo and ``tables``."""
-    stream = io.BytesIO(data)
-    entries, theirs = pickle.load(stream)
-    asts = _Unpickler(stream, index).load()
+    """What :func:`_send` wrote, kept in ``index``'s memo and ``tables``."""
+    entries, theirs = pickle.loads(data)
     index.memo.take(entries)
-    index.keep(asts)
     tables.update(theirs)
-
-
-class _Pickler(pickle.Pickler):
-    """Pickles ASTs with their environment (every node holds it) as a reference."""
-
-    def __init__(self, file: IO[bytes], index: TemplateIndex) -> None:
-        super().__init__(file, protocol=pickle.HIGHEST_PROTOCOL)
-        self.env = index.env
-
-    def persistent_id(self, obj: object) -> object:
-        return ENV if obj is self.env else None
-
-
-class _Unpickler(pickle.Unpickler):
-    """Puts this process's environment where the child's was."""
-
-    def __init__(self, file: IO[bytes], index: TemplateIndex) -> None:
-        super().__init__(file)
-        self.env = index.env
-
-    def persistent_load(self, pid: object) -> object:
-        if pid != ENV:
-            raise pickle.UnpicklingError(f"unknown persistent id {pid!r}")
-        return self.env
