@@ -8,15 +8,16 @@ validation memoises, and lint also needs each template's AST and each rule's ans
 lint stayed on one core and took 2.5x the build's wall time.
 
 The work that costs is computed once per distinct text and depends on that text alone:
-the validator's memo (a prompt file's YAML and model by content, a template's references),
-the index's ASTs, and the context's :class:`~promptops.lint.context.Tables` (each rule's
-``ctx.memo`` answers, each template's facts, the positions placed). So :func:`warm` lints
-two parts of the package at once, each a :class:`~promptops.lint.incremental.Subset`
-of the manifest, every file that is not a prompt file and a share of the prompt files
-(:func:`split`): the child's in a forked child, which pickles those answers down a pipe
-(the ASTs with this process's environment put back in, as
-:mod:`promptops.pipeline.astshapes` copies trees), the rest here, into the caller's memo
-and index. Only :data:`TEXT_RULES` run in the parts, and their findings are thrown away:
+the validator's memo (a prompt file's YAML and model by content, a template's references)
+and the context's :class:`~promptops.lint.context.Tables` (each rule's ``ctx.memo``
+answers, each template's facts, the positions placed). So :func:`warm` lints two parts
+of the package at once, each a :class:`~promptops.lint.incremental.Subset` of the
+manifest, every file that is not a prompt file and a share of the prompt files
+(:func:`split`): the child's in a forked child, which pickles those answers down a pipe,
+the rest here, into the caller's memo and index. The child's ASTs stay there: every rule
+that reads an AST keeps its answer in the tables (session 12), so the whole run parses
+none of the child's texts (one it did ask for would be parsed again, never answered
+wrongly), and unpickling them was most of what taking the child's share cost. Only :data:`TEXT_RULES` run in the parts, and their findings are thrown away:
 the caller then lints the whole package exactly as in one process, every rule, handed
 what both parts computed, so every finding is the one-process run's (a table answers a
 text only with what computing it would give). A child that fails hands over nothing, and

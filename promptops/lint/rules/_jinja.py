@@ -10,8 +10,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from jinja2 import nodes
-
 from promptops.lint.rules._common import prompt_sources, prompts
 
 if TYPE_CHECKING:
