@@ -17,9 +17,10 @@ manifest, every file that is not a prompt file and a share of the prompt files
 the rest here, into the caller's memo and index. The child's ASTs stay there: every rule
 that reads an AST keeps its answer in the tables (session 12), so the whole run parses
 none of the child's texts (one it did ask for would be parsed again, never answered
-wrongly), and unpickling them was most of what taking the child's share cost. Only :data:`TEXT_RULES` run in the parts, and their findings are thrown away:
-the caller then lints the whole package exactly as in one process, every rule, handed
-what both parts computed, so every finding is the one-process run's (a table answers a
+wrongly), and unpickling them was most of what taking the child's share cost. Only
+:data:`TEXT_RULES` run in the parts, and their findings are thrown away: the caller
+then lints the whole package exactly as in one process, every rule, handed what both
+parts computed, so every finding is the one-process run's (a table answers a
 text only with what computing it would give). A child that fails hands over nothing, and
 the whole run computes what is missing.
 
