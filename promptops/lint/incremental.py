@@ -186,6 +186,8 @@ class Edited:
       files (include depth and cycles are judged on that shape); or what an edited prompt
       reads changed while a cycle exists anywhere (see Added);
     - the shared files cannot be settled by at most ``WITNESSES`` unchanged prompts;
+    - a file no prompt reads any more, when the last run did not validate completely (an
+      unloaded prompt file's text, outside the subset, may name it: see :class:`Broken`);
     - a base revision is compared (6xx read the whole bundle; the caller never asks then).
     """
 
@@ -206,6 +208,8 @@ class Edited:
         # files no prompt reads now (an include dropped): judged alone, as a removal's orphans
         read_now = {f for files in now.values() for f in files}
         unread = {f for f in reach - others if f not in change.deps} - read_now
+        if unread and not change.last["complete"]:
+            return None  # a prompt file that did not load may name it (PO305 reads its text)
         moved = any(now[p] != change.deps[p] for p in affected)
         if not self._judgeable(change, result, (reach | affected) - unread,
                                affected | (reach & read_now), moved):

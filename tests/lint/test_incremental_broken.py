@@ -125,3 +125,21 @@ def test_the_record_after_a_broken_prompt_is_a_full_runs(tmp_path: Path) -> None
     a.write_text(BAD_ROLE(FILES["prompts/a.prompt.yaml"]), encoding="utf-8")
     found, _ = _lint(pkg)
     assert found == _lint(pkg, cache=False)[0]
+
+
+def test_a_partial_only_a_broken_prompt_names_is_not_unused(tmp_path: Path) -> None:
+    """After a breaks, b stops including the partial it shared with a: nobody reads that
+    partial now, but a's unloaded text names it, so a full run does not call it unused; an
+    edit judging it alone did (before session 12, from any incomplete record)."""
+    pkg = tmp_path / "pkg"
+    make_repo(pkg, FILES)
+    _lint(pkg)
+    a = pkg / "prompts/a.prompt.yaml"
+    a.write_text(DUPLICATE_KEY(a.read_text(encoding="utf-8")), encoding="utf-8")
+    assert _lint(pkg)[1] == "incremental"
+    b = pkg / "prompts/b.prompt.yaml"
+    b.write_text(b.read_text(encoding="utf-8").replace('{% include "partials/shared.j2" %}', ""),
+                 encoding="utf-8")
+    found, _ = _lint(pkg)
+    assert found == _lint(pkg, cache=False)[0]
+    assert not any(":PO305:" in f and "shared.j2" in f for f in found)
