@@ -98,8 +98,7 @@ def children(node: nodes.Node) -> list[nodes.Node]:
 
 
 def preorder(ast: nodes.Node) -> list[nodes.Node]:
-    """Every node of ``ast`` in source order (``ast`` first), iteratively (templates can
-    nest deep)."""
+    """Every node of ``ast`` in source order (``ast`` first), iteratively (deep nesting)."""
     out: list[nodes.Node] = []
     stack = [ast]
     while stack:
@@ -249,6 +248,7 @@ class LintContext:
         self._reached: dict[str, list[str]] = {}
         self._tokens: dict[str, list[tuple[int, str, str]]] = {}
         self._sources: dict[str, list[tuple[str, Loc | None, str]]] = {}
+        self._units: dict[str, list[Unit]] = {}
         self._memo = tables.memo
         self._marks = tables.marks
         self._located = tables.located
@@ -271,8 +271,7 @@ class LintContext:
 
     @property
     def pkg(self) -> Package:
-        """The package, for rules that need one (``NEEDS`` package/whole/base: the engine
-        runs them only when validation gave one)."""
+        """The package, for rules that need one (the engine runs them only with one)."""
         if self.package is None:
             raise RuntimeError("a rule that needs the package ran without one")
         return self.package
@@ -397,7 +396,9 @@ class LintContext:
         return found
 
     def units(self, prompt: PromptDef) -> list[Unit]:
-        out: list[Unit] = []
+        if prompt.path in self._units:  # once per prompt for all the rules that ask
+            return self._units[prompt.path]
+        out: list[Unit] = self._units.setdefault(prompt.path, [])
         for i, msg in enumerate(prompt.spec.messages):
             for loc, src in template_fields(msg):
                 out.append(Unit(prompt, prompt.path, ("messages", i, *loc), src, i, msg.role))
@@ -408,7 +409,7 @@ class LintContext:
         return out
 
     def includes(self, path: str, source: str) -> list[tuple[str, int]]:
-        """Package templates this source includes directly, with the line of each."""
+        """Package templates ``source`` includes directly, with the line of each."""
         return list(self.index.includes(source))
 
     def reached(self, path: str, source: str) -> list[str]:
@@ -459,8 +460,7 @@ class LintContext:
         return found
 
     def position(self, file: LoadedFile, loc: Loc, *, key: bool = False) -> tuple[int, int]:
-        """``file.position(loc, key=key)``, once per distinct file text (see
-        :meth:`block_start`)."""
+        """``file.position(loc, key=key)``, once per distinct file text (:meth:`block_start`)."""
         memo_key = (file.text, loc, "key" if key else "value")
         found = self._marks.get(memo_key)
         if found is None:

@@ -8,17 +8,19 @@ validation memoises, and lint also needs each template's AST and each rule's ans
 lint stayed on one core and took 2.5x the build's wall time.
 
 The work that costs is computed once per distinct text and depends on that text alone:
-the validator's memo (a prompt file's YAML and model by content, a template's references),
-the index's ASTs, and the context's :class:`~promptops.lint.context.Tables` (each rule's
-``ctx.memo`` answers, each template's facts, the positions placed). So :func:`warm` lints
-two parts of the package at once, each a :class:`~promptops.lint.incremental.Subset`
-of the manifest, every file that is not a prompt file and a share of the prompt files
-(:func:`split`): the child's in a forked child, which pickles those answers down a pipe
-(the ASTs with this process's environment put back in, as
-:mod:`promptops.pipeline.astshapes` copies trees), the rest here, into the caller's memo
-and index. Only :data:`TEXT_RULES` run in the parts, and their findings are thrown away:
-the caller then lints the whole package exactly as in one process, every rule, handed
-what both parts computed, so every finding is the one-process run's (a table answers a
+the validator's memo (a prompt file's YAML and model by content, a template's references)
+and the context's :class:`~promptops.lint.context.Tables` (each rule's ``ctx.memo``
+answers, each template's facts, the positions placed). So :func:`warm` lints two parts
+of the package at once, each a :class:`~promptops.lint.incremental.Subset` of the
+manifest, every file that is not a prompt file and a share of the prompt files
+(:func:`split`): the child's in a forked child, which pickles those answers down a pipe,
+the rest here, into the caller's memo and index. The child's ASTs stay there: every rule
+that reads an AST keeps its answer in the tables (session 12), so the whole run parses
+none of the child's texts (one it did ask for would be parsed again, never answered
+wrongly), and unpickling them was most of what taking the child's share cost. Only
+:data:`TEXT_RULES` run in the parts, and their findings are thrown away: the caller
+then lints the whole package exactly as in one process, every rule, handed what both
+parts computed, so every finding is the one-process run's (a table answers a
 text only with what computing it would give). A child that fails hands over nothing, and
 the whole run computes what is missing.
 
@@ -35,7 +37,6 @@ from __future__ import annotations
 
 import io
 import pickle
-from typing import IO
 
 from promptops.lint.context import Tables
 from promptops.lint.engine import lint_source
@@ -48,7 +49,6 @@ from promptops.pipeline.source import CachingSource, Source
 from promptops.pipeline.templates import TemplateIndex
 from promptops.pipeline.validate import is_prompt_file, prompt_key, validate
 
-ENV = "env"  # the persistent id of the environment in the child's pickle of its ASTs
 # Of every 9 prompt files, the child lints 4: it also pickles what it computed, while this
 # process lints its 5 (measured on the tuning part: the child's pickling is about a tenth
 # of its half), so both are done at about the same time.
@@ -59,9 +59,11 @@ SHARE = (4, 9)
 # cores, session 11"): 2.6 of the rules' 3.5 s of CPU in one process, about 0.4 s left to
 # the whole run handed their tables. The other rules cost as much with the tables as without
 # (they walk the package's structure), so a half running them would only repeat that walk.
+# PO207, PO510 and PO511 joined in session 12: they keep their answers from each template's
+# AST by text, so with them here the child's ASTs need not be sent (nothing asks for them).
 # Which rules run here decides only speed, never a finding: the whole run runs them all.
-TEXT_RULES = frozenset({"PO104", "PO105", "PO501", "PO502", "PO503", "PO504", "PO508",
-                        "PO509"})
+TEXT_RULES = frozenset({"PO104", "PO105", "PO207", "PO501", "PO502", "PO503", "PO504",
+                        "PO508", "PO509", "PO510", "PO511"})
 SAMPLE = 400  # prompt files sampled to judge whether their texts repeat (:func:`new_share`)
 
 
@@ -132,46 +134,20 @@ def _half(source: Source, settings: LintSettings, keep: set[str],
 
 
 def _send(index: TemplateIndex, tables: Tables) -> memoryview:
-    """The memo's entries and the tables (plain data), then the ASTs, each node's
-    environment by reference (:class:`_Pickler`)."""
+    """The memo's entries and the tables (plain data). Not the ASTs: every rule that reads
+    a template's AST keeps its answer in the tables by text (facts, ``ctx.memo``), so the
+    whole run asks for none of the child's (a text it does ask for is parsed again there);
+    unpickling them was most of what the parent spent taking the child's share."""
     entries = index.memo.entries()
     for loaded, _ in entries[0].values():  # the tables hold the positions placed
         loaded.forget_positions()
     out = io.BytesIO()
     pickle.dump((entries, tables), out, protocol=pickle.HIGHEST_PROTOCOL)
-    _Pickler(out, index).dump(index.kept())
     return out.getbuffer()
 
 
 def _take(data: bytes, index: TemplateIndex, tables: Tables) -> None:
-    """What :func:`_send` wrote, kept in ``index``, its memo and ``tables``."""
-    stream = io.BytesIO(data)
-    entries, theirs = pickle.load(stream)
-    asts = _Unpickler(stream, index).load()
+    """What :func:`_send` wrote, kept in ``index``'s memo and ``tables``."""
+    entries, theirs = pickle.loads(data)
     index.memo.take(entries)
-    index.keep(asts)
     tables.update(theirs)
-
-
-class _Pickler(pickle.Pickler):
-    """Pickles ASTs with their environment (every node holds it) as a reference."""
-
-    def __init__(self, file: IO[bytes], index: TemplateIndex) -> None:
-        super().__init__(file, protocol=pickle.HIGHEST_PROTOCOL)
-        self.env = index.env
-
-    def persistent_id(self, obj: object) -> object:
-        return ENV if obj is self.env else None
-
-
-class _Unpickler(pickle.Unpickler):
-    """Puts this process's environment where the child's was."""
-
-    def __init__(self, file: IO[bytes], index: TemplateIndex) -> None:
-        super().__init__(file)
-        self.env = index.env
-
-    def persistent_load(self, pid: object) -> object:
-        if pid != ENV:
-            raise pickle.UnpicklingError(f"unknown persistent id {pid!r}")
-        return self.env

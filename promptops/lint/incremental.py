@@ -29,8 +29,10 @@ from typing import TYPE_CHECKING
 from promptops.lint.cache import Record
 from promptops.lint.problem import ORDER, Finding
 from promptops.lint.shared import settle
+from promptops.pipeline.model import PromptFile
 from promptops.pipeline.names import fold
 from promptops.pipeline.source import MANIFEST, Origin, Source
+from promptops.pipeline.validate import Loader
 
 if TYPE_CHECKING:
     from promptops.lint.engine import Result
@@ -145,6 +147,10 @@ def relint(source: Source, blobs: Mapping[str, str], last: Record, run: Run,
         return Removed(removed).relint(Change(source, blobs, last, run, scopes))
     if not changed:
         return Added(added).relint(Change(source, blobs, last, run, scopes)) if added else None
+    failing = {p for p in changed if p in last["deps"] and not _loads(source, p)}
+    if failing:  # all of them, alone: a prompt made invalid (what an editor saves mid-edit)
+        return Broken(failing).relint(Change(source, blobs, last, run, scopes)) \
+            if failing == changed and not added else None
     edited = Edited(changed).relint(Change(source, blobs, last, run, scopes))
     if edited is None:
         return None
@@ -180,6 +186,8 @@ class Edited:
       files (include depth and cycles are judged on that shape); or what an edited prompt
       reads changed while a cycle exists anywhere (see Added);
     - the shared files cannot be settled by at most ``WITNESSES`` unchanged prompts;
+    - a file no prompt reads any more, when the last run did not validate completely (an
+      unloaded prompt file's text, outside the subset, may name it: see :class:`Broken`);
     - a base revision is compared (6xx read the whole bundle; the caller never asks then).
     """
 
@@ -200,6 +208,8 @@ class Edited:
         # files no prompt reads now (an include dropped): judged alone, as a removal's orphans
         read_now = {f for files in now.values() for f in files}
         unread = {f for f in reach - others if f not in change.deps} - read_now
+        if unread and not change.last["complete"]:
+            return None  # a prompt file that did not load may name it (PO305 reads its text)
         moved = any(now[p] != change.deps[p] for p in affected)
         if not self._judgeable(change, result, (reach | affected) - unread,
                                affected | (reach & read_now), moved):
@@ -356,8 +366,11 @@ class Removed:
     settled so, or files were also added or edited.
     """
 
-    def __init__(self, removed: set[str]) -> None:
+    def __init__(self, removed: set[str], alongside: frozenset[str] = frozenset()) -> None:
         self.removed = removed
+        # files linted with the orphans, whose findings are taken too (:class:`Broken`'s
+        # prompt files, which stay in the package without loading)
+        self.alongside = alongside
 
     def relint(self, change: Change) -> Relinted | None:
         removed, deps, names = self.removed, change.deps, change.last["names"]
@@ -397,16 +410,68 @@ class Removed:
         return any(folded.count(fold(names[p])) > 1 for p in gone) or change.scopes.any_cycle(
             change.old)
 
-    @staticmethod
-    def _orphans(change: Change, orphans: set[str]) -> set[Finding] | None:
+    def _orphans(self, change: Change, orphans: set[str]) -> set[Finding] | None:
         """The findings of files read by nobody now (an unused partial, a plain file),
-        judged on their own; None when that run finds something elsewhere."""
-        if not orphans:
+        judged on their own with :attr:`alongside` (whose findings, all of prompt scope,
+        are taken too); None when that run finds something elsewhere."""
+        mine = orphans | self.alongside
+        if not mine:
             return set()
-        got = change.lint({MANIFEST} | orphans)
-        if got is None:
-            return None
+        if self.alongside:  # files that do not load: the run is incomplete, and its rules
+            found = change.subset({MANIFEST} | mine).findings  # ran on the partial package
+        else:
+            got = change.lint({MANIFEST} | mine)
+            if got is None:
+                return None
+            found = got[0].findings
         before = set(change.old)
-        if any(f.path not in orphans and f not in before for f in got[0].findings):
+        if any(f.path not in mine and f not in before for f in found) or any(
+                f.path in self.alongside and not change.scopes.local(f) for f in found):
             return None
-        return {f for f in got[0].findings if f.path in orphans}
+        return {f for f in found if f.path in mine}
+
+
+def _loads(source: Source, path: str) -> bool:
+    """Whether a prompt file gets past the first stage of validation, its YAML and its
+    schema: what fails there fails on its text alone, whatever else the package holds."""
+    loader = Loader(source)
+    loaded = loader.load(path)
+    return loaded is not None and loader.validate(PromptFile, loaded, loaded.data) is not None
+
+
+class Broken:
+    """**Edited prompt files that no longer load** (their YAML or their schema fails; every
+    file edited is one: what an editor saves mid-keystroke, or a commit that breaks one).
+
+    Validation drops such a file from the package, which is otherwise the package without
+    it (the partial package, :func:`promptops.pipeline.validate.validate`: every rule runs
+    on it as on a complete one; none needs more, and no rule reads whether it is
+    complete), while the file's own problems and text remain. So the findings are a
+    removal's (:class:`Removed`, exact on its own conditions) plus the broken files' own
+    findings, from a run on them with the manifest and the removal's orphans: validation
+    stops at their text alone, and the rules that read an unloaded prompt file read its
+    text (a template it names is not reported unused: the orphans are judged with it).
+    A full run is made when the last run did not validate completely, when a
+    package-scope finding is on a file a broken file's text names, or when any broken
+    file's own finding is of package scope; the record stays incomplete, as a full
+    run's would (the next additions and removals make a full run; a broken file, now
+    read by no prompt's record, is a full run when edited again).
+    """
+
+    def __init__(self, broken: set[str]) -> None:
+        self.broken = broken
+
+    def relint(self, change: Change) -> Relinted | None:
+        if not change.last["complete"]:
+            return None
+        texts = [change.source.read(p).decode("utf-8", "replace") for p in self.broken]
+        if any(f.path in text for f in change.old if not change.scopes.local(f)
+               for text in texts):
+            return None  # e.g. an unused partial the broken text names is used now
+        without = {p: b for p, b in change.blobs.items() if p not in self.broken}
+        gone = Removed(set(self.broken), frozenset(self.broken)).relint(
+            Change(change.source, without, change.last, change.run, change.scopes))
+        if gone is None:
+            return None
+        return Relinted(gone.findings, {**gone.record, "blobs": dict(change.blobs),
+                                        "complete": False})

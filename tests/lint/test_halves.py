@@ -1,7 +1,7 @@
 """Cold lint on both cores (``promptops.lint.halves``) finds what one core finds.
 
 A forked child lints every other prompt file (with the manifest and every other file) and
-hands back the validator's memo, the ASTs and the rules' answers by text; this process
+hands back the validator's memo and the rules' answers by text (not the ASTs); this process
 lints the other half the same way, then the whole package with all of it. Whatever the
 files (the real-prompt corpus package, and generated prompts with broken YAML, a schema
 violation, a template that does not parse, a missing include, a duplicate name, hygiene
@@ -33,7 +33,7 @@ from promptops.pipeline.validate import validate
 CORPUS = Path(__file__).parent / "corpus" / "package"
 MANIFEST = "name: demo\nversion: 1.0.0\n"
 SOUND = ("description: prompt {k}\narguments:\n  - name: who\n    required: true\n"
-         "  - name: unused\n"
+         "  - name: unused\n  - name: maybe\n"
          "messages:\n  - role: system\n    text: |\n      Copy {k}.   \n"
          "      <!-- note {k} -->\n"
          "      {{% if who %}}Hello {{{{ who | shout }}}} {{{{ nobody }}}}{{% endif %}}\n"
@@ -48,7 +48,11 @@ def _generated(n: int) -> dict[str, str]:
              "partials/unused.j2": "Nobody includes me.\n"}
     for k in range(n):
         files[f"prompts/p-{k}.prompt.yaml"] = BROKEN.get(k, SOUND.format(k=k))
-        files[f"partials/t{k}.j2"] = f"Template {k} for {{{{ who }}}}  \n"
+        # an optional argument printed unguarded (PO207), a sandbox escape (PO510), a range
+        # over the sandbox's limit (PO511): answers a rule keeps by text, which the child
+        # computes for its share and the whole run reads without the AST
+        files[f"partials/t{k}.j2"] = (f"Template {k} for {{{{ who }}}} {{{{ maybe }}}} "
+                                      "{{ who.__class__ }} {{ range(10 ** 9) | length }}  \n")
     return files
 
 
@@ -79,7 +83,8 @@ def one_and_both() -> list[tuple[Findings, Findings]]:
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1
     for files, codes in ((_corpus(), {"PO504"}),
                          (_generated(60), {"PO101", "PO102", "PO103", "PO106", "PO301",
-                                           "PO104", "PO201", "PO202", "PO305", "PO503", "PO504"})):
+                                           "PO104", "PO201", "PO202", "PO305", "PO503", "PO504",
+                                           "PO207", "PO510", "PO511"})):
         one, none = _lint(files, fork=False)
         assert none is None  # below MIN_FILES: nothing linted ahead
         both, tables = _lint(files, fork=True)
@@ -115,9 +120,14 @@ def test_the_childs_half_arrives() -> None:
     held = {key[1] for key in index.memo.entries()[0]}
     child = set(halves.split(prompts)[1]) - {f"prompts/p-{k}.prompt.yaml" for k in BROKEN}
     assert child and child <= held  # validated by the child only
-    assert any("Copy 1." in src for src in index.kept())  # a child's template's AST
     assert any("Copy 1." in text for text in tables.facts)  # a child's rule answers
     assert any("Copy 1." in text for text in tables.memo["trailing"])
+    for kind in ("PO207", "PO510"):  # answers from its templates' ASTs
+        assert any("Template 1 " in text for text in tables.memo[kind]), kind
+    assert any("Template 1 " in text for kind, table in tables.memo.items()
+               if kind.startswith("PO511") for text in table)
+    # not the ASTs themselves: the tables answer for them (the whole run parses none)
+    assert not any("Copy 1." in src or "Template 1 " in src for src in index.kept())
 
 
 def test_no_fork_below_the_file_count_or_with_a_base() -> None:

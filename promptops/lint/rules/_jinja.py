@@ -10,25 +10,22 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from jinja2 import nodes
-
 from promptops.lint.rules._common import prompt_sources, prompts
 
 if TYPE_CHECKING:
     from promptops.lint.context import LintContext
 
 
-def template_asts(ctx: LintContext) -> Iterator[tuple[str, Any, nodes.Template]]:
-    """(path, loc or None, AST) of every distinct template the prompts render."""
+def template_sources(ctx: LintContext) -> Iterator[tuple[str, Any, str]]:
+    """(path, loc or None, source) of every distinct template the prompts render: for the
+    rules whose answers are kept by text (``ctx.memo``), which then need no AST of a text
+    answered already (a forked lint child's, :mod:`promptops.lint.halves`)."""
     seen: set[tuple[str, Any]] = set()
     for prompt in prompts(ctx):
         for path, loc, source in prompt_sources(ctx, prompt):
-            if (path, loc) in seen:
-                continue
-            seen.add((path, loc))
-            ast = ctx.ast(path, source)
-            if ast is not None:
-                yield path, loc, ast
+            if (path, loc) not in seen:
+                seen.add((path, loc))
+                yield path, loc, source
 
 
 def position(ctx: LintContext, path: str, loc: Any, lineno: int, needle: str,

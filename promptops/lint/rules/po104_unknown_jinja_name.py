@@ -31,6 +31,15 @@ if TYPE_CHECKING:
 CODE, NAME, LEVEL, NEEDS = "PO104", "unknown-jinja-name", "error", "load"
 
 
+def _unknown(ctx: LintContext, source: str) -> list[tuple[str, str, int]]:
+    """The filters and tests ``source`` calls that the environment lacks: a function of the
+    text alone (the environment is the same for every text), kept once per distinct text,
+    so a prompt whose templates call only known ones costs a lookup."""
+    facts = ctx.facts("", source)
+    return [c for c in facts.calls if c[1] not in (
+        ctx.env.filters if c[0] == "filter" else ctx.env.tests)] if facts else []
+
+
 def check(ctx: LintContext) -> Iterator[Hit]:
     yield from from_load(ctx, CODE)
     if ctx.package is None:
@@ -38,10 +47,9 @@ def check(ctx: LintContext) -> Iterator[Hit]:
     seen: set[tuple[str, str, int]] = set()
     for prompt in prompts(ctx):
         for path, loc, source in prompt_sources(ctx, prompt):
-            facts = ctx.facts(path, source)
-            for kind, name, lineno in facts.calls if facts else ():
+            for kind, name, lineno in ctx.memo(CODE, source, lambda s: _unknown(ctx, s)):
                 table = ctx.env.filters if kind == "filter" else ctx.env.tests
-                if name in table or (path, name, lineno) in seen:
+                if (path, name, lineno) in seen:
                     continue
                 seen.add((path, name, lineno))
                 line, col = ctx.locate(path, loc, lineno, name)

@@ -54,14 +54,14 @@ def meant(span: str, declared: set[str]) -> bool:
 
 
 def check(ctx: LintContext) -> Iterator[Hit]:
-    done: set[str] = set()
+    done: set[tuple[str, object]] = set()
     for prompt in prompts(ctx):
         declared = {a.name for a in prompt.spec.arguments}
         for unit in ctx.units(prompt):
             for path, loc, source in [(unit.path, unit.loc, unit.source)] + [
                 (p, None, ctx.pkg.templates[p]) for p in ctx.reached(unit.path, unit.source)
             ]:
-                key = f"{path}:{loc}"
+                key = (path, loc)
                 if key in done:
                     continue
                 done.add(key)

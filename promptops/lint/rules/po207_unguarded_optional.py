@@ -66,18 +66,23 @@ def _printed(expr: nodes.Node, guarded: frozenset[str]) -> Iterator[nodes.Name]:
             yield from _printed(part, guarded)
 
 
+def _unguarded(ctx: LintContext, source: str) -> list[tuple[str, int]]:
+    """(name, line) of each name ``source`` prints unguarded: a function of the text alone,
+    kept once per distinct text (a forked lint child computes half of them,
+    :mod:`promptops.lint.halves`); empty when it does not parse."""
+    ast = ctx.ast("", source)
+    return [] if ast is None else [(n.name, n.lineno) for n in unguarded(ast, frozenset())]
+
+
 def check(ctx: LintContext) -> Iterator[Hit]:
     for prompt in prompts(ctx):
         optional = {a.name for a in prompt.spec.arguments if not a.required and a.default is None}
         if not optional:
             continue
         for path, loc, source in prompt_sources(ctx, prompt):
-            ast = ctx.ast(path, source)
-            if ast is None:
-                continue
-            for name in unguarded(ast, frozenset()):
-                if name.name in optional:
-                    line, col = ctx.locate(path, loc, name.lineno, name.name)
+            for name, lineno in ctx.memo(CODE, source, lambda s: _unguarded(ctx, s)):
+                if name in optional:
+                    line, col = ctx.locate(path, loc, lineno, name)
                     yield Hit(path, line, col,
-                              f"optional argument {name.name!r} has no default and is printed "
+                              f"optional argument {name!r} has no default and is printed "
                               "without a guard: an absent value leaves an empty gap")

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 from jinja2 import nodes
 
 from promptops.lint.problem import Hit
-from promptops.lint.rules._jinja import position, template_asts
+from promptops.lint.rules._jinja import position, template_sources
 
 if TYPE_CHECKING:
     from promptops.lint.context import LintContext
@@ -96,14 +96,22 @@ def _findings(node: nodes.Node) -> Iterator[tuple[str, str, str, int]]:
                     yield "format field", key, f".{key}" if is_attr else key, int(is_attr)
 
 
+def _accesses(ctx: LintContext, source: str) -> list[tuple[int, str, str, str, int]]:
+    """(line, how, name, needle, skip) of each unsafe access in ``source``: a function of
+    the text alone, kept once per distinct text (a forked lint child computes half of them,
+    :mod:`promptops.lint.halves`); empty when it does not parse."""
+    ast = ctx.ast("", source)
+    if ast is None:
+        return []
+    return [(node.lineno, *found) for node in ctx.nodes(ast)
+            if isinstance(node, _LOOKED_AT) for found in _findings(node)]
+
+
 def check(ctx: LintContext) -> Iterator[Hit]:
     seen: set[tuple[str, Any, int, str]] = set()
-    walked: dict[int, list[tuple[int, str, str, str, int]]] = {}  # one walk per distinct AST
-    for path, loc, ast in template_asts(ctx):
-        if id(ast) not in walked:
-            walked[id(ast)] = [(node.lineno, *found) for node in ctx.nodes(ast)
-                               if isinstance(node, _LOOKED_AT) for found in _findings(node)]
-        for lineno, how, name, needle, skip in walked[id(ast)]:
+    for path, loc, source in template_sources(ctx):
+        for lineno, how, name, needle, skip in ctx.memo(CODE, source,
+                                                         lambda s: _accesses(ctx, s)):
             if (path, loc, lineno, name) in seen:
                 continue
             seen.add((path, loc, lineno, name))

@@ -33,7 +33,7 @@ from jinja2.sandbox import MAX_RANGE
 
 from promptops.lint.problem import Hit
 from promptops.lint.rules._common import package_limits
-from promptops.lint.rules._jinja import position, template_asts
+from promptops.lint.rules._jinja import position, template_sources
 from promptops.sandbox import limits
 from promptops.sandbox.limits import MAX_MACRO_DEPTH, MAX_OPERAND_RESULT, MAX_POWER_EXPONENT
 
@@ -251,15 +251,24 @@ def check(ctx: LintContext) -> Iterator[Hit]:
     yield from hits
 
 
+def _walked(ctx: LintContext, source: str) -> tuple[list[tuple[int, str, str]],
+                                                    list[tuple[int, str, list[str]]]]:
+    """(line, needle, message) of each over-budget operation in ``source`` and (line, macro,
+    cycle) of each recursive macro call: a function of the text and the package's bounds,
+    kept once per distinct text (the kind names the bounds); empty when it does not parse."""
+    ast = ctx.ast("", source)
+    if ast is None:
+        return [], []
+    every = ctx.nodes(ast)
+    return ([(node.lineno, *found) for node in every
+             if isinstance(node, _SIZED) for found in _sizes(node)],
+            [(call.lineno, name, cycle) for call, name, cycle in _recursive_calls(every)])
+
+
 def _templates(ctx: LintContext) -> Iterator[Hit]:
-    walked: dict[int, tuple[list[tuple[int, str, str]], list[Any]]] = {}  # per distinct AST
-    for path, loc, ast in template_asts(ctx):
-        if id(ast) not in walked:
-            every = ctx.nodes(ast)
-            walked[id(ast)] = ([(node.lineno, *found) for node in every
-                                if isinstance(node, _SIZED) for found in _sizes(node)],
-                               list(_recursive_calls(every)))
-        sizes, recursive = walked[id(ast)]
+    kind = f"{CODE} {package_limits(ctx)!r}"  # the answers under these bounds
+    for path, loc, source in template_sources(ctx):
+        sizes, recursive = ctx.memo(kind, source, lambda s: _walked(ctx, s))
         seen: set[tuple[int, str]] = set()
         for lineno, needle, message in sizes:
             if (lineno, message) not in seen:
@@ -267,9 +276,9 @@ def _templates(ctx: LintContext) -> Iterator[Hit]:
                 line, col = position(ctx, path, loc, lineno, needle,
                                      int(needle.startswith(".")))
                 yield Hit(path, line, col, message)
-        for call, name, cycle in recursive:
+        for call_line, name, cycle in recursive:
             through = f" through {' -> '.join(repr(c) for c in cycle[:-1])}" \
                 if len(cycle) > 1 else ""
-            line, col = position(ctx, path, loc, call.lineno, cycle[0])
+            line, col = position(ctx, path, loc, call_line, cycle[0])
             yield Hit(path, line, col, f"macro {name!r} calls itself{through}: render stops "
                                        f"recursion at {MAX_MACRO_DEPTH} nested calls")
