@@ -38,7 +38,15 @@ from jinja2.parser import Parser
 
 from promptops.pipeline.astshapes import text_shape
 from promptops.render.codecache import CodeCache, ModeCache
-from promptops.review.standalone_layout import Key, Recipe, layout, recipe, rewrites, rewritten
+from promptops.review.standalone_layout import (
+    Key,
+    Recipe,
+    closed,
+    layout,
+    recipe,
+    rewrites,
+    rewritten,
+)
 
 if TYPE_CHECKING:
     from jinja2 import Environment, Template
@@ -251,7 +259,7 @@ class _Shapes:
         """Keep ``code`` by the layout as written, when the rewrite's layout values (the
         scan's of the rewritten text, ``values``) are what the key's recipe makes of the
         values as written (promptops/review/standalone_layout.py)."""
-        if written is not None and written[0] not in self.by_source:
+        if written is not None and written[0] not in self.by_source and closed(written[0][3]):
             steps = recipe(written[0][3])
             if rewritten(written[1], steps) == values:
                 self.by_source[written[0]] = code, steps

@@ -91,7 +91,8 @@ def _signature(text: str) -> tuple[object, ...]:
 
 def layout(env: Environment, source: str) -> tuple[Key, list[str]] | None:
     """``source``'s key as written (module docstring) and its layout's values (texts
-    and template names, in order); None where the key cannot stand for the rewrite."""
+    and template names, in order); None where the scan cannot vouch for the cut. The key
+    stands for the rewrite only where :func:`closed` holds too."""
     fast = text_shape(env, source)
     if fast is None:
         return None
@@ -104,9 +105,17 @@ def layout(env: Environment, source: str) -> tuple[Key, list[str]] | None:
             at += 1
         elif len(entry) == 5:  # type: ignore[arg-type]  # a block naming a template
             at += 1
-        elif entry[0] != "#" and not _closed(entry[2]):  # type: ignore[index]
-            return None
     return (key, tuple(sigs)), values
+
+
+def closed(key: Key) -> bool:
+    """Whether every ``{{ }}`` and ``{% %}`` body of a :func:`layout` key closes the
+    brackets it opens (the key holds the bodies as written: checked once per key, when
+    it is first kept)."""
+    tags = key[0]
+    assert isinstance(tags, tuple)
+    return all(isinstance(e, int) or len(e) == 5 or e[0] == "#" or _closed(e[2])
+               for e in tags)
 
 
 def recipe(key: Key) -> Recipe:
