@@ -39,7 +39,7 @@ def _fill(layout: list[str | None], texts: list[str], names: list[str]) -> str:
                    for i, piece in enumerate(layout))
 
 
-@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(LAYOUT, st.lists(st.tuples(st.lists(TEXT, min_size=1, max_size=3),
                                   st.lists(NAME, min_size=1, max_size=3)),
                         min_size=2, max_size=5), st.booleans())

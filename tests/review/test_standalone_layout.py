@@ -58,7 +58,7 @@ FILLINGS = st.lists(st.tuples(st.lists(TEXT, min_size=1, max_size=5),
                               st.lists(NAME, min_size=1, max_size=2)), min_size=2, max_size=5)
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(LAYOUT, FILLINGS)
 def test_the_recipe_gives_the_rewrites_texts(layout_: list[str | None],
                                             fillings: list[tuple[list[str], list[str]]]
@@ -77,7 +77,7 @@ def test_the_recipe_gives_the_rewrites_texts(layout_: list[str | None],
         assert seen.setdefault(written[0], fast[0]) == fast[0], source
 
 
-@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(LAYOUT, FILLINGS)
 def test_code_from_a_written_layout_is_jinjas(layout_: list[str | None],
                                              fillings: list[tuple[list[str], list[str]]]
