@@ -44,6 +44,7 @@ from __future__ import annotations
 import io
 import pickle
 import re
+from collections.abc import Callable
 
 from jinja2 import Environment, nodes
 from jinja2.lexer import Lexer, TokenStream, ignored_tokens
@@ -151,6 +152,16 @@ def text_shape(env: Environment, source: str) -> tuple[_Key, list[str]] | None:
         key.append(line)
         values.append(text)
     return tuple(key), values
+
+
+_Ref = tuple[str | None, int]
+_Walk = Callable[[nodes.Template], tuple[_Ref, ...]]
+
+
+def _place(name: str | None) -> int | str | None:
+    """A reference's name in a marked tree: the value's place when it is a marker."""
+    found = _MARK.fullmatch(name) if name is not None else None
+    return int(found.group(1)) if found is not None else name
 
 
 class _Unshared(Exception):
@@ -269,6 +280,10 @@ class AstShapes:
         # marked trees by text_shape's key, kept once the lexer agreed with it (as many
         # as the shared shapes' keys: each is a tag layout seen, lexed and shared)
         self._by_text: dict[tuple[object, _Key], bytes] = {}
+        # the last tree made from a shape, with what it was made of (references below)
+        self._last: tuple[nodes.Template, bytes, list[str], Environment] | None = None
+        # each shape's references: a value's place, or the name as written, and the line
+        self._refs: dict[bytes, tuple[tuple[int | str | None, int], ...]] = {}
 
     def parse(self, env: Environment, source: str) -> nodes.Template:
         """``promptops.sandbox.nesting.parse(env, source)``, from its shape's tree when a
@@ -280,7 +295,7 @@ class AstShapes:
             if fast is not None:
                 known = self._by_text.get((lexer, fast[0]))
                 if known is not None:  # no Jinja token made: the module docstring
-                    return _tree(known, env, fast[1])
+                    return self._made(known, env, fast[1])
             raw: _Raw = list(lexer.tokeniter(text, None, None))
         except Exception:  # Jinja's parse raises it, as Jinja words it and where
             return jinja_parse(env, source)
@@ -292,7 +307,7 @@ class AstShapes:
         if marked is not None:
             if fast is not None and fast[1] == values:
                 self._by_text[(lexer, fast[0])] = marked
-            return _tree(marked, env, values)
+            return self._made(marked, env, values)
         if key in self._marked:
             return self._jinja(env, source, raw)
         first = self._first.pop(key, None)
@@ -307,7 +322,28 @@ class AstShapes:
             return self._jinja(env, source, raw)
         if fast is not None and fast[1] == values:
             self._by_text[(lexer, fast[0])] = marked
-        return _tree(marked, env, values)
+        return self._made(marked, env, values)
+
+    def _made(self, frozen: bytes, env: Environment, values: list[str]) -> nodes.Template:
+        tree = _tree(frozen, env, values)
+        self._last = (tree, frozen, values, env)
+        return tree
+
+    def references(self, tree: nodes.Template, walk: _Walk) -> tuple[_Ref, ...] | None:
+        """``walk(tree)`` (the template names a tree's includes, imports and extends give,
+        with their lines) without walking ``tree``, when it is the last tree made from a
+        shape: the shape's marked tree is walked once, and a name that is a marker is
+        the template's own value there (a marked tree differs from its templates' trees
+        only in those values); None for any other tree."""
+        last = self._last
+        if last is None or last[0] is not tree:
+            return None
+        _, frozen, values, env = last
+        plan = self._refs.get(frozen)
+        if plan is None:
+            marked = _tree(frozen, env, [f"\x00{k}\x00" for k in range(len(values))])
+            plan = self._refs[frozen] = tuple((_place(name), line) for name, line in walk(marked))
+        return tuple((values[n] if isinstance(n, int) else n, line) for n, line in plan)
 
     @staticmethod
     def _jinja(env: Environment, source: str, raw: _Raw) -> nodes.Template:

@@ -112,7 +112,11 @@ class TemplateIndex:
             if self.keep_asts or not tag_free(source):
                 ast = self.parse(source)  # TemplateSyntaxError here, or the AST is kept
                 # a node of _REFERENCES comes from a tag that names it
-                found = (references_in(ast) if any(w in source for w in _REFERRING) else ())
+                found = ()
+                if any(w in source for w in _REFERRING):  # from its shape, else walked
+                    found = self._shapes.references(ast, references_in)
+                    if found is None:
+                        found = references_in(ast)
             else:
                 found = ()  # text only: parsing it could neither fail nor find anything
             self.memo.keep_references(source, found)

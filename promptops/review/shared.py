@@ -22,6 +22,7 @@ from promptops.render.result import PromptResult
 from promptops.review import gates
 from promptops.review.arguments import adapt
 from promptops.review.early import Lint
+from promptops.review.model import ChangeItem
 from promptops.review.refs import Refs
 from promptops.review.rendered import Lines, render_lines, source_lines, unified
 from promptops.review.skeleton import ShapeCache
@@ -60,6 +61,7 @@ class Shared:
         self.rendered: dict[tuple[str, str, str], tuple[Lines, Lines]] = {}
         self.outcomes: list[Outcome] = []
         self.lint = gates.NO_HEAD
+        self.items: dict[int, ChangeItem] = {}  # each change's report item, by identity
         self._settings_same = (
             {k: v for k, v in old["package"].items() if k not in _METADATA}
             == {k: v for k, v in new["package"].items() if k not in _METADATA})

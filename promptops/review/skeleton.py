@@ -38,6 +38,15 @@ from jinja2.parser import Parser
 
 from promptops.pipeline.astshapes import text_shape
 from promptops.render.codecache import CodeCache, ModeCache
+from promptops.review.standalone_layout import (
+    Key,
+    Recipe,
+    closed,
+    layout,
+    recipe,
+    rewrites,
+    rewritten,
+)
 
 if TYPE_CHECKING:
     from jinja2 import Environment, Template
@@ -154,6 +163,7 @@ _DROPPED = frozenset(ignored_tokens | {"raw_begin", "raw_end"})
 _RENAMED = {"linestatement_begin": "block_begin", "linestatement_end": "block_end"}
 _RawKey = tuple[object, ...]
 _Layout = tuple[_RawKey, list[str]]  # text_shape's key (with the lexer's settings), values
+_Written = tuple[tuple[object, str | None, bool, Key], list[str]]  # the same, as written
 
 
 def _raw(env: Environment, source: str, name: str | None, filename: str | None,
@@ -209,24 +219,50 @@ class _Shapes:
         # and by text_shape's key, once the lexer agreed with it: a template of a known
         # layout skips Jinja's lexer too (promptops/pipeline/astshapes.py says when)
         self.by_text: dict[_RawKey, _Plan] = {}
+        # and, in the standalone mode, by the layout as written, with what the rewrite
+        # does to its values: no rewrite and no scan of the rewritten text
+        self.by_source: dict[_RawKey, tuple[_Plan, Recipe]] = {}
 
     def compile(self, env: Environment, source: str, name: str | None,
                 filename: str | None) -> CodeType:
         """``env.compile(source, name, filename)``, from the code of its shape when one
         compiled before."""
+        plain = _plain(name) and _plain(filename)
+        written: _Written | None = None
+        if plain and rewrites(env):  # by the source as written: no rewrite, no rescan
+            found = layout(env, source)
+            if found is not None:
+                written = (env.lexer, filename, name is not None, found[0]), found[1]
+                learnt = self.by_source.get(written[0])
+                if learnt is not None:
+                    values = rewritten(found[1], learnt[1])
+                    return _filled(learnt[0], values if name is None else [name, *values])
         try:
             text = env.preprocess(source, name, filename)
         except Exception:  # Jinja's compile raises it, as Jinja words it
             return env.compile(source, name, filename)
-        layout: _Layout | None = None
-        if _plain(name) and _plain(filename):
+        laid: _Layout | None = None
+        if plain:
             fast = text_shape(env, text)
             if fast is not None:
-                layout = (env.lexer, filename, name is not None, fast[0]), fast[1]
-                known = self.by_text.get(layout[0])
+                laid = (env.lexer, filename, name is not None, fast[0]), fast[1]
+                known = self.by_text.get(laid[0])
                 if known is not None:  # no Jinja token made
+                    self._learn(written, laid[1], known)
                     return _filled(known, fast[1] if name is None else [name, *fast[1]])
-        return self._lexed(env, source, name, filename, text, layout)
+        code = self._lexed(env, source, name, filename, text, laid)
+        if laid is not None and laid[0] in self.by_text:
+            self._learn(written, laid[1], self.by_text[laid[0]])
+        return code
+
+    def _learn(self, written: _Written | None, values: list[str], code: _Plan) -> None:
+        """Keep ``code`` by the layout as written, when the rewrite's layout values (the
+        scan's of the rewritten text, ``values``) are what the key's recipe makes of the
+        values as written (promptops/review/standalone_layout.py)."""
+        if written is not None and written[0] not in self.by_source and closed(written[0][3]):
+            steps = recipe(written[0][3])
+            if rewritten(written[1], steps) == values:
+                self.by_source[written[0]] = code, steps
 
     def _remember(self, layout: _Layout | None, values: list[str], code: _Plan) -> None:
         """Keep ``code`` by the layout's key, when the layout's values are the lexer's."""

@@ -9,13 +9,19 @@ independent per-file work whose results the build keeps in the caller's
 
 So before the build, a forked child validates every other prompt file into a memo of its
 own while this process validates the rest into the review's; the child sends back what it
-kept (the parsed file and its model by content key, each template's references by source:
-a few hundred bytes a file, pickled) and this process adds it to the review's memo. The
-build that follows finds every sound file in the memo and validates the package as
-before: the problems, the package and the bundle are what they were, because a file the
-child could not validate was not kept, and the build validates it here, positioned as
-ever. The child's template ASTs stay in the child: lint parses those templates again,
-on its own core, when it inspects them.
+kept (:meth:`~promptops.pipeline.memo.FileMemo.entries`: the parsed file and its model by
+content key, each template's references by source: a few hundred bytes a file, pickled)
+and this process adds it to the review's memo. The build that follows finds every sound
+file in the memo and validates the package as before: the problems, the package and the
+bundle are what they were, because a file the child could not validate was not kept, and
+the build validates it here, positioned as ever. The child's template ASTs stay in the
+child: lint parses those templates again, on its own core, when it inspects them.
+
+The fork is the build's and lint's (:func:`promptops.pipeline.prefetch.forked`: the child
+leaves by ``os._exit``, its bytes come down a pipe). The child's validation must not fork
+again: its index keeps ASTs, which the build's chunked validation reads as "do not fork"
+(:mod:`promptops.pipeline.prefetch`); a grandchild validating a quarter of the files
+cost a second fork and a second pickling of its half for no core left to run on.
 
 Only on Linux (fork: the child starts with the files already read, nothing is sent to it),
 with a second core, and from :data:`WARM_PROMPTS` prompt files; a child that fails or
@@ -26,40 +32,19 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import pickle
 import sys
 from typing import TYPE_CHECKING
 
-from promptops.pipeline.memo import FileMemo, PromptKey, Ref
+from promptops.pipeline.memo import FileMemo
+from promptops.pipeline.prefetch import forked
 from promptops.pipeline.templates import TemplateIndex
 from promptops.pipeline.validate import is_prompt_file, validate_some
 
 if TYPE_CHECKING:
-    from multiprocessing.connection import Connection
-
-    from promptops.pipeline.model import PromptFile
     from promptops.pipeline.source import CachingSource
-    from promptops.pipeline.yamlio.loader import LoadedFile
 
 WARM_PROMPTS = 500  # below this a fork and the pickling cost more than half the files
-
-_Kept = tuple[list[tuple[PromptKey, "LoadedFile", "PromptFile"]], list[tuple[str, tuple[Ref, ...]]]]
-
-
-class _Recording(FileMemo):
-    """A memo that also lists what it keeps, in order, to be sent to the parent."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.kept_prompts: list[tuple[PromptKey, LoadedFile, PromptFile]] = []
-        self.kept_refs: list[tuple[str, tuple[Ref, ...]]] = []
-
-    def keep_prompt(self, key: PromptKey, loaded: LoadedFile, spec: PromptFile) -> None:
-        super().keep_prompt(key, loaded, spec)
-        self.kept_prompts.append((key, loaded, spec))
-
-    def keep_references(self, source: str, refs: tuple[Ref, ...]) -> None:
-        super().keep_references(source, refs)
-        self.kept_refs.append((source, refs))
 
 
 def _forks() -> bool:
@@ -77,41 +62,14 @@ def prevalidate(source: CachingSource, index: TemplateIndex) -> None:
         return  # (a memo too small for both halves is emptied as it fills: no gain)
     source.prefetch()  # the files read once, here, before the fork: the child reads none
     source.read_ahead(files)
-    for stream in (sys.stdout, sys.stderr):  # a fork's exit flushes its copy again
-        stream.flush()
-    ctx = multiprocessing.get_context("fork")
-    receive, send = ctx.Pipe(duplex=False)
-    child = ctx.Process(target=_child, args=(source, files[1::2], send), daemon=True)
-    child.start()
-    send.close()
-    try:
-        validate_some(source, files[0::2], [], memo=index.memo, index=index)
-        kept = _receive(receive)
-    finally:
-        receive.close()
-        child.join()
-    if kept is not None:
-        prompts, refs = kept
-        for key, loaded, spec in prompts:
-            index.memo.keep_prompt(key, loaded, spec)
-        for text, found in refs:
-            index.memo.keep_references(text, found)
 
+    def child() -> bytes:
+        own = FileMemo()
+        # keep_asts: the child's validation does not fork a grandchild (module docstring)
+        validate_some(source, files[1::2], [], memo=own, index=TemplateIndex(own, keep_asts=True))
+        return pickle.dumps(own.entries(), protocol=pickle.HIGHEST_PROTOCOL)
 
-def _receive(conn: Connection) -> _Kept | None:
-    try:
-        got = conn.recv()
-    except (EOFError, OSError):
-        return None
-    return got if isinstance(got, tuple) and len(got) == 2 else None
-
-
-def _child(source: CachingSource, paths: list[str], send: Connection) -> None:
-    memo = _Recording()
-    try:
-        validate_some(source, paths, [], memo=memo, index=TemplateIndex(memo))
-    except Exception:  # the build validates these files again, and says what is wrong
-        send.send(None)
-    else:
-        send.send((memo.kept_prompts, memo.kept_refs))
-    send.close()
+    _, data = forked(child, lambda: validate_some(source, files[0::2], [], memo=index.memo,
+                                                  index=index))
+    if data is not None:  # None: the child failed; the build validates its half here
+        index.memo.take(pickle.loads(data))

@@ -74,3 +74,26 @@ def test_both_halves_reach_the_memo(repo: Path, monkeypatch: pytest.MonkeyPatch)
     assert len(kept) == 7
     for n in (2, 3):  # each half's templates' references too
         assert index.memo.references(PROMPT.format(n=n).split("'")[1]) is not None
+
+
+def test_the_child_does_not_fork_again(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The child validates its half itself: where the build's chunked validation would
+    fork (any number of files, two cores, one thread), a grandchild would only split the
+    child's core and pickle its quarter twice. A child that forks fails here, and its
+    half is then missing from the memo."""
+    from promptops.pipeline import prefetch
+
+    def refuse(*args: object) -> None:
+        raise AssertionError("forked again")
+
+    monkeypatch.setattr(warm, "WARM_PROMPTS", 1)
+    monkeypatch.setattr(warm, "_forks", lambda: True)
+    monkeypatch.setattr(prefetch, "MIN_FILES", 1)
+    monkeypatch.setattr(prefetch, "forkable", lambda: True)
+    monkeypatch.setattr(prefetch, "_both_cores", refuse)
+    source = CachingSource(open_source(repo, "change"))
+    index = TemplateIndex(FileMemo(), keep_asts=True)
+    warm.prevalidate(source, index)
+    prompts = [p for p in source.files() if p.startswith("prompts/")]
+    assert all(index.memo.prompt(prompt_key(source, p)) is not None  # type: ignore[arg-type]
+               for p in prompts)

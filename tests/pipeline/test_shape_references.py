@@ -1,0 +1,65 @@
+"""The references of a template made from its shape are those Jinja's own tree gives.
+
+:meth:`promptops.pipeline.astshapes.AstShapes.references` answers what a template
+includes, imports and extends from its shape's marked tree, walked once per shape, with
+the template's own values put where the markers are, instead of walking each template's
+tree. Here random layouts of tags (plain names, names with escapes, computed names,
+lists, conditionals, imports) are filled with random texts and names, several times each
+so that shapes are shared, and every template's references through a
+:class:`~promptops.pipeline.templates.TemplateIndex` must be those of Jinja's own parse.
+"""
+
+from __future__ import annotations
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from jinja2 import TemplateSyntaxError
+
+from promptops.pipeline.memo import FileMemo
+from promptops.pipeline.templates import TemplateIndex, references_in
+from promptops.sandbox.nesting import parse
+
+TAGS = [
+    "{{ x }}", "{% if a %}", "{% endif %}", "{% for i in [1] %}", "{% endfor %}",
+    "{% include \"@\" %}", "{% include '@' ignore missing %}", "{% include \"@\" with context %}",
+    "{% include \"@\" ~ x %}", "{% include [\"@\", 'b.j2'] %}", "{% include x %}",
+    "{% include '@' if a else 'c.j2' %}", "{% import \"@\" as m %}",
+    "{% from '@' import f %}", "{% extends \"@\" %}", "{% include \"a\\\\tb.j2\" %}",
+    "{% include\n\"@\" %}", "{# include \"@\" #}", "{% raw %}{% include '@' %}{% endraw %}",
+    "{%- include \"@\" -%}", "{% include 'fixed.j2' %}",
+]
+TEXT = st.lists(st.sampled_from(["a", " ", "\n", "include ", "x"]), max_size=5).map("".join)
+NAME = st.sampled_from(["p.j2", "partials/q.j2", "r s.j2", "t\\u.j2", "é.j2"])
+LAYOUT = st.lists(st.one_of(st.just(None), st.sampled_from(TAGS)), min_size=1, max_size=8)
+
+
+def _fill(layout: list[str | None], texts: list[str], names: list[str]) -> str:
+    return "".join(texts[i % len(texts)] if piece is None
+                   else piece.replace("@", names[i % len(names)])
+                   for i, piece in enumerate(layout))
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(LAYOUT, st.lists(st.tuples(st.lists(TEXT, min_size=1, max_size=3),
+                                  st.lists(NAME, min_size=1, max_size=3)),
+                        min_size=2, max_size=5), st.booleans())
+def test_references_from_a_shape_are_jinjas(layout: list[str | None],
+                                           fillings: list[tuple[list[str], list[str]]],
+                                           keep: bool) -> None:
+    index = TemplateIndex(FileMemo(), keep_asts=keep)
+    for texts, names in [*fillings, *fillings]:
+        source = _fill(layout, texts, names)
+        try:
+            want = references_in(parse(index.env, source))
+        except TemplateSyntaxError:
+            continue
+        index.memo = FileMemo()  # the memo would answer the second round unasked
+        assert index.references(source) == want, source
+
+
+def test_a_shared_shape_is_walked_once() -> None:
+    index = TemplateIndex(FileMemo())
+    for i in range(4):
+        source = f'{{% include "p{i}.j2" %}}\n{{% import "m{i}.j2" as m %}}Case {i}\n'
+        assert index.references(source) == ((f"p{i}.j2", 1), (f"m{i}.j2", 2))
+    assert len(index._shapes._refs) == 1

@@ -1,0 +1,125 @@
+"""A layout as written stands for the layout the standalone rewrite makes of it.
+
+:mod:`promptops.review.standalone_layout` keys a template on its tags as written and on
+what its texts' first and last lines are (blank, as written, or not), and gives the texts
+of the rewritten source without rewriting it. Here random layouts of tags, comments and
+blank or written lines (with a few of what the key must refuse: modifiers, raw blocks,
+open brackets, ``\\r``) are filled several ways, and for every source the key vouches for:
+the rewrite itself (:func:`promptops.sandbox.whitespace.standalone`), scanned, must give
+the texts the key's recipe gives, and every source of one key must be rewritten to one
+layout; and the code :class:`~promptops.review.skeleton.ShapeCache` compiles from a key
+must be Jinja's own.
+"""
+
+from __future__ import annotations
+
+import dis
+from types import CodeType
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from promptops.pipeline.astshapes import text_shape
+from promptops.review.skeleton import ShapeCache
+from promptops.review.standalone_layout import closed, layout, recipe, rewrites, rewritten
+from promptops.sandbox.environment import environment
+from promptops.sandbox.whitespace import standalone
+
+TAGS = [
+    "{{ x }}", "{{ x | upper }}", "{{ f(a, [1]) }}", "{% if a %}", "{% endif %}",
+    "{% else %}", "{% for i in [1, 2] %}", "{% endfor %}", "{# c #}", "{#\n#}", "{#  #}",
+    "{% include \"@\" %}", "{% include '@' ignore missing %}", "{% set s = '(' %}",
+    "{% if (a %}", "{% if a) %}", "{% if f([a) %}", "{{ (x }}", "{% if a\n %}",
+    "{{ x\n }}", "{%- if a %}", "{% endif -%}", "{%+ if a %}", "{# c -#}",
+    "{% raw %}", "{% endraw %}", "{% from \"@\" import m %}",
+]
+TEXT = st.lists(st.sampled_from([" ", "  ", "\t", "\n", "\n", "\n", "a", "b c", "{", "}",
+                                 "\r\n", "-"]), max_size=6).map("".join)
+NAME = st.sampled_from(["p.j2", "partials/q.j2", "a b.j2"])
+LAYOUT = st.lists(st.one_of(st.just(None), st.sampled_from(TAGS)), min_size=1, max_size=10)
+
+
+def _fill(layout_: list[str | None], texts: list[str], names: list[str]) -> str:
+    return "".join(texts[i % len(texts)] if piece is None
+                   else piece.replace("@", names[i % len(names)])
+                   for i, piece in enumerate(layout_))
+
+
+def _norm(code: CodeType) -> tuple[object, ...]:
+    out: list[object] = []
+    for ins in dis.get_instructions(code):
+        value = ins.argval
+        out.append((ins.opname, _norm(value) if isinstance(value, CodeType) else repr(value),
+                    ins.positions.lineno if ins.positions else None))
+    return tuple(out), code.co_names, code.co_varnames, code.co_firstlineno
+
+
+FILLINGS = st.lists(st.tuples(st.lists(TEXT, min_size=1, max_size=5),
+                              st.lists(NAME, min_size=1, max_size=2)), min_size=2, max_size=5)
+
+
+@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(LAYOUT, FILLINGS)
+def test_the_recipe_gives_the_rewrites_texts(layout_: list[str | None],
+                                            fillings: list[tuple[list[str], list[str]]]
+                                            ) -> None:
+    env = environment({}, "standalone")
+    assert rewrites(env)
+    seen: dict[object, object] = {}  # layout key -> the rewritten source's layout key
+    for texts, names in fillings:
+        source = _fill(layout_, texts, names)
+        written = layout(env, source)
+        if written is None or not closed(written[0]):
+            continue
+        fast = text_shape(env, standalone(source))
+        assert fast is not None, source  # what the key vouches for, the scan reads
+        assert rewritten(written[1], recipe(written[0])) == fast[1], source
+        assert seen.setdefault(written[0], fast[0]) == fast[0], source
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(LAYOUT, FILLINGS)
+def test_code_from_a_written_layout_is_jinjas(layout_: list[str | None],
+                                             fillings: list[tuple[list[str], list[str]]]
+                                             ) -> None:
+    env = environment({}, "standalone")
+    shapes = ShapeCache()._of("standalone")
+    for texts, names in [*fillings, *fillings]:
+        source = _fill(layout_, texts, names)
+        try:
+            expect = _norm(env.compile(source))
+        except Exception as exc:
+            try:
+                shapes.compile(env, source, None, None)
+            except Exception as got:
+                assert type(got) is type(exc) and str(got) == str(exc)
+            else:
+                raise AssertionError(f"{source!r} compiled, Jinja raised {exc!r}") from None
+            continue
+        assert _norm(shapes.compile(env, source, None, None)) == expect, source
+
+
+def test_a_layout_seen_once_is_not_rewritten_again() -> None:
+    """The second text of a layout as written takes its code without the rewrite (its
+    texts differ; its blank lines are written alike), and a text whose blank line is
+    written otherwise is a layout of its own."""
+    env = environment({}, "standalone")
+    shapes = ShapeCache()._of("standalone")
+    for i in range(3):
+        source = f'{{% include "p{i}.j2" %}}\n{{% if a %}}\nCase {i}: {{{{ x }}}}\n{{% endif %}}\n'
+        code = shapes.compile(env, source, None, None)
+        assert _norm(code) == _norm(env.compile(source))
+    assert len(shapes.by_source) == 1
+    shapes.compile(env, '{% include "p.j2" %}\n{% if a %}  \nCase: {{ x }}\n{% endif %}\n',
+                   None, None)
+    assert len(shapes.by_source) == 2
+
+
+def test_what_the_key_cannot_vouch_for_has_none() -> None:
+    env = environment({}, "standalone")
+    for source in ["{%- if a %}", "{% raw %}x{% endraw %}", "a\r\n{% if a %}"]:
+        assert layout(env, source) is None, source
+    for source in ["{% if (a %}\n{% endif %}", "{{ f(a }}", "{% if f([a) %}"]:
+        written = layout(env, source)
+        assert written is not None and not closed(written[0]), source
+    assert not rewrites(environment({}, "jinja"))
