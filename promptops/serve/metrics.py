@@ -15,21 +15,17 @@ beyond the bare uvicorn floor. They are only ever updated from the event loop's 
 (the one that also answers ``/metrics``), so no lock is needed; the exported series are
 the same names, labels and buckets as before.
 
-A request leaves only a tuple in :attr:`_Requests.observed` (the app appends it itself, no
-call); the tuples are folded into the counters at scrape time, or when
-:data:`FOLD_AT` of them wait, in C-level passes (a ``Counter`` groups the equal keys and
-the equal (method, bucket) pairs) plus a Python step per *distinct* key. Observing was
-~5,400 instructions of every request; the exported series are the same numbers in the
-same order (issue 26; tests/serve/test_metrics_fold.py).
+Each (method, status) series is a :class:`_Child` made at its first request, holding its
+count and its method's latency row, so the app counts a request without a call: one dict
+look-up by (method, status), the count, the bucket and the sum (what ``Metrics.observe``
+did in a call, ~5,400 instructions a request; issue 26). The exported series are the same
+numbers in the same order (tests/serve/test_metrics_fold.py).
 """
 
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections import Counter as Tally
 from collections.abc import Iterator, Mapping, Sequence
-from itertools import groupby, repeat
-from operator import itemgetter
 from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, generate_latest
@@ -42,61 +38,55 @@ from prometheus_client.metrics_core import (
 
 BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 10.0)
 _LE = [repr(b) for b in BUCKETS] + ["+Inf"]  # prometheus-client's own spelling of bounds
-FOLD_AT = 4096  # observations kept before they are folded (a bound on their memory)
-Observation = tuple[str, int, float]  # (method, status, seconds)
-_KEY, _METHOD, _SECONDS = itemgetter(0, 1), itemgetter(0), itemgetter(2)
+
+
+class _Child:
+    """One (method, status) series: its count, and its method's latency row (bucket
+    counts..., sum), shared by every status of the method."""
+
+    __slots__ = ("count", "row")
+
+    def __init__(self, row: list[float]) -> None:
+        self.count = 0
+        self.row = row
 
 
 class _Requests:
     """Requests by (method, status) and latency by method: the scrape-time collector."""
 
+    buckets = BUCKETS
+
     def __init__(self) -> None:
-        self.counts: dict[tuple[str, int], int] = {}
+        self.children: dict[tuple[str, int], _Child] = {}  # in the order they first came
         self.latency: dict[str, list[float]] = {}  # method -> bucket counts..., sum
-        self.observed: list[Observation] = []  # not yet folded, in arrival order
+
+    def child(self, method: str, status: int) -> _Child:
+        """The series of (method, status), made at its first request."""
+        row = self.latency.get(method)
+        if row is None:
+            row = self.latency[method] = [0.0] * (len(BUCKETS) + 2)
+        made = self.children[(method, status)] = _Child(row)
+        return made
 
     def observe(self, method: str, status: int, seconds: float) -> None:
-        """One request answered (the app appends to :attr:`observed` itself)."""
-        observed = self.observed
-        observed.append((method, status, seconds))
-        if len(observed) >= FOLD_AT:
-            self.fold()
+        """One request answered (the app does the same inline, without this call)."""
+        child = self.children.get((method, status))
+        if child is None:
+            child = self.child(method, status)
+        child.count += 1
+        row = child.row
+        row[bisect_left(BUCKETS, seconds)] += 1  # le is inclusive: bisect_left
+        row[-1] += seconds
 
-    def fold(self) -> None:
-        """Add the waiting observations to the counters, as one :meth:`observe` each did:
-        the same counts, buckets (``le`` is inclusive: ``bisect_left``) and sums (added in
-        arrival order per method), new series in the order they first arrived."""
-        observed = self.observed
-        batch = observed[:]
-        del observed[:len(batch)]
-        if not batch:
-            return
-        counts = self.counts
-        for key, n in Tally(map(_KEY, batch)).items():
-            counts[key] = counts.get(key, 0) + n
-        methods = list(map(_METHOD, batch))
-        seconds = list(map(_SECONDS, batch))
-        latency = self.latency
-        for (method, bucket), n in Tally(zip(methods, map(bisect_left, repeat(BUCKETS),
-                                                          seconds), strict=True)).items():
-            row = latency.get(method)
-            if row is None:
-                row = latency[method] = [0.0] * (len(BUCKETS) + 2)
-            row[bucket] += n
-        if methods.count(methods[0]) == len(methods):  # the usual batch: one method
-            row = latency[methods[0]]
-            row[-1] = sum(seconds, row[-1])
-            return
-        for method, group in groupby(sorted(batch, key=_METHOD), _METHOD):  # stable
-            row = latency[method]
-            row[-1] = sum(map(_SECONDS, group), row[-1])
+    @property
+    def counts(self) -> dict[tuple[str, int], int]:
+        return {key: child.count for key, child in self.children.items()}
 
     def collect(self) -> Iterator[Metric]:
-        self.fold()
         requests = CounterMetricFamily("promptops_http_requests", "MCP requests answered",
                                        labels=["method", "status"])
-        for (method, status), n in self.counts.items():
-            requests.add_metric([method, str(status)], n)
+        for (method, status), child in self.children.items():
+            requests.add_metric([method, str(status)], child.count)
         yield requests
         latency = HistogramMetricFamily(
             "promptops_http_request_seconds",
@@ -114,7 +104,6 @@ class Metrics:
     """The counters the HTTP transport and the follower update."""
 
     content_type = CONTENT_TYPE_LATEST
-    fold_at = FOLD_AT
 
     def __init__(self) -> None:
         self.registry = r = CollectorRegistry(auto_describe=True)
@@ -128,9 +117,10 @@ class Metrics:
         self.bundle = Gauge("promptops_bundle_info", "the served bundles (value 1)",
                             ["package", "commit", "digest"], registry=r)
         self.observe = self._requests.observe  # (method, status, seconds)
-        # the hot path appends (method, status, seconds) here itself, then folds at fold_at
-        self.observed = self._requests.observed
-        self.fold = self._requests.fold
+        # the hot path (the app): children.get((method, status)) or child(method, status),
+        # then its count, bucket (bisect_left of buckets: le is inclusive) and sum
+        self.children, self.child = self._requests.children, self._requests.child
+        self.buckets = BUCKETS
 
     def served(self, bundles: Sequence[Mapping[str, Any]]) -> None:
         self.bundle.clear()

@@ -30,6 +30,7 @@ import signal
 import sys
 import threading
 import time
+from bisect import bisect_left
 from collections.abc import Awaitable, Callable
 from time import perf_counter
 from types import FrameType
@@ -175,10 +176,14 @@ class HttpApp:
                 self._access(scope, status, started, note)
             rpc, metrics = note["rpc"], self.metrics
             if rpc is not None and metrics is not None:  # Metrics.observe, without its call
-                observed = metrics.observed
-                observed.append((rpc, status, perf_counter() - started))
-                if len(observed) >= metrics.fold_at:
-                    metrics.fold()
+                seconds = perf_counter() - started
+                child = metrics.children.get((rpc, status))
+                if child is None:
+                    child = metrics.child(rpc, status)
+                child.count += 1
+                row = child.row
+                row[bisect_left(metrics.buckets, seconds)] += 1
+                row[-1] += seconds
 
     async def _other(self, scope: Scope, receive: Receive, send: SendAsgi, note: Note) -> int:
         """Past the guard: an operator's route, the UI, or 404."""
