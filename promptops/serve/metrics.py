@@ -54,8 +54,6 @@ class _Child:
 class _Requests:
     """Requests by (method, status) and latency by method: the scrape-time collector."""
 
-    buckets = BUCKETS
-
     def __init__(self) -> None:
         self.children: dict[tuple[str, int], _Child] = {}  # in the order they first came
         self.latency: dict[str, list[float]] = {}  # method -> bucket counts..., sum

@@ -17,11 +17,8 @@ So a caller sending 100,000 invented names adds at most one ``other`` series per
 
 Counting costs a dict update per request on the event loop's thread (the thread that
 also answers ``/metrics`` and ``/usage``): no lock, as in :mod:`promptops.serve.metrics`.
-Each series is a one-element list (its count), made at its first request; a
-``prompts/get`` finds its series in a small cache of the prompt's, by the labels as the
-request gave them (client, revision, outcome, principal: bounded and mapped only when the
-cache misses), so the usual get adds one to a list instead of bounding two names, mapping
-the revision and building and updating the nine-label key (issue 26).
+A series is a one-element list (its count); a ``prompts/get`` finds its series in its
+prompt's cache by the labels as given, bounded and keyed only on a miss (issue 26).
 """
 
 from __future__ import annotations
@@ -65,12 +62,11 @@ _COLUMN = {"prompts/get": "gets", "completion/complete": "completions",
            "tools/call": "tool_calls"}  # the report's count of each counted method
 # Usage.run's signature: (method, handler, session, snapshot, params, call) -> result
 Runner = Callable[[str, "Handler", "Session", "Snapshot", Json, "Call"], "Result"]
-# _get's series cache key: (session's counted client, clientInfo name asked (a str) or
-# None, revision, outcome, principal), as the request gave them
+# _get's series cache key: (counted client, clientInfo name asked or None, revision,
+# outcome, principal) as given
 _Seen = tuple["str | None", "str | None", str, str, str]
 _Cells = dict[_Seen, list[int]]
-# Usage._row: (the entry it was made from, (package, prompt, version), latency row, the
-# prompt's series by what a request gave)
+# Usage._row: (the entry it was made from, (package, prompt, version), latency row, cache)
 _Row = tuple["Entry", tuple[str, str, str], list[float], _Cells]
 _UNKNOWN = (OTHER, OTHER, OTHER)
 MAX_CELLS = 4096  # series remembered per prompt (a cache: emptied when full)
@@ -152,8 +148,7 @@ class Usage:
 
     @property
     def counts(self) -> dict[tuple[str, ...], int]:
-        """Requests per series, in the order each first came (the key's labels in the order
-        :meth:`collect` names them)."""
+        """Requests per series, in the order each first came (labels as :meth:`collect`)."""
         return {key: cell[0] for key, cell in self._series.items()}
 
     def _cell(self, key: tuple[str, ...]) -> list[int]:
@@ -367,10 +362,9 @@ class Usage:
                 row[-1] += seconds
 
     def _seen(self, cells: _Cells, labels: tuple[str, str, str], seen: _Seen) -> list[int]:
-        """The series of a get of ``labels`` with what it gave (``seen``), remembered in
-        ``cells``: the names bounded here, at the first request that gave them, as
-        :meth:`_count` bounds them at each (a name once counted as itself or as ``other``
-        stays so: the sets only grow, up to their limit)."""
+        """The series of a get of ``labels`` that gave ``seen``, remembered in ``cells``:
+        names bounded at the first request that gave them, as :meth:`_count` bounds them at
+        each (a name once itself or ``other`` stays so: the sets only grow)."""
         counted, asked, rev, outcome, principal = seen
         client = counted if counted is not None else self.clients(asked)
         if len(cells) >= MAX_CELLS:  # callers' names are many: the cache stays bounded
@@ -381,10 +375,8 @@ class Usage:
         return cell
 
     def _row(self, name: str, entry: Entry) -> _Row:
-        """``entry``'s package, prompt and version labels, its latency row (made if new)
-        and its series cache, remembered for :meth:`_get` under the prompt's name: the
-        look-ups and the four-label key were ~1,500 instructions of every counted get
-        (issue 26)."""
+        """``entry``'s labels, latency row (made if new) and series cache, remembered for
+        :meth:`_get` under the prompt's name (~1,500 instructions a get, issue 26)."""
         package = entry.bundle["package"]
         labels = (package["name"], entry.prompt["name"], str(package["version"]))
         at = (*labels, self.channel)
@@ -488,7 +480,6 @@ def _iso(ts: float) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(ts))
 
 
-
 _NO_PROMPT = object()
 
 
@@ -507,4 +498,3 @@ def _asked(method: str, snap: Snapshot, params: Json, call: Call) -> object:
         return name
     ref = params.get("ref")
     return ref.get("name") if isinstance(ref, dict) else None
-
