@@ -115,7 +115,7 @@ class HttpApp:
                              required_scopes=config.required_scopes, log=_log)
         self.streams = StreamRegistry(max_streams=config.max_streams,
                                       keepalive_s=config.keepalive_s, encode=codec.encode,
-                                      metrics=metrics)
+                                      metrics=metrics, dumps=codec.dumps)
         self.sessions = SessionEra(views, config, self.streams, authenticated=authenticated)
         self.stateless = StatelessExchange(views, self.streams, authenticated=authenticated)
         self.endpoint = McpEndpoint(self.gate, codec, self.sessions, self.stateless,
