@@ -13,9 +13,12 @@ outside the request that earned it.
 The thread sleeps until the earliest deadline of the renders it watches, not by a clock:
 with no render in progress it waits without waking, and a render that starts while it
 sleeps toward a later deadline (or while it waits for none) wakes it, so it fires at each
-deadline itself, never up to a poll later. It used to wake 10 times a second whether or not
-anything rendered: CPU while idle, and a GIL hand-over the event loop's thread paid under
-load (issue 26). Under steady load it wakes once per deadline period (the default 2 s).
+deadline itself, never up to a poll later. With nothing to watch it lingers (wakes every
+:data:`LINGER_S` a few times) before it waits for a render: renders come in runs, and
+waking it for each would cost an alarm and a thread switch a request. It used to wake 10
+times a second whether or not anything rendered: CPU while idle, and a GIL hand-over the
+event loop's thread paid under load (issue 26). Now it wakes twice a second under load
+and not at all when idle.
 
 An asynchronous exception cannot interrupt a C call, so this is a bound only together
 with the size checks in :mod:`promptops.sandbox.limits`, :mod:`promptops.sandbox.sizing` and
@@ -82,6 +85,7 @@ def _watch() -> None:
     # orderly exit, whose handlers run in the main thread.
     if hasattr(signal, "pthread_sigmask"):  # Windows has no signal masks (docs/platforms.md)
         signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM, signal.SIGINT})
+    quiet = 0  # scans in a row that found nothing to watch
     while True:
         # -inf first: a render registered during the scan below, which the scan may not
         # see, finds a wake time no later than its deadline (or -inf) and sets the alarm,
@@ -99,15 +103,27 @@ def _watch() -> None:
                     _set_async(tid, RenderTimeout)
                 elif token[0] < nearest:
                     nearest = token[0]
+        if nearest == _INF:  # nothing to watch
+            quiet += 1
+            if quiet > QUIET_SCANS:  # idle: wait for a render (its enter sets the alarm)
+                _wake[0] = _INF
+                _alarm.wait()
+                quiet = 0
+                continue
+            # renders come in runs: a render that starts within LINGER_S of a finished one
+            # (its deadline later than this wake) must not cost an alarm, a wake-up
+            # of this thread and a GIL hand-over each
+            nearest = now + LINGER_S
+        else:
+            quiet = 0
         _wake[0] = nearest
-        if nearest == _INF:
-            _alarm.wait()
-        else:  # just past it: `now > deadline` is the test that fires
-            _alarm.wait(nearest - now + _LATE)
+        _alarm.wait(nearest - now + _LATE)  # just past it: `now > deadline` fires
 
 
 _INF = float("inf")
 _LATE = 0.001  # how far past a deadline the thread wakes (the clock's test is strict)
+LINGER_S = 0.5  # with nothing to watch, wake after this long (a render may start meanwhile)
+QUIET_SCANS = 4  # ... this many times, then wait until a render starts
 
 
 def _set_async(tid: int, exc: type[BaseException] | None) -> None:

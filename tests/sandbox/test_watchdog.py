@@ -55,8 +55,22 @@ def test_a_render_with_an_earlier_deadline_is_stopped_while_it_sleeps_toward_a_l
     assert outcome == [False]  # the far render was never fired at
 
 
+def _reaches(state: object) -> bool:
+    """Whether the watchdog thread's next wake reaches ``state`` (within the spin bound)."""
+    stop = time.monotonic() + SPIN_BOUND_S
+    while time.monotonic() < stop:
+        if watchdog._wake[0] == state:
+            return True
+        time.sleep(0.05)
+    return False
+
+
 def test_a_render_that_starts_while_nothing_is_watched_is_stopped():
     assert _spin_until_interrupted(0.05)
-    time.sleep(0.05)  # the thread finds nothing to watch and waits without a timeout
+    time.sleep(0.05)  # the thread lingers: nothing to watch, it wakes after LINGER_S
+    assert _spin_until_interrupted(0.05)
+    # after QUIET_SCANS lingers it waits for a render without a timeout; the render that
+    # starts then wakes it
+    assert _reaches(float("inf"))
     assert _spin_until_interrupted(0.05)
     assert not watchdog._active
