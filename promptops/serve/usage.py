@@ -308,11 +308,9 @@ class Usage:
 
     def _get(self, method: str, handler: Handler, session: Session, snap: Snapshot,
              params: Json, call: Call) -> Result:
-        """:meth:`_count` of a ``prompts/get`` without a span, the one every request of a
-        team server makes: the same series, outcome and latency row, with its look-ups
-        (:func:`_asked`, :meth:`_client`, :func:`client_name`) inlined, and the series
-        found in the prompt's cache by the labels as given (:meth:`_seen`). A Python call
-        costs about 1,000 instructions; the key and its bounded names ~2,000 (issue 26).
+        """:meth:`_count` of a ``prompts/get`` without a span (every team server's request):
+        the same series, outcome and latency row, its look-ups inlined and the series found
+        in the prompt's cache by the labels as given (:meth:`_seen`; issue 26).
         tests/serve/transports/http/test_usage_metrics.py holds the two paths to the same
         counts."""
         name = params.get("name")
@@ -362,16 +360,18 @@ class Usage:
                 row[-1] += seconds
 
     def _seen(self, cells: _Cells, labels: tuple[str, str, str], seen: _Seen) -> list[int]:
-        """The series of a get of ``labels`` that gave ``seen``, remembered in ``cells``:
-        names bounded at the first request that gave them, as :meth:`_count` bounds them at
-        each (a name once itself or ``other`` stays so: the sets only grow)."""
+        """The series of a get of ``labels`` that gave ``seen`` (names bounded as by
+        :meth:`_count`), cached only if its names are in their sets: no more than series."""
         counted, asked, rev, outcome, principal = seen
         client = counted if counted is not None else self.clients(asked)
-        if len(cells) >= MAX_CELLS:  # callers' names are many: the cache stays bounded
-            cells.clear()
-        cell = cells[seen] = self._cell((
+        cell = self._cell((
             "prompts/get", *labels, rev if rev in SUPPORTED else OTHER, outcome, client,
             self.principals(principal) if principal else "", self.channel))
+        if (asked is None or asked in self.clients.seen) and \
+                (not principal or principal in self.principals.seen):
+            if len(cells) >= MAX_CELLS:
+                cells.clear()  # a last bound: the cache empties when full
+            cells[seen] = cell
         return cell
 
     def _row(self, name: str, entry: Entry) -> _Row:

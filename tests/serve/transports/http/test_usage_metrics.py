@@ -411,10 +411,11 @@ def test_the_remembered_labels_follow_each_snapshot_and_channel(kit_dir: Path) -
 def test_more_callers_than_the_series_cache_holds_count_as_the_general_path(
         kit_dir: Path) -> None:
     """``Usage._get`` finds a get's series in the prompt's cache by the names as given,
-    and empties the cache when it holds ``MAX_CELLS``: a caller sending more distinct names
-    than that, with earlier names (counted as themselves, or as ``other`` past the limit)
-    coming back after each emptying, leaves the same counts, in the same order, and the
-    same bounded names as ``_count``, which bounds every request's names."""
+    caching only names its bounded sets hold: a caller sending more distinct names than
+    ``MAX_CELLS``, earlier names (counted as themselves, or as ``other`` past the limit)
+    coming back, leaves the same counts, in the same order, and the same bounded names as
+    ``_count``, which bounds every request's names; and the caches hold no more keys than
+    twice the series (invented names are not remembered)."""
     from promptops.serve.methods import Call, Settings
     from promptops.serve.revisions import STATELESS
     from promptops.serve.session import Session
@@ -449,5 +450,8 @@ def test_more_callers_than_the_series_cache_holds_count_as_the_general_path(
             finally:
                 PRINCIPAL.reset(token)
         results.append((list(usage.counts.items()), usage.clients.seen, usage.principals.seen))
+        if fast:
+            cached = len(usage._unknown) + sum(len(r[3]) for r in usage._rows.values())
+            assert 0 < cached <= 2 * len(usage.counts)
     assert results[0] == results[1]
     assert sum(n for _, n in results[0][0]) == len(asked)
