@@ -140,7 +140,8 @@ def main(argv: list[str]) -> int:
                     "in a fresh process: the median wall time of the request and the growth "
                     "of the process's peak RSS over the interpreter after imports. The "
                     "deadline's margin is the longest C call the checks allow (the sort and "
-                    "division rows) plus the watchdog's 0.1 s poll.",
+                    "division rows) plus the watchdog thread's wake-up (it sleeps until the "
+                    "deadline itself since session 12; it polled every 0.1 s before).",
             "columns": ["worst input of the class", "outcome", "time", "peak RSS growth"],
             "rows": [[r["input"], r["outcome"], f"{r['ms']:,.1f} ms",
                       f"{r['peak_rss_mb']:,.1f} MB"] for r in rows],

@@ -25,6 +25,7 @@ CONTAINERS = (ast.List, ast.Dict, ast.Set, ast.ListComp, ast.DictComp, ast.SetCo
 ALLOWED = {
     ("sandbox/watchdog.py", "_started"): "one watchdog thread per process, started once",
     ("sandbox/watchdog.py", "_active"): "the threads the watchdog watches, under its lock",
+    ("sandbox/watchdog.py", "_wake"): "when the one watchdog thread wakes next",
     ("testing/runner.py", "_worker"): "a multiprocessing pool worker's initializer state, "
                                       "set in the child process only",
     ("review/shared.py", "_worker"): "the review's render pool worker's initializer state, "

@@ -10,10 +10,20 @@ so the fast path costs no thread switch. The exception lands between two bytecod
 :func:`leave` clears one that was fired but not yet delivered, so it can never surface
 outside the request that earned it.
 
+The thread sleeps until the earliest deadline of the renders it watches, not by a clock:
+with no render in progress it waits without waking, and a render that starts while it
+sleeps toward a later deadline (or while it waits for none) wakes it, so it fires at each
+deadline itself, never up to a poll later. With nothing to watch it lingers (wakes every
+:data:`LINGER_S` a few times) before it waits for a render: renders come in runs, and
+waking it for each would cost an alarm and a thread switch a request. It used to wake 10
+times a second whether or not anything rendered: CPU while idle, and a GIL hand-over the
+event loop's thread paid under load (issue 26). Now it wakes twice a second under load
+and not at all when idle.
+
 An asynchronous exception cannot interrupt a C call, so this is a bound only together
 with the size checks in :mod:`promptops.sandbox.limits`, :mod:`promptops.sandbox.sizing` and
 :mod:`promptops.sandbox.filters`, which keep every C call a template can reach short: the
-deadline holds to within the longest such call plus one poll (docs/reliability.md).
+deadline holds to within the longest such call plus the thread's wake-up (docs/reliability.md).
 """
 
 from __future__ import annotations
@@ -22,12 +32,14 @@ import signal
 import threading
 import time
 
-POLL_S = 0.1
-
 _lock = threading.Lock()
 _active: dict[int, list[float | bool]] = {}  # thread id -> [deadline, fired]
 _started = False
 _ident = threading.get_ident  # called twice per request
+# When the thread wakes next (monotonic seconds): inf while it waits for a render, -inf
+# while it scans _active; a render whose deadline is earlier sets _alarm (see _watch).
+_wake = [float("inf")]
+_alarm = threading.Event()
 
 
 class RenderTimeout(BaseException):
@@ -41,6 +53,8 @@ def enter(deadline: float) -> list[float | bool]:
         _start()
     token: list[float | bool] = [deadline, False]
     _active[_ident()] = token
+    if deadline < _wake[0]:  # it sleeps past this deadline, or waits for none: wake it
+        _alarm.set()
     return token
 
 
@@ -71,16 +85,45 @@ def _watch() -> None:
     # orderly exit, whose handlers run in the main thread.
     if hasattr(signal, "pthread_sigmask"):  # Windows has no signal masks (docs/platforms.md)
         signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM, signal.SIGINT})
+    quiet = 0  # scans in a row that found nothing to watch
     while True:
-        time.sleep(POLL_S)
-        if not _active:
-            continue
+        # -inf first: a render registered during the scan below, which the scan may not
+        # see, finds a wake time no later than its deadline (or -inf) and sets the alarm,
+        # so the wait below returns at once and the next scan sees it
+        _wake[0] = -_INF
+        _alarm.clear()
         now = time.monotonic()
+        nearest = _INF
         with _lock:
             for tid, token in list(_active.items()):
-                if not token[1] and now > token[0]:
+                if token[1]:
+                    continue
+                if now > token[0]:
                     token[1] = True
                     _set_async(tid, RenderTimeout)
+                elif token[0] < nearest:
+                    nearest = token[0]
+        if nearest == _INF:  # nothing to watch
+            quiet += 1
+            if quiet > QUIET_SCANS:  # idle: wait for a render (its enter sets the alarm)
+                _wake[0] = _INF
+                _alarm.wait()
+                quiet = 0
+                continue
+            # renders come in runs: a render that starts within LINGER_S of a finished one
+            # (its deadline later than this wake) must not cost an alarm, a wake-up
+            # of this thread and a GIL hand-over each
+            nearest = now + LINGER_S
+        else:
+            quiet = 0
+        _wake[0] = nearest
+        _alarm.wait(nearest - now + _LATE)  # just past it: `now > deadline` fires
+
+
+_INF = float("inf")
+_LATE = 0.001  # how far past a deadline the thread wakes (the clock's test is strict)
+LINGER_S = 0.5  # with nothing to watch, wake after this long (a render may start meanwhile)
+QUIET_SCANS = 4  # ... this many times, then wait until a render starts
 
 
 def _set_async(tid: int, exc: type[BaseException] | None) -> None:

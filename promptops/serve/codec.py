@@ -20,6 +20,7 @@ acceptable JSON value; :func:`promptops.serve.jsonrpc.parse` turns it into -3270
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Protocol
 
 from promptops.serve import wire
@@ -29,6 +30,10 @@ class Codec(Protocol):
     """Reply -> bytes, bytes -> message; the same bytes and values in every implementation."""
 
     name: str
+    @property
+    def dumps(self) -> Callable[[object], bytes]:
+        """``encode`` without its Python frame where one can be skipped: the same bytes,
+        or a TypeError for a message ``encode`` writes another way (then call encode)."""
 
     def encode(self, message: object) -> bytes:
         """``message`` as compact UTF-8 JSON (no newline)."""
@@ -42,7 +47,7 @@ class StdlibCodec:
 
     name = "stdlib"
     # the functions themselves, not methods calling them: no call added per message
-    encode = staticmethod(wire.encode)
+    encode = dumps = staticmethod(wire.encode)
     parse = staticmethod(wire.parse)
 
 
@@ -76,6 +81,9 @@ class OrjsonCodec:
         import orjson  # ImportError without the http extra: auto() falls back
 
         self._dumps, self._loads, self._refused = orjson.dumps, orjson.loads, orjson.JSONDecodeError
+        # orjson itself: a hot path calls it and, on its TypeError, encode (issue 26: the
+        # frame of encode is ~1,000 instructions a reply)
+        self.dumps = orjson.dumps
 
     def encode(self, message: object) -> bytes:
         try:

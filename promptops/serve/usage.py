@@ -17,6 +17,8 @@ So a caller sending 100,000 invented names adds at most one ``other`` series per
 
 Counting costs a dict update per request on the event loop's thread (the thread that
 also answers ``/metrics`` and ``/usage``): no lock, as in :mod:`promptops.serve.metrics`.
+A series is a one-element list (its count); a ``prompts/get`` finds its series in its
+prompt's cache by the labels as given, bounded and keyed only on a miss (issue 26).
 """
 
 from __future__ import annotations
@@ -60,8 +62,14 @@ _COLUMN = {"prompts/get": "gets", "completion/complete": "completions",
            "tools/call": "tool_calls"}  # the report's count of each counted method
 # Usage.run's signature: (method, handler, session, snapshot, params, call) -> result
 Runner = Callable[[str, "Handler", "Session", "Snapshot", Json, "Call"], "Result"]
-# Usage._row: (the entry it was made from, package, prompt, version, latency row)
-_Row = tuple["Entry", str, str, str, list[float]]
+# _get's series cache key: (counted client, clientInfo name asked or None, revision,
+# outcome, principal) as given
+_Seen = tuple["str | None", "str | None", str, str, str]
+_Cells = dict[_Seen, list[int]]
+# Usage._row: (the entry it was made from, (package, prompt, version), latency row, cache)
+_Row = tuple["Entry", tuple[str, str, str], list[float], _Cells]
+_UNKNOWN = (OTHER, OTHER, OTHER)
+MAX_CELLS = 4096  # series remembered per prompt (a cache: emptied when full)
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9 ._/@:+-]{0,63}")
 
 # The caller's principal, set by the HTTP transport for the request being answered (a
@@ -124,7 +132,8 @@ class Usage:
         self.clients = Bounded(max_clients)
         self.principals = Bounded(max_principals)
         # (method, package, prompt, version, revision, outcome, client, principal, channel) -> n
-        self.counts: dict[tuple[str, ...], int] = {}
+        self._series: dict[tuple[str, ...], list[int]] = {}  # key -> [count] (counts)
+        self._unknown: _Cells = {}  # _get's cache of the series of no served prompt
         # (package, prompt, version, channel) -> bucket counts..., sum
         self.latency: dict[tuple[str, str, str, str], list[float]] = {}
         self.served: list[tuple[str, str, str]] = []  # (package, prompt, version) served now
@@ -136,6 +145,18 @@ class Usage:
         # channel copies' memos, all emptied when a new set is served (no old entry kept)
         self._rows: dict[str, _Row] = {}
         self._memos: list[dict[str, _Row]] = [self._rows]
+
+    @property
+    def counts(self) -> dict[tuple[str, ...], int]:
+        """Requests per series, in the order each first came (labels as :meth:`collect`)."""
+        return {key: cell[0] for key, cell in self._series.items()}
+
+    def _cell(self, key: tuple[str, ...]) -> list[int]:
+        """The count of the series ``key``, made at its first request."""
+        cell = self._series.get(key)
+        if cell is None:
+            cell = self._series[key] = [0]
+        return cell
 
     # ---- what is served -------------------------------------------------------------------
     def serving(self, bundles: Sequence[Bundle]) -> None:
@@ -198,6 +219,7 @@ class Usage:
         counted.channel = channel
         counted.runs = counted._runs()  # bound to the copy, which counts with its label
         counted._rows = {}  # its rows are its channel's
+        counted._unknown = {}
         self._memos.append(counted._rows)
         return counted
 
@@ -260,8 +282,7 @@ class Usage:
             channel = self.channel
             key = (method, pkg, prompt, version, rev, outcome, client,
                    self.principals(PRINCIPAL.get()), channel)
-            counts = self.counts
-            counts[key] = counts.get(key, 0) + 1
+            self._cell(key)[0] += 1
             if entry is not None and method != "completion/complete":
                 at = (pkg, prompt, version, channel)
                 row = self.latency.get(at)
@@ -287,33 +308,30 @@ class Usage:
 
     def _get(self, method: str, handler: Handler, session: Session, snap: Snapshot,
              params: Json, call: Call) -> Result:
-        """:meth:`_count` of a ``prompts/get`` without a span, the one every request of a
-        team server makes: the same key, outcome and latency row, with its look-ups
-        (:func:`_asked`, :meth:`_client`, :func:`client_name`, the :class:`Bounded` names
-        already seen) inlined. A Python call costs about 1,000 instructions, and the five
-        it saves were half of what counting added to a request (issue 26).
+        """:meth:`_count` of a ``prompts/get`` without a span (every team server's request):
+        the same series, outcome and latency row, its look-ups inlined and the series found
+        in the prompt's cache by the labels as given (:meth:`_seen`; issue 26).
         tests/serve/transports/http/test_usage_metrics.py holds the two paths to the same
         counts."""
         name = params.get("name")
         entry = snap.index.get(name) if isinstance(name, str) else None
         if entry is None:
-            pkg = prompt = version = OTHER
-            row = None
-        else:  # the labels and latency row as last made for this entry (_row)
+            labels, row, cells = _UNKNOWN, None, self._unknown
+        else:  # the labels, latency row and series as last made for this entry (_row)
             known = self._rows.get(name)  # type: ignore[arg-type]  # a str: it has an entry
             if known is None or known[0] is not entry:
                 known = self._row(name, entry)  # type: ignore[arg-type]
-            _, pkg, prompt, version, row = known
-        client = session.counted_client
-        if client is None:  # client_name's answer: the look-ups fail only on what it skips
+            _, labels, row, cells = known
+        counted = session.counted_client
+        asked = None
+        if counted is None:  # client_name's answer: the look-ups fail only on what it skips
             info = params.get("clientInfo")  # (a JSON value: a dict, or a TypeError)
             try:
                 asked = (info if info is not None else params["_meta"][CLIENT_INFO])["name"]
             except (KeyError, TypeError):
                 asked = None
-            clients = self.clients
-            client = asked if type(asked) is str and asked in clients.seen else clients(asked)
-        rev = call.revision if call.revision in SUPPORTED else OTHER
+            if not isinstance(asked, str):  # Bounded's "" for any other value
+                asked = None
         started = perf_counter()
         outcome = OK
         try:
@@ -332,29 +350,40 @@ class Usage:
             raise
         finally:
             seconds = perf_counter() - started
-            channel = self.channel
-            principal = PRINCIPAL.get()
-            if principal:  # "" (no auth) is "" for Bounded too
-                principal = self.principals(principal)
-            key = ("prompts/get", pkg, prompt, version, rev, outcome, client, principal,
-                   channel)
-            counts = self.counts
-            counts[key] = counts.get(key, 0) + 1
+            seen = (counted, asked, call.revision, outcome, PRINCIPAL.get())
+            cell = cells.get(seen)
+            if cell is None:
+                cell = self._seen(cells, labels, seen)
+            cell[0] += 1
             if row is not None:
                 row[bisect_left(BUCKETS, seconds)] += 1
                 row[-1] += seconds
 
+    def _seen(self, cells: _Cells, labels: tuple[str, str, str], seen: _Seen) -> list[int]:
+        """The series of a get of ``labels`` that gave ``seen`` (names bounded as by
+        :meth:`_count`), cached only if its names are in their sets: no more than series."""
+        counted, asked, rev, outcome, principal = seen
+        client = counted if counted is not None else self.clients(asked)
+        cell = self._cell((
+            "prompts/get", *labels, rev if rev in SUPPORTED else OTHER, outcome, client,
+            self.principals(principal) if principal else "", self.channel))
+        if (asked is None or asked in self.clients.seen) and \
+                (not principal or principal in self.principals.seen):
+            if len(cells) >= MAX_CELLS:
+                cells.clear()  # a last bound: the cache empties when full
+            cells[seen] = cell
+        return cell
+
     def _row(self, name: str, entry: Entry) -> _Row:
-        """``entry``'s package, prompt and version labels and its latency row (made if
-        new), remembered for :meth:`_get` under the prompt's name: the look-ups and the
-        four-label key were ~1,500 instructions of every counted get (issue 26)."""
+        """``entry``'s labels, latency row (made if new) and series cache, remembered for
+        :meth:`_get` under the prompt's name (~1,500 instructions a get, issue 26)."""
         package = entry.bundle["package"]
-        pkg, prompt, version = package["name"], entry.prompt["name"], str(package["version"])
-        at = (pkg, prompt, version, self.channel)
+        labels = (package["name"], entry.prompt["name"], str(package["version"]))
+        at = (*labels, self.channel)
         row = self.latency.get(at)
         if row is None:
             row = self.latency[at] = [0.0] * (len(BUCKETS) + 2)
-        known = self._rows[name] = (entry, pkg, prompt, version, row)
+        known = self._rows[name] = (entry, labels, row, {})
         return known
 
     def _plain(self, handler: Handler, session: Session, snap: Snapshot, params: Json,
@@ -451,7 +480,6 @@ def _iso(ts: float) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(ts))
 
 
-
 _NO_PROMPT = object()
 
 
@@ -470,4 +498,3 @@ def _asked(method: str, snap: Snapshot, params: Json, call: Call) -> object:
         return name
     ref = params.get("ref")
     return ref.get("name") if isinstance(ref, dict) else None
-

@@ -30,6 +30,7 @@ import signal
 import sys
 import threading
 import time
+from bisect import bisect_left
 from collections.abc import Awaitable, Callable
 from time import perf_counter
 from types import FrameType
@@ -114,7 +115,7 @@ class HttpApp:
                              required_scopes=config.required_scopes, log=_log)
         self.streams = StreamRegistry(max_streams=config.max_streams,
                                       keepalive_s=config.keepalive_s, encode=codec.encode,
-                                      metrics=metrics)
+                                      metrics=metrics, dumps=codec.dumps)
         self.sessions = SessionEra(views, config, self.streams, authenticated=authenticated)
         self.stateless = StatelessExchange(views, self.streams, authenticated=authenticated)
         self.endpoint = McpEndpoint(self.gate, codec, self.sessions, self.stateless,
@@ -174,8 +175,15 @@ class HttpApp:
             if self.config.access_log:
                 self._access(scope, status, started, note)
             rpc, metrics = note["rpc"], self.metrics
-            if rpc is not None and metrics is not None:
-                metrics.observe(rpc, status, perf_counter() - started)
+            if rpc is not None and metrics is not None:  # Metrics.observe, without its call
+                seconds = perf_counter() - started
+                child = metrics.children.get((rpc, status))
+                if child is None:
+                    child = metrics.child(rpc, status)
+                child.count += 1
+                row = child.row
+                row[bisect_left(metrics.buckets, seconds)] += 1
+                row[-1] += seconds
 
     async def _other(self, scope: Scope, receive: Receive, send: SendAsgi, note: Note) -> int:
         """Past the guard: an operator's route, the UI, or 404."""

@@ -55,6 +55,11 @@ class McpEndpoint:
         self.headers = HeaderReader()  # every request's headers, decoded once per value
 
     async def __call__(self, scope: Scope, receive: Receive, send: SendAsgi, note: Note) -> int:
+        """Admit, then POST, GET or DELETE. POST is read here once for both eras - media
+        type and ``Accept`` checked (415/406), the body read up to ``max_body`` (413),
+        parsed (-32700 with 400), its method noted for metrics - and handed to its era: in
+        this coroutine, not one of its own (an awaited coroutine a request fewer, issue
+        26)."""
         hdrs = self.headers(scope)
         try:
             if self.gate.auth is None:  # the guard alone: no coroutine to await
@@ -67,58 +72,65 @@ class McpEndpoint:
                     PRINCIPAL.set(principal.name)
             if self.usage is not None and self.usage.tracing is not None:
                 TRACE_HEADER.set((hdrs.get("traceparent"), hdrs.get("tracestate")))
-            verb = scope["method"]
-            if verb == "POST":
-                return await self.post(scope, receive, send, hdrs, principal, note)
-            if verb == "GET":
-                return await self.sessions.get(scope, receive, send, hdrs, principal)
-            if verb == "DELETE":
-                return await self.sessions.delete(send, hdrs, principal)
-            raise HttpError(405, jsonrpc.INVALID_REQUEST, "Method Not Allowed",
-                            headers=[(b"allow", b"GET, POST, DELETE")])
+            if scope["method"] != "POST":
+                return await self._not_post(scope, receive, send, hdrs, principal)
+            check_media(hdrs)
+            first = await receive()
+            body: bytes | None = first.get("body", b"")
+            if first["type"] != "http.request" or first.get("more_body") or \
+                    len(body or b"") > self.max_body:  # chunked, too long, or gone
+                body = await read_body(receive, self.max_body, first)
+            if body is None:
+                raise HttpError(413, jsonrpc.INVALID_REQUEST,
+                                f"Request body over {self.max_body} bytes")
+            try:  # jsonrpc.parse's work without its call (issue 26: ~1,000 instructions)
+                msg = self.codec.parse(body)
+            except MessageError as exc:
+                err = jsonrpc.parse_error(exc)
+                raise HttpError(400, err.code, err.message) from None
+            if isinstance(msg, dict):
+                method = msg.get("method")
+                # a label value and an access-log field: one of the names we answer, or
+                # "other"
+                note["rpc"] = None if not isinstance(method, str) else \
+                    method if method in KNOWN_METHODS else "other"
+            version = hdrs.get("mcp-protocol-version")
+            # request_era's first rule inline (a stateless revision named in the header),
+            # and its answer for the usual session-era request without its call: params
+            # with no `_meta` (so no envelope) in a session the request joins (~1,500
+            # instructions)
+            if version in STATELESS_REVISIONS:
+                return await self.stateless.post(scope, receive, send, hdrs, principal, msg,
+                                                 version)
+            params = msg.get("params") if type(msg) is dict else None
+            if (type(params) is not dict or "_meta" in params or "mcp-session-id" not in
+                    hdrs) and is_stateless(msg, version, hdrs):
+                return await self.stateless.post(scope, receive, send, hdrs, principal, msg,
+                                                 version)
+            return await self.sessions.post(scope, send, hdrs, principal, msg, version)
         except HttpError as exc:
             return await refuse(send, exc, self.codec.encode)
 
-    async def post(self, scope: Scope, receive: Receive, send: SendAsgi,
-                   hdrs: dict[str, str], principal: Principal, note: Note) -> int:
-        ctype = hdrs.get("content-type", "")
-        if ctype != "application/json" and \
-                ctype.split(";", 1)[0].strip().lower() != "application/json":
-            raise HttpError(415, jsonrpc.INVALID_REQUEST,
-                            "Unsupported Media Type: send Content-Type: application/json")
-        accept = hdrs.get("accept", "")
-        if accept and "application/json" not in accept and "*/*" not in accept and \
-                "application/*" not in accept:
-            raise HttpError(406, jsonrpc.INVALID_REQUEST,
-                            "Not Acceptable: Accept must include application/json")
-        first = await receive()
-        body: bytes | None = first.get("body", b"")
-        if first["type"] != "http.request" or first.get("more_body") or \
-                len(body or b"") > self.max_body:  # chunked, too long, or gone
-            body = await read_body(receive, self.max_body, first)
-        if body is None:
-            raise HttpError(413, jsonrpc.INVALID_REQUEST,
-                            f"Request body over {self.max_body} bytes")
-        try:  # jsonrpc.parse's work without its call (issue 26: ~1,000 instructions)
-            msg = self.codec.parse(body)
-        except MessageError as exc:
-            err = jsonrpc.parse_error(exc)
-            raise HttpError(400, err.code, err.message) from None
-        if isinstance(msg, dict):
-            method = msg.get("method")
-            # a label value and an access-log field: one of the names we answer, or "other"
-            note["rpc"] = None if not isinstance(method, str) else \
-                method if method in KNOWN_METHODS else "other"
-        version = hdrs.get("mcp-protocol-version")
-        # request_era's first rule inline (a stateless revision named in the header), and
-        # its answer for the usual session-era request without its call: params with no
-        # `_meta` (so no envelope) in a session the request joins (~1,500 instructions)
-        if version in STATELESS_REVISIONS:
-            return await self.stateless.post(scope, receive, send, hdrs, principal, msg,
-                                             version)
-        params = msg.get("params") if type(msg) is dict else None
-        if (type(params) is not dict or "_meta" in params or "mcp-session-id" not in hdrs) \
-                and is_stateless(msg, version, hdrs):
-            return await self.stateless.post(scope, receive, send, hdrs, principal, msg,
-                                             version)
-        return await self.sessions.post(scope, send, hdrs, principal, msg, version)
+    async def _not_post(self, scope: Scope, receive: Receive, send: SendAsgi,
+                        hdrs: dict[str, str], principal: Principal) -> int:
+        verb = scope["method"]
+        if verb == "GET":
+            return await self.sessions.get(scope, receive, send, hdrs, principal)
+        if verb == "DELETE":
+            return await self.sessions.delete(send, hdrs, principal)
+        raise HttpError(405, jsonrpc.INVALID_REQUEST, "Method Not Allowed",
+                        headers=[(b"allow", b"GET, POST, DELETE")])
+
+
+def check_media(hdrs: dict[str, str]) -> None:
+    """A POST's media type and ``Accept``: 415 or 406 unless JSON is what comes and goes."""
+    ctype = hdrs.get("content-type", "")
+    if ctype != "application/json" and \
+            ctype.split(";", 1)[0].strip().lower() != "application/json":
+        raise HttpError(415, jsonrpc.INVALID_REQUEST,
+                        "Unsupported Media Type: send Content-Type: application/json")
+    accept = hdrs.get("accept", "")
+    if accept and "application/json" not in accept and "*/*" not in accept and \
+            "application/*" not in accept:
+        raise HttpError(406, jsonrpc.INVALID_REQUEST,
+                        "Not Acceptable: Accept must include application/json")

@@ -237,8 +237,11 @@ class SessionEra:
             replies = hs.handle(msg)
         if not replies:
             return await respond(send, 202, b"", extra)
-        return await respond(send, 200, self.streams.encode(replies[0]),
-                             [JSON_CT, NO_STORE, *extra])
+        try:  # Codec.encode without its frame
+            data = self.streams.dumps(replies[0])
+        except TypeError:
+            data = self.streams.encode(replies[0])
+        return await respond(send, 200, data, [JSON_CT, NO_STORE, *extra])
 
     async def get(self, scope: Scope, receive: Receive, send: SendAsgi,
                   headers: dict[str, str], principal: Principal) -> int:

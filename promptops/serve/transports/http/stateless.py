@@ -219,7 +219,10 @@ class StatelessExchange:
             replies = list(jsonrpc.internal_error(msg))
         out = replies[0] if replies else jsonrpc.error(rid, jsonrpc.INTERNAL_ERROR, "no reply")
         assert isinstance(out, dict)
-        data = self.streams.encode(out)
+        try:  # Codec.encode without its frame
+            data = self.streams.dumps(out)
+        except TypeError:
+            data = self.streams.encode(out)
         result = out.get("result")
         if isinstance(result, dict) and "ttlMs" not in result and "error" not in out:
             status, head = 200, NO_STORE_JSON  # a get: status_for and cache_headers inline

@@ -73,9 +73,11 @@ class StreamRegistry:
     """The open streams, counted per client; opened, pumped, closed and drained here."""
 
     def __init__(self, *, max_streams: int, keepalive_s: float, encode: Encode,
-                 metrics: Metrics | None = None) -> None:
+                 metrics: Metrics | None = None, dumps: Encode | None = None) -> None:
         self.max_streams, self.keepalive_s = max_streams, keepalive_s
         self.encode, self.metrics = encode, metrics
+        # encode's bytes, or a TypeError where encode writes another way (Codec.dumps)
+        self.dumps = dumps if dumps is not None else encode
         self.streams: dict[Stream, None] = {}
         self.per_client: dict[str, int] = {}
         self.draining = False

@@ -101,3 +101,4 @@ def test_the_default_codec_is_chosen_once_by_auto(kit_dir: Path) -> None:
     app = HttpApp(Views([], Settings()), HttpConfig(access_log=False))
     assert app.codec.name == "orjson"
     assert app.streams.encode == app.codec.encode
+    assert app.streams.dumps == app.codec.dumps  # the replies' path without encode's frame

@@ -406,3 +406,52 @@ def test_the_remembered_labels_follow_each_snapshot_and_channel(kit_dir: Path) -
     assert usage._rows and beta._rows
     usage.serving(bumped)
     assert not usage._rows and not beta._rows
+
+
+def test_more_callers_than_the_series_cache_holds_count_as_the_general_path(
+        kit_dir: Path) -> None:
+    """``Usage._get`` finds a get's series in the prompt's cache by the names as given,
+    caching only names its bounded sets hold: a caller sending more distinct names than
+    ``MAX_CELLS``, earlier names (counted as themselves, or as ``other`` past the limit)
+    coming back, leaves the same counts, in the same order, and the same bounded names as
+    ``_count``, which bounds every request's names; and the caches hold no more keys than
+    twice the series (invented names are not remembered)."""
+    from promptops.serve.methods import Call, Settings
+    from promptops.serve.revisions import STATELESS
+    from promptops.serve.session import Session
+    from promptops.serve.usage import MAX_CELLS, PRINCIPAL, Usage
+
+    app = _app(kit_dir)
+    server = app.views.everything
+    snap = server.catalog.snapshot
+    known = snap.names[0]
+    call = Call(1, V26, {}, Settings())
+
+    def ok(*_: object) -> dict[str, object]:
+        return {"messages": []}
+
+    names = [f"c{i}" for i in range(MAX_CELLS + 500)]
+    asked = [n for i, n in enumerate(names) for n in ((n, names[i // 7]) if i % 3 else (n,))]
+    results = []
+    for fast in (True, False):
+        usage = Usage(max_clients=3, max_principals=2)
+        for i, client in enumerate(asked):
+            session = Session(lambda m: None, server.catalog, STATELESS)
+            params = {"name": known if i % 5 else "nope",
+                      "_meta": {"io.modelcontextprotocol/clientInfo": {"name": client}}}
+            token = PRINCIPAL.set(f"p{i % 4}")
+            try:
+                if fast:
+                    run = usage.runs.get("prompts/get")
+                    assert run is not None
+                    run("prompts/get", ok, session, snap, params, call)
+                else:
+                    usage._count("prompts/get", ok, session, snap, params, call, None)
+            finally:
+                PRINCIPAL.reset(token)
+        results.append((list(usage.counts.items()), usage.clients.seen, usage.principals.seen))
+        if fast:
+            cached = len(usage._unknown) + sum(len(r[3]) for r in usage._rows.values())
+            assert 0 < cached <= 2 * len(usage.counts)
+    assert results[0] == results[1]
+    assert sum(n for _, n in results[0][0]) == len(asked)

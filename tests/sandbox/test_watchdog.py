@@ -1,0 +1,76 @@
+"""The render watchdog sleeps until the earliest deadline it watches (issue 26).
+
+It no longer polls: it waits for a render, then sleeps until that render's deadline. These
+tests hold the two cases a sleeping thread could miss: a render whose deadline is earlier
+than the one the thread sleeps toward, and one that starts while it waits for none. Each
+render is a pure-Python loop that only the watchdog can stop; the loop's own bound (far
+past any deadline) turns a missed deadline into a failure instead of a hang.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+
+from promptops.sandbox import watchdog
+
+SPIN_BOUND_S = 60.0  # a loop still running this long means the watchdog never fired
+
+
+def _spin_until_interrupted(deadline_in: float) -> bool:
+    """A render of the calling thread that only the watchdog ends: True if it was."""
+    token = watchdog.enter(time.monotonic() + deadline_in)
+    stop = time.monotonic() + SPIN_BOUND_S
+    interrupted = False
+    try:
+        while time.monotonic() < stop:
+            pass
+    except watchdog.RenderTimeout:
+        interrupted = True
+    finally:
+        fired = watchdog.leave(token)
+    return interrupted and fired
+
+
+def test_a_render_with_an_earlier_deadline_is_stopped_while_it_sleeps_toward_a_later():
+    long_entered = threading.Event()
+    done = threading.Event()
+    outcome: list[bool] = []
+
+    def slow_render() -> None:  # a render with a far deadline, which the thread sleeps toward
+        token = watchdog.enter(time.monotonic() + 3600)
+        long_entered.set()
+        done.wait(SPIN_BOUND_S)
+        outcome.append(watchdog.leave(token))
+
+    other = threading.Thread(target=slow_render)
+    other.start()
+    try:
+        assert long_entered.wait(SPIN_BOUND_S)
+        time.sleep(0.05)  # let the watchdog thread scan and go to sleep toward the far one
+        assert _spin_until_interrupted(0.05)
+    finally:
+        done.set()
+        other.join()
+    assert outcome == [False]  # the far render was never fired at
+
+
+def _reaches(state: object) -> bool:
+    """Whether the watchdog thread's next wake reaches ``state`` (within the spin bound)."""
+    stop = time.monotonic() + SPIN_BOUND_S
+    while time.monotonic() < stop:
+        if watchdog._wake[0] == state:
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def test_a_render_that_starts_while_nothing_is_watched_is_stopped():
+    assert _spin_until_interrupted(0.05)
+    time.sleep(0.05)  # the thread lingers: nothing to watch, it wakes after LINGER_S
+    assert _spin_until_interrupted(0.05)
+    # after QUIET_SCANS lingers it waits for a render without a timeout; the render that
+    # starts then wakes it
+    assert _reaches(float("inf"))
+    assert _spin_until_interrupted(0.05)
+    assert not watchdog._active
