@@ -4,7 +4,9 @@ parse shapes). Never the held-out corpus, which is only measured."""
 
 from __future__ import annotations
 
+import dis
 from pathlib import Path
+from types import CodeType
 
 from jinja2 import nodes
 
@@ -33,3 +35,15 @@ def dump_tree(node: object) -> object:
     if isinstance(node, list | tuple):
         return (type(node).__name__, tuple(dump_tree(x) for x in node))
     return (type(node).__name__, node)
+
+
+def dump_code(code: CodeType) -> tuple[object, ...]:
+    """Compiled template code as plain data: every instruction's name, value and line, and
+    the nested code objects the same way, so two compilations compare by what they do,
+    not by object identity."""
+    out: list[object] = []
+    for ins in dis.get_instructions(code):
+        value = ins.argval
+        out.append((ins.opname, dump_code(value) if isinstance(value, CodeType) else repr(value),
+                    ins.positions.lineno if ins.positions else None))
+    return tuple(out), code.co_names, code.co_varnames, code.co_firstlineno

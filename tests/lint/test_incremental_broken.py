@@ -108,15 +108,22 @@ def test_a_prompt_made_invalid_relints_as_a_full_run_would(tmp_path: Path, case:
     assert found == _lint(pkg, cache=False)[0] == first
 
 
-def test_the_record_after_a_broken_prompt_is_a_full_runs(tmp_path: Path) -> None:
-    """Lint after lint from the record the broken run left: a second broken edit, then a
-    valid edit elsewhere, each equal to a full run."""
+def _linted_then_a_broken(tmp_path: Path) -> tuple[Path, Path]:
+    """The package linted once (the record), then prompt a given a duplicate key and
+    linted again, which must stay incremental: the start both record tests share."""
     pkg = tmp_path / "pkg"
     make_repo(pkg, FILES)
     _lint(pkg)
     a = pkg / "prompts/a.prompt.yaml"
     a.write_text(DUPLICATE_KEY(a.read_text(encoding="utf-8")), encoding="utf-8")
     assert _lint(pkg)[1] == "incremental"
+    return pkg, a
+
+
+def test_the_record_after_a_broken_prompt_is_a_full_runs(tmp_path: Path) -> None:
+    """Lint after lint from the record the broken run left: a second broken edit, then a
+    valid edit elsewhere, each equal to a full run."""
+    pkg, a = _linted_then_a_broken(tmp_path)
     c = pkg / "prompts/c.prompt.yaml"
     c.write_text(c.read_text(encoding="utf-8").replace("prompt c", "prompt sea"),
                  encoding="utf-8")
@@ -131,12 +138,7 @@ def test_a_partial_only_a_broken_prompt_names_is_not_unused(tmp_path: Path) -> N
     """After a breaks, b stops including the partial it shared with a: nobody reads that
     partial now, but a's unloaded text names it, so a full run does not call it unused; an
     edit judging it alone did (before session 12, from any incomplete record)."""
-    pkg = tmp_path / "pkg"
-    make_repo(pkg, FILES)
-    _lint(pkg)
-    a = pkg / "prompts/a.prompt.yaml"
-    a.write_text(DUPLICATE_KEY(a.read_text(encoding="utf-8")), encoding="utf-8")
-    assert _lint(pkg)[1] == "incremental"
+    pkg, _ = _linted_then_a_broken(tmp_path)
     b = pkg / "prompts/b.prompt.yaml"
     b.write_text(b.read_text(encoding="utf-8").replace('{% include "partials/shared.j2" %}', ""),
                  encoding="utf-8")

@@ -14,10 +14,7 @@ one token shape), and the tree and the code from a shared key must be Jinja's ow
 
 from __future__ import annotations
 
-import dis
-from types import CodeType
-
-from helpers.templates import dump_tree
+from helpers.templates import dump_code, dump_tree
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -69,14 +66,6 @@ def _lexed(env: object, source: str) -> tuple[object, list[str]] | None:
 
 
 
-def _norm(code: CodeType) -> tuple[object, ...]:
-    out: list[object] = []
-    for ins in dis.get_instructions(code):
-        value = ins.argval
-        out.append((ins.opname, _norm(value) if isinstance(value, CodeType) else repr(value),
-                    ins.positions.lineno if ins.positions else None))
-    return tuple(out), code.co_names, code.co_varnames, code.co_firstlineno
-
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(LAYOUT, st.lists(st.tuples(st.lists(TEXT, min_size=1, max_size=4),
@@ -122,7 +111,7 @@ def test_trees_and_code_from_a_shared_key_are_jinjas(
         else:
             assert dump_tree(shapes.parse(env, source)) == want, source
         try:
-            expect = _norm(standalone.compile(source))
+            expect = dump_code(standalone.compile(source))
         except Exception as exc:
             try:
                 code._of("standalone").compile(standalone, source, None, None)
@@ -132,7 +121,7 @@ def test_trees_and_code_from_a_shared_key_are_jinjas(
                 raise AssertionError(f"{source!r} compiled, Jinja raised {exc!r}") from None
         else:
             got_code = code._of("standalone").compile(standalone, source, None, None)
-            assert _norm(got_code) == expect, source
+            assert dump_code(got_code) == expect, source
 
 
 def test_a_layout_seen_lexed_once_is_not_lexed_again() -> None:

@@ -13,9 +13,7 @@ must be Jinja's own.
 
 from __future__ import annotations
 
-import dis
-from types import CodeType
-
+from helpers.templates import dump_code
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -44,14 +42,6 @@ def _fill(layout_: list[str | None], texts: list[str], names: list[str]) -> str:
                    else piece.replace("@", names[i % len(names)])
                    for i, piece in enumerate(layout_))
 
-
-def _norm(code: CodeType) -> tuple[object, ...]:
-    out: list[object] = []
-    for ins in dis.get_instructions(code):
-        value = ins.argval
-        out.append((ins.opname, _norm(value) if isinstance(value, CodeType) else repr(value),
-                    ins.positions.lineno if ins.positions else None))
-    return tuple(out), code.co_names, code.co_varnames, code.co_firstlineno
 
 
 FILLINGS = st.lists(st.tuples(st.lists(TEXT, min_size=1, max_size=5),
@@ -87,7 +77,7 @@ def test_code_from_a_written_layout_is_jinjas(layout_: list[str | None],
     for texts, names in [*fillings, *fillings]:
         source = _fill(layout_, texts, names)
         try:
-            expect = _norm(env.compile(source))
+            expect = dump_code(env.compile(source))
         except Exception as exc:
             try:
                 shapes.compile(env, source, None, None)
@@ -96,7 +86,7 @@ def test_code_from_a_written_layout_is_jinjas(layout_: list[str | None],
             else:
                 raise AssertionError(f"{source!r} compiled, Jinja raised {exc!r}") from None
             continue
-        assert _norm(shapes.compile(env, source, None, None)) == expect, source
+        assert dump_code(shapes.compile(env, source, None, None)) == expect, source
 
 
 def test_a_layout_seen_once_is_not_rewritten_again() -> None:
@@ -108,7 +98,7 @@ def test_a_layout_seen_once_is_not_rewritten_again() -> None:
     for i in range(3):
         source = f'{{% include "p{i}.j2" %}}\n{{% if a %}}\nCase {i}: {{{{ x }}}}\n{{% endif %}}\n'
         code = shapes.compile(env, source, None, None)
-        assert _norm(code) == _norm(env.compile(source))
+        assert dump_code(code) == dump_code(env.compile(source))
     assert len(shapes.by_source) == 1
     shapes.compile(env, '{% include "p.j2" %}\n{% if a %}  \nCase: {{ x }}\n{% endif %}\n',
                    None, None)
