@@ -244,7 +244,7 @@ def test_the_corpus_folder_is_found_entry_by_entry() -> None:
     found = discover([CORPUS])
     got = {}
     # the speed corpora: each has its own manifest and import.yaml
-    speeds = [(CORPUS / name).resolve() for name in ("speed", "speed2", "speed3")]
+    speeds = [p.resolve() for p in CORPUS.glob("speed*") if p.is_dir()]
     for source in found.files:
         if any(source.path.resolve().is_relative_to(speed) for speed in speeds):
             continue

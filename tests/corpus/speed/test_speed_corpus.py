@@ -4,9 +4,9 @@ Figures measured on it (docs/benchmarks.md) mean something only if every file is
 with where it came from, may be redistributed, and sits in the part the hash rule names: a
 file moved by hand from held-out to tuning, or a part edited after the split, must fail
 here. The rule itself is README.md; the collector that applied it is tools/collect_speed.py.
-The second corpus (../speed2, session 10) and the third (../speed3, session 11: the same
-rule's points, the same collector pointed there) are held to the very same checks: every
-test here runs for all three.
+The second corpus (../speed2, session 10), the third (../speed3, session 11) and the fourth
+(../speed4, session 13: the same rule's points, the same collector pointed there) are held to
+the very same checks: every test here runs for each corpus of ``collect_speed.ORDER``.
 """
 
 from __future__ import annotations
@@ -21,15 +21,15 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent / "tools"))
-from collect_speed import excluded_repositories, part_of
+from collect_speed import ORDER, excluded_repositories, part_of
 from test_corpus import ALLOWED_LICENCES  # the one list of licences the corpora may use
 
 FIRST = Path(__file__).resolve().parent
 LICENSES = FIRST.parent / "licenses"
 # each corpus: its rule excluded what the corpora collected before it named, and may not
-# count the lists of those collected after it (collect_speed.ORDER)
-CORPORA = {name: (FIRST.parent / name, FIRST.parent / name)
-           for name in ("speed", "speed2", "speed3")}
+# count the lists of those collected after it. collect_speed.ORDER is the one list of the
+# speed corpora (speed4, session 13, joined by adding it there, not by a copy of a check).
+CORPORA = {root.name: (root, root) for root in ORDER}
 
 FIELDS = ("repository", "path", "commit", "licence", "family", "part", "role", "sha256")
 
@@ -74,6 +74,13 @@ def test_every_file_is_listed_with_its_origin_and_licence(corpus: str) -> None:
                for p in (root / part).rglob("*") if p.is_file()}
     assert on_disk == listed, f"unlisted: {sorted(map(str, on_disk - listed))}, " \
                               f"missing: {sorted(map(str, listed - on_disk))}"
+
+
+def test_every_speed_corpus_on_disk_is_checked() -> None:
+    """A speed corpus added beside the others but not to collect_speed.ORDER would escape
+    every check here (and the exclusion order): each speed*/ folder must be in ORDER."""
+    on_disk = {p.name for p in FIRST.parent.glob("speed*") if p.is_dir()}
+    assert on_disk == set(CORPORA), (on_disk, sorted(CORPORA))
 
 
 def test_the_split_is_the_written_rule(corpus: str) -> None:
