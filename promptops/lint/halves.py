@@ -51,6 +51,7 @@ from promptops.pipeline.memo import FileMemo
 from promptops.pipeline.source import CachingSource, Source
 from promptops.pipeline.templates import TemplateIndex
 from promptops.pipeline.validate import Validated, is_prompt_file, prompt_key, validate
+from promptops.problem import Problem
 
 # Of every 9 prompt files, the child lints 4: it also pickles what it computed, while this
 # process lints its 5 (measured on the tuning part: the child's pickling is about a tenth
@@ -74,22 +75,23 @@ SAMPLE = 400  # prompt files sampled to judge whether their texts repeat (:func:
 # prompt file and every file that is not a prompt file finds on it what the whole run
 # finds, and on a shared file the whole run's findings are the union of its readers'
 # halves'. Not FIRST rules (a shared template is judged by the package's first reader, in
-# either half), not the load rules (they report the whole validation's problems, which a
-# half's can differ from: a duplicate name, a prompt file another prompt reads), not 6xx.
+# either half), not package-scope rules, not 6xx (no base revision here). The load rules
+# report validation's problems: taken where both halves' problems are the whole's.
 SPLIT = frozenset(r.code for r in RULES
-                  if r.scope == "prompt" and not r.first and r.needs in ("raw", "package"))
+                  if r.scope == "prompt" and not r.first and r.needs in ("raw", "load", "package"))
 
 
 @dataclass(frozen=True)
 class Part:
     """What a half found: its :data:`SPLIT` findings (suppressions applied, as per file in a
-    whole run), what each of its prompts read, its own prompt files, and whether its
-    validation gave a package (the rules that need one ran)."""
+    whole run), what each of its prompts read, its own prompt files, whether its
+    validation gave a package (the rules that need one ran) and the problems it found."""
 
     findings: list[Finding]
     deps: dict[str, list[str]]
     own: frozenset[str]
     loaded: bool
+    problems: frozenset[Problem]
 
 
 @dataclass(frozen=True)
@@ -106,13 +108,13 @@ class Warm:
         their findings."""
         return [r for r in rules if not self.parts or r.code not in SPLIT]
 
-    def merged(self, whole: Result, loaded: bool) -> list[Finding] | None:
+    def merged(self, whole: Result, validated: Validated) -> list[Finding] | None:
         """The whole run's findings (of :meth:`rules`) with the halves' :data:`SPLIT`
         findings, as one process would find them (its own where the child's half did not
         arrive: it ran every rule); None (run the :data:`SPLIT` rules in the whole run)
-        unless both halves and the whole validated to a package and each
-        prompt the whole loaded was loaded by its half, reading the same files (a prompt
-        reading another half's prompt file would find it missing there). From each half,
+        unless both halves and the whole validated to a package, each prompt the whole
+        loaded was loaded by its half, reading the same files, and the halves' problems
+        are the whole's (a duplicate name across the halves is neither). From each half,
         the findings on its own prompt files, on the files its prompts read, and on files
         no prompt reads (both halves judge those alike, as unread)."""
         if not self.parts:  # the whole run ran every rule
@@ -120,7 +122,9 @@ class Warm:
         deps: dict[str, list[str]] = {}
         for part in self.parts:
             deps.update(part.deps)
-        if not loaded or not all(p.loaded for p in self.parts) or whole.deps != deps:
+        if (validated.package is None or not all(p.loaded for p in self.parts)
+                or whole.deps != deps
+                or set(validated.problems) != set().union(*(p.problems for p in self.parts))):
             return None
         read = {f for files in deps.values() for f in files}
         found = set(whole.findings)
@@ -154,13 +158,13 @@ def warm(source: CachingSource, settings: LintSettings, index: TemplateIndex) ->
 
     def child() -> memoryview:
         own = TemplateIndex(FileMemo(), keep_asts=True)
-        return _send(own, *_half(source, settings, rest, set(theirs), own))
+        return _send(source, own, *_half(source, settings, rest, set(theirs), own))
 
     (tables, part), data = prefetch.forked(
         child, lambda: _half(source, settings, rest, set(mine) | held, index))
     if data is None:
         return Warm(tables)
-    return Warm(tables, (part, _take(data, index, tables)))
+    return Warm(tables, (part, _take(source, data, index, tables)))
 
 
 def finish(source: Source, settings: LintSettings, validated: Validated,
@@ -170,7 +174,7 @@ def finish(source: Source, settings: LintSettings, validated: Validated,
     the one-process run's (:meth:`Warm.merged` says when)."""
     result = lint_source(source, settings, validated=validated, tables=warm.tables,
                          rules=warm.rules())
-    merged = warm.merged(result, validated.package is not None)
+    merged = warm.merged(result, validated)
     if merged is not None:
         return result, merged
     result = lint_source(source, settings, validated=validated, tables=warm.tables)
@@ -215,25 +219,30 @@ def _half(source: Source, settings: LintSettings, rest: set[str], own: set[str],
                          rules=[r for r in RULES if r.code in TEXT_RULES | SPLIT],
                          tables=tables)
     return tables, Part([f for f in result.findings if f.code in SPLIT], result.deps or {},
-                        frozenset(own), validated.package is not None)
+                        frozenset(own), validated.package is not None,
+                        frozenset(validated.problems))
 
 
-def _send(index: TemplateIndex, tables: Tables, part: Part) -> memoryview:
-    """The memo's entries and the tables (plain data). Not the ASTs: every rule that reads
-    a template's AST keeps its answer in the tables by text (facts, ``ctx.memo``), so the
+def _send(source: Source, index: TemplateIndex, tables: Tables, part: Part) -> memoryview:
+    """The memo's entries (without the bytes this process holds, as the build's child
+    sends them), the tables (plain data) and the child's :class:`Part`. Not the ASTs:
+    every rule that reads a template's AST keeps its answer in the tables by text, so the
     whole run asks for none of the child's (a text it does ask for is parsed again there);
-    unpickling them was most of what the parent spent taking the child's share."""
-    entries = index.memo.entries()
-    for loaded, _ in entries[0].values():  # the tables hold the positions placed
-        loaded.forget_positions()
+    unpickling them was most of what the parent spent taking the child's share. Nor each
+    file's parsed YAML or its round-trip tree: only a half's rules read them (key order,
+    the positions of findings), and either is parsed again on demand."""
+    for loaded, _ in index.memo.entries()[0].values():
+        loaded.forget_positions()  # the tables hold the positions placed
+        loaded.shed()
     out = io.BytesIO()
-    pickle.dump((entries, tables, part), out, protocol=pickle.HIGHEST_PROTOCOL)
+    pickle.dump((prefetch.sendable(source, index.memo), tables, part), out,
+                protocol=pickle.HIGHEST_PROTOCOL)
     return out.getbuffer()
 
 
-def _take(data: bytes, index: TemplateIndex, tables: Tables) -> Part:
+def _take(source: Source, data: bytes, index: TemplateIndex, tables: Tables) -> Part:
     """What :func:`_send` wrote, kept in ``index``'s memo and ``tables``; the child's part."""
-    entries, theirs, part = pickle.loads(data)
-    index.memo.take(entries)
+    sent, theirs, part = pickle.loads(data)
+    index.memo.take(prefetch.received(source, sent))
     tables.update(theirs)
     return part  # type: ignore[no-any-return]

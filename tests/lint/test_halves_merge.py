@@ -76,7 +76,7 @@ def _runs(files: dict[str, str]) -> tuple[list[Finding], halves.Warm, list[Findi
     warm = halves.Warm(tables, (part, other))
     validated = validate(source, memo=index.memo, index=index)
     whole = lint_source(source, conf, validated=validated, tables=tables, rules=warm.rules())
-    merged = warm.merged(whole, validated.package is not None)
+    merged = warm.merged(whole, validated)
     return one, warm, merged, halves.finish(source, conf, validated, warm)[1]
 
 
@@ -131,7 +131,17 @@ def test_a_prompt_rendering_another_halfs_prompt_file_merges_exactly() -> None:
 
 
 def test_a_broken_package_gives_the_one_process_findings() -> None:
+    """Prompt files that do not load (broken YAML, schema, Jinja syntax, a missing include)
+    in both halves: the load rules' findings are validation's problems, which the halves
+    give as the whole does, so they merge (and with a duplicate name in one half)."""
+    from helpers.broken import BROKEN
     from test_halves import _generated
 
-    one, _, _, finished = _runs(_generated(45))
-    assert finished == one
+    files = _generated(45)
+    duplicate = next(k for k, text in BROKEN.items() if text.startswith("name:"))
+    del files[f"prompts/p-{duplicate}.prompt.yaml"]
+    one, _, merged, finished = _runs(files)
+    assert merged == one and finished == one
+    assert {"PO101", "PO102", "PO103", "PO301"} <= {f.code for f in one}
+    one, _, merged, finished = _runs(_generated(45))
+    assert merged in (None, one) and finished == one
