@@ -1,4 +1,4 @@
-"""Cold lint on both cores: a forked child lints half the prompt files, for its answers.
+"""Cold lint on both cores: a forked child lints part of the prompt files, this process the rest.
 
 Where no prompt text repeats (a real corpus of 10,000 different prompts), a cold lint is
 per-file work on one core: each prompt file's YAML and model, a Jinja parse per template,
@@ -17,12 +17,19 @@ manifest, every file that is not a prompt file and a share of the prompt files
 the rest here, into the caller's memo and index. The child's ASTs stay there: every rule
 that reads an AST keeps its answer in the tables (session 12), so the whole run parses
 none of the child's texts (one it did ask for would be parsed again, never answered
-wrongly), and unpickling them was most of what taking the child's share cost. Only
-:data:`TEXT_RULES` run in the parts, and their findings are thrown away: the caller
-then lints the whole package exactly as in one process, every rule, handed what both
-parts computed, so every finding is the one-process run's (a table answers a
-text only with what computing it would give). A child that fails hands over nothing, and
-the whole run computes what is missing.
+wrongly), and unpickling them was most of what taking the child's share cost.
+
+Each part runs every prompt-scope rule but the FIRST ones (:data:`SPLIT`, session 13)
+and :data:`TEXT_RULES`, and keeps its :data:`SPLIT` findings; the caller then validates
+the whole package, handed what both parts computed, and runs only the other rules (the
+package-scope ones, FIRST ones), merging the parts' findings as incremental lint merges
+an edited prompt's (:meth:`Warm.merged`, :func:`finish`): the structural walk of 10,000
+prompts by some 35 rules was a second on one core after the fork. Where the parts
+cannot stand for the whole (a duplicate name across them: their validation differs from
+the whole's), the whole run runs every rule, as it did before. Either way every finding is
+the one-process run's (a table answers a text only with what computing it would give). A
+child that fails hands over nothing, and the whole run runs every rule and computes what
+is missing.
 
 It forks only where :func:`promptops.pipeline.prefetch.forkable` lets the build fork (a
 Linux fork, two cores, no other thread), with at least
@@ -65,7 +72,9 @@ SHARE = (4, 9)
 # (they walk the package's structure), so a half running them would only repeat that walk.
 # PO207, PO510 and PO511 joined in session 12: they keep their answers from each template's
 # AST by text, so with them here the child's ASTs need not be sent (nothing asks for them).
-# Which rules run here decides only speed, never a finding: the whole run runs them all.
+# Since session 13 the parts run :data:`SPLIT` too and keep those findings; of these only
+# PO105 (FIRST) is not in it: the parts compute its answers, the whole run its findings.
+# Which rules a part runs beyond :data:`SPLIT` decides only speed, never a finding.
 TEXT_RULES = frozenset({"PO104", "PO105", "PO207", "PO501", "PO502", "PO503", "PO504",
                         "PO508", "PO509", "PO510", "PO511"})
 SAMPLE = 400  # prompt files sampled to judge whether their texts repeat (:func:`new_share`)
