@@ -1,4 +1,4 @@
-"""Cold lint on both cores: a forked child lints half the prompt files, for its answers.
+"""Cold lint on both cores: a forked child lints part of the prompt files, this process the rest.
 
 Where no prompt text repeats (a real corpus of 10,000 different prompts), a cold lint is
 per-file work on one core: each prompt file's YAML and model, a Jinja parse per template,
@@ -17,12 +17,19 @@ manifest, every file that is not a prompt file and a share of the prompt files
 the rest here, into the caller's memo and index. The child's ASTs stay there: every rule
 that reads an AST keeps its answer in the tables (session 12), so the whole run parses
 none of the child's texts (one it did ask for would be parsed again, never answered
-wrongly), and unpickling them was most of what taking the child's share cost. Only
-:data:`TEXT_RULES` run in the parts, and their findings are thrown away: the caller
-then lints the whole package exactly as in one process, every rule, handed what both
-parts computed, so every finding is the one-process run's (a table answers a
-text only with what computing it would give). A child that fails hands over nothing, and
-the whole run computes what is missing.
+wrongly), and unpickling them was most of what taking the child's share cost.
+
+Each part runs every prompt-scope rule but the FIRST ones (:data:`SPLIT`, session 13)
+and :data:`TEXT_RULES`, and keeps its :data:`SPLIT` findings; the caller then validates
+the whole package, handed what both parts computed, and runs only the other rules (the
+package-scope ones, FIRST ones), merging the parts' findings as incremental lint merges
+an edited prompt's (:meth:`Warm.merged`, :func:`finish`): the structural walk of 10,000
+prompts by some 35 rules was a second on one core after the fork. Where the parts
+cannot stand for the whole (a duplicate name across them: their validation differs from
+the whole's), the whole run runs every rule, as it did before. Either way every finding is
+the one-process run's (a table answers a text only with what computing it would give). A
+child that fails hands over nothing, and the whole run runs every rule and computes what
+is missing.
 
 It forks only where :func:`promptops.pipeline.prefetch.forkable` lets the build fork (a
 Linux fork, two cores, no other thread), with at least
@@ -37,17 +44,21 @@ from __future__ import annotations
 
 import io
 import pickle
+from collections.abc import Sequence
+from dataclasses import dataclass
 
 from promptops.lint.context import Tables
-from promptops.lint.engine import lint_source
+from promptops.lint.engine import Result, lint_source
 from promptops.lint.incremental import Subset
-from promptops.lint.registry import RULES
+from promptops.lint.problem import ORDER, Finding
+from promptops.lint.registry import RULES, Rule
 from promptops.lint.settings import LintSettings
 from promptops.pipeline import prefetch
 from promptops.pipeline.memo import FileMemo
 from promptops.pipeline.source import CachingSource, Source
 from promptops.pipeline.templates import TemplateIndex
-from promptops.pipeline.validate import is_prompt_file, prompt_key, validate
+from promptops.pipeline.validate import Validated, is_prompt_file, prompt_key, validate
+from promptops.problem import Problem
 
 # Of every 9 prompt files, the child lints 4: it also pickles what it computed, while this
 # process lints its 5 (measured on the tuning part: the child's pickling is about a tenth
@@ -61,15 +72,81 @@ SHARE = (4, 9)
 # (they walk the package's structure), so a half running them would only repeat that walk.
 # PO207, PO510 and PO511 joined in session 12: they keep their answers from each template's
 # AST by text, so with them here the child's ASTs need not be sent (nothing asks for them).
-# Which rules run here decides only speed, never a finding: the whole run runs them all.
+# Since session 13 the parts run :data:`SPLIT` too and keep those findings; of these only
+# PO105 (FIRST) is not in it: the parts compute its answers, the whole run its findings.
+# Which rules a part runs beyond :data:`SPLIT` decides only speed, never a finding.
 TEXT_RULES = frozenset({"PO104", "PO105", "PO207", "PO501", "PO502", "PO503", "PO504",
                         "PO508", "PO509", "PO510", "PO511"})
 SAMPLE = 400  # prompt files sampled to judge whether their texts repeat (:func:`new_share`)
+# The rules whose findings the halves give the whole run (session 13): a prompt-scope rule's
+# finding on a file depends only on the prompts that read it and what they read (the
+# registry's contract, which incremental lint's merges rest on too), so a half that holds a
+# prompt file and every file that is not a prompt file finds on it what the whole run
+# finds, and on a shared file the whole run's findings are the union of its readers'
+# halves'. Not FIRST rules (a shared template is judged by the package's first reader, in
+# either half), not package-scope rules, not 6xx (no base revision here). The load rules
+# report validation's problems: taken where both halves' problems are the whole's.
+SPLIT = frozenset(r.code for r in RULES
+                  if r.scope == "prompt" and not r.first and r.needs in ("raw", "load", "package"))
 
 
-def warm(source: CachingSource, settings: LintSettings, index: TemplateIndex) -> Tables | None:
-    """Both halves linted (see the module docstring) into ``index`` and its memo, and the
-    tables they filled; None (nothing done) where a fork does not pay or is not safe."""
+@dataclass(frozen=True)
+class Part:
+    """What a half found: its :data:`SPLIT` findings (suppressions applied, as per file in a
+    whole run), what each of its prompts read, its own prompt files, whether its
+    validation gave a package (the rules that need one ran) and the problems it found."""
+
+    findings: list[Finding]
+    deps: dict[str, list[str]]
+    own: frozenset[str]
+    loaded: bool
+    problems: frozenset[Problem]
+
+
+@dataclass(frozen=True)
+class Warm:
+    """What both halves computed: the tables (answers by text) and, when the child's half
+    arrived, both :class:`Part` s, whose :data:`SPLIT` findings the whole run takes instead
+    of running those rules (:meth:`rules`, :meth:`merged`)."""
+
+    tables: Tables
+    parts: tuple[Part, ...] = ()
+
+    def rules(self, rules: Sequence[Rule] = RULES) -> list[Rule]:
+        """The rules the whole run runs: every one but :data:`SPLIT` when the halves have
+        their findings."""
+        return [r for r in rules if not self.parts or r.code not in SPLIT]
+
+    def merged(self, whole: Result, validated: Validated) -> list[Finding] | None:
+        """The whole run's findings (of :meth:`rules`) with the halves' :data:`SPLIT`
+        findings, as one process would find them (its own where the child's half did not
+        arrive: it ran every rule); None (run the :data:`SPLIT` rules in the whole run)
+        unless both halves and the whole validated to a package, each prompt the whole
+        loaded was loaded by its half, reading the same files, and the halves' problems
+        are the whole's (a duplicate name across the halves is neither). From each half,
+        the findings on its own prompt files, on the files its prompts read, and on files
+        no prompt reads (both halves judge those alike, as unread)."""
+        if not self.parts:  # the whole run ran every rule
+            return whole.findings
+        deps: dict[str, list[str]] = {}
+        for part in self.parts:
+            deps.update(part.deps)
+        if (validated.package is None or not all(p.loaded for p in self.parts)
+                or whole.deps != deps
+                or set(validated.problems) != set().union(*(p.problems for p in self.parts))):
+            return None
+        read = {f for files in deps.values() for f in files}
+        found = set(whole.findings)
+        for part in self.parts:
+            mine = part.own | {f for files in part.deps.values() for f in files}
+            found.update(f for f in part.findings if f.path in mine or f.path not in read)
+        return sorted(found, key=ORDER)
+
+
+def warm(source: CachingSource, settings: LintSettings, index: TemplateIndex) -> Warm | None:
+    """Both halves linted (see the module docstring) into ``index`` and its memo, with the
+    tables they filled and what they found; None (nothing done) where a fork does not pay or
+    is not safe."""
     files = source.files()
     prompts = [p for p in files if is_prompt_file(p)]
     todo = [p for p in prompts
@@ -84,16 +161,33 @@ def warm(source: CachingSource, settings: LintSettings, index: TemplateIndex) ->
     if not all(source.held(p) for p in files):
         return None
     rest = {p for p in files if not is_prompt_file(p)}
+    mine, theirs = split(todo)
+    # the prompt files the memo holds are this process's: every prompt file is in one half
+    held = set(prompts) - set(todo)
 
     def child() -> memoryview:
         own = TemplateIndex(FileMemo(), keep_asts=True)
-        return _send(own, _half(source, settings, rest | set(split(todo)[1]), own))
+        return _send(source, own, *_half(source, settings, rest, set(theirs), own))
 
-    tables, data = prefetch.forked(
-        child, lambda: _half(source, settings, rest | set(split(todo)[0]), index))
-    if data is not None:
-        _take(data, index, tables)
-    return tables
+    (tables, part), data = prefetch.forked(
+        child, lambda: _half(source, settings, rest, set(mine) | held, index))
+    if data is None:
+        return Warm(tables)
+    return Warm(tables, (part, _take(source, data, index, tables)))
+
+
+def finish(source: Source, settings: LintSettings, validated: Validated,
+           warm: Warm) -> tuple[Result, list[Finding]]:
+    """The whole run after :func:`warm`, and its findings: the rules the halves did not
+    judge for it, with their findings merged in; every rule where that merge would not be
+    the one-process run's (:meth:`Warm.merged` says when)."""
+    result = lint_source(source, settings, validated=validated, tables=warm.tables,
+                         rules=warm.rules())
+    merged = warm.merged(result, validated)
+    if merged is not None:
+        return result, merged
+    result = lint_source(source, settings, validated=validated, tables=warm.tables)
+    return result, result.findings
 
 
 def new_share(source: Source, paths: list[str]) -> float:
@@ -122,32 +216,42 @@ def split(paths: list[str]) -> tuple[list[str], list[str]]:
             [p for i, p in enumerate(paths) if i % every < theirs])
 
 
-def _half(source: Source, settings: LintSettings, keep: set[str],
-          index: TemplateIndex) -> Tables:
-    """The answers by text of a lint of ``keep`` alone by :data:`TEXT_RULES` (its
-    findings are thrown away: they are not the package's)."""
+def _half(source: Source, settings: LintSettings, rest: set[str], own: set[str],
+          index: TemplateIndex) -> tuple[Tables, Part]:
+    """A lint of ``rest`` and the prompt files ``own`` alone by :data:`TEXT_RULES` and
+    :data:`SPLIT`: the answers by text, and the :data:`SPLIT` findings (those of the
+    others are thrown away: they are not the package's)."""
     tables = Tables()
-    part = Subset(source, keep)
-    lint_source(part, settings, validated=validate(part, memo=index.memo, index=index),
-                rules=[r for r in RULES if r.code in TEXT_RULES], tables=tables)
-    return tables
+    subset = Subset(source, rest | own)
+    validated = validate(subset, memo=index.memo, index=index)
+    result = lint_source(subset, settings, validated=validated,
+                         rules=[r for r in RULES if r.code in TEXT_RULES | SPLIT],
+                         tables=tables)
+    return tables, Part([f for f in result.findings if f.code in SPLIT], result.deps or {},
+                        frozenset(own), validated.package is not None,
+                        frozenset(validated.problems))
 
 
-def _send(index: TemplateIndex, tables: Tables) -> memoryview:
-    """The memo's entries and the tables (plain data). Not the ASTs: every rule that reads
-    a template's AST keeps its answer in the tables by text (facts, ``ctx.memo``), so the
+def _send(source: Source, index: TemplateIndex, tables: Tables, part: Part) -> memoryview:
+    """The memo's entries (without the bytes this process holds, as the build's child
+    sends them), the tables (plain data) and the child's :class:`Part`. Not the ASTs:
+    every rule that reads a template's AST keeps its answer in the tables by text, so the
     whole run asks for none of the child's (a text it does ask for is parsed again there);
-    unpickling them was most of what the parent spent taking the child's share."""
-    entries = index.memo.entries()
-    for loaded, _ in entries[0].values():  # the tables hold the positions placed
-        loaded.forget_positions()
+    unpickling them was most of what the parent spent taking the child's share. Nor each
+    file's parsed YAML or its round-trip tree: only a half's rules read them (key order,
+    the positions of findings), and either is parsed again on demand."""
+    for loaded, _ in index.memo.entries()[0].values():
+        loaded.forget_positions()  # the tables hold the positions placed
+        loaded.shed()
     out = io.BytesIO()
-    pickle.dump((entries, tables), out, protocol=pickle.HIGHEST_PROTOCOL)
+    pickle.dump((prefetch.sendable(source, index.memo), tables, part), out,
+                protocol=pickle.HIGHEST_PROTOCOL)
     return out.getbuffer()
 
 
-def _take(data: bytes, index: TemplateIndex, tables: Tables) -> None:
-    """What :func:`_send` wrote, kept in ``index``'s memo and ``tables``."""
-    entries, theirs = pickle.loads(data)
-    index.memo.take(entries)
+def _take(source: Source, data: bytes, index: TemplateIndex, tables: Tables) -> Part:
+    """What :func:`_send` wrote, kept in ``index``'s memo and ``tables``; the child's part."""
+    sent, theirs, part = pickle.loads(data)
+    index.memo.take(prefetch.received(source, sent))
     tables.update(theirs)
+    return part  # type: ignore[no-any-return]

@@ -27,7 +27,7 @@ from promptops.pipeline import collector
 from promptops.pipeline.source import CachingSource, Source, cache_dir
 
 if TYPE_CHECKING:
-    from promptops.lint.context import Tables
+    from promptops.lint.halves import Warm
     from promptops.pipeline.bundle_types import Bundle
     from promptops.pipeline.templates import TemplateIndex
     from promptops.pipeline.validate import Package, Validated
@@ -111,9 +111,15 @@ def _lint_package(subject: Subject, opts: Options,
         base: Callable[[], Bundle] | None = None
         if build_at is not None and conf.base is not None:
             base = partial(build_at, conf.base)
-        validated, tables = _validated(subject, files, conf)
-        result = lint_source(files, conf, base=base, validated=validated, tables=tables)
-        found, package = result.findings, result.package
+        validated, warm = _validated(subject, files, conf)
+        if warm is None:
+            result = lint_source(files, conf, base=base, validated=validated)
+            found = result.findings
+        else:  # no base revision then (halves.warm): ``base`` is None
+            from promptops.lint.halves import finish
+
+            result, found = finish(files, conf, validated, warm)
+        package = result.package
         if opts.use_cache:
             cache.store(where, key, found)
             if result.deps is not None and result.names is not None:
@@ -124,9 +130,9 @@ def _lint_package(subject: Subject, opts: Options,
 
 
 def _validated(subject: Subject, files: CachingSource,
-               conf: LintSettings) -> tuple[Validated, Tables | None]:
+               conf: LintSettings) -> tuple[Validated, Warm | None]:
     """The package validated, after both parts of it were linted on both cores where
-    that pays (:mod:`promptops.lint.halves`), with what they computed for the rules."""
+    that pays (:mod:`promptops.lint.halves`), with what they computed and found."""
     from promptops.lint.halves import warm
     from promptops.pipeline.templates import TemplateIndex
     from promptops.pipeline.validate import validate
@@ -134,11 +140,11 @@ def _validated(subject: Subject, files: CachingSource,
     if files is subject.source:  # the subject's own validation (a build that lints)
         # warmed only before the subject validates (a cached property): afterwards the
         # halves would compute again what validation has
-        tables = warm(files, conf, subject.index) if "validated" not in vars(subject) else None
-        return subject.validated, tables
+        warmed = warm(files, conf, subject.index) if "validated" not in vars(subject) else None
+        return subject.validated, warmed
     index = TemplateIndex(keep_asts=True)
-    tables = warm(files, conf, index)
-    return validate(files, memo=index.memo, index=index), tables
+    warmed = warm(files, conf, index)
+    return validate(files, memo=index.memo, index=index), warmed
 
 
 def _report(subject: Subject, files: CachingSource, conf: LintSettings,

@@ -29,11 +29,16 @@ import os
 import pickle
 import threading
 from collections.abc import Callable, Iterator
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from promptops.pipeline.memo import FileMemo
 from promptops.pipeline.source import CachingSource, Source
 from promptops.pipeline.templates import TemplateIndex
+
+if TYPE_CHECKING:
+    from promptops.pipeline.memo import PromptKey, Ref
+    from promptops.pipeline.model import PromptFile
+    from promptops.pipeline.yamlio.loader import LoadedFile
 
 T = TypeVar("T")
 
@@ -85,18 +90,32 @@ def _both_cores(source: CachingSource, paths: list[str], memo: FileMemo,
     def child() -> bytes:
         own = FileMemo()  # keeps the parsed YAML: the caller's memo decides on shedding
         warm(source, theirs, own, TemplateIndex(own))
-        # the files' bytes stay behind: this process holds them (where no text repeats,
-        # a copy of each file down the pipe and out of the pickle was a third of it)
-        dropped = [key for key, (loaded, _) in own.entries()[0].items()
-                   if loaded.drop_bytes(source.read(key[1]))]
-        return pickle.dumps((own.entries(), dropped), protocol=pickle.HIGHEST_PROTOCOL)
+        return pickle.dumps(sendable(source, own), protocol=pickle.HIGHEST_PROTOCOL)
 
     _, data = forked(child, lambda: warm(source, mine, memo, index))
     if data is not None:
-        entries, dropped = pickle.loads(data)
-        for key in dropped:
-            entries[0][key][0].restore_bytes(source.read(key[1]))
-        memo.take(entries)
+        memo.take(received(source, pickle.loads(data)))
+
+
+if TYPE_CHECKING:  # a memo's entries (FileMemo.entries)
+    Entries = tuple[dict[PromptKey, tuple[LoadedFile, PromptFile]], dict[str, tuple[Ref, ...]]]
+
+
+def sendable(source: Source, memo: FileMemo) -> tuple[Entries, list[PromptKey]]:
+    """A child's memo entries to pickle, and the keys of those whose bytes stay behind:
+    the parent holds every file's bytes (where no text repeats, a copy of each file down
+    the pipe and out of the pickle was a third of it). :func:`received` puts them back."""
+    entries = memo.entries()
+    return entries, [key for key, (loaded, _) in entries[0].items()
+                     if loaded.drop_bytes(source.read(key[1]))]
+
+
+def received(source: Source, sent: tuple[Entries, list[PromptKey]]) -> Entries:
+    """What :func:`sendable` gave, unpickled here, with the bytes it left behind."""
+    entries, dropped = sent
+    for key in dropped:
+        entries[0][key][0].restore_bytes(source.read(key[1]))
+    return entries
 
 
 def halves(source: CachingSource, paths: list[str]) -> tuple[list[str], list[str]]:

@@ -62,18 +62,23 @@ def _corpus() -> dict[str, str]:
 
 
 def _lint(files: dict[str, str], fork: bool) -> tuple[Findings, Tables | None]:
+    """What the runner does (``runner._lint_package``): the findings, and the tables."""
     source = CachingSource(MemorySource(files))
     conf: LintSettings = settings(manifest_data(source), [], [], strict=False, base=None)
     index = TemplateIndex(keep_asts=True)
     saved = prefetch.MIN_FILES
     prefetch.MIN_FILES = 1 if fork else 10**9
     try:
-        tables = halves.warm(source, conf, index)
+        warmed = halves.warm(source, conf, index)
     finally:
         prefetch.MIN_FILES = saved
-    found = lint_source(source, conf, validated=validate(source, memo=index.memo, index=index),
-                        tables=tables)
-    return [(f.path, f.line, f.col, f.code, f.message) for f in found.findings], tables
+    validated = validate(source, memo=index.memo, index=index)
+    if warmed is None:
+        found = lint_source(source, conf, validated=validated).findings
+    else:
+        found = halves.finish(source, conf, validated, warmed)[1]
+    return ([(f.path, f.line, f.col, f.code, f.message) for f in found],
+            warmed.tables if warmed else None)
 
 
 def one_and_both() -> list[tuple[Findings, Findings]]:
@@ -109,13 +114,14 @@ def test_the_childs_half_arrives() -> None:
     saved = prefetch.MIN_FILES
     prefetch.MIN_FILES = 1
     try:
-        tables = halves.warm(source, conf, index)
+        warmed = halves.warm(source, conf, index)
     finally:
         prefetch.MIN_FILES = saved
     if not prefetch.forkable():
-        assert tables is None
+        assert warmed is None
         return
-    assert tables is not None
+    assert warmed is not None
+    tables = warmed.tables
     prompts = sorted(p for p in files if p.startswith("prompts/"))
     held = {key[1] for key in index.memo.entries()[0]}
     child = set(halves.split(prompts)[1]) - {f"prompts/p-{k}.prompt.yaml" for k in BROKEN}
@@ -166,10 +172,10 @@ def test_no_fork_where_the_prompt_files_repeat_their_texts(where: str, tmp_path:
         saved = prefetch.MIN_FILES
         prefetch.MIN_FILES = 1
         try:
-            tables = halves.warm(source, conf, TemplateIndex(keep_asts=True))
+            warmed = halves.warm(source, conf, TemplateIndex(keep_asts=True))
         finally:
             prefetch.MIN_FILES = saved
-        assert (tables is not None) == (forks and prefetch.forkable()), (kinds, where)
+        assert (warmed is not None) == (forks and prefetch.forkable()), (kinds, where)
 
 
 def test_no_fork_while_a_file_is_not_in_this_process() -> None:
