@@ -125,17 +125,19 @@ class Renderer:
         ``budget`` bounds the whole request (default: a fresh :meth:`budget`); a caller
         that wants the clock to include its own parsing makes it first and passes it in.
         """
-        return self._run(name, arguments, budget, None)
+        return self.run(name, arguments, budget, None)
 
     def render(self, name: str, arguments: object = None, budget: Budget | None = None
                ) -> tuple[PromptResult, list[Message]]:
         """:meth:`get`, and for each served message the bundle message it came from (a
         history item gives several, an omitted blank one none)."""
         sources: list[Message] = []
-        return self._run(name, arguments, budget, sources), sources
+        return self.run(name, arguments, budget, sources), sources
 
-    def _run(self, name: str, arguments: object, budget: Budget | None,
-             sources: list[Message] | None) -> PromptResult:
+    def run(self, name: str, arguments: object, budget: Budget | None,
+            sources: list[Message] | None) -> PromptResult:
+        """:meth:`get` (``sources`` None) and :meth:`render` (a list to fill), for a caller
+        on the hot path: ``prompts/get`` calls it directly, a frame fewer a request."""
         if not self._imported:
             self._import_modules()
         if budget is None:

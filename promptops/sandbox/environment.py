@@ -76,10 +76,27 @@ def _constant(node: nodes.Expr, frame: Frame) -> bool:
 
 
 def _printed(value: object) -> str:
-    """``{{ value }}``'s text: ``str(_finalize(value))``, in one call for a ``str``."""
-    if type(value) is str:
-        return value
+    """``{{ value }}``'s text: ``str(_finalize(value))``, in one call for a ``str`` and for
+    a small ``int`` (``loop.index``: ``_finalize`` returns it unchecked, so ``str`` of it)."""
+    t = type(value)
+    if t is str:
+        return value  # type: ignore[return-value]  # type(value) is str
+    if t is int and -_SMALL_INT < value < _SMALL_INT:  # type: ignore[operator]
+        return str(value)
     return str(_finalize(value))
+
+
+def _printed_then(value: object, text: str) -> str:
+    """``_p(value) + text``: a printed value and the constant text that follows it in the
+    same output (``{{ topic }}.\n``), one chunk instead of two. Nothing of the template
+    runs between the two, so counting them together against the output bound raises at
+    the same point, with the same error, as counting them one after the other."""
+    t = type(value)
+    if t is str:
+        return value + text  # type: ignore[operator, no-any-return]  # type(value) is str
+    if t is int and -_SMALL_INT < value < _SMALL_INT:  # type: ignore[operator]
+        return str(value) + text
+    return "".join((str(_finalize(value)), text))  # a str subclass's `+` may differ
 
 
 class _BoundedCodeGenerator(CodeGenerator):
@@ -102,7 +119,45 @@ class _BoundedCodeGenerator(CodeGenerator):
     def visit_Template(self, node: nodes.Template, frame: Frame | None = None) -> None:
         if not self.defer_init:  # deferred: no environment yet when the module runs
             self.writeline("_p = environment.printed")
+            self.writeline("_pt = environment.printed_then")
         super().visit_Template(node, frame)
+
+    def visit_Output(self, node: nodes.Output, frame: Frame) -> None:
+        """Jinja's ``yield`` per part, but a printed value and the constant text after it
+        are one ``yield _pt(value, 'text')``: of a prompt's chunks about half are such
+        texts, and each chunk costs the render's counting loop and a generator resume
+        (~1,100 instructions; issue 26). Only where Jinja would ``yield`` plain
+        ``_p(...)`` parts; a captured block (``frame.buffer``), a template that extends
+        another and any other finalize or autoescape keep Jinja's code."""
+        finalize = self._make_finalize()
+        if frame.buffer is not None or frame.require_output_check \
+                or self.environment.is_async or not self._printing(frame, finalize):
+            super().visit_Output(node, frame)
+            return
+        body: list[list[str] | nodes.Expr] = []
+        for child in node.nodes:  # Jinja's own folding of constant parts (3.1 visit_Output)
+            try:
+                if not (finalize.const or isinstance(child, nodes.TemplateData)):
+                    raise nodes.Impossible()
+                const = self._output_child_to_const(child, frame, finalize)
+            except (nodes.Impossible, Exception):
+                body.append(child)
+                continue
+            if body and isinstance(body[-1], list):
+                body[-1].append(const)
+            else:
+                body.append([const])
+        for i, item in enumerate(body):
+            if isinstance(item, list):
+                if i == 0 or isinstance(body[i - 1], list):  # else joined to the value before
+                    self.writeline("yield " + self._output_const_repr(item))
+                continue
+            after = body[i + 1] if i + 1 < len(body) else None
+            self.writeline("yield ", item)
+            self.write("_pt(" if isinstance(after, list) else "_p(")
+            self.visit(item, frame)
+            self.write(f", {self._output_const_repr(after)})" if isinstance(after, list)
+                       else ")")
 
     def _output_child_pre(self, node: nodes.Expr, frame: Frame, finalize: Any) -> None:
         if self._printing(frame, finalize):
@@ -160,6 +215,7 @@ class PromptEnvironment(SandboxedEnvironment):
     intercepted_binops = frozenset({"*", "**", "%", "+", "-", "//"})
     code_generator_class = _BoundedCodeGenerator
     printed = staticmethod(_printed)  # what compiled templates call as `_p`
+    printed_then = staticmethod(_printed_then)  # and as `_pt`
 
     @property
     def lexer(self) -> Lexer:

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, cast
 
 from promptops import __version__
 from promptops.errors import ArgumentError, TemplateError
+from promptops.sandbox.limits import Budget
 from promptops.serve.catalog import (
     LEVELS,
     LIST_CHANGED,
@@ -194,7 +195,9 @@ def get_prompt(session: Session, snap: Snapshot, params: Json, call: Call) -> Js
     entry = snap.index.get(name)
     if entry is None:
         raise RpcError(INVALID_PARAMS, f"unknown prompt {name!r}")
-    budget = entry.renderer.budget()  # the request's clock starts before MRTR's work too
+    renderer = entry.renderer
+    # Renderer.budget() without its call: the request's clock starts before MRTR's work too
+    budget = Budget(renderer.limits)
     rev, signer = call.revision, call.settings.signer
     if rev >= INPUT_REQUESTS:  # has_input_requests(rev), without the call
         merged = args or {}  # copied only to be changed: read-only below
@@ -224,7 +227,7 @@ def get_prompt(session: Session, snap: Snapshot, params: Json, call: Call) -> Js
         for msg, src in zip(result["messages"], sources, strict=True):
             msg["content"] = content(msg["content"], src, lambda p: resource_uri(pkg, p), rev)
     else:
-        result = cast(Json, entry.renderer.get(name, args, budget))
+        result = cast(Json, renderer.run(name, args, budget, None))  # get(), a frame fewer
     result["_meta"] = entry.meta
     return result
 

@@ -53,3 +53,62 @@ def test_autoescaped_output_keeps_jinjas_code() -> None:
     tpl = env.from_string("{% autoescape true %}{{ v }}{% endautoescape %}|{{ v }}")
     with Budget():
         assert tpl.render(v="<b>") == "&lt;b&gt;|<b>"
+
+
+def test_a_printed_value_and_the_text_after_it_are_one_chunk() -> None:
+    """``{{ a }}text`` is one ``_pt(a, 'text')``; text before a value, a value after a
+    value and a captured block keep one part each (what runs between two parts is kept)."""
+    env = environment({}, "jinja")
+    source = env.compile("<{{ a }}, {{ b }}{{ c }}>{% set s %}{{ a }}!{% endset %}", raw=True)
+    lines = [line.strip() for line in source.splitlines()]
+    assert "yield '<'" in lines  # text before a value: its own chunk
+    assert "yield _pt((undefined(name='a') if l_0_a is missing else l_0_a), ', ')" in lines
+    assert "yield _p((undefined(name='b') if l_0_b is missing else l_0_b))" in lines
+    assert "yield _pt((undefined(name='c') if l_0_c is missing else l_0_c), '>')" in lines
+    assert "_p((undefined(name='a') if l_0_a is missing else l_0_a))," in lines  # captured
+    assert source.count("_pt(") == 2
+
+
+@pytest.mark.parametrize("value", VALUES, ids=lambda v: type(v).__name__ + repr(v)[:12])
+def test_printed_then_is_the_printed_value_and_the_text(value: Any) -> None:
+    """The one-chunk form gives the text (or the error) of the two parts, joined."""
+    env = environment({}, "jinja")
+    with Budget():
+        got = _outcome(lambda: env.printed_then(value, "!"))
+        want = _outcome(lambda: "".join((env.printed(value), "!")))
+    assert got == want and (got[0] != "ok" or type(got[1]) is str)
+
+
+def _bounded(source: str, bound: int, **values: object) -> tuple[str, str]:
+    """``source`` rendered by the renderer's bounded chunk loop under ``bound`` chars."""
+    from promptops.render.template import Compiled
+    from promptops.sandbox.limits import BudgetExceeded, Limits
+
+    env = environment({}, "jinja")
+    compiled = Compiled(env.from_string(source))
+    budget = Budget(Limits(max_output_chars=bound))
+    try:
+        with budget:
+            return "ok", compiled.render(dict(values), budget)
+    except BudgetExceeded as exc:
+        return "BudgetExceeded", str(exc)
+    except Exception as exc:
+        return type(exc).__name__, str(exc)
+
+
+@pytest.mark.parametrize("bound", range(0, 12))
+def test_the_output_bound_holds_at_every_length_across_a_joined_chunk(bound: int) -> None:
+    """``ab{{ v }}cde{{ w }}`` (2 + 2 + 3 + 1 characters): under every bound the render
+    is whole or refused as too long, exactly as if each part were counted on its own."""
+    got = _bounded("ab{{ v }}cde{{ w }}", bound, v="VV", w="W")
+    if bound >= 8:
+        assert got == ("ok", "abVVcdeW")
+    else:
+        assert got[0] == "BudgetExceeded" and f"over {bound} characters" in got[1]
+
+
+def test_text_over_the_bound_is_refused_before_a_later_value_fails() -> None:
+    """The text before a value is its own chunk: over the bound, the render stops there,
+    as it did part by part, and the undefined value after it is never printed."""
+    assert _bounded("{{ v }}" + "x" * 20 + "{{ nothing }}", 10, v="ab")[0] == "BudgetExceeded"
+    assert _bounded("{{ v }}x{{ nothing }}", 10, v="ab")[0] == "UndefinedError"
