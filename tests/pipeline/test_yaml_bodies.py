@@ -74,3 +74,22 @@ def test_a_header_inside_another_block_is_not_taken_for_one() -> None:
     doc = "description: |\n" + inner.replace("\n", "\n  ").rstrip(" ") + "name: n\n"
     cut, whole = _both(doc.encode())
     assert cut == whole and isinstance(cut, dict)
+
+
+PAGE = "".join(f"  line {i} {{{{ a }}}}\n" for i in range(1000))
+
+
+@pytest.mark.parametrize("after", [
+    "y: 1  # see: |\nz: 2\n",  # a `: |` in a comment: not a header, its line kept
+    "y: |\n  short\nz: 2\n",  # a header whose block is too short to cut
+    "y: 'a: |'\nw: |\n" + PAGE + "z: 2\n",  # one not cut, then one cut again
+    "y: |\n  short\n  \ufeff\r: |\n",  # the hypothesis example (libyaml refuses it)
+])
+def test_what_follows_a_cut_block_stays_in_the_skeleton(after: str) -> None:
+    """After a cut block, a `: |` that is not cut (in a comment, a short block, a quoted
+    value) keeps its line in the skeleton: it was dropped once, so `y` vanished silently
+    from a valid file (or an invalid one loaded)."""
+    raw = ("x: |\n" + PAGE + after).encode()
+    assert bodies.cut(raw) is not None
+    cut, whole = _both(raw)
+    assert cut == whole

@@ -53,7 +53,8 @@ def cut(raw: bytes) -> Cut | None:
         return None
     parts: list[bytes] = []
     values: list[tuple[str, str]] = []
-    at = 0
+    at = 0  # where the search for the next header goes on
+    kept = 0  # how much of ``raw`` is in ``parts``: a header not cut stays in the skeleton
     while (colon := raw.find(b": |", at)) >= 0:
         line = raw.rfind(b"\n", 0, colon) + 1
         header = _HEADER.match(raw, line)
@@ -63,13 +64,13 @@ def cut(raw: bytes) -> Cut | None:
             continue
         end, indent, value = body
         mark = b"%s%d" % (_TOKEN, len(values))
-        parts += [raw[at:header.end()], b" " * indent + mark + b"\n"]
+        parts += [raw[kept:header.end()], b" " * indent + mark + b"\n"]
         read = mark.decode() + ("" if header.group(1) == b"-" else "\n")
         values.append((read, value))
-        at = end
+        at = kept = end
     if not values:
         return None
-    parts.append(raw[at:])
+    parts.append(raw[kept:])
     return b"".join(parts), values
 
 
