@@ -12,6 +12,7 @@ import difflib
 import functools
 import gc
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -96,12 +97,15 @@ def _promote() -> None:
 _Side = tuple["Source | None", "Build | None", "Bundle | None", "str | None"]
 
 
-def _side(folder: Path, ref: str | None, index: TemplateIndex, *, first: bool = False) -> _Side:
+def _side(folder: Path, ref: str | None, index: TemplateIndex, *, first: bool = False,
+          validated: Callable[[Build], None] | None = None) -> _Side:
     """(source, build, bundle, error) of one end; all None when the package is absent.
 
     The build is kept: the review's cases and both gates use its package, not a second
     load of it. The ``first`` end built validates its prompt files on both cores
     (:mod:`promptops.review.warm`); the other finds most of them in the memo.
+    ``validated(build)`` is called once the package validates, before its bundle is
+    compiled (HEAD's lint gate forks there: it reads the package, never the bundle).
     """
     try:
         source = open_source(folder, ref)
@@ -113,6 +117,8 @@ def _side(folder: Path, ref: str | None, index: TemplateIndex, *, first: bool = 
         build.source.prefetch()  # a working tree's files read directly, not path by path
         if first:
             prevalidate(build.source, index)
+        if validated is not None:  # (it reads build.package: PackageError as the bundle's)
+            validated(build)
         return build.source, build, build.bundle, None
     except PackageError as exc:
         lines = str(exc).splitlines()
@@ -123,11 +129,14 @@ def _side(folder: Path, ref: str | None, index: TemplateIndex, *, first: bool = 
 
 
 def review_package(folder: Path, rel: str, refs: Refs, index: TemplateIndex) -> PackageReview:
-    # HEAD first: its lint gate can start as soon as it is built, on the other core
-    # (review/early.py), while this one builds BASE, which the shared memo makes cheap
-    head_src, head_pkg, new, new_err = _side(folder, refs.head, index, first=True)
-    lint = Lint.start(head_pkg if not new_err else None,
-                      len(new["prompts"]) if new is not None else 0)
+    # HEAD first: its lint gate starts as soon as its package validates, on the other
+    # core (review/early.py), while this one compiles HEAD's bundle and builds BASE,
+    # which the shared memo makes cheap
+    started: list[Lint] = []
+    head_src, head_pkg, new, new_err = _side(
+        folder, refs.head, index, first=True,
+        validated=lambda head: started.append(Lint.start(head, len(head.package.prompts))))
+    lint = started[0] if started else Lint.start(None, 0)  # (stopped below on an error)
     base_src, base_pkg, old, old_err = _side(folder, refs.base, index)
     if old_err or new_err:
         lint.stop()
