@@ -19,6 +19,7 @@ from pathlib import Path
 from promptops.errors import PackageAbsent, PackageError
 from promptops.pipeline import collector
 from promptops.pipeline.build import Build
+from promptops.pipeline.bundle import Compiled
 from promptops.pipeline.bundle_types import Bundle, Prompt
 from promptops.pipeline.memo import FileMemo
 from promptops.pipeline.source import MANIFEST, Source, find_package, open_source
@@ -98,7 +99,8 @@ _Side = tuple["Source | None", "Build | None", "Bundle | None", "str | None"]
 
 
 def _side(folder: Path, ref: str | None, index: TemplateIndex, *, first: bool = False,
-          validated: Callable[[Build], None] | None = None) -> _Side:
+          validated: Callable[[Build], None] | None = None,
+          compiled: Compiled | None = None) -> _Side:
     """(source, build, bundle, error) of one end; all None when the package is absent.
 
     The build is kept: the review's cases and both gates use its package, not a second
@@ -106,6 +108,8 @@ def _side(folder: Path, ref: str | None, index: TemplateIndex, *, first: bool = 
     (:mod:`promptops.review.warm`); the other finds most of them in the memo.
     ``validated(build)`` is called once the package validates, before its bundle is
     compiled (HEAD's lint gate forks there: it reads the package, never the bundle).
+    Both ends compile through ``compiled``: a prompt file the same at both ends is
+    compiled once.
     """
     try:
         source = open_source(folder, ref)
@@ -113,7 +117,8 @@ def _side(folder: Path, ref: str | None, index: TemplateIndex, *, first: bool = 
             return None, None, None, None
         if MANIFEST not in source.files():
             return None, None, None, None
-        build = Build(folder, ref, source=source, memo=index.memo, index=index)
+        build = Build(folder, ref, source=source, memo=index.memo, index=index,
+                      compiled=compiled)
         build.source.prefetch()  # a working tree's files read directly, not path by path
         if first:
             prevalidate(build.source, index)
@@ -133,11 +138,12 @@ def review_package(folder: Path, rel: str, refs: Refs, index: TemplateIndex) -> 
     # core (review/early.py), while this one compiles HEAD's bundle and builds BASE,
     # which the shared memo makes cheap
     started: list[Lint] = []
+    compiled = Compiled()
     head_src, head_pkg, new, new_err = _side(
-        folder, refs.head, index, first=True,
+        folder, refs.head, index, first=True, compiled=compiled,
         validated=lambda head: started.append(Lint.start(head, len(head.package.prompts))))
     lint = started[0] if started else Lint.start(None, 0)  # (stopped below on an error)
-    base_src, base_pkg, old, old_err = _side(folder, refs.base, index)
+    base_src, base_pkg, old, old_err = _side(folder, refs.base, index, compiled=compiled)
     if old_err or new_err:
         lint.stop()
         return _invalid(rel, old, new, f"{'BASE' if old_err else 'HEAD'}: {old_err or new_err}")
