@@ -44,7 +44,7 @@ from promptops.review.rendered import unified
 from promptops.review.shared import Shared
 from promptops.review.warm import prevalidate
 from promptops.versioning import Change, Kind, by_level, diff_bundles, required_bump
-from promptops.versioning.engine import reached_templates
+from promptops.versioning.engine import Reached, reached_templates
 from promptops.versioning.semver import Version, next_version, satisfies
 
 
@@ -153,12 +153,13 @@ def review_package(folder: Path, rel: str, refs: Refs, index: TemplateIndex) -> 
     status = "added" if old is None else "removed" if new is None else "changed"
     old = old or _empty(new)
     new = new or _empty(old)
-    changes = by_level(diff_bundles(old, new, index=index))
+    reached: Reached = {}
+    changes = by_level(diff_bundles(old, new, index=index, reached=reached))
     renames = {str(c.old): str(c.prompt) for c in changes if c.kind is Kind.prompt_renamed}
     plan = gates.test_plan(head_pkg)
     prompts: list[PromptReview] = []
     unaffected: list[str] = []
-    shared = Shared(old, new, index, head_pkg, lint)
+    shared = Shared(old, new, index, head_pkg, lint, reached)
     if status == "changed":
         assert head_src is not None and base_src is not None
         prompts, unaffected = _compared(_Ends(refs, old, new, base_src, head_src, base_pkg,
@@ -273,7 +274,8 @@ def _prompt(refs: Refs, shared: Shared, old: Bundle, new: Bundle, base_src: Sour
                                                                    case.arguments)))
     sources: list[FileDiff] = []
     pairs: list[tuple[str | None, str | None]] = [(a["source"], b["source"])]
-    ta, tb = reached_templates(old, a, index), reached_templates(new, b, index)
+    known = shared.reached.get(b["name"]) if a["name"] == b["name"] else None
+    ta, tb = known or (reached_templates(old, a, index), reached_templates(new, b, index))
     pairs += [(p if p in ta else None, p if p in tb else None)
               for p in sorted(ta.keys() | tb.keys()) if ta.get(p) != tb.get(p)]
     for pa, pb in pairs:
