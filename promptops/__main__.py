@@ -7,6 +7,7 @@ for the standard library, Jinja2 and what it actually needs.
 
 from __future__ import annotations
 
+import gc
 import sys
 from typing import TYPE_CHECKING
 
@@ -69,7 +70,26 @@ def main(argv: list[str] | None = None) -> int:
             return handle(exc, Console(label="promptops serve: "))
     from promptops.cli import app_main
 
-    return app_main(args)
+    code = app_main(args)
+    if argv is None:  # this process's own command line: it ends once we return
+        _ending()
+    return code
+
+
+def _ending() -> None:
+    """Leave every object alive now out of the interpreter's last collection.
+
+    The process ends when :func:`main` returns, and the operating system takes its
+    memory back at once; but the interpreter's finalization first runs a full cyclic
+    collection, which walked every object a command left and freed the garbage its
+    paused collector had let pile up (:mod:`promptops.pipeline.collector`): 0.25-0.35 s
+    of one core after a 5,000-prompt ``diff``, the last stretch of the command, with
+    nothing else left to run. ``gc.freeze`` puts them where no collection looks; what
+    the exit still has to do is done anyway (buffers flushed, ``atexit`` handlers and
+    ``weakref.finalize`` callbacks run, temporary files removed). Only for the process's
+    own command line: a caller of ``main(argv)`` (the tests) keeps its collector whole.
+    """
+    gc.freeze()
 
 
 if __name__ == "__main__":

@@ -21,6 +21,7 @@ from promptops.pipeline.memo import FileMemo
 from promptops.pipeline.source import CachingSource, Source, open_source
 
 if TYPE_CHECKING:  # the stages import pydantic and Jinja only when a build needs them
+    from promptops.pipeline.bundle import Compiled
     from promptops.pipeline.bundle_types import Bundle
     from promptops.pipeline.templates import TemplateIndex
     from promptops.pipeline.validate import Package, Validated
@@ -35,8 +36,9 @@ class Build:
 
     def __init__(self, path: Path, ref: str | None = None, *, memo: FileMemo | None = None,
                  index: TemplateIndex | None = None, keep_asts: bool = False,
-                 source: Source | None = None) -> None:
+                 source: Source | None = None, compiled: Compiled | None = None) -> None:
         self.path = path
+        self.compiled = compiled  # prompts another build of the same memo compiled
         self.ref = ref
         self.memo = memo if memo is not None else FileMemo()
         self.keep_asts = keep_asts
@@ -78,7 +80,7 @@ class Build:
         from promptops.pipeline.bundle import compile_bundle
 
         with collector.paused():  # one pause: a pass between the stages walked the package
-            return compile_bundle(self.package)
+            return compile_bundle(self.package, self.compiled)
 
     @cached_property
     def serialised(self) -> bytes:

@@ -32,8 +32,8 @@ if TYPE_CHECKING:
     from promptops.pipeline import model
     from promptops.pipeline.validate import Package, PromptDef
 
-__all__ = ["FORMAT", "Bundle", "compile_bundle", "compile_serialised", "digest", "load_bundle",
-           "parse_bundle", "serialise", "write_bundle"]
+__all__ = ["FORMAT", "Bundle", "Compiled", "compile_bundle", "compile_serialised", "digest",
+           "load_bundle", "parse_bundle", "serialise", "write_bundle"]
 
 
 def _clean(d: Mapping[str, object]) -> dict[str, object]:
@@ -117,9 +117,43 @@ def resource(path: str, raw: bytes) -> Resource:
     return _resource(path, raw)
 
 
-def compile_bundle(package: Package) -> Bundle:
-    """Everything serve needs and nothing else: no timestamps, paths or user names."""
-    return _compile(package, keep=False)[0]
+class Compiled:
+    """Prompts compiled, with their canonical encodings, kept for another build of the
+    same files: a review builds both ends of a package from one memo, which hands both
+    the very same prompt model (:class:`~promptops.pipeline.validate.PromptFile`) for a
+    file whose content did not change, and compiling and encoding 5,000 prompts a
+    second time for BASE cost 0.15 s of one core. A prompt is :func:`compile_prompt`'s
+    function of its model, name, file and the media types of the package's files, so
+    it is reused only for that very model object (kept here, so its identity is never
+    another's), the same name and file, and an equal table of media types. The bundles
+    then share those prompt objects: a bundle is never changed once compiled.
+    """
+
+    def __init__(self) -> None:
+        self._kept: dict[tuple[tuple[tuple[str, str], ...], int, str, str],
+                         tuple[object, Prompt, bytes]] = {}
+
+    def prompts(self, prompts: tuple[PromptDef, ...], mime_of: Mapping[str, str]
+                ) -> tuple[list[Prompt], list[bytes]]:
+        """``prompts`` compiled and encoded, each reused when this kept it already."""
+        mimes = tuple(sorted(mime_of.items()))
+        made: list[Prompt] = []
+        encoded: list[bytes] = []
+        for p in prompts:
+            key = (mimes, id(p.spec), p.name, p.path)
+            got = self._kept.get(key)
+            if got is None or got[0] is not p.spec:
+                one = compile_prompt(p, mime_of)
+                got = self._kept[key] = (p.spec, one, canonical_long(one))
+            made.append(got[1])
+            encoded.append(got[2])
+        return made, encoded
+
+
+def compile_bundle(package: Package, kept: Compiled | None = None) -> Bundle:
+    """Everything serve needs and nothing else: no timestamps, paths or user names; with
+    ``kept``, each prompt another build of the same files compiled is reused."""
+    return _compile(package, keep=False, kept=kept)[0]
 
 
 def compile_serialised(package: Package) -> tuple[Bundle, bytes]:
@@ -131,11 +165,16 @@ def compile_serialised(package: Package) -> tuple[Bundle, bytes]:
     return bundle, data
 
 
-def _compile(package: Package, *, keep: bool) -> tuple[Bundle, bytes | None]:
+def _compile(package: Package, *, keep: bool, kept: Compiled | None = None
+             ) -> tuple[Bundle, bytes | None]:
     m = package.manifest
     resources = {p: _resource(p, raw) for p, raw in package.resources.items()}
     mime_of = {p: r["mimeType"] for p, r in resources.items()}
-    prompts: list[Prompt] = [compile_prompt(p, mime_of) for p in package.prompts]
+    if kept is None:
+        prompts: list[Prompt] = [compile_prompt(p, mime_of) for p in package.prompts]
+        encoded = [canonical_long(p) for p in prompts]
+    else:
+        prompts, encoded = kept.prompts(package.prompts, mime_of)
     o = package.origin
     info = cast(PackageInfo, _clean({
         "name": m.name,
@@ -163,7 +202,7 @@ def _compile(package: Package, *, keep: bool) -> tuple[Bundle, bytes | None]:
     # Encoded member by member (the same bytes as ``canonical``, see ``canonical_body``): one
     # text of the whole bundle widened to 2 or 4 bytes a character wherever one prompt had
     # an emoji, and joining its pieces then took longer than encoding them.
-    parts = canonical_body(body, [canonical_long(p) for p in prompts])
+    parts = canonical_body(body, encoded)
     assert parts is not None  # the body has exactly BODY_KEYS
     body["digest"] = digest_of_body(parts)
     return body, serialised_from_body(parts, body["digest"]) if keep else None

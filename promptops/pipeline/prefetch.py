@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import os
 import pickle
+import signal
 import threading
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, TypeVar
@@ -146,27 +147,58 @@ def forked(child: Callable[[], bytes | memoryview],
            here: Callable[[], T]) -> tuple[T, bytes | None]:
     """``child()`` in a forked child, its bytes down a pipe, while ``here()`` runs in this
     process: (what ``here`` returned, the child's bytes or None when it failed or sent
-    nothing). The one fork of the build's and lint's halves (:mod:`promptops.lint.halves`):
-    the child leaves by ``os._exit`` (no atexit handlers, no flushing of this process's
-    buffers), and the pipe is read once ``here`` is done (the child waits on a full pipe
+    nothing). The pipe is read once ``here`` is done (the child waits on a full pipe
     meanwhile, as a writer does)."""
-    read, write = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # the child: its share, down the pipe, then gone at once
-        code = 1
-        try:
-            os.close(read)
-            data = child()
-            with os.fdopen(write, "wb") as pipe:
-                pipe.write(data)
-            code = 0
-        finally:
-            os._exit(code)
-    os.close(write)
+    fork = Forked(child)
     try:
         got = here()
     finally:
-        with os.fdopen(read, "rb") as pipe:
+        sent = fork.wait()
+    return got, sent
+
+
+class Forked:
+    """``child()`` running in a forked child from construction, its bytes read when
+    :meth:`wait` asks for them. The one fork-and-pipe of the product: the build's and
+    lint's halves (:func:`forked`, :mod:`promptops.lint.halves`), the review's first
+    validation (:mod:`promptops.review.warm`) and its lint gate
+    (:mod:`promptops.review.early`). The child leaves by ``os._exit`` (no atexit
+    handlers, no flushing of this process's buffers, no collection of the heap it
+    inherited), and nothing is sent to it: it starts with what this process holds."""
+
+    def __init__(self, child: Callable[[], bytes | memoryview]) -> None:
+        read, write = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the child: its share, down the pipe, then gone at once
+            code = 1
+            try:
+                os.close(read)
+                data = child()
+                with os.fdopen(write, "wb") as pipe:
+                    pipe.write(data)
+                code = 0
+            finally:
+                os._exit(code)
+        os.close(write)
+        self._read: int | None = read
+        self._pid = pid
+
+    def wait(self) -> bytes | None:
+        """The child's bytes, once it is done; None when it failed, sent nothing, or was
+        stopped. Read once: later calls give None."""
+        if self._read is None:
+            return None
+        with os.fdopen(self._read, "rb") as pipe:
+            self._read = None
             sent = pipe.read()
-        _, status = os.waitpid(pid, 0)
-    return got, (sent if status == 0 and sent else None)
+        _, status = os.waitpid(self._pid, 0)
+        return sent if status == 0 and sent else None
+
+    def stop(self) -> None:
+        """End the child unasked and reap it (its answer is not wanted any more)."""
+        if self._read is None:
+            return
+        os.close(self._read)
+        self._read = None
+        os.kill(self._pid, signal.SIGTERM)  # (an ended child is a zombie until reaped)
+        os.waitpid(self._pid, 0)

@@ -12,12 +12,14 @@ import difflib
 import functools
 import gc
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from promptops.errors import PackageAbsent, PackageError
 from promptops.pipeline import collector
 from promptops.pipeline.build import Build
+from promptops.pipeline.bundle import Compiled
 from promptops.pipeline.bundle_types import Bundle, Prompt
 from promptops.pipeline.memo import FileMemo
 from promptops.pipeline.source import MANIFEST, Source, find_package, open_source
@@ -42,7 +44,7 @@ from promptops.review.rendered import unified
 from promptops.review.shared import Shared
 from promptops.review.warm import prevalidate
 from promptops.versioning import Change, Kind, by_level, diff_bundles, required_bump
-from promptops.versioning.engine import reached_templates
+from promptops.versioning.engine import Reached, reached_templates
 from promptops.versioning.semver import Version, next_version, satisfies
 
 
@@ -96,12 +98,18 @@ def _promote() -> None:
 _Side = tuple["Source | None", "Build | None", "Bundle | None", "str | None"]
 
 
-def _side(folder: Path, ref: str | None, index: TemplateIndex, *, first: bool = False) -> _Side:
+def _side(folder: Path, ref: str | None, index: TemplateIndex, *, first: bool = False,
+          validated: Callable[[Build], None] | None = None,
+          compiled: Compiled | None = None) -> _Side:
     """(source, build, bundle, error) of one end; all None when the package is absent.
 
     The build is kept: the review's cases and both gates use its package, not a second
     load of it. The ``first`` end built validates its prompt files on both cores
     (:mod:`promptops.review.warm`); the other finds most of them in the memo.
+    ``validated(build)`` is called once the package validates, before its bundle is
+    compiled (HEAD's lint gate forks there: it reads the package, never the bundle).
+    Both ends compile through ``compiled``: a prompt file the same at both ends is
+    compiled once.
     """
     try:
         source = open_source(folder, ref)
@@ -109,10 +117,13 @@ def _side(folder: Path, ref: str | None, index: TemplateIndex, *, first: bool = 
             return None, None, None, None
         if MANIFEST not in source.files():
             return None, None, None, None
-        build = Build(folder, ref, source=source, memo=index.memo, index=index)
+        build = Build(folder, ref, source=source, memo=index.memo, index=index,
+                      compiled=compiled)
         build.source.prefetch()  # a working tree's files read directly, not path by path
         if first:
             prevalidate(build.source, index)
+        if validated is not None:  # (it reads build.package: PackageError as the bundle's)
+            validated(build)
         return build.source, build, build.bundle, None
     except PackageError as exc:
         lines = str(exc).splitlines()
@@ -123,12 +134,16 @@ def _side(folder: Path, ref: str | None, index: TemplateIndex, *, first: bool = 
 
 
 def review_package(folder: Path, rel: str, refs: Refs, index: TemplateIndex) -> PackageReview:
-    # HEAD first: its lint gate can start as soon as it is built, on the other core
-    # (review/early.py), while this one builds BASE, which the shared memo makes cheap
-    head_src, head_pkg, new, new_err = _side(folder, refs.head, index, first=True)
-    lint = Lint.start(head_pkg if not new_err else None,
-                      len(new["prompts"]) if new is not None else 0)
-    base_src, base_pkg, old, old_err = _side(folder, refs.base, index)
+    # HEAD first: its lint gate starts as soon as its package validates, on the other
+    # core (review/early.py), while this one compiles HEAD's bundle and builds BASE,
+    # which the shared memo makes cheap
+    started: list[Lint] = []
+    compiled = Compiled()
+    head_src, head_pkg, new, new_err = _side(
+        folder, refs.head, index, first=True, compiled=compiled,
+        validated=lambda head: started.append(Lint.start(head, len(head.package.prompts))))
+    lint = started[0] if started else Lint.start(None, 0)  # (stopped below on an error)
+    base_src, base_pkg, old, old_err = _side(folder, refs.base, index, compiled=compiled)
     if old_err or new_err:
         lint.stop()
         return _invalid(rel, old, new, f"{'BASE' if old_err else 'HEAD'}: {old_err or new_err}")
@@ -138,12 +153,13 @@ def review_package(folder: Path, rel: str, refs: Refs, index: TemplateIndex) -> 
     status = "added" if old is None else "removed" if new is None else "changed"
     old = old or _empty(new)
     new = new or _empty(old)
-    changes = by_level(diff_bundles(old, new, index=index))
+    reached: Reached = {}
+    changes = by_level(diff_bundles(old, new, index=index, reached=reached))
     renames = {str(c.old): str(c.prompt) for c in changes if c.kind is Kind.prompt_renamed}
     plan = gates.test_plan(head_pkg)
     prompts: list[PromptReview] = []
     unaffected: list[str] = []
-    shared = Shared(old, new, index, head_pkg, lint)
+    shared = Shared(old, new, index, head_pkg, lint, reached)
     if status == "changed":
         assert head_src is not None and base_src is not None
         prompts, unaffected = _compared(_Ends(refs, old, new, base_src, head_src, base_pkg,
@@ -258,7 +274,8 @@ def _prompt(refs: Refs, shared: Shared, old: Bundle, new: Bundle, base_src: Sour
                                                                    case.arguments)))
     sources: list[FileDiff] = []
     pairs: list[tuple[str | None, str | None]] = [(a["source"], b["source"])]
-    ta, tb = reached_templates(old, a, index), reached_templates(new, b, index)
+    known = shared.reached.get(b["name"]) if a["name"] == b["name"] else None
+    ta, tb = known or (reached_templates(old, a, index), reached_templates(new, b, index))
     pairs += [(p if p in ta else None, p if p in tb else None)
               for p in sorted(ta.keys() | tb.keys()) if ta.get(p) != tb.get(p)]
     for pa, pb in pairs:

@@ -29,6 +29,7 @@ from promptops.review.skeleton import ShapeCache
 from promptops.sandbox.limits import Budget
 from promptops.testing.cases import Case
 from promptops.testing.runner import Outcome, SnapshotPolicy, auto_jobs, run_case
+from promptops.versioning.engine import Reached
 
 # The package fields the renderer reads none of; any other difference (limits, system
 # role, whitespace mode, or a field added later) renders every prompt at both ends.
@@ -50,8 +51,11 @@ class Shared:
     """
 
     def __init__(self, old: Bundle, new: Bundle, index: TemplateIndex,
-                 head: Build | None = None, lint: Lint | None = None) -> None:
+                 head: Build | None = None, lint: Lint | None = None,
+                 reached: Reached | None = None) -> None:
         self.index = index
+        # each prompt's reached templates at both ends, as the diff engine found them
+        self.reached: Reached = reached if reached is not None else {}
         self.head = head
         self._lint_gate = lint if lint is not None else Lint(head, fork=False)
         self.bundles = (old, new)

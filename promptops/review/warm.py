@@ -30,16 +30,14 @@ dies costs only its half, which the build then validates here.
 
 from __future__ import annotations
 
-import multiprocessing
-import os
 import pickle
-import sys
 from typing import TYPE_CHECKING
 
 from promptops.pipeline.memo import FileMemo
 from promptops.pipeline.prefetch import forked
 from promptops.pipeline.templates import TemplateIndex
 from promptops.pipeline.validate import is_prompt_file, validate_some
+from promptops.review.early import forks
 
 if TYPE_CHECKING:
     from promptops.pipeline.source import CachingSource
@@ -47,18 +45,12 @@ if TYPE_CHECKING:
 WARM_PROMPTS = 500  # below this a fork and the pickling cost more than half the files
 
 
-def _forks() -> bool:
-    # Linux only, as review/early.py: macOS's system libraries are not fork-safe
-    return (sys.platform.startswith("linux") and "fork" in multiprocessing.get_all_start_methods()
-            and (os.cpu_count() or 1) > 1)
-
-
 def prevalidate(source: CachingSource, index: TemplateIndex) -> None:
     """Fill ``index.memo`` with every sound prompt file of ``source`` (and its templates'
     references), half of them validated by a forked child; nothing when the package is
     small or this platform does not fork."""
     files = [p for p in source.files() if is_prompt_file(p)]
-    if not WARM_PROMPTS <= len(files) < index.memo.max_entries // 2 or not _forks():
+    if not WARM_PROMPTS <= len(files) < index.memo.max_entries // 2 or not forks():
         return  # (a memo too small for both halves is emptied as it fills: no gain)
     source.prefetch()  # the files read once, here, before the fork: the child reads none
     source.read_ahead(files)

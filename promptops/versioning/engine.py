@@ -38,9 +38,16 @@ def content_digest(bundle: Bundle) -> str:
     return "sha256:" + hashlib.sha256(canonical(body)).hexdigest()
 
 
-def diff_bundles(old: Bundle, new: Bundle, *, index: TemplateIndex | None = None
-                 ) -> list[Change]:
-    """Every change from ``old`` to ``new``, classified, in stable order."""
+# a prompt's name -> the templates it reaches at BASE and at HEAD, path -> source
+Reached = dict[str, tuple[dict[str, str], dict[str, str]]]
+
+
+def diff_bundles(old: Bundle, new: Bundle, *, index: TemplateIndex | None = None,
+                 reached: Reached | None = None) -> list[Change]:
+    """Every change from ``old`` to ``new``, classified, in stable order. With
+    ``reached``, each prompt present at both ends under one name is kept there by that
+    name with the templates it reaches at each end (:func:`reached_templates`), as this
+    computed them: a review reads them again for each prompt's source diffs."""
     index = index if index is not None else TemplateIndex()
     changes = list(_package_changes(old["package"], new["package"]))
     a = {p["name"]: p for p in old["prompts"]}
@@ -61,7 +68,7 @@ def diff_bundles(old: Bundle, new: Bundle, *, index: TemplateIndex | None = None
     for name in added:
         changes.append(Change(Kind.prompt_added, Level.minor, "prompt added", prompt=name))
     for name in sorted(a.keys() & b.keys()):
-        changes.extend(_prompt_changes(old, a[name], new, b[name], index))
+        changes.extend(_prompt_changes(old, a[name], new, b[name], index, reached))
     if not changes and content_digest(old) != content_digest(new):
         changes.append(Change(Kind.other_changed, Level.patch, "served content changed"))
     return ordered(changes)
@@ -95,11 +102,11 @@ def _package_changes(a: PackageInfo, b: PackageInfo) -> Iterator[Change]:
                      old=a.get("whitespace"), new=b.get("whitespace"))
 
 
-def _prompt_changes(old: Bundle, a: Prompt, new: Bundle, b: Prompt, index: TemplateIndex
-                    ) -> Iterator[Change]:
+def _prompt_changes(old: Bundle, a: Prompt, new: Bundle, b: Prompt, index: TemplateIndex,
+                    reached: Reached | None = None) -> Iterator[Change]:
     name = b["name"]
     yield from diff_arguments(name, a["arguments"], b["arguments"])
-    tpl, res = _message_differences(old, a, new, b, index)
+    tpl, res = _message_differences(old, a, new, b, index, reached)
     if tpl:
         yield Change(Kind.template_changed, Level.patch,
                      f"template text changed ({'; '.join(tpl)})", prompt=name, new=tpl)
@@ -141,8 +148,8 @@ def _carried_changes(name: str, a: Prompt, b: Prompt) -> Iterator[Change]:
                          new=b.get(key))
 
 
-def _message_differences(old: Bundle, a: Prompt, new: Bundle, b: Prompt, index: TemplateIndex
-                         ) -> tuple[list[str], list[str]]:
+def _message_differences(old: Bundle, a: Prompt, new: Bundle, b: Prompt, index: TemplateIndex,
+                         reached: Reached | None = None) -> tuple[list[str], list[str]]:
     """What differs in a prompt's messages: (template details, resource details)."""
     tpl: list[str] = []
     res: list[str] = []
@@ -156,6 +163,8 @@ def _message_differences(old: Bundle, a: Prompt, new: Bundle, b: Prompt, index: 
         both_text = x["type"] == "text" and y["type"] == "text"
         (tpl if both_text or x["type"] != y["type"] else res).append(f"message {i + 1}")
     reach_a, reach_b = reached_templates(old, a, index), reached_templates(new, b, index)
+    if reached is not None:
+        reached[b["name"]] = (reach_a, reach_b)
     own = {m["template"] for m in ma + mb if "template" in m}
     for path in sorted(reach_a.keys() | reach_b.keys()):
         if reach_a.get(path) != reach_b.get(path) and path not in own:

@@ -43,7 +43,8 @@ def test_a_build_runs_paused_and_restores_it(tmp_path: Path,
     seen: list[bool] = []
     real = bundle.compile_bundle
     monkeypatch.setattr(bundle, "compile_bundle",
-                        lambda package: seen.append(gc.isenabled()) or real(package))
+                        lambda package, kept=None: seen.append(gc.isenabled())
+                        or real(package, kept))
     assert Build(tmp_path).bundle["prompts"][0]["name"] == "p"
     assert seen == [False] and gc.isenabled()
     (tmp_path / "prompts" / "p.prompt.yaml").write_text("messages: [\n")

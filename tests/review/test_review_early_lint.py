@@ -58,7 +58,7 @@ def test_a_forked_lint_gives_the_in_process_status(repo: Path) -> None:
 
 def test_a_child_that_dies_falls_back_to_linting_here(repo: Path,
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
-    def dies(head: Build, send: object) -> None:
+    def dies(head: Build) -> bytes:
         os._exit(3)
 
     monkeypatch.setattr(early, "_lint_child", dies)
@@ -139,3 +139,25 @@ def test_a_review_that_cannot_compare_stops_the_child(repo: Path,
     assert package["status"] == "invalid" and package["error"].startswith("BASE: ")
     [(gate, forked)] = made
     assert forked and not gate.forked  # forked when HEAD was built, stopped since
+
+
+def test_the_gate_forks_before_head_bundle_is_compiled(repo: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """Lint reads HEAD's package, never its bundle: the child starts once the package
+    validates, and this process compiles HEAD's bundle while it lints."""
+    monkeypatch.chdir(repo)
+    monkeypatch.setattr(early, "EARLY_LINT_PROMPTS", 1)
+    seen: list[tuple[bool, bool, int]] = []
+    real_start = early.Lint.start.__func__  # type: ignore[attr-defined]
+
+    def start(cls: type[early.Lint], head: Build | None, prompts: int) -> early.Lint:
+        gate: early.Lint = real_start(cls, head, prompts)
+        assert head is not None
+        seen.append(("bundle" in vars(head), gate.forked, prompts))
+        return gate
+
+    monkeypatch.setattr(early.Lint, "start", classmethod(start))
+    _no_cache(repo)
+    report = build_report(repo, "main", "main", None).model_dump()
+    assert seen == [(False, True, 6)]
+    assert report["packages"][0]["lint"]["status"] == "passed"

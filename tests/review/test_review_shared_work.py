@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from review_helpers import fixed_commit, fixed_repo
@@ -187,3 +188,29 @@ def test_the_test_gate_takes_the_rendered_diffs_head_result(tmp_path: Path) -> N
     with pytest.raises(ArgumentError):
         replay.get("a0", {"who": 1})
     assert review_shared._same({"who": 1}) != review_shared._same({"who": 1.0})
+
+
+@pytest.mark.parametrize("scenario", ["partial", "template file", "new partial use"])
+def test_the_reached_templates_of_the_diff_engine_give_the_report_of_computing_them(
+        repo: Path, scenario: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The templates each prompt reaches at both ends come from the diff engine, which
+    found them already; computed again by the review, the report is the same."""
+    from promptops.versioning.engine import diff_bundles
+
+    monkeypatch.chdir(repo)
+    branch = scenario.replace(" ", "-")
+    calls: list[str] = []
+    real = review_build.reached_templates
+
+    def counting(bundle: Any, prompt: Any, index: Any = None) -> dict[str, str]:
+        calls.append(prompt["name"])
+        return real(bundle, prompt, index)
+
+    monkeypatch.setattr(review_build, "reached_templates", counting)
+    shared = build_report(repo, "main", branch, None)
+    assert calls == []  # every prompt is at both ends under one name
+    monkeypatch.setattr(review_build, "diff_bundles",
+                        lambda old, new, index, reached: diff_bundles(old, new, index=index))
+    again = build_report(repo, "main", branch, None)
+    assert calls  # the review's own computation, for every prompt it compared
+    assert shared.model_dump() == again.model_dump()

@@ -47,7 +47,7 @@ def test_the_report_is_the_same_with_prevalidation(repo: Path, head: str | None,
     reports = []
     for threshold in (1, 10**9):
         monkeypatch.setattr(warm, "WARM_PROMPTS", threshold)
-        monkeypatch.setattr(warm, "_forks", lambda: True)
+        monkeypatch.setattr(warm, "forks", lambda: True)
         shutil.rmtree(repo / ".git" / "promptops", ignore_errors=True)
         report = build_report(repo, "main", head, None)
         reports.append((report.model_dump(), to_markdown(report)))
@@ -63,7 +63,7 @@ def test_the_report_is_the_same_with_prevalidation(repo: Path, head: str | None,
 
 def test_both_halves_reach_the_memo(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(warm, "WARM_PROMPTS", 1)
-    monkeypatch.setattr(warm, "_forks", lambda: True)
+    monkeypatch.setattr(warm, "forks", lambda: True)
     source = CachingSource(open_source(repo, "broken"))
     index = TemplateIndex(FileMemo())
     warm.prevalidate(source, index)
@@ -87,7 +87,7 @@ def test_the_child_does_not_fork_again(repo: Path, monkeypatch: pytest.MonkeyPat
         raise AssertionError("forked again")
 
     monkeypatch.setattr(warm, "WARM_PROMPTS", 1)
-    monkeypatch.setattr(warm, "_forks", lambda: True)
+    monkeypatch.setattr(warm, "forks", lambda: True)
     monkeypatch.setattr(prefetch, "MIN_FILES", 1)
     monkeypatch.setattr(prefetch, "forkable", lambda: True)
     monkeypatch.setattr(prefetch, "_both_cores", refuse)
