@@ -35,9 +35,10 @@ It forks only where :func:`promptops.pipeline.prefetch.forkable` lets the build 
 Linux fork, two cores, no other thread), with at least
 :data:`~promptops.pipeline.prefetch.MIN_FILES` prompt files to lint that the memo does
 not hold, most of them new texts (where copies of a few prompts repeat their texts, the
-halves would compute the same answers twice: :func:`new_share`), room in the memo for all
-of them, no base revision (6xx rules build one), and every file's bytes in this process (a
-commit's are read ahead in one git call first).
+halves would compute the same answers twice: :func:`new_share`), a memo that holds all of
+them at once (:meth:`~promptops.pipeline.memo.FileMemo.holds`), no base revision (6xx
+rules build one), and every file's bytes in this process (a commit's are read ahead in
+one git call first).
 """
 
 from __future__ import annotations
@@ -152,7 +153,7 @@ def warm(source: CachingSource, settings: LintSettings, index: TemplateIndex) ->
     todo = [p for p in prompts
             if (k := prompt_key(source, p)) is None or index.memo.prompt(k) is None]
     if (len(todo) < prefetch.MIN_FILES or new_share(source, todo) < 0.5
-            or index.memo.room() <= 3 * len(todo)
+            or not index.memo.holds(3 * len(todo))
             or not index.keep_asts or settings.base is not None or not prefetch.forkable()):
         return None
     # a commit's files in one git call before the fork (validation would read them ahead

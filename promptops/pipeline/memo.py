@@ -14,7 +14,8 @@ on serve's cold path.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from itertools import islice
+from typing import TYPE_CHECKING, TypeVar
 
 if TYPE_CHECKING:
     from promptops.pipeline.model import PromptFile
@@ -22,10 +23,21 @@ if TYPE_CHECKING:
 
 Ref = tuple[str | None, int]  # a template reference: the name (None when dynamic), its line
 PromptKey = tuple[str, str, "str | bytes"]  # ("prompt", path, blob id or content)
+K = TypeVar("K")
+V = TypeVar("V")
+# A full memo drops this share of its bound, its oldest entries: never the whole memo at
+# once (a build of 100,000 prompts past a bound of 50,000 would empty it and refill it)
+EVICT_SHARE = 8
 
 
 class FileMemo:
     """Parsed prompt files by content and template includes by source, bounded.
+
+    A full memo drops its oldest entries (:data:`EVICT_SHARE` of the bound, oldest first
+    in each table, the tables in proportion to their sizes), never the whole memo: the
+    newest entries are always held, so what a caller has just put in (a forked child's
+    share, :mod:`promptops.pipeline.prefetch`) is still there when it reads it
+    (:meth:`holds`), at any size of package.
 
     ``keep_yaml`` says whether a memoised prompt file keeps its parsed YAML beside its
     model: lint reads it (key order); a long-running serve, which never lints, drops it
@@ -58,9 +70,13 @@ class FileMemo:
         self._make_room()
         self._refs[source] = refs
 
-    def room(self) -> int:
-        """Entries that fit before the memo is cleared."""
-        return self.max_entries - len(self)
+    def holds(self, count: int) -> bool:
+        """Whether the last ``count`` entries put in are all still held once put in, at
+        any fill: what an eviction leaves is never less than the bound less its batch."""
+        return count <= self.max_entries - self._batch()
+
+    def _batch(self) -> int:
+        return max(1, self.max_entries // EVICT_SHARE)
 
     def entries(self) -> tuple[dict[PromptKey, tuple[LoadedFile, PromptFile]],
                                dict[str, tuple[Ref, ...]]]:
@@ -77,7 +93,19 @@ class FileMemo:
             self.keep_references(source, found)
 
     def _make_room(self) -> None:
-        """Cleared wholesale when full: a rebuild after that re-parses, nothing is wrong."""
-        if len(self._prompts) + len(self._refs) >= self.max_entries:
-            self._prompts.clear()
-            self._refs.clear()
+        """When full, the oldest :meth:`_batch` entries go (a rebuild re-parses them,
+        nothing is wrong): dropping a batch, not one entry, keeps each insertion O(1)
+        amortised (a dict's freed slots at its front are skipped until it resizes)."""
+        held = len(self._prompts) + len(self._refs)
+        if held < self.max_entries or held == 0:
+            return
+        drop = min(self._batch(), held)
+        prompts = min((drop * len(self._prompts) + held // 2) // held, len(self._prompts))
+        _drop_oldest(self._prompts, prompts)
+        _drop_oldest(self._refs, drop - prompts)
+
+
+def _drop_oldest(table: dict[K, V], count: int) -> None:
+    """The first ``count`` entries of ``table`` removed (a dict keeps insertion order)."""
+    for key in list(islice(table, count)):
+        del table[key]

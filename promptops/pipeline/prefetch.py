@@ -17,9 +17,10 @@ validated again by the loop, which reports it. A child that fails hands over not
 the loop does its share. It runs only where it can pay and be safe: a POSIX ``fork``,
 two cores or more for this process, no other thread alive (a fork copies locks held by
 threads that do not exist in the child), enough prompt files left to validate
-(:data:`MIN_FILES`: a fork and the pickles cost about a tenth of a second at 10,000), room
-in the memo for the chunk (a memo that fills is cleared wholesale, and the loop would parse
-again what the child sent), and no template ASTs kept (lint's index keeps the ASTs of what
+(:data:`MIN_FILES`: a fork and the pickles cost about a tenth of a second at 10,000), a memo
+that holds the chunk's entries once they are in (:meth:`FileMemo.holds`: a full memo drops
+its oldest entries, and the loop would parse again what the child sent if they were the
+chunk's), and no template ASTs kept (lint's index keeps the ASTs of what
 it parses, and a child's ASTs would have to be parsed again).
 """
 
@@ -63,7 +64,7 @@ def chunks(source: Source, paths: list[str], memo: FileMemo, index: TemplateInde
         chunk = paths[start:start + CHUNK]
         left = ([p for p in chunk if todo(p)]
                 if isinstance(source, CachingSource) and _can_fork(index) else [])
-        if len(left) >= MIN_FILES and memo.room() > 3 * len(left):
+        if len(left) >= MIN_FILES and memo.holds(3 * len(left)):
             assert isinstance(source, CachingSource)
             _both_cores(source, left, memo, index, warm)
         yield chunk

@@ -63,7 +63,7 @@ def build_report(start: Path, base: str, head: str | None, path: Path | None) ->
     # parsed once; the ASTs are kept for the lint gate, which inspects HEAD's. The memo
     # holds both ends whole, unbounded like the index's ASTs beside it (a one-shot review
     # has no commits to accumulate): FileMemo's default bound of 50,000 entries, made for
-    # serve's follower, was cleared wholesale two or three times a build past ~25,000
+    # serve's follower, was then cleared wholesale two or three times a build past ~25,000
     # prompts, so BASE validated and parsed every file again, prevalidation was skipped
     # and the diff's CPU grew as n^1.3 to 100,000 prompts (docs/benchmarks.md).
     memo = FileMemo(max_entries=sys.maxsize)
