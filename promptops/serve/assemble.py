@@ -29,7 +29,8 @@ if TYPE_CHECKING:
     from typing import Protocol
 
     from promptops.pipeline.bundle_types import Bundle
-    from promptops.serve.follow import BuildFailed, Follower, Gate, News
+    from promptops.serve.background import BuildFailed, Gate, News
+    from promptops.serve.follow import Follower
     from promptops.serve.methods import Settings
     from promptops.serve.options import ServeOptions
     from promptops.serve.watch import Worktree
@@ -66,7 +67,7 @@ class Reporter:
         for tell in self.clients:
             tell(news.level, news.message)
         if self.failures:
-            from promptops.serve.follow import BuildFailed  # a loaded module by now
+            from promptops.serve.background import BuildFailed  # a loaded module by now
 
             if isinstance(news, BuildFailed):
                 for count in self.failures:

@@ -32,8 +32,6 @@ the first commit over a second (docs/following.md). Smaller stdio servers stay l
 
 from __future__ import annotations
 
-import signal
-import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -44,6 +42,7 @@ from promptops.git import refs as gitrefs
 from promptops.pipeline import collector
 from promptops.pipeline.bundle_types import Bundle
 from promptops.pipeline.memo import FileMemo
+from promptops.serve.background import Background, BuildFailed, Gate, Log, Notify, failure
 from promptops.serve.cache import BuildCache, restamp
 from promptops.serve.catalog import check_names
 
@@ -60,38 +59,6 @@ PREPARE_AT = 20_000
 # client's first requests were answered, its CPU held the GIL they waited for
 WARM_IDLE_S = 0.2
 QUIET_S = 0.12
-Log = Callable[[str], None]
-
-
-class News:
-    """What the clients hear as well as stderr, as ``notifications/message`` at ``level``:
-    a set that does not build, the recovery, a ref that cannot be read (issue 24;
-    docs/serve.md says to whom). A plain class: a dataclass costs the cold start."""
-
-    __slots__ = ("level", "message")
-
-    def __init__(self, level: str, message: str) -> None:
-        self.level, self.message = level, message
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}({self.level!r}, {self.message!r})"
-
-
-class BuildFailed(News):
-    """A commit (or working tree) that does not build, or that the gate refused: the last
-    good set stays served. Its own type so that what counts failures (the team server's
-    ``promptops_failed_builds``) never reads the words of the message."""
-
-    __slots__ = ()
-
-
-Notify = Callable[[News], None]
-# What `build` refuses, serve refuses too (issue 15): a gate gets each freshly built commit
-# and returns why it must not be served, or None. serve never imports lint itself (its cold
-# path stays light and lint sits beside it): the entry point hands the gate in.
-Gate = Callable[["Build"], "str | None"]
-
-
 class _Package:
     """A served package folder, its repository and cache (a plain class: see :class:`News`)."""
 
@@ -100,63 +67,6 @@ class _Package:
     def __init__(self, directory: Path, repo: gitrefs.Repo, prefix: str,
                  cache: BuildCache) -> None:  # prefix: the folder in the repository, "." at the top
         self.directory, self.repo, self.prefix, self.cache = directory, repo, prefix, cache
-
-
-def failure(exc: Exception) -> str:
-    """Why a build failed, as the log says it: the message, or the bug and a plea."""
-    return str(exc) if isinstance(exc, PromptopsError) else (
-        f"{type(exc).__name__}: {exc} (a bug in promptops: please report it)")
-
-
-class Background:
-    """A daemon thread that follows what is served (HEAD, or the working tree) until
-    :meth:`stop`, handing each good set to ``on_change``. Its signals stay with the main
-    thread, which ends the connection (see ``stdio.Signals.hold``)."""
-
-    THREAD = "promptops-follow"
-
-    def __init__(self, log: Log, notify: Notify | None = None) -> None:
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
-        self._log = log
-        self._notify = notify
-        # seconds since the client last asked something (stdio sets it; None: no wait)
-        self.idle_for: Callable[[], float] | None = None
-
-    def _say(self, level: str, message: str) -> None:
-        """``message`` to the log (stderr) and, at ``level``, to the clients."""
-        self._tell(News(level, message))
-
-    def _tell(self, news: News) -> None:
-        self._log(news.message)
-        if self._notify is not None:
-            self._notify(news)
-
-    def _follows(self) -> bool:
-        """Whether there is anything to follow (a fixed ``ref`` never changes)."""
-        return True
-
-    def start(self, on_change: Callable[[list[Bundle]], object]) -> None:
-        if self._thread is not None or not self._follows():
-            return
-        self._stop.clear()
-        self._thread = threading.Thread(target=self._main, args=(on_change,),
-                                        name=self.THREAD, daemon=True)
-        self._thread.start()
-
-    def stop(self) -> None:
-        self._stop.set()
-        if self._thread is not None and self._thread is not threading.current_thread():
-            self._thread.join(timeout=10)
-        self._thread = None
-
-    def _main(self, on_change: Callable[[list[Bundle]], object]) -> None:
-        if hasattr(signal, "pthread_sigmask"):  # POSIX; Windows has no signal masks
-            signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM, signal.SIGINT})
-        self._follow(on_change)
-
-    def _follow(self, on_change: Callable[[list[Bundle]], object]) -> None:
-        raise NotImplementedError
 
 
 class Follower(Background):
@@ -186,6 +96,7 @@ class Follower(Background):
         # refused), so the listeners hear of a commit without waiting for its serialisation
         # (the bytes come along when the incremental rebuild composed them)
         self._unstored: list[tuple[BuildCache, str, str, Bundle, Built | None]] = []
+        self._remember: list[tuple[BuildCache, str, str, str]] = []  # trees served as cached
         # Each package's last bundle, what the next commit is rebuilt from (rebuild.py): the
         # bundle served at start (from the cache: a tree id, a bundle and its file) until
         # the first rebuild, which needs the build stack; a Built from then on
@@ -264,9 +175,14 @@ class Follower(Background):
         if tree is None:
             tree = gitrefs.tree_of(package.repo, commit, package.prefix)
         if tree is not None:
+            last = self._last.get(package.directory)
+            if last is not None and _tree(last) == tree:  # as served: no load, no encoding
+                self._remember.append((cache, commit, package.prefix, tree))
+                self.how[package.directory] = "cached"
+                return cache.restamped(tree, _bundle_of(last), commit, package.prefix)
             cached = cache.load(tree)
             if cached is not None:
-                cache.remember(commit, package.prefix, tree)
+                self._remember.append((cache, commit, package.prefix, tree))
                 self._last[package.directory] = (tree, cached, cache.file(tree))
                 self.how[package.directory] = "cached"
                 return restamp(cached, commit, package.prefix)
@@ -312,6 +228,12 @@ class Follower(Background):
         """Write the bundles built since the last call into the build cache (~40 ms for a
         1,000-prompt bundle's canonical JSON, off the path from a commit to its listeners)."""
         pending, self._unstored = self._unstored, []
+        remember, self._remember = self._remember, []
+        trees: dict[tuple[BuildCache, str], dict[str, str]] = {}
+        for cache, commit, prefix, tree in remember:  # one index write a commit and repo
+            trees.setdefault((cache, commit), {})[prefix] = tree
+        for (cache, commit), by_prefix in trees.items():
+            cache.remember_all(commit, by_prefix)
         for cache, commit, prefix, bundle, built in pending:
             cache.store(commit, prefix, bundle, built.serialised() if built else None)
             if built is not None and built.encoded is None:  # a full build's: the next
@@ -326,12 +248,8 @@ class Follower(Background):
 
     def _serving(self, cache: BuildCache) -> set[str]:
         """The trees of ``cache``'s packages that this process serves and rebuilds from."""
-        trees = set()
-        for package in self._packages:
-            last = self._last.get(package.directory)
-            if package.cache is cache and last is not None:
-                trees.add(last[0] if isinstance(last, tuple) else last.tree)
-        return trees
+        lasts = [(p, self._last.get(p.directory)) for p in self._packages]
+        return {_tree(last) for p, last in lasts if p.cache is cache and last is not None}
 
     # -- following HEAD -------------------------------------------------------------------
 
@@ -423,8 +341,7 @@ class Follower(Background):
                       f"needs): {failure(exc)}")
 
     def _served_prompts(self) -> int:
-        return sum(len((last[1] if isinstance(last, tuple) else last.bundle)["prompts"])
-                   for last in self._last.values())
+        return sum(len(_bundle_of(last)["prompts"]) for last in self._last.values())
 
     def _base(self, package: _Package) -> Built | None:
         """The package's last bundle as the base of a rebuild (made from what the start
@@ -480,6 +397,14 @@ class Follower(Background):
                 on_change(bundles)
         finally:
             self._store()
+
+
+def _tree(last: Built | tuple[str, Bundle, Path | None]) -> str:
+    return last[0] if isinstance(last, tuple) else last.tree
+
+
+def _bundle_of(last: Built | tuple[str, Bundle, Path | None]) -> Bundle:
+    return last[1] if isinstance(last, tuple) else last.bundle
 
 
 def _build(directory: Path, commit: str, memo: FileMemo, *, keep_asts: bool) -> Build:

@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from promptops.pipeline.bundle_types import Bundle
     from promptops.serve.assemble import Served
     from promptops.serve.auth import JwtTokens, StaticTokens
-    from promptops.serve.follow import Gate, News
+    from promptops.serve.background import Gate, News
     from promptops.serve.metrics import Metrics
     from promptops.serve.remote import Remote
     from promptops.serve.tracing import Tracing

@@ -25,7 +25,7 @@ from promptops.serve.transports.stdio import Signals
 NOTICE_DELAY_S = 0.5  # HEAD mode's note on uncommitted changes waits this long after start
 
 if TYPE_CHECKING:
-    from promptops.serve.follow import Gate
+    from promptops.serve.background import Gate
 
 
 def serve_main(argv: list[str], gate: Gate | None = None) -> int:

@@ -39,7 +39,7 @@ from urllib.parse import unquote, urlsplit, urlunsplit
 from promptops.errors import GitError
 
 if TYPE_CHECKING:
-    from promptops.serve.follow import Notify
+    from promptops.serve.background import Notify
 
 MAX_BACKOFF_S = 600.0
 GIT_TIMEOUT_S = 300.0
@@ -204,7 +204,7 @@ class Remote:
                 message = f"fetch failed, next try in {delay:g} s: {exc}"
                 self._log(message)
                 if self._notify is not None:
-                    from promptops.serve.follow import News
+                    from promptops.serve.background import News
 
                     self._notify(News("warning", message))
 

@@ -48,7 +48,7 @@ from promptops.pipeline.saves import (  # noqa: F401  (IGNORED_*, relevant: re-e
     relevant,
     stamp,
 )
-from promptops.serve.follow import Background, BuildFailed, Log, Notify, failure
+from promptops.serve.background import Background, BuildFailed, Log, Notify, failure
 
 if TYPE_CHECKING:
     from promptops.pipeline.bundle import Bundle

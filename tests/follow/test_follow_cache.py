@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -22,8 +23,8 @@ from follow_helpers import (  # noqa: F401  (fixtures)
 from helpers.repo import commit_files, make_repo
 
 from promptops.pipeline import build as pipeline
-from promptops.pipeline.bundle import Bundle, compile_bundle, parse_bundle, serialise
-from promptops.serve.cache import GENERATION
+from promptops.pipeline.bundle import Bundle, compile_bundle, digest, parse_bundle, serialise
+from promptops.serve.cache import GENERATION, BuildCache
 from promptops.serve.follow import Follower
 
 Follow = Callable[..., Follower]
@@ -147,3 +148,44 @@ def test_an_unwritable_git_dir_falls_back_to_theuser_cache(
     assert [p.name for p in cached] == [f"{first['source']['tree']}.bundle.json"]
     assert follow([root(repo)]).initial() == [first]
     assert len(builds) == 1
+
+
+def test_a_commit_leaves_the_other_packages_as_served_restamped(
+    tmp_path: Path, follow: Follow, recorder: Recorder, builds: list[str | None],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Two packages in one repository; commits touch only the first. The second is served
+    as it was (never built again, never loaded from the cache again) with the new commit's
+    provenance and a digest equal to the whole bundle's digest, and the commit's index
+    records both packages' trees in one file (a restart needs no git)."""
+    repo = make_repo(tmp_path / "mono", {**package({"greet": "Hi"}, name="one", at="p1/"),
+                                         **package({"bye": "Bye"}, name="two", at="p2/")})
+    p1, p2 = root(repo) / "p1", root(repo) / "p2"
+    follower = follow([p1, p2])
+    _, second = follower.initial()
+    loads: list[str] = []
+    load = BuildCache.load
+    monkeypatch.setattr(BuildCache, "load",
+                        lambda self, tree: loads.append(tree) or load(self, tree))
+    follower.start(recorder.on_change)
+    heads = []
+    for n in range(2):
+        head = commit_files(repo, {"p1/prompts/greet.prompt.yaml": f"description: d{n}\n"
+                                   "messages:\n  - role: user\n    text: hello\n"})
+        heads.append(head)
+        new_first, new_second = recorder.wait_change(head)
+        assert texts(new_first) == {"greet": "hello"}
+        assert new_second == {**second, "source": {**second["source"], "commit": head},
+                              "digest": new_second["digest"]}
+        assert new_second["digest"] == digest(new_second) != second["digest"]
+        assert parse_bundle(serialise(new_second), "restamped") == new_second
+        assert follower.how[p2.resolve()] == "cached"
+        path = cache_dir(repo) / "commits" / f"{head}.json"  # stored after the listeners
+        deadline = time.monotonic() + 10
+        while not path.exists() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        index = json.loads(path.read_text())
+        assert index == {"p1": new_first["source"]["tree"], "p2": second["source"]["tree"]}
+    assert second["source"]["tree"] not in loads  # as served: not read from the cache again
+    start = second["source"]["commit"]
+    assert builds == [start, start, *heads]  # both at start, then only the edited package

@@ -13,7 +13,7 @@ import pytest
 from helpers.repo import run_cli
 
 from promptops.serve.assemble import Reporter
-from promptops.serve.follow import BuildFailed, News
+from promptops.serve.background import BuildFailed, News
 from promptops.serve.options import ServeOptions, parser
 
 

@@ -1,0 +1,105 @@
+"""What serve's two followers share: a daemon thread watching what is served (the
+committed HEAD, :mod:`promptops.serve.follow`; the working tree, :mod:`promptops.serve.watch`)
+and the news it tells the log and the clients. Its own module so that the working-tree
+watcher does not import the git follower, and the follower has room for its own work."""
+
+from __future__ import annotations
+
+import signal
+import threading
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from promptops.errors import PromptopsError
+from promptops.pipeline.bundle_types import Bundle
+
+if TYPE_CHECKING:
+    from promptops.pipeline.build import Build
+
+Log = Callable[[str], None]
+
+
+class News:
+    """What the clients hear as well as stderr, as ``notifications/message`` at ``level``:
+    a set that does not build, the recovery, a ref that cannot be read (issue 24;
+    docs/serve.md says to whom). A plain class: a dataclass costs the cold start."""
+
+    __slots__ = ("level", "message")
+
+    def __init__(self, level: str, message: str) -> None:
+        self.level, self.message = level, message
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.level!r}, {self.message!r})"
+
+
+class BuildFailed(News):
+    """A commit (or working tree) that does not build, or that the gate refused: the last
+    good set stays served. Its own type so that what counts failures (the team server's
+    ``promptops_failed_builds``) never reads the words of the message."""
+
+    __slots__ = ()
+
+
+Notify = Callable[[News], None]
+# What `build` refuses, serve refuses too (issue 15): a gate gets each freshly built commit
+# and returns why it must not be served, or None. serve never imports lint itself (its cold
+# path stays light and lint sits beside it): the entry point hands the gate in.
+Gate = Callable[["Build"], "str | None"]
+
+
+def failure(exc: Exception) -> str:
+    """Why a build failed, as the log says it: the message, or the bug and a plea."""
+    return str(exc) if isinstance(exc, PromptopsError) else (
+        f"{type(exc).__name__}: {exc} (a bug in promptops: please report it)")
+
+
+class Background:
+    """A daemon thread that follows what is served (HEAD, or the working tree) until
+    :meth:`stop`, handing each good set to ``on_change``. Its signals stay with the main
+    thread, which ends the connection (see ``stdio.Signals.hold``)."""
+
+    THREAD = "promptops-follow"
+
+    def __init__(self, log: Log, notify: Notify | None = None) -> None:
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._log = log
+        self._notify = notify
+        # seconds since the client last asked something (stdio sets it; None: no wait)
+        self.idle_for: Callable[[], float] | None = None
+
+    def _say(self, level: str, message: str) -> None:
+        """``message`` to the log (stderr) and, at ``level``, to the clients."""
+        self._tell(News(level, message))
+
+    def _tell(self, news: News) -> None:
+        self._log(news.message)
+        if self._notify is not None:
+            self._notify(news)
+
+    def _follows(self) -> bool:
+        """Whether there is anything to follow (a fixed ``ref`` never changes)."""
+        return True
+
+    def start(self, on_change: Callable[[list[Bundle]], object]) -> None:
+        if self._thread is not None or not self._follows():
+            return
+        self._stop.clear()
+        self._thread = threading.Thread(target=self._main, args=(on_change,),
+                                        name=self.THREAD, daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None and self._thread is not threading.current_thread():
+            self._thread.join(timeout=10)
+        self._thread = None
+
+    def _main(self, on_change: Callable[[list[Bundle]], object]) -> None:
+        if hasattr(signal, "pthread_sigmask"):  # POSIX; Windows has no signal masks
+            signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM, signal.SIGINT})
+        self._follow(on_change)
+
+    def _follow(self, on_change: Callable[[list[Bundle]], object]) -> None:
+        raise NotImplementedError
