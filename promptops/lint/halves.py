@@ -48,6 +48,7 @@ import pickle
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from promptops.errors import UsageError
 from promptops.lint.context import Tables
 from promptops.lint.engine import Result, lint_source
 from promptops.lint.incremental import Subset
@@ -170,8 +171,11 @@ def warm(source: CachingSource, settings: LintSettings, index: TemplateIndex) ->
         own = TemplateIndex(FileMemo(), keep_asts=True)
         return _send(source, own, *_half(source, settings, rest, set(theirs), own))
 
-    (tables, part), data = prefetch.forked(
-        child, lambda: _half(source, settings, rest, set(mine) | held, index))
+    try:
+        (tables, part), data = prefetch.forked(
+            child, lambda: _half(source, settings, rest, set(mine) | held, index))
+    except UsageError:  # a disable comment naming no rule: the whole run names the package's
+        return None  # first such file, as one process does (a half knows its share's first)
     if data is None:
         return Warm(tables)
     return Warm(tables, (part, _take(source, data, index, tables)))

@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 from helpers.broken import BROKEN
 
+from promptops.errors import UsageError
 from promptops.lint import halves
 from promptops.lint.config import manifest_data, settings
 from promptops.lint.context import Tables
@@ -79,6 +80,27 @@ def _lint(files: dict[str, str], fork: bool) -> tuple[Findings, Tables | None]:
         found = halves.finish(source, conf, validated, warmed)[1]
     return ([(f.path, f.line, f.col, f.code, f.message) for f in found],
             warmed.tables if warmed else None)
+
+
+def unknown_code_errors() -> tuple[str, str]:
+    """(one process's error, both halves' error) for a package whose prompt files in both
+    halves silence an unknown rule: the first such file of the package (the child's share)
+    must be the one named, not the first of this process's share; a fresh process calls it
+    (``test_halves_process.py``)."""
+    files = _generated(30)
+    prompts = [p for p in CachingSource(MemorySource(files)).files() if p.startswith("prompts/")]
+    mine, theirs = halves.split(prompts)
+    for path in (theirs[0], mine[0]):  # theirs[0] is the package's first prompt file
+        files[path] = "# promptops: disable=PO999\n" + files[path]
+
+    def error(fork: bool) -> str:
+        try:
+            _lint(files, fork)
+        except UsageError as exc:
+            return str(exc)
+        return "no error"
+
+    return error(False), error(True)
 
 
 def one_and_both() -> list[tuple[Findings, Findings]]:

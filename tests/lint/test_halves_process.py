@@ -23,3 +23,12 @@ print([len(one) for one, _ in pairs])
 def test_both_halves_find_what_one_process_finds_in_a_fresh_process() -> None:
     lines = fresh_stdout(SCRIPT, Path(__file__).parent)
     assert lines[0] == "same", lines
+
+
+def test_an_unknown_silenced_rule_is_named_as_one_process_names_it() -> None:
+    """The halves stop on a disable comment naming no rule, each at the first of its own
+    share; the error must be the one-process run's (the package's first such file)."""
+    lines = fresh_stdout("import test_halves\none, both = test_halves.unknown_code_errors()\n"
+                         "print(one)\nprint(both)\n", Path(__file__).parent)
+    assert "unknown lint rule 'PO999'" in lines[0], lines
+    assert lines[0] == lines[1], lines
