@@ -121,7 +121,13 @@ def _watch() -> None:
 
 
 _INF = float("inf")
-_LATE = 0.001  # how far past a deadline the thread wakes (the clock's test is strict)
+# How far past a deadline the thread wakes. The render's own clock checks
+# (``Budget.check_time``, between the calls template code makes) raise at the deadline with
+# the message that names the message and the cause; the watchdog is the backstop for code
+# that calls nothing. Woken 1 ms past it, the two raced and a timed-out get's error wording
+# depended on which won (session 13's clone run); 50 ms lets the precise check win, as the
+# 100 ms poll this thread had before session 12 did, and stays within that poll's lateness.
+_LATE = 0.05
 LINGER_S = 0.5  # with nothing to watch, wake after this long (a render may start meanwhile)
 QUIET_SCANS = 4  # ... this many times, then wait until a render starts
 
