@@ -39,7 +39,7 @@ from pathlib import Path
 from promptops import __version__
 from promptops.errors import BundleError
 from promptops.fsutil import atomic_write
-from promptops.pipeline.bundle import FORMAT, Bundle, canonical, digest, parse_bundle, serialise
+from promptops.pipeline.bundle import FORMAT, Bundle, canonical, parse_bundle, serialise
 
 # A new promptops version may compile the same tree differently: never reuse across them.
 GENERATION = "v1-" + hashlib.sha256(f"{FORMAT} {__version__}".encode()).hexdigest()[:12]
@@ -216,13 +216,10 @@ def _touch(path: Path) -> None:
 
 
 def restamp(bundle: Bundle, commit: str, path: str) -> Bundle:
-    """The cached bundle as if built from ``commit``: same content, new provenance and digest."""
-    source = bundle["source"]
-    if source.get("commit") == commit and source.get("path") == path:
-        return bundle
-    out: Bundle = {**bundle, "source": {**source, "commit": commit, "path": path}}
-    out["digest"] = digest(out)
-    return out
+    """The cached bundle as if built from ``commit``: same content, new provenance and digest
+    (:class:`Stamp` once; a served bundle restamped at every commit keeps its Stamp:
+    :meth:`BuildCache.restamped`)."""
+    return Stamp(bundle)(commit, path)
 
 
 class Stamp:
@@ -248,10 +245,9 @@ class Stamp:
         source = self.bundle["source"]
         if source.get("commit") == commit and source.get("path") == path:
             return self.bundle
-        stamped = {**source, "commit": commit, "path": path}
+        out: Bundle = {**self.bundle, "source": {**source, "commit": commit, "path": path}}
         h = self._head.copy()
-        h.update(canonical(stamped))
+        h.update(canonical(out["source"]))
         h.update(self._tail)
-        out: Bundle = {**self.bundle, "source": stamped}  # type: ignore[typeddict-item]
         out["digest"] = "sha256:" + h.hexdigest()
         return out

@@ -2,8 +2,9 @@
 
 The follower restamps every package a commit left as it was (100 packages: 100 digests of
 the whole bundle's JSON a commit); ``Stamp`` keeps the hash up to the ``source`` member.
-Checked against :func:`promptops.serve.cache.restamp` on generated bundles whose members
-sort on both sides of ``source`` and hold what JSON escapes."""
+Its digest is checked against the whole bundle's ``digest`` (the canonical JSON hashed at
+once: the oracle; ``restamp`` is a Stamp used once) on generated bundles whose members sort
+on both sides of ``source`` and hold what JSON escapes."""
 
 from __future__ import annotations
 
