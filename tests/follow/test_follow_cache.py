@@ -180,12 +180,14 @@ def test_a_commit_leaves_the_other_packages_as_served_restamped(
         assert new_second["digest"] == digest(new_second) != second["digest"]
         assert parse_bundle(serialise(new_second), "restamped") == new_second
         assert follower.how[p2.resolve()] == "cached"
-        path = cache_dir(repo) / "commits" / f"{head}.json"  # stored after the listeners
+        # stored after the listeners heard, the edited package's tree with its bundle
+        path = cache_dir(repo) / "commits" / f"{head}.json"
+        want = {"p1": new_first["source"]["tree"], "p2": second["source"]["tree"]}
         deadline = time.monotonic() + 10
-        while not path.exists() and time.monotonic() < deadline:
+        while time.monotonic() < deadline and not (
+                path.exists() and json.loads(path.read_text()) == want):
             time.sleep(0.01)
-        index = json.loads(path.read_text())
-        assert index == {"p1": new_first["source"]["tree"], "p2": second["source"]["tree"]}
+        assert json.loads(path.read_text()) == want
     assert second["source"]["tree"] not in loads  # as served: not read from the cache again
     start = second["source"]["commit"]
     assert builds == [start, start, *heads]  # both at start, then only the edited package
