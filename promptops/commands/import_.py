@@ -21,19 +21,16 @@ regular file (a symlink, a FIFO, a device: nothing is read then); never 3 for a 
 
 from __future__ import annotations
 
-import json
 import posixpath
-import re
-import shlex
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
 
+from promptops.commands._import_report import CONVERSION, Report, conversion, inert, print_reports
 from promptops.commands.choices import Format
 from promptops.console import Console
 from promptops.errors import ExitCode, Problem, PromptopsError, UsageError
-from promptops.interop import ir, staging
+from promptops.interop import jinja_tree, staging
 from promptops.interop.detect import sniff
 from promptops.interop.errors import InteropError
 from promptops.interop.importers import IMPORTERS
@@ -41,6 +38,7 @@ from promptops.interop.package import dump, in_order, prompt_name, to_document
 from promptops.interop.sources import (
     MAX_LIST,
     MAX_SOURCE_BYTES,
+    Discovery,
     Siblings,
     SourceFile,
     SourceUnreadable,
@@ -53,29 +51,6 @@ from promptops.scaffold import modeline, schema_files
 
 FORMATS = tuple(IMPORTERS)
 MAX_SOURCE_BYTES = MAX_SOURCE_BYTES  # re-exported: the bound on one source file
-CONVERSION = "CONVERSION.md"
-Outcome = Literal["exact", "lossy", "refused"]
-
-
-@dataclass
-class _Report:
-    source: str
-    ecosystem: str | None
-    prompts: list[str] = field(default_factory=list)
-    mapped: list[str] = field(default_factory=list)
-    losses: list[ir.Loss] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-    refused: str | None = None  # the reason, ``file:line:col: what``
-    documents: dict[str, str] = field(default_factory=dict)  # package path -> YAML
-
-    @property
-    def outcome(self) -> Outcome:
-        return "refused" if self.refused else "lossy" if self.losses else "exact"
-
-    def refuse(self, reason: str) -> _Report:
-        self.refused = reason
-        self.prompts, self.mapped, self.documents = [], [], {}
-        return self
 
 
 def run(*, sources: list[Path], out: Path, source_format: str | None,
@@ -92,12 +67,14 @@ def run(*, sources: list[Path], out: Path, source_format: str | None,
     found = discover(paths, skip=out)  # NotRegular (exit 2) before anything is read
     manifest = out / "promptops.yaml"
     mode = _package_mode(manifest)
-    reports: list[_Report] = []
+    reports: list[Report] = []
     taken = _Names(_existing_prompts(out))
+    tree = jinja_tree.plan(found.files, lambda rel: (out / rel).exists(), source_format)
     with console.progress("import", "files") as start:  # a bar on a terminal only
-        tick = start(len(found.files))
-        for source in found.files:
-            report = _isolated(source, source_format, mode, taken)
+        todo = _with_templates(found, tree)
+        tick = start(len(todo))
+        for source in todo:
+            report = _isolated(source, source_format, mode, taken, tree)
             if report is None:
                 found.skipped.append(source.shown)
             else:
@@ -106,16 +83,27 @@ def run(*, sources: list[Path], out: Path, source_format: str | None,
     files = _package_files(out, reports, mode)
     with console.status("import: checking that the package builds"):
         files = _validated(out, reports, files)
-    written = [r for r in reports if r.documents]
+    written = [r for r in reports if r.written()]
     if written:
         if any(r.outcome != "exact" for r in reports):
-            files[CONVERSION] = inert(_conversion(reports)).encode()
+            files[CONVERSION] = inert(conversion(reports)).encode()
         staging.write(out, files)
     committed = _commit(out, sorted(files)) if commit and written else None
-    _print(reports, found.skipped, out, fmt, console, committed=committed,
-           commit_asked=commit)
+    print_reports(reports, found.skipped, out, fmt, console, committed=committed,
+                  commit_asked=commit)
     return ExitCode.OK if all(r.outcome == "exact" for r in reports) and reports \
         else ExitCode.FAILED
+
+
+def _with_templates(found: Discovery, tree: jinja_tree.Plan) -> list[SourceFile]:
+    """The files to import: those found, and the templates they reach that are no prompt
+    file by name (``header.html``, a ``.md`` partial): each gets its own report line."""
+    listed = {(s.root, s.rel) for s in found.files}
+    extra = [SourceFile(t.shown, t.key[0], t.key[1], named=False)
+             for key, t in tree.templates.items() if key not in listed]
+    shown = {s.shown for s in extra}
+    found.skipped[:] = [s for s in found.skipped if s not in shown]
+    return [*found.files, *extra]
 
 
 def _expand_stdin(sources: list[Path]) -> list[Path]:
@@ -183,29 +171,33 @@ class _NotAPrompt(Exception):
     """A file found in a folder whose content is no prompt (a JSON sample, a config)."""
 
 
+class _Refused(Exception):
+    """A file refused with a reason that already names it, ``file:line:col: what``."""
+
+
 PER_FILE_SECONDS = 30.0  # one file's import; measured: about 10 ms for a corpus file
 
 
 def _isolated(source: SourceFile, forced: str | None, mode: str,
-              taken: _Names) -> _Report | None:
+              taken: _Names, tree: jinja_tree.Plan) -> Report | None:
     """One file's import, whatever happens in it: an error is this file's refusal.
     None for a file found in a folder that turns out to be no prompt."""
-    report = _Report(source.shown, forced)
+    report = Report(source.shown, forced)
     try:
         with time_bound(PER_FILE_SECONDS):
-            return _guarded(source, forced, mode, taken, report)
+            return _guarded(source, forced, mode, taken, report, tree)
     except TooSlow:  # also when it lands while the bound is being lifted
         return report.refuse(f"{source.shown}: took more than {PER_FILE_SECONDS:g} s to "
                              "import; refused (a bound, SECURITY.md)")
 
 
 def _guarded(source: SourceFile, forced: str | None, mode: str, taken: _Names,
-             report: _Report) -> _Report | None:
+             report: Report, tree: jinja_tree.Plan) -> Report | None:
     try:
-        _import(source, forced, mode, taken, report)
+        _import(source, forced, mode, taken, report, tree)
     except _NotAPrompt:
         return None
-    except InteropError as exc:
+    except (InteropError, _Refused) as exc:
         report.refuse(str(exc))
     except SourceUnreadable as exc:
         where = f":{exc.line}:{exc.col}" if exc.line else ""
@@ -226,8 +218,24 @@ def _short(text: str, limit: int = 200) -> str:
 
 
 def _import(source: SourceFile, forced: str | None, mode: str, taken: _Names,
-            report: _Report) -> None:
-    text = read_text(source)
+            report: Report, tree: jinja_tree.Plan) -> None:
+    key = (source.root, source.rel)
+    blocked = tree.blocked(key)
+    if blocked is not None:
+        raise InteropError(source.shown, blocked) if key not in tree.refused \
+            else _Refused(blocked)
+    template = tree.templates.get(key)
+    if template is not None:
+        if template.refused:
+            raise _Refused(template.refused)
+        report.ecosystem = forced or "promptfoo"
+        report.templates[template.path] = template.text
+        report.losses.extend(template.losses)
+        report.notes.append(f"a template {', '.join(sorted(set(template.used_by)))} reach: "
+                            f"written as {template.path}, not as a prompt (docs/interop.md)")
+        if not source.named:
+            return
+    text = tree.texts[key] if key in tree.texts else read_text(source)
     ecosystem = forced or sniff(source.rel.rsplit("/", 1)[-1], text, named=source.named)
     if ecosystem is None and not source.named:
         raise _NotAPrompt
@@ -236,6 +244,10 @@ def _import(source: SourceFile, forced: str | None, mode: str, taken: _Names,
                            f"({', '.join(FORMATS)})")
     report.ecosystem = ecosystem
     prompts = IMPORTERS[ecosystem](source.shown, text, Siblings(source))
+    if key in tree.texts:
+        prompts = [jinja_tree.complete(p, key, tree, whole=template is not None)
+                   for p in prompts]
+        report.needs.update(t.path for t in tree.reach(key))
     for prompt in prompts:
         name = prompt_name(prompt.name)
         rel = f"prompts/{name}.prompt.yaml"
@@ -277,13 +289,15 @@ def _unique(name: str, source: SourceFile, taken: set[str]) -> str:
     return f"{name}-{n}"
 
 
-def _package_files(out: Path, reports: list[_Report], mode: str) -> dict[str, bytes]:
+def _package_files(out: Path, reports: list[Report], mode: str) -> dict[str, bytes]:
     """Everything the import would write: the prompts, and for a new package its manifest
     and the editor schemas its modelines name."""
     files: dict[str, bytes] = {}
     for r in reports:
         for rel, text in r.documents.items():
             files[rel] = (modeline(rel, "prompt") + text).encode()
+        for rel, text in r.templates.items():
+            files[rel] = text.encode()
     if not (out / "promptops.yaml").exists():
         name = prompt_name(out.resolve().name.lower()).strip("._-") or "imported"
         files["promptops.yaml"] = (modeline("promptops.yaml", "manifest") + dump({
@@ -296,11 +310,12 @@ def _package_files(out: Path, reports: list[_Report], mode: str) -> dict[str, by
     return files
 
 
-def _validated(out: Path, reports: list[_Report], files: dict[str, bytes]) -> dict[str, bytes]:
+def _validated(out: Path, reports: list[Report], files: dict[str, bytes]) -> dict[str, bytes]:
     """``files`` without those of any source whose prompts would not build, each such
     source refused with the build's problem; PromptopsError when the package would not
     build for a reason no imported file explains (nothing is written then)."""
-    owner = {rel: r for r in reports for rel in r.documents}
+    owner = {rel: r for r in reports for rel in r.written()}
+    source_of = {rel: r.source for r in reports for rel in r.templates}
     for _ in range(len(reports) + 1):
         problems = _problems(out, files, owner) if owner else []
         mine = [(p, r) for p in problems if (r := _culprit(p, owner)) is not None]
@@ -309,11 +324,10 @@ def _validated(out: Path, reports: list[_Report], files: dict[str, bytes]) -> di
         for p, r in mine:
             if r.refused:
                 continue
-            for rel in r.documents:
-                files.pop(rel, None)
-                owner.pop(rel, None)
+            _drop(r, files, owner)
             r.refuse(p.message if p.code == _CRASH else
                      f"{r.source}: the package format refuses the imported prompt: {p}")
+        _refuse_dependents(reports, files, owner, source_of)
     else:  # pragma: no cover - every round refuses at least one source
         problems = []
     if problems:
@@ -330,7 +344,30 @@ def _validated(out: Path, reports: list[_Report], files: dict[str, bytes]) -> di
 _CRASH = "import-crash"
 
 
-def _culprit(problem: Problem, owner: dict[str, _Report]) -> _Report | None:
+def _drop(r: Report, files: dict[str, bytes], owner: dict[str, Report]) -> None:
+    for rel in r.written():
+        files.pop(rel, None)
+        owner.pop(rel, None)
+
+
+def _refuse_dependents(reports: list[Report], files: dict[str, bytes],
+                       owner: dict[str, Report], source_of: dict[str, str]) -> None:
+    """Each source whose prompts reach a template that is no longer written (its own file
+    was refused) refused too, naming that file rather than the build's "not found"."""
+    changed = True
+    while changed:
+        changed = False
+        for r in reports:
+            lost = sorted(rel for rel in r.needs if rel not in files)
+            if r.refused or not lost:
+                continue
+            _drop(r, files, owner)
+            r.refuse(f"{r.source}: it reaches {source_of.get(lost[0], lost[0])}, which is "
+                     "refused")
+            changed = True
+
+
+def _culprit(problem: Problem, owner: dict[str, Report]) -> Report | None:
     """The source whose imported prompt a build problem is about: the file it is in, or
     one it names (``prompt name 'ask' is already used by prompts/ask.prompt.yaml``, found
     in the prompt the package already had)."""
@@ -340,7 +377,7 @@ def _culprit(problem: Problem, owner: dict[str, _Report]) -> _Report | None:
     return owner[named[0]] if named else None
 
 
-def _problems(out: Path, files: dict[str, bytes], owner: dict[str, _Report]) -> list[Problem]:
+def _problems(out: Path, files: dict[str, bytes], owner: dict[str, Report]) -> list[Problem]:
     """The build's problems with ``files``; when the build itself fails (a bug), the
     sources whose prompts make it fail, each built alone, as problems of their own, so
     one prompt that trips a bug of the build is refused and the others still written."""
@@ -393,97 +430,3 @@ def _commit(out: Path, paths: list[str]) -> str:
     return message
 
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
-
-
-def inert(text: str) -> str:
-    """``text`` with control characters written as escapes: a file name or a YAML error
-    from someone else's folder must not move the cursor, retitle the terminal or reverse
-    the text shown (issue 23, invariant 4)."""
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100
-                        else f"\\u{ord(m.group()):04x}", text)
-
-
-def _conversion(reports: list[_Report]) -> str:
-    lines = ["# Conversion report", "",
-             "Written by `promptops import`. Each source below lost something in the "
-             "conversion or was refused; the package holds the nearest form of the lossy "
-             "ones, and the reason is given.", ""]
-    for r in reports:
-        if r.refused:
-            lines += [f"## {r.source} (refused)", "", f"- {r.refused}", ""]
-        elif r.losses:
-            lines += [f"## {r.source} ({r.ecosystem})", "",
-                      f"Prompts: {', '.join(r.prompts)}", ""]
-            lines += [f"- {loss}" for loss in r.losses]
-            lines.append("")
-    return "\n".join(lines)
-
-
-def _print(reports: list[_Report], skipped: list[str], out: Path, fmt: Format,
-           console: Console, *, committed: str | None, commit_asked: bool) -> None:
-    if fmt == "json":
-        console.echo(json.dumps([{
-            "source": r.source, "from": r.ecosystem, "outcome": r.outcome,
-            "prompts": r.prompts, "exact": r.outcome == "exact", "mapped": r.mapped,
-            "notes": r.notes, "refused": r.refused,
-            "losses": [{"what": x.what, "reason": x.reason, "line": x.line}
-                       for x in r.losses]} for r in reports], indent=2, ensure_ascii=False))
-        return
-    for r in reports:
-        if r.refused:
-            console.echo(f"{console.style(inert(r.source), bold=True)}: "
-                         f"{console.style('refused', fg='red')}: {inert(r.refused)}")
-            continue
-        if console.verbosity < 0:  # -q: the refusals and the summary only
-            continue
-        state = console.style("lossy", fg="yellow") if r.losses \
-            else console.style("exact", fg="green")
-        console.echo(f"{console.style(inert(r.source), bold=True)} ({r.ecosystem}) -> "
-                     f"{', '.join(r.prompts)}: {state}")
-        for item in r.mapped:
-            console.echo(f"  mapped {inert(item)}")
-        for note in r.notes:
-            console.echo(f"  note: {inert(note)}")
-        for loss in r.losses:
-            console.echo(f"  lost: {inert(str(loss))}")
-    _summary(reports, skipped, out, console, committed=committed, commit_asked=commit_asked)
-
-
-def _summary(reports: list[_Report], skipped: list[str], out: Path, console: Console, *,
-             committed: str | None, commit_asked: bool) -> None:
-    counts = {k: sum(r.outcome == k for r in reports) for k in ("exact", "lossy", "refused")}
-    where = shlex.quote(str(out))
-    console.echo(f"\n{counts['exact'] + counts['lossy']} of {len(reports)} files imported "
-                 f"into {out}: {counts['exact']} exact, {counts['lossy']} with losses, "
-                 f"{counts['refused']} refused.")
-    if not reports:
-        console.echo("No prompt files found.")
-    refused = [r for r in reports if r.refused]
-    if refused:
-        console.echo("Refused (nothing of them is written):")
-        for r in refused:
-            console.echo(f"  {inert(r.refused or '')}")
-    if (counts["lossy"] or refused) and any(r.documents for r in reports):
-        console.echo(f"Every loss and refusal is listed in {out / CONVERSION}.")
-    if skipped:
-        console.echo(f"Skipped {len(skipped)} files that are not prompts: "
-                     + inert(", ".join(skipped[:5])) + (" ..." if len(skipped) > 5 else ""))
-    if not any(r.documents for r in reports):
-        console.echo("Nothing was written.")
-        return
-    if console.verbosity < 0:
-        return
-    if committed:
-        console.echo(f'Committed: "{committed}".')
-        console.echo(f"\nNext:\n  promptops serve {where}")
-    else:
-        tip = "" if commit_asked else " (or import with --commit)"
-        console.echo(f"\nNothing is committed: serve reads commits, so commit {out} first"
-                     f"{tip}; `promptops serve --worktree {where}` serves it uncommitted.")
-        from promptops.git import Repo
-
-        git = f"git -C {where}"
-        init = "" if Repo.find(out) is not None else f"git init -q {where} && "
-        console.echo(f"\nNext:\n  {init}{git} add -- . && {git} commit -m 'Import prompts'"
-                     f"\n  promptops serve {where}")

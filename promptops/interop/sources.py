@@ -143,7 +143,7 @@ def discover(paths: list[Path], *, skip: Path | None = None) -> Discovery:
     found: list[SourceFile] = []
     skipped: list[str] = []
     refused: list[str] = []
-    seen: set[tuple[int, int]] = set()
+    seen: dict[tuple[int, int], int] = {}
     entries = total = 0
     skip_id = _identity(skip) if skip is not None else None
     for named in paths:
@@ -206,13 +206,18 @@ def discover(paths: list[Path], *, skip: Path | None = None) -> Discovery:
     return Discovery(found, skipped)
 
 
-def _add(found: list[SourceFile], seen: set[tuple[int, int]], st: os.stat_result,
+def _add(found: list[SourceFile], seen: dict[tuple[int, int], int], st: os.stat_result,
          source: SourceFile) -> None:
-    """``source`` unless the same file was already found (named twice, or in two folders)."""
+    """``source`` unless the same file was already found (named twice, or in two folders);
+    a file found in a folder and also named is named (never skipped), read from the folder
+    (whose files it may reach: jinja_tree.py)."""
     key = (st.st_dev, st.st_ino)
     if key not in seen:
-        seen.add(key)
+        seen[key] = len(found)
         found.append(source)
+    elif source.named != found[seen[key]].named:
+        folder = source if not source.named else found[seen[key]]
+        found[seen[key]] = SourceFile(folder.shown, folder.root, folder.rel, named=True)
 
 
 def _identity(path: Path) -> tuple[int, int] | None:
