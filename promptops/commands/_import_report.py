@@ -31,7 +31,8 @@ class Report:
     refused: str | None = None  # the reason, ``file:line:col: what``
     documents: dict[str, str] = field(default_factory=dict)  # package path -> YAML
     templates: dict[str, str] = field(default_factory=dict)  # package path -> Jinja source
-    needs: set[str] = field(default_factory=set)  # the templates its prompts reach
+    # the templates its prompts reach -> its refusal should that template's be refused
+    needs: dict[str, str] = field(default_factory=dict)
 
     @property
     def outcome(self) -> Outcome:

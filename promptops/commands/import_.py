@@ -222,8 +222,7 @@ def _import(source: SourceFile, forced: str | None, mode: str, taken: _Names,
     key = (source.root, source.rel)
     blocked = tree.blocked(key)
     if blocked is not None:
-        raise InteropError(source.shown, blocked) if key not in tree.refused \
-            else _Refused(blocked)
+        raise _Refused(blocked)
     template = tree.templates.get(key)
     if template is not None:
         if template.refused:
@@ -231,7 +230,9 @@ def _import(source: SourceFile, forced: str | None, mode: str, taken: _Names,
         report.ecosystem = forced or "promptfoo"
         report.templates[template.path] = template.text
         report.losses.extend(template.losses)
-        report.notes.append(f"a template {', '.join(sorted(set(template.used_by)))} reach: "
+        users = sorted({posixpath.basename(u) for u in template.used_by})
+        report.notes.append(f"a template that {len(users)} files reach "
+                            f"({', '.join(users[:3])}{', ...' if len(users) > 3 else ''}): "
                             f"written as {template.path}, not as a prompt (docs/interop.md)")
         if not source.named:
             return
@@ -247,7 +248,8 @@ def _import(source: SourceFile, forced: str | None, mode: str, taken: _Names,
     if key in tree.texts:
         prompts = [jinja_tree.complete(p, key, tree, whole=template is not None)
                    for p in prompts]
-        report.needs.update(t.path for t in tree.reach(key))
+        report.needs.update({t.path: tree.via(key, t, "which is refused")
+                             for t in tree.reach(key)})
     for prompt in prompts:
         name = prompt_name(prompt.name)
         rel = f"prompts/{name}.prompt.yaml"
@@ -315,7 +317,6 @@ def _validated(out: Path, reports: list[Report], files: dict[str, bytes]) -> dic
     source refused with the build's problem; PromptopsError when the package would not
     build for a reason no imported file explains (nothing is written then)."""
     owner = {rel: r for r in reports for rel in r.written()}
-    source_of = {rel: r.source for r in reports for rel in r.templates}
     for _ in range(len(reports) + 1):
         problems = _problems(out, files, owner) if owner else []
         mine = [(p, r) for p in problems if (r := _culprit(p, owner)) is not None]
@@ -325,9 +326,10 @@ def _validated(out: Path, reports: list[Report], files: dict[str, bytes]) -> dic
             if r.refused:
                 continue
             _drop(r, files, owner)
+            what = "template" if p.path in r.templates else "prompt"
             r.refuse(p.message if p.code == _CRASH else
-                     f"{r.source}: the package format refuses the imported prompt: {p}")
-        _refuse_dependents(reports, files, owner, source_of)
+                     f"{r.source}: the package format refuses the imported {what}: {p}")
+        _refuse_dependents(reports, files, owner)
     else:  # pragma: no cover - every round refuses at least one source
         problems = []
     if problems:
@@ -351,7 +353,7 @@ def _drop(r: Report, files: dict[str, bytes], owner: dict[str, Report]) -> None:
 
 
 def _refuse_dependents(reports: list[Report], files: dict[str, bytes],
-                       owner: dict[str, Report], source_of: dict[str, str]) -> None:
+                       owner: dict[str, Report]) -> None:
     """Each source whose prompts reach a template that is no longer written (its own file
     was refused) refused too, naming that file rather than the build's "not found"."""
     changed = True
@@ -362,8 +364,7 @@ def _refuse_dependents(reports: list[Report], files: dict[str, bytes],
             if r.refused or not lost:
                 continue
             _drop(r, files, owner)
-            r.refuse(f"{r.source}: it reaches {source_of.get(lost[0], lost[0])}, which is "
-                     "refused")
+            r.refuse(r.needs[lost[0]])
             changed = True
 
 

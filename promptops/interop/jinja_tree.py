@@ -126,6 +126,8 @@ class Plan:
     templates: dict[Key, Template] = field(default_factory=dict)
     texts: dict[Key, str] = field(default_factory=dict)  # each file's source, names rewritten
     refs: dict[Key, list[Key]] = field(default_factory=dict)  # the templates each names
+    at: dict[Key, dict[Key, Ref]] = field(default_factory=dict)  # where it first names each
+    shown: dict[Key, str] = field(default_factory=dict)  # each file as the user knows it
     refused: dict[Key, str] = field(default_factory=dict)  # ``file:line:col: why``
     notes: dict[Key, list[str]] = field(default_factory=dict)
 
@@ -142,14 +144,28 @@ class Plan:
         return [self.templates[k] for k in seen if k in self.templates]
 
     def blocked(self, key: Key) -> str | None:
-        """Why the file cannot be imported: its own names, or a template it reaches."""
+        """Why the file cannot be imported (``file:line:col: why``): its own names, or a
+        template it reaches that cannot be, named where the file leads to it."""
         if key in self.refused:
             return self.refused[key]
         for tpl in self.reach(key):
             why = tpl.refused or self.refused.get(tpl.key)
             if why:
-                return f"it reaches {tpl.shown}, which cannot be imported: {why}"
+                return self.via(key, tpl, f"which cannot be imported: {why}")
         return None
+
+    def via(self, key: Key, tpl: Template, what: str) -> str:
+        """``file:line:col: extends 'x' reaches T, <what>``: the tag of ``key`` that leads
+        to the template ``tpl``, directly or through others."""
+        for direct in self.refs.get(key, []):
+            if direct == tpl.key or tpl in self.reach(direct):
+                ref = self.at[key][direct]
+                return _where(self.shown.get(key, str(key[0] / key[1])), ref,
+                              f"{ref.tag} {ref.name!r} reaches {tpl.shown}, {what}")
+        return f"{self.shown.get(key, key[1])}: it reaches {tpl.shown}, {what}"  # pragma: no cover
+
+    def by_path(self, path: str) -> Template | None:
+        return next((t for t in self.templates.values() if t.path == path), None)
 
 
 class _Folder:
@@ -206,8 +222,15 @@ def plan(sources: Iterable[SourceFile], taken: Callable[[str], bool], forced: st
             continue  # the import reports an unreadable prompt file itself
         named[key] = {}
         result.texts[key] = text
-        for ref in references(text):
-            target = _resolve(ref, key, folder, shown, result)
+        try:
+            found = [(ref, _resolve(ref, key, folder, shown, result))
+                     for ref in references(text)]
+        except Exception as exc:  # a bug here: this file's refusal, never the import's
+            result.refused[key] = (f"{shown[key]}: internal error while reading what it "
+                                   f"includes ({type(exc).__name__}); this is a promptops "
+                                   "bug, please report it")
+            continue
+        for ref, target in found:
             if target is None:
                 continue
             named[key][ref.start] = target
@@ -232,6 +255,10 @@ def plan(sources: Iterable[SourceFile], taken: Callable[[str], bool], forced: st
             pos = ref.end
         result.texts[key] = "".join(out) + text[pos:]
         result.refs[key] = list(dict.fromkeys(targets[s] for s in sorted(targets)))
+        result.at[key] = {}
+        for start in sorted(targets):
+            result.at[key].setdefault(targets[start], refs[start])
+    result.shown = shown
     for tpl in result.templates.values():
         _translate(tpl, result)
     return result

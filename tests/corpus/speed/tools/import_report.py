@@ -52,6 +52,8 @@ def main() -> None:
             else:
                 row["outcome"] = entry["outcome"]
                 row["prompts"] = entry["prompts"]
+                if entry.get("templates"):  # a file other Jinja files reach (jinja_tree.py)
+                    row["templates"] = entry["templates"]
                 if entry["outcome"] == "refused":
                     row["why"] = entry["refused"].split(f"{part}/", 1)[-1]
                 elif entry["outcome"] == "lossy":
