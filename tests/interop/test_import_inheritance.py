@@ -235,9 +235,10 @@ CORPORA = Path(__file__).resolve().parents[1] / "corpus"
 def test_the_speed_corpora_jinja_files_render_as_jinja2_renders_them(
         tmp_path: Path, part: str) -> None:
     """Every prompt imported exact from a Jinja file of a speed corpus part that extends,
-    includes or imports another, served, is what jinja2 renders from the part's folder, each declared argument given a value (a string,
-    or a list for an array). The loader searches the part's folder, then the file's own
-    folder and those above it: the import's rule (jinja_tree.py)."""
+    includes or imports another, served, is what jinja2 renders from the part's folder,
+    each declared argument given a value (a string, or a list for an array). The loader
+    searches the part's folder, then the file's own folder and those above it: the
+    import's rule (jinja_tree.py)."""
     judged = 0
     for corpus in sorted(CORPORA.glob("speed*/")):
         src = corpus / part
