@@ -35,7 +35,7 @@ from promptops.interop import nunjucks
 from promptops.interop.importers._common import JinjaNames, optional_argument
 from promptops.interop.ir import IRPrompt, Loss, Message, Text
 from promptops.interop.sources import (
-    MAX_SIBLING_BYTES,
+    MAX_TOTAL_BYTES,
     SKIP_DIRS,
     SourceFile,
     SourceUnreadable,
@@ -131,17 +131,23 @@ class Plan:
     refused: dict[Key, str] = field(default_factory=dict)  # ``file:line:col: why``
     notes: dict[Key, list[str]] = field(default_factory=dict)
 
+    reached: dict[Key, list[Template]] = field(default_factory=dict)  # reach(), memoised
+
     def reach(self, key: Key) -> list[Template]:
-        """The templates ``key`` reaches, directly or through others, in order of first use."""
-        seen: list[Key] = []
+        """The templates ``key`` reaches, directly or through others, in order of first use
+        (memoised: every prompt of a wide tree asks, and so does :meth:`via`)."""
+        if key in self.reached:
+            return self.reached[key]
+        seen: dict[Key, None] = {}
         stack = list(reversed(self.refs.get(key, [])))
         while stack:
             nxt = stack.pop()
             if nxt in seen or nxt == key:
                 continue
-            seen.append(nxt)
+            seen[nxt] = None
             stack.extend(reversed(self.refs.get(nxt, [])))
-        return [self.templates[k] for k in seen if k in self.templates]
+        found = self.reached[key] = [self.templates[k] for k in seen if k in self.templates]
+        return found
 
     def blocked(self, key: Key) -> str | None:
         """Why the file cannot be imported (``file:line:col: why``): its own names, or a
@@ -158,14 +164,11 @@ class Plan:
         """``file:line:col: extends 'x' reaches T, <what>``: the tag of ``key`` that leads
         to the template ``tpl``, directly or through others."""
         for direct in self.refs.get(key, []):
-            if direct == tpl.key or tpl in self.reach(direct):
+            if direct == tpl.key or any(t is tpl for t in self.reach(direct)):
                 ref = self.at[key][direct]
                 return _where(self.shown.get(key, str(key[0] / key[1])), ref,
                               f"{ref.tag} {ref.name!r} reaches {tpl.shown}, {what}")
         return f"{self.shown.get(key, key[1])}: it reaches {tpl.shown}, {what}"  # pragma: no cover
-
-    def by_path(self, path: str) -> Template | None:
-        return next((t for t in self.templates.values() if t.path == path), None)
 
 
 class _Folder:
@@ -185,7 +188,7 @@ class _Folder:
         try:
             data = read_bytes(self.root, rel)
             self.bytes += len(data)
-            found: str | None = decode(data) if self.bytes <= MAX_SIBLING_BYTES * 16 else None
+            found: str | None = decode(data) if self.bytes <= MAX_TOTAL_BYTES else None
         except SourceUnreadable:
             found = None
         self.read[rel] = found

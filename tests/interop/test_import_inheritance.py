@@ -228,6 +228,33 @@ def test_a_template_path_the_package_has_is_never_replaced(tmp_path: Path) -> No
     assert served(out, "lesson", ARGS) == judge(src, "lesson.j2", ARGS)
 
 
+
+def test_how_a_name_is_looked_for() -> None:
+    assert jinja_tree.candidates("base.j2", "a/b/c.j2") == ["a/b/base.j2", "a/base.j2", "base.j2"]
+    assert jinja_tree.candidates("/base.j2", "a/c.j2") == ["a/base.j2", "base.j2"]
+    assert jinja_tree.candidates("../x.j2", "a/b.j2") == ["x.j2"]
+    assert jinja_tree.candidates("./x.j2", "a/b.j2") == ["a/x.j2"]
+    assert jinja_tree.candidates("../../x.j2", "a/b.j2") == ["../x.j2"]  # the caller refuses
+    assert isinstance(jinja_tree.candidates("a/../b.j2", "c.j2"), str)
+    assert [r.name for r in jinja_tree.references(
+        "{% raw %}{% include 'no.j2' %}{% endraw %}{# {% extends 'no.j2' %} #}"
+        "{% include name %}{% include ['a.j2'] %}{% import 'm.j2' as m %}"
+        "{%- from \"f.j2\" import g with context -%}{% include 'i.j2' ignore missing %}")] == \
+        ["m.j2", "f.j2", "i.j2"]
+
+
+def test_a_name_found_at_two_levels_takes_the_nearest_and_says_so(tmp_path: Path) -> None:
+    src = write(tmp_path / "src", {"base.j2": "root {{ a }}\n", "sub/base.j2": "sub {{ b }}\n",
+                                   "sub/child.j2": "{% extends 'base.j2' %}\n"})
+    out = tmp_path / "pkg"
+    row = next(r for r in imported(src, out) if str(r["source"]).endswith("child.j2"))
+    assert "'base.j2' read as sub/base.j2, the nearest of 2 files of that name (base.j2 " \
+        "too)" in " ".join(map(str, row["notes"]))  # type: ignore[call-overload]
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(src / "sub"),
+                             keep_trailing_newline=True)
+    assert served(out, "child", {"b": "B"}) == env.get_template("child.j2").render(b="B")
+
+
 CORPORA = Path(__file__).resolve().parents[1] / "corpus"
 
 
