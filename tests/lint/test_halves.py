@@ -88,9 +88,13 @@ def unknown_code_errors() -> tuple[str, str]:
     must be the one named, not the first of this process's share; a fresh process calls it
     (``test_halves_process.py``)."""
     files = _generated(30)
-    prompts = [p for p in CachingSource(MemorySource(files)).files() if p.startswith("prompts/")]
-    mine, theirs = halves.split(prompts)
-    for path in (theirs[0], mine[0]):  # theirs[0] is the package's first prompt file
+    source = CachingSource(MemorySource(files))
+    prompts = [p for p in source.files() if p.startswith("prompts/")]
+    mine, theirs = halves.split(source, prompts)
+    # the child's first and a later one of this process's: the package's first such file
+    # is the child's
+    later = next(p for p in mine if prompts.index(p) > prompts.index(theirs[0]))
+    for path in (theirs[0], later):
         files[path] = "# promptops: disable=PO999\n" + files[path]
 
     def error(fork: bool) -> str:
@@ -146,7 +150,7 @@ def test_the_childs_half_arrives() -> None:
     tables = warmed.tables
     prompts = sorted(p for p in files if p.startswith("prompts/"))
     held = {key[1] for key in index.memo.entries()[0]}
-    child = set(halves.split(prompts)[1]) - {f"prompts/p-{k}.prompt.yaml" for k in BROKEN}
+    child = set(halves.split(source, prompts)[1]) - {f"prompts/p-{k}.prompt.yaml" for k in BROKEN}
     assert child and child <= held  # validated by the child only
     assert any("Copy 1." in text for text in tables.facts)  # a child's rule answers
     assert any("Copy 1." in text for text in tables.memo["trailing"])
