@@ -220,3 +220,24 @@ def test_no_fork_while_a_file_is_not_in_this_process() -> None:
         assert halves.warm(source, conf, TemplateIndex(keep_asts=True)) is None
     finally:
         prefetch.MIN_FILES = saved
+
+
+def test_the_split_weighs_each_prompt_file_by_what_it_costs() -> None:
+    """Prompt files of very different sizes (a few large ones among many small, as real
+    prompts are): each half gets about the same work by :data:`halves.PER_PROMPT` and the
+    bytes, the child's weighing :data:`halves.CHILD_WEIGHT`, every file once, in order. A
+    share of the count gave the process whose share held the large files most of the work."""
+    sizes = [200_000 if k % 9 == 8 else 1_000 for k in range(90)]  # the large ones land
+    files = {f"prompts/p-{k:02}.prompt.yaml": "x" * size  # where a 4-in-9 count put them
+             for k, size in enumerate(sizes)}
+    source = CachingSource(MemorySource(files))
+    paths = sorted(files)
+    mine, theirs = halves.split(source, paths)
+    assert sorted(mine + theirs) == paths and mine == sorted(mine) and theirs == sorted(theirs)
+
+    def cost(share: list[str]) -> int:
+        return sum(len(files[p]) + halves.PER_PROMPT for p in share)
+
+    here, there = cost(mine), halves.CHILD_WEIGHT * cost(theirs)
+    assert abs(here - there) <= halves.CHILD_WEIGHT * (200_000 + halves.PER_PROMPT)
+    assert 0.8 < here / there < 1.25
