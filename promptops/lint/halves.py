@@ -62,10 +62,17 @@ from promptops.pipeline.templates import TemplateIndex
 from promptops.pipeline.validate import Validated, is_prompt_file, prompt_key, validate
 from promptops.problem import Problem
 
-# Of every 9 prompt files, the child lints 4: it also pickles what it computed, while this
-# process lints its 5 (measured on the tuning part: the child's pickling is about a tenth
-# of its half), so both are done at about the same time.
-SHARE = (4, 9)
+# How :func:`split` weighs a prompt file: its bytes and :data:`PER_PROMPT` more (what
+# a prompt costs whatever its size: its model, the rules' loops over prompts), the
+# child's weighing :data:`CHILD_WEIGHT` (it also pickles what it computed, and this
+# process unpickles that only after its own half). Fitted on the tuning parts of speed
+# and speed2, every copy distinct (docs/benchmarks.md, "lint's halves by cost, session
+# 14"): a half's CPU over prompts grouped by size is 0.17-0.24 ms a prompt and 0.06 ms a
+# KB (a prompt costs as much as 2.7-4.2 KB), the child's pickling 7-11% of its half. A
+# share of the count (4 of every 9 prompt files, session 11) left speed2's 200 KB files
+# where they fell: this process's half took 1.2x the child's whole life there.
+PER_PROMPT = 3_500
+CHILD_WEIGHT = 1.1
 # The rules the halves run: those whose cost is mostly their answers by text (each text's
 # scan, its template's facts, the positions of what they find), measured per rule on the
 # tuning part of the speed corpus, every copy distinct (docs/benchmarks.md, "lint on both
@@ -163,7 +170,7 @@ def warm(source: CachingSource, settings: LintSettings, index: TemplateIndex) ->
     if not all(source.held(p) for p in files):
         return None
     rest = {p for p in files if not is_prompt_file(p)}
-    mine, theirs = split(todo)
+    mine, theirs = split(source, todo)
     # the prompt files the memo holds are this process's: every prompt file is in one half
     held = set(prompts) - set(todo)
 
@@ -214,11 +221,11 @@ def _content(source: Source, path: str) -> object:
         return path
 
 
-def split(paths: list[str]) -> tuple[list[str], list[str]]:
-    """(this process's share of ``paths``, the child's): :data:`SHARE`, interleaved."""
-    theirs, every = SHARE
-    return ([p for i, p in enumerate(paths) if i % every >= theirs],
-            [p for i, p in enumerate(paths) if i % every < theirs])
+def split(source: CachingSource, paths: list[str]) -> tuple[list[str], list[str]]:
+    """(this process's share of ``paths``, the child's), each in order, balanced by what
+    each prompt file costs (:data:`PER_PROMPT`, :data:`CHILD_WEIGHT`) through the build's
+    split (:func:`promptops.pipeline.prefetch.halves`)."""
+    return prefetch.halves(source, paths, weight=CHILD_WEIGHT, per_file=PER_PROMPT)
 
 
 def _half(source: Source, settings: LintSettings, rest: set[str], own: set[str],

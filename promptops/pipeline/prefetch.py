@@ -120,13 +120,18 @@ def received(source: Source, sent: tuple[Entries, list[PromptKey]]) -> Entries:
     return entries
 
 
-def halves(source: CachingSource, paths: list[str]) -> tuple[list[str], list[str]]:
+def halves(source: CachingSource, paths: list[str], *, weight: float = CHILD_WEIGHT,
+           per_file: int = 0) -> tuple[list[str], list[str]]:
     """``paths`` as (this process's, the child's), in order, balanced by bytes: validating
     a prompt file is per byte (its YAML, its templates), and real prompts range from 200
     bytes to 200 KB, so every other file could leave one core waiting on the other. Each
-    file goes to the side with less work once it is counted, a byte of the child's
-    weighing :data:`CHILD_WEIGHT`; a file only git can still give (a large blob) is this
-    process's (the child must not talk to its parent's git processes)."""
+    file goes to the side with less work once it is counted, a file costing its bytes and
+    ``per_file`` more (what a file costs whatever its size, in bytes: lint's rules loop
+    over prompts, :data:`promptops.lint.halves.PER_PROMPT`), the child's weighing
+    ``weight`` (it also pickles what it computed: :data:`CHILD_WEIGHT` for the build's);
+    a file only git can still give (a large blob) is this process's (the child must not
+    talk to its parent's git processes). The one split of a half's share, the build's and
+    lint's (:mod:`promptops.lint.halves`)."""
     mine: list[str] = []
     theirs: list[str] = []
     here = there = 0.0
@@ -134,13 +139,13 @@ def halves(source: CachingSource, paths: list[str]) -> tuple[list[str], list[str
         if not source.held(path):
             mine.append(path)
             continue
-        size = len(source.read(path))
-        if there + CHILD_WEIGHT * size < here + size:
+        cost = len(source.read(path)) + per_file
+        if there + weight * cost < here + cost:
             theirs.append(path)
-            there += CHILD_WEIGHT * size
+            there += weight * cost
         else:
             mine.append(path)
-            here += size
+            here += cost
     return mine, theirs
 
 

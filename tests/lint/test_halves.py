@@ -88,9 +88,13 @@ def unknown_code_errors() -> tuple[str, str]:
     must be the one named, not the first of this process's share; a fresh process calls it
     (``test_halves_process.py``)."""
     files = _generated(30)
-    prompts = [p for p in CachingSource(MemorySource(files)).files() if p.startswith("prompts/")]
-    mine, theirs = halves.split(prompts)
-    for path in (theirs[0], mine[0]):  # theirs[0] is the package's first prompt file
+    source = CachingSource(MemorySource(files))
+    prompts = [p for p in source.files() if p.startswith("prompts/")]
+    mine, theirs = halves.split(source, prompts)
+    # the child's first and a later one of this process's: the package's first such file
+    # is the child's
+    later = next(p for p in mine if prompts.index(p) > prompts.index(theirs[0]))
+    for path in (theirs[0], later):
         files[path] = "# promptops: disable=PO999\n" + files[path]
 
     def error(fork: bool) -> str:
@@ -146,7 +150,7 @@ def test_the_childs_half_arrives() -> None:
     tables = warmed.tables
     prompts = sorted(p for p in files if p.startswith("prompts/"))
     held = {key[1] for key in index.memo.entries()[0]}
-    child = set(halves.split(prompts)[1]) - {f"prompts/p-{k}.prompt.yaml" for k in BROKEN}
+    child = set(halves.split(source, prompts)[1]) - {f"prompts/p-{k}.prompt.yaml" for k in BROKEN}
     assert child and child <= held  # validated by the child only
     assert any("Copy 1." in text for text in tables.facts)  # a child's rule answers
     assert any("Copy 1." in text for text in tables.memo["trailing"])
@@ -216,3 +220,24 @@ def test_no_fork_while_a_file_is_not_in_this_process() -> None:
         assert halves.warm(source, conf, TemplateIndex(keep_asts=True)) is None
     finally:
         prefetch.MIN_FILES = saved
+
+
+def test_the_split_weighs_each_prompt_file_by_what_it_costs() -> None:
+    """Prompt files of very different sizes (a few large ones among many small, as real
+    prompts are): each half gets about the same work by :data:`halves.PER_PROMPT` and the
+    bytes, the child's weighing :data:`halves.CHILD_WEIGHT`, every file once, in order. A
+    share of the count gave the process whose share held the large files most of the work."""
+    sizes = [200_000 if k % 9 == 8 else 1_000 for k in range(90)]  # the large ones land
+    files = {f"prompts/p-{k:02}.prompt.yaml": "x" * size  # where a 4-in-9 count put them
+             for k, size in enumerate(sizes)}
+    source = CachingSource(MemorySource(files))
+    paths = sorted(files)
+    mine, theirs = halves.split(source, paths)
+    assert sorted(mine + theirs) == paths and mine == sorted(mine) and theirs == sorted(theirs)
+
+    def cost(share: list[str]) -> int:
+        return sum(len(files[p]) + halves.PER_PROMPT for p in share)
+
+    here, there = cost(mine), halves.CHILD_WEIGHT * cost(theirs)
+    assert abs(here - there) <= halves.CHILD_WEIGHT * (200_000 + halves.PER_PROMPT)
+    assert 0.8 < here / there < 1.25

@@ -67,7 +67,7 @@ def _runs(files: dict[str, str]) -> tuple[list[Finding], halves.Warm, list[Findi
     conf = settings(manifest_data(source), [], [], strict=False, base=None)
     one = lint_source(source, conf).findings
     rest = {p for p in files if not is_prompt_file(p)}
-    mine, theirs = halves.split(sorted(p for p in files if is_prompt_file(p)))
+    mine, theirs = halves.split(source, sorted(p for p in files if is_prompt_file(p)))
     index = TemplateIndex(keep_asts=True)
     tables, part = halves._half(source, conf, rest, set(mine), index)
     other_tables, other = halves._half(source, conf, rest, set(theirs),
@@ -108,7 +108,8 @@ def test_a_duplicate_name_across_the_halves_runs_every_rule_whole() -> None:
     """The whole run drops the second of two prompts of one name (a load problem), the
     half holding it alone does not: its findings are not the whole's, nor merged."""
     files = _package()
-    mine, theirs = halves.split(sorted(p for p in files if is_prompt_file(p)))
+    mine, theirs = halves.split(CachingSource(MemorySource(files)),
+                                sorted(p for p in files if is_prompt_file(p)))
     first, other = mine[0], theirs[-1]  # one prompt file of each half
     files[other] = f"name: {first.removeprefix('prompts/').split('.')[0]}\n" + files[other]
     one, _, merged, finished = _runs(files)
@@ -121,7 +122,8 @@ def test_a_prompt_rendering_another_halfs_prompt_file_merges_exactly() -> None:
     file (a part reads what its prompts name) and judges it as that prompt renders it,
     the other half judges it as a prompt: the union is the whole run's."""
     files = _package()
-    mine, theirs = halves.split(sorted(p for p in files if is_prompt_file(p)))
+    mine, theirs = halves.split(CachingSource(MemorySource(files)),
+                                sorted(p for p in files if is_prompt_file(p)))
     first, other = mine[0], theirs[-1]
     files[first] = files[first].replace(f"template: partials/t{first[10:-12]}.j2",
                                         f"template: {other}")
