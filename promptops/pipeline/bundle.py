@@ -11,12 +11,12 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, BinaryIO, NoReturn, cast
+from typing import TYPE_CHECKING, NoReturn, cast
 
 from promptops.errors import BundleError, UsageError, WriteError
-from promptops.fsutil import atomic_write, read_existing
+from promptops.fsutil import Data, atomic_write, read_existing
 from promptops.pipeline.bundle_types import (
     FORMAT,
     Argument,
@@ -411,8 +411,8 @@ def existing_bundle(path: Path, root: Path | None) -> bytes | None:
         raise WriteError(path, exc.strerror or str(exc), exc.errno or 0) from exc
 
 
-def put_bundle(path: Path, data: bytes | Callable[[BinaryIO], None], existing: bytes | None,
-               *, force: bool, root: Path | None) -> bool:
+def put_bundle(path: Path, data: Data, existing: bytes | None, *, force: bool,
+               root: Path | None) -> bool:
     """:func:`write_bundle`'s write of ``data`` at ``path`` where ``existing`` was; whether
     it wrote. ``data`` is the file's bytes, or (only where there was no file to compare
     with) a function that writes them to the file it is given (``fsutil.atomic_write``)."""
