@@ -17,6 +17,7 @@ import os
 import signal
 import stat
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import BinaryIO
 
@@ -127,7 +128,12 @@ def inside_folder(path: Path, root: Path) -> bool:
     return True
 
 
-def atomic_write(path: Path, data: bytes, *, mode: int = 0o644, root: Path | None = None) -> None:
+# A file's content: its bytes, or a function that writes them to the open file it is given
+# (at most twice: when a temp file cannot be linked, the named temp is written again).
+Data = bytes | Callable[[BinaryIO], None]
+
+
+def atomic_write(path: Path, data: Data, *, mode: int = 0o644, root: Path | None = None) -> None:
     """Write a file so that a crash or kill at any moment leaves the old or the new content.
 
     The data goes into an unnamed O_TMPFILE file in the same folder, which is linked to
@@ -178,7 +184,7 @@ def write_below(folder: Path, rel: str, data: bytes, *, mode: int = 0o644) -> Pa
     return path
 
 
-def _write_in(folder: _Folder, path: Path, data: bytes, mode: int) -> None:
+def _write_in(folder: _Folder, path: Path, data: Data, mode: int) -> None:
     _sweep_temps(folder, path.name)
     tmp = f".{path.name}.{os.getpid()}.tmp"
     # Windows has no signal masks; there a kill is TerminateProcess (docs/platforms.md).
@@ -207,15 +213,18 @@ def _unlink(folder: _Folder, name: str) -> None:
         os.unlink(folder.at(name), dir_fd=folder.fd)
 
 
-def _fill(fh: BinaryIO, data: bytes, mode: int) -> None:
-    fh.write(data)
+def _fill(fh: BinaryIO, data: Data, mode: int) -> None:
+    if isinstance(data, bytes):
+        fh.write(data)
+    else:
+        data(fh)
     fh.flush()
     os.fsync(fh.fileno())
     if hasattr(os, "fchmod"):  # POSIX, and Windows from Python 3.13
         os.fchmod(fh.fileno(), mode)
 
 
-def _write_anonymous(folder: _Folder, tmp: str, data: bytes, mode: int) -> bool:
+def _write_anonymous(folder: _Folder, tmp: str, data: Data, mode: int) -> bool:
     """Write ``data`` to an O_TMPFILE file and link it as ``tmp``; False if unsupported."""
     if folder.fd is None:
         return False

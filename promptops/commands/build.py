@@ -10,7 +10,7 @@ from promptops.errors import PromptopsError
 from promptops.fsutil import inside_folder
 from promptops.pipeline import collector
 from promptops.pipeline.build import Build
-from promptops.pipeline.bundle import write_bundle
+from promptops.pipeline.bundle_stream import write_streamed
 from promptops.pipeline.source import head_is_dirty
 
 
@@ -41,19 +41,20 @@ def run(
     # refcounting, inside the pause): a pause that ended with them alive let the next
     # allocation's pass walk all of them (~1 s of a 10,000-prompt build).
     with collector.paused():
-        with console.status("build: compiling the bundle"):
-            data = build.serialised  # the bundle and its bytes, encoded once
-            bundle = build.bundle
-        del build
         if failure:
+            build.serialised  # noqa: B018  # the package's own problems come first
             raise PromptopsError(failure)
+        package = build.package
+        del build
         # An output folder inside the package (the default `dist/` run from it) is written
         # like package content: never through a committed symlink.
         root = folder if inside_folder(out, folder) else None
-        written_path, written = write_bundle(bundle, out, force=force, root=root,
-                                              data=data)
+        with console.status("build: compiling the bundle"):
+            # compiled as it is written: its hashing and writing on the second core
+            bundle, written_path, written = write_streamed(package, out, force=force,
+                                                           root=root)
         count, digest = len(bundle["prompts"]), bundle["digest"]
-        del bundle, data
+        del bundle, package
     verb = "wrote" if written else "unchanged"
     console.info(f"{verb} {written_path} ({count} prompts, {digest})")
     console.echo(str(written_path))

@@ -11,12 +11,12 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn, cast
 
 from promptops.errors import BundleError, UsageError, WriteError
-from promptops.fsutil import atomic_write, read_existing
+from promptops.fsutil import Data, atomic_write, read_existing
 from promptops.pipeline.bundle_types import (
     FORMAT,
     Argument,
@@ -32,8 +32,9 @@ if TYPE_CHECKING:
     from promptops.pipeline import model
     from promptops.pipeline.validate import Package, PromptDef
 
-__all__ = ["FORMAT", "Bundle", "Compiled", "compile_bundle", "compile_serialised", "digest",
-           "load_bundle", "parse_bundle", "serialise", "write_bundle"]
+__all__ = ["FORMAT", "Bundle", "Compiled", "compile_bundle", "compile_parts",
+           "compile_serialised", "digest", "load_bundle", "parse_bundle", "serialise",
+           "write_bundle"]
 
 
 def _clean(d: Mapping[str, object]) -> dict[str, object]:
@@ -167,7 +168,6 @@ def compile_serialised(package: Package) -> tuple[Bundle, bytes]:
 
 def _compile(package: Package, *, keep: bool, kept: Compiled | None = None
              ) -> tuple[Bundle, bytes | None]:
-    m = package.manifest
     resources = {p: _resource(p, raw) for p, raw in package.resources.items()}
     mime_of = {p: r["mimeType"] for p, r in resources.items()}
     if kept is None:
@@ -175,6 +175,40 @@ def _compile(package: Package, *, keep: bool, kept: Compiled | None = None
         encoded = [canonical_long(p) for p in prompts]
     else:
         prompts, encoded = kept.prompts(package.prompts, mime_of)
+    body = _body(package, prompts, resources)
+    # Encoded member by member (the same bytes as ``canonical``, see ``canonical_body``): one
+    # text of the whole bundle widened to 2 or 4 bytes a character wherever one prompt had
+    # an emoji, and joining its pieces then took longer than encoding them.
+    parts = canonical_body(body, encoded)
+    assert parts is not None  # the body has exactly BODY_KEYS
+    body["digest"] = digest_of_body(parts)
+    return body, serialised_from_body(parts, body["digest"]) if keep else None
+
+
+def compile_parts(package: Package) -> tuple[Bundle, Iterator[bytes]]:
+    """The bundle without its digest (``""``) and its :func:`canonical_body`, in parts that
+    are made as they are asked for: each prompt is compiled and encoded when its turn
+    comes, and joins the bundle's ``prompts`` then (complete once the parts are). The
+    parts are the bytes ``canonical_body`` joins to, never a copy of all of them: the
+    writer of the file (:mod:`promptops.pipeline.bundle_stream`) hashes and writes each
+    batch while the next prompts are encoded."""
+    resources = {p: _resource(p, raw) for p, raw in package.resources.items()}
+    mime_of = {p: r["mimeType"] for p, r in resources.items()}
+    prompts: list[Prompt] = []
+    body = _body(package, prompts, resources)
+
+    def encoded() -> Iterator[list[bytes]]:
+        for p in package.prompts:
+            one = compile_prompt(p, mime_of)
+            prompts.append(one)
+            yield canonical_long_parts(one)
+
+    return body, _body_parts(body, encoded())
+
+
+def _body(package: Package, prompts: list[Prompt], resources: dict[str, Resource]) -> Bundle:
+    """The bundle of ``package`` with ``prompts`` (compiled) and its digest ``""``."""
+    m = package.manifest
     o = package.origin
     info = cast(PackageInfo, _clean({
         "name": m.name,
@@ -199,13 +233,7 @@ def _compile(package: Package, *, keep: bool, kept: Compiled | None = None
         "source": {"commit": o.commit, "tree": o.tree, "dirty": o.dirty, "path": o.path},
         "digest": "",
     }
-    # Encoded member by member (the same bytes as ``canonical``, see ``canonical_body``): one
-    # text of the whole bundle widened to 2 or 4 bytes a character wherever one prompt had
-    # an emoji, and joining its pieces then took longer than encoding them.
-    parts = canonical_body(body, encoded)
-    assert parts is not None  # the body has exactly BODY_KEYS
-    body["digest"] = digest_of_body(parts)
-    return body, serialised_from_body(parts, body["digest"]) if keep else None
+    return body
 
 
 _CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
@@ -268,23 +296,30 @@ def _swap_long(obj: object, found: list[str]) -> object:
 
 def canonical_long(obj: object) -> bytes:
     """``canonical(obj)``, the same bytes, with its long strings escaped by
-    :func:`_long_string`: json encodes the rest with placeholders, each of which must be
+    :func:`_long_string` (:func:`canonical_long_parts` joined)."""
+    parts = canonical_long_parts(obj)
+    return parts[0] if len(parts) == 1 else b"".join(parts)
+
+
+def canonical_long_parts(obj: object) -> list[bytes]:
+    """:func:`canonical_long` in parts that join to it (each long string one of them, not
+    copied into a join): json encodes the rest with placeholders, each of which must be
     found exactly once (a string of the same value elsewhere: ``canonical`` it is)."""
     found: list[str] = []
     swapped = _swap_long(obj, found)
     if not found:
-        return canonical(obj)
+        return [canonical(obj)]
     encoded = canonical(swapped)
     parts, at = [], 0
     for i, text in enumerate(found):
         token = b'"\\u0000%d\\u0000"' % i
         start = encoded.find(token, at)
         if start < 0 or encoded.find(token, start + 1) >= 0:
-            return canonical(obj)
+            return [canonical(obj)]
         parts += [encoded[at:start + 1], _long_string(text)]  # the quotes kept
         at = start + len(token) - 1
     parts.append(encoded[at:])
-    return b"".join(parts)
+    return parts
 
 
 BODY_KEYS = ("format", "package", "prompts", "resources", "source", "templates")
@@ -298,22 +333,29 @@ def canonical_body(bundle: Mapping[str, object], prompts: list[bytes]) -> list[b
     ``canonical`` it is)."""
     if set(bundle) - {"digest"} != set(BODY_KEYS):
         return None
-    parts = [b"{"]
-    for key in BODY_KEYS:
-        parts.append(b'"%s":' % key.encode())
+    return list(_body_parts(bundle, ([p] for p in prompts)))
+
+
+def _body_parts(bundle: Mapping[str, object], prompts: Iterable[list[bytes]]
+                ) -> Iterator[bytes]:
+    """:func:`canonical_body`'s parts as they are made, each prompt's from ``prompts`` (in
+    parts, asked for when its turn comes); the first part is ``b"{"``."""
+    yield b"{"
+    for n, key in enumerate(BODY_KEYS):
+        yield b'%s"%s":' % (b"," if n else b"", key.encode())
         value = bundle[key]
         if key == "prompts":  # each prompt a part: the file is joined once, not twice
-            parts.append(b"[")
+            yield b"["
             for i, encoded in enumerate(prompts):
-                parts += [b",", encoded] if i else [encoded]
-            parts.append(b"]")
+                if i:
+                    yield b","
+                yield from encoded
+            yield b"]"
         elif key in ("templates", "resources") and isinstance(value, Mapping):
-            parts.append(_canonical_members(value))  # a file each, of any size
+            yield _canonical_members(value)  # a file each, of any size
         else:
-            parts.append(canonical(value))
-        parts.append(b",")
-    parts[-1] = b"}"
-    return parts
+            yield canonical(value)
+    yield b"}"
 
 
 def digest_of_body(body: list[bytes]) -> str:
@@ -356,15 +398,28 @@ def write_bundle(bundle: Bundle, out_dir: Path, *, force: bool = False,
     """
     path = out_dir / file_name(bundle)
     data = serialise(bundle) if data is None else data
+    return path, put_bundle(path, data, existing_bundle(path, root), force=force, root=root)
+
+
+def existing_bundle(path: Path, root: Path | None) -> bytes | None:
+    """The bytes of the bundle file at ``path`` (None: none there), for :func:`put_bundle`."""
     try:
-        existing = read_existing(path, root)
+        return read_existing(path, root)
     except WriteError:
         raise
     except OSError as exc:
         raise WriteError(path, exc.strerror or str(exc), exc.errno or 0) from exc
+
+
+def put_bundle(path: Path, data: Data, existing: bytes | None, *, force: bool,
+               root: Path | None) -> bool:
+    """:func:`write_bundle`'s write of ``data`` at ``path`` where ``existing`` was; whether
+    it wrote. ``data`` is the file's bytes, or (only where there was no file to compare
+    with) a function that writes them to the file it is given (``fsutil.atomic_write``)."""
     if existing is not None:
+        assert isinstance(data, bytes)  # compared whole
         if existing == data:
-            return path, False
+            return False
         if not force:
             raise UsageError(
                 f"{path} exists with different content; a released version's bundle must not "
@@ -379,7 +434,7 @@ def write_bundle(bundle: Bundle, out_dir: Path, *, force: bool = False,
         if replace_readonly:
             path.chmod(0o444)
         raise
-    return path, True
+    return True
 
 
 def _digest_of_serialised(data: bytes) -> str | None:
