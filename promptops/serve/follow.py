@@ -142,7 +142,9 @@ class Follower(Background):
         return head.commit
 
     def _build(self, commits: tuple[str, ...]) -> list[Bundle]:
-        bundles = [self._bundle(p, c) for p, c in zip(self._packages, commits, strict=True)]
+        trees = self._trees(commits)
+        bundles = [self._bundle(p, c, t)
+                   for p, c, t in zip(self._packages, commits, trees, strict=True)]
         check_names(bundles)  # a set that cannot be served does not build
         if self._channel is not None:  # served `_meta` says which channel (not the digest):
             # a copy, after the cache took the bundle; `channel` is no bundle key (catalog.py)
@@ -168,12 +170,25 @@ class Follower(Background):
                 "name one as PACKAGE/CHANNEL")
         return refs[0]
 
-    def _bundle(self, package: _Package, commit: str) -> Bundle:
+    def _trees(self, commits: tuple[str, ...]) -> list[str | None]:
+        """Each package's tree id at its commit (None: the folder is not there): from the
+        build cache's index of a commit seen before, else one git process for all the
+        packages of a repository at a commit (100 packages: one, not one each)."""
+        trees = [p.cache.tree_for(c, p.prefix)
+                 for p, c in zip(self._packages, commits, strict=True)]
+        asked: dict[tuple[gitrefs.Repo, str], list[int]] = {}
+        for i, (package, commit) in enumerate(zip(self._packages, commits, strict=True)):
+            if trees[i] is None:
+                asked.setdefault((package.repo, commit), []).append(i)
+        for (repo, commit), which in asked.items():
+            found = gitrefs.trees_of(repo, commit, [self._packages[i].prefix for i in which])
+            for i in which:
+                trees[i] = found[self._packages[i].prefix]
+        return trees
+
+    def _bundle(self, package: _Package, commit: str, tree: str | None) -> Bundle:
         """From the cache by tree id when possible; otherwise built from git objects."""
         cache = package.cache
-        tree = cache.tree_for(commit, package.prefix)
-        if tree is None:
-            tree = gitrefs.tree_of(package.repo, commit, package.prefix)
         if tree is not None:
             last = self._last.get(package.directory)
             if last is not None and _tree(last) == tree:  # as served: no load, no encoding
