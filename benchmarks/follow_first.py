@@ -42,6 +42,8 @@ def main() -> int:
     ap.add_argument("--profile", type=Path)
     ap.add_argument("--profile-commit", type=int, default=1,
                     help="which commit --profile profiles (default 1: the first)")
+    ap.add_argument("--rotate", action="store_true",
+                    help="commit k changes package k (in turn), not always the first")
     ap.add_argument("--no-gate", action="store_true")
     ap.add_argument("--changes", default="touch",
                     help="what the commits do, in turn: touch, remove, remove-own, drop")
@@ -69,11 +71,12 @@ def main() -> int:
         follower.warm_up()
         print(f"warm-up: {time.process_time() - c0:.2f} s CPU, "
               f"{time.perf_counter() - t0:.2f} s wall", flush=True)
-    prompts = sorted((a.pkg[0] / "prompts").glob("*.prompt.yaml"))
+    every = [sorted((pkg / "prompts").glob("*.prompt.yaml")) for pkg in a.pkg]
     kinds = [x.strip() for x in a.changes.split(",") if x.strip()]
     for k in range(a.commits):
         kind = kinds[k % len(kinds)]
-        change(kind, pick(kind, prompts, k))
+        touched = a.pkg[k % len(a.pkg)] if a.rotate else a.pkg[0]
+        change(kind, pick(kind, every[a.pkg.index(touched)], k))
         subprocess.run(["git", "commit", "-qam", f"{kind} {k}"], cwd=a.repo,
                        check=True, env=GIT_ENV)
         store = follower._store
@@ -93,7 +96,7 @@ def main() -> int:
         c2 = time.process_time()
         print(f"commit {k + 1} ({kind}): {c1 - c0:.3f} s CPU (+ {g1 - g0:.3f} s in git), "
               f"{t1 - t0:.3f} s wall to list_changed "
-              f"({follower.how[a.pkg[0].resolve()]}); deferred {c2 - c1:.3f} s CPU", flush=True)
+              f"({follower.how[touched.resolve()]}); deferred {c2 - c1:.3f} s CPU", flush=True)
     return 0
 
 
