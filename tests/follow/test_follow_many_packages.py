@@ -97,3 +97,33 @@ def test_the_warm_up_makes_the_stamps_a_commit_restamps_with(
         assert new["digest"] == digest(new) != old["digest"]
         assert new == {**old, "source": {**old["source"], "commit": head},
                        "digest": new["digest"]}
+
+
+def test_a_start_from_the_cache_on_the_built_commit_encodes_no_bundle(
+    tmp_path: Path, follow: Follow, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A restart on the commit the cache's bundles were built from serves them as stored:
+    no :class:`~promptops.serve.cache.Stamp` (the bundle's whole JSON) is made."""
+    files: dict[str, str | None] = {}
+    for k in range(2):
+        files.update(package({f"g{k}": f"Hi {k}"}, name=f"pkg{k}", at=f"p{k}/"))
+    repo = make_repo(tmp_path / "mono", files)
+    dirs = [Path(repo.working_tree_dir or ".") / f"p{k}" for k in range(2)]
+    built = follow(dirs).initial()  # fills the build cache
+    made: list[str] = []
+    real = cache.Stamp.__init__
+
+    def counted(self: cache.Stamp, bundle: cache.Bundle) -> None:
+        made.append(bundle["package"]["name"])
+        real(self, bundle)
+
+    monkeypatch.setattr(cache.Stamp, "__init__", counted)
+    follower = follow(dirs)
+    assert follower.initial() == built
+    assert set(follower.how.values()) == {"cached"} and made == []
+    # on another commit that leaves both packages as they were, each is restamped
+    head = commit_files(repo, {"README.md": "a readme\n"})
+    again = follow(dirs).initial()
+    assert sorted(made) == ["pkg0", "pkg1"]
+    assert [b["source"]["commit"] for b in again] == [head, head]
+    assert all(b["digest"] == digest(b) for b in again)
