@@ -5,24 +5,27 @@
 objects in one process (``Follower`` with serve's lint gate, a ``Server`` whose ``swap``
 is the ``on_change``), so the first commit of a session can be timed and profiled alone:
 
-    python benchmarks/follow_first.py REPO PKG [--commits 3] [--profile FILE]
+    python benchmarks/follow_first.py REPO PKG [PKG ...] [--commits 3] [--profile FILE]
 
 REPO is a git repository with the package PKG in it (``genpkg.py N DIR --git``: then both
-are DIR), its build cache filled (a first run fills it: a full build and a full lint, not
-timed). Each commit rewrites one prompt's description on the checked-out branch; the time
-is CPU (``process_time``) and wall from after ``git commit`` to the end of ``swap``, which
-is when ``list_changed`` is written, then the deferred work (build and lint caches) apart.
-``--profile`` writes cProfile stats of the first commit. ``--changes`` says what each
-commit does, in turn: ``touch`` (the default: one prompt's description), ``remove`` (a
-prompt file removed), ``remove-own`` (a prompt removed with the template only it used:
-the template leaves the bundle too), ``drop`` (one prompt's include of the shared preamble
-dropped); e.g. ``--commits 4 --changes touch,remove,remove-own,drop``.
+are DIR), or several (``growth.py``'s ``many`` layout: all served by one follower, the
+commits changing the first), its build cache filled (a first run fills it: a full build and
+a full lint, not timed). Each commit rewrites one prompt's description on the checked-out
+branch; the time is CPU (``process_time``) and wall from after ``git commit`` to the end of
+``swap``, which is when ``list_changed`` is written, then the deferred work (build and lint
+caches) apart. ``--profile`` writes cProfile stats of the first commit
+(``--profile-commit``: another). ``--changes`` says what each commit does, in turn:
+``touch`` (the default: one prompt's description), ``remove`` (a prompt file removed),
+``remove-own`` (a prompt removed with the template only it used: the template leaves the
+bundle too), ``drop`` (one prompt's include of the shared preamble dropped); e.g.
+``--commits 4 --changes touch,remove,remove-own,drop``.
 """
 
 from __future__ import annotations
 
 import argparse
 import cProfile
+import os
 import subprocess
 import sys
 import time
@@ -34,9 +37,13 @@ from bench_common import GIT_ENV
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("repo", type=Path)
-    ap.add_argument("pkg", type=Path)
+    ap.add_argument("pkg", type=Path, nargs="+")
     ap.add_argument("--commits", type=int, default=3)
     ap.add_argument("--profile", type=Path)
+    ap.add_argument("--profile-commit", type=int, default=1,
+                    help="which commit --profile profiles (default 1: the first)")
+    ap.add_argument("--rotate", action="store_true",
+                    help="commit k changes package k (in turn), not always the first")
     ap.add_argument("--no-gate", action="store_true")
     ap.add_argument("--changes", default="touch",
                     help="what the commits do, in turn: touch, remove, remove-own, drop")
@@ -55,7 +62,7 @@ def main() -> int:
         print("  log:", m[:200], file=sys.stderr)
 
     gate = None if a.no_gate else _LintGate()
-    follower = Follower([a.pkg], ref=None, log=log, gate=gate)
+    follower = Follower(a.pkg, ref=None, log=log, gate=gate)
     server = Server(Catalog(follower.initial()), Settings())
     print(f"start: {time.process_time() - c0:.2f} s CPU, {time.perf_counter() - t0:.2f} s wall "
           f"({follower.how})", flush=True)
@@ -64,30 +71,39 @@ def main() -> int:
         follower.warm_up()
         print(f"warm-up: {time.process_time() - c0:.2f} s CPU, "
               f"{time.perf_counter() - t0:.2f} s wall", flush=True)
-    prompts = sorted((a.pkg / "prompts").glob("*.prompt.yaml"))
+    every = [sorted((pkg / "prompts").glob("*.prompt.yaml")) for pkg in a.pkg]
     kinds = [x.strip() for x in a.changes.split(",") if x.strip()]
     for k in range(a.commits):
         kind = kinds[k % len(kinds)]
-        change(kind, pick(kind, prompts, k))
+        touched = a.pkg[k % len(a.pkg)] if a.rotate else a.pkg[0]
+        change(kind, pick(kind, every[a.pkg.index(touched)], k))
         subprocess.run(["git", "commit", "-qam", f"{kind} {k}"], cwd=a.repo,
                        check=True, env=GIT_ENV)
         store = follower._store
         follower._store = lambda: None  # type: ignore[method-assign]
-        prof = cProfile.Profile(time.process_time) if a.profile and k == 0 else None
-        t0, c0 = time.perf_counter(), time.process_time()
+        profiled = a.profile and k + 1 == a.profile_commit
+        prof = cProfile.Profile(time.process_time) if profiled else None
+        t0, c0, g0 = time.perf_counter(), time.process_time(), _children_cpu()
         if prof:
             prof.enable()
         follower._moved(server.swap)
         if prof:
             prof.disable()
             prof.dump_stats(str(a.profile))
-        c1, t1 = time.process_time(), time.perf_counter()
+        c1, t1, g1 = time.process_time(), time.perf_counter(), _children_cpu()
         store()
         follower._store = store  # type: ignore[method-assign]
         c2 = time.process_time()
-        print(f"commit {k + 1} ({kind}): {c1 - c0:.3f} s CPU, {t1 - t0:.3f} s wall to list_changed "
-              f"({follower.how[a.pkg.resolve()]}); deferred {c2 - c1:.3f} s CPU", flush=True)
+        print(f"commit {k + 1} ({kind}): {c1 - c0:.3f} s CPU (+ {g1 - g0:.3f} s in git), "
+              f"{t1 - t0:.3f} s wall to list_changed "
+              f"({follower.how[touched.resolve()]}); deferred {c2 - c1:.3f} s CPU", flush=True)
     return 0
+
+
+def _children_cpu() -> float:
+    """The CPU of the waited-for children so far (the git processes a commit spawns)."""
+    t = os.times()
+    return t.children_user + t.children_system
 
 
 def pick(kind: str, prompts: list[Path], k: int) -> Path:
@@ -96,10 +112,16 @@ def pick(kind: str, prompts: list[Path], k: int) -> Path:
     ``drop`` one that still includes the preamble."""
     live = [p for p in prompts[1:] if p.exists()]
     if kind == "remove-own":
-        return next(p for p in live if int(p.name[5:10]) % 10 == 0)
+        return next(p for p in live if _number(p) % 10 == 0)
     if kind == "drop":
         return [p for p in live if "partials/preamble.j2" in p.read_text()][k]
     return live[k]
+
+
+def _number(prompt: Path) -> int:
+    """The genpkg number of ``task_XXXXX.prompt.yaml`` (``pNN_task_XXXXX`` in growth.py's
+    ``many`` layout)."""
+    return int(prompt.name.split("task_")[1][:5])
 
 
 def change(kind: str, target: Path) -> None:
@@ -107,7 +129,7 @@ def change(kind: str, target: Path) -> None:
     if kind.startswith("remove"):
         target.unlink()
         if kind == "remove-own":  # genpkg: every tenth prompt has a template of its own
-            own = target.parent.parent / "templates" / f"t{int(target.name[5:10])}.md.j2"
+            own = target.parent.parent / "templates" / f"t{_number(target)}.md.j2"
             if not own.exists():
                 raise SystemExit(f"{target.name} has no template of its own")
         return

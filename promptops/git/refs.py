@@ -18,7 +18,8 @@ from promptops.errors import GitError
 from promptops.git import Repo, executable
 
 __all__ = ["Head", "Repo", "Watch", "busy", "channel_refs", "locate", "read_head", "ref_watched",
-           "rev_parse", "show", "signature", "stat", "symbolic_ref", "tree_of", "watched"]
+           "rev_parse", "show", "signature", "stat", "symbolic_ref", "tree_of",
+           "trees_of", "watched"]
 
 _SHA = re.compile(r"^(?:[0-9a-f]{40}|[0-9a-f]{64})$")
 _BUSY = ("rebase-merge", "rebase-apply")  # a rebase moves a detached HEAD step by step
@@ -185,13 +186,14 @@ def no_git_env() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
 
 
-def _git(repo: Repo, *args: str) -> str | None:
+def _git(repo: Repo, *args: str, stdin: str | None = None) -> str | None:
     import subprocess  # deferred: a start from the cache spawns nothing
 
     env = no_git_env()
     try:
         done = subprocess.run(
             [executable(), "-C", str(repo.top), *args],
+            input=stdin,
             capture_output=True,
             text=True,
             env=env,
@@ -214,7 +216,34 @@ def symbolic_ref(repo: Repo) -> str | None:
 
 def tree_of(repo: Repo, commit: str, prefix: str) -> str | None:
     """The tree id of the package folder at ``commit``; None when it is not there."""
-    return rev_parse(repo, f"{commit}^{{tree}}" if prefix == "." else f"{commit}:{prefix}")
+    return rev_parse(repo, _tree_spec(commit, prefix))
+
+
+def trees_of(repo: Repo, commit: str, prefixes: list[str]) -> dict[str, str | None]:
+    """:func:`tree_of` of each of ``prefixes``, in one ``git cat-file --batch-check``:
+    serve following 100 packages of one repository asks for 100 trees at every commit,
+    and 100 ``git`` processes took ~0.5 s between the commit and its listeners."""
+    specs = [_tree_spec(commit, prefix) for prefix in prefixes]
+    if len(specs) < 2 or any("\n" in s or "\r" in s for s in specs):  # one line a spec
+        return {prefix: tree_of(repo, commit, prefix) for prefix in prefixes}
+    out = _git(repo, "cat-file", "--batch-check=%(objectname) %(objecttype)",
+               stdin="".join(s + "\n" for s in specs))
+    lines = (out or "").split("\n")
+    if len(lines) != len(specs):  # git failed: ask as one process a package did
+        return {prefix: tree_of(repo, commit, prefix) for prefix in prefixes}
+    found: dict[str, str | None] = {}
+    for prefix, line in zip(prefixes, lines, strict=True):
+        # "<id> <type>", or "<spec> missing" / "<spec> ambiguous" (what rev-parse refuses)
+        oid, _, kind = line.rpartition(" ")
+        found[prefix] = oid if _SHA.match(oid) and kind in _KINDS else None
+    return found
+
+
+_KINDS = frozenset({"tree", "blob", "commit", "tag"})
+
+
+def _tree_spec(commit: str, prefix: str) -> str:
+    return f"{commit}^{{tree}}" if prefix == "." else f"{commit}:{prefix}"
 
 
 CHANNELS = "refs/promptops/channels/"  # the layout: promptops.git.channels (GitPython-free)

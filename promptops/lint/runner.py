@@ -100,7 +100,7 @@ def _lint_package(subject: Subject, opts: Options,
     record: cache.Record | None = None
     how = "cached" if found is not None else "full"
     if found is None and opts.use_cache and conf.base is None:
-        found = _incremental(files, conf, where, ids)
+        found = _incremental(files, conf, where, subject.path, ids)
         if found is not None:
             how = "incremental"
             cache.store(where, key, found)
@@ -125,7 +125,7 @@ def _lint_package(subject: Subject, opts: Options,
             if result.deps is not None and result.names is not None:
                 record = {"blobs": ids, "findings": found, "deps": result.deps,
                           "names": result.names, "complete": package is not None}
-                cache.store_last(where, conf, record)
+                cache.store_last(where, conf, subject.path, record)
     return Linted(found, _report(subject, files, conf, opts), conf, package, how, record)
 
 
@@ -165,10 +165,10 @@ def _report(subject: Subject, files: CachingSource, conf: LintSettings,
     return Report(files.label, files.origin.path, display, texts, listed)
 
 
-def _incremental(files: CachingSource, conf: LintSettings, where: Path,
+def _incremental(files: CachingSource, conf: LintSettings, where: Path, package: Path,
                  ids: dict[str, str]) -> list[Finding] | None:
     """The findings after an edit from the last full record, when that is exact; else None."""
-    last = cache.load_last(where, conf)
+    last = cache.load_last(where, conf, package)
     if last is None:
         return None
     from promptops.lint.engine import lint_source
@@ -177,7 +177,7 @@ def _incremental(files: CachingSource, conf: LintSettings, where: Path,
 
     found = relint(files, ids, last, lambda subset: lint_source(subset, conf), RULES)
     if found is not None:
-        cache.store_last(where, conf, found.record)
+        cache.store_last(where, conf, package, found.record)
     return None if found is None else found.findings
 
 
@@ -202,11 +202,14 @@ class FollowGate:
     but the last record stays in memory instead of a round trip through
     ``.git/promptops/lint`` per commit: at 10,000 prompts reading, keying and writing the
     record cost 0.3 s of a commit's 0.45 s. The cache is still written, by :meth:`flush`,
-    which serve calls once the commit has reached its clients."""
+    which serve calls once the commit has reached its clients. One record a package folder:
+    a serve of 100 packages keeps each one's, so a commit re-lints what it changed in
+    whichever package it touched (one record for all re-linted that package in full)."""
 
     def __init__(self) -> None:
-        self._last: tuple[str, Path, cache.Record] | None = None  # settings key, folder, record
-        self._pending: list[Callable[[], None]] = []
+        # by package folder: settings key, cache folder, the last record
+        self._last: dict[Path, tuple[str, Path, cache.Record]] = {}
+        self._pending: dict[Path, Callable[[], None]] = {}
 
     def __call__(self, subject: Subject) -> str | None:
         with collector.paused():
@@ -218,12 +221,12 @@ class FollowGate:
         conf = settings(manifest_data(files), [], [], strict=False, base=None)
         where = cache_dir(subject.path, "lint")
         key = cache.settings_key(conf)
-        last = self._last[2] if self._last is not None and self._last[:2] == (key, where) \
-            else None
+        mine = self._last.get(subject.path)
+        last = mine[2] if mine is not None and mine[:2] == (key, where) else None
         if conf.base is None:
             ids = cache.blobs(files, where)
             if last is None:
-                last = cache.load_last(where, conf)
+                last = cache.load_last(where, conf, subject.path)
             if last is not None:
                 from promptops.lint.engine import lint_source
                 from promptops.lint.incremental import relint
@@ -231,12 +234,15 @@ class FollowGate:
 
                 found = relint(files, ids, last, lambda subset: lint_source(subset, conf), RULES)
                 if found is not None:
-                    self._keep(key, where, found.record, conf, files, ids)
+                    self._keep(subject.path, key, where, found.record, conf, files, ids)
                     return Linted(found.findings, _report(subject, files, conf, Options()), conf,
                                   None, "incremental")
         self.flush()  # a full run reads the cache: what is pending goes first
         linted = lint_package(subject)
-        self._last = (key, where, linted.record) if linted.record is not None else None
+        if linted.record is not None:
+            self._last[subject.path] = (key, where, linted.record)
+        else:
+            self._last.pop(subject.path, None)
         return linted
 
     def prepare(self, subject: Subject) -> None:
@@ -248,27 +254,29 @@ class FollowGate:
         conf = settings(manifest_data(files), [], [], strict=False, base=None)
         where = cache_dir(subject.path, "lint")
         key = cache.settings_key(conf)
-        if conf.base is None and (self._last is None or self._last[:2] != (key, where)):
-            last = cache.load_last(where, conf)
+        mine = self._last.get(subject.path)
+        if conf.base is None and (mine is None or mine[:2] != (key, where)):
+            last = cache.load_last(where, conf, subject.path)
             if last is not None:
-                self._last = (key, where, last)
+                self._last[subject.path] = (key, where, last)
 
-    def _keep(self, key: str, where: Path, record: cache.Record, conf: LintSettings,
-              files: CachingSource, ids: dict[str, str]) -> None:
-        """``record`` for the next commit, and for the cache once :meth:`flush` runs."""
-        self._last = (key, where, record)
+    def _keep(self, package: Path, key: str, where: Path, record: cache.Record,
+              conf: LintSettings, files: CachingSource, ids: dict[str, str]) -> None:
+        """``record`` for the package's next commit, and for the cache once :meth:`flush`
+        runs."""
+        self._last[package] = (key, where, record)
 
         def write() -> None:
-            cache.store_last(where, conf, record)
+            cache.store_last(where, conf, package, record)
             cache.store(where, cache.package_key(files, conf, where, ids), record["findings"])
 
-        self._pending = [write]  # only the newest record matters
+        self._pending[package] = write  # only each package's newest record matters
 
     def flush(self) -> None:
         """Write what the last incremental runs found into the lint cache (for `promptops
         lint` and the next serve), off the path from a commit to its clients."""
-        pending, self._pending = self._pending, []
-        for write in pending:
+        pending, self._pending = self._pending, {}
+        for write in pending.values():
             write()
 
 
