@@ -113,9 +113,16 @@ def full_build(pkg: Path, commit: str) -> bytes:
     return serialise(Build(pkg, commit).bundle)
 
 
+@pytest.mark.parametrize("chunk", [None, 1, 2], ids=["chunk as is", "chunk 1", "chunk 2"])
 @pytest.mark.parametrize("gated", [False, True], ids=["no gate", "lint gate"])
 def test_each_commit_serves_what_a_full_build_makes_byte_for_byte(
-        tmp_path: Path, gated: bool) -> None:
+        tmp_path: Path, gated: bool, chunk: int | None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """(``chunk``: the prompts reach.py searches at a time, small enough here that a search
+    for who still reaches a name crosses chunks as it does at 100,000 prompts)"""
+    if chunk is not None:
+        from promptops.pipeline import reach
+
+        monkeypatch.setattr(reach, "CHUNK", chunk)
     repo = make_repo(tmp_path / "repo", START)
     pkg = tmp_path / "repo" / "pkg"
     Follower([pkg], ref=None, log=lambda m: None).initial()  # fills the build cache
