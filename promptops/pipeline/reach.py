@@ -23,8 +23,12 @@ templates and files concerned only, by searching the other prompts for them:
 
 So the answer is exact (tests/follow/test_incremental_rebuild.py compares with full builds)
 and costs one pass of ``bytes.find`` over the prompts' encodings (~68 MB at 100,000
-prompts) at most, plus a validation per prompt found. None when more than
-:data:`MAX_VALIDATED` prompts would need validating: the full build then decides.
+prompts) at most, :data:`CHUNK` prompts at a time so that a name found again early (the
+shared preamble) ends the search there, plus a validation per prompt found. The prompts
+with an escape or adjacent literals are searched for too, unless the caller kept them
+(:func:`suspects`: serve's rebuild finds them once and patches them commit by commit).
+None when more than :data:`MAX_VALIDATED` prompts would need validating: the full build
+then decides.
 """
 
 from __future__ import annotations
