@@ -73,6 +73,9 @@ class Built:
     file: Path | None = None  # where the bundle's canonical JSON is (the build cache)
     names: list[str] | None = None
     paths: dict[str, str] | None = None
+    # the prompt files whose encoding holds a backslash of the text or adjacent literals
+    # (reach.suspects: what a removal's search validates whatever it looks for), once known
+    suspects: set[str] | None = None
 
     def serialised(self) -> bytes | None:
         """The bundle's file (``serialise``), once, if it was composed here: made when
@@ -105,9 +108,18 @@ class Built:
         if self.entries is None:
             self.entries = source.entries()
         source.know(self.entries)
-        self.prompts_encoded()
-        self.name_tables()
+        self.suspected()
         return source
+
+    def suspected(self) -> set[str]:
+        """:attr:`suspects`, found now if not known (three searches of every encoding)."""
+        if self.suspects is None:
+            from promptops.pipeline import reach
+
+            encoded, prompts = self.prompts_encoded(), self.bundle["prompts"]
+            self.suspects = {prompts[k]["source"] for k in reach.suspects(encoded)}
+        self.name_tables()
+        return self.suspects
 
     def name_tables(self) -> tuple[list[str], dict[str, str]]:
         """The prompts' names in the bundle's order, and prompt file -> name."""
@@ -214,8 +226,9 @@ def _rebuild(last: Built, directory: Path, commit: str, tree: str, memo: FileMem
     if recompiled is None:
         return None
     prompts, encoded, names, paths = recompiled
+    suspects = _suspects(last, some, removed, (encoded, names))
     if not _dropped(before, some, old, (templates, resources), (prompts, encoded), build,
-                    (git_dir, entries)):
+                    (git_dir, entries), (suspects, names, paths)):
         return None  # the search for who still reaches it gave up: a full build knows
     bundle = cast("Bundle", {
         "format": old["format"],
@@ -231,7 +244,26 @@ def _rebuild(last: Built, directory: Path, commit: str, tree: str, memo: FileMem
         return None
     bundle["digest"] = digest_of_body(body)
     build.__dict__["bundle"] = bundle
-    return build, Built(tree, bundle, entries, encoded, body, names=names, paths=paths)
+    return build, Built(tree, bundle, entries, encoded, body, names=names, paths=paths,
+                        suspects=suspects)
+
+
+def _suspects(last: Built, some: Some, removed: list[str],
+              made: tuple[list[bytes], list[str]]) -> set[str] | None:
+    """The last bundle's :attr:`Built.suspects` without the prompt files changed or removed,
+    with the changed ones whose new encoding is one (``made``: the new encodings and names,
+    in order); None when the last were not known."""
+    if last.suspects is None:
+        return None
+    from promptops.pipeline import reach
+
+    encoded, names = made
+    gone = set(removed) | set(some.prompts)
+    kept = {path for path in last.suspects if path not in gone}
+    for path, p in some.prompts.items():
+        if reach.suspects([encoded[bisect_left(names, p.name)]]):
+            kept.add(path)
+    return kept
 
 
 def _sort(changes: list[Change],
@@ -313,10 +345,12 @@ def _in_order(new: dict[str, V], old: Mapping[str, V]) -> dict[str, V]:
 def _dropped(before: tuple[dict[str, frozenset[str]], dict[str, set[str]]], some: Some,
              old: Bundle, new: tuple[dict[str, str], dict[str, Resource]],
              made: tuple[list[Prompt], list[bytes]], build: Build,
-             tree: tuple[str, dict[str, Entry]]) -> bool:
+             tree: tuple[str, dict[str, Entry]],
+             kept: tuple[set[str] | None, list[str], dict[str, str]]) -> bool:
     """The templates and named files that the removed prompts and the edits no longer name
     taken out of ``new`` (the new bundle's templates and files), unless something else
-    still reaches them (reach.py); False when that cannot be told cheaply."""
+    still reaches them (reach.py; ``kept``: the new bundle's suspects when known, its names
+    and prompt file -> name); False when that cannot be told cheaply."""
     templates, resources = new
     prompts, encoded = made
     git_dir, entries = tree
@@ -347,7 +381,7 @@ def _dropped(before: tuple[dict[str, frozenset[str]], dict[str, set[str]]], some
         roots=[some.refs.get(p, frozenset()) for p in some.prompts],
         named=[set(named) for named in some.resources.values()],
         prompts=([p["source"] for p in prompts], encoded), skip=changed,
-        refs_of=reach.blob_refs(git_dir, sha_of, alone))
+        refs_of=reach.blob_refs(git_dir, sha_of, alone), suspect=_positions(*kept))
     if found is None:
         return False
     reached, files_kept = found
@@ -356,6 +390,14 @@ def _dropped(before: tuple[dict[str, frozenset[str]], dict[str, set[str]]], some
     for f in files - files_kept:
         del resources[f]
     return True
+
+
+def _positions(suspects: set[str] | None, names: list[str],
+               paths: dict[str, str]) -> list[int] | None:
+    """The positions of the ``suspects`` prompt files in the bundle's order, or None."""
+    if suspects is None:
+        return None
+    return sorted(bisect_left(names, paths[path]) for path in suspects)
 
 
 def _before(last: Built, old_blobs: dict[str, bytes], edited: list[Change],

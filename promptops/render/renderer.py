@@ -66,15 +66,18 @@ class Renderer:
 
     ``code``: compiled code to share with other renderers (a review's two sides); by
     default the renderer makes its own, so a source many prompts repeat compiles once
-    (:mod:`promptops.render.codecache`).
+    (:mod:`promptops.render.codecache`). ``prompts``: the bundle's prompts by name, when the
+    caller has them (serve's catalog patches the last renderer's after a commit: a
+    bundle of 100,000 prompts is not walked again for one that changed).
     """
 
     def __init__(self, bundle: Bundle, code: CodeCache | None = None, *,
-                 fastpaths: bool = True) -> None:
+                 fastpaths: bool = True, prompts: dict[str, Prompt] | None = None) -> None:
         self.bundle = bundle
         self._code = code
         self.fastpaths = fastpaths  # False: the general path only (the fast paths' judge)
-        self.prompts: dict[str, Prompt] = {p["name"]: p for p in bundle["prompts"]}
+        self.prompts: dict[str, Prompt] = prompts if prompts is not None else {
+            p["name"]: p for p in bundle["prompts"]}
         self._envs: dict[str | None, PromptEnvironment] = {}
         self._compiled: dict[tuple[str, int, str], Compiled] = {}
         self._plans: dict[str, _Plan] = {}

@@ -195,7 +195,7 @@ def get_prompt(session: Session, snap: Snapshot, params: Json, call: Call) -> Js
     entry = snap.index.get(name)
     if entry is None:
         raise RpcError(INVALID_PARAMS, f"unknown prompt {name!r}")
-    renderer = entry.renderer
+    renderer = snap.renderers[entry.slot]
     # Renderer.budget() without its call: the request's clock starts before MRTR's work too
     budget = Budget(renderer.limits)
     rev, signer = call.revision, call.settings.signer
@@ -209,7 +209,7 @@ def get_prompt(session: Session, snap: Snapshot, params: Json, call: Call) -> Js
         # the missing arguments matter only to a client that can be asked for them (asked
         # first: the look-up is two calls on every 2026-07-28 get)
         # (and can_elicit only for a client that names elicitation at all: a call fewer)
-        missing = entry.renderer.rules(name).missing(merged) if call.capabilities.get(
+        missing = renderer.rules(name).missing(merged) if call.capabilities.get(
             "elicitation") is not None and can_elicit(call.capabilities) else None
         if missing:
             wrong = next((k for k, v in merged.items() if not isinstance(v, str)), None)
@@ -221,14 +221,14 @@ def get_prompt(session: Session, snap: Snapshot, params: Json, call: Call) -> Js
     if shaped is None:
         shaped = entry.shaped
     if shaped:  # audio, links, annotations and content _meta differ between revisions
-        rendered, sources = entry.renderer.render(name, args, budget)
+        rendered, sources = renderer.render(name, args, budget)
         result = cast(Json, rendered)  # the wire form from here
-        pkg = entry.bundle["package"]["name"]
+        pkg = snap.bundles[entry.slot]["package"]["name"]
         for msg, src in zip(result["messages"], sources, strict=True):
             msg["content"] = content(msg["content"], src, lambda p: resource_uri(pkg, p), rev)
     else:
         result = cast(Json, renderer.run(name, args, budget, None))  # get(), a frame fewer
-    result["_meta"] = entry.meta
+    result["_meta"] = snap.metas[entry.slot]
     return result
 
 

@@ -244,7 +244,7 @@ class Usage:
         if entry is None:
             pkg = prompt = version = OTHER
         else:
-            package = entry.bundle["package"]
+            package = snap.bundles[entry.slot]["package"]
             pkg, prompt, version = package["name"], entry.prompt["name"], str(package["version"])
         client = self._client(session, params)
         rev = call.revision if call.revision in SUPPORTED else OTHER
@@ -291,7 +291,7 @@ class Usage:
                 row[bisect_left(BUCKETS, seconds)] += 1
                 row[-1] += seconds
             if span is not None:
-                digest = str(entry.bundle["digest"]) if entry else ""
+                digest = str(snap.bundles[entry.slot]["digest"]) if entry else ""
                 attrs = self._attrs.get((key, digest))
                 if attrs is None:  # made once per series: the export caches their bytes
                     if len(self._attrs) >= 4096:
@@ -320,7 +320,7 @@ class Usage:
         else:  # the labels, latency row and series as last made for this entry (_row)
             known = self._rows.get(name)  # type: ignore[arg-type]  # a str: it has an entry
             if known is None or known[0] is not entry:
-                known = self._row(name, entry)  # type: ignore[arg-type]
+                known = self._row(name, entry, snap)  # type: ignore[arg-type]
             _, labels, row, cells = known
         counted = session.counted_client
         asked = None
@@ -374,10 +374,10 @@ class Usage:
             cells[seen] = cell
         return cell
 
-    def _row(self, name: str, entry: Entry) -> _Row:
+    def _row(self, name: str, entry: Entry, snap: Snapshot) -> _Row:
         """``entry``'s labels, latency row (made if new) and series cache, remembered for
         :meth:`_get` under the prompt's name (~1,500 instructions a get, issue 26)."""
-        package = entry.bundle["package"]
+        package = snap.bundles[entry.slot]["package"]
         labels = (package["name"], entry.prompt["name"], str(package["version"]))
         at = (*labels, self.channel)
         row = self.latency.get(at)

@@ -113,9 +113,20 @@ def full_build(pkg: Path, commit: str) -> bytes:
     return serialise(Build(pkg, commit).bundle)
 
 
+@pytest.mark.parametrize(("chunk", "warm"), [(None, False), (1, False), (None, True), (2, True)],
+                         ids=["as is", "chunk 1", "warmed up", "warmed up, chunk 2"])
 @pytest.mark.parametrize("gated", [False, True], ids=["no gate", "lint gate"])
 def test_each_commit_serves_what_a_full_build_makes_byte_for_byte(
-        tmp_path: Path, gated: bool) -> None:
+        tmp_path: Path, gated: bool, chunk: int | None, warm: bool,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """(``chunk``: the prompts reach.py searches at a time, small enough here that a search
+    for who still reaches a name crosses chunks as it does at 100,000 prompts; ``warm``:
+    the follower warmed up, so the prompts a removal's search validates whatever it looks
+    for are known from the start and kept from commit to commit, not searched for)"""
+    if chunk is not None:
+        from promptops.pipeline import reach
+
+        monkeypatch.setattr(reach, "CHUNK", chunk)
     repo = make_repo(tmp_path / "repo", START)
     pkg = tmp_path / "repo" / "pkg"
     Follower([pkg], ref=None, log=lambda m: None).initial()  # fills the build cache
@@ -124,12 +135,36 @@ def test_each_commit_serves_what_a_full_build_makes_byte_for_byte(
     got: list[list[dict[str, object]]] = []
     assert serialise(follower.initial()[0]) == full_build(pkg, repo.head.commit.hexsha)
     assert follower.how[pkg] == "cached"
+    if warm:
+        follower.warm_up()
+        assert suspects_kept(follower, pkg) == set()
     for label, files, how in STEPS:
         commit = commit_files(repo, files, label)
         follower._moved(got.append)
         assert follower.how[pkg] == how, label
         assert got and got[-1][0]["source"]["commit"] == commit, label
         assert serialise(got[-1][0]) == full_build(pkg, commit), label  # type: ignore[arg-type]
+        warm = warm and how == "incremental"  # a full build's are found on first need
+        if warm:  # kept from commit to commit, as a search of every prompt finds them
+            assert suspects_kept(follower, pkg) == suspects_found(follower, pkg), label
+
+
+def suspects_kept(follower: Follower, pkg: Path) -> set[str] | None:
+    last = follower._last[pkg.resolve()]
+    assert not isinstance(last, tuple)
+    return last.suspects
+
+
+def suspects_found(follower: Follower, pkg: Path) -> set[str]:
+    """What reach.suspects finds in the served bundle's prompts (eta's escape and theta's
+    adjacent literals, while they are there)."""
+    from promptops.pipeline.bundle import canonical
+    from promptops.pipeline.reach import suspects
+
+    last = follower._last[pkg.resolve()]
+    assert not isinstance(last, tuple)
+    prompts = last.bundle["prompts"]
+    return {prompts[k]["source"] for k in suspects([canonical(p) for p in prompts])}
 
 
 def test_the_first_commit_after_a_cached_start_parses_only_what_changed(

@@ -237,11 +237,12 @@ def test_a_stateless_get_carries_its_bundles_meta_and_server_info_across_swaps(
     metas = []
     for bundle in (first, first, second, first):
         server.swap([bundle])
-        entry = server.catalog.snapshot.index["code_review"]
+        snap = server.catalog.snapshot
         [out] = server.stateless({"jsonrpc": "2.0", "id": 1, "method": "prompts/get",
                                   "params": get}, ({}, LATEST_STATELESS))
         meta = out["result"]["_meta"]
-        assert list(meta.items()) == [*entry.meta.items(), (SERVER, SERVER_INFO)]
+        assert list(meta.items()) == [*snap.metas[snap.index["code_review"].slot].items(),
+                                      (SERVER, SERVER_INFO)]
         assert meta["promptops/commit"] == bundle["source"]["commit"]
         with pytest.raises(TypeError):
             meta["promptops/commit"] = "changed"

@@ -73,10 +73,9 @@ def test_an_entry_knows_shaped_on_first_ask_and_a_swap_keeps_what_it_knew() -> N
 
     plain: Any = {"messages": [{"type": "text", "role": "user", "text": "x"}]}
     system: Any = {"messages": [{"type": "text", "role": "system", "text": "x"}]}
-    bundle: Any = {"package": {"name": "t", "version": "1.0.0"}, "source": {}, "digest": "d"}
     for prompt, want in ((plain, False), (system, True)):
-        entry = Entry(prompt, bundle, None, {})  # type: ignore[arg-type]
+        entry = Entry(prompt, 0)
         assert entry.known is None
         assert entry.shaped is want and entry.known is want
-        again = Entry(prompt, bundle, None, {}, shaped=entry.known)  # type: ignore[arg-type]
+        again = Entry(prompt, 0, shaped=entry.known)
         assert again.known is want

@@ -396,7 +396,8 @@ def test_the_remembered_labels_follow_each_snapshot_and_channel(kit_dir: Path) -
         assert run is not None
         run("prompts/get", ok, server._stateless, snap, params, call)
     entry = old.index[name]
-    pkg, version = entry.bundle["package"]["name"], str(entry.bundle["package"]["version"])
+    package = old.bundles[entry.slot]["package"]
+    pkg, version = package["name"], str(package["version"])
     prompt = entry.prompt["name"]
     assert {(k[3], k[8]): n for k, n in usage.counts.items()} == {
         (version, ""): 2, (version, "beta"): 1, ("9.9.9", ""): 1, ("9.9.9", "beta"): 1}
