@@ -410,8 +410,9 @@ class Follower(Background):
                 count = sum(len(b["prompts"]) for b in bundles)
                 self._say("info", f"commit {short} builds; serving its {count} prompt"
                                   f"{'s' if count != 1 else ''} again")
-            # the swap indexes every prompt anew (100,000 entries): the cycle collector's
-            # passes over the whole served heap would find nothing to free (collector.py)
+            # the swap patches the last snapshot's index (serve/catalog.py) but still makes
+            # new objects per changed prompt: the cycle collector's passes over the whole
+            # served heap would find nothing to free (collector.py)
             with collector.paused():
                 on_change(bundles)
         finally:
