@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+import git
 import pytest
 from follow_helpers import (  # noqa: F401  (fixtures)
     Recorder,
@@ -35,14 +36,33 @@ from promptops.serve.follow import Follower
 Follow = Callable[..., Follower]
 
 
+def _mono(tmp_path: Path, count: int) -> tuple[git.Repo, Path]:
+    """One repository holding ``count`` packages ``p0/`` .. (``pkg0`` ..), one prompt each."""
+    files: dict[str, str | None] = {}
+    for k in range(count):
+        files.update(package({f"g{k}": f"Hi {k}"}, name=f"pkg{k}", at=f"p{k}/"))
+    repo = make_repo(tmp_path / "mono", files)
+    return repo, Path(repo.working_tree_dir or ".")
+
+
+def _count_stamps(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The names of the packages a :class:`~promptops.serve.cache.Stamp` is made for,
+    from now on (each is the whole bundle's canonical JSON)."""
+    made: list[str] = []
+    real = cache.Stamp.__init__
+
+    def counted(self: cache.Stamp, bundle: cache.Bundle) -> None:
+        made.append(bundle["package"]["name"])
+        real(self, bundle)
+
+    monkeypatch.setattr(cache.Stamp, "__init__", counted)
+    return made
+
+
 def test_a_commit_asks_git_once_for_the_trees_of_all_packages(
     tmp_path: Path, follow: Follow, recorder: Recorder, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    files: dict[str, str | None] = {}
-    for k in range(3):
-        files.update(package({f"g{k}": f"Hi {k}"}, name=f"pkg{k}", at=f"p{k}/"))
-    repo = make_repo(tmp_path / "mono", files)
-    top = Path(repo.working_tree_dir or ".")
+    repo, top = _mono(tmp_path, 3)
     dirs = [top / f"p{k}" for k in range(3)]
     follower = follow(dirs)
     first = follower.initial()
@@ -69,22 +89,11 @@ def test_a_commit_asks_git_once_for_the_trees_of_all_packages(
 def test_the_warm_up_makes_the_stamps_a_commit_restamps_with(
     tmp_path: Path, follow: Follow, recorder: Recorder, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    files: dict[str, str | None] = {}
-    for k in range(3):
-        files.update(package({f"g{k}": f"Hi {k}"}, name=f"pkg{k}", at=f"p{k}/"))
-    repo = make_repo(tmp_path / "mono", files)
-    top = Path(repo.working_tree_dir or ".")
+    repo, top = _mono(tmp_path, 3)
     follow([top / f"p{k}" for k in range(3)]).initial()  # fills the build cache
     follower = follow([top / f"p{k}" for k in range(3)])
     first = follower.initial()  # from the cache
-    made: list[str] = []
-    real = cache.Stamp.__init__
-
-    def counted(self: cache.Stamp, bundle: cache.Bundle) -> None:
-        made.append(bundle["package"]["name"])
-        real(self, bundle)
-
-    monkeypatch.setattr(cache.Stamp, "__init__", counted)
+    made = _count_stamps(monkeypatch)
     follower.warm_up()
     assert sorted(made) == ["pkg0", "pkg1", "pkg2"]
     made.clear()
@@ -104,20 +113,10 @@ def test_a_start_from_the_cache_on_the_built_commit_encodes_no_bundle(
 ) -> None:
     """A restart on the commit the cache's bundles were built from serves them as stored:
     no :class:`~promptops.serve.cache.Stamp` (the bundle's whole JSON) is made."""
-    files: dict[str, str | None] = {}
-    for k in range(2):
-        files.update(package({f"g{k}": f"Hi {k}"}, name=f"pkg{k}", at=f"p{k}/"))
-    repo = make_repo(tmp_path / "mono", files)
-    dirs = [Path(repo.working_tree_dir or ".") / f"p{k}" for k in range(2)]
+    repo, top = _mono(tmp_path, 2)
+    dirs = [top / f"p{k}" for k in range(2)]
     built = follow(dirs).initial()  # fills the build cache
-    made: list[str] = []
-    real = cache.Stamp.__init__
-
-    def counted(self: cache.Stamp, bundle: cache.Bundle) -> None:
-        made.append(bundle["package"]["name"])
-        real(self, bundle)
-
-    monkeypatch.setattr(cache.Stamp, "__init__", counted)
+    made = _count_stamps(monkeypatch)
     follower = follow(dirs)
     assert follower.initial() == built
     assert set(follower.how.values()) == {"cached"} and made == []
