@@ -112,3 +112,13 @@ def test_text_over_the_bound_is_refused_before_a_later_value_fails() -> None:
     as it did part by part, and the undefined value after it is never printed."""
     assert _bounded("{{ v }}" + "x" * 20 + "{{ nothing }}", 10, v="ab")[0] == "BudgetExceeded"
     assert _bounded("{{ v }}x{{ nothing }}", 10, v="ab")[0] == "UndefinedError"
+
+
+def test_empty_chunks_count_nothing_and_a_later_error_still_raises() -> None:
+    """Empty chunks fit a bound of 0 (the counting keeps or drops them alike: no text), an
+    empty template renders under any bound, and an error after chunks within the bound is
+    the template's error, not a budget's."""
+    assert _bounded("{{ v }}{{ w }}", 0, v="", w="") == ("ok", "")
+    assert _bounded("", 0) == ("ok", "")
+    assert _bounded("{{ v }}{{ w }}x", 0, v="", w="")[0] == "BudgetExceeded"
+    assert _bounded("ab{{ nothing }}", 5)[0] == "UndefinedError"
