@@ -62,9 +62,11 @@ def test_a_printed_value_and_the_text_after_it_are_one_chunk() -> None:
     source = env.compile("<{{ a }}, {{ b }}{{ c }}>{% set s %}{{ a }}!{% endset %}", raw=True)
     lines = [line.strip() for line in source.splitlines()]
     assert "yield '<'" in lines  # text before a value: its own chunk
-    assert "yield _pt((undefined(name='a') if l_0_a is missing else l_0_a), ', ')" in lines
+    assert ("yield (_po_v + ', ') if type(_po_v := (undefined(name='a') if l_0_a is missing "
+            "else l_0_a)) is str else _pt(_po_v, ', ')") in lines
     assert "yield _p((undefined(name='b') if l_0_b is missing else l_0_b))" in lines
-    assert "yield _pt((undefined(name='c') if l_0_c is missing else l_0_c), '>')" in lines
+    assert ("yield (_po_v + '>') if type(_po_v := (undefined(name='c') if l_0_c is missing "
+            "else l_0_c)) is str else _pt(_po_v, '>')") in lines
     assert "_p((undefined(name='a') if l_0_a is missing else l_0_a))," in lines  # captured
     assert source.count("_pt(") == 2
 
@@ -122,3 +124,15 @@ def test_empty_chunks_count_nothing_and_a_later_error_still_raises() -> None:
     assert _bounded("", 0) == ("ok", "")
     assert _bounded("{{ v }}{{ w }}x", 0, v="", w="")[0] == "BudgetExceeded"
     assert _bounded("ab{{ nothing }}", 5)[0] == "UndefinedError"
+
+
+@pytest.mark.parametrize("value", VALUES, ids=lambda v: type(v).__name__ + repr(v)[:12])
+def test_a_template_prints_a_value_and_its_text_as_printed_then_does(value: Any) -> None:
+    """``{{ v }}!`` in a template (the str case written out, the rest through ``_pt``)
+    gives the text or the error ``printed_then`` gives, a str subclass included."""
+    env = environment({}, "jinja")
+    template = env.from_string("{{ v }}!")
+    with Budget():
+        got = _outcome(lambda: template.render(v=value))
+        want = _outcome(lambda: env.printed_then(value, "!"))
+    assert got == want and (got[0] != "ok" or type(got[1]) is str)
