@@ -154,10 +154,19 @@ class _BoundedCodeGenerator(CodeGenerator):
                 continue
             after = body[i + 1] if i + 1 < len(body) else None
             self.writeline("yield ", item)
-            self.write("_pt(" if isinstance(after, list) else "_p(")
+            if isinstance(after, list):
+                # `_pt(value, text)`'s first case written out: a value that is a str is
+                # followed by the text without a call (one frame and ~20 bytecodes fewer
+                # per printed value; a prompts/get prints ~16; issue 26). Any other value
+                # goes to `_pt`, which checks it as before. `_po_v` is no name Jinja uses.
+                text = self._output_const_repr(after)
+                self.write(f"(_po_v + {text}) if type(_po_v := ")
+                self.visit(item, frame)
+                self.write(f") is str else _pt(_po_v, {text})")
+                continue
+            self.write("_p(")
             self.visit(item, frame)
-            self.write(f", {self._output_const_repr(after)})" if isinstance(after, list)
-                       else ")")
+            self.write(")")
 
     def _output_child_pre(self, node: nodes.Expr, frame: Frame, finalize: Any) -> None:
         if self._printing(frame, finalize):

@@ -62,9 +62,11 @@ def test_a_printed_value_and_the_text_after_it_are_one_chunk() -> None:
     source = env.compile("<{{ a }}, {{ b }}{{ c }}>{% set s %}{{ a }}!{% endset %}", raw=True)
     lines = [line.strip() for line in source.splitlines()]
     assert "yield '<'" in lines  # text before a value: its own chunk
-    assert "yield _pt((undefined(name='a') if l_0_a is missing else l_0_a), ', ')" in lines
+    assert ("yield (_po_v + ', ') if type(_po_v := (undefined(name='a') if l_0_a is missing "
+            "else l_0_a)) is str else _pt(_po_v, ', ')") in lines
     assert "yield _p((undefined(name='b') if l_0_b is missing else l_0_b))" in lines
-    assert "yield _pt((undefined(name='c') if l_0_c is missing else l_0_c), '>')" in lines
+    assert ("yield (_po_v + '>') if type(_po_v := (undefined(name='c') if l_0_c is missing "
+            "else l_0_c)) is str else _pt(_po_v, '>')") in lines
     assert "_p((undefined(name='a') if l_0_a is missing else l_0_a))," in lines  # captured
     assert source.count("_pt(") == 2
 
@@ -112,3 +114,25 @@ def test_text_over_the_bound_is_refused_before_a_later_value_fails() -> None:
     as it did part by part, and the undefined value after it is never printed."""
     assert _bounded("{{ v }}" + "x" * 20 + "{{ nothing }}", 10, v="ab")[0] == "BudgetExceeded"
     assert _bounded("{{ v }}x{{ nothing }}", 10, v="ab")[0] == "UndefinedError"
+
+
+def test_empty_chunks_count_nothing_and_a_later_error_still_raises() -> None:
+    """Empty chunks fit a bound of 0 (the counting keeps or drops them alike: no text), an
+    empty template renders under any bound, and an error after chunks within the bound is
+    the template's error, not a budget's."""
+    assert _bounded("{{ v }}{{ w }}", 0, v="", w="") == ("ok", "")
+    assert _bounded("", 0) == ("ok", "")
+    assert _bounded("{{ v }}{{ w }}x", 0, v="", w="")[0] == "BudgetExceeded"
+    assert _bounded("ab{{ nothing }}", 5)[0] == "UndefinedError"
+
+
+@pytest.mark.parametrize("value", VALUES, ids=lambda v: type(v).__name__ + repr(v)[:12])
+def test_a_template_prints_a_value_and_its_text_as_printed_then_does(value: Any) -> None:
+    """``{{ v }}!`` in a template (the str case written out, the rest through ``_pt``)
+    gives the text or the error ``printed_then`` gives, a str subclass included."""
+    env = environment({}, "jinja")
+    template = env.from_string("{{ v }}!")
+    with Budget():
+        got = _outcome(lambda: template.render(v=value))
+        want = _outcome(lambda: env.printed_then(value, "!"))
+    assert got == want and (got[0] != "ok" or type(got[1]) is str)
