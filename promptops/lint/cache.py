@@ -32,6 +32,9 @@ from promptops.lint.settings import LintSettings
 from promptops.pipeline.source import CachingSource, WorktreeSource, blob_id
 
 KEEP = 16
+# Last records kept (store_last): more than the packages a repository usually holds (serve
+# follows 100 in benchmarks/growth.py's many layout), fewer than a folder nothing prunes.
+KEEP_LAST = 128
 FORMAT = 1
 
 
@@ -227,7 +230,21 @@ def store_last(folder: Path, settings: LintSettings, package: Path, record: Reco
 
     body = {**record, "findings": [f.to_json() for f in record["findings"]]}
     with contextlib.suppress(OSError):  # a read-only .git must not fail the lint
-        atomic_write(_last(folder, settings, package), json.dumps(body).encode())
+        path = _last(folder, settings, package)
+        atomic_write(path, json.dumps(body).encode())
+        _prune_last(folder, path)
+
+
+def _prune_last(folder: Path, kept: Path) -> None:
+    """At most :data:`KEEP_LAST` last records, the most recently written: one a package
+    folder and settings is one for every path a package was ever linted from (each git
+    worktree, a moved folder, a temporary clone), each as large as its package's findings
+    and blob ids (21 MB at 100,000 prompts), in a folder nothing else empties."""
+    with contextlib.suppress(OSError):
+        entries = sorted(((p.stat().st_mtime, p) for p in folder.glob("last-*.json")
+                          if p != kept), reverse=True)
+        for _, old in entries[KEEP_LAST - 1:]:
+            old.unlink(missing_ok=True)
 
 
 def _last(folder: Path, settings: LintSettings, package: Path) -> Path:

@@ -83,3 +83,35 @@ def test_serve_s_gate_keeps_a_record_a_package(mono: git.Repo,
     again = edit(mono)
     fresh(Build(top / "p1", again, keep_asts=True))
     assert full == []
+
+
+def test_the_last_records_are_bounded_and_the_newest_kept(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """One record a package path is one for every path a package was ever linted from (git
+    worktrees, moved folders, clones): the folder keeps the most recently written ones."""
+    import os
+
+    from promptops.lint import cache
+    from promptops.lint.settings import LintSettings
+
+    monkeypatch.setattr(cache, "KEEP_LAST", 3)
+    folder = tmp_path / "lint"
+    folder.mkdir()
+    conf = LintSettings(enabled=frozenset({"PO101"}))
+    record = cache.Record(blobs={"a": "1"}, findings=[], deps={}, names={}, complete=True)
+    packages = [tmp_path / f"pkg{k}" for k in range(6)]
+    for k, package in enumerate(packages):
+        cache.store_last(folder, conf, package, record)
+        written = cache._last(folder, conf, package)  # distinct, increasing times: no tie
+        os.utime(written, (1_000_000 + k, 1_000_000 + k))
+    assert len(list(folder.glob("last-*.json"))) == 3
+    assert [cache.load_last(folder, conf, p) is not None for p in packages] == [
+        False, False, False, True, True, True]
+    assert cache.load_last(folder, conf, packages[-1]) == record
+    # the record just written stays, whatever the others' times say
+    os.utime(cache._last(folder, conf, packages[3]), (2_000_000, 2_000_000))
+    os.utime(cache._last(folder, conf, packages[4]), (2_000_000, 2_000_000))
+    os.utime(cache._last(folder, conf, packages[5]), (2_000_000, 2_000_000))
+    cache.store_last(folder, conf, packages[0], record)
+    assert cache.load_last(folder, conf, packages[0]) == record
+    assert len(list(folder.glob("last-*.json"))) == 3
