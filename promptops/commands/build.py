@@ -41,11 +41,10 @@ def run(
     # refcounting, inside the pause): a pause that ended with them alive let the next
     # allocation's pass walk all of them (~1 s of a 10,000-prompt build).
     with collector.paused():
-        if failure:
-            build.serialised  # noqa: B018  # the package's own problems come first
-            raise PromptopsError(failure)
-        package = build.package
+        package = build.package  # the package's own problems come before lint's verdict
         del build
+        if failure:
+            raise PromptopsError(failure)
         # An output folder inside the package (the default `dist/` run from it) is written
         # like package content: never through a committed symlink.
         root = folder if inside_folder(out, folder) else None
