@@ -67,13 +67,14 @@ class ArgumentRules:
         if not isinstance(arguments, dict):
             raise ArgumentError("arguments must be an object of strings")
         declared = self.declared
-        for key in arguments:
-            if key not in declared:
-                raise ArgumentError(
-                    f"unknown argument {key!r} for prompt {self.name!r} (declared: "
-                    f"{self.known}){did_you_mean(str(key), declared)}",
-                    argument=str(key),
-                )
+        if not declared.keys() >= arguments.keys():  # one test in C; the first unknown named
+            for key in arguments:
+                if key not in declared:
+                    raise ArgumentError(
+                        f"unknown argument {key!r} for prompt {self.name!r} (declared: "
+                        f"{self.known}){did_you_mean(str(key), declared)}",
+                        argument=str(key),
+                    )
         if not arguments.keys() >= self.required_set:
             absent = self.missing(arguments)
             raise ArgumentError(

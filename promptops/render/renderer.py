@@ -146,8 +146,30 @@ class Renderer:
         if budget is None:
             budget = Budget(self.limits)
         try:
-            with budget:
-                return self._get(name, arguments, budget, sources)
+            with budget:  # _get's body here: a frame fewer a request (issue 26)
+                plan = self._plans.get(name) or self._plan(name)
+                stamps = VALIDATION_STAMPS.get()
+                if stamps is None:
+                    context = plan.rules.bind(arguments)
+                else:  # a sampled request's trace: validation as a span of its own
+                    stamps.append(time_ns())
+                    context = plan.rules.bind(arguments)
+                    stamps.append(time_ns())
+                if plan.texts is None:
+                    return self._get(name, plan, context, budget, sources)
+                result: PromptResult = {"messages": plan.texts.render(name, context, budget)}
+                if sources is not None:
+                    sources.extend(plan.prompt["messages"])
+                described = plan.described
+                if described is False or described is None:
+                    return result
+                if plan.templated:
+                    return self._described(name, plan, result, context, budget)
+                budget.output_left -= len(described)  # budget.emit, without its call
+                if budget.output_left < 0:
+                    raise BudgetExceeded(budget.too_long())
+                result["description"] = described
+                return result
         except watchdog.RenderTimeout:
             budget.settle()
             raise TemplateError(f"prompt {name!r}: {budget.late()}") from None
@@ -177,29 +199,23 @@ class Renderer:
 
         self._imported = True
 
-    def _get(self, name: str, arguments: object, budget: Budget,
+    def _get(self, name: str, plan: _Plan, context: dict[str, object], budget: Budget,
              sources: list[Message] | None) -> PromptResult:
-        """The result; ``sources`` (None: not wanted) gets each message's bundle message."""
-        plan = self._plans.get(name) or self._plan(name)
-        stamps = VALIDATION_STAMPS.get()
-        if stamps is None:
-            context = plan.rules.bind(arguments)
-        else:  # a sampled request's trace: validation as a span of its own
-            stamps.append(time_ns())
-            context = plan.rules.bind(arguments)
-            stamps.append(time_ns())
+        """The result by the general message loop; ``sources`` (None: not wanted) gets each
+        message's bundle message."""
         prompt = plan.prompt
-        if plan.texts is not None:
-            messages = plan.texts.render(name, context, budget)
-            if sources is not None:
-                sources.extend(prompt["messages"])
-        else:
-            messages = self._messages(name, prompt, context, [] if sources is None else sources,
-                                      looped=plan.looped)
+        messages = self._messages(name, prompt, context, [] if sources is None else sources,
+                                  looped=plan.looped)
         result: PromptResult = {"messages": messages}
-        described = plan.described
-        if described is False or described is None:
+        if plan.described is False or plan.described is None:
             return result
+        return self._described(name, plan, result, context, budget)
+
+    def _described(self, name: str, plan: _Plan, result: PromptResult,
+                   context: dict[str, object], budget: Budget) -> PromptResult:
+        """``result`` with the prompt's description (rendered, if it is a template)."""
+        described = plan.described
+        assert described is not False and described is not None  # the callers' test
         if plan.templated:
             try:
                 described = self._render(name, -1, "description", described, context)

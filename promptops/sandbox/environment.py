@@ -27,7 +27,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from jinja2 import DictLoader, StrictUndefined, Undefined, nodes
-from jinja2.compiler import CodeGenerator, Frame, operators
+from jinja2.compiler import CodeGenerator, Frame, operators, optimizeconst
 from jinja2.lexer import Lexer
 from jinja2.runtime import LoopContext, Macro
 from jinja2.sandbox import SandboxedEnvironment
@@ -55,6 +55,8 @@ _SMALL_INT = 1 << 64  # an int this small prints in 20 digits: sizing.to_text wo
 _LOOP_ATTRIBUTES = frozenset({"index", "index0", "revindex", "revindex0", "first", "last",
                               "length", "depth", "depth0", "previtem", "nextitem", "cycle",
                               "changed"})
+_LOOP_COUNTS = frozenset({"index", "index0", "revindex", "revindex0", "length", "depth",
+                          "depth0"})
 
 
 def _finalize(value: Any) -> object:
@@ -65,6 +67,13 @@ def _finalize(value: Any) -> object:
     if t is int and -_SMALL_INT < value < _SMALL_INT:  # `loop.index`: nothing to check
         return value
     return sizing.to_text(value)
+
+
+def _counts_loop(node: object) -> bool:
+    """Whether ``node`` reads one of the loop's counts (``loop.index``...): an ``int``
+    when ``loop`` is Jinja's own ``LoopContext``."""
+    return isinstance(node, nodes.Getattr) and node.attr in _LOOP_COUNTS \
+        and isinstance(node.node, nodes.Name) and node.node.name == "loop"
 
 
 def _constant(node: nodes.Expr, frame: Frame) -> bool:
@@ -160,6 +169,12 @@ class _BoundedCodeGenerator(CodeGenerator):
                 # per printed value; a prompts/get prints ~16; issue 26). Any other value
                 # goes to `_pt`, which checks it as before. `_po_v` is no name Jinja uses.
                 text = self._output_const_repr(after)
+                if _counts_loop(item):  # `{{ loop.index }}. `: an int, `_pt`'s second case
+                    self.write(f"(str(_po_v) + {text}) if type(_po_v := ")
+                    self.visit(item, frame)
+                    self.write(f") is int and -{_SMALL_INT} < _po_v < {_SMALL_INT} "
+                               f"else _pt(_po_v, {text})")
+                    continue
                 self.write(f"(_po_v + {text}) if type(_po_v := ")
                 self.visit(item, frame)
                 self.write(f") is str else _pt(_po_v, {text})")
@@ -179,6 +194,29 @@ class _BoundedCodeGenerator(CodeGenerator):
             self.write(")")
         else:
             super()._output_child_post(node, frame, finalize)
+
+    @optimizeconst
+    def visit_Getattr(self, node: nodes.Getattr, frame: Frame) -> None:
+        """``loop.index`` and the other facts of Jinja's own ``LoopContext`` read inline:
+        ``(l_1_loop.index if type(l_1_loop) is LoopContext else environment.getattr(...))``.
+        What :meth:`PromptEnvironment.getattr` does for such an object, without its call
+        (a frame and ~17 bytecodes a read; a prompt's numbered list reads it per item,
+        issue 26); any other object (a ``loop`` the template rebound, an undefined one) still
+        goes through the sandbox's ``getattr``. Only for a variable named ``loop``: the
+        name is evaluated twice, which for a variable is a read with no effect."""
+        target = node.node
+        if self.environment.is_async or node.attr not in _LOOP_ATTRIBUTES \
+                or not isinstance(target, nodes.Name) or target.name != "loop" \
+                or target.ctx != "load":
+            super().visit_Getattr(node, frame)
+            return
+        self.write("(")
+        self.visit(target, frame)
+        self.write(f".{node.attr} if type(")
+        self.visit(target, frame)
+        self.write(") is LoopContext else environment.getattr(")
+        self.visit(target, frame)
+        self.write(f", {node.attr!r}))")
 
     def visit_Concat(self, node: nodes.Concat, frame: Frame) -> None:
         self.write("environment.concat_bounded((")

@@ -32,6 +32,10 @@ from collections.abc import Callable, Mapping, Sized
 from typing import Any, TypeVar
 
 from promptops.sandbox import watchdog
+from promptops.sandbox.watchdog import _active as _watched
+from promptops.sandbox.watchdog import _ident
+from promptops.sandbox.watchdog import _lock as _watch_lock
+from promptops.sandbox.watchdog import _wake as _watch_wake
 
 DEFAULT_TIMEOUT_MS = 2_000
 MAX_TIMEOUT_MS = 10_000  # hard cap of `limits.renderTimeoutMs`
@@ -79,12 +83,15 @@ class BudgetExceeded(Exception):
 class Limits:
     """The bounds a package's requests run under: its manifest's, within the hard caps."""
 
-    __slots__ = ("max_output_chars", "render_timeout_ms")
+    __slots__ = ("max_output_chars", "render_timeout_ms", "timeout_s", "work_chars")
 
     def __init__(self, render_timeout_ms: int = DEFAULT_TIMEOUT_MS,
                  max_output_chars: int = DEFAULT_OUTPUT_CHARS) -> None:
         self.render_timeout_ms = render_timeout_ms
         self.max_output_chars = max_output_chars
+        # what every request's Budget reads, worked out once per package, not per request
+        self.timeout_s = render_timeout_ms / 1000
+        self.work_chars = WORK_FACTOR * max_output_chars
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Limits) and (self.render_timeout_ms, self.max_output_chars) \
@@ -132,10 +139,9 @@ class Budget:
 
     def __init__(self, limits: Limits = DEFAULTS, *, deadline: float | None = None) -> None:
         self.limits = limits
-        self.deadline = (_monotonic() + limits.render_timeout_ms / 1000
-                         if deadline is None else deadline)
+        self.deadline = _monotonic() + limits.timeout_s if deadline is None else deadline
         self.output_left: float = limits.max_output_chars
-        self.work_left: float = WORK_FACTOR * limits.max_output_chars
+        self.work_left: float = limits.work_chars
         self.value_chars = limits.max_output_chars
         self.depth = 0  # macro calls in progress
         self.fired = False  # the watchdog interrupted (or was about to interrupt) the request
@@ -144,21 +150,44 @@ class Budget:
         self._token: list[float | bool] | None = None
 
     def __enter__(self) -> Budget:
-        if _monotonic() > self.deadline:  # a budget handed in late, or the next template
+        deadline = self.deadline
+        if _monotonic() > deadline:  # a budget handed in late, or the next template
             raise BudgetExceeded(self.late())  # of a slow request
         self._entered += 1
         if self._entered == 1:
             self._outer = _local.budget
             _local.budget = self
-            if self.deadline != _INF:
-                self._token = watchdog.enter(self.deadline)
+            if deadline != _INF:
+                # watchdog.enter written out (one frame a request fewer; issue 26): the
+                # thread's token registered first, then the alarm when it sleeps past this
+                # deadline or has not started (its wake time is then inf)
+                token: list[float | bool] = [deadline, False]
+                _watched[_ident()] = token
+                self._token = token
+                if deadline < _watch_wake[0]:
+                    watchdog.wake()
         return self
 
     def __exit__(self, *exc: object) -> None:
         self._entered -= 1
         if self._entered:
             return
-        self.release()
+        # release() and watchdog.leave written out, for the usual exit (two frames fewer a
+        # request; issue 26); a timeout delivered in here is finished by settle()'s release()
+        token = self._token
+        if token is not None:
+            tid = _ident()
+            with _watch_lock:
+                if _watched.get(tid) is token:
+                    del _watched[tid]
+                fired = token[1]
+                if fired:
+                    watchdog.cancel(tid)  # not yet delivered: it must not escape the request
+            self.fired = bool(fired) or self.fired
+            self._token = None
+        if _local.budget is self:
+            _local.budget = self._outer
+        self._entered = 0
         if exc[0] is None and self.fired:  # finished, but past the deadline
             raise BudgetExceeded(self.late())
 

@@ -58,6 +58,21 @@ def enter(deadline: float) -> list[float | bool]:
     return token
 
 
+def wake() -> None:
+    """Start the thread on first use, and wake it: a render was registered (in
+    :data:`_active`, by :func:`enter` or ``Budget.__enter__``, which writes :func:`enter`
+    out) whose deadline is earlier than the thread's next wake."""
+    if not _started:
+        _start()
+    _alarm.set()
+
+
+def cancel(tid: int) -> None:
+    """Clear the timeout fired at thread ``tid`` if it has not been delivered yet (called
+    holding :data:`_lock`, once the thread's render is unregistered)."""
+    _set_async(tid, None)
+
+
 def leave(token: list[float | bool]) -> bool:
     """Unregister; True if the watchdog fired for this render (delivered or not)."""
     tid = _ident()

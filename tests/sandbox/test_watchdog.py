@@ -12,7 +12,10 @@ from __future__ import annotations
 import threading
 import time
 
-from promptops.sandbox import watchdog
+import pytest
+
+from promptops.sandbox import limits, watchdog
+from promptops.sandbox.limits import Budget, BudgetExceeded, Limits
 
 SPIN_BOUND_S = 60.0  # a loop still running this long means the watchdog never fired
 
@@ -74,3 +77,37 @@ def test_a_render_that_starts_while_nothing_is_watched_is_stopped():
     assert _reaches(float("inf"))
     assert _spin_until_interrupted(0.05)
     assert not watchdog._active
+
+
+def test_a_budget_is_one_watched_render_and_leaves_nothing_behind():
+    """``Budget.__enter__``/``__exit__`` write ``watchdog.enter``/``leave`` and ``release``
+    out (issue 26): the same registration, the same stop, the same state afterwards."""
+    outer = limits.current()
+    budget = Budget(Limits(render_timeout_ms=50))
+    interrupted = False
+    with pytest.raises(BudgetExceeded, match=r"render took longer than 0\.05 s"), budget:
+        assert limits.current() is budget
+        assert watchdog._active[threading.get_ident()][0] == budget.deadline
+        with budget:  # entered again (serve around a request, the renderer inside)
+            pass
+        assert threading.get_ident() in watchdog._active
+        stop = time.monotonic() + SPIN_BOUND_S
+        try:
+            while time.monotonic() < stop:
+                pass
+        except watchdog.RenderTimeout:
+            interrupted = True
+    assert interrupted and budget.fired
+    assert threading.get_ident() not in watchdog._active
+    assert limits.current() is outer and budget._token is None
+
+
+def test_a_budget_fired_at_but_not_yet_delivered_raises_at_its_exit():
+    budget = Budget(Limits(render_timeout_ms=10_000))
+    with pytest.raises(BudgetExceeded, match="render took longer than 10 s"), budget:
+        token = watchdog._active[threading.get_ident()]
+        token[1] = True  # as the thread marks a render it is about to interrupt
+    assert threading.get_ident() not in watchdog._active
+    assert limits.current() is not budget
+    for _ in range(1000):  # nothing fired is left to land after the request
+        pass

@@ -1,0 +1,165 @@
+"""The render's inline fast paths give what the general path gives: the same text, the same error.
+
+Three are written out where a ``prompts/get`` spends its Python calls (issue 26):
+
+- ``loop.index`` (any fact of Jinja's own ``LoopContext``) read inline instead of through
+  the sandbox's ``getattr``; any other object named ``loop`` still goes through it;
+- a printed loop count followed by text (``{{ loop.index }}. ``) joined inline, as
+  ``_printed_then``'s int case;
+- ``capitalize``, ``upper`` and ``lower`` of a ``str`` as the ``str`` method, without
+  Jinja's ``soft_str`` and filter frames.
+
+The judge of the first two is the same template compiled without them (Jinja's own
+``environment.getattr(...)`` and the ``_pt`` call); of the third, the general bounded
+wrapper around Jinja's own filter.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from jinja2 import filters as jinja_filters
+from jinja2.compiler import CodeGenerator
+from markupsafe import Markup
+
+from promptops.sandbox import environment as sandbox_env
+from promptops.sandbox import filters as safe_filters
+from promptops.sandbox.environment import PromptEnvironment, environment
+from promptops.sandbox.limits import Budget, BudgetExceeded, Limits
+
+LOOP_TEMPLATES = [
+    # every fact the fast path reads, printed alone and followed by text
+    *(f"{{% for x in xs %}}{{{{ loop.{a} }}}}|{{{{ loop.{a} }}}}{{% endfor %}}"
+      for a in sorted(sandbox_env._LOOP_ATTRIBUTES)),
+    "{% for x in xs %}{{ loop.index }}. {{ x | capitalize }} about {{ t }}.\n{% endfor %}",
+    "{% for x in xs %}{{ loop.cycle('a', 'b') }}{{ loop.changed(x) }}{% endfor %}",
+    "{% for x in xs recursive %}{{ loop.depth }}-{{ loop.depth0 }};{% endfor %}",
+    "{% for x in xs %}{% for y in xs %}{{ loop.index }}{% endfor %}{{ loop.index }}{% endfor %}",
+    "{% for x in xs if x %}{{ loop.revindex }}.{{ loop.length }}.{% endfor %}",
+    # `loop` that is not a LoopContext: undefined, rebound, a dict or a macro argument
+    "{{ loop.index }}",
+    "{{ loop.index }}.",
+    "{% set loop = {'index': 'no'} %}{{ loop.index }}.{{ loop.first }}",
+    "{% set loop = 5 %}{{ loop.index }}",
+    "{% macro m(loop) %}{{ loop.index }}.{% endmacro %}{{ m({'index': 3}) }}{{ m(none) }}",
+    "{% for x in xs %}{{ loop.__class__ }}{% endfor %}",
+    "{% for x in xs %}{{ loop._iterator }}{% endfor %}",
+    "{% for x in xs %}{{ loop.index * 'ab' }}.{{ loop.nope }}{% endfor %}",
+    "{% set outer = [] %}{% for x in xs %}{{ outer.append(loop) or '' }}{% endfor %}"
+    "{% for l in outer %}{{ l.index }}{% endfor %}",
+]
+LOOP_VALUES: list[Any] = [[], ["a"], ["b", "", "c"], [["x"], []], "str", None]
+
+
+class _GeneralCodeGenerator(sandbox_env._BoundedCodeGenerator):
+    """The sandbox's code generator with Jinja's own ``visit_Getattr``."""
+
+    visit_Getattr = CodeGenerator.visit_Getattr
+
+
+class _GeneralEnvironment(PromptEnvironment):
+    code_generator_class = _GeneralCodeGenerator
+
+
+def _general(whitespace: str | None) -> PromptEnvironment:
+    env = environment({}, whitespace)
+    env.__class__ = _GeneralEnvironment
+    return env
+
+
+def _outcome(render: Any) -> tuple[str, str]:
+    try:
+        with Budget(Limits(max_output_chars=40)):
+            return "ok", render()
+    except Exception as exc:
+        return type(exc).__name__, str(exc)
+
+
+@pytest.mark.parametrize("source", LOOP_TEMPLATES)
+@pytest.mark.parametrize("whitespace", ["standalone", "jinja", None])
+def test_a_loop_read_is_what_the_sandboxs_getattr_gives(
+        source: str, whitespace: str | None, monkeypatch: pytest.MonkeyPatch) -> None:
+    fast = environment({}, whitespace).from_string(source)
+    monkeypatch.setattr(sandbox_env, "_counts_loop", lambda node: False)
+    general = _general(whitespace).from_string(source)
+    monkeypatch.undo()
+    for xs in LOOP_VALUES:
+        got = _outcome(lambda xs=xs: fast.render(xs=xs, t="T"))
+        want = _outcome(lambda xs=xs: general.render(xs=xs, t="T"))
+        assert got == want, (source, xs)
+
+
+def test_the_fast_reads_are_compiled_and_only_for_loop() -> None:
+    env = environment({}, "jinja")
+    code = env.compile("{% for x in xs %}{{ loop.index }}. {{ loop.first }}{{ x.index }}"
+                       "{% endfor %}", raw=True)
+    assert "is LoopContext else environment.getattr(" in code
+    assert "(str(_po_v) + '. ') if type(_po_v := " in code  # the printed count
+    assert "environment.getattr(l_1_x, 'index')" in code  # not `loop`: the sandbox's own
+    general = _general("jinja").compile("{% for x in xs %}{{ loop.index }}{% endfor %}",
+                                        raw=True)
+    assert "LoopContext else" not in general
+
+
+def test_the_output_bound_stops_a_loop_count_at_the_same_place() -> None:
+    env = environment({}, "jinja")
+    tpl = env.from_string("{% for x in xs %}{{ loop.index }}. {% endfor %}")
+    with Budget(Limits(max_output_chars=10)) as budget:
+        parts: list[str] = []
+        left = budget.output_left
+        with pytest.raises(BudgetExceeded):
+            for chunk in tpl.generate(xs=range(100)):
+                left -= len(chunk)
+                if left < 0:
+                    raise BudgetExceeded("over")
+                parts.append(chunk)
+    assert parts == ["1. ", "2. ", "3. "]  # one chunk a count and its text, as `_pt` made
+
+
+TEXTS: list[Any] = ["hello World", "", "ÉTÉ straße ǆ", "x" * 100, Markup("<b>bold</b>"),
+                    type("Sub", (str,), {})("sub Class"), 7, 2.5, None, True, ["a", "B"],
+                    {"k": "V"}, ("t",), range(3)]
+
+
+def _general_filter(name: str) -> Any:
+    """The general bounded wrapper around Jinja's own filter ``name`` (its fast path off:
+    the original handed in behind a function that is not Jinja's)."""
+    original = getattr(jinja_filters, f"do_{name}")
+
+    def not_jinjas(*args: Any, **kwargs: Any) -> Any:
+        return original(*args, **kwargs)
+
+    table: dict[str, Any] = {name: not_jinjas}
+    safe_filters._wrap(table, name, None, text=True)
+    return table[name]
+
+
+def _calls(value: Any) -> Iterator[tuple[tuple[Any, ...], dict[str, Any]]]:
+    yield (value,), {}
+    yield (value, 1), {}  # Jinja's filter takes one argument: its TypeError
+    yield (value,), {"x": 1}
+
+
+def _filtered(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any], limit: int) -> Any:
+    try:
+        with Budget(Limits(max_output_chars=limit)) as budget:
+            out = fn(*args, **kwargs)
+            return "ok", type(out), out, budget.work_left
+    except Exception as exc:  # a TypeError names Jinja's do_<name> in both
+        return type(exc).__name__, str(exc)
+
+
+@pytest.mark.parametrize("name", ["capitalize", "upper", "lower"])
+def test_a_str_filter_is_what_jinjas_filter_gives(name: str) -> None:
+    fast = environment({}, "jinja").filters[name]
+    assert fast.__name__ == "bounded_str"
+    general = _general_filter(name)
+    assert general.__name__ == "bounded_text"
+    for value in TEXTS:
+        for args, kwargs in _calls(value):
+            for limit in (4_000_000, 50):  # the value bound charged past 64 characters
+                got = _filtered(fast, args, kwargs, limit)
+                want = _filtered(general, args, kwargs, limit)
+                assert got == want, (name, value, args, kwargs, limit)
