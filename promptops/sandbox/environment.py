@@ -76,6 +76,22 @@ def _counts_loop(node: object) -> bool:
         and isinstance(node.node, nodes.Name) and node.node.name == "loop"
 
 
+def _joinable(body: list[list[str] | nodes.Expr], start: int
+              ) -> tuple[list[nodes.Name], int]:
+    """The variables of the run of ``body`` from ``start`` that may be one chunk, and
+    where the run stops: the first part's text (when the output starts with text), then
+    each variable read (``{{ topic }}``, no filter, call or attribute) that text follows."""
+    i = start + 1 if start == 0 and isinstance(body[0], list) else start
+    names: list[nodes.Name] = []
+    while i + 1 < len(body) and isinstance(body[i + 1], list):
+        item = body[i]
+        if not isinstance(item, nodes.Name) or item.ctx != "load":
+            break
+        names.append(item)
+        i += 2
+    return names, i
+
+
 def _constant(node: nodes.Expr, frame: Frame) -> bool:
     try:
         node.as_const(frame.eval_ctx)
@@ -156,32 +172,81 @@ class _BoundedCodeGenerator(CodeGenerator):
                 body[-1].append(const)
             else:
                 body.append([const])
-        for i, item in enumerate(body):
-            if isinstance(item, list):
-                if i == 0 or isinstance(body[i - 1], list):  # else joined to the value before
-                    self.writeline("yield " + self._output_const_repr(item))
+        i = 0
+        while i < len(body):
+            names, stop = _joinable(body, i)
+            if len(names) + isinstance(body[i], list) > 1:
+                self._joined(body, i, stop, names, frame)
+                i = stop
                 continue
-            after = body[i + 1] if i + 1 < len(body) else None
-            self.writeline("yield ", item)
-            if isinstance(after, list):
-                # `_pt(value, text)`'s first case written out: a value that is a str is
-                # followed by the text without a call (one frame and ~20 bytecodes fewer
-                # per printed value; a prompts/get prints ~16; issue 26). Any other value
-                # goes to `_pt`, which checks it as before. `_po_v` is no name Jinja uses.
-                text = self._output_const_repr(after)
-                if _counts_loop(item):  # `{{ loop.index }}. `: an int, `_pt`'s second case
-                    self.write(f"(str(_po_v) + {text}) if type(_po_v := ")
-                    self.visit(item, frame)
-                    self.write(f") is int and -{_SMALL_INT} < _po_v < {_SMALL_INT} "
-                               f"else _pt(_po_v, {text})")
-                    continue
-                self.write(f"(_po_v + {text}) if type(_po_v := ")
+            self._part(body, i, frame)
+            i += 1
+
+    def _part(self, body: list[list[str] | nodes.Expr], i: int, frame: Frame) -> None:
+        """The ``yield`` of ``body[i]``: a constant text on its own (the first part only:
+        any other follows a value and is joined to it), or a value and the text after it."""
+        item = body[i]
+        if isinstance(item, list):
+            if i == 0 or isinstance(body[i - 1], list):  # else joined to the value before
+                self.writeline("yield " + self._output_const_repr(item))
+            return
+        after = body[i + 1] if i + 1 < len(body) else None
+        self.writeline("yield ", item)
+        if isinstance(after, list):
+            # `_pt(value, text)`'s first case written out: a value that is a str is
+            # followed by the text without a call (one frame and ~20 bytecodes fewer
+            # per printed value; a prompts/get prints ~16; issue 26). Any other value
+            # goes to `_pt`, which checks it as before. `_po_v` is no name Jinja uses.
+            text = self._output_const_repr(after)
+            if _counts_loop(item):  # `{{ loop.index }}. `: an int, `_pt`'s second case
+                self.write(f"(str(_po_v) + {text}) if type(_po_v := ")
                 self.visit(item, frame)
-                self.write(f") is str else _pt(_po_v, {text})")
-                continue
-            self.write("_p(")
+                self.write(f") is int and -{_SMALL_INT} < _po_v < {_SMALL_INT} "
+                           f"else _pt(_po_v, {text})")
+                return
+            self.write(f"(_po_v + {text}) if type(_po_v := ")
             self.visit(item, frame)
-            self.write(")")
+            self.write(f") is str else _pt(_po_v, {text})")
+            return
+        self.write("_p(")
+        self.visit(item, frame)
+        self.write(")")
+
+    def _joined(self, body: list[list[str] | nodes.Expr], start: int, stop: int,
+                names: list[nodes.Name], frame: Frame) -> None:
+        """``body[start:stop]`` (a leading text and variables each followed by text) as
+        one chunk when every variable is a str: ``'Keep a ' + _po_0 + ' tone...'``.
+
+        Each part is otherwise a chunk the render's loop counts before the template goes
+        on (issue 26: ~20 bytecodes and a generator resume a chunk). Joining them before
+        the count is exact only because nothing between them can fail, take time or
+        spend: reading a variable is all the template does there (a part over the output
+        bound raises the same error, with nothing else having run). A variable that is
+        not a str (undefined, a number, a container) takes the parts one by one, as
+        before, so its checks and errors come where they came."""
+        self.writeline("if ", names[0])
+        for k, name in enumerate(names):
+            self.write(" and " if k else "")
+            self.write(f"type(_po_{k} := ")
+            self.visit(name, frame)
+            self.write(") is str")
+        self.write(":")
+        self.indent()
+        parts: list[str] = []
+        k = 0
+        for item in body[start:stop]:
+            if isinstance(item, list):
+                parts.append(self._output_const_repr(item))
+            else:
+                parts.append(f"_po_{k}")
+                k += 1
+        self.writeline("yield " + " + ".join(parts))
+        self.outdent()
+        self.writeline("else:")
+        self.indent()
+        for i in range(start, stop):
+            self._part(body, i, frame)
+        self.outdent()
 
     def _output_child_pre(self, node: nodes.Expr, frame: Frame, finalize: Any) -> None:
         if self._printing(frame, finalize):
