@@ -34,3 +34,36 @@ def test_missing_is_in_declaration_order_and_bind_reports_the_first(
     else:
         assert rules.bind(given) == {"b": "", "opt": "", "a": "", "n": 1,
                                      "args": {"b": "", "opt": "", "a": "", "n": 1}}
+
+
+LIMITED = {"name": "q", "messages": [], "arguments": [
+    {"name": "topic", "required": True, "maxLength": 5}, {"name": "tone", "default": "calm"},
+    {"name": "pick", "enum": ["x", "y"]}, {"name": "code", "pattern": "[a-z]+"},
+    {"name": "n", "type": "number"}, {"name": "args"}]}
+GIVEN: list[object] = [
+    None, {}, {"topic": "abc"}, {"topic": "abcde"}, {"tone": "loud", "topic": "abc"},
+    {"topic": "abcdef"},
+    {"topic": "abc", "tone": 3}, {"tone": ["l"], "topic": "abcdefg"}, {"topic": "a", "pick": "x"},
+    {"topic": "a", "pick": "z"}, {"topic": "a", "code": "AB"}, {"topic": "a", "n": "2"},
+    {"topic": "a", "args": "mine"}, {"topic": "a", "nope": "1"}, {"nope": 1, "topic": 2},
+    {"topic": "abcdef", "tone": "x" * 10_001}, {"topic": "", "tone": ""}, ["topic"],
+]
+
+
+def _bound(rules: ArgumentRules, given: object) -> object:
+    try:
+        context = rules.bind(given)
+    except ArgumentError as exc:
+        return "error", str(exc), exc.argument
+    return list(context.items()), list(context["args"].items())  # the order too
+
+
+@pytest.mark.parametrize("given", GIVEN, ids=repr)
+def test_bind_of_plain_strings_is_the_declaration_order_loops(given: object) -> None:
+    """bind's fast path (every given argument a plain string within its limit) gives the
+    context, key order included, and the error the declaration-order loop gives."""
+    fast = ArgumentRules(LIMITED, {}, 300)  # type: ignore[arg-type]
+    general = ArgumentRules(LIMITED, {}, 300)  # type: ignore[arg-type]
+    general.plain_set = frozenset()  # never taken: the loop binds every request
+    assert fast.plain_set == {"topic", "tone", "args"}
+    assert _bound(fast, given) == _bound(general, given)
