@@ -168,7 +168,7 @@ class Budget:
                     watchdog.wake()
         return self
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, kind: object, value: object, tb: object) -> None:
         self._entered -= 1
         if self._entered:
             return
@@ -188,7 +188,7 @@ class Budget:
         if _local.budget is self:
             _local.budget = self._outer
         self._entered = 0
-        if exc[0] is None and self.fired:  # finished, but past the deadline
+        if kind is None and self.fired:  # finished, but past the deadline
             raise BudgetExceeded(self.late())
 
     def release(self) -> None:
