@@ -15,7 +15,7 @@ import pytest
 from markupsafe import Markup
 
 from promptops.render.template import Compiled
-from promptops.sandbox import environment as sandbox_env
+from promptops.sandbox import codegen as sandbox_env
 from promptops.sandbox.environment import environment
 from promptops.sandbox.limits import Budget, BudgetExceeded, Limits
 

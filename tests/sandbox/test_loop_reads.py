@@ -24,7 +24,7 @@ from jinja2 import filters as jinja_filters
 from jinja2.compiler import CodeGenerator
 from markupsafe import Markup
 
-from promptops.sandbox import environment as sandbox_env
+from promptops.sandbox import codegen as sandbox_env
 from promptops.sandbox import filters as safe_filters
 from promptops.sandbox.environment import PromptEnvironment, environment
 from promptops.sandbox.limits import Budget, BudgetExceeded, Limits

@@ -1,0 +1,293 @@
+"""How a template's code is written, and what its ``{{ value }}`` prints.
+
+Jinja's code generator, with the sandbox's routing (``~``, comparisons of two variables and
+non-constant dict keys go through the environment, so their size is checked first) and the
+fast forms of the usual output (issue 26): a printed value as one call (``_p``), a printed
+str and the text after it joined inline, ``loop.index`` of Jinja's own ``LoopContext`` read
+inline, and a leading text with the plain variables after it as one chunk. Each is exact:
+what it gives, and where it fails, is what Jinja's own code gives
+(``tests/sandbox/test_printed_values.py``, ``test_loop_reads.py``, ``test_joined_chunks.py``).
+Split from :mod:`promptops.sandbox.environment`, which uses it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from jinja2 import Undefined, nodes
+from jinja2.compiler import CodeGenerator, Frame, operators, optimizeconst
+
+from promptops.sandbox import sizing
+
+_SMALL_INT = 1 << 64  # an int this small prints in 20 digits: sizing.to_text would pass it
+# What a template may read of `loop`: public, plain values and the two methods (calls
+# still go through `call`). SandboxedEnvironment.getattr allows exactly these too.
+_LOOP_ATTRIBUTES = frozenset({"index", "index0", "revindex", "revindex0", "first", "last",
+                              "length", "depth", "depth0", "previtem", "nextitem", "cycle",
+                              "changed"})
+_LOOP_COUNTS = frozenset({"index", "index0", "revindex", "revindex0", "length", "depth",
+                          "depth0"})
+
+
+def _finalize(value: Any) -> object:
+    """What ``{{ value }}`` prints: its text, checked for size and for a stable form."""
+    t = type(value)
+    if t is str or isinstance(value, Undefined):  # strict ones raise when printed
+        return value
+    if t is int and -_SMALL_INT < value < _SMALL_INT:  # `loop.index`: nothing to check
+        return value
+    return sizing.to_text(value)
+
+
+def _counts_loop(node: object) -> bool:
+    """Whether ``node`` reads one of the loop's counts (``loop.index``...): an ``int``
+    when ``loop`` is Jinja's own ``LoopContext``."""
+    return isinstance(node, nodes.Getattr) and node.attr in _LOOP_COUNTS \
+        and isinstance(node.node, nodes.Name) and node.node.name == "loop"
+
+
+def _joinable(body: list[list[str] | nodes.Expr], start: int
+              ) -> tuple[list[nodes.Name], int]:
+    """The variables of the run of ``body`` from ``start`` that may be one chunk, and
+    where the run stops: the first part's text (when the output starts with text), then
+    each variable read (``{{ topic }}``, no filter, call or attribute) that text follows."""
+    i = start + 1 if start == 0 and isinstance(body[0], list) else start
+    names: list[nodes.Name] = []
+    while i + 1 < len(body) and isinstance(body[i + 1], list):
+        item = body[i]
+        if not isinstance(item, nodes.Name) or item.ctx != "load":
+            break
+        names.append(item)
+        i += 2
+    return names, i
+
+
+def _constant(node: nodes.Expr, frame: Frame) -> bool:
+    try:
+        node.as_const(frame.eval_ctx)
+    except nodes.Impossible:
+        return False
+    return True
+
+
+def _printed(value: object) -> str:
+    """``{{ value }}``'s text: ``str(_finalize(value))``, in one call for a ``str`` and for
+    a small ``int`` (``loop.index``: ``_finalize`` returns it unchecked, so ``str`` of it)."""
+    t = type(value)
+    if t is str:
+        return value  # type: ignore[return-value]  # type(value) is str
+    if t is int and -_SMALL_INT < value < _SMALL_INT:  # type: ignore[operator]
+        return str(value)
+    return str(_finalize(value))
+
+
+def _printed_then(value: object, text: str) -> str:
+    """``_p(value) + text``: a printed value and the constant text that follows it in the
+    same output (``{{ topic }}.\n``), one chunk instead of two. Nothing of the template
+    runs between the two, so counting them together against the output bound raises at
+    the same point, with the same error, as counting them one after the other."""
+    t = type(value)
+    if t is str:
+        return value + text  # type: ignore[operator, no-any-return]  # type(value) is str
+    if t is int and -_SMALL_INT < value < _SMALL_INT:  # type: ignore[operator]
+        return str(value) + text
+    return "".join((str(_finalize(value)), text))  # a str subclass's `+` may differ
+
+
+class _BoundedCodeGenerator(CodeGenerator):
+    """Routes ``~``, comparisons of two variables and non-constant dict keys through the
+    environment, so their size (or the cost of comparing and hashing) is checked first.
+
+    Jinja writes ``{{ value }}`` as ``str(environment.finalize(value))``: two calls per
+    printed value, and a template's code grows by every one. Here it is ``_p(value)``,
+    one call of :func:`_printed`, which gives the same text after the same checks (the
+    code of 1,000 prompts' templates is then ~a third smaller, and more of it stays in
+    the CPU cache). ``_p`` is bound once per template module, to the environment's
+    ``printed``."""
+
+    def _printing(self, frame: Frame, finalize: Any) -> bool:
+        """Whether this output is the plain ``str(environment.finalize(...))`` case."""
+        return (not self.defer_init and not frame.eval_ctx.volatile
+                and not frame.eval_ctx.autoescape and finalize.src == "environment.finalize("
+                and self.environment.finalize is _finalize)
+
+    def visit_Template(self, node: nodes.Template, frame: Frame | None = None) -> None:
+        if not self.defer_init:  # deferred: no environment yet when the module runs
+            self.writeline("_p = environment.printed")
+            self.writeline("_pt = environment.printed_then")
+        super().visit_Template(node, frame)
+
+    def visit_Output(self, node: nodes.Output, frame: Frame) -> None:
+        """Jinja's ``yield`` per part, but a printed value and the constant text after it
+        are one ``yield _pt(value, 'text')``: of a prompt's chunks about half are such
+        texts, and each chunk costs the render's counting loop and a generator resume
+        (~1,100 instructions; issue 26). Only where Jinja would ``yield`` plain
+        ``_p(...)`` parts; a captured block (``frame.buffer``), a template that extends
+        another and any other finalize or autoescape keep Jinja's code."""
+        finalize = self._make_finalize()
+        if frame.buffer is not None or frame.require_output_check \
+                or self.environment.is_async or not self._printing(frame, finalize):
+            super().visit_Output(node, frame)
+            return
+        body: list[list[str] | nodes.Expr] = []
+        for child in node.nodes:  # Jinja's own folding of constant parts (3.1 visit_Output)
+            try:
+                if not (finalize.const or isinstance(child, nodes.TemplateData)):
+                    raise nodes.Impossible()
+                const = self._output_child_to_const(child, frame, finalize)
+            except (nodes.Impossible, Exception):
+                body.append(child)
+                continue
+            if body and isinstance(body[-1], list):
+                body[-1].append(const)
+            else:
+                body.append([const])
+        i = 0
+        while i < len(body):
+            names, stop = _joinable(body, i)
+            if len(names) + isinstance(body[i], list) > 1:
+                self._joined(body, i, stop, names, frame)
+                i = stop
+                continue
+            self._part(body, i, frame)
+            i += 1
+
+    def _part(self, body: list[list[str] | nodes.Expr], i: int, frame: Frame) -> None:
+        """The ``yield`` of ``body[i]``: a constant text on its own (the first part only:
+        any other follows a value and is joined to it), or a value and the text after it."""
+        item = body[i]
+        if isinstance(item, list):
+            if i == 0 or isinstance(body[i - 1], list):  # else joined to the value before
+                self.writeline("yield " + self._output_const_repr(item))
+            return
+        after = body[i + 1] if i + 1 < len(body) else None
+        self.writeline("yield ", item)
+        if isinstance(after, list):
+            # `_pt(value, text)`'s first case written out: a value that is a str is
+            # followed by the text without a call (one frame and ~20 bytecodes fewer
+            # per printed value; a prompts/get prints ~16; issue 26). Any other value
+            # goes to `_pt`, which checks it as before. `_po_v` is no name Jinja uses.
+            text = self._output_const_repr(after)
+            if _counts_loop(item):  # `{{ loop.index }}. `: an int, `_pt`'s second case
+                self.write(f"(str(_po_v) + {text}) if type(_po_v := ")
+                self.visit(item, frame)
+                self.write(f") is int and -{_SMALL_INT} < _po_v < {_SMALL_INT} "
+                           f"else _pt(_po_v, {text})")
+                return
+            self.write(f"(_po_v + {text}) if type(_po_v := ")
+            self.visit(item, frame)
+            self.write(f") is str else _pt(_po_v, {text})")
+            return
+        self.write("_p(")
+        self.visit(item, frame)
+        self.write(")")
+
+    def _joined(self, body: list[list[str] | nodes.Expr], start: int, stop: int,
+                names: list[nodes.Name], frame: Frame) -> None:
+        """``body[start:stop]`` (a leading text and variables each followed by text) as
+        one chunk when every variable is a str: ``'Keep a ' + _po_0 + ' tone...'``.
+
+        Each part is otherwise a chunk the render's loop counts before the template goes
+        on (issue 26: ~20 bytecodes and a generator resume a chunk). Joining them before
+        the count is exact only because nothing between them can fail, take time or
+        spend: reading a variable is all the template does there (a part over the output
+        bound raises the same error, with nothing else having run). A variable that is
+        not a str (undefined, a number, a container) takes the parts one by one, as
+        before, so its checks and errors come where they came."""
+        self.writeline("if ", names[0])
+        for k, name in enumerate(names):
+            self.write(" and " if k else "")
+            self.write(f"type(_po_{k} := ")
+            self.visit(name, frame)
+            self.write(") is str")
+        self.write(":")
+        self.indent()
+        parts: list[str] = []
+        k = 0
+        for item in body[start:stop]:
+            if isinstance(item, list):
+                parts.append(self._output_const_repr(item))
+            else:
+                parts.append(f"_po_{k}")
+                k += 1
+        self.writeline("yield " + " + ".join(parts))
+        self.outdent()
+        self.writeline("else:")
+        self.indent()
+        for i in range(start, stop):
+            self._part(body, i, frame)
+        self.outdent()
+
+    def _output_child_pre(self, node: nodes.Expr, frame: Frame, finalize: Any) -> None:
+        if self._printing(frame, finalize):
+            self.write("_p(")
+        else:
+            super()._output_child_pre(node, frame, finalize)
+
+    def _output_child_post(self, node: nodes.Expr, frame: Frame, finalize: Any) -> None:
+        if self._printing(frame, finalize):
+            self.write(")")
+        else:
+            super()._output_child_post(node, frame, finalize)
+
+    @optimizeconst
+    def visit_Getattr(self, node: nodes.Getattr, frame: Frame) -> None:
+        """``loop.index`` and the other facts of Jinja's own ``LoopContext`` read inline:
+        ``(l_1_loop.index if type(l_1_loop) is LoopContext else environment.getattr(...))``.
+        What :meth:`PromptEnvironment.getattr` does for such an object, without its call
+        (a frame and ~17 bytecodes a read; a prompt's numbered list reads it per item,
+        issue 26); any other object (a ``loop`` the template rebound, an undefined one) still
+        goes through the sandbox's ``getattr``. Only for a variable named ``loop``: the
+        name is evaluated twice, which for a variable is a read with no effect."""
+        target = node.node
+        if self.environment.is_async or node.attr not in _LOOP_ATTRIBUTES \
+                or not isinstance(target, nodes.Name) or target.name != "loop" \
+                or target.ctx != "load":
+            super().visit_Getattr(node, frame)
+            return
+        self.write("(")
+        self.visit(target, frame)
+        self.write(f".{node.attr} if type(")
+        self.visit(target, frame)
+        self.write(") is LoopContext else environment.getattr(")
+        self.visit(target, frame)
+        self.write(f", {node.attr!r}))")
+
+    def visit_Concat(self, node: nodes.Concat, frame: Frame) -> None:
+        self.write("environment.concat_bounded((")
+        for arg in node.nodes:
+            self.visit(arg, frame)
+            self.write(", ")
+        self.write("))")
+
+    def visit_Compare(self, node: nodes.Compare, frame: Frame) -> None:
+        operands = [node.expr, *(op.expr for op in node.ops)]
+        variable = [not _constant(n, frame) for n in operands]
+        # one side constant: the cost is bounded by the constant (`x == 'a'`, `x in [1, 2]`)
+        guard = sum(variable) > 1
+        self.write("(")
+        for i, operand in enumerate(operands):
+            if i:
+                self.write(f" {operators[node.ops[i - 1].op]} ")
+            if guard and variable[i]:
+                self.write("environment.operand(")
+                self.visit(operand, frame)
+                self.write(")")
+            else:
+                self.visit(operand, frame)
+        self.write(")")
+
+    def visit_Dict(self, node: nodes.Dict, frame: Frame) -> None:
+        self.write("{")
+        for idx, item in enumerate(node.items):
+            if idx:
+                self.write(", ")
+            if _constant(item.key, frame):
+                self.visit(item.key, frame)
+            else:
+                self.write("environment.operand(")
+                self.visit(item.key, frame)
+                self.write(")")
+            self.write(": ")
+            self.visit(item.value, frame)
+        self.write("}")
