@@ -186,7 +186,9 @@ class StatelessExchange:
 
     async def post(self, scope: Scope, receive: Receive, send: SendAsgi,
                    headers: dict[str, str], principal: Principal, msg: object,
-                   version: str | None) -> int:
+                   version: str | None, request: Request | None = None) -> int:
+        """``request``: what :func:`~promptops.serve.jsonrpc.read` makes of ``msg``, when
+        the endpoint saw that already (the usual request); else the core reads it."""
         if not isinstance(msg, dict):
             raise HttpError(400, jsonrpc.INVALID_REQUEST,
                             f"{LATEST_STATELESS} takes one JSON-RPC message per request")
@@ -195,10 +197,6 @@ class StatelessExchange:
         if "id" not in msg or not isinstance(method, str):  # a notification or a response
             return await respond(send, 202, b"")
         params = msg.get("params")
-        # what jsonrpc.read makes of the usual request, seen here without its call (~1,500
-        # instructions): a Request; anything else is read by Server.stateless as before
-        request = Request(method, rid, params) if type(params) is dict and (
-            type(rid) is int or type(rid) is str) and msg.get("jsonrpc") == "2.0" else None
         if not isinstance(params, dict):
             params = {}
         checked = usual_checks(method, params, headers, version)
