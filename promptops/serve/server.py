@@ -74,9 +74,10 @@ class Server:
         self._lock = threading.Lock()
         self._sessions: dict[Session, None] = {}
         self.usage: Usage | None = None  # per-prompt counters (serve --http; usage.py)
-        # the one session every stateless request runs on (see stateless())
-        self._stateless = Session(_discard, catalog, STATELESS)
-        self._stateless.end()
+        # the one session every stateless request runs on (see stateless()): ended, so
+        # nothing opens on it
+        self.shared = Session(_discard, catalog, STATELESS)
+        self.shared.end()
         # a prompt's shared traceability _meta (a Sealed, one per bundle) -> the same with
         # the stateless era's serverInfo added, made once (see answer); by identity
         self._metas: dict[int, tuple[Json, Sealed]] = {}
@@ -106,8 +107,8 @@ class Server:
         transport saw that already (the usual request), else ``msg`` is read here."""
         item = request if request is not None else read(msg)
         if isinstance(item, Request):  # _one's usual case without its call (~1,000)
-            return self.answer(self._stateless, item, checked)
-        return self._one(self._stateless, msg, checked=checked)
+            return self.answer(self.shared, item, checked)
+        return self._one(self.shared, msg, checked=checked)
 
     def close(self, session: Session) -> list[Json]:
         """End ``session``: the results that close each of its listen streams, in order."""

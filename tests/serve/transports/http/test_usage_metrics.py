@@ -394,7 +394,7 @@ def test_the_remembered_labels_follow_each_snapshot_and_channel(kit_dir: Path) -
     for counted, snap in ((usage, old), (beta, old), (usage, new), (usage, old), (beta, new)):
         run = counted.runs.get("prompts/get")
         assert run is not None
-        run("prompts/get", ok, server._stateless, snap, params, call)
+        run("prompts/get", ok, server.shared, snap, params, call)
     entry = old.index[name]
     package = old.bundles[entry.slot]["package"]
     pkg, version = package["name"], str(package["version"])
