@@ -20,6 +20,7 @@ from promptops.serve.revisions import STATELESS_REVISIONS
 from promptops.serve.transports.http.base import (
     HeaderReader,
     HttpError,
+    Message,
     Note,
     Receive,
     Scope,
@@ -77,13 +78,10 @@ class McpEndpoint:
                 return await self._not_post(scope, receive, send, hdrs, principal)
             check_media(hdrs)
             first = await receive()
-            body: bytes | None = first.get("body", b"")
+            body = first.get("body", b"")
             if first["type"] != "http.request" or first.get("more_body") or \
-                    len(body or b"") > self.max_body:  # chunked, too long, or gone
-                body = await read_body(receive, self.max_body, first)
-            if body is None:
-                raise HttpError(413, jsonrpc.INVALID_REQUEST,
-                                f"Request body over {self.max_body} bytes")
+                    type(body) is not bytes or len(body) > self.max_body:
+                body = await self._body(receive, first)  # chunked, too long, or gone
             try:  # jsonrpc.parse's work without its call (issue 26: ~1,000 instructions)
                 msg = self.codec.parse(body)
             except MessageError as exc:
@@ -117,6 +115,18 @@ class McpEndpoint:
             return await self.sessions.post(scope, send, hdrs, principal, msg, version, request)
         except HttpError as exc:
             return await refuse(send, exc, self.codec.encode)
+
+    async def _body(self, receive: Receive, first: Message) -> bytes:
+        """The body of a POST that is not one bytes message within the bound (read up to
+        ``max_body``), or HttpError 413."""
+        body: bytes | None = first.get("body", b"")
+        if first["type"] != "http.request" or first.get("more_body") or \
+                len(body or b"") > self.max_body:  # chunked, too long, or gone
+            body = await read_body(receive, self.max_body, first)
+        if body is None:
+            raise HttpError(413, jsonrpc.INVALID_REQUEST,
+                            f"Request body over {self.max_body} bytes")
+        return body
 
     async def _not_post(self, scope: Scope, receive: Receive, send: SendAsgi,
                         hdrs: dict[str, str], principal: Principal) -> int:
