@@ -346,7 +346,7 @@ def test_the_inlined_get_counts_exactly_as_the_general_path(kit_dir: Path) -> No
             call = Call(1, rev, {}, Settings())
             token = PRINCIPAL.set(principal)
             try:
-                if fast:  # what Server._request calls for a prompts/get
+                if fast:  # what Server.answer calls for a prompts/get
                     run = usage.runs.get("prompts/get")
                     assert run is not None and run != usage.run
                     run("prompts/get", handler, session, snap, params, call)
