@@ -435,13 +435,12 @@ class Catalog:
     """
 
     def __init__(self, bundles: Sequence[Bundle] = ()) -> None:
-        self._snap = Snapshot.build(bundles)
+        # what is served now: read once by each request, replaced only by swap() (under
+        # the lock). A plain attribute, not a property: every request reads it, and a
+        # property is a Python call per read (issue 26)
+        self.snapshot: Snapshot = Snapshot.build(bundles)
         self._lock = threading.Lock()
         self._subs: dict[Subscription, None] = {}  # an ordered set: notified in subscription order
-
-    @property
-    def snapshot(self) -> Snapshot:
-        return self._snap
 
     def swap(self, bundles: Sequence[Bundle]) -> bool:
         """Serve ``bundles`` from now on; False (and nobody told) if nothing changed.
@@ -449,11 +448,11 @@ class Catalog:
         Raises :class:`NameCollision` (and keeps the current snapshot) for a set that
         cannot be served; a reload's caller decides whether that is fatal.
         """
-        new = Snapshot.build(bundles, self._snap)
+        new = Snapshot.build(bundles, self.snapshot)
         with self._lock:
-            if new.digests == self._snap.digests:
+            if new.digests == self.snapshot.digests:
                 return False
-            self._snap = new
+            self.snapshot = new
             told = [s for s in self._subs if s.wants]
         note: Json = {"jsonrpc": "2.0", "method": LIST_CHANGED}
         for sub in told:

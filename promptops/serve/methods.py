@@ -351,7 +351,7 @@ def tools_on(snap: Snapshot, settings: Settings) -> bool:
 
 
 # Each era's part of the table, looked up per request without hashing the enum
-# (Server._request reads them itself: find() without its call).
+# (Server.answer reads them itself: find() without its call).
 SESSION_METHODS = {name: m for name, m in METHODS.items() if SESSION in m.eras}
 STATELESS_METHODS = {name: m for name, m in METHODS.items() if STATELESS in m.eras}
 

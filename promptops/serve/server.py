@@ -74,11 +74,12 @@ class Server:
         self._lock = threading.Lock()
         self._sessions: dict[Session, None] = {}
         self.usage: Usage | None = None  # per-prompt counters (serve --http; usage.py)
-        # the one session every stateless request runs on (see stateless())
-        self._stateless = Session(_discard, catalog, STATELESS)
-        self._stateless.end()
+        # the one session every stateless request runs on (see stateless()): ended, so
+        # nothing opens on it
+        self.shared = Session(_discard, catalog, STATELESS)
+        self.shared.end()
         # a prompt's shared traceability _meta (a Sealed, one per bundle) -> the same with
-        # the stateless era's serverInfo added, made once (see _request); by identity
+        # the stateless era's serverInfo added, made once (see answer); by identity
         self._metas: dict[int, tuple[Json, Sealed]] = {}
 
     # ---- sessions ---------------------------------------------------------------------
@@ -106,11 +107,8 @@ class Server:
         transport saw that already (the usual request), else ``msg`` is read here."""
         item = request if request is not None else read(msg)
         if isinstance(item, Request):  # _one's usual case without its call (~1,000)
-            try:
-                return self._request(self._stateless, item, checked)
-            except RpcError as exc:
-                return [error(item.id, exc.code, exc.message, exc.data)]
-        return self._one(self._stateless, msg, checked=checked)
+            return self.answer(self.shared, item, checked)
+        return self._one(self.shared, msg, checked=checked)
 
     def close(self, session: Session) -> list[Json]:
         """End ``session``: the results that close each of its listen streams, in order."""
@@ -172,57 +170,64 @@ class Server:
         if isinstance(item, Request):
             if in_batch and item.method == "initialize":
                 return [error(item.id, INVALID_REQUEST, "initialize must not be part of a batch")]
-            try:
-                return self._request(session, item, checked)
-            except RpcError as exc:
-                return [error(item.id, exc.code, exc.message, exc.data)]
+            return self.answer(session, item, checked)
         if isinstance(item, Notification):
             self._notification(session, item)
             return []
         return [] if item is None else [item]
 
-    def _request(self, session: Session, req: Request,
-                 checked: tuple[Json, str] | None = None) -> list[Json]:
-        era = session.era  # once chosen, admit() only returns it
-        if era is None:
-            era = session.admit(req.method, req.params)
-        if era is None:  # a ping before the connection chose its era: answered, nothing chosen
-            return [reply(req.id, {})]
-        method = (STATELESS_METHODS if era is STATELESS else SESSION_METHODS).get(req.method)
-        if method is None:
-            method = self._tool_method(req.method)
-        if method is None:
-            rev = LATEST_STATELESS if era is STATELESS else session.revision or LATEST_SESSION
-            raise RpcError(METHOD_NOT_FOUND, not_found(req.method, rev))
-        if era is STATELESS:  # the envelope as the transport read it, else read here
-            caps, rev = checked if checked is not None else envelope(req.params)
-        else:
-            caps, rev = {}, session.revision or LATEST_SESSION
-        snap: Snapshot = self.catalog.snapshot  # one snapshot for the whole request
-        usage = self.usage
+    def answer(self, session: Session, req: Request,
+               checked: tuple[Json, str] | None = None) -> list[Json]:
+        """The replies to one request :func:`~promptops.serve.jsonrpc.read` made (or a
+        transport made as it would): its result, or the error its :class:`RpcError` names.
+
+        The one home of a request's answer: :meth:`_one` (every message), :meth:`stateless`
+        and the HTTP transport's usual request of either era (which built the
+        :class:`Request` itself while reading the body) all come here. The error's catch
+        and the answer are one frame (a request's frame fewer, issue 26)."""
         try:
-            count = None if usage is None else usage.runs.get(req.method)
-            if count is None:
-                out = method.handler(session, snap, req.params,
-                                     Call(req.id, rev, caps, self.settings))
-            else:  # counted (usage.py): Usage.run, or its prompts/get path directly
-                out = count(req.method, method.handler, session, snap, req.params,
-                            Call(req.id, rev, caps, self.settings))
-        except FAILURES as exc:
-            raise rpc_error(exc) from exc
-        if isinstance(out, Subscribe):
-            session.listen(out.subscription)
-            return [out.acknowledgement]  # goes out instead of a result: the stream stays open
-        if era is STATELESS:
-            out.setdefault("resultType", "complete")
-            meta = out.get("_meta", {})
-            if type(meta) is Sealed:  # a get's: the merged copy made once per bundle
-                known = self._metas.get(id(meta))
-                out["_meta"] = known[1] if known is not None and known[0] is meta else \
-                    self._served_meta(meta)
+            era = session.era  # once chosen, admit() only returns it
+            if era is None:
+                era = session.admit(req.method, req.params)
+            if era is None:  # a ping before the connection chose its era: answered, nothing chosen
+                return [reply(req.id, {})]
+            method = (STATELESS_METHODS if era is STATELESS else SESSION_METHODS).get(req.method)
+            if method is None:
+                method = self._tool_method(req.method)
+            if method is None:
+                rev = LATEST_STATELESS if era is STATELESS else session.revision or LATEST_SESSION
+                raise RpcError(METHOD_NOT_FOUND, not_found(req.method, rev))
+            if era is STATELESS:  # the envelope as the transport read it, else read here
+                caps, rev = checked if checked is not None else envelope(req.params)
             else:
-                out["_meta"] = {**meta, META_SERVER: SERVER_INFO}
-        return [{"jsonrpc": "2.0", "id": req.id, "result": out}]  # reply(), without its call
+                caps, rev = {}, session.revision or LATEST_SESSION
+            snap: Snapshot = self.catalog.snapshot  # one snapshot for the whole request
+            usage = self.usage
+            try:
+                count = None if usage is None else usage.runs.get(req.method)
+                if count is None:
+                    out = method.handler(session, snap, req.params,
+                                         Call(req.id, rev, caps, self.settings))
+                else:  # counted (usage.py): Usage.run, or its prompts/get path directly
+                    out = count(req.method, method.handler, session, snap, req.params,
+                                Call(req.id, rev, caps, self.settings))
+            except FAILURES as exc:
+                raise rpc_error(exc) from exc
+            if isinstance(out, Subscribe):
+                session.listen(out.subscription)
+                return [out.acknowledgement]  # goes out instead of a result: the stream stays open
+            if era is STATELESS:
+                out.setdefault("resultType", "complete")
+                meta = out.get("_meta", {})
+                if type(meta) is Sealed:  # a get's: the merged copy made once per bundle
+                    known = self._metas.get(id(meta))
+                    out["_meta"] = known[1] if known is not None and known[0] is meta else \
+                        self._served_meta(meta)
+                else:
+                    out["_meta"] = {**meta, META_SERVER: SERVER_INFO}
+            return [{"jsonrpc": "2.0", "id": req.id, "result": out}]  # reply(), without its call
+        except RpcError as exc:
+            return [error(req.id, exc.code, exc.message, exc.data)]
 
     def _served_meta(self, meta: Sealed) -> Sealed:
         """``{**meta, serverInfo}`` for a shared ``_meta``, remembered with ``meta`` (held,

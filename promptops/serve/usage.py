@@ -2,7 +2,7 @@
 
 A platform team asks the team server which prompts and versions are fetched, by which
 clients and principals, how they fare, and which prompts nobody uses any more. This
-module answers from the one place every request passes: :meth:`Server._request` hands
+module answers from the one place every request passes: :meth:`Server.answer` hands
 ``prompts/get``, ``completion/complete`` and ``initialize`` to :meth:`Usage.run` when a
 :class:`Usage` is attached (``serve --http`` attaches one; stdio never does, so its hot
 path only reads one attribute that is None).
@@ -176,7 +176,7 @@ class Usage:
 
     # ---- the hook ---------------------------------------------------------------------------
     def _runs(self) -> Mapping[str, Runner] | _Every:
-        """What :meth:`Server._request` calls for each counted method: :meth:`run`; every
+        """What :meth:`Server.answer` calls for each counted method: :meth:`run`; every
         method when each request is a span; a ``prompts/get`` without tracing straight to
         :meth:`_get`, the one every request of a team server makes (a call fewer)."""
         if self.tracing is not None:

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from promptops.serve.auth import Principal
 
 Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]  # one ASGI message (received or sent)
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
 SendAsgi = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 Encode = Callable[[object], bytes]  # a codec's encode (promptops.serve.codec)
@@ -177,7 +178,7 @@ def client_key(principal: Principal, scope: Scope, *, authenticated: bool) -> st
 
 
 async def read_body(receive: Receive, limit: int,
-                    first: MutableMapping[str, Any] | None = None) -> bytes | None:
+                    first: Message | None = None) -> bytes | None:
     """The request body, or None once it passes ``limit`` bytes (the rest is drained);
     ``first``: the first ASGI message, when the caller already received it."""
     chunks: list[bytes] = []

@@ -14,11 +14,13 @@ from typing import TYPE_CHECKING
 
 from promptops.serve import jsonrpc
 from promptops.serve.auth import ANONYMOUS
+from promptops.serve.jsonrpc import Request
 from promptops.serve.methods import METHODS
 from promptops.serve.revisions import STATELESS_REVISIONS
 from promptops.serve.transports.http.base import (
     HeaderReader,
     HttpError,
+    Message,
     Note,
     Receive,
     Scope,
@@ -76,40 +78,55 @@ class McpEndpoint:
                 return await self._not_post(scope, receive, send, hdrs, principal)
             check_media(hdrs)
             first = await receive()
-            body: bytes | None = first.get("body", b"")
+            body = first.get("body", b"")
             if first["type"] != "http.request" or first.get("more_body") or \
-                    len(body or b"") > self.max_body:  # chunked, too long, or gone
-                body = await read_body(receive, self.max_body, first)
-            if body is None:
-                raise HttpError(413, jsonrpc.INVALID_REQUEST,
-                                f"Request body over {self.max_body} bytes")
+                    type(body) is not bytes or len(body) > self.max_body:
+                body = await self._body(receive, first)  # chunked, too long, or gone
             try:  # jsonrpc.parse's work without its call (issue 26: ~1,000 instructions)
                 msg = self.codec.parse(body)
             except MessageError as exc:
                 err = jsonrpc.parse_error(exc)
                 raise HttpError(400, err.code, err.message) from None
+            request = params = None
             if isinstance(msg, dict):
                 method = msg.get("method")
                 # a label value and an access-log field: one of the names we answer, or
                 # "other"
                 note["rpc"] = None if not isinstance(method, str) else \
                     method if method in KNOWN_METHODS else "other"
+                params, rid = msg.get("params"), msg.get("id")
+                # what jsonrpc.read makes of the usual request, made here once for either
+                # era (its checks, stricter: a plain dict of params, an int or str id);
+                # anything else is read by the core as before (issue 26: read(), the
+                # core's handle() and _one() a request fewer)
+                if type(params) is dict and (type(rid) is int or type(rid) is str) and \
+                        isinstance(method, str) and msg.get("jsonrpc") == "2.0":
+                    request = Request(method, rid, params)
             version = hdrs.get("mcp-protocol-version")
             # request_era's first rule inline (a stateless revision named in the header),
             # and its answer for the usual session-era request without its call: params
             # with no `_meta` (so no envelope) in a session the request joins (~1,500
             # instructions)
-            if version in STATELESS_REVISIONS:
+            if version in STATELESS_REVISIONS or ((
+                    type(params) is not dict or "_meta" in params or "mcp-session-id" not in
+                    hdrs) and is_stateless(msg, version, hdrs)):
                 return await self.stateless.post(scope, receive, send, hdrs, principal, msg,
-                                                 version)
-            params = msg.get("params") if type(msg) is dict else None
-            if (type(params) is not dict or "_meta" in params or "mcp-session-id" not in
-                    hdrs) and is_stateless(msg, version, hdrs):
-                return await self.stateless.post(scope, receive, send, hdrs, principal, msg,
-                                                 version)
-            return await self.sessions.post(scope, send, hdrs, principal, msg, version)
+                                                 version, request)
+            return await self.sessions.post(scope, send, hdrs, principal, msg, version, request)
         except HttpError as exc:
             return await refuse(send, exc, self.codec.encode)
+
+    async def _body(self, receive: Receive, first: Message) -> bytes:
+        """The body of a POST that is not one bytes message within the bound (read up to
+        ``max_body``), or HttpError 413."""
+        body: bytes | None = first.get("body", b"")
+        if first["type"] != "http.request" or first.get("more_body") or \
+                len(body or b"") > self.max_body:  # chunked, too long, or gone
+            body = await read_body(receive, self.max_body, first)
+        if body is None:
+            raise HttpError(413, jsonrpc.INVALID_REQUEST,
+                            f"Request body over {self.max_body} bytes")
+        return body
 
     async def _not_post(self, scope: Scope, receive: Receive, send: SendAsgi,
                         hdrs: dict[str, str], principal: Principal) -> int:

@@ -41,7 +41,7 @@ from promptops.serve.transports.http.base import (
 
 if TYPE_CHECKING:
     from promptops.serve.auth import Principal
-    from promptops.serve.jsonrpc import Outbound
+    from promptops.serve.jsonrpc import Outbound, Request
     from promptops.serve.server import Server
     from promptops.serve.session import Session
     from promptops.serve.transports.http.streams import Stream, StreamRegistry
@@ -85,8 +85,14 @@ class HttpSession:
             return []
         return [frame for seq, frame in self.ring if seq > n]
 
-    def handle(self, msg: object) -> list[Outbound]:
+    def handle(self, msg: object, request: Request | None = None) -> list[Outbound]:
+        """The replies to ``msg``; ``request``: what :func:`~promptops.serve.jsonrpc.read`
+        makes of it when the endpoint saw that already (the usual request), answered by
+        the core's :meth:`~promptops.serve.server.Server.answer` without the reading
+        (its one reply has the request's id: nothing for ``handle`` to finish)."""
         try:
+            if request is not None:
+                return self.server.answer(self.session, request)  # type: ignore[return-value]
             return self.server.handle(self.session, msg)
         except Exception:
             from promptops.serve.log import log_bug
@@ -210,7 +216,8 @@ class SessionEra:
         return found
 
     async def post(self, scope: Scope, send: SendAsgi, headers: dict[str, str],
-                   principal: Principal, msg: object, version: str | None) -> int:
+                   principal: Principal, msg: object, version: str | None,
+                   request: Request | None = None) -> int:
         if version is not None and version not in SESSION_REVISIONS:
             raise HttpError(400, jsonrpc.UNSUPPORTED_VERSION,
                             f"Bad Request: unsupported MCP-Protocol-Version {version!r}",
@@ -234,14 +241,18 @@ class SessionEra:
                 hs.server.close(hs.session)
         else:
             hs = self._find(headers, principal)
-            replies = hs.handle(msg)
+            replies = hs.handle(msg, request)
         if not replies:
             return await respond(send, 202, b"", extra)
         try:  # Codec.encode without its frame
             data = self.streams.dumps(replies[0])
         except TypeError:
             data = self.streams.encode(replies[0])
-        return await respond(send, 200, data, [JSON_CT, NO_STORE, *extra])
+        # respond()'s 200 without its coroutine (issue 26)
+        await send({"type": "http.response.start", "status": 200, "headers": [
+            JSON_CT, NO_STORE, *extra, (b"content-length", b"%d" % len(data))]})
+        await send({"type": "http.response.body", "body": data})
+        return 200
 
     async def get(self, scope: Scope, receive: Receive, send: SendAsgi,
                   headers: dict[str, str], principal: Principal) -> int:

@@ -186,21 +186,25 @@ class StatelessExchange:
 
     async def post(self, scope: Scope, receive: Receive, send: SendAsgi,
                    headers: dict[str, str], principal: Principal, msg: object,
-                   version: str | None) -> int:
+                   version: str | None, request: Request | None = None) -> int:
+        """``request``: what :func:`~promptops.serve.jsonrpc.read` makes of ``msg``, when
+        the endpoint saw that already (the usual request: one object with an id, a str
+        method and an object of params, so the first three checks below pass); else the
+        core reads it."""
         if not isinstance(msg, dict):
             raise HttpError(400, jsonrpc.INVALID_REQUEST,
                             f"{LATEST_STATELESS} takes one JSON-RPC message per request")
-        rid = msg.get("id")
-        method = msg.get("method")
-        if "id" not in msg or not isinstance(method, str):  # a notification or a response
-            return await respond(send, 202, b"")
-        params = msg.get("params")
-        # what jsonrpc.read makes of the usual request, seen here without its call (~1,500
-        # instructions): a Request; anything else is read by Server.stateless as before
-        request = Request(method, rid, params) if type(params) is dict and (
-            type(rid) is int or type(rid) is str) and msg.get("jsonrpc") == "2.0" else None
-        if not isinstance(params, dict):
-            params = {}
+        rid: object
+        params: Json
+        if request is not None:
+            rid, method, params = request.id, request.method, request.params
+        else:
+            rid, name = msg.get("id"), msg.get("method")
+            if "id" not in msg or not isinstance(name, str):  # a notification or a response
+                return await respond(send, 202, b"")
+            method, params = name, msg.get("params")  # type: ignore[assignment]
+            if not isinstance(params, dict):
+                params = {}
         checked = usual_checks(method, params, headers, version)
         if checked is None:  # something to refuse, or an unusual form: both checks run
             check_headers(msg, params, headers, version)
@@ -213,7 +217,8 @@ class StatelessExchange:
             client = client_key(principal, scope, authenticated=self.authenticated)
             return await self._listen(receive, send, server, client, msg)
         try:  # stateless by the rule is_stateless applied, the envelope read above
-            replies = server.stateless(msg, checked, request)
+            replies = server.stateless(msg, checked) if request is None else \
+                server.answer(server.shared, request, checked)  # stateless()'s usual case
         except Exception:
             _log_bug()
             replies = list(jsonrpc.internal_error(msg))

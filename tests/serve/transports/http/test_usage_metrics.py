@@ -346,7 +346,7 @@ def test_the_inlined_get_counts_exactly_as_the_general_path(kit_dir: Path) -> No
             call = Call(1, rev, {}, Settings())
             token = PRINCIPAL.set(principal)
             try:
-                if fast:  # what Server._request calls for a prompts/get
+                if fast:  # what Server.answer calls for a prompts/get
                     run = usage.runs.get("prompts/get")
                     assert run is not None and run != usage.run
                     run("prompts/get", handler, session, snap, params, call)
@@ -394,7 +394,7 @@ def test_the_remembered_labels_follow_each_snapshot_and_channel(kit_dir: Path) -
     for counted, snap in ((usage, old), (beta, old), (usage, new), (usage, old), (beta, new)):
         run = counted.runs.get("prompts/get")
         assert run is not None
-        run("prompts/get", ok, server._stateless, snap, params, call)
+        run("prompts/get", ok, server.shared, snap, params, call)
     entry = old.index[name]
     package = old.bundles[entry.slot]["package"]
     pkg, version = package["name"], str(package["version"])
