@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn, cast
 
 from promptops.errors import BundleError, UsageError, WriteError
-from promptops.fsutil import Data, atomic_write, read_existing
 from promptops.pipeline.bundle_types import (
     FORMAT,
     Argument,
@@ -29,6 +28,7 @@ from promptops.pipeline.bundle_types import (
 from promptops.pipeline.mediatypes import OCTET, TEXT_FALLBACK, guess_type, is_text
 
 if TYPE_CHECKING:
+    from promptops.fsutil import Data
     from promptops.pipeline import model
     from promptops.pipeline.validate import Package, PromptDef
 
@@ -403,6 +403,8 @@ def write_bundle(bundle: Bundle, out_dir: Path, *, force: bool = False,
 
 def existing_bundle(path: Path, root: Path | None) -> bytes | None:
     """The bytes of the bundle file at ``path`` (None: none there), for :func:`put_bundle`."""
+    from promptops.fsutil import read_existing  # writing's module: not on serve's cold path
+
     try:
         return read_existing(path, root)
     except WriteError:
@@ -425,6 +427,8 @@ def put_bundle(path: Path, data: Data, existing: bytes | None, *, force: bool,
                 f"{path} exists with different content; a released version's bundle must not "
                 "change: bump the version, or pass --force to overwrite"
             )
+    from promptops.fsutil import atomic_write  # writing's module: not on serve's cold path
+
     replace_readonly = existing is not None and os.name == "nt"  # Windows refuses to
     if replace_readonly:
         path.chmod(0o644)

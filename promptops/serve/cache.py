@@ -38,7 +38,6 @@ from pathlib import Path
 
 from promptops import __version__
 from promptops.errors import BundleError
-from promptops.fsutil import atomic_write
 from promptops.pipeline.bundle import FORMAT, Bundle, canonical, parse_bundle, serialise
 
 # A new promptops version may compile the same tree differently: never reuse across them.
@@ -183,6 +182,8 @@ class BuildCache:
         return gone
 
     def _write(self, rel: str, data: bytes) -> None:
+        from promptops.fsutil import atomic_write  # a start from the cache writes nothing
+
         while self._writable:
             try:
                 atomic_write(self._writable[0] / rel, data)
