@@ -11,10 +11,10 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from promptops.errors import PromptopsError
-from promptops.pipeline.bundle_types import Bundle
 
 if TYPE_CHECKING:
     from promptops.pipeline.build import Build
+    from promptops.pipeline.bundle_types import Bundle
 
 Log = Callable[[str], None]
 
