@@ -32,9 +32,8 @@ if TYPE_CHECKING:  # the TypedDicts too: serve's cold path reads bundles, never 
     )
     from promptops.pipeline.validate import Package, PromptDef
 
-__all__ = ["FORMAT", "Compiled", "compile_bundle", "compile_parts",
-           "compile_serialised", "digest", "load_bundle", "parse_bundle", "serialise",
-           "write_bundle"]
+__all__ = ["FORMAT", "Compiled", "compile_bundle", "compile_parts", "compile_serialised",
+           "digest", "load_bundle", "parse_bundle", "serialise", "write_bundle"]
 
 
 def _clean(d: Mapping[str, object]) -> dict[str, object]:
@@ -404,7 +403,6 @@ def write_bundle(bundle: Bundle, out_dir: Path, *, force: bool = False,
 def existing_bundle(path: Path, root: Path | None) -> bytes | None:
     """The bytes of the bundle file at ``path`` (None: none there), for :func:`put_bundle`."""
     from promptops.fsutil import read_existing  # writing's module: not on serve's cold path
-
     try:
         return read_existing(path, root)
     except WriteError:
@@ -428,7 +426,6 @@ def put_bundle(path: Path, data: Data, existing: bytes | None, *, force: bool,
                 "change: bump the version, or pass --force to overwrite"
             )
     from promptops.fsutil import atomic_write  # writing's module: not on serve's cold path
-
     replace_readonly = existing is not None and os.name == "nt"  # Windows refuses to
     if replace_readonly:
         path.chmod(0o644)
