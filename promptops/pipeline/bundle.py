@@ -16,25 +16,24 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn, cast
 
 from promptops.errors import BundleError, UsageError, WriteError
-from promptops.fsutil import Data, atomic_write, read_existing
-from promptops.pipeline.bundle_types import (
-    FORMAT,
-    Argument,
-    Bundle,
-    Message,
-    PackageInfo,
-    Prompt,
-    Resource,
-)
+from promptops.pipeline.bundle_format import FORMAT
 from promptops.pipeline.mediatypes import OCTET, TEXT_FALLBACK, guess_type, is_text
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the TypedDicts too: serve's cold path reads bundles, never makes them
+    from promptops.fsutil import Data
     from promptops.pipeline import model
+    from promptops.pipeline.bundle_types import (
+        Argument,
+        Bundle,
+        Message,
+        PackageInfo,
+        Prompt,
+        Resource,
+    )
     from promptops.pipeline.validate import Package, PromptDef
 
-__all__ = ["FORMAT", "Bundle", "Compiled", "compile_bundle", "compile_parts",
-           "compile_serialised", "digest", "load_bundle", "parse_bundle", "serialise",
-           "write_bundle"]
+__all__ = ["FORMAT", "Compiled", "compile_bundle", "compile_parts", "compile_serialised",
+           "digest", "load_bundle", "parse_bundle", "serialise", "write_bundle"]
 
 
 def _clean(d: Mapping[str, object]) -> dict[str, object]:
@@ -46,7 +45,7 @@ def _argument(a: model.Argument) -> Argument:
     out = _clean(a.model_dump(by_alias=True))
     if out.get("type") == "string":
         del out["type"]  # the default: bundles of untyped packages keep their bytes
-    return cast(Argument, out)
+    return cast("Argument", out)
 
 
 def _message(m: model.Message, mime_of: Mapping[str, str]) -> Message:
@@ -75,7 +74,7 @@ def _message(m: model.Message, mime_of: Mapping[str, str]) -> Message:
         out["loopItem"], out["loopOver"] = m.loop
     if m.continues:
         out["continues"] = True
-    return cast(Message, _clean(out))
+    return cast("Message", _clean(out))
 
 
 def _resource(path: str, raw: bytes) -> Resource:
@@ -94,7 +93,7 @@ def compile_prompt(p: PromptDef, mime_of: Mapping[str, str]) -> Prompt:
     """One prompt as the bundle holds it: a function of its file and the media types of the
     files it names (serve's incremental rebuild recompiles only the prompts that changed)."""
     s = p.spec
-    return cast(Prompt, _clean({
+    return cast("Prompt", _clean({
         "name": p.name,
         "title": s.title,
         "description": s.description,
@@ -210,7 +209,7 @@ def _body(package: Package, prompts: list[Prompt], resources: dict[str, Resource
     """The bundle of ``package`` with ``prompts`` (compiled) and its digest ``""``."""
     m = package.manifest
     o = package.origin
-    info = cast(PackageInfo, _clean({
+    info = cast("PackageInfo", _clean({
         "name": m.name,
         "version": m.version,
         "description": m.description,
@@ -403,6 +402,7 @@ def write_bundle(bundle: Bundle, out_dir: Path, *, force: bool = False,
 
 def existing_bundle(path: Path, root: Path | None) -> bytes | None:
     """The bytes of the bundle file at ``path`` (None: none there), for :func:`put_bundle`."""
+    from promptops.fsutil import read_existing  # writing's module: not on serve's cold path
     try:
         return read_existing(path, root)
     except WriteError:
@@ -425,6 +425,7 @@ def put_bundle(path: Path, data: Data, existing: bytes | None, *, force: bool,
                 f"{path} exists with different content; a released version's bundle must not "
                 "change: bump the version, or pass --force to overwrite"
             )
+    from promptops.fsutil import atomic_write  # writing's module: not on serve's cold path
     replace_readonly = existing is not None and os.name == "nt"  # Windows refuses to
     if replace_readonly:
         path.chmod(0o644)
@@ -476,7 +477,7 @@ def parse_bundle(data: bytes, label: str) -> Bundle:
     problems = shape_problems(bundle)
     if problems:
         raise BundleError(f"{label}: invalid bundle: " + "; ".join(problems))
-    return cast(Bundle, bundle)  # its whole shape was just checked
+    return cast("Bundle", bundle)  # its whole shape was just checked
 
 
 def _not_json(name: str) -> NoReturn:

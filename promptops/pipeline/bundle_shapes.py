@@ -1,6 +1,6 @@
 """The bundle format's table, compiled once for the load check: a :class:`Shape` per object.
 
-:data:`~promptops.pipeline.bundle_types.FORMAT_TABLE` states every key of every object of
+:data:`~promptops.pipeline.bundle_format.FORMAT_TABLE` states every key of every object of
 a bundle with its kind, literals, pattern and bounds. Serving checks each bundle it loads
 against it (:mod:`~.bundle_check`), at start, over every prompt: so the table is compiled
 here, at import, into what is quick to run. A plain key becomes its type (one dict lookup
@@ -19,8 +19,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from promptops.pipeline import bundle_types as t
-from promptops.pipeline.bundle_types import FORMAT_TABLE, Field
+from promptops.pipeline.bundle_format import ARG_NAME_RE, FORMAT_TABLE, REQUIRED, Field
 
 # Objects whose items the check's passes walk themselves (their rules need the bundle around
 # them): the compiled predicate of a key holding them checks the container only.
@@ -51,12 +50,10 @@ class Shape:
 
     def __init__(self, name: str) -> None:
         table = FORMAT_TABLE[name]
-        typed: Any = getattr(t, name)
         self.name = name
         self.fields: dict[str, Field] = table
         self.allowed = frozenset(table)
-        # "lacks" in the TypedDict's order
-        self.required = tuple(k for k in typed.__annotations__ if k in typed.__required_keys__)
+        self.required = REQUIRED[name]  # "lacks" in the TypedDict's order
         # A scalar key is its type, then (for the fast pass, without a call) its literals
         # or a test of its pattern or bounds; any other (a nested object, an array, a
         # number, a nullable key) is one predicate.
@@ -149,7 +146,7 @@ def _pred(field: Field) -> Pred:
 def _test(field: Field) -> Pred:
     """The pattern or bounds of a value already of the field's kind."""
     if field.pattern is not None:
-        if field.pattern == t.ARG_NAME_RE:
+        if field.pattern == ARG_NAME_RE:
             return _arg_name
         return re.compile(field.pattern).fullmatch  # anchored; fullmatch keeps `$` from
         # taking a final newline, as RE2 and pydantic read it
@@ -162,7 +159,7 @@ def _test(field: Field) -> Pred:
     return lambda v: (low is None or v >= low) and (high is None or v <= high)
 
 
-_ARG_NAME = re.compile(t.ARG_NAME_RE).fullmatch
+_ARG_NAME = re.compile(ARG_NAME_RE).fullmatch
 
 
 def _arg_name(name: str) -> bool:

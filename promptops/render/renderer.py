@@ -26,12 +26,13 @@ from time import time_ns
 from typing import TYPE_CHECKING, Literal
 
 from promptops.errors import ArgumentError, RenderError, TemplateError, did_you_mean
-from promptops.pipeline.bundle_types import Bundle, Message, Prompt, ServedRole
 from promptops.render.stamps import VALIDATION_STAMPS
 from promptops.sandbox import watchdog
 from promptops.sandbox.limits import Budget, BudgetExceeded, Limits, current
 
 if TYPE_CHECKING:  # imported when a prompt is first rendered (serve's cold path stays cold)
+    from promptops.pipeline.bundle_types import Bundle, Message, Prompt, ServedRole
+
     # (render.result's TypedDicts only name what is built here as dict literals: making
     # them at import, typing's class machinery 7 times, cost serve's start ~2.4 M
     # instructions)

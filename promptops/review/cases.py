@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from promptops.errors import PromptopsError
-from promptops.pipeline.bundle import Bundle
+from promptops.pipeline.bundle_types import Bundle
 from promptops.pipeline.source import Source
 from promptops.pipeline.validate import Package, load_package
 from promptops.testing.cases import Case, load_cases, smoke_case

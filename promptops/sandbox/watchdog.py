@@ -28,9 +28,14 @@ deadline holds to within the longest such call plus the thread's wake-up (docs/r
 
 from __future__ import annotations
 
-import signal
 import threading
 import time
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import signal
+else:  # the C module `signal` wraps, without its enums (see serve/transports/stdio.py)
+    import _signal as signal
 
 _lock = threading.Lock()
 _active: dict[int, list[float | bool]] = {}  # thread id -> [deadline, fired]

@@ -5,16 +5,19 @@ watcher does not import the git follower, and the follower has room for its own 
 
 from __future__ import annotations
 
-import signal
 import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from promptops.errors import PromptopsError
-from promptops.pipeline.bundle_types import Bundle
 
 if TYPE_CHECKING:
+    import signal
+
     from promptops.pipeline.build import Build
+    from promptops.pipeline.bundle_types import Bundle
+else:  # the C module `signal` wraps, without its enums (see serve/transports/stdio.py)
+    import _signal as signal
 
 Log = Callable[[str], None]
 

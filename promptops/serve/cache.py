@@ -35,11 +35,14 @@ import json
 import os
 from collections.abc import Callable, Collection
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from promptops import __version__
 from promptops.errors import BundleError
-from promptops.fsutil import atomic_write
-from promptops.pipeline.bundle import FORMAT, Bundle, canonical, parse_bundle, serialise
+from promptops.pipeline.bundle import FORMAT, canonical, parse_bundle, serialise
+
+if TYPE_CHECKING:
+    from promptops.pipeline.bundle_types import Bundle
 
 # A new promptops version may compile the same tree differently: never reuse across them.
 GENERATION = "v1-" + hashlib.sha256(f"{FORMAT} {__version__}".encode()).hexdigest()[:12]
@@ -183,6 +186,8 @@ class BuildCache:
         return gone
 
     def _write(self, rel: str, data: bytes) -> None:
+        from promptops.fsutil import atomic_write  # a start from the cache writes nothing
+
         while self._writable:
             try:
                 atomic_write(self._writable[0] / rel, data)

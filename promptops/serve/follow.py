@@ -40,7 +40,6 @@ from typing import TYPE_CHECKING, cast
 from promptops.errors import GitError, PromptopsError
 from promptops.git import refs as gitrefs
 from promptops.pipeline import collector
-from promptops.pipeline.bundle_types import Bundle
 from promptops.pipeline.memo import FileMemo
 from promptops.serve.background import Background, BuildFailed, Gate, Log, Notify, failure
 from promptops.serve.cache import BuildCache, restamp
@@ -50,6 +49,7 @@ if TYPE_CHECKING:
     from contextlib import AbstractContextManager
 
     from promptops.pipeline.build import Build
+    from promptops.pipeline.bundle_types import Bundle
     from promptops.pipeline.rebuild import Built
 
 POLL_S = 0.05
@@ -149,7 +149,7 @@ class Follower(Background):
         if self._channel is not None:  # served `_meta` says which channel (not the digest):
             # a copy, after the cache took the bundle; `channel` is no bundle key (catalog.py)
             name = self._channel.rpartition("/")[2]
-            bundles = [cast(Bundle, {**b, "source": {**b["source"], "channel": name}})
+            bundles = [cast("Bundle", {**b, "source": {**b["source"], "channel": name}})
                        for b in bundles]
         return bundles
 

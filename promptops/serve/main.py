@@ -66,6 +66,7 @@ def _stdio(argv: list[str], gate: Gate | None) -> int:
 
 
 def _run(options: ServeOptions, signals: Signals, gate: Gate | None) -> int:
+    from promptops.pipeline import collector
     from promptops.serve.assemble import assemble, settings
     from promptops.serve.catalog import Catalog
     from promptops.serve.server import Server
@@ -73,8 +74,14 @@ def _run(options: ServeOptions, signals: Signals, gate: Gate | None) -> int:
 
     answers = settings(options)
     channel = options.channel[-1] if options.channel else None  # stdio serves one
-    served = assemble(options, gate, lambda bundles: Server(Catalog(bundles), answers),
-                      channel=channel)
+    # The served set is loaded (parsed, checked, indexed) with the collector off until it
+    # is frozen: its passes over the JSON being parsed find nothing to free (a bundle is
+    # acyclic), ~2% of a cold start's instructions at 1,000 prompts.
+    with collector.paused():
+        served = assemble(options, gate, lambda bundles: Server(Catalog(bundles), answers),
+                          channel=channel)
+        built = any(how != "cached" for how in getattr(served.follower, "how", {}).values())
+        collector.freeze(collect=built)  # the served set out of the collector's passes
     server = served.front
     snap = server.catalog.snapshot
     names = ", ".join(f"{b['package']['name']} {b['package']['version']}" for b in snap.bundles)
@@ -90,10 +97,6 @@ def _run(options: ServeOptions, signals: Signals, gate: Gate | None) -> int:
         notice = threading.Timer(NOTICE_DELAY_S, _dirty_notice, (options.folders,))
         notice.daemon = True
         notice.start()
-    from promptops.pipeline import collector
-
-    built = any(how != "cached" for how in getattr(served.follower, "how", {}).values())
-    collector.freeze(collect=built)  # the served set out of the collector's passes
     out = Output(1)
     if served.follower is not None:  # its warm-up waits for the client's first requests
         served.follower.idle_for = out.idle_for

@@ -51,7 +51,7 @@ from promptops.pipeline.saves import (  # noqa: F401  (IGNORED_*, relevant: re-e
 from promptops.serve.background import Background, BuildFailed, Log, Notify, failure
 
 if TYPE_CHECKING:
-    from promptops.pipeline.bundle import Bundle
+    from promptops.pipeline.bundle_types import Bundle
     from promptops.pipeline.memo import FileMemo
 
 

@@ -21,7 +21,7 @@ from promptops.versioning.engine import diff_bundles
 from promptops.versioning.semver import Level, Version, is_version, next_version, satisfies
 
 if TYPE_CHECKING:
-    from promptops.pipeline.bundle import Bundle
+    from promptops.pipeline.bundle_types import Bundle
 
 _DIGEST_LINE = re.compile(r"^bundle-digest: (sha256:[0-9a-f]{64})$", re.MULTILINE)
 MAX_SUMMARY_LINES = 200

@@ -19,7 +19,7 @@ from pathlib import Path
 from promptops.errors import PackageError, Problem, PromptopsError
 from promptops.git.history import History
 from promptops.pipeline.build import Build
-from promptops.pipeline.bundle import Bundle
+from promptops.pipeline.bundle_types import Bundle
 from promptops.versioning.changes import Change
 from promptops.versioning.engine import content_digest, diff_bundles
 from promptops.versioning.history import (

@@ -23,7 +23,8 @@ from follow_helpers import (  # noqa: F401  (fixtures)
 from helpers.repo import commit_files, make_repo
 
 from promptops.pipeline import build as pipeline
-from promptops.pipeline.bundle import Bundle, compile_bundle, digest, parse_bundle, serialise
+from promptops.pipeline.bundle import compile_bundle, digest, parse_bundle, serialise
+from promptops.pipeline.bundle_types import Bundle
 from promptops.serve.cache import GENERATION, BuildCache
 from promptops.serve.follow import Follower
 

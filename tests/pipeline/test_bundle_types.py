@@ -11,6 +11,8 @@ the TypedDicts by keys, required keys and types, the JSON Schema field by field.
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import types
 import typing
 from pathlib import Path
@@ -19,7 +21,7 @@ from typing import Any, Literal, get_args, get_origin
 import pytest
 
 from promptops.commands.schema import schema_for
-from promptops.pipeline import bundle_shapes, bundle_types
+from promptops.pipeline import bundle_format, bundle_shapes, bundle_types
 from promptops.pipeline.build import Build
 from promptops.pipeline.bundle_types import FORMAT_TABLE, Field
 
@@ -157,6 +159,37 @@ def test_the_load_check_is_compiled_from_the_table() -> None:
         shape = bundle_shapes.Shape(name)
         assert shape.allowed == set(table)
         assert set(shape.required) == getattr(bundle_types, name).__required_keys__
+
+
+@pytest.mark.parametrize("name", sorted(FORMAT_TABLE))
+def test_the_format_states_each_typeddicts_required_keys_in_its_order(name: str) -> None:
+    """bundle_format writes them out (serve's start makes no TypedDict): the same keys, in
+    the TypedDict's order (the order the load check says what an object lacks)."""
+    typed: Any = getattr(bundle_types, name)
+    assert bundle_format.REQUIRED[name] == tuple(
+        k for k in typed.__annotations__ if k in typed.__required_keys__)
+
+
+def test_the_formats_literals_are_the_typeddicts() -> None:
+    """Each tuple of literals bundle_format writes out is its Literal alias's values."""
+    assert get_args(bundle_types.Role) == bundle_format.ROLES
+    assert get_args(bundle_types.ServedRole) == bundle_format.SERVED_ROLES
+    assert get_args(bundle_types.Kind) == bundle_format.KINDS
+    assert get_args(bundle_types.ArgType) == bundle_format.ARG_TYPES
+    modes = get_args(typing.get_type_hints(bundle_types.Prompt)["whitespace"])
+    assert modes == bundle_format.WHITESPACE_MODES
+    package = get_args(typing.get_type_hints(bundle_types.PackageInfo)["whitespace"])
+    assert package == bundle_format.WHITESPACE_MODES
+
+
+def test_serves_start_makes_no_typeddict() -> None:
+    """The load check imports the table alone: not the TypedDicts, whose creation was ~8 M
+    instructions of every cold start)."""
+    code = ("import sys; import promptops.pipeline.bundle_check, promptops.pipeline.bundle; "
+            "print('promptops.pipeline.bundle_types' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout
+    assert out.strip() == "False"
 
 
 def test_the_format_name_is_the_same_everywhere() -> None:
