@@ -68,6 +68,9 @@ class Relinted:
 
     findings: list[Finding]
     record: Record
+    # the prompt files whose reads or name may differ from the last record's (every other
+    # prompt's entries are the last record's own objects): what a kept reader map patches
+    touched: frozenset[str]
 
 
 Run = Callable[[Source], "Result"]
@@ -158,13 +161,15 @@ def relint(source: Source, blobs: Mapping[str, str], last: Record, run: Run,
     edited = Edited(changed).relint(Change(source, blobs, last, run, scopes, readers))
     if edited is None:
         return None
-    found, deps = edited
+    found, now = edited
     # the edits first, on the old file list (what a pull of an edit and an addition is)
     record: Record = {**last, "blobs": {p: blobs[p] for p in old_blobs}, "findings": found,
-                      "deps": deps}
+                      "deps": {**last["deps"], **now}}
     if added:
-        return Added(added).relint(Change(source, blobs, record, run, scopes))
-    return Relinted(found, {**record, "blobs": dict(blobs)})
+        more = Added(added).relint(Change(source, blobs, record, run, scopes))
+        return None if more is None else Relinted(more.findings, more.record,
+                                                  more.touched | now.keys())
+    return Relinted(found, {**record, "blobs": dict(blobs)}, frozenset(now))
 
 
 class Edited:
@@ -199,7 +204,8 @@ class Edited:
         self.changed = changed
 
     def relint(self, change: Change) -> tuple[list[Finding], dict[str, list[str]]] | None:
-        """The findings after the edits and what each prompt reads now; None for a full run."""
+        """The findings after the edits and what each edited prompt reads now; None for a
+        full run."""
         affected = self._affected(change)
         if affected is None:
             return None
@@ -223,7 +229,7 @@ class Edited:
         if got is None:
             return None
         return self._merge(change, result, (reach - shared) | affected, unread, shared,
-                           got[0]), {**change.deps, **now}
+                           got[0]), now
 
     @staticmethod
     def _merge(change: Change, result: Result, mine: set[str], unread: set[str],
@@ -342,7 +348,7 @@ class Added:
                           key=ORDER)
         record = Record(blobs=dict(change.blobs), findings=findings, deps={**deps, **new_deps},
                         names={**change.last["names"], **new_names}, complete=True)
-        return Relinted(findings, record)
+        return Relinted(findings, record, frozenset(new_deps))
 
     @staticmethod
     def _apart(change: Change, result: Result, new_names: dict[str, str], mine: set[str],
@@ -406,7 +412,7 @@ class Removed:
             named.pop(p, None)
         record = Record(blobs=dict(change.blobs), findings=ordered, deps=kept, names=named,
                         complete=True)
-        return Relinted(ordered, record)
+        return Relinted(ordered, record, frozenset(gone))
 
     def _entangled(self, change: Change, gone: set[str]) -> bool:
         """Whether the prompts left could find differently without the removed files, other
@@ -483,4 +489,4 @@ class Broken:
         if gone is None:
             return None
         return Relinted(gone.findings, {**gone.record, "blobs": dict(change.blobs),
-                                        "complete": False})
+                                        "complete": False}, gone.touched)

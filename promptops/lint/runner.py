@@ -242,7 +242,7 @@ class FollowGate:
                 if found is not None:
                     self._readers[subject.path] = (found.record, readers.patched(
                         (last["deps"], last["names"]),
-                        (found.record["deps"], found.record["names"])))
+                        (found.record["deps"], found.record["names"]), found.touched))
                     self._keep(subject.path, key, where, found.record, conf, files, ids)
                     return Linted(found.findings, _report(subject, files, conf, Options()), conf,
                                   None, "incremental")
@@ -250,6 +250,7 @@ class FollowGate:
         linted = lint_package(subject)
         if linted.record is not None:
             self._last[subject.path] = (key, where, linted.record)
+            self._readers_of(subject.path, linted.record)  # here, not on the next commit
         else:
             self._last.pop(subject.path, None)
         return linted
@@ -262,7 +263,7 @@ class FollowGate:
         kept = self._readers.get(package)
         if kept is not None and kept[0] is last:
             return kept[1]
-        made = Readers(last["deps"], last["names"])
+        made = Readers(last["deps"], last["names"]).ordered()
         self._readers[package] = (last, made)
         return made
 
@@ -280,6 +281,7 @@ class FollowGate:
             last = cache.load_last(where, conf, subject.path)
             if last is not None:
                 self._last[subject.path] = (key, where, last)
+                self._readers_of(subject.path, last)
 
     def _keep(self, package: Path, key: str, where: Path, record: cache.Record,
               conf: LintSettings, files: CachingSource, ids: dict[str, str]) -> None:
