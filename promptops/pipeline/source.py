@@ -249,7 +249,8 @@ class CachingSource:
         """The blob id of ``path``'s bytes as this source reads them, hashed once: a cold
         lint of a working tree hashed every file for its cache key, then each half's
         validation hashed its share for the memo's keys and the whole run's validation all
-        of them again (2.5 passes over 183 MB on speed2's tuning part, issue 26 session 15).
+        of them again (three passes over 183 MB on speed2's tuning part, the lint process's 2.5 on the
+        serial path: issue 26 session 15).
         FileNotFoundError as :meth:`read` raises it."""
         known = self._ids.get(path)
         if known is None:
