@@ -249,9 +249,8 @@ class CachingSource:
         """The blob id of ``path``'s bytes as this source reads them, hashed once: a cold
         lint of a working tree hashed every file for its cache key, then each half's
         validation hashed its share for the memo's keys and the whole run's validation all
-        of them again (three passes over 183 MB on speed2's tuning part, the lint process's 2.5 on the
-        serial path: issue 26 session 15).
-        FileNotFoundError as :meth:`read` raises it."""
+        of them again (three passes over speed2's 183 MB, two and a half in the lint
+        process: issue 26 session 15). FileNotFoundError as :meth:`read` raises it."""
         known = self._ids.get(path)
         if known is None:
             known = self._ids[path] = blob_id(self.read(path))
