@@ -161,8 +161,8 @@ def _worktree_blobs(source: CachingSource, folder: Path) -> dict[str, str]:
         if entry and entry[:3] == sig and now - st.st_mtime_ns > _RACY_NS:
             out[path] = str(entry[3])
         else:
-            try:
-                out[path] = blob_id(source.read(path))
+            try:  # kept by the source: validation keys its memo on the same id
+                out[path] = source.content_id(path)
             except FileNotFoundError:  # not a regular file (a FIFO), or gone since the walk
                 out[path] = "missing"
                 continue

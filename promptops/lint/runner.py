@@ -28,6 +28,7 @@ from promptops.pipeline.source import CachingSource, Source, cache_dir
 
 if TYPE_CHECKING:
     from promptops.lint.halves import Warm
+    from promptops.lint.readers import Readers
     from promptops.pipeline.bundle_types import Bundle
     from promptops.pipeline.templates import TemplateIndex
     from promptops.pipeline.validate import Package, Validated
@@ -209,6 +210,9 @@ class FollowGate:
     def __init__(self) -> None:
         # by package folder: settings key, cache folder, the last record
         self._last: dict[Path, tuple[str, Path, cache.Record]] = {}
+        # by package folder: who reads what in its last record (promptops.lint.readers),
+        # made by the first relint and patched by the next ones, never walked again
+        self._readers: dict[Path, tuple[cache.Record, Readers]] = {}
         self._pending: dict[Path, Callable[[], None]] = {}
 
     def __call__(self, subject: Subject) -> str | None:
@@ -232,8 +236,13 @@ class FollowGate:
                 from promptops.lint.incremental import relint
                 from promptops.lint.registry import RULES
 
-                found = relint(files, ids, last, lambda subset: lint_source(subset, conf), RULES)
+                readers = self._readers_of(subject.path, last)
+                found = relint(files, ids, last, lambda subset: lint_source(subset, conf), RULES,
+                               readers)
                 if found is not None:
+                    self._readers[subject.path] = (found.record, readers.patched(
+                        (last["deps"], last["names"]),
+                        (found.record["deps"], found.record["names"]), found.touched))
                     self._keep(subject.path, key, where, found.record, conf, files, ids)
                     return Linted(found.findings, _report(subject, files, conf, Options()), conf,
                                   None, "incremental")
@@ -241,9 +250,22 @@ class FollowGate:
         linted = lint_package(subject)
         if linted.record is not None:
             self._last[subject.path] = (key, where, linted.record)
+            self._readers_of(subject.path, linted.record)  # here, not on the next commit
         else:
             self._last.pop(subject.path, None)
         return linted
+
+    def _readers_of(self, package: Path, last: cache.Record) -> Readers:
+        """Who reads what in ``last``: kept from the commit that made it, else made now
+        (a relint that fails leaves the kept map as it was: the record did not change)."""
+        from promptops.lint.readers import Readers
+
+        kept = self._readers.get(package)
+        if kept is not None and kept[0] is last:
+            return kept[1]
+        made = Readers(last["deps"], last["names"]).ordered()
+        self._readers[package] = (last, made)
+        return made
 
     def prepare(self, subject: Subject) -> None:
         """The last record of ``subject``'s package read now, not by the next commit's
@@ -259,6 +281,7 @@ class FollowGate:
             last = cache.load_last(where, conf, subject.path)
             if last is not None:
                 self._last[subject.path] = (key, where, last)
+                self._readers_of(subject.path, last)
 
     def _keep(self, package: Path, key: str, where: Path, record: cache.Record,
               conf: LintSettings, files: CachingSource, ids: dict[str, str]) -> None:

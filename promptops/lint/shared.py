@@ -48,6 +48,7 @@ if TYPE_CHECKING:
     from promptops.lint.engine import Result
     from promptops.lint.incremental import Scopes
     from promptops.lint.problem import Finding
+    from promptops.lint.readers import Readers
 
 #: At most this many unchanged prompts are linted to settle the shared files (past it a full
 #: run is as good: each witness costs what one prompt of a full run does, plus its reach).
@@ -57,13 +58,17 @@ Lint = Callable[[set[str]], "Result"]  # a run on these files alone (incremental
 Found = dict[str, set["Finding"]]  # path -> findings on it
 
 
-def settle(lint: Lint, last: Record, scopes: Scopes, shared: set[str], leaving: set[str],
+def settle(lint: Lint, last: Record, readers: Readers, scopes: Scopes, shared: set[str],
+           leaving: set[str],
            new: tuple[Result, Mapping[str, list[str]]] | None) -> set[Finding] | None:
     """The findings on ``shared`` (files read by prompts not in ``leaving``) once the prompts
     in ``leaving`` changed or left; ``new`` is the changed ones linted together and what they
-    read now. None when only a full run can tell (see the module docstring)."""
+    read now; ``readers``: who reads what in ``last``. None when only a full run can tell
+    (see the module docstring)."""
     deps = last["deps"]
-    best = _first_readers(deps, last["names"], shared, leaving)
+    # each shared file's first unchanged reader (the preamble of 100,000 prompts is read by
+    # all of them: a walk of the record was 40-120 ms of a commit at 100,000)
+    best = {f: got for f in shared if (got := readers.first(f, leaving)) is not None}
     firsts = _firsts(best, deps, last["names"], shared, leaving,
                      new[1] if new is not None else {})
     if firsts is None:
@@ -82,8 +87,7 @@ def settle(lint: Lint, last: Record, scopes: Scopes, shared: set[str], leaving: 
         return None
     open_ = {f for f in shared if _union(before[f], scopes) - mine[f] - found[f]}
     if open_:  # findings no witness gave: every reader of those files decides
-        chosen |= {p for p, files in deps.items()
-                   if p not in leaving and not open_.isdisjoint(files)}
+        chosen |= {p for f in open_ for p in readers.readers(f) if p not in leaving}
         if len(chosen) > WITNESSES:
             return None
         found = _witnessed(lint, deps, chosen, shared, before, scopes)
@@ -123,26 +127,6 @@ def _assemble(shared: set[str], leaving: set[str], firsts: dict[str, tuple[str, 
         else:
             out |= (mine[f] if new_first in leaving else found[f]) - union
     return out
-
-
-def _first_readers(deps: Mapping[str, list[str]], names: Mapping[str, str], shared: set[str],
-                   leaving: set[str]) -> dict[str, tuple[str, str, bool]]:
-    """For each shared file, its first unchanged reader in the package's order: (name,
-    path, whether another one has that name too). One pass over the record: the preamble
-    of 100,000 prompts is read by all of them."""
-    best: dict[str, tuple[str, str, bool]] = {}
-    for p, files in deps.items():
-        if p in leaving or shared.isdisjoint(files):
-            continue
-        name = names[p]
-        for f in files:
-            if f in shared:
-                got = best.get(f)
-                if got is None or name < got[0]:
-                    best[f] = (name, p, False)
-                elif name == got[0]:
-                    best[f] = (name, min(p, got[1]), True)
-    return best
 
 
 def _first(best: tuple[str, str, bool], changed: list[str],

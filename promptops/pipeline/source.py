@@ -194,7 +194,8 @@ class WorktreeSource:
 
 class CachingSource:
     """A source that remembers what it read, so hashing (lint's cache key) and validating
-    read each file once."""
+    read each file once; and the blob id of what it read once hashed (:meth:`content_id`),
+    so neither hashes a file again."""
 
     def __init__(self, inner: Source) -> None:
         self.inner = inner
@@ -202,6 +203,7 @@ class CachingSource:
         self.label = inner.label
         self._files: list[str] | None = None
         self._data: dict[str, bytes] = {}
+        self._ids: dict[str, str] = {}
 
     def files(self) -> list[str]:
         if self._files is None:
@@ -238,7 +240,21 @@ class CachingSource:
         return self._data[path]
 
     def blob_id(self, path: str) -> str | None:
-        return self.inner.blob_id(path)
+        """The inner source's answer, or the id of the bytes this source holds once
+        :meth:`content_id` hashed them: those bytes are what it reads from then on."""
+        known = self._ids.get(path)
+        return known if known is not None else self.inner.blob_id(path)
+
+    def content_id(self, path: str) -> str:
+        """The blob id of ``path``'s bytes as this source reads them, hashed once: a cold
+        lint of a working tree hashed every file for its cache key, then each half's
+        validation hashed its share for the memo's keys and the whole run's validation all
+        of them again (three passes over speed2's 183 MB, two and a half in the lint
+        process: issue 26 session 15). FileNotFoundError as :meth:`read` raises it."""
+        known = self._ids.get(path)
+        if known is None:
+            known = self._ids[path] = blob_id(self.read(path))
+        return known
 
     def read_ahead(self, paths: list[str]) -> None:
         self.inner.read_ahead([p for p in paths if p not in self._data])

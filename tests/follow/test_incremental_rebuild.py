@@ -147,9 +147,26 @@ def test_each_commit_serves_what_a_full_build_makes_byte_for_byte(
         assert follower.how[pkg] == how, label
         assert got and got[-1][0]["source"]["commit"] == commit, label
         assert serialise(got[-1][0]) == full_build(pkg, commit), label  # type: ignore[arg-type]
+        if gated:  # the gate's record is a full lint's, and its reader map the record's
+            gate_kept(follower, pkg, commit, label)
         warm = warm and how == "incremental"  # a full build's are found on first need
         if warm:  # kept from commit to commit, as a search of every prompt finds them
             assert suspects_kept(follower, pkg) == suspects_found(follower, pkg), label
+
+
+def gate_kept(follower: Follower, pkg: Path, commit: str, label: str) -> None:
+    """The lint gate's last record holds a full lint's findings of ``commit``, and the map
+    of who reads what it keeps patched (promptops.lint.readers) answers as a fresh one."""
+    from promptops.lint.readers import Readers
+    from promptops.lint.runner import Options, lint_package
+
+    gate = follower._gate._gate  # type: ignore[union-attr]
+    ((_, _, record),) = gate._last.values()
+    full = lint_package(Build(pkg, commit), Options(use_cache=False))
+    assert record["findings"] == full.findings, label
+    ((of, readers),) = gate._readers.values()
+    assert of is record, label
+    assert readers.same(Readers(record["deps"], record["names"])), label
 
 
 def suspects_kept(follower: Follower, pkg: Path) -> set[str] | None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from helpers.repo import make_repo
 
 from promptops.git.objects import blob_id
@@ -33,3 +34,34 @@ def test_the_working_tree_and_a_commit_share_memo_entries(tmp_path: Path) -> Non
                       blob_id(PROMPT.format(n="edited").encode()))}  # only the edited file
     assert [p["name"] for p in worktree["prompts"]] == [p["name"] for p in committed["prompts"]]
     assert worktree["prompts"][0]["messages"][0]["text"] == "hello edited"
+
+
+def test_a_cold_lint_of_the_working_tree_hashes_each_file_once(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The cache key hashes each file; validation then keys its memo on the id kept by the
+    source (``CachingSource.content_id``), the same value, not on a hash of its own
+    (issue 26 session 15: three SHA-1 passes over every file where no text repeats)."""
+    import promptops.git.objects as objects
+    import promptops.pipeline.source as source
+    import promptops.pipeline.validate as validate
+    from promptops.lint.runner import lint_package
+
+    files = {"promptops.yaml": "name: m\nversion: 1.0.0\n"}
+    files.update({f"prompts/p{n}.prompt.yaml": PROMPT.format(n=n) for n in range(5)})
+    make_repo(tmp_path / "r", files)
+    hashed: list[bytes] = []
+
+    def counted(data: bytes) -> str:
+        hashed.append(data)
+        return blob_id(data)
+
+    for module in (objects, source, validate):
+        monkeypatch.setattr(module, "blob_id", counted)
+    memo = FileMemo()
+    build = Build(tmp_path / "r", None, memo=memo)
+    linted = lint_package(build)
+    assert linted.how == "full" and linted.package is not None
+    assert sorted(hashed) == sorted(p.read_bytes() for p in (tmp_path / "r").rglob("*")
+                                    if p.is_file() and ".git" not in p.parts)
+    assert ("prompt", "prompts/p1.prompt.yaml", blob_id(PROMPT.format(n=1).encode())) in set(
+        memo._prompts)
