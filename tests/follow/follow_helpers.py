@@ -4,13 +4,8 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
-from pathlib import Path
+from collections.abc import Mapping
 from typing import Any
-
-import pytest
-
-from promptops.serve.follow import Follower
 
 Bundle = dict[str, Any]
 
@@ -90,35 +85,3 @@ class Recorder:
     def settle(self, seconds: float = 0.5) -> None:
         """Give the follower time to (wrongly) react; callers then assert nothing happened."""
         time.sleep(seconds)
-
-
-# Fixtures, imported by the test modules that use them (a conftest.py here would shadow the
-# top-level one for modules doing `from conftest import ...`).
-
-
-@pytest.fixture(name="user_cache", autouse=True)
-def user_cache_fixture(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """The fallback cache dir must never be the real ~/.cache of whoever runs the tests."""
-    cache = tmp_path / "user-cache"
-    monkeypatch.setenv("XDG_CACHE_HOME", str(cache))
-    return cache
-
-
-@pytest.fixture(name="recorder")
-def recorder_fixture() -> Recorder:
-    return Recorder()
-
-
-@pytest.fixture(name="follow")
-def follow_fixture(recorder: Recorder) -> Iterator[Callable[..., Follower]]:
-    """``follow(dirs, ref=None)`` -> a Follower logging to ``recorder``; stopped at teardown."""
-    made: list[Follower] = []
-
-    def factory(dirs: list[Path], ref: str | None = None) -> Follower:
-        follower = Follower(dirs, ref=ref, log=recorder.log)
-        made.append(follower)
-        return follower
-
-    yield factory
-    for follower in made:
-        follower.stop()

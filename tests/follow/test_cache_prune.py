@@ -8,14 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from follow_helpers import (  # noqa: F401  (fixtures)
-    Recorder,
-    follow_fixture,
-    package,
-    prompt,
-    recorder_fixture,
-    user_cache_fixture,
-)
+from follow_helpers import Recorder, package, prompt
 from helpers.repo import commit_files, make_repo
 
 from promptops.serve import cache as cache_module

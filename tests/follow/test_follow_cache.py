@@ -12,14 +12,7 @@ from pathlib import Path
 
 import git
 import pytest
-from follow_helpers import (  # noqa: F401  (fixtures)
-    Recorder,
-    follow_fixture,
-    package,
-    recorder_fixture,
-    texts,
-    user_cache_fixture,
-)
+from follow_helpers import Recorder, package, texts
 from helpers.repo import commit_files, make_repo
 
 from promptops.pipeline import build as pipeline

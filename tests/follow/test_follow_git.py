@@ -9,15 +9,7 @@ from pathlib import Path
 
 import git
 import pytest
-from follow_helpers import (  # noqa: F401  (fixtures)
-    BROKEN,
-    Recorder,
-    follow_fixture,
-    package,
-    recorder_fixture,
-    texts,
-    user_cache_fixture,
-)
+from follow_helpers import BROKEN, Recorder, package, texts
 from helpers.repo import commit_files, make_repo, write_files
 
 from promptops.errors import GitError, UsageError

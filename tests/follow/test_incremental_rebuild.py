@@ -14,8 +14,6 @@ from pathlib import Path
 
 import pytest
 from follow_helpers import Recorder
-from follow_helpers import recorder_fixture as recorder_fixture
-from follow_helpers import user_cache_fixture as user_cache_fixture
 from helpers.repo import commit_files, make_repo
 
 from promptops.__main__ import _LintGate

@@ -49,25 +49,6 @@ def test_the_before_after_script_compares_two_checkouts(pycache: Path) -> None:
         "lint cold", "lint cached", "lint, one edited prompt"]
 
 
-def test_corpus_part_mode_prints_both_parts_side_by_side() -> None:
-    """``--corpus-part both`` imports each part of the speed corpus (tests/corpus/speed),
-    replicates it and prints issue 26's runs for tuning and held-out (no timing asserted)."""
-    proc = subprocess.run([PYTHON, str(REPO_ROOT / "benchmarks" / "lint_bench.py"),
-                           "--corpus-part", "both", "60", "--rounds", "1"],
-                          capture_output=True, text=True, timeout=600, cwd=REPO_ROOT)
-    assert proc.returncode == 0, proc.stderr
-    lines = proc.stdout.splitlines()
-    assert lines[0].startswith("tuning: 60 prompts replicated from ") and "load average" in lines[0]
-    assert lines[1].startswith("heldout: 60 prompts replicated from ")
-    assert lines[2].split()[:5] == ["run", "tuning", "wall", "s", "tuning"]
-    rows = {line[:26].strip(): line[26:].split() for line in lines[3:]}
-    assert list(rows) == ["build --no-lint (cold)", "lint cold", "lint cached",
-                          "lint, one edited prompt", "lint cold / build"]
-    assert all(float(row[i]) > 0 for row in list(rows.values())[:4] for i in range(4))
-    ratio = rows["lint cold / build"]
-    assert ratio[0].endswith("x") and ratio[1].endswith("x") and float(ratio[0][:-1]) > 0
-
-
 def test_the_before_after_script_measures_a_speed_corpus_part(pycache: Path) -> None:
     """``lint_ab.py --corpus-part`` times each checkout's build too and prints lint / build
     before and after (issue 26's before/after in one run; a small replica, no timing)."""
