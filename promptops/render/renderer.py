@@ -117,7 +117,7 @@ class Renderer:
         from promptops.render.fastpath import TextPlan
 
         rules = ArgumentRules(prompt, self._patterns, self.limits.render_timeout_ms)
-        texts = TextPlan.of(prompt, self.template) if self.fastpaths else None
+        texts = TextPlan.of(prompt) if self.fastpaths else None
         plan = self._plans[name] = _Plan(prompt, rules, texts)
         return plan
 
@@ -190,7 +190,7 @@ class Renderer:
             stamps.append(time_ns())
         prompt = plan.prompt
         if plan.texts is not None:
-            messages = plan.texts.render(name, context, budget)
+            messages = plan.texts.render(name, context, budget, self.template)
             if sources is not None:
                 sources.extend(prompt["messages"])
         else:

@@ -90,13 +90,14 @@ def _run(options: ServeOptions, signals: Signals, gate: Gate | None) -> int:
         notice = threading.Timer(NOTICE_DELAY_S, _dirty_notice, (options.folders,))
         notice.daemon = True
         notice.start()
-    from promptops.pipeline import collector
+    from promptops.pipeline.collector import Settler
 
-    built = any(how != "cached" for how in getattr(served.follower, "how", {}).values())
-    collector.freeze(collect=built)  # the served set out of the collector's passes
+    settler = Settler()  # the served set out of the collector's passes, now and per swap
+    settler.start(collect=served.follower is not None and served.follower.built())
     out = Output(1)
     if served.follower is not None:  # its warm-up waits for the client's first requests
         served.follower.idle_for = out.idle_for
+        served.follower.settler = settler
     served.start(server.swap)
     try:
         settled = serve(server, out, 0, signals)
