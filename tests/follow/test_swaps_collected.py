@@ -28,7 +28,7 @@ import pytest
 from follow_helpers import package, user_cache_fixture  # noqa: F401  (fixtures)
 from helpers.repo import commit_files, make_repo
 
-from promptops.pipeline.collector import Settler
+from promptops.pipeline.collector import FULL_SHARE, Settler
 from promptops.serve.background import Background
 from promptops.serve.catalog import Catalog
 from promptops.serve.follow import Follower
@@ -140,3 +140,33 @@ def test_a_swap_freezes_what_it_made(tmp_path: Path, settler: Counted) -> None:
     finally:
         follower.stop()
 
+
+
+class _Node:
+    self: object
+
+
+def test_a_swap_collects_what_it_made_and_the_whole_heap_once_enough_was_frozen(
+        settler: Counted) -> None:
+    """The pass after a swap collects a cycle made since the last one and freezes what
+    lives; a cycle frozen at an earlier swap is out of its reach until the objects frozen
+    since the last whole pass pass 1/FULL_SHARE of what that pass left frozen."""
+    settler.start(collect=True)
+    made = _Node()
+    made.self = made
+    young, kept = weakref.ref(made), _Node()
+    del made
+    settler.swapped()
+    assert young() is None  # collected, not frozen
+    assert all(o is not kept for o in gc.get_objects(2))  # frozen: no pass walks it
+    frozen = _Node()
+    frozen.self = frozen
+    old = weakref.ref(frozen)
+    settler.swapped()  # frozen while it lived
+    del frozen
+    settler.swapped()
+    assert old() is not None  # a frozen cycle: the young pass cannot see it
+    many = [[] for _ in range(gc.get_freeze_count() // FULL_SHARE + 1)]
+    settler.swapped()
+    assert old() is None, "the whole pass did not come"
+    assert len(many) > 0 and kept is not None
