@@ -81,13 +81,17 @@ class Settler:
             gc.unfreeze()
             if collect:
                 gc.collect()
-            self._freeze_all()
+            gc.freeze()
+            self._base = -1  # counted at the first swap: a walk of every frozen object,
+            # kept off the cold start
 
     def swapped(self) -> None:
         """After a new served set replaced the last: what was made since the last swap
         collected and frozen, or everything when enough was frozen since the last whole
         pass (the class docstring)."""
         with self._lock:
+            if self._base < 0:
+                self._base = gc.get_freeze_count()
             young = sum(len(gc.get_objects(generation)) for generation in range(3))
             if (self._since + young) * FULL_SHARE > self._base:
                 gc.unfreeze()
