@@ -8,7 +8,7 @@ from the cache), a ``Server`` answers ``initialize`` and then every ``prompts/li
 each through ``Server.handle`` (no pipe, no encoding): CPU (``process_time``) of the first
 page and of the pages after it, and the cycle collector's passes per generation. With
 ``--collector freeze`` the served set is frozen first, as ``promptops serve`` does since
-session 9 (``collector.freeze``); ``off`` disables the collector (the floor); ``gc`` leaves
+session 9 (``collector.Settler.start``); ``off`` disables the collector (the floor); ``gc`` leaves
 it as a plain process has it (before session 9). One figure per process: the first page
 is first only once.
 """

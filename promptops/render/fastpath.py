@@ -43,7 +43,9 @@ CONTEXT_ATTRS = ("parent", "vars", "environment", "eval_ctx", "exported_vars", "
 EVAL_ATTRS = ("environment", "autoescape", "volatile")
 _new = object.__new__
 
-# (prompt, message index, field, source) -> the message's compiled template
+# (prompt, message index, field, source) -> the message's compiled template: the renderer's
+# cached compile (Renderer.template), handed in per request; a plan that kept it would hold
+# its renderer in a cycle, which a frozen renderer never leaves (collector.Settler)
 Compile = Callable[[str, int, str, str], Compiled]
 
 
@@ -102,15 +104,14 @@ class TextPlan:
     request share one parent dict (Jinja never changes a context's parent).
     """
 
-    __slots__ = ("compile", "texts")
+    __slots__ = ("texts",)
 
-    def __init__(self, texts: tuple[_Text, ...], compile: Compile) -> None:
-        self.texts, self.compile = texts, compile
+    def __init__(self, texts: tuple[_Text, ...]) -> None:
+        self.texts = texts
 
     @classmethod
-    def of(cls, prompt: Prompt, compile: Compile) -> TextPlan | None:
-        """The plan of ``prompt``, or None when any message needs the general loop.
-        ``compile``: the renderer's, which caches what it compiles."""
+    def of(cls, prompt: Prompt) -> TextPlan | None:
+        """The plan of ``prompt``, or None when any message needs the general loop."""
         texts: list[_Text] = []
         for i, msg in enumerate(prompt["messages"]):
             role = msg.get("role")
@@ -121,11 +122,12 @@ class TextPlan:
                 texts.append(_Text(i, "template", msg["template"], role))
             else:
                 texts.append(_Text(i, "text", msg["text"], role))
-        return cls(tuple(texts), compile)
+        return cls(tuple(texts))
 
-    def render(self, name: str, context: dict[str, object], budget: Budget
-               ) -> list[PromptMessage]:
-        """The messages of prompt ``name`` for ``context``."""
+    def render(self, name: str, context: dict[str, object], budget: Budget,
+               compile: Compile) -> list[PromptMessage]:
+        """The messages of prompt ``name`` for ``context``; ``compile``: the renderer's,
+        which caches what it compiles (the plan keeps each template once compiled)."""
         messages: list[PromptMessage] = []
         shared: dict[str, object] | None = None
         parent: dict[str, object] = {}
@@ -133,7 +135,7 @@ class TextPlan:
             try:
                 tpl = text.compiled
                 if tpl is None:
-                    tpl = text.compiled = self.compile(name, text.index, text.field,
+                    tpl = text.compiled = compile(name, text.index, text.field,
                                                        text.source)
                 if tpl.globals is not shared:  # the templates of one request share it
                     shared = tpl.globals

@@ -118,7 +118,7 @@ class Renderer:
         from promptops.render.fastpath import TextPlan
 
         rules = ArgumentRules(prompt, self._patterns, self.limits.render_timeout_ms)
-        texts = TextPlan.of(prompt, self.template) if self.fastpaths else None
+        texts = TextPlan.of(prompt) if self.fastpaths else None
         plan = self._plans[name] = _Plan(prompt, rules, texts)
         return plan
 
@@ -158,7 +158,8 @@ class Renderer:
                     stamps.append(time_ns())
                 if plan.texts is None:
                     return self._get(name, plan, context, budget, sources)
-                result: PromptResult = {"messages": plan.texts.render(name, context, budget)}
+                result: PromptResult = {"messages": plan.texts.render(
+                    name, context, budget, self.template)}
                 if sources is not None:
                     sources.extend(plan.prompt["messages"])
                 described = plan.described

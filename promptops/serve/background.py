@@ -16,6 +16,7 @@ if TYPE_CHECKING:
 
     from promptops.pipeline.build import Build
     from promptops.pipeline.bundle_types import Bundle
+    from promptops.pipeline.collector import Settler
 else:  # the C module `signal` wraps, without its enums (see serve/transports/stdio.py)
     import _signal as signal
 
@@ -71,6 +72,9 @@ class Background:
         self._notify = notify
         # seconds since the client last asked something (stdio sets it; None: no wait)
         self.idle_for: Callable[[], float] | None = None
+        # the serving process's collector (serve's entry point sets it): called once per
+        # swap, after the swap's work is done; None leaves the collector as it is
+        self.settler: Settler | None = None
 
     def _say(self, level: str, message: str) -> None:
         """``message`` to the log (stderr) and, at ``level``, to the clients."""
@@ -84,6 +88,18 @@ class Background:
     def _follows(self) -> bool:
         """Whether there is anything to follow (a fixed ``ref`` never changes)."""
         return True
+
+    def built(self) -> bool:
+        """Whether the set served at start was built (its garbage is worth a collection
+        before the set is frozen: ``Settler.start``), not loaded from the build cache."""
+        return True
+
+    def _settle(self) -> None:
+        """After a swap and the work it brought (the listeners told, the build cache
+        written): the collector's one pass of it (:class:`~promptops.pipeline.collector.Settler`),
+        in this thread, so that no request and no notification waits for it."""
+        if self.settler is not None:
+            self.settler.swapped()
 
     def start(self, on_change: Callable[[list[Bundle]], object]) -> None:
         if self._thread is not None or not self._follows():

@@ -258,8 +258,6 @@ class Follower(Background):
         flush = getattr(self._gate, "flush", None)  # the lint gate's cache (FollowGate)
         if flush is not None:
             flush()
-        if pending:
-            collector.refreeze()  # the new set frozen, the last one's garbage collected
 
     def _serving(self, cache: BuildCache) -> set[str]:
         """The trees of ``cache``'s packages that this process serves and rebuilds from."""
@@ -270,6 +268,9 @@ class Follower(Background):
 
     def _follows(self) -> bool:
         return self._ref is None  # a fixed ref never changes: no thread then
+
+    def built(self) -> bool:
+        return any(how != "cached" for how in self.how.values())
 
     def _signature(self) -> tuple[object, ...]:
         if self._channel is not None:
@@ -352,7 +353,7 @@ class Follower(Background):
                     prepare(Build(package.directory, commit, memo=self._memo,
                                   keep_asts=True, source=source))
             if prompts:
-                collector.refreeze()  # the base is as long-lived as the served set
+                self._settle()  # the base is as long-lived as the served set
                 self._log(f"warmed up: the served commit's {prompts} prompts are ready to be "
                           "rebuilt in proportion to a commit")
         except Exception as exc:  # the served set came from the cache and stays served
@@ -390,6 +391,7 @@ class Follower(Background):
                       "last good bundles")
             return
         commits = tuple(c for c in heads if c is not None)
+        swapped = False
         try:
             try:
                 if self.traced is None:
@@ -410,13 +412,15 @@ class Follower(Background):
                 count = sum(len(b["prompts"]) for b in bundles)
                 self._say("info", f"commit {short} builds; serving its {count} prompt"
                                   f"{'s' if count != 1 else ''} again")
-            # the swap patches the last snapshot's index (serve/catalog.py) but still makes
-            # new objects per changed prompt: the cycle collector's passes over the whole
-            # served heap would find nothing to free (collector.py)
+            # the swap makes new objects per changed prompt: a collector's pass during it
+            # would walk them to free nothing; they are collected and frozen after it
             with collector.paused():
                 on_change(bundles)
+            swapped = True
         finally:
             self._store()
+        if swapped:
+            self._settle()  # after the listeners and the build cache: collector.Settler
 
 
 def _tree(last: Built | tuple[str, Bundle, Path | None]) -> str:

@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from promptops.pipeline.bundle_types import Bundle
+    from promptops.pipeline.collector import Settler
     from promptops.serve.assemble import Served
     from promptops.serve.auth import JwtTokens, StaticTokens
     from promptops.serve.background import Gate, News
@@ -52,6 +53,7 @@ def build(options: ServeOptions, gate: Gate | None = None) -> HttpApp | ChannelA
     """The app for ``options`` (nothing bound or started yet): one :class:`HttpApp` per
     channel over its own assembly, behind one router when there are several. ``gate``
     refuses commits as in stdio mode (the entry point passes lint's)."""
+    from promptops.pipeline.collector import Settler
     from promptops.serve.assemble import assemble, settings
     from promptops.serve.follow import Follower
     from promptops.serve.metrics import Metrics
@@ -68,6 +70,7 @@ def build(options: ServeOptions, gate: Gate | None = None) -> HttpApp | ChannelA
     every: list[Served[Views]] = []  # each channel's: /metrics shows what all of them serve
     remote, dirs = _remote(options, every)
     webhook = _webhook(options, remote)
+    settler = Settler()  # the process's collector: frozen at start, settled per swap
 
     def views(bundles: list[Bundle]) -> Views:
         return Views(bundles, answers, private=auth is not None)
@@ -85,11 +88,14 @@ def build(options: ServeOptions, gate: Gate | None = None) -> HttpApp | ChannelA
         served.reporter.failures.append(count_failure)
         if tracing is not None and isinstance(served.follower, Follower):
             served.follower.traced = tracing.rebuild
+        if served.follower is not None:
+            served.follower.settler = settler
         every.append(served)
         served.front.count(usage.for_channel(channel or ""))  # the channel label (usage.py)
         last = i == len(channels) - 1
         life = _Channel(served, metrics, usage, every, remote if last else None,  # started
-                        tracing if last else None)  # once, by the last app
+                        tracing if last else None,  # once, by the last app
+                        settler if last else None)
         app = _app(served.front, config, metrics, auth, life, usage,
                    with_ui=options.ui and i == 0)
         apps.append((channel or "", app))
@@ -134,9 +140,9 @@ class _Channel:
 
     def __init__(self, served: Served[Views], metrics: Metrics, usage: Usage,
                  every: list[Served[Views]], remote: Remote | None,
-                 tracing: Tracing | None) -> None:
+                 tracing: Tracing | None, settler: Settler | None = None) -> None:
         self.served, self.metrics, self.usage, self.every = served, metrics, usage, every
-        self.remote, self.tracing = remote, tracing
+        self.remote, self.tracing, self.settler = remote, tracing, settler
 
     def swapped(self, bundles: Sequence[Bundle]) -> None:
         started = time.perf_counter()
@@ -149,14 +155,13 @@ class _Channel:
                 + (f" of channel {channel}" if channel else "") + " from "
                 + ", ".join(f"{b['package']['name']}@{(b['source'].get('commit') or '')[:12]}"
                             for b in bundles))
-            from promptops.serve.transports.http.app import settle_soon
-
-            settle_soon()  # the new snapshot out of the collector's walk, the old one back in
 
     def start(self) -> None:
         self.served.start(self.swapped)
         if self.remote is not None:
             self.remote.start()
+        if self.settler is not None:  # every channel assembled: what is served, frozen
+            self.settler.start(collect=True)  # (collector.Settler) before the first request
 
     def stop(self) -> None:
         if self.remote is not None:

@@ -80,8 +80,9 @@ def _run(options: ServeOptions, signals: Signals, gate: Gate | None) -> int:
     with collector.paused():
         served = assemble(options, gate, lambda bundles: Server(Catalog(bundles), answers),
                           channel=channel)
-        built = any(how != "cached" for how in getattr(served.follower, "how", {}).values())
-        collector.freeze(collect=built)  # the served set out of the collector's passes
+        settler = collector.Settler()  # the served set out of the collector's passes,
+        # now and after every swap
+        settler.start(collect=served.follower is not None and served.follower.built())
     server = served.front
     snap = server.catalog.snapshot
     names = ", ".join(f"{b['package']['name']} {b['package']['version']}" for b in snap.bundles)
@@ -100,6 +101,7 @@ def _run(options: ServeOptions, signals: Signals, gate: Gate | None) -> int:
     out = Output(1)
     if served.follower is not None:  # its warm-up waits for the client's first requests
         served.follower.idle_for = out.idle_for
+        served.follower.settler = settler
     served.start(server.swap)
     try:
         settled = serve(server, out, 0, signals)

@@ -135,6 +135,7 @@ class Worktree(Background):
             bundles = self._try_build()
             if bundles is not None:
                 on_change(bundles)
+                self._settle()  # the last set's cycles collected, this one frozen
 
 
 def dirty_notice(package_dirs: Iterable[Path], log: Log) -> threading.Thread:

@@ -4,15 +4,12 @@ first page of prompts/list at 100,000 prompts, docs/benchmarks.md "Growth, sessi
 
 from __future__ import annotations
 
-import gc
 import time
-import weakref
 from pathlib import Path
 
 import pytest
 from helpers.repo import make_repo
 
-from promptops.pipeline import collector
 from promptops.serve import follow
 from promptops.serve.follow import Follower
 
@@ -46,28 +43,3 @@ def test_the_warm_up_waits_until_the_client_is_idle(tmp_path: Path,
     finally:
         follower.stop()
 
-
-def test_refreeze_collects_the_last_set_s_cycles_and_freezes_the_rest() -> None:
-    """Nothing happens unless something was frozen; then a cycle made since is collected
-    and what lives is frozen again."""
-    gc.collect()
-    assert gc.get_freeze_count() == 0
-    collector.refreeze()
-    assert gc.get_freeze_count() == 0  # a build or a test's follower: left as it is
-    try:
-        collector.freeze()
-        assert gc.get_freeze_count() > 0
-
-        class Node:
-            pass
-
-        cycle = Node()
-        cycle.self = cycle  # type: ignore[attr-defined]
-        gone, kept = weakref.ref(cycle), Node()
-        alive = weakref.ref(kept)
-        del cycle
-        collector.refreeze()
-        assert gone() is None  # the cycle was collected, not frozen
-        assert alive() is kept and gc.get_freeze_count() > 0
-    finally:
-        gc.unfreeze()

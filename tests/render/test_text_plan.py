@@ -82,7 +82,7 @@ def test_the_text_plan_renders_as_the_general_loop(bundle: Any, name: str) -> No
 
 @pytest.mark.parametrize("name", sorted(GENERAL))
 def test_other_prompts_take_the_general_loop(bundle: Any, name: str) -> None:
-    assert TextPlan.of(Renderer(bundle).prompts[name], Renderer(bundle).template) is None
+    assert TextPlan.of(Renderer(bundle).prompts[name]) is None
 
 
 def test_the_outcomes_are_what_the_format_says(bundle: Any) -> None:

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import gc
 import json
 import signal
 import sys
@@ -61,29 +60,6 @@ if TYPE_CHECKING:
     from promptops.serve.metrics import Metrics
     from promptops.serve.usage import Usage
     from promptops.serve.views import Views
-
-
-def settle() -> None:
-    """Put what lives now out of the cyclic collector's reach (``gc.freeze``), at start
-    and after each swap of the served bundles.
-
-    The bundles, catalog and compiled templates are most of the process's objects and
-    live as long as they are served; every full collection walked all of them, a pause of
-    tens of milliseconds for each request in flight, which set the p99 (issue 26). Frozen
-    objects are still freed by reference counting; a swap calls this again, and the
-    ``unfreeze`` first hands the old set back to the collector, so the cycles of a
-    replaced snapshot are collected then instead of kept."""
-    gc.unfreeze()
-    gc.collect()
-    gc.freeze()
-
-
-def settle_soon(delay: float = 1.0) -> None:
-    """:func:`settle` after ``delay`` seconds on a timer thread: a swap's list_changed
-    notifications go out before the collection's pause, not after it."""
-    timer = threading.Timer(delay, settle)
-    timer.daemon = True
-    timer.start()
 
 
 def _log(message: str) -> None:
@@ -233,7 +209,6 @@ class HttpApp:
                     loop.add_signal_handler(signal.SIGHUP, self.reload_access)
         if self._on_start is not None:
             self._on_start()
-        settle()
 
     def stopped(self) -> None:
         """At lifespan shutdown: end the streams, stop following."""
