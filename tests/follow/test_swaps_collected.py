@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from follow_helpers import package, user_cache_fixture  # noqa: F401  (fixtures)
+from follow_helpers import package
 from helpers.repo import commit_files, make_repo
 
 from promptops.pipeline.collector import FULL_SHARE, Settler
