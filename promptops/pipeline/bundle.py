@@ -67,7 +67,7 @@ def _message(m: model.Message, mime_of: Mapping[str, str]) -> Message:
     elif m.resource_link is not None:
         out.update(type="resource_link", **m.resource_link.model_dump())
     if m.annotations is not None:
-        out["annotations"] = _clean(m.annotations.model_dump())
+        out["annotations"] = dict(sorted(_clean(m.annotations.model_dump()).items()))  # as filed
     if m.omitIfBlank:
         out["omitIfBlank"] = True
     if m.loop is not None:
