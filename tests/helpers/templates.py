@@ -7,6 +7,7 @@ from __future__ import annotations
 import dis
 from pathlib import Path
 from types import CodeType
+from typing import Any
 
 from jinja2 import nodes
 
@@ -47,3 +48,22 @@ def dump_code(code: CodeType) -> tuple[object, ...]:
         out.append((ins.opname, dump_code(value) if isinstance(value, CodeType) else repr(value),
                     ins.positions.lineno if ins.positions else None))
     return tuple(out), code.co_names, code.co_varnames, code.co_firstlineno
+
+
+def bounded_outcome(env: Any, source: str, bound: int, values: dict[str, Any]
+                    ) -> tuple[str, str]:
+    """``source`` compiled by ``env`` and rendered by the renderer's bounded chunk loop under
+    ``bound`` output chars: ``("ok", text)`` or the error's class name and message, so a
+    fast form of the output can be held to the general one, its failures included."""
+    from promptops.render.template import Compiled
+    from promptops.sandbox.limits import Budget, BudgetExceeded, Limits
+
+    compiled = Compiled(env.from_string(source))
+    budget = Budget(Limits(max_output_chars=bound))
+    try:
+        with budget:
+            return "ok", compiled.render(dict(values), budget)
+    except BudgetExceeded as exc:
+        return "BudgetExceeded", str(exc)
+    except Exception as exc:
+        return type(exc).__name__, str(exc)

@@ -12,12 +12,11 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from helpers.templates import bounded_outcome
 from markupsafe import Markup
 
-from promptops.render.template import Compiled
 from promptops.sandbox import codegen as sandbox_env
 from promptops.sandbox.environment import environment
-from promptops.sandbox.limits import Budget, BudgetExceeded, Limits
 
 TEMPLATES = [
     "Keep a {{ a }} tone.",
@@ -36,18 +35,6 @@ VALUES: list[Any] = ["tone", "", "x" * 30, Markup("<i>"), type("S", (str,), {})(
                      None, ["l", 1], {"k": "v"}, len]
 
 
-def _outcome(env: Any, source: str, bound: int, values: dict[str, Any]) -> tuple[str, str]:
-    compiled = Compiled(env.from_string(source))
-    budget = Budget(Limits(max_output_chars=bound))
-    try:
-        with budget:
-            return "ok", compiled.render(dict(values), budget)
-    except BudgetExceeded as exc:
-        return "BudgetExceeded", str(exc)
-    except Exception as exc:
-        return type(exc).__name__, str(exc)
-
-
 @pytest.mark.parametrize("source", TEMPLATES)
 def test_a_joined_run_renders_and_fails_as_its_parts(source: str,
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
@@ -58,9 +45,9 @@ def test_a_joined_run_renders_and_fails_as_its_parts(source: str,
         for b in ("b", 3, None):
             values = {"a": a, "b": b}
             for bound in (3, 8, 12, 20, 40, 4_000):
-                want = _outcome(parts, source, bound, values)
+                want = bounded_outcome(parts, source, bound, values)
                 monkeypatch.undo()
-                got = _outcome(joined, source, bound, values)
+                got = bounded_outcome(joined, source, bound, values)
                 monkeypatch.setattr(sandbox_env, "_joinable", lambda body, start: ([], start))
                 assert got == want, (source, a, b, bound)
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from helpers.templates import bounded_outcome
 from markupsafe import Markup
 
 from promptops.sandbox.environment import environment
@@ -83,19 +84,7 @@ def test_printed_then_is_the_printed_value_and_the_text(value: Any) -> None:
 
 def _bounded(source: str, bound: int, **values: object) -> tuple[str, str]:
     """``source`` rendered by the renderer's bounded chunk loop under ``bound`` chars."""
-    from promptops.render.template import Compiled
-    from promptops.sandbox.limits import BudgetExceeded, Limits
-
-    env = environment({}, "jinja")
-    compiled = Compiled(env.from_string(source))
-    budget = Budget(Limits(max_output_chars=bound))
-    try:
-        with budget:
-            return "ok", compiled.render(dict(values), budget)
-    except BudgetExceeded as exc:
-        return "BudgetExceeded", str(exc)
-    except Exception as exc:
-        return type(exc).__name__, str(exc)
+    return bounded_outcome(environment({}, "jinja"), source, bound, values)
 
 
 @pytest.mark.parametrize("bound", range(0, 12))
