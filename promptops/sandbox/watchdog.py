@@ -30,12 +30,8 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    import signal
-else:  # the C module `signal` wraps, without its enums (see serve/transports/stdio.py)
-    import _signal as signal
+from promptops.signals import signal
 
 _lock = threading.Lock()
 _active: dict[int, list[float | bool]] = {}  # thread id -> [deadline, fired]

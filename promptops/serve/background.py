@@ -10,15 +10,12 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from promptops.errors import PromptopsError
+from promptops.signals import signal
 
 if TYPE_CHECKING:
-    import signal
-
     from promptops.pipeline.build import Build
     from promptops.pipeline.bundle_types import Bundle
     from promptops.pipeline.collector import Settler
-else:  # the C module `signal` wraps, without its enums (see serve/transports/stdio.py)
-    import _signal as signal
 
 Log = Callable[[str], None]
 

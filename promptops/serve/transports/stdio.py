@@ -40,14 +40,7 @@ from typing import TYPE_CHECKING
 
 from promptops.serve import jsonrpc, wire
 from promptops.serve.log import log_bug
-
-if TYPE_CHECKING:
-    import signal
-else:  # the C module that `signal` wraps, whose functions and constants are what we call:
-    # `signal` adds enums made at import (IntEnum._convert_ over every SIG* name), ~3.6 M
-    # instructions of serve's cold start (~1.1% of the bare floor's), for values we pass
-    # on as the same ints
-    import _signal as signal
+from promptops.signals import signal
 
 if TYPE_CHECKING:
     from promptops.serve.codec import Codec
