@@ -12,6 +12,7 @@ from pathlib import Path
 
 import git
 import pytest
+from helpers.bytecode import compile_trees
 from helpers.repo import make_repo
 from hypothesis import settings
 
@@ -36,6 +37,8 @@ RAM_TEMP_FREE = 4 << 30  # bytes: far above a whole run's temp folders
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    if not hasattr(config, "workerinput"):  # once a run, before any worker imports
+        compile_trees(Path(config.rootpath))
     if config.option.basetemp or "PYTEST_DEBUG_TEMPROOT" in os.environ:
         return  # chosen by the caller (an xdist worker gets its controller's basetemp)
     try:
