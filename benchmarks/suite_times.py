@@ -30,10 +30,11 @@ import pytest
 _files: dict[str, IO[str]] = {}
 
 
-def _cpu() -> float:
+def _cpu() -> tuple[float, float]:
+    """(the test process's own CPU seconds, its reaped children's)."""
     own, kids = (resource.getrusage(who)
                  for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
-    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+    return own.ru_utime + own.ru_stime, kids.ru_utime + kids.ru_stime
 
 
 def _out() -> IO[str]:
@@ -46,11 +47,13 @@ def _out() -> IO[str]:
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item: pytest.Item) -> Generator[None, None, None]:
-    start, cpu = time.time(), _cpu()
+    start, (own, kids) = time.time(), _cpu()
     yield
     out = _out()
+    own_after, kids_after = _cpu()
     out.write(json.dumps({"id": item.nodeid, "start": start, "wall": time.time() - start,
-                          "cpu": _cpu() - cpu,
+                          "cpu": own_after - own + kids_after - kids,
+                          "kids": kids_after - kids,
                           "w": os.environ.get("PYTEST_XDIST_WORKER", "main"),
                           "pid": os.getpid()}) + "\n")
     out.flush()

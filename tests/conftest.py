@@ -12,6 +12,7 @@ from pathlib import Path
 
 import git
 import pytest
+from helpers.bytecode import DATA, compile_trees, rewrite_tests
 from helpers.repo import make_repo
 from hypothesis import settings
 
@@ -36,6 +37,11 @@ RAM_TEMP_FREE = 4 << 30  # bytes: far above a whole run's temp folders
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    if not hasattr(config, "workerinput"):  # once a run, before any worker imports
+        compile_trees(config.rootpath)
+        part = whole_part(config)
+        if part is not None and config.getoption("assertmode") == "rewrite":
+            rewrite_tests(config, run_modules(config.rootpath, part))
     if config.option.basetemp or "PYTEST_DEBUG_TEMPROOT" in os.environ:
         return  # chosen by the caller (an xdist worker gets its controller's basetemp)
     try:
@@ -110,6 +116,16 @@ def whole_part(config: pytest.Config) -> str | None:
         return None
     mark = config.option.markexpr
     return "default" if not mark else "process" if mark == "process" else None
+
+
+def run_modules(root: Path, part: str) -> list[Path]:
+    """The test modules and conftest files a whole run of ``part`` imports (its workers'
+    assertion rewriting is done once, before they start: helpers/bytecode.py); modules in
+    the data folders are left to the workers, so nothing is written into a corpus."""
+    tests = [p for p in sorted((root / "tests").rglob("*.py"))
+             if not DATA.intersection(p.relative_to(root).parts)]
+    return [p for p in tests if p.name == "conftest.py" or (
+        p.name.startswith("test_") and starts_processes(p) == (part == "process"))]
 
 
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
