@@ -60,7 +60,7 @@ class McpEndpoint:
         # (Origin, Host, Content-Type, Accept) values for which the guard and check_media
         # both passed (their answers are functions of these four and of the app's fixed
         # config; without auth only): at most MAX_PASSED, as the guard's hosts
-        self._passed: set[tuple[str | None, ...]] = set()
+        self._passed: set[tuple[str | None, ...] | None] = set()
 
     @property
     def usage(self) -> Usage | None:
@@ -84,18 +84,19 @@ class McpEndpoint:
         except (KeyError, TypeError):
             hdrs = self.headers(scope)
         try:
-            seen = (hdrs.get("origin"), hdrs.get("host"), hdrs.get("content-type"),
-                    hdrs.get("accept"))
+            try:  # (subscripts: cheaper than get(); without one of the three, no memo)
+                seen = (hdrs.get("origin"), hdrs["host"], hdrs["content-type"], hdrs["accept"])
+            except KeyError:
+                seen = None
             if seen in self._passed and scope["method"] == "POST":  # (filled without auth)
                 principal = ANONYMOUS
             else:
                 principal = await self._admit(hdrs, note)
                 if scope["method"] != "POST":
-                    if self._traced:
-                        TRACE_HEADER.set((hdrs.get("traceparent"), hdrs.get("tracestate")))
                     return await self._not_post(scope, receive, send, hdrs, principal)
                 check_media(hdrs)
-                if self.gate.auth is None and len(self._passed) < MAX_PASSED:
+                if seen is not None and self.gate.auth is None and \
+                        len(self._passed) < MAX_PASSED:
                     self._passed.add(seen)
             if self._traced:
                 TRACE_HEADER.set((hdrs.get("traceparent"), hdrs.get("tracestate")))
@@ -112,12 +113,9 @@ class McpEndpoint:
             # the usual request's method, id and params, read once for either era (their
             # Server.answer takes them; anything else the core reads as before)
             usual = jsonrpc.usual(msg)
-            if usual is not None:
-                method, params = usual[0], usual[2]
-            elif isinstance(msg, dict):
-                method, params = msg.get("method"), msg.get("params")
-            else:
-                method = params = None
+            method: object
+            params: object
+            method, params = (usual[0], usual[2]) if usual is not None else _named(msg)
             # a label value and an access-log field: one of the names we answer, or "other"
             note["rpc"] = None if not isinstance(method, str) else \
                 method if method in KNOWN_METHODS else "other"
@@ -157,6 +155,8 @@ class McpEndpoint:
 
     async def _not_post(self, scope: Scope, receive: Receive, send: SendAsgi,
                         hdrs: dict[str, str], principal: Principal) -> int:
+        if self._traced:
+            TRACE_HEADER.set((hdrs.get("traceparent"), hdrs.get("tracestate")))
         verb = scope["method"]
         if verb == "GET":
             return await self.sessions.get(scope, receive, send, hdrs, principal)
@@ -164,6 +164,13 @@ class McpEndpoint:
             return await self.sessions.delete(send, hdrs, principal)
         raise HttpError(405, jsonrpc.INVALID_REQUEST, "Method Not Allowed",
                         headers=[(b"allow", b"GET, POST, DELETE")])
+
+
+def _named(msg: object) -> tuple[object, object]:
+    """The method and params a message that is not the usual request names, if any."""
+    if isinstance(msg, dict):
+        return msg.get("method"), msg.get("params")
+    return None, None
 
 
 def check_media(hdrs: dict[str, str]) -> None:
