@@ -17,6 +17,8 @@ from promptops.serve.auth import ANONYMOUS
 from promptops.serve.methods import METHODS
 from promptops.serve.revisions import STATELESS_REVISIONS
 from promptops.serve.transports.http.base import (
+    RPC,
+    WHO,
     HeaderReader,
     HttpError,
     Message,
@@ -117,7 +119,7 @@ class McpEndpoint:
             params: object
             method, params = (usual[0], usual[2]) if usual is not None else _named(msg)
             # a label value and an access-log field: one of the names we answer, or "other"
-            note["rpc"] = None if not isinstance(method, str) else \
+            note[RPC] = None if not isinstance(method, str) else \
                 method if method in KNOWN_METHODS else "other"
             version = hdrs.get("mcp-protocol-version")
             # request_era's first rule inline (a stateless revision named in the header),
@@ -139,7 +141,7 @@ class McpEndpoint:
             self.gate.guard.check(hdrs)
             return ANONYMOUS
         principal = await self.gate.admit(hdrs)
-        note["principal"] = principal.name
+        note[WHO] = principal.name
         if self._usage is not None:
             PRINCIPAL.set(principal.name)
         return principal
