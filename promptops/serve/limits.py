@@ -85,6 +85,11 @@ class BoundedHttpTools(HttpToolsProtocol):
         super().connection_lost(exc)
 
     def data_received(self, data: bytes) -> None:
+        size = self._head_bytes + len(data)
+        if size <= self.max_header_bytes and self._in_head and data and not self._refused:
+            self._head_bytes = size  # the usual read: a whole head within its room, no copy
+            _received(self, data)
+            return
         if self._refused:  # lingering: read and dropped, up to a bound
             self._dropped += len(data)
             if self._dropped > LINGER_BYTES:

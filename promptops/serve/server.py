@@ -24,6 +24,7 @@ from promptops.serve.jsonrpc import (
     Notification,
     Outbound,
     Request,
+    RequestId,
     RpcError,
     Send,
     batch_problem,
@@ -90,8 +91,7 @@ class Server:
             self._sessions[session] = None
         return session
 
-    def stateless(self, msg: Json, checked: tuple[Json, str],
-                  request: Request | None = None) -> list[Json]:
+    def stateless(self, msg: Json, checked: tuple[Json, str]) -> list[Json]:
         """:meth:`handle` of one request the transport found stateless (by
         :func:`~promptops.serve.revisions.request_era`) and whose envelope it already read
         (``checked``: :func:`~promptops.serve.session.envelope`'s client capabilities and
@@ -102,12 +102,12 @@ class Server:
         :data:`~promptops.serve.methods.METHODS` that never write one; the one that opens
         a stream, ``subscriptions/listen``, is given a session of its own by the
         transport), and this one is ended from the start, so nothing can open on it. A
-        session made and ended per request was ~9,000 instructions (issue 26).
-        ``request``: what :func:`~promptops.serve.jsonrpc.read` makes of ``msg``, when the
-        transport saw that already (the usual request), else ``msg`` is read here."""
-        item = request if request is not None else read(msg)
+        session made and ended per request was ~9,000 instructions (issue 26). (HTTP's
+        usual request, read by :func:`~promptops.serve.jsonrpc.usual`, goes to
+        :meth:`answer` on :attr:`shared` directly.)"""
+        item = read(msg)
         if isinstance(item, Request):  # _one's usual case without its call (~1,000)
-            return self.answer(self.shared, item, checked)
+            return self.answer(self.shared, item.method, item.id, item.params, checked)
         return self._one(self.shared, msg, checked=checked)
 
     def close(self, session: Session) -> list[Json]:
@@ -170,47 +170,49 @@ class Server:
         if isinstance(item, Request):
             if in_batch and item.method == "initialize":
                 return [error(item.id, INVALID_REQUEST, "initialize must not be part of a batch")]
-            return self.answer(session, item, checked)
+            return self.answer(session, item.method, item.id, item.params, checked)
         if isinstance(item, Notification):
             self._notification(session, item)
             return []
         return [] if item is None else [item]
 
-    def answer(self, session: Session, req: Request,
+    def answer(self, session: Session, name: str, rid: RequestId, params: Json,
                checked: tuple[Json, str] | None = None) -> list[Json]:
-        """The replies to one request :func:`~promptops.serve.jsonrpc.read` made (or a
-        transport made as it would): its result, or the error its :class:`RpcError` names.
+        """The replies to one request - the method ``name``, id ``rid`` and ``params`` of
+        the :class:`Request` :func:`~promptops.serve.jsonrpc.read` made, or that
+        :func:`~promptops.serve.jsonrpc.usual` read - its result, or the error its
+        :class:`RpcError` names.
 
         The one home of a request's answer: :meth:`_one` (every message), :meth:`stateless`
-        and the HTTP transport's usual request of either era (which built the
-        :class:`Request` itself while reading the body) all come here. The error's catch
-        and the answer are one frame (a request's frame fewer, issue 26)."""
+        and the HTTP transport's usual request of either era (which read it while reading
+        the body, without a :class:`Request` object: ~2,000 instructions, issue 26) all
+        come here. The error's catch and the answer are one frame."""
         try:
             era = session.era  # once chosen, admit() only returns it
             if era is None:
-                era = session.admit(req.method, req.params)
+                era = session.admit(name, params)
             if era is None:  # a ping before the connection chose its era: answered, nothing chosen
-                return [reply(req.id, {})]
-            method = (STATELESS_METHODS if era is STATELESS else SESSION_METHODS).get(req.method)
+                return [reply(rid, {})]
+            method = (STATELESS_METHODS if era is STATELESS else SESSION_METHODS).get(name)
             if method is None:
-                method = self._tool_method(req.method)
+                method = self._tool_method(name)
             if method is None:
                 rev = LATEST_STATELESS if era is STATELESS else session.revision or LATEST_SESSION
-                raise RpcError(METHOD_NOT_FOUND, not_found(req.method, rev))
+                raise RpcError(METHOD_NOT_FOUND, not_found(name, rev))
             if era is STATELESS:  # the envelope as the transport read it, else read here
-                caps, rev = checked if checked is not None else envelope(req.params)
-            else:
-                caps, rev = {}, session.revision or LATEST_SESSION
+                caps, rev = checked if checked is not None else envelope(params)
+            else:  # a session's request carries no client capabilities: one shared empty
+                caps, rev = _NO_CAPS, session.revision or LATEST_SESSION
             snap: Snapshot = self.catalog.snapshot  # one snapshot for the whole request
             usage = self.usage
             try:
-                count = None if usage is None else usage.runs.get(req.method)
+                count = None if usage is None else usage.runs.get(name)
                 if count is None:
-                    out = method.handler(session, snap, req.params,
-                                         Call(req.id, rev, caps, self.settings))
+                    out = method.handler(session, snap, params,
+                                         Call(rid, rev, caps, self.settings))
                 else:  # counted (usage.py): Usage.run, or its prompts/get path directly
-                    out = count(req.method, method.handler, session, snap, req.params,
-                                Call(req.id, rev, caps, self.settings))
+                    out = count(name, method.handler, session, snap, params,
+                                Call(rid, rev, caps, self.settings))
             except FAILURES as exc:
                 raise rpc_error(exc) from exc
             if isinstance(out, Subscribe):
@@ -218,16 +220,16 @@ class Server:
                 return [out.acknowledgement]  # goes out instead of a result: the stream stays open
             if era is STATELESS:
                 out.setdefault("resultType", "complete")
-                meta = out.get("_meta", {})
+                meta = out.get("_meta", _NO_META)
                 if type(meta) is Sealed:  # a get's: the merged copy made once per bundle
                     known = self._metas.get(id(meta))
                     out["_meta"] = known[1] if known is not None and known[0] is meta else \
                         self._served_meta(meta)
                 else:
                     out["_meta"] = {**meta, META_SERVER: SERVER_INFO}
-            return [{"jsonrpc": "2.0", "id": req.id, "result": out}]  # reply(), without its call
+            return [{"jsonrpc": "2.0", "id": rid, "result": out}]  # reply(), without its call
         except RpcError as exc:
-            return [error(req.id, exc.code, exc.message, exc.data)]
+            return [error(rid, exc.code, exc.message, exc.data)]
 
     def _served_meta(self, meta: Sealed) -> Sealed:
         """``{**meta, serverInfo}`` for a shared ``_meta``, remembered with ``meta`` (held,
@@ -256,6 +258,13 @@ class Server:
             rid = note.params.get("requestId")
             if valid_id(rid):  # anything else cannot name a request of ours: ignored
                 session.cancel(rid)
+
+
+# Empty objects made once, not per request (~300 instructions each, issue 26): a
+# session-era request's client capabilities (Sealed: nothing may change them), and a
+# result's absent _meta (only ever copied: {**meta, ...})
+_NO_CAPS = Sealed({})
+_NO_META: Json = {}
 
 
 def _discard(message: Outbound) -> None:

@@ -335,12 +335,9 @@ class Usage:
         started = perf_counter()
         outcome = OK
         try:
-            out = handler(session, snap, params, call)
-            if isinstance(out, dict):
-                if out.get("resultType") == "input_required":
-                    outcome = INPUT
-                elif out.get("isError") is True:
-                    outcome = _tool_outcome(entry)
+            out = handler(session, snap, params, call)  # get_prompt's: a dict, no isError
+            if out.get("resultType") == "input_required":  # type: ignore[union-attr]
+                outcome = INPUT
             return out
         except TemplateError:
             outcome = RENDER

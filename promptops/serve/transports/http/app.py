@@ -37,6 +37,8 @@ from typing import TYPE_CHECKING
 
 from promptops.serve.auth import StaticTokens
 from promptops.serve.transports.http.base import (
+    RPC,
+    WHO,
     HttpConfig,
     Note,
     Receive,
@@ -105,6 +107,9 @@ class HttpApp:
         self._legacy = Admitted(self.legacy, self.gate, codec.encode)
         self._others = Guarded(self._other, self.guard, codec.encode)
         self._mcp_paths = (config.path, config.path + "/")
+        # the endpoint's coroutine function as a bound method: awaiting an instance's
+        # __call__ enters the interpreter from C (~700 instructions a request more)
+        self._mcp = self.endpoint.__call__
 
     @property
     def usage(self) -> Usage | None:
@@ -137,20 +142,20 @@ class HttpApp:
             return
         path: str = scope["path"]
         started = perf_counter()
-        note: Note = {"rpc": None, "principal": None}
+        note: Note = [None, None]  # [RPC, WHO]
         status = 500
         try:
             if path in self._mcp_paths:
-                status = await self.endpoint(scope, receive, send, note)
+                status = await self._mcp(scope, receive, send, note)
             elif path in self.legacy.paths:
-                note["rpc"] = "http+sse"
+                note[RPC] = "http+sse"
                 status = await self._legacy(scope, receive, send, note)
             else:
                 status = await self._others(scope, receive, send, note)
         finally:
             if self.config.access_log:
                 self._access(scope, status, started, note)
-            rpc, metrics = note["rpc"], self.metrics
+            rpc, metrics = note[RPC], self.metrics
             if rpc is not None and metrics is not None:  # Metrics.observe, without its call
                 seconds = perf_counter() - started
                 child = metrics.children.get((rpc, status))
@@ -175,10 +180,10 @@ class HttpApp:
         entry = {"ts": round(time.time(), 3), "remote": client[0], "verb": scope["method"],
                  "path": scope["path"], "status": status,
                  "ms": round((time.perf_counter() - started) * 1000, 3)}
-        if note["rpc"]:
-            entry["rpc"] = note["rpc"]
-        if note["principal"]:
-            entry["principal"] = note["principal"]
+        if note[RPC]:
+            entry["rpc"] = note[RPC]
+        if note[WHO]:
+            entry["principal"] = note[WHO]
         trace = TRACE_ID.get()
         if trace:
             entry["trace"] = trace

@@ -14,10 +14,11 @@ from typing import TYPE_CHECKING
 
 from promptops.serve import jsonrpc
 from promptops.serve.auth import ANONYMOUS
-from promptops.serve.jsonrpc import Request
 from promptops.serve.methods import METHODS
 from promptops.serve.revisions import STATELESS_REVISIONS
 from promptops.serve.transports.http.base import (
+    RPC,
+    WHO,
     HeaderReader,
     HttpError,
     Message,
@@ -44,6 +45,7 @@ if TYPE_CHECKING:
 # "other" (a caller-chosen string must never become a label value: defect 8, issue 23).
 KNOWN_METHODS = frozenset((*METHODS, "notifications/initialized", "notifications/cancelled",
                            "notifications/roots/list_changed", "http+sse"))
+MAX_PASSED = 64  # header-value sets remembered as passing the guard and check_media
 
 
 class McpEndpoint:
@@ -53,55 +55,72 @@ class McpEndpoint:
                  stateless: StatelessExchange, max_body: int) -> None:
         self.gate, self.codec, self.max_body = gate, codec, max_body
         self.sessions, self.stateless = sessions, stateless
-        self.usage: Usage | None = None  # the principal and trace context go to its counters
+        self._usage: Usage | None = None
+        self._traced = False  # usage with tracing: each request's trace headers are kept
         self.headers = HeaderReader()  # every request's headers, decoded once per value
+        self._known = self.headers.known  # its usual case, without its call
+        # (Origin, Host, Content-Type, Accept) values for which the guard and check_media
+        # both passed (their answers are functions of these four and of the app's fixed
+        # config; without auth only): at most MAX_PASSED, as the guard's hosts
+        self._passed: set[tuple[str | None, ...] | None] = set()
+
+    @property
+    def usage(self) -> Usage | None:
+        """The principal and trace context go to its counters; given after construction."""
+        return self._usage
+
+    @usage.setter
+    def usage(self, usage: Usage | None) -> None:
+        self._usage = usage
+        self._traced = usage is not None and usage.tracing is not None
 
     async def __call__(self, scope: Scope, receive: Receive, send: SendAsgi, note: Note) -> int:
         """Admit, then POST, GET or DELETE. POST is read here once for both eras - media
         type and ``Accept`` checked (415/406), the body read up to ``max_body`` (413),
         parsed (-32700 with 400), its method noted for metrics - and handed to its era: in
         this coroutine, not one of its own (an awaited coroutine a request fewer, issue
-        26)."""
-        hdrs = self.headers(scope)
+        26). Without auth, a POST whose four header values passed the guard and the media
+        checks before is not checked again (two calls fewer)."""
+        try:  # HeaderReader's usual case (every header seen before) without its call
+            hdrs = dict(map(self._known, scope["headers"]))
+        except (KeyError, TypeError):
+            hdrs = self.headers(scope)
         try:
-            if self.gate.auth is None:  # the guard alone: no coroutine to await
-                self.gate.guard.check(hdrs)
+            try:  # (subscripts: cheaper than get(); without one of the three, no memo)
+                seen = (hdrs.get("origin"), hdrs["host"], hdrs["content-type"], hdrs["accept"])
+            except KeyError:
+                seen = None
+            if seen in self._passed and scope["method"] == "POST":  # (filled without auth)
                 principal = ANONYMOUS
             else:
-                principal = await self.gate.admit(hdrs)
-                note["principal"] = principal.name
-                if self.usage is not None:
-                    PRINCIPAL.set(principal.name)
-            if self.usage is not None and self.usage.tracing is not None:
+                principal = await self._admit(hdrs, note)
+                if scope["method"] != "POST":
+                    return await self._not_post(scope, receive, send, hdrs, principal)
+                check_media(hdrs)
+                if seen is not None and self.gate.auth is None and \
+                        len(self._passed) < MAX_PASSED:
+                    self._passed.add(seen)
+            if self._traced:
                 TRACE_HEADER.set((hdrs.get("traceparent"), hdrs.get("tracestate")))
-            if scope["method"] != "POST":
-                return await self._not_post(scope, receive, send, hdrs, principal)
-            check_media(hdrs)
             first = await receive()
             body = first.get("body", b"")
-            if first["type"] != "http.request" or first.get("more_body") or \
-                    type(body) is not bytes or len(body) > self.max_body:
+            if type(body) is not bytes or first.get("more_body") or \
+                    len(body) > self.max_body or first["type"] != "http.request":
                 body = await self._body(receive, first)  # chunked, too long, or gone
             try:  # jsonrpc.parse's work without its call (issue 26: ~1,000 instructions)
                 msg = self.codec.parse(body)
             except MessageError as exc:
                 err = jsonrpc.parse_error(exc)
                 raise HttpError(400, err.code, err.message) from None
-            request = params = None
-            if isinstance(msg, dict):
-                method = msg.get("method")
-                # a label value and an access-log field: one of the names we answer, or
-                # "other"
-                note["rpc"] = None if not isinstance(method, str) else \
-                    method if method in KNOWN_METHODS else "other"
-                params, rid = msg.get("params"), msg.get("id")
-                # what jsonrpc.read makes of the usual request, made here once for either
-                # era (its checks, stricter: a plain dict of params, an int or str id);
-                # anything else is read by the core as before (issue 26: read(), the
-                # core's handle() and _one() a request fewer)
-                if type(params) is dict and (type(rid) is int or type(rid) is str) and \
-                        isinstance(method, str) and msg.get("jsonrpc") == "2.0":
-                    request = Request(method, rid, params)
+            # the usual request's method, id and params, read once for either era (their
+            # Server.answer takes them; anything else the core reads as before)
+            usual = jsonrpc.usual(msg)
+            method: object
+            params: object
+            method, params = (usual[0], usual[2]) if usual is not None else _named(msg)
+            # a label value and an access-log field: one of the names we answer, or "other"
+            note[RPC] = None if not isinstance(method, str) else \
+                method if method in KNOWN_METHODS else "other"
             version = hdrs.get("mcp-protocol-version")
             # request_era's first rule inline (a stateless revision named in the header),
             # and its answer for the usual session-era request without its call: params
@@ -111,18 +130,26 @@ class McpEndpoint:
                     type(params) is not dict or "_meta" in params or "mcp-session-id" not in
                     hdrs) and is_stateless(msg, version, hdrs)):
                 return await self.stateless.post(scope, receive, send, hdrs, principal, msg,
-                                                 version, request)
-            return await self.sessions.post(scope, send, hdrs, principal, msg, version, request)
+                                                 version, usual)
+            return await self.sessions.post(scope, send, hdrs, principal, msg, version, usual)
         except HttpError as exc:
             return await refuse(send, exc, self.codec.encode)
 
+    async def _admit(self, hdrs: dict[str, str], note: Note) -> Principal:
+        """The caller, by the guard (and the credential with auth): 403 or 401 raised."""
+        if self.gate.auth is None:  # the guard alone: no coroutine to await
+            self.gate.guard.check(hdrs)
+            return ANONYMOUS
+        principal = await self.gate.admit(hdrs)
+        note[WHO] = principal.name
+        if self._usage is not None:
+            PRINCIPAL.set(principal.name)
+        return principal
+
     async def _body(self, receive: Receive, first: Message) -> bytes:
-        """The body of a POST that is not one bytes message within the bound (read up to
-        ``max_body``), or HttpError 413."""
-        body: bytes | None = first.get("body", b"")
-        if first["type"] != "http.request" or first.get("more_body") or \
-                len(body or b"") > self.max_body:  # chunked, too long, or gone
-            body = await read_body(receive, self.max_body, first)
+        """The body of a POST whose first message is not one ``bytes`` body within the
+        bound (chunked, too long, or gone), read up to ``max_body``; else HttpError 413."""
+        body = await read_body(receive, self.max_body, first)
         if body is None:
             raise HttpError(413, jsonrpc.INVALID_REQUEST,
                             f"Request body over {self.max_body} bytes")
@@ -130,6 +157,8 @@ class McpEndpoint:
 
     async def _not_post(self, scope: Scope, receive: Receive, send: SendAsgi,
                         hdrs: dict[str, str], principal: Principal) -> int:
+        if self._traced:
+            TRACE_HEADER.set((hdrs.get("traceparent"), hdrs.get("tracestate")))
         verb = scope["method"]
         if verb == "GET":
             return await self.sessions.get(scope, receive, send, hdrs, principal)
@@ -137,6 +166,13 @@ class McpEndpoint:
             return await self.sessions.delete(send, hdrs, principal)
         raise HttpError(405, jsonrpc.INVALID_REQUEST, "Method Not Allowed",
                         headers=[(b"allow", b"GET, POST, DELETE")])
+
+
+def _named(msg: object) -> tuple[object, object]:
+    """The method and params a message that is not the usual request names, if any."""
+    if isinstance(msg, dict):
+        return msg.get("method"), msg.get("params")
+    return None, None
 
 
 def check_media(hdrs: dict[str, str]) -> None:

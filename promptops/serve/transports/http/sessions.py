@@ -41,7 +41,7 @@ from promptops.serve.transports.http.base import (
 
 if TYPE_CHECKING:
     from promptops.serve.auth import Principal
-    from promptops.serve.jsonrpc import Outbound, Request
+    from promptops.serve.jsonrpc import Json, Outbound, RequestId
     from promptops.serve.server import Server
     from promptops.serve.session import Session
     from promptops.serve.transports.http.streams import Stream, StreamRegistry
@@ -84,21 +84,6 @@ class HttpSession:
         except ValueError:
             return []
         return [frame for seq, frame in self.ring if seq > n]
-
-    def handle(self, msg: object, request: Request | None = None) -> list[Outbound]:
-        """The replies to ``msg``; ``request``: what :func:`~promptops.serve.jsonrpc.read`
-        makes of it when the endpoint saw that already (the usual request), answered by
-        the core's :meth:`~promptops.serve.server.Server.answer` without the reading
-        (its one reply has the request's id: nothing for ``handle`` to finish)."""
-        try:
-            if request is not None:
-                return self.server.answer(self.session, request)  # type: ignore[return-value]
-            return self.server.handle(self.session, msg)
-        except Exception:
-            from promptops.serve.log import log_bug
-
-            log_bug()
-            return list(jsonrpc.internal_error(msg))
 
     def end(self) -> None:
         self.server.close(self.session)
@@ -217,14 +202,20 @@ class SessionEra:
 
     async def post(self, scope: Scope, send: SendAsgi, headers: dict[str, str],
                    principal: Principal, msg: object, version: str | None,
-                   request: Request | None = None) -> int:
+                   usual: tuple[str, RequestId, Json] | None = None) -> int:
+        """``usual``: what :func:`~promptops.serve.jsonrpc.usual` read of ``msg``, when the
+        endpoint read it: answered by the core's :meth:`~promptops.serve.server.Server.answer`
+        without reading it again (its one reply has the request's id: nothing for
+        ``Server.handle`` to finish); anything else goes to ``Server.handle``."""
         if version is not None and version not in SESSION_REVISIONS:
             raise HttpError(400, jsonrpc.UNSUPPORTED_VERSION,
                             f"Bad Request: unsupported MCP-Protocol-Version {version!r}",
                             data={"supported": list(SUPPORTED), "requested": version})
-        is_init = isinstance(msg, dict) and msg.get("method") == "initialize" and "id" in msg
+        is_init = usual[0] == "initialize" if usual is not None else \
+            isinstance(msg, dict) and msg.get("method") == "initialize" and "id" in msg
         extra: list[tuple[bytes, bytes]] = []
-        if is_init and "mcp-session-id" not in headers:
+        opened = is_init and "mcp-session-id" not in headers
+        if opened:
             client = client_key(principal, scope, authenticated=self.authenticated)
             evicted = self.sessions.make_room(client)
             if evicted is not None:
@@ -233,15 +224,26 @@ class SessionEra:
             hs = HttpSession(self.sessions.new_id(), principal, client,
                              self.views.server(principal.see), self.streams.loop,
                              self.config.replay, self.streams.encode)
-            replies = hs.handle(msg)
+            usual = None  # read by the core, as a new session's first message always was
+        else:
+            hs = self._find(headers, principal)
+        try:
+            if usual is not None:
+                replies: list[Outbound] = hs.server.answer(  # type: ignore[assignment]
+                    hs.session, usual[0], usual[1], usual[2])
+            else:
+                replies = hs.server.handle(hs.session, msg)
+        except Exception:
+            from promptops.serve.log import log_bug
+
+            log_bug()
+            replies = list(jsonrpc.internal_error(msg))
+        if opened:
             if replies and isinstance(replies[0], dict) and "result" in replies[0]:
                 self.sessions.add(hs)
                 extra.append((b"mcp-session-id", hs.id.encode()))
             else:
                 hs.server.close(hs.session)
-        else:
-            hs = self._find(headers, principal)
-            replies = hs.handle(msg, request)
         if not replies:
             return await respond(send, 202, b"", extra)
         try:  # Codec.encode without its frame

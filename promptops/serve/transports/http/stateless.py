@@ -19,7 +19,7 @@ import binascii
 from typing import TYPE_CHECKING
 
 from promptops.serve import jsonrpc
-from promptops.serve.jsonrpc import Request
+from promptops.serve.auth import ANONYMOUS
 from promptops.serve.revisions import (
     LATEST_STATELESS,
     META_CAPS,
@@ -45,7 +45,7 @@ from promptops.serve.transports.http.base import (
 
 if TYPE_CHECKING:
     from promptops.serve.auth import Principal
-    from promptops.serve.jsonrpc import Json
+    from promptops.serve.jsonrpc import Json, RequestId
     from promptops.serve.server import Server
     from promptops.serve.transports.http.streams import StreamRegistry
     from promptops.serve.views import Views
@@ -186,18 +186,19 @@ class StatelessExchange:
 
     async def post(self, scope: Scope, receive: Receive, send: SendAsgi,
                    headers: dict[str, str], principal: Principal, msg: object,
-                   version: str | None, request: Request | None = None) -> int:
-        """``request``: what :func:`~promptops.serve.jsonrpc.read` makes of ``msg``, when
-        the endpoint saw that already (the usual request: one object with an id, a str
-        method and an object of params, so the first three checks below pass); else the
-        core reads it."""
+                   version: str | None,
+                   usual: tuple[str, RequestId, Json] | None = None) -> int:
+        """``usual``: what :func:`~promptops.serve.jsonrpc.usual` read of ``msg``, when
+        the endpoint read it (the usual request: one object with an id, a str method and
+        an object of params, so the first three checks below pass); else the core reads
+        it."""
         if not isinstance(msg, dict):
             raise HttpError(400, jsonrpc.INVALID_REQUEST,
                             f"{LATEST_STATELESS} takes one JSON-RPC message per request")
         rid: object
         params: Json
-        if request is not None:
-            rid, method, params = request.id, request.method, request.params
+        if usual is not None:
+            method, rid, params = usual
         else:
             rid, name = msg.get("id"), msg.get("method")
             if "id" not in msg or not isinstance(name, str):  # a notification or a response
@@ -212,13 +213,15 @@ class StatelessExchange:
                 checked = envelope(params)
             except jsonrpc.RpcError as exc:
                 raise HttpError(400, exc.code, exc.message, rid, exc.data) from None
-        server = self.views.server(principal.see)
+        # (the caller without auth sees everything: that view's server, without a call)
+        server = self.views.everything if principal is ANONYMOUS else \
+            self.views.server(principal.see)
         if method == "subscriptions/listen":
             client = client_key(principal, scope, authenticated=self.authenticated)
             return await self._listen(receive, send, server, client, msg)
         try:  # stateless by the rule is_stateless applied, the envelope read above
-            replies = server.stateless(msg, checked) if request is None else \
-                server.answer(server.shared, request, checked)  # stateless()'s usual case
+            replies = server.stateless(msg, checked) if usual is None else \
+                server.answer(server.shared, method, usual[1], params, checked)  # its usual
         except Exception:
             _log_bug()
             replies = list(jsonrpc.internal_error(msg))

@@ -17,6 +17,7 @@ from promptops.serve import jsonrpc
 from promptops.serve.transports.http.base import (
     JSON_CT,
     NO_STORE,
+    WHO,
     Encode,
     HttpError,
     Note,
@@ -77,7 +78,7 @@ class WebUi:
                     (b"content-type", b"text/html; charset=utf-8"), NO_STORE,
                     (b"content-security-policy", ui_login.CSP.encode()), *exc.headers])
             return await refuse(send, exc, self.encode)
-        note["principal"] = principal.name
+        note[WHO] = principal.name
         status = 500
 
         async def sent(message: MutableMapping[str, object]) -> None:
@@ -138,7 +139,7 @@ class WebUi:
             principal = await self.gate.admit({**hdrs, "authorization": f"Bearer {token}"})
         except HttpError:
             return await respond(send, 401, ui_login.page("That token is not accepted."), html)
-        note["principal"] = principal.name
+        note[WHO] = principal.name
         if sid:
             self._sessions().end(sid)  # a new login: a new id (no session fixation)
         new = self._sessions().start(token)

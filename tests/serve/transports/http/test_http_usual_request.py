@@ -1,14 +1,17 @@
 """The endpoint's usual request answers exactly as the general path answers it.
 
-``McpEndpoint`` builds the :class:`~promptops.serve.jsonrpc.Request` of the usual request
-itself (what ``jsonrpc.read`` would make of it) and hands it to either era, which answer
-it through ``Server.answer`` without ``read``, ``Server.handle`` and ``_one`` (issue 26).
-Here the same requests go through two apps ``serve --http`` builds (usage and metrics
-attached): one as it runs, one with the endpoint's ``Request`` made to build nothing, so
-that every message takes the general path. Every response must be the same bytes (status,
-headers but the session id, body) in both eras - gets, unknown prompt, missing and
-over-long argument, wrong name and argument types, other methods, ids of both types,
-malformed envelopes - and the usage and metrics counts the same.
+``McpEndpoint`` reads the usual request's method, id and params itself
+(``jsonrpc.usual``: what ``jsonrpc.read`` would make of it) and hands them to either era,
+which answer through ``Server.answer`` without ``read``, ``Server.handle`` and ``_one``; and
+it remembers the (Origin, Host, Content-Type, Accept) values for which the guard and
+``check_media`` passed, so a POST with those values is not checked again (issue 26). Here
+the same requests go through two apps ``serve --http`` builds (usage and metrics
+attached): one as it runs, one with the endpoint made to read no usual request and to
+remember no header values, so that every message takes the general path. Every response
+must be the same bytes (status, headers but the session id, body) in both eras - gets,
+unknown prompt, missing and over-long argument, wrong name and argument types, other
+methods, ids of both types, malformed envelopes, refused and allowed header values after
+a pass, other verbs - and the usage and metrics counts the same.
 """
 
 from __future__ import annotations
@@ -125,6 +128,19 @@ async def _conversation(drive: Drive) -> list[Reply]:
     replies.append(await drive.post(b'[{"jsonrpc":"2.0","id":1,"method":"ping"}]', joined))
     replies.append(await drive.post(_body("ping", {}, 1, False),
                                     {**joined, "mcp-protocol-version": "2030-01-01"}))
+    # the guard's and check_media's remembered answers: header values that passed before,
+    # each with one value changed, other verbs with the same values, allowed variants
+    ping = _body("ping", {}, 1, False)
+    for changed in ({"origin": "http://evil.example"}, {"origin": "http://localhost:3000"},
+                    {"origin": "null"}, {"host": "evil.example"}, {"host": "localhost:8080"},
+                    {"content-type": "text/plain"},
+                    {"content-type": "Application/JSON; charset=utf-8"},
+                    {"accept": "text/html"}, {"accept": "*/*"}, {"accept": ""}):
+        for _ in range(2):  # the second time, a value set that passed is remembered
+            replies.append(await drive.post(ping, {**joined, **changed}))
+    for verb in ("PUT", "DELETE"):
+        replies.append(await drive.request(verb, "/mcp", ping, hdrs))
+    replies.append(await drive.post(ping, joined))
     return [(status, [h for h in head if h[0] != "mcp-session-id"], body)
             for status, head, body in replies]
 
@@ -153,10 +169,16 @@ def _run(kit_dir: Path) -> tuple[list[Reply], tuple[Any, ...]]:
 def both(kit_dir: Path) -> dict[str, Any]:
     handled: list[object] = []
     general = Server.handle
+    media: list[object] = []
+    check_media = endpoint.check_media
 
     def counted(self: Server, session: Any, message: object) -> Any:
         handled.append(message)
         return general(self, session, message)
+
+    def media_counted(hdrs: dict[str, str]) -> None:
+        media.append(hdrs)
+        check_media(hdrs)
 
     # Both compared apps start from the build cache: a first start builds cold, and a
     # cold build serves a content's annotations in another key order than a start from
@@ -164,23 +186,28 @@ def both(kit_dir: Path) -> dict[str, Any]:
     _run(kit_dir)
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(Server, "handle", counted)
+        mp.setattr(endpoint, "check_media", media_counted)
         usual = _run(kit_dir)
-        usual_handled = list(handled)
+        usual_handled, usual_media = list(handled), len(media)
         handled.clear()
-        mp.setattr(endpoint, "Request", lambda *_: None)  # the endpoint builds none
+        media.clear()
+        mp.setattr(endpoint.jsonrpc, "usual", lambda _: None)  # the endpoint reads none
+        mp.setattr(endpoint, "MAX_PASSED", 0)  # and remembers no checked header values
         slow = _run(kit_dir)
     return {"usual": usual, "general": slow, "usual_handled": usual_handled,
-            "general_handled": list(handled)}
+            "general_handled": list(handled), "usual_media": usual_media,
+            "general_media": len(media)}
 
 
 def test_the_usual_request_replies_byte_for_byte_as_the_general_path(
         both: dict[str, Any]) -> None:
     usual, general = both["usual"][0], both["general"][0]
-    assert len(usual) == len(general) == 2 + 2 * len(CALLS) + 3
+    assert len(usual) == len(general) == 2 + 2 * len(CALLS) + 3 + 20 + 3
     for i, (a, b) in enumerate(zip(usual, general, strict=True)):
         assert a == b, (i, a, b)
     statuses = {status for status, _, _ in usual}
-    assert {200, 202, 400, 404} <= statuses  # results, errors and refusals were compared
+    # results, errors and refusals were compared (the guard's and media checks' too)
+    assert {200, 202, 400, 403, 404, 405, 406, 415} <= statuses
     bodies = b"".join(body for _, _, body in usual)
     for said in (b"unknown prompt", b"language", b"maxLength", b'"messages"', b'"id":"s-1"'):
         assert said in bodies, said
@@ -202,3 +229,11 @@ def test_the_usual_request_skips_the_general_path(both: dict[str, Any]) -> None:
     assert len(general) > len(usual) + len(CALLS) - 4
     assert not any(isinstance(m, dict) and m.get("id") == "s-1" for m in usual)
     assert any(isinstance(m, dict) and m.get("id") == "s-1" for m in general)
+
+
+def test_passed_header_values_skip_the_guard_and_media_checks(both: dict[str, Any]) -> None:
+    # every POST of the general run is checked; the usual run checks each value set once
+    # (and every one that was refused, each time)
+    usual, general = both["usual_media"], both["general_media"]
+    assert general >= 2 + 2 * len(CALLS) + 3 + 15
+    assert usual <= 4 + 12
