@@ -195,7 +195,7 @@ async def read_body(receive: Receive, limit: int,
             msg = await receive()
         if msg["type"] == "http.disconnect":
             return b""
-        chunk = msg.get("body", b"")
+        chunk = msg.get("body") or b""  # an explicit None from a non-conforming server: empty
         size += len(chunk)
         if size <= limit:
             chunks.append(chunk)

@@ -102,3 +102,19 @@ def test_the_default_codec_is_chosen_once_by_auto(kit_dir: Path) -> None:
     assert app.codec.name == "orjson"
     assert app.streams.encode == app.codec.encode
     assert app.streams.dumps == app.codec.dumps  # the replies' path without encode's frame
+
+
+PING = b'{"jsonrpc":"2.0","id":1,"method":"ping"}'
+
+
+@pytest.mark.parametrize("body", [None, bytearray(PING)])
+def test_a_body_that_is_not_bytes_is_answered_not_raised(kit_dir: Path, body: Any) -> None:
+    """ASGI says a body is bytes; a server that sends None or a bytearray gets the general
+    read (None reads as empty: the parse error's 400; a bytearray as its bytes would),
+    never a 500 from a TypeError."""
+    app = HttpApp(Views([Build(kit_dir, "HEAD").bundle], Settings(signer=Signer.random())),
+                  HttpConfig(access_log=False))
+    headers = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
+    got = asyncio.run(_answer(app, body, headers))
+    want = asyncio.run(_answer(app, b"" if body is None else PING, headers))
+    assert got == want and got[0][0] == 400
