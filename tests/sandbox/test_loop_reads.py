@@ -54,9 +54,12 @@ LOOP_VALUES: list[Any] = [[], ["a"], ["b", "", "c"], [["x"], []], "str", None]
 
 
 class _GeneralCodeGenerator(sandbox_env._BoundedCodeGenerator):
-    """The sandbox's code generator with Jinja's own ``visit_Getattr``."""
+    """The sandbox's code generator with Jinja's own ``visit_Getattr`` (and Jinja's own
+    loops, whose ``loop`` is always a ``LoopContext``: test_counted_loops.py judges the
+    counted ones)."""
 
     visit_Getattr = CodeGenerator.visit_Getattr
+    visit_For = CodeGenerator.visit_For
 
 
 class _GeneralEnvironment(PromptEnvironment):
@@ -93,8 +96,8 @@ def test_a_loop_read_is_what_the_sandboxs_getattr_gives(
 
 def test_the_fast_reads_are_compiled_and_only_for_loop() -> None:
     env = environment({}, "jinja")
-    code = env.compile("{% for x in xs %}{{ loop.index }}. {{ loop.first }}{{ x.index }}"
-                       "{% endfor %}", raw=True)
+    code = env.compile("{% for x in xs %}{{ loop.index }}. {{ loop.last }}{{ x.index }}"
+                       "{% endfor %}", raw=True)  # `last`: a LoopContext, not a count
     assert "is LoopContext else environment.getattr(" in code
     assert "(str(_po_v) + '. ') if type(_po_v := " in code  # the printed count
     assert "environment.getattr(l_1_x, 'index')" in code  # not `loop`: the sandbox's own
