@@ -351,6 +351,25 @@ class _BoundedCodeGenerator(CodeGenerator):
             self._assign_stack[-1].difference_update(loop_frame.symbols.stores)
 
     @optimizeconst
+    def visit_Filter(self, node: nodes.Filter, frame: Frame) -> None:
+        """``{{ step | capitalize }}`` of a str written inline: ``(_po_r if type(_po_s :=
+        step) is str and len(_po_r := _po_s.capitalize()) <= 64 else t_1(_po_s))``. What
+        the environment's filter does for a str and no arguments (the str method, its
+        result uncharged up to 64 characters; ``str_method`` names it), without its call
+        (a frame and ~15 bytecodes a use, issue 26); a longer result, or any other value,
+        goes to the filter, which charges or checks it as before."""
+        method = getattr(self.environment.filters.get(node.name), "str_method", None)
+        if method is None or node.node is None or node.args or node.kwargs \
+                or node.dyn_args is not None or node.dyn_kwargs is not None \
+                or self.environment.is_async:
+            super().visit_Filter(node, frame)
+            return
+        self.write("(_po_r if type(_po_s := ")
+        self.visit(node.node, frame)
+        self.write(f") is str and len(_po_r := _po_s.{method}()) <= 64 "
+                   f"else {self.filters[node.name]}(_po_s))")
+
+    @optimizeconst
     def visit_Getattr(self, node: nodes.Getattr, frame: Frame) -> None:
         """``loop.index`` and the other facts of Jinja's own ``LoopContext`` read inline:
         ``(l_1_loop.index if type(l_1_loop) is LoopContext else environment.getattr(...))``.

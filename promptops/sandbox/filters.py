@@ -366,8 +366,10 @@ def _wrap(table: MutableMapping[str, Filter], name: str, before: Guard | None, *
                 return result
             return _check_result(result, what)
 
-        # a str in, no arguments: at most this many times its length out (outputbound)
+        # a str in, no arguments: at most this many times its length out (outputbound),
+        # and the str method that gives it (the code generator writes it inline)
         bounded_str.str_growth = CASE_GROWTH  # type: ignore[attr-defined]
+        bounded_str.str_method = method.__name__  # type: ignore[attr-defined]
         table[name] = _keep_pass_arg(bounded_str, original)
         return
 
