@@ -161,17 +161,23 @@ class _BoundedCodeGenerator(CodeGenerator):
         if bound is not None:
             self._fits(*bound)
 
-    def _fits(self, fixed: int, times: tuple[tuple[str, int], ...]) -> None:
+    def _fits(self, fixed: int, texts: tuple[tuple[str, int], ...],
+              times: tuple[tuple[str, int], ...]) -> None:
         """``_po_fits(parent, left)``, what :meth:`~promptops.render.template.Compiled.render`
         asks before it renders: whether this template's output is sure to be within
         ``left`` characters, by the bound :func:`~promptops.sandbox.outputbound.output_bound`
-        proved (``fixed`` + each ``times`` the length of a name's ``str`` value, read from
-        ``parent`` as the template reads it; a value that is not a str: no). Written out
-        per template: ~20 bytecodes a name fewer than a loop over the names."""
+        proved (``_po_fixed``, + each ``times`` the length of a name's ``str`` value, read
+        from ``parent`` as the template reads it; a value that is not a str: no). Written
+        out per template: ~20 bytecodes a name fewer than a loop over the names.
+        ``_po_fixed`` is worked out when the module runs, from the texts as string
+        constants (``sum`` over a tuple: flat however many), so the code of two templates
+        that differ only in their text differs only in its constants, as Jinja's does."""
+        lengths = ", ".join(f"{n} * len({t!r})" if n != 1 else f"len({t!r})" for t, n in texts)
+        self.writeline(f"_po_fixed = {fixed} + sum(({lengths}{',' if texts else ''}))")
         self.writeline("def _po_fits(parent, left):")
         self.indent()
-        total = " + ".join([str(fixed), *(f"{n} * len(_pf_{k})" if n > 1 else f"len(_pf_{k})"
-                                          for k, (_, n) in enumerate(times))])
+        total = " + ".join(["_po_fixed", *(f"{n} * len(_pf_{k})" if n > 1 else f"len(_pf_{k})"
+                                           for k, (_, n) in enumerate(times))])
         tests = [f"type(_pf_{k} := parent.get({name!r})) is str"
                  for k, (name, _) in enumerate(times)]
         self.writeline("return " + " and ".join([*tests, f"{total} <= left"]))

@@ -22,7 +22,14 @@ literals (no assignment, macro, call block, include, import, extends or block), 
 printed expression other than text, a string literal, a variable, a loop's variable or
 count, and a filter whose output is at most a known factor of its string input
 (``capitalize``, ``upper``, ``lower``: :data:`CASE_GROWTH`). An ``if``'s test is not
-printed, so it may be anything; its branches count by the larger of each part.
+printed, so it may be anything; its branches count by the larger of each part (the text of
+every branch: see below).
+
+The text's length is not written into the template's code as a number: the code of two
+templates that differ only in their text is the same code with other string constants
+(review's shape cache, :mod:`promptops.review.skeleton`, and validation's parse shapes
+share it so), so the bound names each text, and the code computes its length from the
+constant once, when the template's module runs.
 """
 
 from __future__ import annotations
@@ -36,8 +43,10 @@ from jinja2 import nodes
 # many times its length (tests/sandbox/test_output_bound.py checks every code point).
 CASE_GROWTH = 3
 
-Bound = tuple[int, tuple[tuple[str, int], ...]]  # (fixed, ((name, times), ...))
-_Form = tuple[int, dict[str, int]]
+# (fixed, ((text, times), ...), ((name, times), ...)): the output is at most fixed, plus
+# each text's length times its times, plus each named str's length times its times
+Bound = tuple[int, tuple[tuple[str, int], ...], tuple[tuple[str, int], ...]]
+_Form = tuple[int, list[tuple[str, int]], dict[str, int]]
 
 
 class _Unbounded(Exception):
@@ -45,30 +54,35 @@ class _Unbounded(Exception):
 
 
 def output_bound(template: nodes.Template, growth: Callable[[str], int | None]) -> Bound | None:
-    """``(fixed, ((name, times), ...))``: the template's output is at most ``fixed`` plus
-    each ``times`` the length of its ``name``, when every such name's value is a ``str``;
+    """``(fixed, texts, names)``: the template's output is at most ``fixed``, plus each
+    ``(text, times)`` of ``texts`` times the text's length, plus each ``(name, times)`` of
+    ``names`` times the length of the name's value, when every such value is a ``str``;
     None when no such bound is proved. ``growth``: the factor of a filter's output over
     its ``str`` input, None for a filter that has none."""
     try:
-        fixed, times = _Walk(growth).body(template.body, {}, ())
+        fixed, texts, names = _Walk(growth).body(template.body, {}, ())
     except _Unbounded:
         return None
-    return fixed, tuple(sorted(times.items()))
+    return fixed, tuple(texts), tuple(sorted(names.items()))
+
+
+_NOTHING: _Form = (0, [], {})
 
 
 def _plus(a: _Form, b: _Form, by: int = 1) -> _Form:
-    times = dict(a[1])
-    for name, n in b[1].items():
-        times[name] = times.get(name, 0) + n * by
-    return a[0] + b[0] * by, times
+    names = dict(a[2])
+    for name, n in b[2].items():
+        names[name] = names.get(name, 0) + n * by
+    return a[0] + b[0] * by, a[1] + [(t, n * by) for t, n in b[1]], names
 
 
 def _larger(a: _Form, b: _Form) -> _Form:
-    """At least either of the two, for every length of the names (all >= 0)."""
-    times = dict(a[1])
-    for name, n in b[1].items():
-        times[name] = max(times.get(name, 0), n)
-    return max(a[0], b[0]), times
+    """At least either of the two, for every length of the names (all >= 0): the larger
+    fixed part and name counts, and the texts of both (their lengths are not known here)."""
+    names = dict(a[2])
+    for name, n in b[2].items():
+        names[name] = max(names.get(name, 0), n)
+    return max(a[0], b[0]), a[1] + b[1], names
 
 
 def _literals(node: nodes.Node) -> list[str] | None:
@@ -90,7 +104,7 @@ class _Walk:
              loops: tuple[int, ...]) -> _Form:
         """``items``: each loop variable in scope and its longest item; ``loops``: the item
         counts of the loops around, the innermost last (what ``loop`` counts)."""
-        form: _Form = (0, {})
+        form = _NOTHING
         for stmt in stmts:
             if isinstance(stmt, nodes.Output):
                 for child in stmt.nodes:
@@ -120,28 +134,28 @@ class _Walk:
                 ) -> _Form:
         """The bound of what printing ``node`` gives."""
         if isinstance(node, nodes.TemplateData):
-            return len(node.data), {}
+            return 0, [(node.data, 1)], {}
         if isinstance(node, nodes.Getattr) and isinstance(node.node, nodes.Name) \
                 and node.node.name == "loop" and node.node.ctx == "load" and loops \
                 and "loop" not in items and node.attr in (
                     "index", "index0", "revindex", "revindex0", "length", "depth", "depth0"):
-            return len(str(loops[-1])), {}  # an int from 0 to the loop's item count
+            return len(str(loops[-1])), [], {}  # an int from 0 to the loop's item count
         return self.text(node, items)
 
     def text(self, node: nodes.Node, items: dict[str, int]) -> _Form:
         """The bound of a ``str`` value: a literal, a variable (a ``str`` when the render
         checks it), a loop's item, a filter of a ``str`` with a known growth."""
         if isinstance(node, nodes.Const) and type(node.value) is str:
-            return len(node.value), {}
+            return len(node.value), [], {}
         if isinstance(node, nodes.Name) and node.ctx == "load":
             if node.name in items:
-                return items[node.name], {}
+                return items[node.name], [], {}
             if node.name == "loop":
                 raise _Unbounded
-            return 0, {node.name: 1}
+            return 0, [], {node.name: 1}
         if isinstance(node, nodes.Filter) and node.node is not None and not node.args \
                 and not node.kwargs and node.dyn_args is None and node.dyn_kwargs is None:
             factor = self.growth(node.name)
             if factor is not None:
-                return _plus((0, {}), self.text(node.node, items), factor)
+                return _plus(_NOTHING, self.text(node.node, items), factor)
         raise _Unbounded

@@ -99,9 +99,14 @@ def test_a_bounded_render_gives_what_counting_every_chunk_gives(source: str) -> 
 
 
 def _proved(source: str) -> tuple[int, tuple[tuple[str, int], ...]] | None:
+    """The proved bound, its texts counted in: (fixed, ((name, times), ...))."""
     env = environment({}, "jinja")
-    return output_bound(env.parse(source), lambda name: getattr(
+    bound = output_bound(env.parse(source), lambda name: getattr(
         env.filters.get(name), "str_growth", None))
+    if bound is None:
+        return None
+    fixed, texts, names = bound
+    return fixed + sum(n * len(t) for t, n in texts), names
 
 
 @pytest.mark.parametrize("source", BOUNDED)
@@ -124,9 +129,20 @@ def test_a_bound_counts_each_part_by_what_prints_it() -> None:
         == (2 * (1 + 2), (("a", 2),))
     assert _proved("{% if c %}{{ a }}{{ a }}{% else %}{{ b }}xyz{% endif %}") \
         == (3, (("a", 2), ("b", 1)))
+    # the texts of every branch (their lengths are the code's constants), the larger literal
+    assert _proved("{% if c %}ab{{ 'xyz' }}{% else %}cd{{ 'x' }}{% endif %}") == (2 + 2 + 3, ())
     for source in UNBOUNDED:
         assert _proved(source) is None, source
     assert output_bound(nodes.Template([nodes.ExprStmt(nodes.Const(1))]), lambda n: 1) is None
+
+
+def test_the_texts_length_is_worked_out_from_the_codes_constants() -> None:
+    """Two templates that differ only in their text have the same code but for its string
+    constants (the review's shape cache puts one's texts into the other's code)."""
+    env = environment({}, "jinja")
+    code = env.compile("Hello {{ a }}, and {{ b | upper }}!", raw=True)
+    assert "_po_fixed = 0 + sum((len('Hello '), len(', and '), len('!'),))" in code
+    assert "_po_fixed + len(_pf_0) + 3 * len(_pf_1) <= left" in code
 
 
 def test_no_character_grows_past_the_case_growth() -> None:
