@@ -67,6 +67,9 @@ def output_bound(template: nodes.Template, growth: Callable[[str], int | None]) 
 
 
 _NOTHING: _Form = (0, [], {})
+# Names Jinja's code binds itself, not read from the context: `self` (the template's
+# reference), `loop` (outside a literal loop here), and a macro's or call block's own
+_SPECIAL = frozenset({"self", "loop", "caller", "varargs", "kwargs"})
 
 
 def _plus(a: _Form, b: _Form, by: int = 1) -> _Form:
@@ -150,7 +153,7 @@ class _Walk:
         if isinstance(node, nodes.Name) and node.ctx == "load":
             if node.name in items:
                 return items[node.name], [], {}
-            if node.name == "loop":
+            if node.name in _SPECIAL:  # not the context's value of that name
                 raise _Unbounded
             return 0, [], {node.name: 1}
         if isinstance(node, nodes.Filter) and node.node is not None and not node.args \

@@ -59,6 +59,7 @@ UNBOUNDED = [
     "{% filter upper %}{{ a }}{% endfilter %}",
     "{% for s in ['a'] %}{{ loop.last }}{% endfor %}",
     "{{ a if b else b }}",
+    "{{ self }}{{ a }}",  # the template's reference, not a value named `self`
 ]
 SUB = type("Sub", (str,), {"__str__": lambda self: "longer than it looks " * 3})
 VALUES: list[Any] = ["", "x", "tone", "X" * 30, "ß" * 7, "ΐ" * 5, "ﬃ" * 4, "İ" * 3,
@@ -89,7 +90,7 @@ def test_a_bounded_render_gives_what_counting_every_chunk_gives(source: str) -> 
     assert (fast.within is not None) == (source in BOUNDED)
     for a in VALUES:
         for b in ("b", "ﬃ" * 2, None, SUB("t")):
-            values = {"a": a, "b": b, "xs": ["x" * 5] * 3}
+            values = {"a": a, "b": b, "xs": ["x" * 5] * 3, "self": ""}
             full = _outcome(general, values, 4_000)
             size = len(full[1]) if full[0] == "ok" else 20
             for bound in {0, 1, 5, 20, size - 1, size, size + 1, 4_000}:
