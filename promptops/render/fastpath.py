@@ -17,7 +17,10 @@ an inline branch on every render:
 
 Both are switched off by ``Renderer(bundle, fastpaths=False)``, which is how the tests
 prove them equal to the general path (``tests/render/test_direct_context.py``,
-``tests/render/test_text_plan.py``): every outcome, text or error, must be the same.
+``tests/render/test_text_plan.py``): every outcome, text or error, must be the same. So
+is a template's render joined uncounted under the output bound its code proved
+(``Compiled.within``, :mod:`promptops.sandbox.outputbound`): the general path counts
+every chunk.
 """
 
 from __future__ import annotations
@@ -55,6 +58,8 @@ def prepare(template: Template, shared: dict[str, object] | None, *, fast: bool)
     general = Compiled(template, shared)
     if fast and DirectTemplate.fits(general):
         return DirectTemplate(template, shared)
+    if not fast:  # the judge counts every chunk, proved bound or not
+        general.within = None
     return general
 
 

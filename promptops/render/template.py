@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 import time
 from collections import ChainMap
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from promptops.errors import TemplateError
@@ -39,8 +40,8 @@ class Compiled:
     templates that add none of their own (all of ours): one dict, not one each.
     """
 
-    __slots__ = ("autoescape", "blocks", "environment", "globals", "name", "new_context",
-                 "root", "template")
+    __slots__ = ("autoescape", "blocks", "environment", "globals", "name",
+                 "new_context", "root", "template", "within")
 
     def __init__(self, template: Template, shared: dict[str, object] | None = None) -> None:
         from jinja2.runtime import new_context
@@ -54,6 +55,10 @@ class Compiled:
         self.globals: dict[str, object] = (shared if shared is not None and own == {}
                                            else dict(template.globals))
         self.autoescape = env.autoescape
+        # whether a render's output is sure to be within what is left, by the bound the
+        # code generator proved (sandbox/outputbound.py); None: no bound proved
+        self.within: Callable[[dict[str, object], float], bool] | None = getattr(
+            self.root, "__globals__", {}).get("_po_fits")
 
     def context(self, parent: dict[str, object]) -> Context:
         """The render context over ``parent`` (the flat globals and the arguments)."""
@@ -70,9 +75,14 @@ class Compiled:
             parent = {**self.globals, **ctx}
         context = self.context(parent)
         left = budget.output_left
+        within = self.within
         parts: list[str] = []
         try:
             try:
+                if within is not None and within(parent, left):  # no chunk needs counting
+                    text = "".join(self.root(context))
+                    budget.output_left = left - len(text)
+                    return text
                 for chunk in self.root(context):
                     left -= len(chunk)  # each chunk before it is kept: the bound is exact
                     if left < 0:

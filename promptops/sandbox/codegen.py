@@ -18,6 +18,7 @@ from jinja2 import Undefined, nodes
 from jinja2.compiler import CodeGenerator, Frame, operators, optimizeconst
 
 from promptops.sandbox import sizing
+from promptops.sandbox.outputbound import output_bound
 
 _SMALL_INT = 1 << 64  # an int this small prints in 20 digits: sizing.to_text would pass it
 # What a template may read of `loop`: public, plain values and the two methods (calls
@@ -27,6 +28,16 @@ _LOOP_ATTRIBUTES = frozenset({"index", "index0", "revindex", "revindex0", "first
                               "changed"})
 _LOOP_COUNTS = frozenset({"index", "index0", "revindex", "revindex0", "length", "depth",
                           "depth0"})
+# The facts of a loop that its count alone gives: a loop whose body reads no other (a
+# numbered list) counts with `enumerate` instead of Jinja's LoopContext, each read written
+# as the expression of the count `l_N_loop` then is (1 on the first item).
+_COUNTED_READS = {"index": "{}", "index0": "({} - 1)", "first": "({} == 1)"}
+# What may give `loop` another meaning inside a body (a loop of its own, a macro or call
+# block's scope, an included template that sees the loop's variables) or compiles the body
+# apart: a loop whose body holds any of them keeps Jinja's LoopContext.
+_OWN_SCOPES = (nodes.For, nodes.Macro, nodes.CallBlock, nodes.FilterBlock, nodes.Block,
+               nodes.Include, nodes.Import, nodes.FromImport, nodes.Extends, nodes.Scope,
+               nodes.OverlayScope, nodes.ScopedEvalContextModifier, nodes.With)
 
 
 def _finalize(value: Any) -> object:
@@ -60,6 +71,33 @@ def _joinable(body: list[list[str] | nodes.Expr], start: int
         names.append(item)
         i += 2
     return names, i
+
+
+def _counted_only(loop: nodes.For) -> bool:
+    """Whether ``loop`` is a plain loop whose body reads ``loop`` only for its count
+    (:data:`_COUNTED_READS`), at least once: nothing else of it (no ``loop.last``, which
+    looks one item ahead, no ``loop`` passed on or printed), no test, not recursive, and no
+    scope in it that could see ``loop`` otherwise (:data:`_OWN_SCOPES`)."""
+    if loop.recursive or loop.test is not None or any(
+            isinstance(n, _OWN_SCOPES) or (isinstance(n, nodes.Name) and n.name == "loop")
+            for part in (loop.target, *loop.else_) for n in (part, *part.find_all(nodes.Node))):
+        return False
+    reads = 0
+    todo: list[nodes.Node] = list(loop.body)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, _OWN_SCOPES):
+            return False
+        if isinstance(node, nodes.Getattr) and isinstance(node.node, nodes.Name) \
+                and node.node.name == "loop":
+            if node.attr not in _COUNTED_READS or node.node.ctx != "load":
+                return False
+            reads += 1
+            continue
+        if isinstance(node, nodes.Name) and node.name == "loop":
+            return False
+        todo.extend(node.iter_child_nodes())
+    return reads > 0
 
 
 def _constant(node: nodes.Expr, frame: Frame) -> bool:
@@ -105,6 +143,8 @@ class _BoundedCodeGenerator(CodeGenerator):
     the CPU cache). ``_p`` is bound once per template module, to the environment's
     ``printed``."""
 
+    _counter: str | None = None  # the count of the counted loop being written (visit_For)
+
     def _printing(self, frame: Frame, finalize: Any) -> bool:
         """Whether this output is the plain ``str(environment.finalize(...))`` case."""
         return (not self.defer_init and not frame.eval_ctx.volatile
@@ -116,6 +156,32 @@ class _BoundedCodeGenerator(CodeGenerator):
             self.writeline("_p = environment.printed")
             self.writeline("_pt = environment.printed_then")
         super().visit_Template(node, frame)
+        filters = self.environment.filters
+        bound = output_bound(node, lambda name: getattr(filters.get(name), "str_growth", None))
+        if bound is not None:
+            self._fits(*bound)
+
+    def _fits(self, fixed: int, texts: tuple[tuple[str, int], ...],
+              times: tuple[tuple[str, int], ...]) -> None:
+        """``_po_fits(parent, left)``, what :meth:`~promptops.render.template.Compiled.render`
+        asks before it renders: whether this template's output is sure to be within
+        ``left`` characters, by the bound :func:`~promptops.sandbox.outputbound.output_bound`
+        proved (``_po_fixed``, + each ``times`` the length of a name's ``str`` value, read
+        from ``parent`` as the template reads it; a value that is not a str: no). Written
+        out per template: ~20 bytecodes a name fewer than a loop over the names.
+        ``_po_fixed`` is worked out when the module runs, from the texts as string
+        constants (``sum`` over a tuple: flat however many), so the code of two templates
+        that differ only in their text differs only in its constants, as Jinja's does."""
+        lengths = ", ".join(f"{n} * len({t!r})" if n != 1 else f"len({t!r})" for t, n in texts)
+        self.writeline(f"_po_fixed = {fixed} + sum(({lengths}{',' if texts else ''}))")
+        self.writeline("def _po_fits(parent, left):")
+        self.indent()
+        total = " + ".join(["_po_fixed", *(f"{n} * len(_pf_{k})" if n > 1 else f"len(_pf_{k})"
+                                           for k, (_, n) in enumerate(times))])
+        tests = [f"type(_pf_{k} := parent.get({name!r})) is str"
+                 for k, (name, _) in enumerate(times)]
+        self.writeline("return " + " and ".join([*tests, f"{total} <= left"]))
+        self.outdent()
 
     def visit_Output(self, node: nodes.Output, frame: Frame) -> None:
         """Jinja's ``yield`` per part, but a printed value and the constant text after it
@@ -162,6 +228,12 @@ class _BoundedCodeGenerator(CodeGenerator):
             return
         after = body[i + 1] if i + 1 < len(body) else None
         self.writeline("yield ", item)
+        if self._counted(item):  # a counted loop's index: an int, `_p`'s and `_pt`'s int case
+            self.write("str(")
+            self.visit(item, frame)
+            self.write(f") + {self._output_const_repr(after)}" if isinstance(after, list)
+                       else ")")
+            return
         if isinstance(after, list):
             # `_pt(value, text)`'s first case written out: a value that is a str is
             # followed by the text without a call (one frame and ~20 bytecodes fewer
@@ -230,6 +302,79 @@ class _BoundedCodeGenerator(CodeGenerator):
         else:
             super()._output_child_post(node, frame, finalize)
 
+    def _counted(self, node: object) -> bool:
+        """Whether ``node`` reads ``loop.index`` or ``index0`` of the counted loop being
+        written (:meth:`visit_For`): an int from ``enumerate``, printed as its ``str``."""
+        return self._counter is not None and _counts_loop(node) \
+            and isinstance(node, nodes.Getattr) and node.attr in _COUNTED_READS
+
+    def visit_For(self, node: nodes.For, frame: Frame) -> None:
+        """Jinja's loop, but a loop whose body reads only ``loop.index``, ``index0`` or
+        ``first`` (:func:`_counted_only`) iterates ``enumerate(items, 1)``: its count is
+        all those reads need, and Jinja's ``LoopContext`` costs a Python frame an item and
+        two more to make (issue 26: ~170 bytecodes a numbered list of four). Its items
+        come from ``iter()`` of the same value in the same order, and its errors are the
+        same (``iter()``'s, an item's); Jinja's code for this case (no test, not recursive,
+        not async), with ``enumerate`` for ``LoopContext``."""
+        if self.environment.is_async or not _counted_only(node):
+            super().visit_For(node, frame)
+            return
+        loop_frame = frame.inner()
+        loop_frame.loop_frame = True
+        else_frame = frame.inner()
+        count = loop_frame.symbols.declare_parameter("loop")
+        loop_frame.symbols.analyze_node(node, for_branch="body")
+        if node.else_:
+            else_frame.symbols.analyze_node(node, for_branch="else")
+        self.writeline(f"{count} = missing")
+        iterated = None
+        if node.else_:
+            iterated = self.temporary_identifier()
+            self.writeline(f"{iterated} = 1")
+        self.writeline(f"for {count}, ", node)
+        self.visit(node.target, loop_frame)
+        self.write(" in enumerate(")
+        self.visit(node.iter, frame)
+        self.write(", 1):")
+        self.indent()
+        self.enter_frame(loop_frame)
+        self.writeline("_loop_vars = {}")
+        outer, self._counter = self._counter, count
+        self.blockvisit(node.body, loop_frame)
+        self._counter = outer
+        if iterated is not None:
+            self.writeline(f"{iterated} = 0")
+        self.outdent()
+        self.leave_frame(loop_frame)
+        if iterated is not None:
+            self.writeline(f"if {iterated}:")
+            self.indent()
+            self.enter_frame(else_frame)
+            self.blockvisit(node.else_, else_frame)
+            self.leave_frame(else_frame)
+            self.outdent()
+        if self._assign_stack:
+            self._assign_stack[-1].difference_update(loop_frame.symbols.stores)
+
+    @optimizeconst
+    def visit_Filter(self, node: nodes.Filter, frame: Frame) -> None:
+        """``{{ step | capitalize }}`` of a str written inline: ``(_po_r if type(_po_s :=
+        step) is str and len(_po_r := _po_s.capitalize()) <= 64 else t_1(_po_s))``. What
+        the environment's filter does for a str and no arguments (the str method, its
+        result uncharged up to 64 characters; ``str_method`` names it), without its call
+        (a frame and ~15 bytecodes a use, issue 26); a longer result, or any other value,
+        goes to the filter, which charges or checks it as before."""
+        method = getattr(self.environment.filters.get(node.name), "str_method", None)
+        if method is None or node.node is None or node.args or node.kwargs \
+                or node.dyn_args is not None or node.dyn_kwargs is not None \
+                or self.environment.is_async:
+            super().visit_Filter(node, frame)
+            return
+        self.write("(_po_r if type(_po_s := ")
+        self.visit(node.node, frame)
+        self.write(f") is str and len(_po_r := _po_s.{method}()) <= 64 "
+                   f"else {self.filters[node.name]}(_po_s))")
+
     @optimizeconst
     def visit_Getattr(self, node: nodes.Getattr, frame: Frame) -> None:
         """``loop.index`` and the other facts of Jinja's own ``LoopContext`` read inline:
@@ -240,6 +385,11 @@ class _BoundedCodeGenerator(CodeGenerator):
         goes through the sandbox's ``getattr``. Only for a variable named ``loop``: the
         name is evaluated twice, which for a variable is a read with no effect."""
         target = node.node
+        if self._counter is not None and isinstance(target, nodes.Name) \
+                and target.name == "loop" and target.ctx == "load" \
+                and frame.symbols.ref("loop") == self._counter:  # a counted loop's read
+            self.write(_COUNTED_READS[node.attr].format(self._counter))
+            return
         if self.environment.is_async or node.attr not in _LOOP_ATTRIBUTES \
                 or not isinstance(target, nodes.Name) or target.name != "loop" \
                 or target.ctx != "load":

@@ -33,6 +33,7 @@ from jinja2.utils import _PassArg
 
 from promptops.sandbox import limits, sizing
 from promptops.sandbox.limits import BudgetExceeded
+from promptops.sandbox.outputbound import CASE_GROWTH
 
 MAX_URLIZE_RUN = 1_000  # `.`, `,`, `)` or `>` in a row; Jinja's urlize is quadratic in it
 MAX_SUM_BITS = 2_000_000_000  # bits of all integers one `sum` adds (0.1 s)
@@ -365,6 +366,10 @@ def _wrap(table: MutableMapping[str, Filter], name: str, before: Guard | None, *
                 return result
             return _check_result(result, what)
 
+        # a str in, no arguments: at most this many times its length out (outputbound),
+        # and the str method that gives it (the code generator writes it inline)
+        bounded_str.str_growth = CASE_GROWTH  # type: ignore[attr-defined]
+        bounded_str.str_method = method.__name__  # type: ignore[attr-defined]
         table[name] = _keep_pass_arg(bounded_str, original)
         return
 

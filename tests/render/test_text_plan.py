@@ -35,6 +35,11 @@ PLAIN = {
     "undefined": "messages:\n  - role: user\n    text: 'before {{ nothing_here }} after'\n",
     "too_long": "messages:\n  - role: user\n    text: 'ok'\n  - role: assistant\n"
                 "    text: '{% for i in range(300) %}{{ topic }}{% endfor %}'\n",
+    # a proved output bound (tests/sandbox/test_output_bound.py): within what is left
+    # or not, the first message filling the reply's 2,000 characters or not
+    "bounded": "messages:\n  - role: user\n    text: '{% for i in [\"a\", \"b\", \"c\", \"d\", "
+               "\"e\", \"f\", \"g\", \"h\", \"i\", \"j\"] %}{{ topic }}{{ topic }}{% endfor %}'\n"
+               "  - role: assistant\n    text: '{{ topic | upper }}{{ tone | upper }}'\n",
     "sets": "messages:\n  - role: user\n    text: '{% set topic = \"changed\" %}{{ topic }}'\n"
             "  - role: assistant\n    text: '{{ topic }} {{ tone }}'\n",
 }
@@ -48,6 +53,7 @@ GENERAL = {
 ARGUMENT_SETS: list[Any] = [
     {"topic": "monads"}, {"topic": "x", "tone": "dry"}, {"topic": "é" * 30},
     {}, {"topic": 3}, {"topic": "t", "extra": "no"}, None, "not an object",
+    {"topic": "ß" * 45}, {"topic": "ß" * 99}, {"topic": "ß" * 100}, {"topic": "ß" * 101},
 ]
 
 
@@ -96,3 +102,15 @@ def test_the_outcomes_are_what_the_format_says(bundle: Any) -> None:
         r.get("second_fails", {"topic": "x"})
     with pytest.raises(RenderError, match="the reply is over 2000 characters"):
         r.get("too_long", {"topic": "abcdefgh"})
+
+
+def test_a_bounded_prompt_takes_its_bound_and_stops_at_the_reply_bound(bundle: Any) -> None:
+    r = Renderer(bundle)
+    texts = [m["content"]["text"] for m in r.get("bounded", {"topic": "ß" * 45})["messages"]]
+    assert texts == ["ß" * 900, "SS" * 45 + "CALM"]
+    assert all(c.within is not None for key, c in r._compiled.items() if key[0] == "bounded")
+    slow = Renderer(bundle, fastpaths=False)
+    slow.get("bounded", {"topic": "ß" * 45})
+    assert slow._compiled and all(c.within is None for c in slow._compiled.values())
+    with pytest.raises(RenderError, match="the reply is over 2000 characters"):
+        r.get("bounded", {"topic": "ß" * 100})  # the first message is all 2,000

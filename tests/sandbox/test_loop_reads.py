@@ -7,11 +7,12 @@ Three are written out where a ``prompts/get`` spends its Python calls (issue 26)
 - a printed loop count followed by text (``{{ loop.index }}. ``) joined inline, as
   ``_printed_then``'s int case;
 - ``capitalize``, ``upper`` and ``lower`` of a ``str`` as the ``str`` method, without
-  Jinja's ``soft_str`` and filter frames.
+  Jinja's ``soft_str`` and filter frames, and written inline in the template's code
+  (the filter still called for a long result and for anything but a ``str``).
 
 The judge of the first two is the same template compiled without them (Jinja's own
 ``environment.getattr(...)`` and the ``_pt`` call); of the third, the general bounded
-wrapper around Jinja's own filter.
+wrapper around Jinja's own filter; of the inline form, the same template calling the filter.
 """
 
 from __future__ import annotations
@@ -54,9 +55,12 @@ LOOP_VALUES: list[Any] = [[], ["a"], ["b", "", "c"], [["x"], []], "str", None]
 
 
 class _GeneralCodeGenerator(sandbox_env._BoundedCodeGenerator):
-    """The sandbox's code generator with Jinja's own ``visit_Getattr``."""
+    """The sandbox's code generator with Jinja's own ``visit_Getattr`` (and Jinja's own
+    loops, whose ``loop`` is always a ``LoopContext``: test_counted_loops.py judges the
+    counted ones)."""
 
     visit_Getattr = CodeGenerator.visit_Getattr
+    visit_For = CodeGenerator.visit_For
 
 
 class _GeneralEnvironment(PromptEnvironment):
@@ -93,8 +97,8 @@ def test_a_loop_read_is_what_the_sandboxs_getattr_gives(
 
 def test_the_fast_reads_are_compiled_and_only_for_loop() -> None:
     env = environment({}, "jinja")
-    code = env.compile("{% for x in xs %}{{ loop.index }}. {{ loop.first }}{{ x.index }}"
-                       "{% endfor %}", raw=True)
+    code = env.compile("{% for x in xs %}{{ loop.index }}. {{ loop.last }}{{ x.index }}"
+                       "{% endfor %}", raw=True)  # `last`: a LoopContext, not a count
     assert "is LoopContext else environment.getattr(" in code
     assert "(str(_po_v) + '. ') if type(_po_v := " in code  # the printed count
     assert "environment.getattr(l_1_x, 'index')" in code  # not `loop`: the sandbox's own
@@ -163,3 +167,50 @@ def test_a_str_filter_is_what_jinjas_filter_gives(name: str) -> None:
                 got = _filtered(fast, args, kwargs, limit)
                 want = _filtered(general, args, kwargs, limit)
                 assert got == want, (name, value, args, kwargs, limit)
+
+
+class _CalledFilters(sandbox_env._BoundedCodeGenerator):
+    """The sandbox's code generator with Jinja's own ``visit_Filter``: every filter called."""
+
+    visit_Filter = CodeGenerator.visit_Filter
+
+
+class _CalledFiltersEnvironment(PromptEnvironment):
+    code_generator_class = _CalledFilters
+
+
+FILTERED = ["{{ a | capitalize }}", "{{ a | upper | lower }}!",
+            "[{{ a | lower }}]{{ a | upper }}",
+            "{% if a | upper == 'X' %}y{% endif %}", "{{ a | upper(1) }}",
+            "{{ (a | lower) ~ 'x' }}", "{% for s in ['ab', a] %}{{ s | capitalize }}{% endfor %}"]
+
+
+@pytest.mark.parametrize("source", FILTERED)
+def test_an_inline_str_filter_is_what_calling_the_filter_gives(source: str) -> None:
+    inline = environment({}, "jinja").from_string(source)
+    called_env = environment({}, "jinja")
+    called_env.__class__ = _CalledFiltersEnvironment
+    called = called_env.from_string(source)
+    # over 64 characters after the case mapping only ("ß" upper is "SS"), a work bound a
+    # charge of ~80 characters passes and one of ~700 does not (max_output_chars=40)
+    for a in [*TEXTS, "ß" * 40, "ǆ" * 70, "x" * 700]:
+        for limit in (4_000_000, 40):
+            got = _outcome_of(lambda t=inline, a=a: t.render(a=a), limit)
+            want = _outcome_of(lambda t=called, a=a: t.render(a=a), limit)
+            assert got == want, (source, a, limit)
+    got = _outcome_of(lambda: inline.render(), 40)  # `a` undefined
+    assert got == _outcome_of(lambda: called.render(), 40)
+
+
+def _outcome_of(render: Any, limit: int) -> tuple[object, ...]:
+    try:
+        with Budget(Limits(max_output_chars=limit)) as budget:
+            return "ok", render(), budget.work_left
+    except Exception as exc:
+        return type(exc).__name__, str(exc)
+
+
+def test_the_str_filters_are_written_inline_with_their_call_kept() -> None:
+    code = environment({}, "jinja").compile("{{ a | upper }}{{ a | upper(1) }}", raw=True)
+    assert "len(_po_r := _po_s.upper()) <= 64 else t_1(_po_s))" in code
+    assert "t_1((undefined(name='a') if l_0_a is missing else l_0_a), 1)" in code  # called
