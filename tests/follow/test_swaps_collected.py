@@ -170,3 +170,30 @@ def test_a_swap_collects_what_it_made_and_the_whole_heap_once_enough_was_frozen(
     settler.swapped()
     assert old() is None, "the whole pass did not come"
     assert len(many) > 0 and kept is not None
+
+
+def test_after_a_swap_the_freed_memory_is_handed_back_once_looked_up(
+        monkeypatch: pytest.MonkeyPatch, settler: Counted) -> None:
+    """After each swap's pass, the C allocator's free pages go back to the system
+    (glibc's malloc_trim), looked up once; where the C library has none, nothing."""
+    from promptops.pipeline import collector
+
+    looked: list[int] = []
+    trims: list[int] = []
+
+    def lookup() -> Callable[[int], object]:
+        looked.append(1)
+        return trims.append
+
+    monkeypatch.setattr(collector, "_malloc_trim", lookup)
+    settler.start(collect=False)
+    for _ in range(3):
+        settler.swapped()
+    assert looked == [1] and trims == [0, 0, 0]
+    monkeypatch.setattr(collector, "_malloc_trim", lambda: None)
+    bare = Settler()
+    bare.start(collect=False)
+    bare.swapped()
+    bare.swapped()  # no trim to call, and not looked up again
+    assert bare._trim is None
+    assert callable(collector.Settler()._trim) is False

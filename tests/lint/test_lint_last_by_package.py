@@ -115,3 +115,26 @@ def test_the_last_records_are_bounded_and_the_newest_kept(
     cache.store_last(folder, conf, packages[0], record)
     assert cache.load_last(folder, conf, packages[0]) == record
     assert len(list(folder.glob("last-*.json"))) == 3
+
+
+def test_a_loaded_record_keeps_one_string_a_file_read(tmp_path: Path) -> None:
+    """The files a record says each prompt reads are a few partials most prompts share:
+    loaded, each is one string however many prompts read it (serve's gate keeps the record
+    between commits: 210,000 mentions of 10,000 files at 100,000 prompts), and the record
+    is the one stored."""
+    from promptops.lint import cache
+    from promptops.lint.settings import LintSettings
+
+    folder = tmp_path / "lint"
+    folder.mkdir()
+    conf = LintSettings(enabled=frozenset({"PO101"}))
+    deps = {f"prompts/p{k}.prompt.yaml": ["partials/a.j2", f"templates/t{k % 3}.j2"]
+            for k in range(30)}
+    record = cache.Record(blobs={p: f"{k:040d}" for k, p in enumerate(deps)}, findings=[],
+                          deps=deps, names={p: p[8:-12] for p in deps}, complete=True)
+    cache.store_last(folder, conf, tmp_path / "pkg", record)
+    loaded = cache.load_last(folder, conf, tmp_path / "pkg")
+    assert loaded == record
+    assert loaded is not None
+    reads = [read for reads in loaded["deps"].values() for read in reads]
+    assert len({id(read) for read in reads}) == len(set(reads)) == 4
