@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 from jinja2 import nodes
 
-from promptops.lint.context import children, preorder
 from promptops.lint.rules._rendered import _MAY_TRAIL, _TRAILING, trailing_in
 from promptops.lint.rules.po502_invisible_unicode import _ANY, INVISIBLE
 from promptops.lint.rules.po509_undelimited_argument import _OPEN_TAG, _QUOTES, delimited
+from promptops.lint.walk import children, preorder
 from promptops.pipeline.templates import TemplateIndex
 
 CORPUS = Path(__file__).parent / "corpus" / "package"
@@ -190,7 +190,7 @@ EXTRA = [
 
 
 def test_facts_walk_gives_the_same_facts_and_every_node() -> None:
-    from promptops.lint.context import _collect
+    from promptops.lint.walk import collect
 
     index = TemplateIndex(keep_asts=True)
     checked = 0
@@ -199,7 +199,7 @@ def test_facts_walk_gives_the_same_facts_and_every_node() -> None:
         if ast is None:
             continue
         every: list[nodes.Node] = []
-        facts = _collect(ast, every)
+        facts = collect(ast, every)
         assert (facts.loads, facts.stores, facts.calls, facts.printed, facts.silent) \
             == _old_collect(ast), source
         assert every == preorder(ast)
