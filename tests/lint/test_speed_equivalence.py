@@ -130,7 +130,8 @@ def test_one_line_is_the_lines_split_gives() -> None:
     from promptops.pipeline.lines import split_line, splitlines_line
 
     rnd = random.Random(16)
-    pieces = ["a", "\n", "\r", "\r\n", "\x0b", "\x0c", "\x1c", "\x85", "\u2028", "\u2029", " "]
+    pieces = ["a", "\n", "\r", "\r\n", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x85", "\u2028",
+              "\u2029", " "]
     texts = ["", "\n", "a", *(("".join(rnd.choice(pieces) for _ in range(rnd.randint(0, 10))))
                               for _ in range(5000))]
     for text in texts:
