@@ -14,9 +14,13 @@ from functools import cached_property
 from typing import TYPE_CHECKING, TypeVar, cast
 
 from jinja2 import TemplateSyntaxError, nodes
+from jinja2.lexer import newline_re
 
 from promptops.errors import Problem
+from promptops.lint.walk import Facts, collect, preorder
+from promptops.pipeline.lines import splitlines_line
 from promptops.pipeline.source import Source
+from promptops.pipeline.templates import tag_free
 from promptops.pipeline.validate import Package, PromptDef, Validated, template_fields
 from promptops.pipeline.yamlio.loader import LoadedFile, Loc
 
@@ -42,17 +46,6 @@ class Unit:
     role: str | None
 
 
-@dataclass(frozen=True)
-class Facts:
-    """Everything the rules ask of a template, gathered in one walk of its AST."""
-
-    loads: tuple[tuple[str, int], ...]  # variables read, with their line
-    stores: frozenset[str]  # names the template binds itself (set, for, macro params)
-    calls: tuple[tuple[str, str, int], ...]  # ("filter" | "test", name, line)
-    printed: frozenset[str]  # names that appear inside {{ ... }}
-    silent: bool  # prints nothing whatever the arguments (no output, no include)
-
-
 @dataclass
 class Tables:
     """What a context computes once per distinct text, by that text alone: a run on some
@@ -74,152 +67,6 @@ class Tables:
         self.facts.update(other.facts)
         self.marks.update(other.marks)
         self.located.update(other.located)
-
-
-def children(node: nodes.Node) -> list[nodes.Node]:
-    """``list(node.iter_child_nodes())``, in the same order, without its two generators per
-    node: walking the ASTs was the largest cost of lint after validation on long, branchy
-    templates (issue 26), and most of it was Jinja's generic field iteration. No generator
-    of its own either (one per list field was a fifth of the walk where no text repeats)."""
-    out: list[nodes.Node] = []
-    node_type = nodes.Node
-    for field in node.fields:
-        try:
-            item = getattr(node, field)
-        except AttributeError:
-            continue
-        if isinstance(item, list):
-            for n in item:
-                if isinstance(n, node_type):
-                    out.append(n)
-        elif isinstance(item, node_type):
-            out.append(item)
-    return out
-
-
-def preorder(ast: nodes.Node) -> list[nodes.Node]:
-    """Every node of ``ast`` in source order (``ast`` first), iteratively (deep nesting)."""
-    out: list[nodes.Node] = []
-    stack = [ast]
-    while stack:
-        node = stack.pop()
-        out.append(node)
-        kids = children(node)
-        kids.reverse()
-        stack.extend(kids)
-    return out
-
-
-def _args_key(node: nodes.Getitem) -> str | None:
-    """``"reference-file"`` for ``args["reference-file"]`` (a name that is no identifier)."""
-    if isinstance(node.node, nodes.Name) and node.node.name == "args" \
-            and isinstance(node.arg, nodes.Const) and isinstance(node.arg.value, str):
-        return node.arg.value
-    return None
-
-
-def _bound(node: nodes.Node) -> list[str]:
-    """The names an import binds: ``{% import "m.j2" as m %}`` binds ``m``, ``{% from "m.j2"
-    import a as b, c %}`` binds ``b`` and ``c`` (PO201 must not call them undeclared)."""
-    if isinstance(node, nodes.Import):
-        return [node.target]
-    if isinstance(node, nodes.FromImport):
-        return [n if isinstance(n, str) else n[1] for n in node.names]
-    return []
-
-
-# What :func:`_collect` does with a node, by the first class of this chain it is an instance
-# of (a branch whose extra condition fails falls through to the next, as an if/elif chain
-# does). Decided once per node class (``_kinds``), not by six isinstance tests per node:
-# on long templates where no text repeats the walk was half of the rules' time.
-_NAME, _ARGS_ITEM, _CALL, _OUTPUT, _PARAMS, _LINK = range(6)
-_CHAIN: tuple[tuple[int, type | tuple[type, ...]], ...] = (
-    (_NAME, nodes.Name), (_ARGS_ITEM, nodes.Getitem), (_CALL, (nodes.Filter, nodes.Test)),
-    (_OUTPUT, nodes.Output), (_PARAMS, (nodes.Macro, nodes.CallBlock)),
-    (_LINK, (nodes.Include, nodes.Import, nodes.FromImport, nodes.Extends)))
-
-
-def _kinds(cls: type) -> tuple[tuple[int, ...], bool]:
-    """(the branches of the chain a node of ``cls`` matches, in order; is it an Output?)."""
-    found = _KINDS.get(cls)
-    if found is None:  # a node class Jinja did not define at import (none today)
-        found = (tuple(k for k, c in _CHAIN if issubclass(cls, c)), issubclass(cls, nodes.Output))
-    return found
-
-
-def _node_classes(cls: type = nodes.Node) -> list[type]:
-    subclasses: list[type] = cls.__subclasses__()
-    return [cls, *(c for sub in subclasses for c in _node_classes(sub))]
-
-
-# Made once at import for every node class Jinja defines: a table, not a cache written at
-# run time (tests/test_no_global_state.py).
-_KINDS: dict[type, tuple[tuple[int, ...], bool]] = {
-    cls: (tuple(k for k, c in _CHAIN if issubclass(cls, c)), issubclass(cls, nodes.Output))
-    for cls in _node_classes()}
-
-
-def _collect(ast: nodes.Template, every: list[nodes.Node] | None = None) -> Facts:
-    """The template's facts, in one walk; ``every`` (when given) receives every node in
-    source order as :func:`preorder` gives them, so :meth:`LintContext.nodes` need not walk
-    the same tree again."""
-    loads: list[tuple[str, int]] = []
-    stores: set[str] = set()
-    calls: list[tuple[str, str, int]] = []
-    printed: set[str] = set()
-    silent = True
-    seen = every if every is not None else []
-    # (node, inside an output?, hidden?): a hidden node is walked for ``every`` only (the
-    # ``args`` of ``args["name"]``, which the facts read through the subscript)
-    stack: list[tuple[nodes.Node, bool, bool]] = [(ast, False, False)]
-    while stack:
-        node, in_output, hidden = stack.pop()
-        seen.append(node)
-        kids = children(node)
-        kids.reverse()
-        if hidden:
-            stack.extend([(child, in_output, True) for child in kids])
-            continue
-        branches, is_output = _kinds(type(node))
-        pushed = False
-        for branch in branches:  # most nodes match none
-            if branch == _NAME:
-                name = cast(nodes.Name, node)
-                if name.ctx == "load":
-                    loads.append((name.name, name.lineno))
-                    if in_output:
-                        printed.add(name.name)
-                else:
-                    stores.add(name.name)
-            elif branch == _ARGS_ITEM:
-                if (key := _args_key(cast(nodes.Getitem, node))) is None:
-                    continue
-                loads.append((key, node.lineno))  # args["reference-file"] reads that one
-                if in_output:
-                    printed.add(key)
-                loads.append(("args", node.lineno))
-                arg = cast(nodes.Getitem, node).arg
-                stack.extend([(child, in_output, child is not arg) for child in kids])
-                pushed = True
-            elif branch == _CALL:
-                called = cast(nodes.Filter, node)
-                if not called.name:
-                    continue
-                calls.append(("filter" if isinstance(node, nodes.Filter) else "test",
-                              called.name, node.lineno))
-            elif branch == _OUTPUT:
-                silent = silent and all(isinstance(n, nodes.TemplateData) and not n.data.strip()
-                                        for n in cast(nodes.Output, node).nodes)
-            elif branch == _PARAMS:
-                stores.update(a.name for a in cast(nodes.Macro, node).args)
-            else:  # _LINK
-                silent = False  # what it includes is the include graph's (TemplateIndex)
-                stores.update(_bound(node))
-            break
-        if not pushed:
-            stack.extend([(child, in_output or is_output, False) for child in kids])
-    loads.sort(key=lambda x: x[1])
-    return Facts(tuple(loads), frozenset(stores), tuple(calls), frozenset(printed), silent)
 
 
 class LintContext:
@@ -348,7 +195,7 @@ class LintContext:
                 self._facts[source] = None
             else:
                 every: list[nodes.Node] = []
-                self._facts[source] = _collect(ast, every)
+                self._facts[source] = collect(ast, every)
                 self._nodes.setdefault(id(ast), (ast, every))  # the same walk's node list
         return self._facts[source]
 
@@ -367,13 +214,16 @@ class LintContext:
         exactly as rendering does); empty when it does not lex (PO103 says why). The
         environment's lexer is the sandbox's (promptops.sandbox.lexing): Jinja's tokens
         without its per-character scan of plain text, which made PO504 three quarters of
-        the rules' time on 200 KB prompts (issue 26, session 10)."""
+        the rules' time on 200 KB prompts (issue 26, session 10). A source with no tag is
+        not lexed (:func:`text_tokens`)."""
         found = self._tokens.get(source)
         if found is None:
-            try:
-                found = list(self.env.lex(source))
-            except TemplateSyntaxError:
-                found = []
+            found = text_tokens(self.env, source)
+            if found is None:
+                try:
+                    found = list(self.env.lex(source))
+                except TemplateSyntaxError:
+                    found = []
             self._tokens[source] = found
         return found
 
@@ -486,10 +336,9 @@ class LintContext:
 
 
 def _column(text: str, line: int, needle: str, default: int) -> int:
-    lines = text.splitlines()
-    if not needle or not 0 < line <= len(lines):
+    src = splitlines_line(text, line - 1) if needle else None
+    if src is None:
         return default
-    src = lines[line - 1]
     pattern = re.escape(needle)
     if needle[:1].isidentifier():
         pattern = r"(?<![\w.])" + pattern + r"\b"
@@ -498,3 +347,25 @@ def _column(text: str, line: int, needle: str, default: int) -> int:
         found = re.search(pattern, src)
         return found.start() + 1 if found else default
     return found.start() + max(default - 1, 0) + 1
+
+
+def text_tokens(env: PromptEnvironment, source: str) -> list[tuple[int, str, str]] | None:
+    """``list(env.lex(source))`` for a source without a tag (:func:`tag_free`), without
+    the lexer; None for any other source. Jinja's ``tokeniter`` joins the source's lines
+    again with ``\\n`` (``\\r\\n`` and ``\\r`` become ``\\n``; the last line end dropped
+    unless ``keep_trailing_newline``), and where no tag starts, its text rule cannot match
+    and the rest (``.+``, every character) is one ``data`` token on line 1, or none for an
+    empty text. Only for the sandbox's syntax, Jinja's default (no line statements or
+    comments, tags starting with ``{``): :func:`tag_free` reads that syntax. Where no text
+    repeats, lexing a tag-free template's 200 KB again after validation was a tenth of
+    PO504 (issue 26, session 16; ``tests/lint/test_speed_equivalence.py`` holds it equal to
+    the lexer's tokens)."""
+    if (not tag_free(source) or env.line_statement_prefix is not None
+            or env.line_comment_prefix is not None
+            or (env.block_start_string, env.variable_start_string,
+                env.comment_start_string) != ("{%", "{{", "{#")):
+        return None
+    text = source if "\r" not in source else newline_re.sub("\n", source)
+    if not env.keep_trailing_newline and text.endswith("\n"):
+        text = text[:-1]
+    return [(1, "data", text)] if text else []

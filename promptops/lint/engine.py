@@ -24,6 +24,7 @@ from promptops.pipeline.templates import TemplateIndex
 from promptops.pipeline.validate import Package, Validated, validate
 
 _DISABLE = re.compile(r"promptops:\s*disable=([A-Za-z0-9_,\- ]+)")
+Silenced = dict[str, dict[int, set[str]]]  # path -> line -> the codes silenced there
 
 
 @dataclass(frozen=True)
@@ -35,6 +36,7 @@ class Result:
     # what an incremental run needs to know which findings an edit can change
     deps: dict[str, list[str]] | None = None
     names: dict[str, str] | None = None
+    silenced: Silenced | None = None  # the suppressions it applied (:func:`suppressions`)
 
 
 def run_rules(ctx: LintContext, rules: Iterable[Rule]) -> list[Finding]:
@@ -58,13 +60,13 @@ def _runnable(rule: Rule, ctx: LintContext) -> bool:
     return ctx.complete and ctx.base_bundle is not None  # "base"
 
 
-def suppressions(ctx: LintContext) -> dict[str, dict[int, set[str]]]:
+def suppressions(ctx: LintContext) -> Silenced:
     """path -> line -> codes silenced there; an unknown code is a configuration error."""
-    out: dict[str, dict[int, set[str]]] = {}
+    out: Silenced = {}
     for path in ctx.text_files:
         text = ctx.text(path)
-        if not text:
-            continue
+        if not text or "promptops:" not in text:
+            continue  # before the table: its key is the whole file (a hash of every byte)
         for n, listed in ctx.memo("suppressions", text, _disables):
             codes = resolve(listed.split(","), f"{path}:{n}")
             out.setdefault(path, {}).setdefault(n, set()).update(codes)
@@ -87,18 +89,20 @@ def _disables(text: str) -> list[tuple[int, str]]:
 def lint_source(source: Source, settings: LintSettings, package_dir: Path | None = None, *,
                 base: Callable[[], Bundle] | None = None,
                 validated: Validated | None = None, rules: Sequence[Rule] = RULES,
-                tables: Tables | None = None) -> Result:
+                tables: Tables | None = None, silenced: Silenced | None = None) -> Result:
     """Lint what ``source`` holds. ``base`` builds the bundle of ``settings.base`` (asked
     only when the package validates and a 6xx rule can run); ``validated`` is the package
     as a caller already validated it (keeping its ASTs), else it is validated here;
     ``rules`` is the registry's table (a test adds a rule of its own); ``tables``: the
     answers by text a run on part of the package computed (:mod:`promptops.lint.halves`),
-    kept and added to."""
+    kept and added to; ``silenced``: the package's :func:`suppressions`, where runs on
+    parts of it read every file already (:func:`promptops.lint.halves.finish`)."""
     if validated is None:
         validated = validate(source, index=TemplateIndex(keep_asts=True))
     base_bundle = base() if base is not None and validated.complete else None
     ctx = LintContext(source, settings, validated, base_bundle, tables)
-    silenced = suppressions(ctx)
+    if silenced is None:
+        silenced = suppressions(ctx)
     findings = [
         f for f in run_rules(ctx, rules)
         if f.code not in silenced.get(f.path, {}).get(f.line, set())
@@ -118,4 +122,4 @@ def lint_source(source: Source, settings: LintSettings, package_dir: Path | None
         deps[prompt.path] = sorted(files)
         names[prompt.path] = prompt.name
     return Result(findings, texts, validated.package if validated.complete else None,
-                  deps, names)
+                  deps, names, silenced)

@@ -50,7 +50,7 @@ from dataclasses import dataclass
 
 from promptops.errors import UsageError
 from promptops.lint.context import Tables
-from promptops.lint.engine import Result, lint_source
+from promptops.lint.engine import Result, Silenced, lint_source
 from promptops.lint.incremental import Subset
 from promptops.lint.problem import ORDER, Finding
 from promptops.lint.registry import RULES, Rule
@@ -103,13 +103,15 @@ SPLIT = frozenset(r.code for r in RULES
 class Part:
     """What a half found: its :data:`SPLIT` findings (suppressions applied, as per file in a
     whole run), what each of its prompts read, its own prompt files, whether its
-    validation gave a package (the rules that need one ran) and the problems it found."""
+    validation gave a package (the rules that need one ran), the problems it found and the
+    suppressions of its files (both halves read every file that is not a prompt file)."""
 
     findings: list[Finding]
     deps: dict[str, list[str]]
     own: frozenset[str]
     loaded: bool
     problems: frozenset[Problem]
+    silenced: Silenced  # the suppressions of every file the half read
 
 
 @dataclass(frozen=True)
@@ -120,6 +122,23 @@ class Warm:
 
     tables: Tables
     parts: tuple[Part, ...] = ()
+
+    def silenced(self) -> Silenced | None:
+        """The package's suppressions, from both halves (each read the comments of every
+        file it holds: its prompt files and every file that is not a prompt file, so
+        together every file), or None when the child's half did not arrive. A half that
+        met a code naming no rule raised (:func:`warm` returns None then), so nothing is
+        left for the whole run to refuse; reading every file's text again for comments was
+        a pass over the package's bytes after the halves (issue 26, session 16)."""
+        if not self.parts:
+            return None
+        out: Silenced = {}
+        for part in self.parts:
+            for path, lines in part.silenced.items():
+                into = out.setdefault(path, {})
+                for line, codes in lines.items():
+                    into.setdefault(line, set()).update(codes)
+        return out
 
     def rules(self, rules: Sequence[Rule] = RULES) -> list[Rule]:
         """The rules the whole run runs: every one but :data:`SPLIT` when the halves have
@@ -193,12 +212,14 @@ def finish(source: Source, settings: LintSettings, validated: Validated,
     """The whole run after :func:`warm`, and its findings: the rules the halves did not
     judge for it, with their findings merged in; every rule where that merge would not be
     the one-process run's (:meth:`Warm.merged` says when)."""
+    silenced = warm.silenced()
     result = lint_source(source, settings, validated=validated, tables=warm.tables,
-                         rules=warm.rules())
+                         rules=warm.rules(), silenced=silenced)
     merged = warm.merged(result, validated)
     if merged is not None:
         return result, merged
-    result = lint_source(source, settings, validated=validated, tables=warm.tables)
+    result = lint_source(source, settings, validated=validated, tables=warm.tables,
+                         silenced=silenced)
     return result, result.findings
 
 
@@ -241,7 +262,7 @@ def _half(source: Source, settings: LintSettings, rest: set[str], own: set[str],
                          tables=tables)
     return tables, Part([f for f in result.findings if f.code in SPLIT], result.deps or {},
                         frozenset(own), validated.package is not None,
-                        frozenset(validated.problems))
+                        frozenset(validated.problems), result.silenced or {})
 
 
 def _send(source: Source, index: TemplateIndex, tables: Tables, part: Part) -> memoryview:

@@ -132,12 +132,6 @@ class Readers:
                 got.append(entry)
         self._folds[fold(name)] += 1
 
-    def same(self, other: Readers) -> bool:
-        """Whether both answer alike (a test's check of a patched map against a fresh one)."""
-        return ({f: sorted(v) for f, v in self._by.items()}
-                == {f: sorted(v) for f, v in other._by.items()}
-                and +self._folds == +other._folds)
-
 
 def _while_named(got: list[Reader], start: int, name: str) -> Iterator[Reader]:
     """The readers from ``start`` on while they have ``name``."""

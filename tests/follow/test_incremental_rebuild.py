@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from follow_helpers import Recorder
+from helpers.readers import differences
 from helpers.repo import commit_files, make_repo
 
 from promptops.__main__ import _LintGate
@@ -164,7 +165,13 @@ def gate_kept(follower: Follower, pkg: Path, commit: str, label: str) -> None:
     assert record["findings"] == full.findings, label
     ((of, readers),) = gate._readers.values()
     assert of is record, label
-    assert readers.same(Readers(record["deps"], record["names"])), label
+    # every file of the package and every file the record names (a patch that kept a
+    # prompt's old reads answers about those), asked as incremental lint asks
+    files = {f.relative_to(pkg).as_posix() for f in pkg.rglob("*")
+             if f.is_file() and ".git" not in f.parts}
+    files |= {f for read in record["deps"].values() for f in read}
+    assert differences(readers, Readers(record["deps"], record["names"]), files,
+                       record["names"].values()) == [], label
 
 
 def suspects_kept(follower: Follower, pkg: Path) -> set[str] | None:

@@ -147,3 +147,18 @@ def test_a_broken_package_gives_the_one_process_findings() -> None:
     assert {"PO101", "PO102", "PO103", "PO301"} <= {f.code for f in one}
     one, _, merged, finished = _runs(_generated(45))
     assert merged in (None, one) and finished == one
+
+
+def test_the_whole_runs_suppressions_are_both_halves() -> None:
+    """The whole run applies the suppressions the halves read (``Warm.silenced``) instead of
+    reading every file's comments again: a comment silencing the whole run's own finding
+    (PO105 on a partial, judged once by its first reader) holds there as in one process."""
+    plain = _package()
+    files = dict(plain)
+    files["partials/code.j2"] = "{# promptops: disable=PO105 #}\n" + files["partials/code.j2"]
+    unsilenced, _, _, _ = _runs(plain)
+    assert any(f.code == "PO105" and f.path == "partials/code.j2" for f in unsilenced)
+    one, warm, merged, finished = _runs(files)
+    assert merged is not None and finished == one
+    assert not any(f.code == "PO105" and f.path == "partials/code.j2" for f in finished)
+    assert warm.silenced() == {"partials/code.j2": {1: {"PO105"}}}

@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 from jinja2 import nodes
 
-from promptops.lint.context import children, preorder
-from promptops.lint.rules._rendered import _MAY_TRAIL, _TRAILING, trailing_in
+from promptops.lint.rules._rendered import _TRAILING, may_trail, trailing_in
 from promptops.lint.rules.po502_invisible_unicode import _ANY, INVISIBLE
 from promptops.lint.rules.po509_undelimited_argument import _OPEN_TAG, _QUOTES, delimited
+from promptops.lint.walk import children, preorder
 from promptops.pipeline.templates import TemplateIndex
 
 CORPUS = Path(__file__).parent / "corpus" / "package"
@@ -90,7 +90,55 @@ def test_trailing_prefilter_never_hides_trailing_whitespace(text: str) -> None:
     # The lexer's data is a piece of the source with line ends normalised to \n.
     data = text.replace("\r\n", "\n").replace("\r", "\n")
     if _TRAILING.search(data):
-        assert _MAY_TRAIL.search(text)
+        assert may_trail(text)
+
+
+_OLD_MAY_TRAIL = re.compile(r"[ \t](?:[\r\n]|\Z)")
+
+
+def test_trailing_prefilter_by_substrings_matches_the_regex() -> None:
+    rnd = random.Random(16)
+    pieces = ["a", " ", "\t", "\n", "\r", "\r\n", "x y", "\u00a0", "\u2028"]
+    texts = [*_sources(), "", " ", "\t", "a\t\r", "a \rb"]
+    texts += ["".join(rnd.choice(pieces) for _ in range(rnd.randint(0, 8))) for _ in range(5000)]
+    found = 0
+    for text in texts:
+        assert may_trail(text) == (_OLD_MAY_TRAIL.search(text) is not None), text
+        found += may_trail(text)
+    assert 1000 < found < len(texts)  # both answers were exercised
+
+
+def test_a_tag_free_templates_tokens_are_the_lexers() -> None:
+    from promptops.lint.context import text_tokens
+
+    env = TemplateIndex().env
+    rnd = random.Random(16)
+    pieces = ["a", " ", "\n", "\r", "\r\n", "\t", "{", "}", "%", "#", "x y", "\u2028", "\x85"]
+    texts = [*_sources(), "", "\n", "\r", "a\r\n", "{ {", "{%", "x {{ y }}"]
+    texts += ["".join(rnd.choice(pieces) for _ in range(rnd.randint(0, 12)))
+              for _ in range(20000)]
+    plain = 0
+    for text in texts:
+        found = text_tokens(env, text)
+        if found is not None:
+            assert found == list(env.lex(text)), text
+            plain += 1
+    assert 1000 < plain < len(texts)  # both kinds were seen
+
+
+def test_one_line_is_the_lines_split_gives() -> None:
+    from promptops.pipeline.lines import split_line, splitlines_line
+
+    rnd = random.Random(16)
+    pieces = ["a", "\n", "\r", "\r\n", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x85", "\u2028",
+              "\u2029", " "]
+    texts = ["", "\n", "a", *(("".join(rnd.choice(pieces) for _ in range(rnd.randint(0, 10))))
+                              for _ in range(5000))]
+    for text in texts:
+        split, lines = text.split("\n"), text.splitlines()
+        for n in range(-1, len(split) + 2):
+            assert split_line(text, n) == (split[n] if 0 <= n < len(split) else None), text
+            assert splitlines_line(text, n) == (lines[n] if 0 <= n < len(lines) else None), text
 
 
 def _old_trailing(data: str, final: bool, lineno: int) -> list[int]:
@@ -190,7 +238,7 @@ EXTRA = [
 
 
 def test_facts_walk_gives_the_same_facts_and_every_node() -> None:
-    from promptops.lint.context import _collect
+    from promptops.lint.walk import collect
 
     index = TemplateIndex(keep_asts=True)
     checked = 0
@@ -199,9 +247,31 @@ def test_facts_walk_gives_the_same_facts_and_every_node() -> None:
         if ast is None:
             continue
         every: list[nodes.Node] = []
-        facts = _collect(ast, every)
+        facts = collect(ast, every)
         assert (facts.loads, facts.stores, facts.calls, facts.printed, facts.silent) \
             == _old_collect(ast), source
         assert every == preorder(ast)
         checked += 1
     assert checked > 50
+
+
+def _old_comments(text: str) -> list[tuple[int, int]]:
+    out = []
+    for n, line in enumerate(text.split("\n"), 1):
+        at = line.removesuffix("\r").find("<!--")
+        if at >= 0:
+            out.append((n, at))
+    return out
+
+
+def test_html_comments_by_substring_search_match_the_line_split() -> None:
+    from promptops.lint.rules.po503_html_comment import _comments
+
+    rnd = random.Random(16)
+    pieces = ["<!--", "<!-", "-", "<", "!", "\n", "\r", "\r\n", "ab", " ", "<!--\r", "<!--\n"]
+    found = 0
+    for _ in range(20000):
+        text = "".join(rnd.choice(pieces) for _ in range(rnd.randint(0, 14)))
+        assert _comments(text) == _old_comments(text), text
+        found += len(_comments(text))
+    assert found > 1000

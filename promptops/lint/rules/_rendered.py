@@ -15,18 +15,29 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from promptops.lint.rules._common import prompt_sources, prompts
+from promptops.pipeline.lines import split_line
 
 if TYPE_CHECKING:
     from promptops.lint.context import LintContext
 
 
 _TRAILING = re.compile(r"[ \t]+(?=\n)|[ \t]+\Z")
-# Lexing is most of what these rules cost (a template is lexed again after validation parsed
-# it), and most templates have no whitespace at a line's end and no tab at all. The lexer's
-# data tokens are pieces of the source (trim_blocks and lstrip_blocks only remove
-# whitespace; line ends are normalised to \n), so output with trailing whitespace needs a
-# space or tab before a line end (\r or \n) or the source's end, and a tab needs a tab.
-_MAY_TRAIL = re.compile(r"[ \t](?:[\r\n]|\Z)")
+
+
+def may_trail(source: str) -> bool:
+    """Whether ``source`` holds a space or tab before a line end (``\\r`` or ``\\n``) or
+    at its end. Lexing is most of what these rules cost (a template is lexed again after
+    validation parsed it), and most templates have no whitespace at a line's end and no
+    tab at all. The lexer's data tokens are pieces of the source (trim_blocks and
+    lstrip_blocks only remove whitespace; line ends are normalised to \\n), so output with
+    trailing whitespace needs one of these, and a tab needs a tab. Substring tests, not
+    the regular expression ``[ \\t](?:[\\r\\n]|\\Z)``: the engine tried its class at every
+    character (150 MB/s; a substring search skips), and where no text repeats it was a
+    quarter of PO504 (issue 26, session 16; ``tests/lint/test_speed_equivalence.py`` holds
+    the two equal)."""
+    return (" \n" in source or source.endswith((" ", "\t"))
+            or ("\t" in source and "\t\n" in source)
+            or ("\r" in source and (" \r" in source or "\t\r" in source)))
 
 
 def template_sources(ctx: LintContext) -> Iterator[tuple[str, Any, str]]:
@@ -71,14 +82,11 @@ def trailing_lines(ctx: LintContext, source: str) -> list[int]:
 
 def _trailing_lines(ctx: LintContext, source: str) -> list[int]:
     out: list[int] = []
-    if _MAY_TRAIL.search(source) is None:
-        return out  # nothing to find: no lexing (see _MAY_TRAIL)
+    if not may_trail(source):
+        return out  # nothing to find: no lexing
     for lineno, data, final in output_data(ctx, source):
         out += trailing_in(data, final, lineno)
     return out
-
-
-_SPACE_AT_END = re.compile(r"[ \t]\n")
 
 
 def trailing_in(data: str, final: bool, lineno: int = 1) -> list[int]:
@@ -87,16 +95,30 @@ def trailing_in(data: str, final: bool, lineno: int = 1) -> list[int]:
     last piece (otherwise a tag or an expression follows on the same line). What
     ``_TRAILING.finditer`` finds, line by line, without trying a run of whitespace at every
     space of the text: that was a third of PO504 where no text repeats (issue 26, session 9;
-    ``tests/lint/test_speed_equivalence.py`` holds the two equal)."""
+    ``tests/lint/test_speed_equivalence.py`` holds the two equal). The line ends are found
+    by substring search (session 16: the regular expression ``[ \\t]\\n`` tried its class at
+    every character)."""
     out: list[int] = []
     line, at = lineno, 0
-    for m in _SPACE_AT_END.finditer(data):
-        line += data.count("\n", at, m.start())
-        at = m.start()
+    for start in _ends(data):
+        line += data.count("\n", at, start)
+        at = start
         out.append(line)
     if final and data.endswith((" ", "\t")):
         out.append(line + data.count("\n", at))
     return out
+
+
+def _ends(data: str) -> list[int]:
+    """Where each space or tab before a ``\\n`` of ``data`` is, in order."""
+    found: list[int] = []
+    for pair in (" \n", "\t\n") if "\t" in data else (" \n",):
+        at = data.find(pair)
+        while at >= 0:
+            found.append(at)
+            at = data.find(pair, at + 2)
+    found.sort()
+    return found
 
 
 def indent_tab_lines(ctx: LintContext, source: str) -> list[int]:
@@ -131,10 +153,9 @@ def file_position(ctx: LintContext, path: str, loc: Any, lineno: int,
                   line_text: str) -> tuple[int, int]:
     """File line and column of the end of template line ``lineno``'s visible text."""
     line, col = ctx.locate(path, loc, lineno, "")
-    text = ctx.text(path) or ""
-    lines = text.split("\n")
-    if 0 < line <= len(lines):
-        visible = lines[line - 1].rstrip(" \t\r")
+    found = split_line(ctx.text(path) or "", line - 1)
+    if found is not None:
+        visible = found.rstrip(" \t\r")
         if line_text and visible.endswith(line_text.rstrip(" \t")):
             return line, len(visible) + 1
     return line, col

@@ -36,6 +36,7 @@ from promptops.lint.rules._rendered import (
     trailing_lines,
     verbatim_files,
 )
+from promptops.pipeline.lines import split_line
 
 if TYPE_CHECKING:
     from promptops.lint.context import LintContext
@@ -52,8 +53,7 @@ def check(ctx: LintContext) -> Iterator[Hit]:
         if not found:
             continue
         first = min(found)
-        src_lines = source.split("\n")
-        line, col = file_position(ctx, path, loc, first, src_lines[first - 1])
+        line, col = file_position(ctx, path, loc, first, split_line(source, first - 1) or "")
         groups = runs(found)
         more = ""
         if len(found) > 1:

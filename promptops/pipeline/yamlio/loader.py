@@ -15,6 +15,7 @@ from functools import cache
 from typing import Any
 
 from promptops.errors import Problem
+from promptops.pipeline.lines import splitlines_line
 from promptops.pipeline.yamlio import fast as fastyaml
 from promptops.pipeline.yamlio import limits as yaml_limits
 from promptops.pipeline.yamlio.limits import LimitExceeded
@@ -146,8 +147,7 @@ class LoadedFile:
         style = getattr(node, "style", None) if isinstance(node, _yaml().Node) else {
             "LiteralScalarString": "|", "FoldedScalarString": ">"}.get(type(node).__name__)
         if style in ("|", ">"):
-            lines = self.text.splitlines()
-            nxt = lines[line] if line < len(lines) else ""
+            nxt = splitlines_line(self.text, line) or ""  # the line after the indicator
             return line + 1, len(nxt) - len(nxt.lstrip(" ")) + 1, True
         return line, col, False
 
