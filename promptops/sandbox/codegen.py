@@ -167,20 +167,25 @@ class _BoundedCodeGenerator(CodeGenerator):
         asks before it renders: whether this template's output is sure to be within
         ``left`` characters, by the bound :func:`~promptops.sandbox.outputbound.output_bound`
         proved (``_po_fixed``, + each ``times`` the length of a name's ``str`` value, read
-        from ``parent`` as the template reads it; a value that is not a str: no). Written
-        out per template: ~20 bytecodes a name fewer than a loop over the names.
+        from ``parent`` as the template reads it; a value that is not a str: no).
         ``_po_fixed`` is worked out when the module runs, from the texts as string
         constants (``sum`` over a tuple: flat however many), so the code of two templates
-        that differ only in their text differs only in its constants, as Jinja's does."""
+        that differ only in their text differs only in its constants, as Jinja's does.
+        The test's code depends on the names and their times only, so it is made once per
+        such shape by the environment (:func:`fits_maker`) and each template holds a
+        closure over its ``_po_fixed``: its own copy was ~1 KB of code a compiled template
+        (2 MB over 1,000 prompts served; issue 26's RSS). A template compiled for later
+        (``defer_init``: no environment when its module runs) writes the test out."""
         lengths = ", ".join(f"{n} * len({t!r})" if n != 1 else f"len({t!r})" for t, n in texts)
         self.writeline(f"_po_fixed = {fixed} + sum(({lengths}{',' if texts else ''}))")
+        names = tuple(name for name, _ in times)
+        counts = tuple(n for _, n in times)
+        if not self.defer_init:
+            self.writeline(f"_po_fits = environment.fits_test({names!r}, {counts!r})(_po_fixed)")
+            return
         self.writeline("def _po_fits(parent, left):")
         self.indent()
-        total = " + ".join(["_po_fixed", *(f"{n} * len(_pf_{k})" if n > 1 else f"len(_pf_{k})"
-                                           for k, (_, n) in enumerate(times))])
-        tests = [f"type(_pf_{k} := parent.get({name!r})) is str"
-                 for k, (name, _) in enumerate(times)]
-        self.writeline("return " + " and ".join([*tests, f"{total} <= left"]))
+        self.writeline("return " + _fits_expression(names, counts, "_po_fixed"))
         self.outdent()
 
     def visit_Output(self, node: nodes.Output, frame: Frame) -> None:
@@ -441,3 +446,23 @@ class _BoundedCodeGenerator(CodeGenerator):
             self.write(": ")
             self.visit(item.value, frame)
         self.write("}")
+
+
+def _fits_expression(names: tuple[str, ...], times: tuple[int, ...], fixed: str) -> str:
+    """The output-bound test's expression: every named value a ``str`` (read from
+    ``parent`` as the template reads it) and ``fixed`` + each value's length times its
+    times within ``left``; written out per name (~20 bytecodes a name fewer than a loop)."""
+    total = " + ".join([fixed, *(f"{n} * len(_pf_{k})" if n > 1 else f"len(_pf_{k})"
+                                 for k, n in enumerate(times))])
+    tests = [f"type(_pf_{k} := parent.get({name!r})) is str" for k, name in enumerate(names)]
+    return " and ".join([*tests, f"{total} <= left"])
+
+
+def fits_maker(names: tuple[str, ...], times: tuple[int, ...]) -> Any:
+    """``make(fixed) -> _po_fits``: the output-bound test of every template whose bound
+    reads these names these many times, compiled once (its code shared by all of them)."""
+    source = ("def make(_po_fixed):\n    def _po_fits(parent, left):\n        return "
+              + _fits_expression(names, times, "_po_fixed") + "\n    return _po_fits\n")
+    namespace: dict[str, Any] = {}
+    exec(compile(source, "<promptops output bound>", "exec"), namespace)
+    return namespace["make"]

@@ -39,6 +39,7 @@ from promptops.sandbox.codegen import (
     _finalize,
     _printed,
     _printed_then,
+    fits_maker,
 )
 from promptops.sandbox.limits import (
     MAX_MACRO_DEPTH,
@@ -55,11 +56,25 @@ _METHOD_OWNERS = (str, bytes, list, bytearray, int)
 _SCALARS = (str, int, float, bool, type(None))
 _SHALLOW = frozenset({"append", "insert", "extend"})  # store references, compare nothing
 _COMPARING = frozenset({"count", "index", "remove", "sort"})
+MAX_FIT_SHAPES = 4096  # output-bound tests kept by shape (names and times): see fits_test
 class PromptEnvironment(SandboxedEnvironment):
     intercepted_binops = frozenset({"*", "**", "%", "+", "-", "//"})
     code_generator_class = _BoundedCodeGenerator
     printed = staticmethod(_printed)  # what compiled templates call as `_p`
     printed_then = staticmethod(_printed_then)  # and as `_pt`
+
+    def fits_test(self, names: tuple[str, ...], times: tuple[int, ...]) -> Any:
+        """The maker of the output-bound test for this shape of bound (compiled templates
+        call it as their module runs: codegen's ``_fits``), made once per shape and kept
+        for up to :data:`MAX_FIT_SHAPES` shapes; past that each template gets its own."""
+        makers: dict[tuple[tuple[str, ...], tuple[int, ...]], Any] = \
+            self.__dict__.setdefault("_fit_makers", {})
+        maker = makers.get((names, times))
+        if maker is None:
+            maker = fits_maker(names, times)
+            if len(makers) < MAX_FIT_SHAPES:
+                makers[names, times] = maker
+        return maker
 
     @property
     def lexer(self) -> Lexer:

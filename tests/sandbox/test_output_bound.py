@@ -143,7 +143,28 @@ def test_the_texts_length_is_worked_out_from_the_codes_constants() -> None:
     env = environment({}, "jinja")
     code = env.compile("Hello {{ a }}, and {{ b | upper }}!", raw=True)
     assert "_po_fixed = 0 + sum((len('Hello '), len(', and '), len('!'),))" in code
-    assert "_po_fixed + len(_pf_0) + 3 * len(_pf_1) <= left" in code
+    assert "_po_fits = environment.fits_test(('a', 'b'), (1, 3))(_po_fixed)" in code
+    deferred = env.compile("Hello {{ a }}, and {{ b | upper }}!", raw=True, defer_init=True)
+    assert "_po_fixed + len(_pf_0) + 3 * len(_pf_1) <= left" in deferred
+
+
+def test_templates_of_one_bound_shape_share_the_tests_code() -> None:
+    """The test's code is made once per shape (names and times): a compiled template
+    holds a closure over its own fixed part, not ~1 KB of code of its own; each still
+    answers by its own texts' lengths."""
+    env = environment({}, "jinja")
+    short = env.from_string("Hi {{ a }}, {{ b | upper }}!").root_render_func.__globals__
+    long = env.from_string("Hello there {{ a }}; and {{ b | lower }}?").root_render_func.__globals__
+    other = env.from_string("Hi {{ a }} {{ a }}").root_render_func.__globals__
+    assert short["_po_fits"].__code__ is long["_po_fits"].__code__
+    assert other["_po_fits"].__code__ is not short["_po_fits"].__code__
+    parent = {"a": "xy", "b": "z"}
+    assert (short["_po_fixed"], long["_po_fixed"]) == (len("Hi , !"), len("Hello there ; and ?"))
+    for fits, fixed in ((short["_po_fits"], short["_po_fixed"]),
+                        (long["_po_fits"], long["_po_fixed"])):
+        need = fixed + 2 + 3 * 1
+        assert fits(parent, need) and not fits(parent, need - 1)
+        assert not fits({"a": "xy", "b": 5}, 10**6)  # not a str: counted, not proved
 
 
 def test_no_character_grows_past_the_case_growth() -> None:
