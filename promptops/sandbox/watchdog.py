@@ -103,9 +103,9 @@ def _watch() -> None:
         signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM, signal.SIGINT})
     quiet = 0  # scans in a row that found nothing to watch
     while True:
-        # -inf first: a render registered during the scan below, which the scan may not
-        # see, finds a wake time no later than its deadline (or -inf) and sets the alarm,
-        # so the wait below returns at once and the next scan sees it
+        # -inf while it scans: a render registered meanwhile sets no alarm (the thread is
+        # awake), and one the scan did not see is found by _missed once the next wake
+        # time is written
         _wake[0] = -_INF
         _alarm.clear()
         now = time.monotonic()
@@ -121,19 +121,33 @@ def _watch() -> None:
                     nearest = token[0]
         if nearest == _INF:  # nothing to watch
             quiet += 1
-            if quiet > QUIET_SCANS:  # idle: wait for a render (its enter sets the alarm)
-                _wake[0] = _INF
-                _alarm.wait()
-                quiet = 0
-                continue
-            # renders come in runs: a render that starts within LINGER_S of a finished one
-            # (its deadline later than this wake) must not cost an alarm, a wake-up
-            # of this thread and a GIL hand-over each
-            nearest = now + LINGER_S
+            # idle: wait for a render (its enter sets the alarm); else renders come in
+            # runs: a render that starts within LINGER_S of a finished one (its deadline
+            # later than this wake) must not cost an alarm, a wake-up of this thread and
+            # a GIL hand-over each
+            nearest = _INF if quiet > QUIET_SCANS else now + LINGER_S
         else:
             quiet = 0
-        _wake[0] = nearest
+        if _missed(nearest):
+            continue  # scan again: a render registered during this scan
+        if nearest == _INF:
+            _alarm.wait()
+            quiet = 0
+            continue
         _alarm.wait(nearest - now + _LATE)  # just past it: `now > deadline` fires
+
+
+def _missed(wake_at: float) -> bool:
+    """Set the next wake to ``wake_at``, then whether a render the scan did not see has a
+    deadline before it. A render registered during the scan read the wake time -inf and
+    set no alarm (``deadline < -inf`` is false), so the thread must look once more after
+    it writes the new wake time: it would otherwise sleep past that deadline, or without
+    a timeout at all, and a render that calls nothing would run unbounded until the next
+    render's alarm. A render registered after the write reads ``wake_at`` and sets the
+    alarm itself."""
+    _wake[0] = wake_at
+    with _lock:
+        return any(not token[1] and token[0] < wake_at for token in _active.values())
 
 
 _INF = float("inf")

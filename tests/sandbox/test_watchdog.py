@@ -111,3 +111,29 @@ def test_a_budget_fired_at_but_not_yet_delivered_raises_at_its_exit():
     assert limits.current() is not budget
     for _ in range(1000):  # nothing fired is left to land after the request
         pass
+
+
+@pytest.mark.parametrize("wake_at", [float("inf"), "linger"])
+def test_a_render_registered_during_the_scan_is_looked_for_before_the_thread_sleeps(
+        wake_at: object) -> None:
+    """A render whose enter ran while the thread scanned read the wake time -inf and set no
+    alarm; the scan may not have seen it. Before the thread sleeps (until a later time, or
+    without a timeout) it looks again: such a render, unfired, with a deadline before the
+    wake, sends it back to scan; a fired one or a later deadline does not. Without this
+    look the thread slept past the render's deadline (for ever, when it had gone idle), and
+    a render that calls nothing ran unbounded until the next render's alarm."""
+    until = float("inf") if wake_at == float("inf") else time.monotonic() + watchdog.LINGER_S
+    tid = -12345  # no thread: nothing is ever delivered to it
+    token: list[float | bool] = [time.monotonic() + 0.2 if until != float("inf") else
+                                 time.monotonic() + 3600, False]
+    try:
+        watchdog._active[tid] = token
+        assert watchdog._missed(until) is True
+        assert watchdog._wake[0] == until
+        token[1] = True  # fired already: nothing to wake for
+        assert watchdog._missed(until) is False
+        token[0], token[1] = until, False  # a deadline at the wake itself: not before it
+        assert watchdog._missed(until) is False
+    finally:
+        watchdog._active.pop(tid, None)
+        watchdog.wake()  # let the thread write its own wake time again
