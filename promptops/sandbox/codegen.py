@@ -12,7 +12,8 @@ Split from :mod:`promptops.sandbox.environment`, which uses it.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, cast
 
 from jinja2 import Undefined, nodes
 from jinja2.compiler import CodeGenerator, Frame, operators, optimizeconst
@@ -458,11 +459,16 @@ def _fits_expression(names: tuple[str, ...], times: tuple[int, ...], fixed: str)
     return " and ".join([*tests, f"{total} <= left"])
 
 
-def fits_maker(names: tuple[str, ...], times: tuple[int, ...]) -> Any:
+# `_po_fits(parent, left)` (see _fits), and what makes one from a template's fixed part
+FitsTest = Callable[[Mapping[str, object], int], bool]
+FitsMaker = Callable[[int], FitsTest]
+
+
+def fits_maker(names: tuple[str, ...], times: tuple[int, ...]) -> FitsMaker:
     """``make(fixed) -> _po_fits``: the output-bound test of every template whose bound
     reads these names these many times, compiled once (its code shared by all of them)."""
     source = ("def make(_po_fixed):\n    def _po_fits(parent, left):\n        return "
               + _fits_expression(names, times, "_po_fixed") + "\n    return _po_fits\n")
-    namespace: dict[str, Any] = {}
+    namespace: dict[str, object] = {}
     exec(compile(source, "<promptops output bound>", "exec"), namespace)
-    return namespace["make"]
+    return cast("FitsMaker", namespace["make"])

@@ -35,6 +35,7 @@ from promptops.sandbox import filters as safe_filters
 from promptops.sandbox import lexing, limits, sizing, watchdog
 from promptops.sandbox.codegen import (
     _LOOP_ATTRIBUTES,
+    FitsMaker,
     _BoundedCodeGenerator,
     _finalize,
     _printed,
@@ -63,11 +64,11 @@ class PromptEnvironment(SandboxedEnvironment):
     printed = staticmethod(_printed)  # what compiled templates call as `_p`
     printed_then = staticmethod(_printed_then)  # and as `_pt`
 
-    def fits_test(self, names: tuple[str, ...], times: tuple[int, ...]) -> Any:
+    def fits_test(self, names: tuple[str, ...], times: tuple[int, ...]) -> FitsMaker:
         """The maker of the output-bound test for this shape of bound (compiled templates
         call it as their module runs: codegen's ``_fits``), made once per shape and kept
         for up to :data:`MAX_FIT_SHAPES` shapes; past that each template gets its own."""
-        makers: dict[tuple[tuple[str, ...], tuple[int, ...]], Any] = \
+        makers: dict[tuple[tuple[str, ...], tuple[int, ...]], FitsMaker] = \
             self.__dict__.setdefault("_fit_makers", {})
         maker = makers.get((names, times))
         if maker is None:
