@@ -67,3 +67,21 @@ def bounded_outcome(env: Any, source: str, bound: int, values: dict[str, Any]
         return "BudgetExceeded", str(exc)
     except Exception as exc:
         return type(exc).__name__, str(exc)
+
+
+def with_jinjas(whitespace: str | None, *visitors: str) -> Any:
+    """The sandbox's environment whose code generator writes each node kind named in
+    ``visitors`` (``"For"``, ``"Getattr"``) with Jinja's own ``visit_*``: the general path
+    a fast form of the sandbox's code generator is judged against (a fresh environment:
+    the sandbox's factory makes one per call)."""
+    from jinja2.compiler import CodeGenerator
+
+    from promptops.sandbox import codegen
+    from promptops.sandbox.environment import PromptEnvironment, environment
+
+    generator = type("JinjasCodeGenerator", (codegen._BoundedCodeGenerator,),
+                     {f"visit_{v}": getattr(CodeGenerator, f"visit_{v}") for v in visitors})
+    kind = type("JinjasEnvironment", (PromptEnvironment,), {"code_generator_class": generator})
+    env = environment({}, whitespace)
+    env.__class__ = kind
+    return env

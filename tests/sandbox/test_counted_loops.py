@@ -15,11 +15,9 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from helpers.templates import bounded_outcome
-from jinja2.compiler import CodeGenerator
+from helpers.templates import bounded_outcome, with_jinjas
 from markupsafe import Markup
 
-from promptops.sandbox import codegen
 from promptops.sandbox.environment import PromptEnvironment, environment
 
 COUNTED = [
@@ -64,17 +62,9 @@ def _values() -> list[Any]:
             [("p", "q"), ("r", "s")], [[1], [], ["u", "v"]], None, 5, _fails_at_two()]
 
 
-class _JinjasLoops(codegen._BoundedCodeGenerator):
-    visit_For = CodeGenerator.visit_For
-
-
-class _JinjasEnvironment(PromptEnvironment):
-    code_generator_class = _JinjasLoops
-
-
 def _jinjas(whitespace: str | None) -> PromptEnvironment:
-    env = environment({}, whitespace)
-    env.__class__ = _JinjasEnvironment
+    """The sandbox's environment with Jinja's own loops (their `loop` a LoopContext)."""
+    env: PromptEnvironment = with_jinjas(whitespace, "For")
     return env
 
 

@@ -21,6 +21,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from helpers.templates import with_jinjas
 from jinja2 import filters as jinja_filters
 from jinja2.compiler import CodeGenerator
 from markupsafe import Markup
@@ -54,22 +55,11 @@ LOOP_TEMPLATES = [
 LOOP_VALUES: list[Any] = [[], ["a"], ["b", "", "c"], [["x"], []], "str", None]
 
 
-class _GeneralCodeGenerator(sandbox_env._BoundedCodeGenerator):
-    """The sandbox's code generator with Jinja's own ``visit_Getattr`` (and Jinja's own
+def _general(whitespace: str | None) -> PromptEnvironment:
+    """The sandbox's environment with Jinja's own ``visit_Getattr`` (and Jinja's own
     loops, whose ``loop`` is always a ``LoopContext``: test_counted_loops.py judges the
     counted ones)."""
-
-    visit_Getattr = CodeGenerator.visit_Getattr
-    visit_For = CodeGenerator.visit_For
-
-
-class _GeneralEnvironment(PromptEnvironment):
-    code_generator_class = _GeneralCodeGenerator
-
-
-def _general(whitespace: str | None) -> PromptEnvironment:
-    env = environment({}, whitespace)
-    env.__class__ = _GeneralEnvironment
+    env: PromptEnvironment = with_jinjas(whitespace, "Getattr", "For")
     return env
 
 
