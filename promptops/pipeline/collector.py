@@ -73,7 +73,8 @@ class Settler:
         self._lock = threading.Lock()  # one team server follows several channels
         self._base = 0  # objects frozen after the last whole pass
         self._since = 0  # objects frozen by swaps after it
-        self._trim: Callable[[int], object] | bool | None = False  # False: not looked up
+        self._trim: Callable[[int], object] | None = None  # glibc's, once looked up
+        self._trim_looked_up = False  # on the first swap: ctypes stays off the cold start
 
     def start(self, *, collect: bool) -> None:
         """Freeze what lives now: the served set, once loaded. ``collect``: the start
@@ -116,11 +117,10 @@ class Settler:
         prompts 34 MB of a serving process's ~620 MB after its first commits, which no later
         swap reused. Outside the lock and the interpreter's lock (a foreign call releases
         it): a request is answered meanwhile."""
-        trim = self._trim
-        if trim is False:
-            trim = self._trim = _malloc_trim()
-        if callable(trim):
-            trim(0)
+        if not self._trim_looked_up:
+            self._trim, self._trim_looked_up = _malloc_trim(), True
+        if self._trim is not None:
+            self._trim(0)
 
     def _freeze_all(self) -> None:
         gc.freeze()

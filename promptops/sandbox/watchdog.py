@@ -104,7 +104,7 @@ def _watch() -> None:
     quiet = 0  # scans in a row that found nothing to watch
     while True:
         # -inf while it scans: a render registered meanwhile sets no alarm (the thread is
-        # awake), and one the scan did not see is found by _missed once the next wake
+        # awake), and one the scan did not see is found by _publish_wake once the next wake
         # time is written
         _wake[0] = -_INF
         _alarm.clear()
@@ -128,7 +128,8 @@ def _watch() -> None:
             nearest = _INF if quiet > QUIET_SCANS else now + LINGER_S
         else:
             quiet = 0
-        if _missed(nearest):
+        missed = _publish_wake(nearest)
+        if missed:
             continue  # scan again: a render registered during this scan
         if nearest == _INF:
             _alarm.wait()
@@ -137,14 +138,14 @@ def _watch() -> None:
         _alarm.wait(nearest - now + _LATE)  # just past it: `now > deadline` fires
 
 
-def _missed(wake_at: float) -> bool:
-    """Set the next wake to ``wake_at``, then whether a render the scan did not see has a
-    deadline before it. A render registered during the scan read the wake time -inf and
-    set no alarm (``deadline < -inf`` is false), so the thread must look once more after
-    it writes the new wake time: it would otherwise sleep past that deadline, or without
-    a timeout at all, and a render that calls nothing would run unbounded until the next
-    render's alarm. A render registered after the write reads ``wake_at`` and sets the
-    alarm itself."""
+def _publish_wake(wake_at: float) -> bool:
+    """Write the next wake time, ``wake_at``, where renders read it; then return whether a render
+    the scan did not see has a deadline before it. A render registered during the scan read
+    the wake time -inf and set no alarm (``deadline < -inf`` is false), so the thread must
+    look once more after it writes the new wake time: it would otherwise sleep past that
+    deadline, or without a timeout at all, and a render that calls nothing would run
+    unbounded until the next render's alarm. A render registered after the write reads
+    ``wake_at`` and sets the alarm itself."""
     _wake[0] = wake_at
     with _lock:
         return any(not token[1] and token[0] < wake_at for token in _active.values())

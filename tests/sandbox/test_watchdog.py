@@ -128,12 +128,12 @@ def test_a_render_registered_during_the_scan_is_looked_for_before_the_thread_sle
                                  time.monotonic() + 3600, False]
     try:
         watchdog._active[tid] = token
-        assert watchdog._missed(until) is True
+        assert watchdog._publish_wake(until) is True
         assert watchdog._wake[0] == until
         token[1] = True  # fired already: nothing to wake for
-        assert watchdog._missed(until) is False
+        assert watchdog._publish_wake(until) is False
         token[0], token[1] = until, False  # a deadline at the wake itself: not before it
-        assert watchdog._missed(until) is False
+        assert watchdog._publish_wake(until) is False
     finally:
         watchdog._active.pop(tid, None)
         watchdog.wake()  # let the thread write its own wake time again
