@@ -314,3 +314,21 @@ def test_literal_spans_with_blanked_raw_blocks_match_the_substitution() -> None:
         assert _spans(text) == _old_spans(text) and len(_spans(text)) == 1
         raw_only += _spans(text.split("\n")[0]) == []
     assert found > 300 and raw_only == 2
+
+
+def test_expressions_scan_with_compiled_patterns_matches_the_generator() -> None:
+    """PO509's ``{{ }}`` scan with its patterns compiled once gives the old form's list."""
+    from promptops.lint.rules.po509_undelimited_argument import _scan
+
+    def old(source: str) -> list[tuple[int, int, frozenset[str]]]:
+        return [(m.start(), m.end(), frozenset(re.findall(r"[A-Za-z_]\w*", m.group(1))))
+                for m in re.finditer(r"\{\{-?(.*?)-?\}\}", source, re.S)]
+
+    rnd = random.Random(18)
+    pieces = ["{{", "}}", "{{-", "-}}", " a ", "b_1", "\n", "{% raw %}", "x.y", "9z", "{"]
+    found = 0
+    for _ in range(20000):
+        text = "".join(rnd.choice(pieces) for _ in range(rnd.randint(0, 12)))
+        assert _scan(text) == old(text), text
+        found += len(_scan(text))
+    assert found > 1000
