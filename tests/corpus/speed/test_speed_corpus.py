@@ -5,7 +5,8 @@ with where it came from, may be redistributed, and sits in the part the hash rul
 file moved by hand from held-out to tuning, or a part edited after the split, must fail
 here. The rule itself is README.md; the collector that applied it is tools/collect_speed.py.
 The second corpus (../speed2, session 10), the third (../speed3, session 11) and the fourth
-(../speed4, session 13: the same rule's points, the same collector pointed there) are held to
+(../speed4, session 13: the same rule's points, the same collector pointed there) and the fifth
+(../speed5, session 17: other template styles, an MCP family and a byte stop added) are held to
 the very same checks: every test here runs for each corpus of ``collect_speed.ORDER``.
 """
 
