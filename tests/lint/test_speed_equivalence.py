@@ -275,3 +275,60 @@ def test_html_comments_by_substring_search_match_the_line_split() -> None:
         assert _comments(text) == _old_comments(text), text
         found += len(_comments(text))
     assert found > 1000
+
+
+def _old_spans(source: str) -> list[tuple[str, str, bool, int]]:
+    """PO105's spans as session 16 found them: every raw block blanked by a substitution of
+    its own, every backtick tried."""
+    from promptops.lint.rules.po105_literal_delimiters import _LITERAL, _RAW, _SPAN
+
+    out: list[tuple[str, str, bool, int]] = []
+    if "`" not in source:
+        return out
+    masked = _RAW.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), source)
+    for m in _SPAN.finditer(masked):
+        line_start = masked.rfind("\n", 0, m.start()) + 1
+        line_end = masked.find("\n", m.end())
+        prose = masked[line_start:line_end if line_end >= 0 else None]
+        out.append((m.group(0), m.group(1), _LITERAL.search(prose) is not None,
+                    source.count("\n", 0, m.start()) + 1))
+    return out
+
+
+def test_literal_spans_with_blanked_raw_blocks_match_the_substitution() -> None:
+    """Raw blocks on one line and across lines (with ``\\r`` and ``\\u2028`` inside),
+    Jinja openers inside and outside them and backticks around: the same spans, lines and
+    literal marks as the old form, and a source whose every opener is raw has none."""
+    from promptops.lint.rules.po105_literal_delimiters import _spans
+
+    rnd = random.Random(17)
+    pieces = ["`", "{{", "}}", "{%", "%}", "{#", "{% raw %}", "{% endraw %}", "{%- raw -%}",
+              "{%+ endraw +%}", "\n", "\r", "\u2028", " x ", "literal", "name", "{"]
+    found = raw_only = 0
+    for _ in range(20000):
+        text = "".join(rnd.choice(pieces) for _ in range(rnd.randint(0, 16)))
+        assert _spans(text) == _old_spans(text), text
+        found += len(_spans(text))
+    for name in ("purpose", "target_audience"):
+        text = f"Use `{{% raw %}}{{{{{name}}}}}{{% endraw %}}` here.\n`{{{{ {name} }}}}`"
+        assert _spans(text) == _old_spans(text) and len(_spans(text)) == 1
+        raw_only += _spans(text.split("\n")[0]) == []
+    assert found > 300 and raw_only == 2
+
+
+def test_expressions_scan_with_compiled_patterns_matches_the_generator() -> None:
+    """PO509's ``{{ }}`` scan with its patterns compiled once gives the old form's list."""
+    from promptops.lint.rules.po509_undelimited_argument import _scan
+
+    def old(source: str) -> list[tuple[int, int, frozenset[str]]]:
+        return [(m.start(), m.end(), frozenset(re.findall(r"[A-Za-z_]\w*", m.group(1))))
+                for m in re.finditer(r"\{\{-?(.*?)-?\}\}", source, re.S)]
+
+    rnd = random.Random(18)
+    pieces = ["{{", "}}", "{{-", "-}}", " a ", "b_1", "\n", "{% raw %}", "x.y", "9z", "{"]
+    found = 0
+    for _ in range(20000):
+        text = "".join(rnd.choice(pieces) for _ in range(rnd.randint(0, 12)))
+        assert _scan(text) == old(text), text
+        found += len(_scan(text))
+    assert found > 1000

@@ -5,7 +5,8 @@ with where it came from, may be redistributed, and sits in the part the hash rul
 file moved by hand from held-out to tuning, or a part edited after the split, must fail
 here. The rule itself is README.md; the collector that applied it is tools/collect_speed.py.
 The second corpus (../speed2, session 10), the third (../speed3, session 11) and the fourth
-(../speed4, session 13: the same rule's points, the same collector pointed there) are held to
+(../speed4, session 13: the same rule's points, the same collector pointed there) and the fifth
+(../speed5, session 17: other template styles, an MCP family and a byte stop added) are held to
 the very same checks: every test here runs for each corpus of ``collect_speed.ORDER``.
 """
 
@@ -136,3 +137,25 @@ def test_the_import_record_names_every_prompt_file(corpus: str) -> None:
         for row in rows:
             assert row["outcome"] in ("exact", "lossy", "refused", "skipped"), row
             assert row["outcome"] == "exact" or row.get("why"), row
+
+
+def test_the_fifth_corpus_keeps_what_its_rule_adds() -> None:
+    """speed5's rule (../speed5/README.md) adds an MCP prompt-server family and a stop at
+    1.5 MB of files taken: an MCP file must come from a repository named with ``mcp`` and sit
+    under a ``prompts`` folder (tools/collect_speed5.py decides both), and the files taken
+    before the last repository must hold less than the stop (the one that crosses it is taken
+    whole). A file added by hand outside the rule fails here."""
+    fifth = FIRST.parent / "speed5"
+    sys.path.insert(0, str(fifth / "tools"))
+    import collect_speed5
+
+    files = _manifest("speed5")
+    mcp = [e for e in files if e["family"] == "mcp" and e["role"] == "prompt"]
+    assert mcp, "the MCP family gave no file"
+    for entry in mcp:
+        assert collect_speed5.precheck("mcp", entry["repository"]) is None, entry
+        assert collect_speed5.family_files("mcp", [entry["path"]], None) == [entry["path"]], entry
+    last = files[-1]["repository"]
+    before_last = sum(_on_disk("speed5", e).stat().st_size for e in files
+                      if e["repository"] != last)
+    assert before_last < collect_speed5.MAX_BYTES, before_last

@@ -5,8 +5,8 @@ Why: the benchmark measures the package a team gets from one folder import of ea
 those are, and why, must be on record (and is a finding for the import issue).
 
 Usage: python tests/corpus/speed/tools/import_report.py [CORPUS]  (writes CORPUS/import.yaml;
-CORPUS is tests/corpus/speed by default, or tests/corpus/speed2, speed3 or speed4: one script
-for all)
+CORPUS is tests/corpus/speed by default, or tests/corpus/speed2 ... speed5: one script for
+all)
 """
 
 from __future__ import annotations
@@ -21,7 +21,8 @@ import yaml
 
 FIRST = Path(__file__).resolve().parent.parent
 NAMES = {"speed": "the speed corpus", "speed2": "the second speed corpus",
-         "speed3": "the third speed corpus", "speed4": "the fourth speed corpus"}
+         "speed3": "the third speed corpus", "speed4": "the fourth speed corpus",
+         "speed5": "the fifth speed corpus"}
 
 
 def main() -> None:
