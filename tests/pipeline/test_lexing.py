@@ -123,3 +123,23 @@ def test_the_index_skips_no_parse_that_could_say_something() -> None:
 @given(st.text(alphabet="{}%#-+ \nincludeimportxtsfrom'\"", max_size=40))
 def test_random_texts_have_the_references_a_parse_finds(text: str) -> None:
     assert _index_references(text) == _parsed_references(text)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet="{}%#- \n\r\tax", max_size=40), st.booleans())
+def test_a_source_is_not_split_into_lines_yet_lexes_as_jinja_lexes_it(text: str,
+                                                                      keep: bool) -> None:
+    """``tokeniter`` reads :class:`lexing._Breaks` for its line split: a source without
+    ``\\r`` handed back whole (less its final ``\\n``), with or without
+    ``keep_trailing_newline``, must give Jinja's tokens and errors."""
+    env = environment({}, whitespace="jinja").overlay(keep_trailing_newline=keep)
+    lexer = lexing.ScanningLexer(env)
+    for source in (text, text + "\n", text + "\n\n", text.replace("\r", "")):
+        assert outcome(lexer, source) == outcome(Lexer(env), source), (keep, source)
+
+
+def test_the_split_gives_jinjas_lines_back_only_where_they_join_to_the_source() -> None:
+    assert lexing._Breaks.split("a\nb\n") == ["a\nb", "\n", ""]
+    assert lexing._Breaks.split("a\nb") == ["a\nb"]
+    assert lexing._Breaks.split("a\r\nb") == ["a", "\r\n", "b"]
+    assert lexing.ScanningLexer.tokeniter.__code__ is Lexer.tokeniter.__code__

@@ -27,7 +27,7 @@ import re
 
 MIN_BODY = 8192  # bytes: shorter blocks are left to libyaml (a cut costs a few passes)
 _TOKEN = b"\xee\x80\x80promptops-body-"  # U+E000, private use
-_TEXT_TOKEN = _TOKEN.decode()
+TEXT_TOKEN = _TOKEN.decode()
 # A block mapping value whose header is the whole line: `key: |`, `- key: |+` (no
 # indentation indicator, no comment, no tag or anchor: those are libyaml's). Matched at
 # the start of a line that holds ``: |`` (found by ``bytes.find``, not a scan of each byte).
@@ -45,10 +45,16 @@ _SPACES = re.compile(b" *")
 Cut = tuple[bytes, list[tuple[str, str]]]  # the skeleton; each placeholder's text, value
 
 
-def cut(raw: bytes) -> Cut | None:
+def cut(raw: bytes, *, lines: bool = False) -> Cut | None:
     """(the skeleton of ``raw``, for each placeholder ``k`` in it: the string libyaml
     reads from the placeholder, and the block's value), or None when no long literal
-    block can be cut exactly (then libyaml reads ``raw`` as it is)."""
+    block can be cut exactly (then libyaml reads ``raw`` as it is).
+
+    ``lines``: each placeholder is followed by as many empty lines as its body had
+    lines less one, so every node after it has the line and column it has in ``raw``
+    (for positions: :func:`promptops.pipeline.yamlio.loader._mark_tree`); empty lines
+    are the block's final line breaks, so its value is the placeholder followed by line
+    breaks (as many as its chomping keeps)."""
     if len(raw) < MIN_BODY:  # (a placeholder's text in the file: put_back finds it twice)
         return None
     parts: list[bytes] = []
@@ -64,7 +70,8 @@ def cut(raw: bytes) -> Cut | None:
             continue
         end, indent, value = body
         mark = b"%s%d" % (_TOKEN, len(values))
-        parts += [raw[kept:header.end()], b" " * indent + mark + b"\n"]
+        pad = b"\n" * (raw.count(b"\n", header.end(), end) - 1) if lines else b""
+        parts += [raw[kept:header.end()], b" " * indent + mark + b"\n" + pad]
         read = mark.decode() + ("" if header.group(1) == b"-" else "\n")
         values.append((read, value))
         at = kept = end
@@ -120,7 +127,7 @@ def put_back(data: object, values: list[tuple[str, str]]) -> object:
 
     def back(obj: object) -> object:
         if type(obj) is str:
-            if _TEXT_TOKEN not in obj:
+            if TEXT_TOKEN not in obj:
                 return obj
             k = by_read.get(obj)
             if k is None:
@@ -128,7 +135,7 @@ def put_back(data: object, values: list[tuple[str, str]]) -> object:
             found[k] += 1
             return values[k][1]
         if type(obj) is dict:
-            if any(type(key) is str and _TEXT_TOKEN in key for key in obj):
+            if any(type(key) is str and TEXT_TOKEN in key for key in obj):
                 raise ValueError("a placeholder read as a key")
             return {key: back(v) for key, v in obj.items()}
         if type(obj) is list:
