@@ -175,3 +175,13 @@ def test_a_skeleton_not_read_as_the_file_is_declined(text: str) -> None:
             m.setattr(bodies, "MIN_BODY", 1)
             got = [file.position(loc) for loc in _locations(file.data)]
         assert got == [file.position(loc) for loc in _locations(file.data)]
+
+
+@pytest.mark.parametrize("odd", ["\r", "\x85", "\u2028", "\u2029", "\ufffe", "\x07"])
+def test_a_block_libyaml_reads_otherwise_is_not_cut_for_positions_either(odd: str) -> None:
+    """Line breaks other than ``\\n`` (libyaml counts them as lines) and characters its
+    reader refuses: the positions' cut (which reads no value) declines as the data's does."""
+    text = "text: |\n" + "".join(f"  line {i}\n" for i in range(2000)) + f"  x{odd}y\nz: 1\n"
+    assert bodies.cut(text.encode()) is None
+    assert bodies.cut(text.encode(), lines=True) is None
+    assert bodies.cut(text.replace(odd, "").encode(), lines=True) is not None

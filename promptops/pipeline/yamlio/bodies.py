@@ -54,7 +54,9 @@ def cut(raw: bytes, *, lines: bool = False) -> Cut | None:
     lines less one, so every node after it has the line and column it has in ``raw``
     (for positions: :func:`promptops.pipeline.yamlio.loader._mark_tree`); empty lines
     are the block's final line breaks, so its value is the placeholder followed by line
-    breaks (as many as its chomping keeps)."""
+    breaks (as many as its chomping keeps). The values are not read then (each is ``""``):
+    positions need the blocks' extent, not their text. ``raw`` must be valid UTF-8 (the
+    bytes of a text) then: the values' decoding is what refuses anything else."""
     if len(raw) < MIN_BODY:  # (a placeholder's text in the file: put_back finds it twice)
         return None
     parts: list[bytes] = []
@@ -64,7 +66,8 @@ def cut(raw: bytes, *, lines: bool = False) -> Cut | None:
     while (colon := raw.find(b": |", at)) >= 0:
         line = raw.rfind(b"\n", 0, colon) + 1
         header = _HEADER.match(raw, line)
-        body = None if header is None else _body(raw, header.end(), header.group(1))
+        body = (None if header is None
+                else _body(raw, header.end(), header.group(1), read=not lines))
         if header is None or body is None:
             at = colon + 3
             continue
@@ -81,8 +84,10 @@ def cut(raw: bytes, *, lines: bool = False) -> Cut | None:
     return b"".join(parts), values
 
 
-def _body(raw: bytes, start: int, chomp: bytes) -> tuple[int, int, str] | None:
-    """(where the block starting at ``start`` ends, its indentation, its value), or None."""
+def _body(raw: bytes, start: int, chomp: bytes, *, read: bool = True,
+          ) -> tuple[int, int, str] | None:
+    """(where the block starting at ``start`` ends, its indentation, its value, or ``""``
+    when not ``read``), or None."""
     first = start
     while raw.startswith(b"\n", first):  # empty lines before the first: breaks of the value
         first += 1
@@ -98,6 +103,8 @@ def _body(raw: bytes, start: int, chomp: bytes) -> tuple[int, int, str] | None:
             return None  # a line of fewer spaces than the indentation: not cut
     if end - start < MIN_BODY:
         return None
+    if not read:  # the same refusals, read off the bytes as they are (no line breaks
+        return None if _refused(raw[start:end]) else (end, indent, "")  # removed)
     # from the header's line break: the leading empty lines are the value's first breaks
     text = raw[start - 1:end].replace(b"\n" + b" " * indent, b"\n")
     suspect = text.translate(None, _NOT_SUSPECT)
@@ -116,6 +123,22 @@ def _body(raw: bytes, start: int, chomp: bytes) -> tuple[int, int, str] | None:
     if chomp == b"+" or (chomp == b"" and breaks <= 1):
         return end, indent, value
     return end, indent, value[:len(value) - breaks + (chomp == b"")]
+
+
+def _refused(body: bytes) -> bool:
+    """Whether libyaml would read ``body`` (UTF-8) otherwise than as lines of text: what
+    :func:`_body` refuses, the checks of its value's text made on the bytes."""
+    suspect = body.translate(None, _NOT_SUSPECT)
+    if suspect and (suspect.translate(None, b"\xc2\xe2\xef")
+                    or (b"\xc2" in suspect and _C1.search(body))):
+        return True
+    if b"\xe2" in suspect or b"\xef" in suspect:
+        try:  # one character's search of the text: 3-byte searches of the bytes, which
+            text = str(body, "utf-8")  # stop at each "…" or "’", cost ten times more
+        except UnicodeDecodeError:
+            return True
+        return any(c in text for c in _REFUSED)
+    return False
 
 
 def put_back(data: object, values: list[tuple[str, str]]) -> object:
