@@ -10,6 +10,7 @@ rule cares about, in each whitespace mode's environment.
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 
 import pytest
@@ -143,3 +144,20 @@ def test_the_split_gives_jinjas_lines_back_only_where_they_join_to_the_source() 
     assert lexing._Breaks.split("a\nb") == ["a\nb"]
     assert lexing._Breaks.split("a\r\nb") == ["a", "\r\n", "b"]
     assert lexing.ScanningLexer.tokeniter.__code__ is Lexer.tokeniter.__code__
+
+
+def test_includes_from_the_parses_references_are_the_scanned_sources() -> None:
+    """``TemplateIndex.includes`` takes the references the parse kept before looking for
+    ``{%``: the same answer as an index that parsed nothing yet (edge texts, the tuning
+    files, includes inside and outside the package, a source that does not parse)."""
+    files = [p for p in sorted(TUNING.rglob("*")) if p.is_file()]
+    texts = [p.read_text(encoding="utf-8", errors="replace") for p in files] + EDGES + [
+        "{% include 'a.j2' %}", "{% include '../out.j2' %}{% include x %}",
+        "{%- from 'm/n.j2' import y -%}", "{{ include }} 'a.j2'", "{% include 'b.j2'"]
+    parsed = TemplateIndex(keep_asts=True)
+    for text in texts:
+        with contextlib.suppress(TemplateSyntaxError):
+            parsed.references(text)
+    found = [parsed.includes(t) for t in texts]
+    assert found == [TemplateIndex().includes(t) for t in texts]
+    assert sum(bool(f) for f in found) >= 2
