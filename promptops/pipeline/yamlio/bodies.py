@@ -88,21 +88,10 @@ def _body(raw: bytes, start: int, chomp: bytes, *, read: bool = True,
           ) -> tuple[int, int, str] | None:
     """(where the block starting at ``start`` ends, its indentation, its value, or ``""``
     when not ``read``), or None."""
-    first = start
-    while raw.startswith(b"\n", first):  # empty lines before the first: breaks of the value
-        first += 1
-    indent = _SPACES.match(raw, first).end() - first  # type: ignore[union-attr]  # " *"
-    if indent == 0 or first + indent >= len(raw) or raw[first + indent] in b" \t\n":
-        return None  # no block, a tab or a line of spaces where libyaml sets the indentation
-    # the first line neither indented as much nor empty ends the block
-    stop = re.compile(b"\n(?! {%d}|\n)" % indent).search(raw, first - 1)
-    end = len(raw) if stop is None else stop.start() + 1
-    if end < len(raw):
-        newline = raw.find(b"\n", end)
-        if not raw[end:newline if newline >= 0 else len(raw)].strip(b" "):
-            return None  # a line of fewer spaces than the indentation: not cut
-    if end - start < MIN_BODY:
+    extent = _extent(raw, start)
+    if extent is None:
         return None
+    end, indent = extent
     if not read:  # the same refusals, read off the bytes as they are (no line breaks
         return None if _refused(raw[start:end]) else (end, indent, "")  # removed)
     # from the header's line break: the leading empty lines are the value's first breaks
@@ -123,6 +112,25 @@ def _body(raw: bytes, start: int, chomp: bytes, *, read: bool = True,
     if chomp == b"+" or (chomp == b"" and breaks <= 1):
         return end, indent, value
     return end, indent, value[:len(value) - breaks + (chomp == b"")]
+
+
+def _extent(raw: bytes, start: int) -> tuple[int, int] | None:
+    """(where the block starting at ``start`` ends, its indentation), or None when it is
+    not one :func:`cut` takes."""
+    first = start
+    while raw.startswith(b"\n", first):  # empty lines before the first: breaks of the value
+        first += 1
+    indent = _SPACES.match(raw, first).end() - first  # type: ignore[union-attr]  # " *"
+    if indent == 0 or first + indent >= len(raw) or raw[first + indent] in b" \t\n":
+        return None  # no block, a tab or a line of spaces where libyaml sets the indentation
+    # the first line neither indented as much nor empty ends the block
+    stop = re.compile(b"\n(?! {%d}|\n)" % indent).search(raw, first - 1)
+    end = len(raw) if stop is None else stop.start() + 1
+    if end < len(raw):
+        newline = raw.find(b"\n", end)
+        if not raw[end:newline if newline >= 0 else len(raw)].strip(b" "):
+            return None  # a line of fewer spaces than the indentation: not cut
+    return None if end - start < MIN_BODY else (end, indent)
 
 
 def _refused(body: bytes) -> bool:
