@@ -128,14 +128,18 @@ class TemplateIndex:
         validation problems and reach nothing). Empty when the source does not parse."""
         found = self._includes.get(source)
         if found is None:
-            found = ()
-            if "{%" in source:  # include, import and extends are all statements
-                try:
-                    refs = self.references(source)
-                except TemplateSyntaxError:
-                    refs = ()
-                found = tuple((norm, line) for name, line in refs
-                              if name is not None and (norm := inside(name)) is not None)
+            # the parse's references when it kept them (a source without "{%" has none):
+            # scanning a 170 KB source for "{%" again cost more than the lookup
+            refs = self.memo.references(source)
+            if refs is None:
+                refs = ()
+                if "{%" in source:  # include, import and extends are all statements
+                    try:
+                        refs = self.references(source)
+                    except TemplateSyntaxError:
+                        refs = ()
+            found = tuple((norm, line) for name, line in refs
+                          if name is not None and (norm := inside(name)) is not None)
             self._includes[source] = found
         return found
 

@@ -19,7 +19,8 @@ Jinja whose rule reads differently) the rule is left as Jinja wrote it. The poss
 
 Data tokens are also not re-normalised when they hold no ``\\r``: with ``\\n`` as the
 newline sequence, Jinja's substitution of every line break by ``\\n`` returns the text
-unchanged there.
+unchanged there. Nor is a whole source without ``\\r`` split into lines and joined again
+before lexing (:class:`_Breaks`).
 """
 
 from __future__ import annotations
@@ -27,8 +28,10 @@ from __future__ import annotations
 import functools
 import operator
 import re
+import types
 from typing import TYPE_CHECKING, NamedTuple, cast
 
+from jinja2 import lexer as jinja_lexer
 from jinja2.lexer import Lexer, _Rule, newline_re
 
 if TYPE_CHECKING:
@@ -56,8 +59,42 @@ class Syntax(NamedTuple):
     keep_trailing_newline: bool
 
 
+class _Breaks:
+    """What Jinja's ``tokeniter`` splits a source with (its ``newline_re``), for a source
+    it would give back unchanged: ``tokeniter`` starts with
+    ``"\\n".join(newline_re.split(source)[::2])``, the last line dropped when it is empty
+    and ``keep_trailing_newline`` is off. With no ``\\r`` in the source, the lines joined
+    by ``\\n`` are the source itself; only whether the last line is empty matters. So the
+    pieces handed back are the source (or the source less its final ``\\n``, and the
+    empty last line), which the same code joins into the same text, instead of one string
+    a line: splitting a 170 KB template into its lines and joining them again was two
+    thirds of lexing it, for the build's parse and lint's scans of rendered text alike
+    (issue 26 item 1, session 17; ``tests/pipeline/test_lexing.py`` holds the tokens equal
+    to Jinja's own lexer's). A source with ``\\r`` is split by Jinja's own expression."""
+
+    @staticmethod
+    def split(source: str) -> list[str]:
+        if "\r" in source:
+            return newline_re.split(source)
+        if source.endswith("\n"):
+            return [source[:-1], "\n", ""]  # [::2]: the text before it and the empty line
+        return [source]
+
+
+def _tokeniter() -> types.FunctionType:
+    """Jinja's own ``Lexer.tokeniter`` (the same code object, not a copy of its 200 lines)
+    reading :class:`_Breaks` as its ``newline_re``: the function's globals are its
+    module's, that one name aside; Jinja's module is not touched."""
+    jinja = Lexer.tokeniter
+    names = {**vars(jinja_lexer), "newline_re": _Breaks()}
+    return types.FunctionType(jinja.__code__, names, jinja.__name__, jinja.__defaults__,
+                              jinja.__closure__)
+
+
 class ScanningLexer(Lexer):
     """Jinja's lexer, its text-before-a-tag rule scanning runs (module docstring)."""
+
+    tokeniter = _tokeniter()
 
     def __init__(self, environment: Environment | Syntax) -> None:
         syntax = cast("Environment", environment)  # Jinja reads only Syntax's fields

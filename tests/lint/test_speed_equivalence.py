@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from jinja2 import nodes
 
+from promptops.lint.rules import po105_literal_delimiters as po105
 from promptops.lint.rules._rendered import _TRAILING, may_trail, trailing_in
 from promptops.lint.rules.po502_invisible_unicode import _ANY, INVISIBLE
 from promptops.lint.rules.po509_undelimited_argument import _OPEN_TAG, _QUOTES, delimited
@@ -278,19 +279,17 @@ def test_html_comments_by_substring_search_match_the_line_split() -> None:
 
 
 def _old_spans(source: str) -> list[tuple[str, str, bool, int]]:
-    """PO105's spans as session 16 found them: every raw block blanked by a substitution of
-    its own, every backtick tried."""
-    from promptops.lint.rules.po105_literal_delimiters import _LITERAL, _RAW, _SPAN
-
+    """PO105's spans as session 16 found them: every source masked, each line counted
+    from the start."""
     out: list[tuple[str, str, bool, int]] = []
     if "`" not in source:
         return out
-    masked = _RAW.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), source)
-    for m in _SPAN.finditer(masked):
+    masked = po105._RAW.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), source)
+    for m in po105._SPAN.finditer(masked):
         line_start = masked.rfind("\n", 0, m.start()) + 1
         line_end = masked.find("\n", m.end())
         prose = masked[line_start:line_end if line_end >= 0 else None]
-        out.append((m.group(0), m.group(1), _LITERAL.search(prose) is not None,
+        out.append((m.group(0), m.group(1), po105._LITERAL.search(prose) is not None,
                     source.count("\n", 0, m.start()) + 1))
     return out
 
@@ -332,3 +331,15 @@ def test_expressions_scan_with_compiled_patterns_matches_the_generator() -> None
         assert _scan(text) == old(text), text
         found += len(_scan(text))
     assert found > 1000
+
+
+def test_literal_spans_counted_on_match_the_count_from_the_start() -> None:
+    rng = random.Random(17)
+    pieces = ["`", "`{{ a }}`", "`{% if x %}`", "{% raw %}`{{ b }}`{% endraw %}",
+              "{%- raw +%}\n`{# c #}`\n{%+ endraw -%}", "raw", "\n", "literally ", "x ",
+              "`{{ c }} verbatim`", "{{ d }}"]
+    texts = _sources() + ["".join(rng.choice(pieces) for _ in range(rng.randint(0, 40)))
+                          for _ in range(3000)]
+    found = [po105._spans(t) for t in texts]
+    assert found == [_old_spans(t) for t in texts]
+    assert sum(len(f) > 1 for f in found) > 100  # many spans a text: the count goes on

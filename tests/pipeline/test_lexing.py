@@ -10,6 +10,7 @@ rule cares about, in each whitespace mode's environment.
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 
 import pytest
@@ -123,3 +124,40 @@ def test_the_index_skips_no_parse_that_could_say_something() -> None:
 @given(st.text(alphabet="{}%#-+ \nincludeimportxtsfrom'\"", max_size=40))
 def test_random_texts_have_the_references_a_parse_finds(text: str) -> None:
     assert _index_references(text) == _parsed_references(text)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet="{}%#- \n\r\tax", max_size=40), st.booleans())
+def test_a_source_is_not_split_into_lines_yet_lexes_as_jinja_lexes_it(text: str,
+                                                                      keep: bool) -> None:
+    """``tokeniter`` reads :class:`lexing._Breaks` for its line split: a source without
+    ``\\r`` handed back whole (less its final ``\\n``), with or without
+    ``keep_trailing_newline``, must give Jinja's tokens and errors."""
+    env = environment({}, whitespace="jinja").overlay(keep_trailing_newline=keep)
+    lexer = lexing.ScanningLexer(env)
+    for source in (text, text + "\n", text + "\n\n", text.replace("\r", "")):
+        assert outcome(lexer, source) == outcome(Lexer(env), source), (keep, source)
+
+
+def test_the_split_gives_jinjas_lines_back_only_where_they_join_to_the_source() -> None:
+    assert lexing._Breaks.split("a\nb\n") == ["a\nb", "\n", ""]
+    assert lexing._Breaks.split("a\nb") == ["a\nb"]
+    assert lexing._Breaks.split("a\r\nb") == ["a", "\r\n", "b"]
+    assert lexing.ScanningLexer.tokeniter.__code__ is Lexer.tokeniter.__code__
+
+
+def test_includes_from_the_parses_references_are_the_scanned_sources() -> None:
+    """``TemplateIndex.includes`` takes the references the parse kept before looking for
+    ``{%``: the same answer as an index that parsed nothing yet (edge texts, the tuning
+    files, includes inside and outside the package, a source that does not parse)."""
+    files = [p for p in sorted(TUNING.rglob("*")) if p.is_file()]
+    texts = [p.read_text(encoding="utf-8", errors="replace") for p in files] + EDGES + [
+        "{% include 'a.j2' %}", "{% include '../out.j2' %}{% include x %}",
+        "{%- from 'm/n.j2' import y -%}", "{{ include }} 'a.j2'", "{% include 'b.j2'"]
+    parsed = TemplateIndex(keep_asts=True)
+    for text in texts:
+        with contextlib.suppress(TemplateSyntaxError):
+            parsed.references(text)
+    found = [parsed.includes(t) for t in texts]
+    assert found == [TemplateIndex().includes(t) for t in texts]
+    assert sum(bool(f) for f in found) >= 2

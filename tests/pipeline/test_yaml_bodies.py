@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from promptops.pipeline.yamlio import bodies
+from promptops.pipeline.yamlio import bodies, loader
 from promptops.pipeline.yamlio.loader import YamlProblem, load_yaml
 
 PIECES = ["x", "word", " ", "  ", "\t", "#", ": |", "- ", "é", "…", "😀", "\r", "\x85",
@@ -93,3 +93,95 @@ def test_what_follows_a_cut_block_stays_in_the_skeleton(after: str) -> None:
     assert bodies.cut(raw) is not None
     cut, whole = _both(raw)
     assert cut == whole
+
+
+def _locations(data: object, at: tuple[object, ...] = ()) -> list[tuple[object, ...]]:
+    """Every location in ``data`` (and one past a list's end, and a missing key)."""
+    out: list[tuple[object, ...]] = [at, (*at, "missing")]
+    if isinstance(data, dict):
+        for key, value in data.items():
+            out += _locations(value, (*at, key))
+    elif isinstance(data, list):
+        out.append((*at, len(data)))
+        for i, value in enumerate(data):
+            out += _locations(value, (*at, i))
+    return out
+
+
+def _positions(text: str, *, cut: bool) -> list[object]:
+    """Every location's position, key position and block start, the long blocks cut
+    (the threshold lowered) or the whole file composed by libyaml."""
+    with pytest.MonkeyPatch.context() as m:
+        if cut:
+            m.setattr(bodies, "MIN_BODY", 1)
+        else:
+            m.setattr(bodies, "cut", lambda _raw, **_kw: None)
+        file = load_yaml("p.prompt.yaml", text.encode("utf-8", "surrogatepass"))
+        if cut:  # the path under test is taken (a file it declines proves nothing)
+            assert loader._skeleton_marks(file.text, None) is not None
+        return [(file.position(loc), file.position(loc, key=True), file.block_start(loc))
+                for loc in _locations(file.data)]
+
+
+PLAIN = st.lists(st.sampled_from(["x", " ", "  ", "#", ": |", "- ", "é", "😀", "'", '"', "{{ a }}",
+                                  "---"]), max_size=4).map(lambda s: "w" + "".join(s))
+MESSAGE = st.builds(
+    lambda head, leading, indent, lines, after: (head, leading, indent, lines, after),
+    st.sampled_from(["  text: |", "  text: |+", "  text: |-"]), st.integers(0, 2),
+    st.integers(1, 4), st.lists(st.tuples(st.integers(0, 2), PLAIN), min_size=1, max_size=5),
+    st.sampled_from(["", "  name: x\n", "  name: x\n  more:\n    - a\n    - 'b'\n"]))
+
+
+@settings(max_examples=100, deadline=None)
+@given(messages=st.lists(MESSAGE, min_size=1, max_size=3),
+       tail=st.sampled_from(["", "arguments:\n- name: a\n", "x: 1\n\n\ny: [1, {z: 2}]\n"]))
+def test_positions_from_the_skeleton_are_the_whole_files(
+        messages: list[tuple[str, int, int, list[tuple[int, str]], str]], tail: str) -> None:
+    """Every node keeps its line and column when the file's long blocks are cut
+    (``_mark_tree`` composes the skeleton with the blocks' lines kept empty): the same
+    position, key position and block start at every location as libyaml's whole file."""
+    doc = "name: n\nmessages:\n"
+    for head, leading, indent, lines, after in messages:
+        body = "\n".join(" " * (2 + indent + shift * (i > 0)) + text
+                          for i, (shift, text) in enumerate(lines))
+        doc += f"- role: user\n{head}\n" + "\n" * leading + body + "\n" + after
+    doc += tail
+    assert _positions(doc, cut=True) == _positions(doc, cut=False)
+
+
+def test_the_speed_corpus_shape_is_placed_from_its_skeleton() -> None:
+    page = "".join(f"    <p class=\"x\">line {i} … {{{{ a }}}}</p>\n" for i in range(3000))
+    text = ("name: n\nmessages:\n- role: user\n  text: |+\n\n\n" + page
+            + "\n- role: assistant\n  text: |\n" + page + "arguments:\n- name: a\n")
+    assert loader._skeleton_marks(text, None) is not None  # no threshold lowered
+    assert _positions(text, cut=True) == _positions(text, cut=False)
+
+
+@pytest.mark.parametrize("text", [
+    "d: >\n  text: |\n    inner\n    more\ne: 1\n",  # the header inside a folded block
+    "d:\n  text: |\n    inner\n  again: *x\n",  # a skeleton libyaml refuses
+    "d: &x\n  text: |\n    inner\ne: *x\n",  # the block read twice (an alias)
+])
+def test_a_skeleton_not_read_as_the_file_is_declined(text: str) -> None:
+    """Positions come from the whole file when the skeleton reads a placeholder as part of
+    another value, not at all, or twice; and they are the whole file's."""
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(bodies, "MIN_BODY", 1)
+        assert bodies.cut(text.encode(), lines=True) is not None
+        assert loader._skeleton_marks(text, None) is None
+    file = load_yaml("p.prompt.yaml", text.encode()) if "again" not in text else None
+    if file is not None:
+        with pytest.MonkeyPatch.context() as m:
+            m.setattr(bodies, "MIN_BODY", 1)
+            got = [file.position(loc) for loc in _locations(file.data)]
+        assert got == [file.position(loc) for loc in _locations(file.data)]
+
+
+@pytest.mark.parametrize("odd", ["\r", "\x85", "\u2028", "\u2029", "\ufffe", "\x07"])
+def test_a_block_libyaml_reads_otherwise_is_not_cut_for_positions_either(odd: str) -> None:
+    """Line breaks other than ``\\n`` (libyaml counts them as lines) and characters its
+    reader refuses: the positions' cut (which reads no value) declines as the data's does."""
+    text = "text: |\n" + "".join(f"  line {i}\n" for i in range(2000)) + f"  x{odd}y\nz: 1\n"
+    assert bodies.cut(text.encode()) is None
+    assert bodies.cut(text.encode(), lines=True) is None
+    assert bodies.cut(text.replace(odd, "").encode(), lines=True) is not None

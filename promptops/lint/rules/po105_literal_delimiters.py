@@ -83,19 +83,25 @@ def _spans(source: str) -> list[tuple[str, str, bool, int]]:
     span holding Jinja syntax outside raw blocks: what does not depend on the prompt, once
     per distinct source. A span is inside backticks: a source without one has none, and a
     test for one character costs a tenth of either expression's pass (real prompts of
-    200 KB, issue 26, session 16); masking leaves every backtick where it was."""
+    200 KB, issue 26, session 16); masking leaves every backtick where it was. Nothing
+    is masked without a ``raw`` tag, and each span's line is counted on from the last
+    one's, not from the start: a template's cost grows with its size, not with its size
+    times its spans (session 17; ``tests/lint/test_speed_equivalence.py`` holds it equal
+    to the form that counted from the start)."""
     out: list[tuple[str, str, bool, int]] = []
     if "`" not in source:
         return out
-    masked = _RAW.sub(_blank, source)
+    masked = source if "raw" not in source else _RAW.sub(_blank, source)
     if _OPENER.search(masked) is None:
         return out
+    line, counted = 1, 0
     for m in _SPAN.finditer(masked):
         line_start = masked.rfind("\n", 0, m.start()) + 1
         line_end = masked.find("\n", m.end())
         prose = masked[line_start:line_end if line_end >= 0 else None]
-        out.append((m.group(0), m.group(1), _LITERAL.search(prose) is not None,
-                    source.count("\n", 0, m.start()) + 1))
+        line += source.count("\n", counted, m.start())
+        counted = m.start()
+        out.append((m.group(0), m.group(1), _LITERAL.search(prose) is not None, line))
     return out
 
 

@@ -27,7 +27,7 @@ import re
 
 MIN_BODY = 8192  # bytes: shorter blocks are left to libyaml (a cut costs a few passes)
 _TOKEN = b"\xee\x80\x80promptops-body-"  # U+E000, private use
-_TEXT_TOKEN = _TOKEN.decode()
+TEXT_TOKEN = _TOKEN.decode()
 # A block mapping value whose header is the whole line: `key: |`, `- key: |+` (no
 # indentation indicator, no comment, no tag or anchor: those are libyaml's). Matched at
 # the start of a line that holds ``: |`` (found by ``bytes.find``, not a scan of each byte).
@@ -45,10 +45,18 @@ _SPACES = re.compile(b" *")
 Cut = tuple[bytes, list[tuple[str, str]]]  # the skeleton; each placeholder's text, value
 
 
-def cut(raw: bytes) -> Cut | None:
+def cut(raw: bytes, *, lines: bool = False) -> Cut | None:
     """(the skeleton of ``raw``, for each placeholder ``k`` in it: the string libyaml
     reads from the placeholder, and the block's value), or None when no long literal
-    block can be cut exactly (then libyaml reads ``raw`` as it is)."""
+    block can be cut exactly (then libyaml reads ``raw`` as it is).
+
+    ``lines``: each placeholder is followed by as many empty lines as its body had
+    lines less one, so every node after it has the line and column it has in ``raw``
+    (for positions: :func:`promptops.pipeline.yamlio.loader._mark_tree`); empty lines
+    are the block's final line breaks, so its value is the placeholder followed by line
+    breaks (as many as its chomping keeps). The values are not read then (each is ``""``):
+    positions need the blocks' extent, not their text. ``raw`` must be valid UTF-8 (the
+    bytes of a text) then: the values' decoding is what refuses anything else."""
     if len(raw) < MIN_BODY:  # (a placeholder's text in the file: put_back finds it twice)
         return None
     parts: list[bytes] = []
@@ -58,13 +66,15 @@ def cut(raw: bytes) -> Cut | None:
     while (colon := raw.find(b": |", at)) >= 0:
         line = raw.rfind(b"\n", 0, colon) + 1
         header = _HEADER.match(raw, line)
-        body = None if header is None else _body(raw, header.end(), header.group(1))
+        body = (None if header is None
+                else _body(raw, header.end(), header.group(1), read=not lines))
         if header is None or body is None:
             at = colon + 3
             continue
         end, indent, value = body
         mark = b"%s%d" % (_TOKEN, len(values))
-        parts += [raw[kept:header.end()], b" " * indent + mark + b"\n"]
+        pad = b"\n" * (raw.count(b"\n", header.end(), end) - 1) if lines else b""
+        parts += [raw[kept:header.end()], b" " * indent + mark + b"\n" + pad]
         read = mark.decode() + ("" if header.group(1) == b"-" else "\n")
         values.append((read, value))
         at = kept = end
@@ -74,23 +84,16 @@ def cut(raw: bytes) -> Cut | None:
     return b"".join(parts), values
 
 
-def _body(raw: bytes, start: int, chomp: bytes) -> tuple[int, int, str] | None:
-    """(where the block starting at ``start`` ends, its indentation, its value), or None."""
-    first = start
-    while raw.startswith(b"\n", first):  # empty lines before the first: breaks of the value
-        first += 1
-    indent = _SPACES.match(raw, first).end() - first  # type: ignore[union-attr]  # " *"
-    if indent == 0 or first + indent >= len(raw) or raw[first + indent] in b" \t\n":
-        return None  # no block, a tab or a line of spaces where libyaml sets the indentation
-    # the first line neither indented as much nor empty ends the block
-    stop = re.compile(b"\n(?! {%d}|\n)" % indent).search(raw, first - 1)
-    end = len(raw) if stop is None else stop.start() + 1
-    if end < len(raw):
-        newline = raw.find(b"\n", end)
-        if not raw[end:newline if newline >= 0 else len(raw)].strip(b" "):
-            return None  # a line of fewer spaces than the indentation: not cut
-    if end - start < MIN_BODY:
+def _body(raw: bytes, start: int, chomp: bytes, *, read: bool = True,
+          ) -> tuple[int, int, str] | None:
+    """(where the block starting at ``start`` ends, its indentation, its value, or ``""``
+    when not ``read``), or None."""
+    extent = _extent(raw, start)
+    if extent is None:
         return None
+    end, indent = extent
+    if not read:  # the same refusals, read off the bytes as they are (no line breaks
+        return None if _refused(raw[start:end]) else (end, indent, "")  # removed)
     # from the header's line break: the leading empty lines are the value's first breaks
     text = raw[start - 1:end].replace(b"\n" + b" " * indent, b"\n")
     suspect = text.translate(None, _NOT_SUSPECT)
@@ -111,6 +114,41 @@ def _body(raw: bytes, start: int, chomp: bytes) -> tuple[int, int, str] | None:
     return end, indent, value[:len(value) - breaks + (chomp == b"")]
 
 
+def _extent(raw: bytes, start: int) -> tuple[int, int] | None:
+    """(where the block starting at ``start`` ends, its indentation), or None when it is
+    not one :func:`cut` takes."""
+    first = start
+    while raw.startswith(b"\n", first):  # empty lines before the first: breaks of the value
+        first += 1
+    indent = _SPACES.match(raw, first).end() - first  # type: ignore[union-attr]  # " *"
+    if indent == 0 or first + indent >= len(raw) or raw[first + indent] in b" \t\n":
+        return None  # no block, a tab or a line of spaces where libyaml sets the indentation
+    # the first line neither indented as much nor empty ends the block
+    stop = re.compile(b"\n(?! {%d}|\n)" % indent).search(raw, first - 1)
+    end = len(raw) if stop is None else stop.start() + 1
+    if end < len(raw):
+        newline = raw.find(b"\n", end)
+        if not raw[end:newline if newline >= 0 else len(raw)].strip(b" "):
+            return None  # a line of fewer spaces than the indentation: not cut
+    return None if end - start < MIN_BODY else (end, indent)
+
+
+def _refused(body: bytes) -> bool:
+    """Whether libyaml would read ``body`` (UTF-8) otherwise than as lines of text: what
+    :func:`_body` refuses, the checks of its value's text made on the bytes."""
+    suspect = body.translate(None, _NOT_SUSPECT)
+    if suspect and (suspect.translate(None, b"\xc2\xe2\xef")
+                    or (b"\xc2" in suspect and _C1.search(body))):
+        return True
+    if b"\xe2" in suspect or b"\xef" in suspect:
+        try:  # one character's search of the text: 3-byte searches of the bytes, which
+            text = str(body, "utf-8")  # stop at each "…" or "’", cost ten times more
+        except UnicodeDecodeError:
+            return True
+        return any(c in text for c in _REFUSED)
+    return False
+
+
 def put_back(data: object, values: list[tuple[str, str]]) -> object:
     """``data`` (the skeleton's) with each placeholder's value; ValueError unless each
     placeholder was read exactly as the whole of one string value, and nothing else
@@ -120,7 +158,7 @@ def put_back(data: object, values: list[tuple[str, str]]) -> object:
 
     def back(obj: object) -> object:
         if type(obj) is str:
-            if _TEXT_TOKEN not in obj:
+            if TEXT_TOKEN not in obj:
                 return obj
             k = by_read.get(obj)
             if k is None:
@@ -128,7 +166,7 @@ def put_back(data: object, values: list[tuple[str, str]]) -> object:
             found[k] += 1
             return values[k][1]
         if type(obj) is dict:
-            if any(type(key) is str and _TEXT_TOKEN in key for key in obj):
+            if any(type(key) is str and TEXT_TOKEN in key for key in obj):
                 raise ValueError("a placeholder read as a key")
             return {key: back(v) for key, v in obj.items()}
         if type(obj) is list:

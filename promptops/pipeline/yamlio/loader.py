@@ -16,6 +16,7 @@ from typing import Any
 
 from promptops.errors import Problem
 from promptops.pipeline.lines import splitlines_line
+from promptops.pipeline.yamlio import bodies
 from promptops.pipeline.yamlio import fast as fastyaml
 from promptops.pipeline.yamlio import limits as yaml_limits
 from promptops.pipeline.yamlio.limits import LimitExceeded
@@ -103,7 +104,7 @@ class LoadedFile:
 
     def _positions(self) -> Any:
         if self._tree is None:
-            self._tree = _mark_tree(self.text)
+            self._tree = _mark_tree(self.text, self._raw)
         return self._tree
 
     def _walk(self, loc: Loc, *, key: bool) -> tuple[int, int, object]:
@@ -158,14 +159,19 @@ def _yaml() -> Any:
     return yaml
 
 
-def _mark_tree(text: str) -> object:
-    """The document's nodes with their marks, for positions.
+def _mark_tree(text: str, raw: bytes | None = None) -> object:
+    """The document's nodes with their marks, for positions (``raw``: the bytes ``text``
+    was decoded from, if kept).
 
     libyaml's node graph (composed in C, no values constructed): ten times faster and a
     fifth of the memory of ruamel.yaml's round-trip tree, which took 9 s and 160 MB for a
     100,000-node file and gigabytes for the largest the limits allow. A file only
     ruamel.yaml parses gets the round-trip tree. Both carry the same libyaml-style marks.
+    A file with long literal blocks is composed from its skeleton (:func:`_skeleton_marks`).
     """
+    found = _skeleton_marks(text, raw)
+    if found is not None:
+        return found
     loader = fastyaml.FastLoader(text)
     try:
         return _Marks(loader.get_single_node())
@@ -173,6 +179,69 @@ def _mark_tree(text: str) -> object:
         return _ruamel("rt").load(text)
     finally:
         loader.dispose()
+
+
+_BOM = b"\xef\xbb\xbf"
+
+
+def _skeleton_marks(text: str, raw: bytes | None) -> _Marks | None:
+    """The marks of the file's skeleton (:func:`bodies.cut` with its lines kept: every
+    node outside a long literal block on its own line and column), or None when there
+    is no block to cut or the skeleton does not read each placeholder as the whole of its
+    block (:func:`_whole`). libyaml scanned every byte of a 90 KB ``text: |`` body again to
+    place one finding inside it: where no prompt text repeats, composing files again for
+    their marks was a third of the rules' time on the file-per-prompt corpus (issue 26
+    item 1, session 17; ``tests/pipeline/test_yaml_bodies.py`` holds every position
+    equal to the whole file's). libyaml reads the same bytes it read from the text (which
+    it encodes to UTF-8 first), but for a leading BOM: a text starting with one (a file
+    with two) is composed whole."""
+    if text.startswith("\ufeff"):
+        return None
+    source = raw if raw is not None and not raw.startswith(_BOM) else text.encode()
+    cutting = bodies.cut(source, lines=True)
+    if cutting is None:
+        return None
+    loader = fastyaml.FastLoader(cutting[0])
+    try:
+        root = loader.get_single_node()
+    except _yaml().YAMLError:
+        return None
+    finally:
+        loader.dispose()
+    marks = [read.rstrip("\n") for read, _ in cutting[1]]
+    return _Marks(root) if root is not None and _whole(root, marks) else None
+
+
+def _whole(root: Any, marks: list[str]) -> bool:
+    """Whether each placeholder of ``marks`` is read once, as the whole of a literal block
+    (less its final line breaks), and no other scalar (a key included) holds one, in a
+    tree (a collection met twice, an alias, is not one): then the skeleton's blocks are
+    the file's, and everything else is the file's own bytes."""
+    y = _yaml()
+    by_mark = {mark: k for k, mark in enumerate(marks)}
+    found = [0] * len(marks)
+    seen: set[int] = set()
+    todo = [root]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, y.ScalarNode):
+            if bodies.TEXT_TOKEN in node.value:
+                k = by_mark.get(node.value.rstrip("\n"))
+                if k is None or node.style != "|":
+                    return False
+                found[k] += 1
+            continue
+        if id(node) in seen:
+            return False
+        seen.add(id(node))
+        if isinstance(node, y.MappingNode):
+            for key, value in node.value:
+                if isinstance(key, y.ScalarNode) and bodies.TEXT_TOKEN in key.value:
+                    return False
+                todo += (key, value)
+        else:
+            todo += node.value
+    return found == [1] * len(marks)
 
 
 class _Marks:
