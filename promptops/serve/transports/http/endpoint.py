@@ -117,10 +117,15 @@ class McpEndpoint:
             usual = jsonrpc.usual(msg)
             method: object
             params: object
-            method, params = (usual[0], usual[2]) if usual is not None else _named(msg)
             # a label value and an access-log field: one of the names we answer, or "other"
-            note[RPC] = None if not isinstance(method, str) else \
-                method if method in KNOWN_METHODS else "other"
+            if usual is not None:  # (its method is a str: no isinstance, no tuple)
+                method = usual[0]
+                params = usual[2]
+                note[RPC] = method if method in KNOWN_METHODS else "other"
+            else:
+                method, params = _named(msg)
+                note[RPC] = None if not isinstance(method, str) else \
+                    method if method in KNOWN_METHODS else "other"
             version = hdrs.get("mcp-protocol-version")
             # request_era's first rule inline (a stateless revision named in the header),
             # and its answer for the usual session-era request without its call: params

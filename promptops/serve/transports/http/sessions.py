@@ -16,6 +16,7 @@ import contextlib
 import secrets
 import time
 from collections import deque
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from promptops.serve import jsonrpc
@@ -213,7 +214,8 @@ class SessionEra:
                             data={"supported": list(SUPPORTED), "requested": version})
         is_init = usual[0] == "initialize" if usual is not None else \
             isinstance(msg, dict) and msg.get("method") == "initialize" and "id" in msg
-        extra: list[tuple[bytes, bytes]] = []
+        # the new session's id header, else nothing: one empty tuple, not a list a request
+        extra: Sequence[tuple[bytes, bytes]] = ()
         opened = is_init and "mcp-session-id" not in headers
         if opened:
             client = client_key(principal, scope, authenticated=self.authenticated)
@@ -241,7 +243,7 @@ class SessionEra:
         if opened:
             if replies and isinstance(replies[0], dict) and "result" in replies[0]:
                 self.sessions.add(hs)
-                extra.append((b"mcp-session-id", hs.id.encode()))
+                extra = [(b"mcp-session-id", hs.id.encode())]
             else:
                 hs.server.close(hs.session)
         if not replies:

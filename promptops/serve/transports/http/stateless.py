@@ -161,19 +161,24 @@ def usual_checks(method: str, params: Json, headers: dict[str, str],
     capabilities are an object. The two calls and their repeated look-ups of the same
     values were ~8,000 instructions of every stateless request (issue 26);
     tests/serve/transports/http/test_http_hot_path.py holds this to them."""
-    meta = params.get("_meta")
-    if type(meta) is not dict or version not in STATELESS_REVISIONS or \
-            meta.get(META_VERSION) != version or headers.get("mcp-method") != method:
+    if version not in STATELESS_REVISIONS:
         return None
-    caps = meta.get(META_CAPS)
-    if type(caps) is not dict:
-        return None
-    key = NAMED_PARAM.get(method)
-    if key is not None:
-        raw = headers.get("mcp-name")
-        if raw is None or raw != params.get(key) or not raw.isascii() or \
-                not raw.isprintable() or raw.startswith("=?base64?"):
+    try:  # subscripts, not get() (~100 instructions each): a key absent is a miss
+        meta = params["_meta"]
+        if type(meta) is not dict or meta[META_VERSION] != version or \
+                headers["mcp-method"] != method:
             return None
+        caps = meta[META_CAPS]
+        if type(caps) is not dict:
+            return None
+        key = NAMED_PARAM.get(method)
+        if key is not None:
+            raw = headers["mcp-name"]
+            if raw != params[key] or not raw.isascii() or not raw.isprintable() or \
+                    raw.startswith("=?base64?"):
+                return None
+    except KeyError:
+        return None
     return caps, version
 
 
@@ -192,14 +197,17 @@ class StatelessExchange:
         the endpoint read it (the usual request: one object with an id, a str method and
         an object of params, so the first three checks below pass); else the core reads
         it."""
-        if not isinstance(msg, dict):
-            raise HttpError(400, jsonrpc.INVALID_REQUEST,
-                            f"{LATEST_STATELESS} takes one JSON-RPC message per request")
         rid: object
         params: Json
-        if usual is not None:
+        body: Json  # msg, known to be one object
+        if usual is not None:  # (jsonrpc.usual read it from a dict: no test again)
             method, rid, params = usual
+            body = msg  # type: ignore[assignment]
+        elif not isinstance(msg, dict):
+            raise HttpError(400, jsonrpc.INVALID_REQUEST,
+                            f"{LATEST_STATELESS} takes one JSON-RPC message per request")
         else:
+            body = msg
             rid, name = msg.get("id"), msg.get("method")
             if "id" not in msg or not isinstance(name, str):  # a notification or a response
                 return await respond(send, 202, b"")
@@ -208,7 +216,7 @@ class StatelessExchange:
                 params = {}
         checked = usual_checks(method, params, headers, version)
         if checked is None:  # something to refuse, or an unusual form: both checks run
-            check_headers(msg, params, headers, version)
+            check_headers(body, params, headers, version)
             try:
                 checked = envelope(params)
             except jsonrpc.RpcError as exc:
@@ -218,9 +226,9 @@ class StatelessExchange:
             self.views.server(principal.see)
         if method == "subscriptions/listen":
             client = client_key(principal, scope, authenticated=self.authenticated)
-            return await self._listen(receive, send, server, client, msg)
+            return await self._listen(receive, send, server, client, body)
         try:  # stateless by the rule is_stateless applied, the envelope read above
-            replies = server.stateless(msg, checked) if usual is None else \
+            replies = server.stateless(body, checked) if usual is None else \
                 server.answer(server.shared, method, usual[1], params, checked)  # its usual
         except Exception:
             _log_bug()
