@@ -100,8 +100,12 @@ class Shared:
         """The messages of ``b`` whose render at HEAD is their render at BASE for the
         same arguments (:mod:`promptops.review.reuse`): the same plain text message of a
         :class:`TextPlan` prompt at both ends, every template it reaches the same, the
-        prompt the same but for its messages and name, and the same render settings."""
-        if not self._settings_same or TextPlan.of(a) is None or TextPlan.of(b) is None \
+        prompt the same but for its messages and name, and the same render settings.
+        Nothing for a prompt of one message: rendered, it is one the change reaches (or
+        whose other fields changed), and the walk would cost 5,000 prompts' time in
+        vain before the renders start."""
+        if len(b["messages"]) < 2 or not self._settings_same or TextPlan.of(a) is None \
+                or TextPlan.of(b) is None \
                 or any(a.get(k) != b.get(k) for k in a.keys() | b.keys() if k not in _OWN):
             return ()
         ma, mb = a["messages"], b["messages"]
