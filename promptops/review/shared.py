@@ -14,10 +14,10 @@ from collections.abc import Callable
 from jinja2 import TemplateSyntaxError
 
 from promptops.pipeline.build import Build
-from promptops.pipeline.bundle_types import Bundle, Prompt
+from promptops.pipeline.bundle_types import Bundle, Message, Prompt
 from promptops.pipeline.source import Source, blob_id, inside
 from promptops.pipeline.templates import TemplateIndex
-from promptops.render.fastpath import TextPlan
+from promptops.render.fastpath import plain
 from promptops.render.renderer import Renderer
 from promptops.render.result import PromptResult
 from promptops.review import gates
@@ -71,6 +71,7 @@ class Shared:
         self.outcomes: list[Outcome] = []
         self.lint = gates.NO_HEAD
         self.items: dict[int, ChangeItem] = {}  # each change's report item, by identity
+        self._templates_same: dict[str, bool] = {}  # Shared._template_same's answers
         self._settings_same = (
             {k: v for k, v in old["package"].items() if k not in _METADATA}
             == {k: v for k, v in new["package"].items() if k not in _METADATA})
@@ -99,19 +100,43 @@ class Shared:
     def reusable(self, a: Prompt, b: Prompt) -> tuple[int, ...]:
         """The messages of ``b`` whose render at HEAD is their render at BASE for the
         same arguments (:mod:`promptops.review.reuse`): the same plain text message of a
-        :class:`TextPlan` prompt at both ends, every template it reaches the same, the
-        prompt the same but for its messages and name, and the same render settings.
+        :class:`~promptops.render.fastpath.TextPlan` prompt at both ends, every template
+        it reaches the same, the prompt the same but for its messages and name, and the
+        same render settings.
         Nothing for a prompt of one message: rendered, it is one the change reaches (or
         whose other fields changed), and the walk would cost 5,000 prompts' time in
         vain before the renders start."""
-        if len(b["messages"]) < 2 or not self._settings_same or TextPlan.of(a) is None \
-                or TextPlan.of(b) is None \
+        if len(b["messages"]) < 2 or not self._settings_same \
+                or not all(plain(m) for m in a["messages"]) \
+                or not all(plain(m) for m in b["messages"]) \
                 or any(a.get(k) != b.get(k) for k in a.keys() | b.keys() if k not in _OWN):
             return ()
         ma, mb = a["messages"], b["messages"]
         return tuple(i for i, m in enumerate(mb) if i < len(ma) and ma[i] == m
-                     and self._reach_same([m["text"]] if "text" in m else [],
-                                          [m["template"]] if "template" in m else []))
+                     and self._message_same(m))
+
+    def _message_same(self, m: Message) -> bool:
+        """Whether message ``m`` reaches the same templates, the same at both ends; each
+        template's answer kept (5,000 prompts include a few dozen partials)."""
+        if "template" in m:
+            return self._template_same(m["template"])
+        text = m["text"]
+        try:
+            refs = self.index.references(text) if "{%" in text else ()
+        except TemplateSyntaxError:
+            return False
+        for ref, _ in refs:
+            norm = inside(ref) if ref is not None else None
+            if ref is None or norm is None or not self._template_same(ref) \
+                    or not self._template_same(norm):
+                return False
+        return True
+
+    def _template_same(self, name: str) -> bool:
+        found = self._templates_same.get(name)
+        if found is None:
+            found = self._templates_same[name] = self._reach_same([], [name])
+        return found
 
     def _reach_same(self, sources: list[str], todo: list[str]) -> bool:
         """Whether the texts ``sources`` and the templates ``todo`` reach the same
