@@ -26,7 +26,7 @@ every chunk.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
 from promptops.errors import RenderError
 from promptops.render.template import Compiled, message_failed
@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from jinja2 import Template
     from jinja2.runtime import Context
 
-    from promptops.pipeline.bundle_types import Message, Prompt, ServedRole
+    from promptops.pipeline.bundle_types import Prompt, ServedRole
     from promptops.render.result import PromptMessage
     from promptops.sandbox.limits import Budget
 
@@ -119,9 +119,10 @@ class TextPlan:
         """The plan of ``prompt``, or None when any message needs the general loop."""
         texts: list[_Text] = []
         for i, msg in enumerate(prompt["messages"]):
-            if not plain(msg):
+            role = msg.get("role")
+            if msg["type"] != "text" or role not in ("user", "assistant") \
+                    or "omitIfBlank" in msg or "annotations" in msg or "loopOver" in msg:
                 return None
-            role = cast("ServedRole", msg["role"])  # plain(): user or assistant
             if "template" in msg:
                 texts.append(_Text(i, "template", msg["template"], role))
             else:
@@ -151,13 +152,6 @@ class TextPlan:
                 raise message_failed(name, text.index, exc) from exc
             messages.append({"role": text.role, "content": {"type": "text", "text": rendered}})
         return messages
-
-
-def plain(msg: Message) -> bool:
-    """Whether a :class:`TextPlan` renders ``msg`` (a prompt with any other message takes
-    the general loop)."""
-    return msg["type"] == "text" and msg.get("role") in ("user", "assistant") \
-        and "omitIfBlank" not in msg and "annotations" not in msg and "loopOver" not in msg
 
 
 class _Text:

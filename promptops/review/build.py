@@ -234,7 +234,7 @@ def _compared(e: _Ends, shared: Shared, plan: gates.TestPlan | gates.CheckStatus
             done += 1
 
     shared.render_all([(pa["name"], pb["name"], [c.arguments for c in cases.get(
-        pb["name"], [])], shared.reusable(pa, pb)) for pa, pb in rendered], plan, ready=review)
+        pb["name"], [])]) for pa, pb in rendered], plan, ready=review)
     review(len(rendered))
     return prompts, unaffected
 

@@ -14,10 +14,9 @@ from collections.abc import Callable
 from jinja2 import TemplateSyntaxError
 
 from promptops.pipeline.build import Build
-from promptops.pipeline.bundle_types import Bundle, Message, Prompt
+from promptops.pipeline.bundle_types import Bundle, Prompt
 from promptops.pipeline.source import Source, blob_id, inside
 from promptops.pipeline.templates import TemplateIndex
-from promptops.render.fastpath import plain
 from promptops.render.renderer import Renderer
 from promptops.render.result import PromptResult
 from promptops.review import gates
@@ -26,7 +25,6 @@ from promptops.review.early import Lint
 from promptops.review.model import ChangeItem
 from promptops.review.refs import Refs
 from promptops.review.rendered import Lines, render_lines, source_lines, unified
-from promptops.review.reuse import SideRenderer
 from promptops.review.skeleton import ShapeCache
 from promptops.sandbox.limits import Budget
 from promptops.testing.cases import Case
@@ -37,11 +35,8 @@ from promptops.versioning.engine import Reached
 # role, whitespace mode, or a field added later) renders every prompt at both ends.
 _METADATA = frozenset({"name", "version", "description", "instructions", "cacheScope"})
 
-_Unit = tuple[str, str, list[dict[str, object]], list[int], tuple[int, ...]]  # base name,
-# head name, the argument sets to render at both ends, the indices of HEAD's test cases
-# to run, the messages BASE may take from HEAD's render (Shared.reusable)
-# a prompt's fields other than these must be the same for its messages' reuse
-_OWN = frozenset({"name", "source", "messages"})
+_Unit = tuple[str, str, list[dict[str, object]], list[int]]  # base name, head name,
+# the argument sets to render at both ends, the indices of HEAD's test cases to run
 
 
 class Shared:
@@ -65,13 +60,12 @@ class Shared:
         self._lint_gate = lint if lint is not None else Lint(head, fork=False)
         self.bundles = (old, new)
         code = ShapeCache()
-        self.old, self.new = SideRenderer(old, code), SideRenderer(new, code)
+        self.old, self.new = Renderer(old, code), Renderer(new, code)
         self.diffs: dict[tuple[str | None, str | None], str] = {}
         self.rendered: dict[tuple[str, str, str], tuple[Lines, Lines]] = {}
         self.outcomes: list[Outcome] = []
         self.lint = gates.NO_HEAD
         self.items: dict[int, ChangeItem] = {}  # each change's report item, by identity
-        self._templates_same: dict[str, bool] = {}  # Shared._template_same's answers
         self._settings_same = (
             {k: v for k, v in old["package"].items() if k not in _METADATA}
             == {k: v for k, v in new["package"].items() if k not in _METADATA})
@@ -89,60 +83,12 @@ class Shared:
             file = m.get("file")
             if file is not None and old["resources"].get(file) != new["resources"].get(file):
                 return False
+        todo: list[str] = [m["template"] for m in a["messages"] if "template" in m]
         sources = [s for m in a["messages"] for s in (m.get("text"), m.get("uri"))
                    if isinstance(s, str)]
         described = a.get("resultDescription")
         if isinstance(described, str):
             sources.append(described)
-        return self._reach_same(sources, [m["template"] for m in a["messages"]
-                                          if "template" in m])
-
-    def reusable(self, a: Prompt, b: Prompt) -> tuple[int, ...]:
-        """The messages of ``b`` whose render at HEAD is their render at BASE for the
-        same arguments (:mod:`promptops.review.reuse`): the same plain text message of a
-        :class:`~promptops.render.fastpath.TextPlan` prompt at both ends, every template
-        it reaches the same, the prompt the same but for its messages and name, and the
-        same render settings.
-        Nothing for a prompt of one message: rendered, it is one the change reaches (or
-        whose other fields changed), and the walk would cost 5,000 prompts' time in
-        vain before the renders start."""
-        if len(b["messages"]) < 2 or not self._settings_same \
-                or not all(plain(m) for m in a["messages"]) \
-                or not all(plain(m) for m in b["messages"]) \
-                or any(a.get(k) != b.get(k) for k in a.keys() | b.keys() if k not in _OWN):
-            return ()
-        ma, mb = a["messages"], b["messages"]
-        return tuple(i for i, m in enumerate(mb) if i < len(ma) and ma[i] == m
-                     and self._message_same(m))
-
-    def _message_same(self, m: Message) -> bool:
-        """Whether message ``m`` reaches the same templates, the same at both ends; each
-        template's answer kept (5,000 prompts include a few dozen partials)."""
-        if "template" in m:
-            return self._template_same(m["template"])
-        text = m["text"]
-        try:
-            refs = self.index.references(text) if "{%" in text else ()
-        except TemplateSyntaxError:
-            return False
-        for ref, _ in refs:
-            norm = inside(ref) if ref is not None else None
-            if ref is None or norm is None or not self._template_same(ref) \
-                    or not self._template_same(norm):
-                return False
-        return True
-
-    def _template_same(self, name: str) -> bool:
-        found = self._templates_same.get(name)
-        if found is None:
-            found = self._templates_same[name] = self._reach_same([], [name])
-        return found
-
-    def _reach_same(self, sources: list[str], todo: list[str]) -> bool:
-        """Whether the texts ``sources`` and the templates ``todo`` reach the same
-        templates, the same at both ends (only static names: a dynamic one could reach
-        any template)."""
-        old, new = self.bundles
         seen: set[str] = set()
         while sources or todo:
             if todo:
@@ -168,8 +114,7 @@ class Shared:
                 todo += [ref, norm]
         return True
 
-    def render_all(self, units: list[tuple[str, str, list[dict[str, object]],
-                                           tuple[int, ...]]],
+    def render_all(self, units: list[tuple[str, str, list[dict[str, object]]]],
                    plan: gates.TestPlan | gates.CheckStatus, jobs: int | None = None,
                    ready: Callable[[int], None] | None = None) -> None:
         """Render each unit's argument sets at both ends, run HEAD's test cases and lint
@@ -187,9 +132,8 @@ class Shared:
         by_name: dict[str, list[int]] = {}
         for i, case in enumerate(tests):
             by_name.setdefault(case.prompt, []).append(i)
-        work: list[_Unit] = [(a, b, args, by_name.pop(b, []), reuse)
-                             for a, b, args, reuse in units]
-        work += [(name, name, [], idx, ()) for name, idx in by_name.items()]  # unrendered
+        work: list[_Unit] = [(a, b, args, by_name.pop(b, [])) for a, b, args in units]
+        work += [(name, name, [], idx) for name, idx in by_name.items()]  # unrendered prompts
         policy = plan.policy if isinstance(plan, gates.TestPlan) else None
         jobs = auto_jobs(sum(len(u[2]) * 2 + len(u[3]) for u in work)) if jobs is None else jobs
         outcomes: list[Outcome | None] = [None] * len(tests)
@@ -223,7 +167,7 @@ class Shared:
     def _store(self, work: list[_Unit], done: list[tuple[list[tuple[Lines, Lines]],
                                                           list[Outcome]]],
                outcomes: list[Outcome | None]) -> None:
-        for (a, b, args, idx, _), (lines, results) in zip(work, done, strict=True):
+        for (a, b, args, idx), (lines, results) in zip(work, done, strict=True):
             for one, pair in zip(args, lines, strict=True):
                 self.rendered[(a, b, _key(one))] = pair
             for i, outcome in zip(idx, results, strict=True):
@@ -272,29 +216,13 @@ def _content_id(source: Source | None, path: str | None) -> str | None:
         return None
 
 
-def _render_pair(ra: SideRenderer, rb: SideRenderer, a: str, b: str, args: dict[str, object],
-                 kept: _Kept | None = None, reuse: tuple[int, ...] = ()
-                 ) -> tuple[Lines, Lines]:
-    """Both ends' lines; HEAD's result, when it rendered, added to ``kept``. HEAD renders
-    first: with the same arguments at both ends, BASE takes the messages ``reuse`` names
-    as HEAD rendered them (:mod:`promptops.review.reuse`)."""
+def _render_pair(ra: Renderer, rb: Renderer, a: str, b: str, args: dict[str, object],
+                 kept: _Kept | None = None) -> tuple[Lines, Lines]:
+    """Both ends' lines; HEAD's result, when it rendered, added to ``kept``."""
     pa, pb = ra.prompts.get(a), rb.prompts.get(b)
     head = adapt(pb, pa, args)[0]
-    base = adapt(pa, pb, args)[0]
     keep = None if kept is None else (lambda result: kept.append((head, result)))
-    shared = bool(reuse) and base == head and _same(base) is not None \
-        and _same(base) == _same(head)
-    rb.record = {} if shared else None
-    try:
-        head_lines = render_lines(rb, b, head, keep)
-        done = rb.record
-    finally:
-        rb.record = None
-    ra.reuse = {i: done[i] for i in reuse if i in done} if done else {}
-    try:
-        return render_lines(ra, a, base), head_lines
-    finally:
-        ra.reuse = {}
+    return (render_lines(ra, a, adapt(pa, pb, args)[0]), render_lines(rb, b, head, keep))
 
 
 # HEAD's requests of one prompt that rendered, and their results
@@ -339,15 +267,15 @@ def _key(args: dict[str, object]) -> str:
     return json.dumps(args, sort_keys=True, default=str)
 
 
-def _work(renderers: tuple[SideRenderer, SideRenderer], tests: list[Case],
+def _work(renderers: tuple[Renderer, Renderer], tests: list[Case],
           policy: SnapshotPolicy | None, units: list[_Unit]
           ) -> list[tuple[list[tuple[Lines, Lines]], list[Outcome]]]:
     """Each unit's lines at both ends and its test outcomes (run with the HEAD renderer)."""
     ra, rb = renderers
     out = []
-    for a, b, args, idx, reuse in units:
+    for a, b, args, idx in units:
         kept: _Kept = []
-        lines = [_render_pair(ra, rb, a, b, one, kept if idx else None, reuse) for one in args]
+        lines = [_render_pair(ra, rb, a, b, one, kept if idx else None) for one in args]
         assert policy is not None or not idx
         replay = _Replay(rb, b, kept) if kept else rb
         results = ([run_case(replay, tests[i], policy) for i in idx] if policy is not None
@@ -357,14 +285,14 @@ def _work(renderers: tuple[SideRenderer, SideRenderer], tests: list[Case],
 
 
 # set in a render_all worker process (inherited under fork)
-_worker: tuple[tuple[SideRenderer, SideRenderer], list[Case], SnapshotPolicy | None] | None = None
+_worker: tuple[tuple[Renderer, Renderer], list[Case], SnapshotPolicy | None] | None = None
 
 
 def _init_render(old: Bundle, new: Bundle, tests: list[Case],
                  policy: SnapshotPolicy | None) -> None:
     global _worker
     code = ShapeCache()
-    _worker = ((SideRenderer(old, code), SideRenderer(new, code)), tests, policy)
+    _worker = ((Renderer(old, code), Renderer(new, code)), tests, policy)
 
 
 def _render_chunk(units: list[_Unit]) -> list[tuple[list[tuple[Lines, Lines]], list[Outcome]]]:

@@ -31,7 +31,7 @@ def test_render_all_in_a_pool_equals_rendering_in_process(tmp_path: Path) -> Non
     new = head.bundle
     plan = gates.test_plan(head)
     assert isinstance(plan, gates.TestPlan)
-    units = [(f"p{n}", f"p{n}", [{"who": w} for w in ("a", "b")], ()) for n in range(30)]
+    units = [(f"p{n}", f"p{n}", [{"who": w} for w in ("a", "b")]) for n in range(30)]
     units[0][2].append({"nobody": "x"})  # an error is rendered as its error
     pooled = _Shared(old, new, TemplateIndex(), head)
     pooled.render_all(units, plan, jobs=2)
