@@ -42,6 +42,27 @@ Shapes:
   two required arguments (``goal``, ``level``) and one optional (``extra``);
   ``partials/policy.j2`` edited.
 
+* ``dialog`` (session 17, a tuning shape stressing what ``multi`` does differently; rule
+  written before it was first run): 60 partials ``partials/d0.j2`` ... ``d59.j2`` (``Step
+  K: answer for {{ who | default("anyone") }}.``); each prompt has three messages: an
+  ``assistant`` one including ``partials/style.j2``; a ``user`` one with a ``set``, a
+  loop over four items writing ``loop.index`` and ``loop.last``, an ``if`` on ``mode in
+  [...]``, ``{{ task | trim | title }}`` and an include of ``partials/d{i % 60}.j2``; an
+  ``assistant`` one writing ``{{ task | replace("a", "A") }}`` and including
+  ``partials/d{(5 i + 1) % 60}.j2``; arguments ``task``, ``mode`` (required), ``who``
+  (optional); ``partials/style.j2`` edited.
+* ``numbered`` (session 17, tuning): ``dialog`` with the prompt's own number in the
+  ``set`` (``"case " ~ i``), as the first run of ``dialog`` had it: a number inside a tag
+  is part of every shape key (only texts and template names are values), so no two
+  prompts share a parse or a compile: the shape where nothing repeats.
+* ``deep`` (session 17, tuning; rule written before it was first run): each prompt has
+  two messages: a ``user`` one including ``partials/top.j2`` (which includes
+  ``mid.j2``, which includes ``leaf.j2``) and ``partials/k{i % 30}.j2`` (30 partials,
+  ``Keep {{ name }} in mind.``), then ten lines of text and arguments; an ``assistant``
+  one importing ``card`` from ``partials/macros.j2`` (every prompt imports it) and
+  calling it twice, with a loop over ``items.split(",")``; four arguments ``name``,
+  ``goal``, ``items`` (required) and ``tone`` (optional); ``partials/leaf.j2`` edited.
+
 Prints wall and CPU seconds (this process's children: promptops and its render workers,
 git) per shape and command, median of ``--runs``, with the load average before and after.
 
@@ -52,7 +73,7 @@ a speed-up must not change the review. ``--keep DIR`` generates the packages in 
 leaves them there (a later run with the same DIR reuses them), for profiling.
 
 Usage: python benchmarks/diff_shapes.py [--prompts 5000]
-       [--shapes genpkg,direct,chain,small,wide,macro,multi]
+       [--shapes genpkg,direct,chain,small,wide,macro,multi,dialog,deep,numbered]
        [--runs 1] [--commands markdown,text]
        [--promptops CMD] [--baseline CMD] [--keep DIR]
 """
@@ -199,6 +220,78 @@ messages:
 """
 
 
+DIALOG = """\
+description: Prompt {i} of the dialog shape
+arguments:
+  - name: task
+    description: What to do
+    required: true
+  - name: mode
+    description: How to do it
+    required: true
+  - name: who
+    description: Who asks
+    required: false
+messages:
+  - role: assistant
+    text: |
+      {{% include "partials/style.j2" %}}
+  - role: user
+    text: |
+      {{% set label = "case " ~ {num} %}}
+      Task for {{{{ label }}}}: {{{{ task | trim | title }}}}
+      {{% for part in ["read", "plan", "do", "check"] %}}
+      {{{{ loop.index }}}}. {{{{ part }}}}{{% if loop.last %}} (last){{% endif %}}
+      {{% endfor %}}
+      {{% if mode in ["fast", "quick"] %}}Be quick.{{% else %}}Be thorough.{{% endif %}}
+      {{% include "partials/d{a}.j2" %}}
+  - role: assistant
+    text: |
+      Noted: {{{{ task | replace("a", "A") }}}} ({i}).
+      {{% include "partials/d{b}.j2" %}}
+"""
+
+DEEP = """\
+description: Prompt {i} of the deep shape
+arguments:
+  - name: name
+    description: Who it is for
+    required: true
+  - name: goal
+    description: What to reach
+    required: true
+  - name: items
+    description: Comma-separated things to cover
+    required: true
+  - name: tone
+    description: How it sounds
+    required: false
+messages:
+  - role: user
+    text: |
+      {{% include "partials/top.j2" %}}
+      {{% include "partials/k{a}.j2" %}}
+      This is request {i} from {{{{ name }}}}.
+      The goal is {{{{ goal }}}}, and it should be reached step by step.
+      Write plainly; avoid jargon unless {{{{ name }}}} uses it first.
+      Say what you assume before you rely on it.
+      Prefer short sentences and concrete examples.
+      When unsure, ask one question rather than guessing.
+      Keep the answer under a page.
+      Number the steps.
+      End with what to do next.
+      Tone: {{{{ tone | default("neutral") }}}}.
+  - role: assistant
+    text: |
+      {{% from "partials/macros.j2" import card %}}
+      {{{{ card(name, goal) }}}}
+      {{% for item in items.split(",") %}}
+      - {{{{ item | trim }}}} ({i})
+      {{% endfor %}}
+      {{{{ card(goal, name) }}}}
+"""
+
+
 def _write_prompts(out: Path, n: int, template: str, **extra: Callable[[int], int]) -> None:
     (out / "prompts").mkdir(parents=True, exist_ok=True)
     (out / "partials").mkdir(exist_ok=True)
@@ -262,9 +355,36 @@ def gen_multi(n: int, out: Path, partials: int = 80) -> Path:
     return out / "partials" / "policy.j2"
 
 
+def gen_dialog(n: int, out: Path, partials: int = 60, *, numbered: bool = False) -> Path:
+    _write_prompts(out, n, DIALOG, a=lambda i: i % partials, b=lambda i: (5 * i + 1) % partials,
+                   num=(lambda i: i) if numbered else (lambda i: 7))
+    for k in range(partials):
+        (out / "partials" / f"d{k}.j2").write_text(
+            f'Step {k}: answer for {{{{ who | default("anyone") }}}}.\n')
+    (out / "partials" / "style.j2").write_text("Answer as a patient teacher.\n")
+    return out / "partials" / "style.j2"
+
+
+def gen_numbered(n: int, out: Path) -> Path:
+    return gen_dialog(n, out, numbered=True)
+
+
+def gen_deep(n: int, out: Path, partials: int = 30) -> Path:
+    _write_prompts(out, n, DEEP, a=lambda i: i % partials)
+    for k in range(partials):
+        (out / "partials" / f"k{k}.j2").write_text(f"Keep {{{{ name }}}} in mind ({k}).\n")
+    (out / "partials" / "top.j2").write_text('Top rules.\n{% include "partials/mid.j2" %}\n')
+    (out / "partials" / "mid.j2").write_text('Middle rules.\n{% include "partials/leaf.j2" %}\n')
+    (out / "partials" / "leaf.j2").write_text("Leaf rule: be exact.\n")
+    (out / "partials" / "macros.j2").write_text(
+        "{% macro card(a, b) %}[{{ a | upper }} -> {{ b }}]{% endmacro %}\n")
+    return out / "partials" / "leaf.j2"
+
+
 SHAPES: dict[str, Callable[[int, Path], Path]] = {
     "genpkg": gen_genpkg, "direct": gen_direct, "chain": gen_chain, "small": gen_small,
-    "wide": gen_wide, "macro": gen_macro, "multi": gen_multi}
+    "wide": gen_wide, "macro": gen_macro, "multi": gen_multi, "dialog": gen_dialog,
+    "deep": gen_deep, "numbered": gen_numbered}
 
 
 def make(shape: str, n: int, root: Path) -> Path:
