@@ -155,8 +155,10 @@ class BoundedHttpTools(HttpToolsProtocol):
             _response_complete(self)
             return
         self.server_state.total_requests += 1
-        self._unset_keepalive_if_required()
-        self.flow.resume_reading()
+        if self.timeout_keep_alive_task is not None:  # (the two calls' own tests first)
+            self._unset_keepalive_if_required()
+        if self.flow.read_paused:
+            self.flow.resume_reading()
         idle = self._idle_at = self.loop.time() + self.timeout_keep_alive
         self.timeout_keep_alive_task = KEPT_ALIVE  # type: ignore[assignment]
         if self._timer is None or self._timer_at > idle:

@@ -166,8 +166,8 @@ class HttpApp:
                 if child is None:
                     child = metrics.child(rpc, status)
                 child.count += 1
-                row = child.row
-                row[bisect_left(metrics.buckets, seconds)] += 1
+                row = child.row  # (bisect_left is 0 for the usual request: no call)
+                row[0 if seconds <= metrics.first else bisect_left(metrics.buckets, seconds)] += 1
                 row[-1] += seconds
 
     async def _other(self, scope: Scope, receive: Receive, send: SendAsgi, note: Note) -> int:

@@ -19,7 +19,7 @@ from collections import deque
 from typing import TYPE_CHECKING
 
 from promptops.serve import jsonrpc
-from promptops.serve.cycle import NOTHING, WHOLE, Replier
+from promptops.serve.cycle import NOTHING, WHOLE, Replier, length
 from promptops.serve.revisions import (
     LATEST_STATELESS,
     SESSION_REVISIONS,
@@ -29,6 +29,7 @@ from promptops.serve.revisions import (
 from promptops.serve.transports.http.base import (
     JSON_CT,
     NO_STORE,
+    NO_STORE_JSON,
     SSE_HEADERS,
     Encode,
     HttpConfig,
@@ -254,11 +255,12 @@ class SessionEra:
             data = self.streams.encode(replies[0])
         # respond()'s 200 without its coroutine, written on uvicorn's cycle as its two
         # sends write it when it is the usual reply (cycle.py; issue 26)
-        head = [JSON_CT, NO_STORE, *extra, (b"content-length", b"%d" % len(data))]
+        head = [JSON_CT, NO_STORE, *extra] if extra else NO_STORE_JSON
         sent = self._reply(send, 200, head, data)
         if sent != WHOLE:
             if sent == NOTHING:
-                await send({"type": "http.response.start", "status": 200, "headers": head})
+                await send({"type": "http.response.start", "status": 200,
+                            "headers": [*head, length(data)]})
             await send({"type": "http.response.body", "body": data})
         return 200
 

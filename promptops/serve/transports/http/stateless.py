@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 from promptops.serve import jsonrpc
 from promptops.serve.auth import ANONYMOUS
-from promptops.serve.cycle import NOTHING, WHOLE, Replier
+from promptops.serve.cycle import NOTHING, WHOLE, Replier, length
 from promptops.serve.revisions import (
     LATEST_STATELESS,
     META_CAPS,
@@ -240,11 +240,11 @@ class StatelessExchange:
         else:
             status = status_for(out)
             head = cache_headers(out, authenticated=self.authenticated, memo=self._memo)
-        head = [*head, (b"content-length", b"%d" % len(data))]
         sent = self._reply(send, status, head, data)  # (cycle.py)
         if sent != WHOLE:
             if sent == NOTHING:
-                await send({"type": "http.response.start", "status": status, "headers": head})
+                await send({"type": "http.response.start", "status": status,
+                            "headers": [*head, length(data)]})
             await send({"type": "http.response.body", "body": data})
         return status
 

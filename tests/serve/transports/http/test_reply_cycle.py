@@ -24,7 +24,16 @@ from uvicorn.protocols.http.flow_control import FlowControl
 from uvicorn.protocols.http.httptools_impl import RequestResponseCycle
 
 from promptops.serve import cycle as cycle_mod
-from promptops.serve.cycle import HEAD, MAX_LINES, NOTHING, WHOLE, Replier, learn
+from promptops.serve.cycle import (
+    HEAD,
+    MAX_HEADS,
+    NOTHING,
+    WHOLE,
+    Replier,
+    length,
+    line,
+    prefix,
+)
 
 pytestmark = pytest.mark.skipif(not cycle_mod.USABLE, reason="uvicorn < 0.53 keeps its own")
 
@@ -97,7 +106,7 @@ async def _run(replier: Replier | None, status: object, headers: object, body: o
                after: list[object], how: dict[str, object]) -> list[object]:
     made, transport, done = _cycle(**how)  # type: ignore[arg-type]
     start: dict[str, object] = {"type": "http.response.start", "status": status,
-                                "headers": headers}
+                                "headers": [*headers, length(body)]}  # type: ignore[misc]
     whole: dict[str, object] = {"type": "http.response.body", "body": body}
     seen: list[object] = []  # "ok" or the error, per message sent
     sent = 0
@@ -126,33 +135,29 @@ def _length(n: int) -> tuple[bytes, bytes]:
     return (b"content-length", b"%d" % n)
 
 
+# the headers before the content-length the callers add (cycle.length)
 USUAL = [
-    [CT, NS, _length(10)],  # the session era's get
-    [CT, NS, (b"mcp-session-id", b"abc.DEF-123_x"), _length(10)],  # initialize
-    [CT, (b"cache-control", b"public, max-age=60"), _length(10)],  # a stateless list
-    [CT, (b"cache-control", b"private, max-age=0"), (b"vary", b"Authorization"), _length(10)],
-    [_length(10), CT], [(b"Content-Type", b"application/json"), _length(10)],
-    [(b"content-length", b"010")], [(b"x-ok", b"tab\tok"), _length(10)],
-    [(b"x-ok", b"caf\xc3\xa9"), _length(10)],
+    [CT, NS],  # the session era's get
+    [CT, NS, (b"mcp-session-id", b"abc.DEF-123_x")],  # initialize
+    [CT, (b"cache-control", b"public, max-age=60")],  # a stateless list
+    [CT, (b"cache-control", b"private, max-age=0"), (b"vary", b"Authorization")],
+    [], [(b"Content-Type", b"application/json")], [(b"x-ok", b"tab\tok")],
+    [(b"x-ok", b"caf\xc3\xa9")], [CT, CT],
 ]
 OTHER: list[object] = [
-    [_length(0)], [_length(10), _length(10)], [_length(10), _length(9)],
-    [_length(10), (b"Content-Length", b"10")],
-    [(b"content-length", b"+10")], [(b"content-length", b" 10")], [(b"content-length", b"1_0")],
-    [(b"content-length", b"")], [(b"content-length", b"9")], [(b"content-length", b"11")],
-    [(b"content-length", "10")], [CT], [], [CT, (b"transfer-encoding", b"chunked")],
-    [CT, (b"connection", b"close"), _length(10)],
-    [CT, (b"Connection", b"keep-alive, Close"), _length(10)],
-    [(b"bad name", b"x"), _length(10)], [(b"x\x00", b"x"), _length(10)],
-    [(b"x-ok", b"a\nb"), _length(10)], [(b"x-ok", b"\x7f"), _length(10)],
-    [[b"x-list", b"pair"], _length(10)], [(b"x-three", b"a", b"b"), _length(10)],
-    [(b"x-one",), _length(10)], [(bytearray(b"x-ba"), b"v"), _length(10)],
-    [(b"x-ba", bytearray(b"v")), _length(10)], [("x-str", "v"), _length(10)],
-    [(b"x-none", None), _length(10)], (CT, _length(10)), None, "nonsense",
+    [_length(10)], [_length(0)], [(b"Content-Length", b"10")], [(b"content-length", b"x")],
+    [CT, (b"transfer-encoding", b"chunked")], [(b"Transfer-Encoding", b"gzip")],
+    [CT, (b"connection", b"close")], [CT, (b"Connection", b"keep-alive, Close")],
+    [CT, (b"connection", b"keep-alive")],
+    [(b"bad name", b"x")], [(b"x\x00", b"x")], [(b"x:y", b"x")], [(b"", b"x")],
+    [(b"x-ok", b"a\nb")], [(b"x-ok", b"\x7f")], [(b"x-ok", b"a\rb")],
+    [[b"x-list", b"pair"]], [(b"x-three", b"a", b"b")], [(b"x-one",)],
+    [(bytearray(b"x-ba"), b"v")], [(b"x-ba", bytearray(b"v"))], [("x-str", "v")],
+    [(b"x-none", None)], [None], ["nonsense"], (CT, NS),
 ]
 STATUSES: list[object] = [200, 202, 204, 304, 404, 500, 99, 600, 999, "200", 200.0, True, None]
-BODIES: list[object] = [BODY, b"", b"0123456789x", b"012", None, bytearray(BODY),
-                        memoryview(BODY), "0123456789"]
+BODIES: list[object] = [BODY, b"", b"0123456789x", bytearray(BODY), memoryview(BODY),
+                        "0123456789"]
 AFTER: list[list[object]] = [
     [], [{"type": "http.response.body", "body": b""}],
     [{"type": "http.response.body", "body": b"more"}],
@@ -174,7 +179,7 @@ def test_anything_else_is_left_to_uvicorns_send(headers: object) -> None:
     for status, body in itertools.product(STATUSES, BODIES):
         _judge(status, headers, body)
     for status in STATUSES:
-        _judge(status, [CT, _length(10)])
+        _judge(status, [CT])
 
 
 @pytest.mark.parametrize("how", [
@@ -185,12 +190,12 @@ def test_anything_else_is_left_to_uvicorns_send(headers: object) -> None:
         "default-length"])
 def test_a_cycle_not_in_the_usual_state_is_left_to_uvicorn(how: dict[str, object]) -> None:
     for body, after in itertools.product(BODIES, AFTER):
-        _judge(200, [CT, NS, _length(10)], body, after, taken=NOTHING, **how)
+        _judge(200, [CT, NS], body, after, taken=NOTHING, **how)
 
 
 def test_default_headers_of_other_shapes() -> None:
     for defaults in ([], [DATE, (b"server", b"uvicorn")], [DATE, (b"x-a", b"1"), (b"x-a", b"1")]):
-        _judge(200, [CT, _length(10)], taken=WHOLE, defaults=defaults)
+        _judge(200, [CT], taken=WHOLE, defaults=defaults)
 
 
 def test_another_send_is_left_alone() -> None:
@@ -205,32 +210,42 @@ def test_another_send_is_left_alone() -> None:
     async def wrapped(message: object) -> None:
         await made.send(message)  # type: ignore[arg-type]
 
-    assert replier.now(wrapped, 200, [CT, _length(10)], BODY) == NOTHING
+    assert replier.now(wrapped, 200, [CT], BODY) == NOTHING
     made.__class__ = Mine
-    assert replier.now(made.send, 200, [CT, _length(10)], BODY) == NOTHING
+    assert replier.now(made.send, 200, [CT], BODY) == NOTHING
     assert transport.out == [] and not made.response_started
 
 
-def test_the_memo_is_bounded_and_remembers_only_what_passed() -> None:
-    lines: dict[tuple[bytes, bytes], bytes] = {}
-    for refused in ((b"bad name", b"v"), (b"x", b"a\nb"), _length(10),
+def test_only_passing_pairs_make_a_head_and_the_memo_is_bounded() -> None:
+    for refused in ((b"bad name", b"v"), (b"x", b"a\nb"), _length(10), (b"x",),
                     (b"Transfer-Encoding", b"chunked"), (b"connection", b"close"), [b"a", b"b"]):
-        assert learn(lines, refused) is None
-    assert lines == {}
-    assert learn(lines, (b"X-Mixed", b"v")) == b"x-mixed: v\r\n"
-    for i in range(3 * MAX_LINES):
-        assert learn(lines, (b"mcp-session-id", b"%d" % i)) == b"mcp-session-id: %d\r\n" % i
-        assert len(lines) <= MAX_LINES
+        assert line(refused) is None
+        assert prefix(200, (CT, refused)) is None
+    assert line((b"X-Mixed", b"v")) == b"x-mixed: v\r\n"
+    assert prefix(200, (DATE, CT)) == (b"HTTP/1.1 200 OK\r\ndate: " + DATE[1] + b"\r\n"
+                                       b"content-type: application/json\r\n")
+    replier = Replier()
+    for i in range(3 * MAX_HEADS):  # each initialize's session id: another head
+        made, transport, _ = _cycle()
+        sid = (b"mcp-session-id", b"%d" % i)
+        assert replier.now(made.send, 200, [CT, NS, sid], BODY) == WHOLE
+        assert len(replier.heads) <= MAX_HEADS
+        assert b"\r\nmcp-session-id: %d\r\n" % i in transport.out[0][1]
+    for second in range(3):  # uvicorn's date changes every second: so does the head
+        date = (b"date", b"Thu, 03 Dec 2026 18:56:3%d GMT" % second)
+        made, transport, _ = _cycle(defaults=[date])
+        assert replier.now(made.send, 200, [CT, NS], BODY) == WHOLE
+        assert transport.out[0][1].startswith(b"HTTP/1.1 200 OK\r\ndate: " + date[1])
 
 
 def test_the_judge_sees_a_wrong_reply(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The comparison can fail: a head that forgets the connection's close does."""
-    original = cycle_mod.head
+    """The comparison can fail: a head with one letter wrong does."""
+    original = cycle_mod.prefix
 
-    def forgetful(lines: object, made: RequestResponseCycle, *args: object) -> object:
-        made.keep_alive = True
-        return original(lines, made, *args)  # type: ignore[arg-type]
+    def wrong(status: object, pairs: tuple[object, ...]) -> bytes | None:
+        made = original(status, pairs)
+        return None if made is None else made.replace(b"content-type", b"content-typ")
 
-    monkeypatch.setattr(cycle_mod, "head", forgetful)
+    monkeypatch.setattr(cycle_mod, "prefix", wrong)
     with pytest.raises(AssertionError):
-        _judge(200, [CT, _length(10)], keep_alive=False)
+        _judge(200, [CT])
