@@ -78,7 +78,7 @@ def _closed_within(sock: socket.socket, seconds: float) -> bool:
     sock.settimeout(seconds)
     try:
         return sock.recv(4096) == b""
-    except (TimeoutError, socket.timeout):
+    except TimeoutError:
         return False
     except ConnectionResetError:
         return True
