@@ -41,7 +41,15 @@ from promptops.errors import GitError, PromptopsError
 from promptops.git import refs as gitrefs
 from promptops.pipeline import collector
 from promptops.pipeline.memo import FileMemo
-from promptops.serve.background import Background, BuildFailed, Gate, Log, Notify, failure
+from promptops.serve.background import (
+    POLL_S,
+    Background,
+    BuildFailed,
+    Gate,
+    Log,
+    Notify,
+    failure,
+)
 from promptops.serve.cache import BuildCache, restamp
 from promptops.serve.catalog import check_names
 
@@ -52,7 +60,6 @@ if TYPE_CHECKING:
     from promptops.pipeline.bundle_types import Bundle
     from promptops.pipeline.rebuild import Built
 
-POLL_S = 0.05
 # A stdio server serving this many prompts or more warms up at start (Follower.warm_up)
 PREPARE_AT = 20_000
 # ... once its client has sent nothing for this long (Background.idle_for): run while a
@@ -300,7 +307,8 @@ class Follower(Background):
         # Check once right away: HEAD may have moved between initial() and start().
         changed_at: float | None = time.monotonic() - QUIET_S
         wait = POLL_S
-        while not self._stop.wait(wait):
+        while self._asleep(last) if self._poller is not None and changed_at is None and \
+                not warm else not self._stop.wait(wait):
             if warm and (self.idle_for is None or self.idle_for() >= WARM_IDLE_S):
                 warm = False
                 self.warm_up()

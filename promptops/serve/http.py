@@ -158,6 +158,11 @@ class _Channel:
 
     def start(self) -> None:
         self.served.start(self.swapped)
+        poll_from = getattr(self.served.follower, "poll_from", None)  # a Follower's
+        if poll_from is not None:  # HEAD polled from the event loop (follow.py)
+            import asyncio
+
+            poll_from(asyncio.get_running_loop())
         if self.remote is not None:
             self.remote.start()
         if self.settler is not None:  # every channel assembled: what is served, frozen

@@ -71,6 +71,7 @@ class BoundedHttpTools(HttpToolsProtocol):
         self._timer_at = 0.0  # when the timer fires (the loop's clock)
         self._refused = False
         self._dropped = 0
+        self._idle_at = 0.0  # the keep-alive deadline, while KEPT_ALIVE stands for its timer
         super().connection_made(transport)
         if len(self.connections) > self.max_connections:
             self._refuse(503, "too many connections")
@@ -139,6 +140,30 @@ class BoundedHttpTools(HttpToolsProtocol):
         self._in_head, self._head_bytes = True, 0  # what follows is the next request's head
         _message_complete(self)
 
+    # ---- the reply ---------------------------------------------------------------------
+    def on_response_complete(self) -> None:
+        """uvicorn's, but its keep-alive timeout kept by the connection's one timer.
+
+        uvicorn creates a loop timer after every response (``call_later``) and cancels it
+        at the next request's first bytes (~3,500 instructions of every request, issue
+        26); here the deadline is noted and the connection's timer (below) moved only when
+        it would fire after it. uvicorn's own cancel (``_unset_keepalive_if_required``, at
+        the next bytes) cancels :data:`KEPT_ALIVE`, which is forgetting the deadline; at
+        the deadline the connection is closed by uvicorn's own handler. A pipelined request
+        waiting, or a closing transport, is uvicorn's case as ever."""
+        if self.pipeline or self.transport.is_closing():
+            _response_complete(self)
+            return
+        self.server_state.total_requests += 1
+        if self.timeout_keep_alive_task is not None:  # (the two calls' own tests first)
+            self._unset_keepalive_if_required()
+        if self.flow.read_paused:
+            self.flow.resume_reading()
+        idle = self._idle_at = self.loop.time() + self.timeout_keep_alive
+        self.timeout_keep_alive_task = KEPT_ALIVE  # type: ignore[assignment]
+        if self._timer is None or self._timer_at > idle:
+            self._move(idle)
+
     # ---- timers and refusals ---------------------------------------------------------
     # One deadline per connection, and one loop timer that is moved lazily: a request on a
     # kept-alive connection sets the head's deadline, then the body's, then clears it, and
@@ -162,12 +187,20 @@ class BoundedHttpTools(HttpToolsProtocol):
         self._deadline = None  # a timer still set lapses when it fires
 
     def _tick(self) -> None:
-        deadline, self._timer = self._deadline, None
-        if deadline is None:
+        self._timer, at = None, self._timer_at
+        task: object = self.timeout_keep_alive_task
+        idle = self._idle_at if task is KEPT_ALIVE else None
+        if idle is not None and idle <= at:  # no request began in time: uvicorn's close
+            self.timeout_keep_alive_task = None
+            self.timeout_keep_alive_handler()
             return
-        if deadline > self._timer_at:  # moved since the timer was set: wait for it
-            self._timer_at = deadline
-            self._timer = self.loop.call_at(deadline, self._tick)
+        deadline = self._deadline
+        due = deadline if idle is None or (deadline is not None and deadline < idle) else idle
+        if due is None:
+            return
+        if due > at:  # moved since the timer was set: wait for it
+            self._timer_at = due
+            self._timer = self.loop.call_at(due, self._tick)
             return
         self._deadline = None
         self._expired()
@@ -208,11 +241,25 @@ class BoundedHttpTools(HttpToolsProtocol):
         return None
 
 
+class _KeptAlive:
+    """What uvicorn's ``timeout_keep_alive_task`` holds while the connection's own timer
+    keeps the keep-alive deadline (:meth:`BoundedHttpTools.on_response_complete`):
+    uvicorn cancels it when the next request's bytes come, and that is all there is to do."""
+
+    __slots__ = ()
+
+    def cancel(self) -> None:
+        """The deadline is forgotten: ``_tick`` reads it only while this stands."""
+
+
+KEPT_ALIVE = _KeptAlive()
+
 # uvicorn's own handlers, called by name on the hot path (see on_message_begin)
 _received = HttpToolsProtocol.data_received
 _begin = HttpToolsProtocol.on_message_begin
 _headers_complete = HttpToolsProtocol.on_headers_complete
 _message_complete = HttpToolsProtocol.on_message_complete
+_response_complete = HttpToolsProtocol.on_response_complete
 
 
 def protocol(*, max_header_bytes: int = MAX_HEADER_BYTES,

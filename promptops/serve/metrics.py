@@ -118,7 +118,7 @@ class Metrics:
         # the hot path (the app): children.get((method, status)) or child(method, status),
         # then its count, bucket (bisect_left of buckets: le is inclusive) and sum
         self.children, self.child = self._requests.children, self._requests.child
-        self.buckets = BUCKETS
+        self.buckets, self.first = BUCKETS, BUCKETS[0]
 
     def served(self, bundles: Sequence[Mapping[str, Any]]) -> None:
         self.bundle.clear()

@@ -36,6 +36,7 @@ from types import FrameType
 from typing import TYPE_CHECKING
 
 from promptops.serve.auth import StaticTokens
+from promptops.serve.cycle import Replier
 from promptops.serve.transports.http.base import (
     RPC,
     WHO,
@@ -94,8 +95,11 @@ class HttpApp:
         self.streams = StreamRegistry(max_streams=config.max_streams,
                                       keepalive_s=config.keepalive_s, encode=codec.encode,
                                       metrics=metrics, dumps=codec.dumps)
-        self.sessions = SessionEra(views, config, self.streams, authenticated=authenticated)
-        self.stateless = StatelessExchange(views, self.streams, authenticated=authenticated)
+        replier = Replier()  # the usual reply written on uvicorn's cycle (cycle.py)
+        self.sessions = SessionEra(views, config, self.streams, authenticated=authenticated,
+                                   replier=replier)
+        self.stateless = StatelessExchange(views, self.streams, authenticated=authenticated,
+                                           replier=replier)
         self.endpoint = McpEndpoint(self.gate, codec, self.sessions, self.stateless,
                                     config.max_body)
         self.legacy = LegacySse(views, self.streams, endpoint=config.path,
@@ -162,8 +166,8 @@ class HttpApp:
                 if child is None:
                     child = metrics.child(rpc, status)
                 child.count += 1
-                row = child.row
-                row[bisect_left(metrics.buckets, seconds)] += 1
+                row = child.row  # (bisect_left is 0 for the usual request: no call)
+                row[0 if seconds <= metrics.first else bisect_left(metrics.buckets, seconds)] += 1
                 row[-1] += seconds
 
     async def _other(self, scope: Scope, receive: Receive, send: SendAsgi, note: Note) -> int:

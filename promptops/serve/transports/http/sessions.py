@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from promptops.serve import jsonrpc
+from promptops.serve.cycle import NOTHING, WHOLE, Replier, length
 from promptops.serve.revisions import (
     LATEST_STATELESS,
     SESSION_REVISIONS,
@@ -29,6 +30,7 @@ from promptops.serve.revisions import (
 from promptops.serve.transports.http.base import (
     JSON_CT,
     NO_STORE,
+    NO_STORE_JSON,
     SSE_HEADERS,
     Encode,
     HttpConfig,
@@ -154,9 +156,10 @@ class SessionEra:
     """POST, GET and DELETE of the session era, over the app's stream registry."""
 
     def __init__(self, views: Views, config: HttpConfig, streams: StreamRegistry, *,
-                 authenticated: bool) -> None:
+                 authenticated: bool, replier: Replier | None = None) -> None:
         self.views, self.config, self.streams = views, config, streams
         self.authenticated = authenticated
+        self._reply = (replier or Replier()).now  # the usual reply on uvicorn's cycle
         self.sessions = Sessions(config)
         self._sweeper: asyncio.Task[None] | None = None
 
@@ -252,10 +255,15 @@ class SessionEra:
             data = self.streams.dumps(replies[0])
         except TypeError:
             data = self.streams.encode(replies[0])
-        # respond()'s 200 without its coroutine (issue 26)
-        await send({"type": "http.response.start", "status": 200, "headers": [
-            JSON_CT, NO_STORE, *extra, (b"content-length", b"%d" % len(data))]})
-        await send({"type": "http.response.body", "body": data})
+        # respond()'s 200 without its coroutine, written on uvicorn's cycle as its two
+        # sends write it when it is the usual reply (cycle.py; issue 26)
+        head = [JSON_CT, NO_STORE, *extra] if extra else NO_STORE_JSON
+        sent = self._reply(send, 200, head, data)
+        if sent != WHOLE:
+            if sent == NOTHING:
+                await send({"type": "http.response.start", "status": 200,
+                            "headers": [*head, length(data)]})
+            await send({"type": "http.response.body", "body": data})
         return 200
 
     async def get(self, scope: Scope, receive: Receive, send: SendAsgi,

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 
 from promptops.serve import jsonrpc
 from promptops.serve.auth import ANONYMOUS
+from promptops.serve.cycle import NOTHING, WHOLE, Replier, length
 from promptops.serve.revisions import (
     LATEST_STATELESS,
     META_CAPS,
@@ -185,9 +186,11 @@ def usual_checks(method: str, params: Json, headers: dict[str, str],
 class StatelessExchange:
     """POST of the 2026-07-28 era: checked headers, a throwaway session, one reply."""
 
-    def __init__(self, views: Views, streams: StreamRegistry, *, authenticated: bool) -> None:
+    def __init__(self, views: Views, streams: StreamRegistry, *, authenticated: bool,
+                 replier: Replier | None = None) -> None:
         self.views, self.streams, self.authenticated = views, streams, authenticated
         self._memo: CacheHeaders = {}  # see cache_headers
+        self._reply = (replier or Replier()).now  # the usual reply on uvicorn's cycle
 
     async def post(self, scope: Scope, receive: Receive, send: SendAsgi,
                    headers: dict[str, str], principal: Principal, msg: object,
@@ -245,9 +248,12 @@ class StatelessExchange:
         else:
             status = status_for(out)
             head = cache_headers(out, authenticated=self.authenticated, memo=self._memo)
-        await send({"type": "http.response.start", "status": status, "headers": [
-            *head, (b"content-length", b"%d" % len(data))]})
-        await send({"type": "http.response.body", "body": data})
+        sent = self._reply(send, status, head, data)  # (cycle.py)
+        if sent != WHOLE:
+            if sent == NOTHING:
+                await send({"type": "http.response.start", "status": status,
+                            "headers": [*head, length(data)]})
+            await send({"type": "http.response.body", "body": data})
         return status
 
     async def _listen(self, receive: Receive, send: SendAsgi, server: Server, client: str,
