@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import random
 import re
+from collections.abc import Callable, Sized
 from pathlib import Path
 
 import pytest
@@ -268,14 +269,8 @@ def _old_comments(text: str) -> list[tuple[int, int]]:
 def test_html_comments_by_substring_search_match_the_line_split() -> None:
     from promptops.lint.rules.po503_html_comment import _comments
 
-    rnd = random.Random(16)
     pieces = ["<!--", "<!-", "-", "<", "!", "\n", "\r", "\r\n", "ab", " ", "<!--\r", "<!--\n"]
-    found = 0
-    for _ in range(20000):
-        text = "".join(rnd.choice(pieces) for _ in range(rnd.randint(0, 14)))
-        assert _comments(text) == _old_comments(text), text
-        found += len(_comments(text))
-    assert found > 1000
+    assert _agree(_comments, _old_comments, pieces, seed=16, longest=14) > 1000
 
 
 def _old_spans(source: str) -> list[tuple[str, str, bool, int]]:
@@ -323,14 +318,8 @@ def test_expressions_scan_with_compiled_patterns_matches_the_generator() -> None
         return [(m.start(), m.end(), frozenset(re.findall(r"[A-Za-z_]\w*", m.group(1))))
                 for m in re.finditer(r"\{\{-?(.*?)-?\}\}", source, re.S)]
 
-    rnd = random.Random(18)
     pieces = ["{{", "}}", "{{-", "-}}", " a ", "b_1", "\n", "{% raw %}", "x.y", "9z", "{"]
-    found = 0
-    for _ in range(20000):
-        text = "".join(rnd.choice(pieces) for _ in range(rnd.randint(0, 12)))
-        assert _scan(text) == old(text), text
-        found += len(_scan(text))
-    assert found > 1000
+    assert _agree(_scan, old, pieces, seed=18, longest=12) > 1000
 
 
 def test_literal_spans_counted_on_match_the_count_from_the_start() -> None:
@@ -343,3 +332,18 @@ def test_literal_spans_counted_on_match_the_count_from_the_start() -> None:
     found = [po105._spans(t) for t in texts]
     assert found == [_old_spans(t) for t in texts]
     assert sum(len(f) > 1 for f in found) > 100  # many spans a text: the count goes on
+
+
+def _agree(new: Callable[[str], Sized], old: Callable[[str], object], pieces: list[str], *,
+           seed: int, longest: int) -> int:
+    """Asserts ``new`` gives ``old``'s answer on 20,000 random texts of up to ``longest``
+    ``pieces``; returns how many items the answers held in all (so a test can ask that
+    the texts found something)."""
+    rnd = random.Random(seed)
+    found = 0
+    for _ in range(20000):
+        text = "".join(rnd.choice(pieces) for _ in range(rnd.randint(0, longest)))
+        answer = new(text)
+        assert answer == old(text), text
+        found += len(answer)
+    return found
