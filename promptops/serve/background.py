@@ -147,6 +147,14 @@ class Background:
         finally:
             self._poller.call_later(POLL_S, self._poll)
 
+    def _waited(self, wait: float, last: tuple[object, ...], *, idle: bool) -> bool:
+        """Wait for the next look, False on stop: ``wait`` seconds, or, when the thread
+        has nothing of its own to wait for (``idle``: no quiet period running, no warm-up
+        pending) and an event loop polls for it, asleep until ``last`` changes."""
+        if idle and self._poller is not None:
+            return self._asleep(last)
+        return not self._stop.wait(wait)
+
     def _asleep(self, last: tuple[object, ...]) -> bool:
         """Sleep until the loop's poll sees ``last`` change (or stop); False on stop."""
         self._wake.clear()

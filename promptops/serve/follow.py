@@ -307,8 +307,7 @@ class Follower(Background):
         # Check once right away: HEAD may have moved between initial() and start().
         changed_at: float | None = time.monotonic() - QUIET_S
         wait = POLL_S
-        while self._asleep(last) if self._poller is not None and changed_at is None and \
-                not warm else not self._stop.wait(wait):
+        while self._waited(wait, last, idle=changed_at is None and not warm):
             if warm and (self.idle_for is None or self.idle_for() >= WARM_IDLE_S):
                 warm = False
                 self.warm_up()

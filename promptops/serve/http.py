@@ -158,11 +158,12 @@ class _Channel:
 
     def start(self) -> None:
         self.served.start(self.swapped)
-        poll_from = getattr(self.served.follower, "poll_from", None)  # a Follower's
-        if poll_from is not None:  # HEAD polled from the event loop (follow.py)
+        from promptops.serve.follow import Follower  # loaded by build() already
+
+        if isinstance(self.served.follower, Follower):  # HEAD polled from the event loop
             import asyncio
 
-            poll_from(asyncio.get_running_loop())
+            self.served.follower.poll_from(asyncio.get_running_loop())
         if self.remote is not None:
             self.remote.start()
         if self.settler is not None:  # every channel assembled: what is served, frozen
