@@ -67,19 +67,27 @@ def _own_user_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
 
 
 @pytest.fixture(autouse=True)
-def _signals_unblocked() -> None:
-    """Every test starts with SIGINT and SIGTERM deliverable in the main thread.
+def _signals_unblocked() -> Iterator[None]:
+    """Every test starts and ends with SIGINT and SIGTERM deliverable in the main thread.
 
-    ``serve_main`` run in-process (``promptops serve --help`` in tests/test_cli_help.py,
-    say) ends with ``Signals.hold()``, which blocks both for the rest of the process: right
-    for a server about to exit, wrong for a test worker that goes on. A signal mask is
+    ``serve_main`` run in-process ends with ``Signals.hold()`` and ``Signals.ignore()``,
+    which block and ignore both for the rest of the process: right for a server about to
+    exit, wrong for a test worker that goes on. A signal mask and an ignored signal are
     inherited across exec, so every process a later test of that worker starts would
     ignore the SIGINT or SIGTERM the test sends it (a watch or an HTTP server that never
-    stops).
+    stops). ``run_cli`` puts both back itself; this catches any other in-process path, at
+    the end of the test too: a later module's module-scoped server is started before this
+    fixture's next setup runs (tests/serve/transports/http/test_http_old_sse.py's did,
+    after tests/channels/test_channel_follow.py's in-process serve on the same worker).
     """
+    _deliverable()
+    yield
+    _deliverable()
+
+
+def _deliverable() -> None:
     if hasattr(signal, "pthread_sigmask"):
         signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
-    # ... and it then ignores both (Signals.ignore), a disposition exec also passes on
     signal.signal(signal.SIGINT, signal.default_int_handler)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
 

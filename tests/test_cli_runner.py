@@ -96,3 +96,21 @@ def test_a_smoke_case_without_a_valid_value_says_how_to_give_one(pkg: Path) -> N
 def test_unknown_option_is_a_usage_error(pkg: Path) -> None:
     code, _, _ = invoke("ls", "--no-such-option")
     assert code == 2
+
+
+@pytest.mark.parametrize("args", [["serve", "--channel", "production", "--ref", "HEAD"],
+                                  ["serve", "--http", "127.0.0.1:0", "--no-such-option"],
+                                  ["serve", "--no-such-option"]])
+def test_serve_in_process_leaves_the_signals_as_it_found_them(pkg: Path, args: list[str]) -> None:
+    """serve's exit blocks and ignores SIGINT/SIGTERM (it is the process's exit); run in
+    this process it must not leave them so: a mask and an ignored signal pass through
+    exec to every server a later test starts, which then never stops on SIGTERM."""
+    import signal
+
+    before = (signal.pthread_sigmask(signal.SIG_BLOCK, set()),
+              signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM))
+    code, _, err = invoke(*args)
+    assert code == 2, err
+    after = (signal.pthread_sigmask(signal.SIG_BLOCK, set()),
+             signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM))
+    assert after == before

@@ -7,6 +7,7 @@ tests/, and which one ``import conftest`` finds depends on what pytest collected
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 from collections.abc import Mapping
@@ -134,8 +135,12 @@ def run_cli(
     The same entry point (``promptops.__main__.main``) with the same environment as
     ``cli_env`` gives the subprocess, stdout and stderr captured apart, but without the
     ~0.3 s interpreter start per call. The current folder, the umask and the terminal
-    settings a command may change are restored afterwards. Use ``run_cli_process`` when
-    the process itself is under test (entry point, signals, kills, serve, imports).
+    settings a command may change are restored afterwards, and so are the signal mask and
+    the SIGINT/SIGTERM handlers: ``serve`` ends by blocking and ignoring both (its exit is
+    the process's), and exec passes a mask and an ignored signal on, so every process this
+    worker started later (a module's HTTP server, set up before any per-test fixture runs)
+    would never stop on SIGTERM. Use ``run_cli_process`` when the process itself is under
+    test (entry point, signals, kills, serve, imports).
     """
     from click.testing import CliRunner
 
@@ -145,6 +150,7 @@ def run_cli(
     overlay: dict[str, str | None] = {**strip, "CI": None, "NO_COLOR": "1", **env}
     saved = os.getcwd()
     old_umask = os.umask(umask) if umask is not None else None
+    signals = _SignalState()
     with CliRunner().isolation(input=input, env=overlay) as (out, err, _):
         try:
             if cwd is not None:
@@ -157,6 +163,7 @@ def run_cli(
             os.chdir(saved)
             if old_umask is not None:
                 os.umask(old_umask)
+            signals.restore()
             sys.stdout.flush()
             sys.stderr.flush()
         stdout, stderr = out.getvalue(), err.getvalue()
@@ -164,6 +171,24 @@ def run_cli(
         ["promptops", *args], code, stdout.decode("utf-8", "replace"),
         stderr.decode("utf-8", "replace"),
     )
+
+
+class _SignalState:
+    """The calling thread's signal mask and the SIGINT/SIGTERM handlers, to put back."""
+
+    NAMES = ("SIGINT", "SIGTERM")
+
+    def __init__(self) -> None:
+        self.mask = (signal.pthread_sigmask(signal.SIG_BLOCK, set())
+                     if hasattr(signal, "pthread_sigmask") else None)
+        self.handlers = {name: signal.getsignal(getattr(signal, name)) for name in self.NAMES}
+
+    def restore(self) -> None:
+        if self.mask is not None:
+            signal.pthread_sigmask(signal.SIG_SETMASK, self.mask)
+        for name, handler in self.handlers.items():
+            if handler is not None:  # None: set from C, not ours to put back
+                signal.signal(getattr(signal, name), handler)
 
 
 def run_cli_process(
