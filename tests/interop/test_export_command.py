@@ -21,14 +21,13 @@ from typing import Any
 import pytest
 import target_grammar as grammar
 from fidelity import arguments_for, judges
-from test_import_command import Imported, served, wire
+from test_import_command import Imported, served, untimed, wire
 
 from promptops.commands import export, import_
 from promptops.commands.choices import Format
 from promptops.console import Console
 from promptops.pipeline.build import Build
 from promptops.render.renderer import Renderer
-from promptops.sandbox.limits import Budget
 
 ENTRIES = judges.load_manifest()
 TARGET_FILES = {"vscode": ".prompt.md", "claude": ".md", "prompty": ".prompty",
@@ -135,26 +134,14 @@ def _round_trip(entry: dict[str, Any], imp: Imported, name: str, file: Path, tar
     problems = []
     for inputs in judges.input_sets(entry):
         args = {k: wire(v, kinds[k]) for k, v in arguments_for(ir_prompt, inputs).items()}
-        want = served(_render(imp.renderer, name, args))
+        want = served(untimed(imp.renderer, name, args))
         if target == "claude" and names == {"ARGUMENTS"} and set(args) - names:
             args = {"ARGUMENTS": next(iter(args.values()))} if args else {}  # one text
-        got = served(_render(renderer, prompt["name"], {k: v for k, v in args.items()
+        got = served(untimed(renderer, prompt["name"], {k: v for k, v in args.items()
                                                         if k in names}))
         if got != want:
             problems.append(f"{entry['id']}/{name} via {target}: {got!r} != {want!r}")
     return problems
-
-
-def _render(renderer: Renderer, name: str, args: dict[str, Any]) -> dict[str, Any]:
-    """The served result, rendered under the package's bounds but for the wall-clock one.
-
-    These tests compare outputs; the request deadline (2 s of wall clock) is the sandbox's
-    and hardening's to test. A first render compiles the prompt's templates inside the
-    deadline: `audit-accessibility`'s took 0.074 s of CPU and 2.3 s of wall at load 25
-    (session 18), and failed the round trip about once per loaded run since session 13
-    ("render took longer than 2 s") with nothing wrong in the export. Every other bound
-    (output, value sizes, work) is the package's, as served."""
-    return dict(renderer.get(name, args, Budget(renderer.limits, deadline=float("inf"))))
 
 
 # Losses after which the target's text differs from the package's by what the loss names;
@@ -206,7 +193,7 @@ def _substitutes(entry: dict[str, Any], imp: Imported, row: dict[str, Any], file
     problems = []
     for inputs in judges.input_sets(entry):
         args = {k: wire(v, kinds[k]) for k, v in arguments_for(ir_prompt, inputs).items()}
-        messages = served(_render(imp.renderer, name, args))
+        messages = served(untimed(imp.renderer, name, args))
         want = "\n\n".join(m.get("text", "") for m in messages)
         leftover = set(grammar.TEMPLATE_SYNTAX.findall(body)) - \
             set(grammar.TEMPLATE_SYNTAX.findall(want))
