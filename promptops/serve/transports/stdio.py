@@ -312,8 +312,8 @@ class Signals:
         critical section runs the next handler there. It set an ``Event`` here, whose
         ``set`` holds the event's (non-reentrant) lock: the nested handler waited for
         that lock forever, each further signal nesting one more handler, until a
-        ``RecursionError`` ended serve with exit 3 (session 18: one run in 20 of a SIGTERM
-        storm at load 15-25), or, with no further signal, serve hung. The main thread
+        ``RecursionError`` ended serve with exit 3 (session 18: 4 of ~220 runs of a SIGTERM
+        storm at load 20-23), or, with no further signal, serve hung. The main thread
         is woken by the wakeup pipe (POSIX: ``set_wakeup_fd``, written by the C-level
         handler) or sees the flag between its short waits (Windows)."""
         self.received = True
