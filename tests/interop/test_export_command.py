@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 import target_grammar as grammar
 from fidelity import arguments_for, judges
-from test_import_command import Imported, served, wire
+from test_import_command import Imported, served, untimed, wire
 
 from promptops.commands import export, import_
 from promptops.commands.choices import Format
@@ -134,11 +134,11 @@ def _round_trip(entry: dict[str, Any], imp: Imported, name: str, file: Path, tar
     problems = []
     for inputs in judges.input_sets(entry):
         args = {k: wire(v, kinds[k]) for k, v in arguments_for(ir_prompt, inputs).items()}
-        want = served(dict(imp.renderer.get(name, args)))
+        want = served(untimed(imp.renderer, name, args))
         if target == "claude" and names == {"ARGUMENTS"} and set(args) - names:
             args = {"ARGUMENTS": next(iter(args.values()))} if args else {}  # one text
-        got = served(dict(renderer.get(prompt["name"], {k: v for k, v in args.items()
-                                                         if k in names})))
+        got = served(untimed(renderer, prompt["name"], {k: v for k, v in args.items()
+                                                        if k in names}))
         if got != want:
             problems.append(f"{entry['id']}/{name} via {target}: {got!r} != {want!r}")
     return problems
@@ -193,7 +193,7 @@ def _substitutes(entry: dict[str, Any], imp: Imported, row: dict[str, Any], file
     problems = []
     for inputs in judges.input_sets(entry):
         args = {k: wire(v, kinds[k]) for k, v in arguments_for(ir_prompt, inputs).items()}
-        messages = served(dict(imp.renderer.get(name, args)))
+        messages = served(untimed(imp.renderer, name, args))
         want = "\n\n".join(m.get("text", "") for m in messages)
         leftover = set(grammar.TEMPLATE_SYNTAX.findall(body)) - \
             set(grammar.TEMPLATE_SYNTAX.findall(want))

@@ -30,6 +30,7 @@ from promptops.interop.importers import IMPORTERS
 from promptops.interop.package import to_document
 from promptops.pipeline.build import Build
 from promptops.render.renderer import Renderer
+from promptops.sandbox.limits import Budget
 
 ENTRIES = judges.load_manifest()
 
@@ -75,6 +76,19 @@ def wire(value: Any, kind: str) -> Any:
     return value
 
 
+def untimed(renderer: Renderer, name: str, args: dict[str, Any]) -> dict[str, Any]:
+    """The served result, rendered under the package's bounds but for the wall-clock one.
+
+    The interop tests compare outputs; the request deadline (2 s of wall clock) is the
+    sandbox's and hardening's to test. A first render compiles the prompt's templates
+    inside the deadline: `audit-accessibility`'s took 0.074 s of CPU and 2.3 s of wall at
+    load 25 (session 18), and test_export_round_trips failed about once per loaded
+    default run since session 13 ("render took longer than 2 s") with nothing wrong in
+    the export. Every other bound (output, value sizes, work) is the package's, as served.
+    """
+    return dict(renderer.get(name, args, Budget(renderer.limits, deadline=float("inf"))))
+
+
 def served(result: dict[str, Any]) -> list[dict[str, str]]:
     out = []
     for m in result["messages"]:
@@ -105,7 +119,7 @@ def mismatches(imp: Imported, rendered: dict[tuple[str, int], Any]) -> tuple[lis
             args = {k: wire(v, kinds[k]) for k, v in arguments_for(prompt, inputs).items()}
             want = served_messages(expected, n if several else None)
             try:
-                got = served(dict(imp.renderer.get(names[n], args)))
+                got = served(untimed(imp.renderer, names[n], args))
             except (ArgumentError, TemplateError) as exc:
                 problems.append(f"input set {i}, {names[n]}: {exc}")
                 continue

@@ -21,17 +21,24 @@ SPIN_BOUND_S = 60.0  # a loop still running this long means the watchdog never f
 
 
 def _spin_until_interrupted(deadline_in: float) -> bool:
-    """A render of the calling thread that only the watchdog ends: True if it was."""
-    token = watchdog.enter(time.monotonic() + deadline_in)
+    """A render of the calling thread that only the watchdog ends: True if it was.
+
+    The render is registered inside the ``try``: on a loaded machine the thread can be
+    descheduled for longer than ``deadline_in`` right after ``enter``, and the timeout then
+    lands at its next bytecode, which must already be inside the ``try`` (it escaped
+    before, and the test failed on a timing it cannot hold)."""
+    tid = threading.get_ident()
     stop = time.monotonic() + SPIN_BOUND_S
     interrupted = False
     try:
+        watchdog.enter(time.monotonic() + deadline_in)
         while time.monotonic() < stop:
             pass
     except watchdog.RenderTimeout:
         interrupted = True
     finally:
-        fired = watchdog.leave(token)
+        token = watchdog._active.get(tid)  # registered first thing in enter
+        fired = token is not None and watchdog.leave(token)
     return interrupted and fired
 
 
@@ -83,16 +90,23 @@ def test_a_budget_is_one_watched_render_and_leaves_nothing_behind():
     """``Budget.__enter__``/``__exit__`` write ``watchdog.enter``/``leave`` and ``release``
     out (issue 26): the same registration, the same stop, the same state afterwards."""
     outer = limits.current()
-    budget = Budget(Limits(render_timeout_ms=50))
+    # The 50 ms bound, entered with a far deadline: the checks before the spin are not
+    # part of the render being timed (at load 20 they took longer than 50 ms, and the
+    # nested enter raised "took longer" before the spin began). The deadline is brought
+    # near just before the spin, on the token Budget.__enter__ registered.
+    budget = Budget(Limits(render_timeout_ms=50), deadline=time.monotonic() + SPIN_BOUND_S)
     interrupted = False
     with pytest.raises(BudgetExceeded, match=r"render took longer than 0\.05 s"), budget:
         assert limits.current() is budget
-        assert watchdog._active[threading.get_ident()][0] == budget.deadline
+        token = watchdog._active[threading.get_ident()]
+        assert token[0] == budget.deadline
         with budget:  # entered again (serve around a request, the renderer inside)
             pass
-        assert threading.get_ident() in watchdog._active
+        assert watchdog._active.get(threading.get_ident()) is token
         stop = time.monotonic() + SPIN_BOUND_S
         try:
+            budget.deadline = token[0] = time.monotonic() + 0.05
+            watchdog.wake()  # as __enter__ does for a deadline before the thread's next wake
             while time.monotonic() < stop:
                 pass
         except watchdog.RenderTimeout:
@@ -122,10 +136,13 @@ def test_a_render_registered_during_the_scan_is_looked_for_before_the_thread_sle
     wake, sends it back to scan; a fired one or a later deadline does not. Without this
     look the thread slept past the render's deadline (for ever, when it had gone idle), and
     a render that calls nothing ran unbounded until the next render's alarm."""
-    until = float("inf") if wake_at == float("inf") else time.monotonic() + watchdog.LINGER_S
+    # "linger": a finite wake time, as the thread writes while it lingers. Far ahead, as the
+    # token's deadline is, so the live watchdog thread, which scans _active meanwhile,
+    # never fires at the token (with a deadline 0.2 s ahead it did, at load 20, and the
+    # first assertion failed)
+    until = float("inf") if wake_at == float("inf") else time.monotonic() + 7200
     tid = -12345  # no thread: nothing is ever delivered to it
-    token: list[float | bool] = [time.monotonic() + 0.2 if until != float("inf") else
-                                 time.monotonic() + 3600, False]
+    token: list[float | bool] = [time.monotonic() + 3600, False]
     try:
         watchdog._active[tid] = token
         assert watchdog._publish_wake(until) is True

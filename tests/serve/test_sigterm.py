@@ -6,13 +6,15 @@ server is already shutting down."""
 from __future__ import annotations
 
 import signal
+import subprocess
+import textwrap
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import git
-from helpers.repo import SIGNALS, posix_only
+from helpers.repo import PYTHON, SIGNALS, cli_env, posix_only
 from serve_helpers import RawClient, envelope, kit_files
 
 from promptops.pipeline.build import Build
@@ -126,3 +128,50 @@ def test_sigint_is_an_orderly_end_too(kit_bundle: Path) -> None:
     c.proc.send_signal(signal.SIGINT)
     assert c.proc.wait(timeout=30) == 0
     assert _finals(_rest(c)) == ["sub"]
+
+
+# A signal at every line the handler runs, the handler's callees included, while one handler
+# is on the stack: Python runs the next handler at that point (at most 50 signals in all).
+_NESTED = textwrap.dedent("""
+    import os, signal, sys
+    from promptops.serve.transports.stdio import Signals
+
+    signals = Signals()
+    assert signals.install()
+    sent = [0]
+
+    def handlers(frame):
+        n = 0
+        while frame is not None:
+            n += frame.f_code is Signals._note.__code__
+            frame = frame.f_back
+        return n
+
+    def tracer(frame, event, arg):
+        if event == "line" and sent[0] < 50 and handlers(frame) == 1:
+            sent[0] += 1
+            signal.raise_signal(signal.SIGTERM)
+        return tracer
+
+    sys.settrace(tracer)
+    signal.raise_signal(signal.SIGTERM)
+    for _ in range(1000):  # bytecodes at which a pending signal's handler runs
+        pass
+    sys.settrace(None)
+    signals.wait()
+    print("woken", signals.received, sent[0])
+""")
+
+
+def test_a_signal_inside_the_handler_of_the_last_one_neither_hangs_nor_raises() -> None:
+    """Python runs a signal handler at a bytecode boundary of the main thread, also inside
+    a handler that is still running. The stdio handler set a ``threading.Event``, whose
+    lock it held while a SIGTERM storm (tests/hardening/test_serve_exit.py) ran the next
+    handler inside it: that one waited for the lock for ever, each further signal nested
+    another, and a RecursionError ended serve with exit 3 (session 18, at load 15-25).
+    Here a signal lands at every line the handler executes (deterministic, under any load):
+    the handler must return, and the main thread be woken."""
+    done = subprocess.run([PYTHON, "-c", _NESTED], capture_output=True, env=cli_env(),
+                          timeout=60, check=False)
+    assert done.returncode == 0, done.stderr.decode()
+    assert done.stdout.split()[:2] == [b"woken", b"True"], done.stdout
