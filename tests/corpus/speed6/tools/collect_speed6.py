@@ -50,10 +50,18 @@ def _is_chat(path: str, text: str) -> bool:
     return sniff(posixpath.basename(path), text, named=False) == "promptfoo"
 
 
+def _family(family: str) -> str:
+    """Amendment 1's fallback lists are the ``folder`` family under a stop of their own
+    (recorded as ``folder-fallback``, so ``folder``'s 25 and the fallback's 25 make the
+    amendment's 50): the same files, the same includes."""
+    return "folder" if family == "folder-fallback" else family
+
+
 def family_files(family: str, paths: list[str], read: Any) -> list[str]:
     """The earlier families as the first corpus's collector finds them; ``folder`` as
     speed5's MCP family (a file under a ``prompts`` folder) for any repository; ``chat`` a
     YAML or JSON file whose path holds ``prompt`` that the import reads as a chat prompt."""
+    family = _family(family)
     if family == "folder":
         return [p for p in collect_speed5.family_files("mcp", paths, read)
                 if _not_claude_or_vscode(p)]
@@ -76,6 +84,7 @@ def family_files(family: str, paths: list[str], read: Any) -> list[str]:
 def includes(family: str, path: str, text: str, paths: set[str]) -> tuple[list[str], list[str]]:
     """A ``folder`` file includes as speed5's MCP one does (by its extension); a chat
     prompt reads nothing; the others as the first corpus's collector."""
+    family = _family(family)
     if family == "folder":
         return collect_speed5.includes("mcp", path, text, paths)
     if family == "chat":
