@@ -50,11 +50,20 @@ def _is_chat(path: str, text: str) -> bool:
     return sniff(posixpath.basename(path), text, named=False) == "promptfoo"
 
 
+PER_REPO_MORE = 2
+
+
 def _family(family: str) -> str:
     """Amendment 1's fallback lists are the ``folder`` family under a stop of their own
     (recorded as ``folder-fallback``, so ``folder``'s 25 and the fallback's 25 make the
-    amendment's 50): the same files, the same includes."""
-    return "folder" if family == "folder-fallback" else family
+    amendment's 50), amendment 2's third list likewise (``folder-more``): the same files,
+    the same includes."""
+    return "folder" if family in ("folder-fallback", "folder-more") else family
+
+
+def per_repo(family: str) -> int:
+    """Amendment 2: ``folder-more`` takes at most 2 prompt files a repository, the rest 6."""
+    return PER_REPO_MORE if family == "folder-more" else collect_speed.PER_REPO
 
 
 def family_files(family: str, paths: list[str], read: Any) -> list[str]:
@@ -96,6 +105,7 @@ def _point_here() -> None:
     collect_speed.SPEED = SPEED6
     collect_speed.MAX_BYTES = MAX_BYTES
     collect_speed.PRECHECK = None
+    collect_speed.PER_REPO_OF = per_repo
     collect_speed.family_files = family_files
     collect_speed.includes = includes
     collect_speed._MANIFEST_HEADER = (
