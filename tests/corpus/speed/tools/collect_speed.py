@@ -44,10 +44,10 @@ PER_REPO_OF: Any = None
 FORKS = ["*/prompty", "*/genkit", "genkit-ai/*", "firebase/*", "*/dotprompt", "*/promptfoo",
          "*/langchain", "*/awesome-copilot", "*/awesome-claude-code*"]
 # The speed corpora in the order they were collected by the same rule (speed, speed2 in
-# session 10, speed3 in session 11, speed4 in session 13, speed5 in session 17, speed6 in session 18): a later
-# corpus's lists name the earlier corpora's repositories as excluded, which must not exclude
-# them from the earlier ones. The one list of the speed corpora: the checks and the import
-# tests read it.
+# session 10, speed3 in session 11, speed4 in session 13, speed5 in session 17, speed6 in
+# session 18): a later corpus's lists name the earlier corpora's repositories as excluded,
+# which must not exclude them from the earlier ones. The one list of the speed corpora: the
+# checks and the import tests read it.
 ORDER = (SPEED, SPEED.parent / "speed2", SPEED.parent / "speed3", SPEED.parent / "speed4",
          SPEED.parent / "speed5", SPEED.parent / "speed6")
 
