@@ -159,3 +159,32 @@ def test_the_fifth_corpus_keeps_what_its_rule_adds() -> None:
     before_last = sum(_on_disk("speed5", e).stat().st_size for e in files
                       if e["repository"] != last)
     assert before_last < collect_speed5.MAX_BYTES, before_last
+
+
+def test_the_sixth_corpus_keeps_what_its_rule_adds() -> None:
+    """speed6's rule (../speed6/README.md) adds a ``folder`` family (files under a ``prompts``
+    folder, never a Claude command or a VS Code prompt file), a ``chat`` family (what the
+    import reads as a chat array), amendment 1's fallback (``folder-fallback``) and amendment
+    2's ``folder-more`` with at most 2 prompt files a repository; tools/collect_speed6.py
+    decides each. A file added by hand outside the rule, or a third file of a ``folder-more``
+    repository, fails here."""
+    sixth = FIRST.parent / "speed6"
+    sys.path.insert(0, str(sixth / "tools"))
+    import collect_speed6
+
+    files = _manifest("speed6")
+    prompts = [e for e in files if e["role"] == "prompt"]
+    families = {e["family"] for e in prompts}
+    assert {"folder", "chat", "folder-fallback", "folder-more"} <= families, families
+    per_repo: dict[tuple[str, str], int] = {}
+    for entry in prompts:
+        key = (entry["family"], entry["repository"])
+        per_repo[key] = per_repo.get(key, 0) + 1
+        assert per_repo[key] <= collect_speed6.per_repo(entry["family"]), entry
+        data = _on_disk("speed6", entry).read_bytes()
+        assert collect_speed6.family_files(entry["family"], [entry["path"]],
+                                           lambda _p, d=data: d) == [entry["path"]], entry
+    last = files[-1]["repository"]
+    before_last = sum(_on_disk("speed6", e).stat().st_size for e in files
+                      if e["repository"] != last)
+    assert before_last < collect_speed6.MAX_BYTES, before_last

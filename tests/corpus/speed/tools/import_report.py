@@ -5,7 +5,7 @@ Why: the benchmark measures the package a team gets from one folder import of ea
 those are, and why, must be on record (and is a finding for the import issue).
 
 Usage: python tests/corpus/speed/tools/import_report.py [CORPUS]  (writes CORPUS/import.yaml;
-CORPUS is tests/corpus/speed by default, or tests/corpus/speed2 ... speed5: one script for
+CORPUS is tests/corpus/speed by default, or tests/corpus/speed2 ... speed6: one script for
 all)
 """
 
@@ -22,7 +22,7 @@ import yaml
 FIRST = Path(__file__).resolve().parent.parent
 NAMES = {"speed": "the speed corpus", "speed2": "the second speed corpus",
          "speed3": "the third speed corpus", "speed4": "the fourth speed corpus",
-         "speed5": "the fifth speed corpus"}
+         "speed5": "the fifth speed corpus", "speed6": "the sixth speed corpus"}
 
 
 def main() -> None:
