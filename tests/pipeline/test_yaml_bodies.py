@@ -222,3 +222,16 @@ def test_a_file_parsed_from_its_bytes_keeps_the_blocks_it_cut() -> None:
     cut = bodies.cut(raw)
     assert cut is not None and len(cut[2]) == 2 and file._blocks == cut[2]
     assert file.block_start(("messages", 1, "text")) == (1006, 5, True)  # 3 + 1,000 + 3
+
+
+def test_a_shed_file_sent_to_another_process_parses_its_data_again() -> None:
+    """A shed file pickled (a forked half's memo, the build's and lint's) is still shed
+    where it arrives: its data is parsed again, not the marker it held."""
+    import pickle
+
+    raw = b"name: n\nmessages:\n- role: user\n  text: hi\n"
+    file = load_yaml("p.prompt.yaml", raw)
+    data = file.data
+    file.shed()
+    arrived = pickle.loads(pickle.dumps(file, protocol=pickle.HIGHEST_PROTOCOL))
+    assert arrived.data == data
