@@ -1,8 +1,9 @@
-"""Lint's scans of a file's bytes (issue 26, session 18) answer what the scans of its text did.
+"""Lint's cheaper scans (issue 26, session 18) answer what the scans they replaced did.
 
 A rule that reads the raw bytes to skip a file must skip exactly the files whose text
-holds nothing to find: each form is compared with the text's own answer on generated
-files, byte order marks and invalid bytes included.
+holds nothing to find, and one scan for a tag must say what three did: each form is
+compared with the old one on generated input, byte order marks and invalid bytes
+included.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import random
 
 from promptops.lint.rules.po502_invisible_unicode import _ANY, INVISIBLE, beyond_ascii
+from promptops.pipeline.templates import _TAGS, tag_free
 
 _BOM = "\ufeff"
 
@@ -43,3 +45,13 @@ def test_bytes_that_do_not_decode_give_no_answer() -> None:
     assert beyond_ascii(b"caf\xe9") is None
     assert beyond_ascii(None) is None
     assert beyond_ascii(b"plain") == ""
+
+
+def test_a_source_is_tag_free_exactly_where_no_tag_opener_is_in_it() -> None:
+    rnd = random.Random(1803)
+    pieces = ["{", "{{", "{%", "{#", "}", "}}", "%}", "#}", "%", "#", "text ", "\n", "é",
+              "{ {", "{\n%", "🙂"]
+    for _ in range(5000):
+        source = "".join(rnd.choice(pieces) for _ in range(rnd.randint(0, 10)))
+        assert tag_free(source) == (not any(t in source for t in _TAGS)), source
+    assert not tag_free("x {% raw %}") and not tag_free("{#") and tag_free("{ { % #")
