@@ -39,13 +39,14 @@ def _marked_error() -> type[Exception]:
 
     return MarkedYAMLError
 
+
 class _Shed:
     """What a :class:`LoadedFile` holds in place of its data once shed. Pickled by name
     (this module's ``_SHED``), so a shed file sent to another process is still shed
     there and parses its data again when asked: a plain ``object()`` came back as a new
     object, which the other process's ``data`` returned as the file's data (a forked
-    lint half's files, read by a whole run that runs every rule: PO108 found nothing in
-    them)."""
+    lint half's files arrive shed in a memo that keeps YAML, so nothing sheds them again;
+    only a whole run that runs every rule, after a refused merge, reads their data: PO108)."""
 
     def __reduce__(self) -> str:
         return "_SHED"
