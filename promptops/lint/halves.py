@@ -100,8 +100,8 @@ SPLIT = frozenset(r.code for r in RULES
 # The rules the whole run runs when the halves' findings merge (:meth:`Warm.rules`): the
 # child sends only the tables they read (:meth:`Tables.for_rules`). The others' answers by
 # text (a quarter of the CPU of the child's pickle and this process's unpickling on the
-# fifth corpus)
-# are asked for only when the merge is refused and every rule runs whole: then computed.
+# fifth corpus) are asked for only when the merge is refused and every rule runs whole:
+# then they are computed again.
 WHOLE = frozenset(r.code for r in RULES if r.code not in SPLIT)
 
 
