@@ -60,6 +60,16 @@ class Tables:
     located: dict[tuple[str, Loc | None, int, str], tuple[int, int]] = dataclass_field(
         default_factory=dict)
 
+    def for_rules(self, codes: frozenset[str]) -> Tables:
+        """The answers the rules ``codes`` ask for by the kind they name (``PO105``,
+        ``PO509-name``, ``PO511 ...``), and every position placed; not the answers of the
+        other rules or of the helpers they share (``trailing``, ``suppressions``), nor
+        the templates' facts. What a forked half sends the whole run, which runs only
+        ``codes`` (:mod:`promptops.lint.halves`): a table is only a shortcut, so what is
+        left out is computed again if asked for (a whole run that runs every rule)."""
+        return Tables({kind: table for kind, table in self.memo.items()
+                       if kind[:5] in codes}, {}, self.marks, self.located)
+
     def update(self, other: Tables) -> None:
         """Keep ``other``'s answers too (the same text has the same answer in both)."""
         for kind, table in other.memo.items():

@@ -97,6 +97,12 @@ SAMPLE = 400  # prompt files sampled to judge whether their texts repeat (:func:
 # report validation's problems: taken where both halves' problems are the whole's.
 SPLIT = frozenset(r.code for r in RULES
                   if r.scope == "prompt" and not r.first and r.needs in ("raw", "load", "package"))
+# The rules the whole run runs when the halves' findings merge (:meth:`Warm.rules`): the
+# child sends only the tables they read (:meth:`Tables.for_rules`). The others' answers by
+# text (a quarter of the CPU of the child's pickle and this process's unpickling on the
+# fifth corpus) are asked for only when the merge is refused and every rule runs whole:
+# then they are computed again.
+WHOLE = frozenset(r.code for r in RULES if r.code not in SPLIT)
 
 
 @dataclass(frozen=True)
@@ -195,7 +201,8 @@ def warm(source: CachingSource, settings: LintSettings, index: TemplateIndex) ->
 
     def child() -> memoryview:
         own = TemplateIndex(FileMemo(), keep_asts=True)
-        return _send(source, own, *_half(source, settings, rest, set(theirs), own))
+        tables, part = _half(source, settings, rest, set(theirs), own)
+        return _send(source, own, tables.for_rules(WHOLE), part)
 
     try:
         (tables, part), data = prefetch.forked(
@@ -267,7 +274,8 @@ def _half(source: Source, settings: LintSettings, rest: set[str], own: set[str],
 
 def _send(source: Source, index: TemplateIndex, tables: Tables, part: Part) -> memoryview:
     """The memo's entries (without the bytes this process holds, as the build's child
-    sends them), the tables (plain data) and the child's :class:`Part`. Not the ASTs:
+    sends them), the tables (plain data: the child hands the ones the whole run reads,
+    :data:`WHOLE`) and the child's :class:`Part`. Not the ASTs:
     every rule that reads a template's AST keeps its answer in the tables by text, so the
     whole run asks for none of the child's (a text it does ask for is parsed again there);
     unpickling them was most of what the parent spent taking the child's share. Nor each

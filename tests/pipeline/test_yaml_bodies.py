@@ -185,3 +185,53 @@ def test_a_block_libyaml_reads_otherwise_is_not_cut_for_positions_either(odd: st
     assert bodies.cut(text.encode()) is None
     assert bodies.cut(text.encode(), lines=True) is None
     assert bodies.cut(text.replace(odd, "").encode(), lines=True) is not None
+
+
+@settings(max_examples=150, deadline=None)
+@given(blocks=st.lists(st.tuples(
+           st.sampled_from(["text: |", "text: |+", "text: |-", "- text: |", "y: 'a: |'\nw: |"]),
+           st.integers(0, 2), st.integers(1, 3),
+           st.lists(st.tuples(st.integers(-1, 2), LINE), min_size=1, max_size=6)),
+       min_size=1, max_size=3))
+def test_the_positions_skeleton_from_the_datas_blocks_is_the_cut_for_positions(
+        blocks: list[tuple[str, int, int, list[tuple[int, str]]]]) -> None:
+    """Placing a finding builds the skeleton from the blocks validation's parse cut
+    (``bodies.skeleton``) instead of finding them again: the same skeleton and blocks as
+    ``cut(lines=True)``, on files where some blocks are refused (tabs, odd line breaks,
+    refused characters) and others cut, and the same refusal of the whole file."""
+    doc = "name: n\n"
+    for head, leading, indent, lines in blocks:
+        base = len(head.rsplit("\n", 1)[-1]) - len(head.rsplit("\n", 1)[-1].lstrip(" -"))
+        doc += f"{head}\n" + "\n" * leading + "\n".join(
+            " " * max(0, base + indent + shift) + text for shift, text in lines) + "\n"
+    raw = doc.encode()
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(bodies, "MIN_BODY", 1)
+        read, placed = bodies.cut(raw), bodies.cut(raw, lines=True)
+        if read is None:
+            assert placed is None
+        else:
+            assert bodies.skeleton(raw, read[2], lines=True) == placed
+
+
+def test_a_file_parsed_from_its_bytes_keeps_the_blocks_it_cut() -> None:
+    """The blocks reach the loaded file (else placing a finding cuts the file again)."""
+    raw = ("messages:\n- role: user\n  text: |\n" + PAGE.replace("  ", "    ")
+           + "- role: user\n  text: |-\n" + PAGE.replace("  ", "    ") + "x: 1\n").encode()
+    file = load_yaml("p.prompt.yaml", raw)
+    cut = bodies.cut(raw)
+    assert cut is not None and len(cut[2]) == 2 and file._blocks == cut[2]
+    assert file.block_start(("messages", 1, "text")) == (1006, 5, True)  # 3 + 1,000 + 3
+
+
+def test_a_shed_file_sent_to_another_process_parses_its_data_again() -> None:
+    """A shed file pickled (a forked half's memo, the build's and lint's) is still shed
+    where it arrives: its data is parsed again, not the marker it held."""
+    import pickle
+
+    raw = b"name: n\nmessages:\n- role: user\n  text: hi\n"
+    file = load_yaml("p.prompt.yaml", raw)
+    data = file.data
+    file.shed()
+    arrived = pickle.loads(pickle.dumps(file, protocol=pickle.HIGHEST_PROTOCOL))
+    assert arrived.data == data

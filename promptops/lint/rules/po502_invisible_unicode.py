@@ -53,6 +53,8 @@ def _ranges(chars: frozenset[str]) -> str:
 
 
 _ANY = re.compile("[" + _ranges(INVISIBLE) + "]")
+_ASCII = bytes(range(0x80))
+_BOM = b"\xef\xbb\xbf"
 
 
 def check(ctx: LintContext) -> Iterator[Hit]:
@@ -61,8 +63,32 @@ def check(ctx: LintContext) -> Iterator[Hit]:
         text = ctx.text(path)
         if not text or text.isascii():
             continue
+        beyond = beyond_ascii(ctx.raw(path))
+        if beyond is not None and _ANY.search(beyond) is None:
+            continue  # before the table: its key is the whole file (a hash of every byte)
         for line, col, ch in ctx.memo(CODE, text, _first):
             yield Hit(path, line, col, f"invisible character U+{ord(ch):04X} in the text")
+
+
+def beyond_ascii(raw: bytes | None) -> str | None:
+    """The characters past ASCII of the text ``raw`` decodes to (``utf-8-sig``, as
+    :meth:`LintContext.text` decodes it), in order; None without bytes that decode.
+
+    Every character past ASCII is a run of bytes past ASCII in UTF-8 and no ASCII byte is
+    part of one, so deleting the ASCII bytes leaves those characters' bytes, whole and in
+    order (a leading byte order mark, which decoding drops, is its first three). A text
+    past ASCII here is a few such characters in a long ASCII text (curly quotes, a dash):
+    the character class tried at every character of it ran at 340 MB/s, most of this
+    rule, where ``bytes.translate`` deletes at 1.7 GB/s (issue 26, session 18)."""
+    if raw is None:
+        return None
+    rest = raw.translate(None, _ASCII)
+    if raw.startswith(_BOM):
+        rest = rest[len(_BOM):]
+    try:
+        return rest.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
 
 
 def _first(text: str) -> list[tuple[int, int, str]]:

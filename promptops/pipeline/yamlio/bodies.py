@@ -42,13 +42,17 @@ _C1 = re.compile(rb"\xc2[\x80-\x9f]")
 _REFUSED = "\u2028\u2029\ufffe\uffff"
 _SPACES = re.compile(b" *")
 
-Cut = tuple[bytes, list[tuple[str, str]]]  # the skeleton; each placeholder's text, value
+# Where a cut block is in the bytes: its header's end (the body's start), the body's end,
+# its indentation, its chomping indicator (b"", b"+" or b"-")
+Block = tuple[int, int, int, bytes]
+# the skeleton; each placeholder's text and value; the blocks cut, in order
+Cut = tuple[bytes, list[tuple[str, str]], tuple[Block, ...]]
 
 
 def cut(raw: bytes, *, lines: bool = False) -> Cut | None:
     """(the skeleton of ``raw``, for each placeholder ``k`` in it: the string libyaml
-    reads from the placeholder, and the block's value), or None when no long literal
-    block can be cut exactly (then libyaml reads ``raw`` as it is).
+    reads from the placeholder, and the block's value; the blocks cut), or None when no
+    long literal block can be cut exactly (then libyaml reads ``raw`` as it is).
 
     ``lines``: each placeholder is followed by as many empty lines as its body had
     lines less one, so every node after it has the line and column it has in ``raw``
@@ -59,10 +63,9 @@ def cut(raw: bytes, *, lines: bool = False) -> Cut | None:
     bytes of a text) then: the values' decoding is what refuses anything else."""
     if len(raw) < MIN_BODY:  # (a placeholder's text in the file: put_back finds it twice)
         return None
-    parts: list[bytes] = []
-    values: list[tuple[str, str]] = []
+    blocks: list[Block] = []
+    values: list[str] = []
     at = 0  # where the search for the next header goes on
-    kept = 0  # how much of ``raw`` is in ``parts``: a header not cut stays in the skeleton
     while (colon := raw.find(b": |", at)) >= 0:
         line = raw.rfind(b"\n", 0, colon) + 1
         header = _HEADER.match(raw, line)
@@ -72,16 +75,36 @@ def cut(raw: bytes, *, lines: bool = False) -> Cut | None:
             at = colon + 3
             continue
         end, indent, value = body
-        mark = b"%s%d" % (_TOKEN, len(values))
-        pad = b"\n" * (raw.count(b"\n", header.end(), end) - 1) if lines else b""
-        parts += [raw[kept:header.end()], b" " * indent + mark + b"\n" + pad]
-        read = mark.decode() + ("" if header.group(1) == b"-" else "\n")
-        values.append((read, value))
-        at = kept = end
-    if not values:
+        blocks.append((header.end(), end, indent, header.group(1)))
+        values.append(value)
+        at = end
+    if not blocks:
         return None
+    return skeleton(raw, tuple(blocks), values, lines=lines)
+
+
+def skeleton(raw: bytes, blocks: tuple[Block, ...], values: list[str] | None = None, *,
+             lines: bool = False) -> Cut:
+    """:func:`cut`'s answer from the ``blocks`` it cut in ``raw`` (each value ``""`` without
+    ``values``): a header not cut stays in the skeleton, as the bytes between blocks do.
+    With ``lines``, what ``cut(raw, lines=True)`` gives, from the blocks of ``cut(raw)``:
+    both take the same blocks (:func:`_body` refuses the same bytes whether it reads the
+    value or not), so placing a finding in a file validation cut need not find its blocks
+    again (a regular expression over each body, its refusals: a third of PO504 where no
+    text repeats, issue 26 session 18; ``tests/pipeline/test_yaml_bodies.py`` holds the
+    two equal)."""
+    parts: list[bytes] = []
+    out: list[tuple[str, str]] = []
+    kept = 0  # how much of ``raw`` is in ``parts``
+    for k, (start, end, indent, chomp) in enumerate(blocks):
+        mark = b"%s%d" % (_TOKEN, k)
+        pad = b"\n" * (raw.count(b"\n", start, end) - 1) if lines else b""
+        parts += [raw[kept:start], b" " * indent + mark + b"\n" + pad]
+        read = mark.decode() + ("" if chomp == b"-" else "\n")
+        out.append((read, values[k] if values is not None else ""))
+        kept = end
     parts.append(raw[kept:])
-    return b"".join(parts), values
+    return b"".join(parts), out, blocks
 
 
 def _body(raw: bytes, start: int, chomp: bytes, *, read: bool = True,

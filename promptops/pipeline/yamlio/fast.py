@@ -191,6 +191,12 @@ def load_bytes(raw: bytes) -> object:
     valid UTF-8 when this returns. Raises on anything else (a syntax error, a limit, a
     document the one walk does not build, a file that could hold too many nodes): the
     caller then decodes the text and :func:`load` says what it is."""
+    return read_bytes(raw)[0]
+
+
+def read_bytes(raw: bytes) -> tuple[object, tuple[bodies.Block, ...] | None]:
+    """:func:`load_bytes`'s data, and the long literal blocks it cut (None: none), which
+    placing a position in the file reads again (:func:`bodies.skeleton`)."""
     if not _as_decoded(raw):
         raise _NotPlain
     # Long literal blocks are read by bodies.cut, libyaml reads the rest (the skeleton):
@@ -201,7 +207,9 @@ def load_bytes(raw: bytes) -> object:
     if counts is not None and counts[1]:
         raise _NotPlain
     data = _one_walk(source, counts)
-    return data if cutting is None else bodies.put_back(data, cutting[1])
+    if cutting is None:
+        return data, None
+    return bodies.put_back(data, cutting[1]), cutting[2]
 
 
 class _NotPlain(Exception):

@@ -39,7 +39,20 @@ def _marked_error() -> type[Exception]:
 
     return MarkedYAMLError
 
-_SHED = object()
+
+class _Shed:
+    """What a :class:`LoadedFile` holds in place of its data once shed. Pickled by name
+    (this module's ``_SHED``), so a shed file sent to another process is still shed
+    there and parses its data again when asked: a plain ``object()`` came back as a new
+    object, which the other process's ``data`` returned as the file's data (a forked
+    lint half's files arrive shed in a memo that keeps YAML, so nothing sheds them again;
+    only a whole run that runs every rule, after a refused merge, reads their data: PO108)."""
+
+    def __reduce__(self) -> str:
+        return "_SHED"
+
+
+_SHED = _Shed()
 
 
 class LoadedFile:
@@ -55,17 +68,21 @@ class LoadedFile:
     memo handed between processes (:mod:`promptops.pipeline.prefetch`) pickles bytes.
     """
 
-    __slots__ = ("_data", "_raw", "_text", "_tree", "path")
+    __slots__ = ("_blocks", "_data", "_raw", "_text", "_tree", "path")
 
     def __init__(self, path: str, text: str | None, data: object, *,
-                 raw: bytes | None = None) -> None:
+                 raw: bytes | None = None,
+                 blocks: tuple[bodies.Block, ...] | None = None) -> None:
         """``text``, or ``raw``: bytes libyaml read whole (so valid UTF-8, a BOM
-        allowed, which decoding drops as :func:`decode` does)."""
+        allowed, which decoding drops as :func:`decode` does); ``blocks``: the long
+        literal blocks the parse of ``raw`` cut (:func:`fastyaml.read_bytes`), kept
+        for positions."""
         if text is None and raw is None:
             raise ValueError("a LoadedFile needs its text or its bytes")
         self.path, self._text, self._raw = path, text, raw
         self._data: object = data
         self._tree: object = None
+        self._blocks = blocks
 
     @property
     def text(self) -> str:
@@ -104,7 +121,7 @@ class LoadedFile:
 
     def _positions(self) -> Any:
         if self._tree is None:
-            self._tree = _mark_tree(self.text, self._raw)
+            self._tree = _mark_tree(self.text, self._raw, self._blocks)
         return self._tree
 
     def _walk(self, loc: Loc, *, key: bool) -> tuple[int, int, object]:
@@ -159,9 +176,11 @@ def _yaml() -> Any:
     return yaml
 
 
-def _mark_tree(text: str, raw: bytes | None = None) -> object:
+def _mark_tree(text: str, raw: bytes | None = None,
+               blocks: tuple[bodies.Block, ...] | None = None) -> object:
     """The document's nodes with their marks, for positions (``raw``: the bytes ``text``
-    was decoded from, if kept).
+    was decoded from, if kept; ``blocks``: the long literal blocks the parse of ``raw``
+    cut, if known).
 
     libyaml's node graph (composed in C, no values constructed): ten times faster and a
     fifth of the memory of ruamel.yaml's round-trip tree, which took 9 s and 160 MB for a
@@ -169,7 +188,7 @@ def _mark_tree(text: str, raw: bytes | None = None) -> object:
     ruamel.yaml parses gets the round-trip tree. Both carry the same libyaml-style marks.
     A file with long literal blocks is composed from its skeleton (:func:`_skeleton_marks`).
     """
-    found = _skeleton_marks(text, raw)
+    found = _skeleton_marks(text, raw, blocks)
     if found is not None:
         return found
     loader = fastyaml.FastLoader(text)
@@ -184,7 +203,8 @@ def _mark_tree(text: str, raw: bytes | None = None) -> object:
 _BOM = b"\xef\xbb\xbf"
 
 
-def _skeleton_marks(text: str, raw: bytes | None) -> _Marks | None:
+def _skeleton_marks(text: str, raw: bytes | None,
+                    blocks: tuple[bodies.Block, ...] | None = None) -> _Marks | None:
     """The marks of the file's skeleton (:func:`bodies.cut` with its lines kept: every
     node outside a long literal block on its own line and column), or None when there
     is no block to cut or the skeleton does not read each placeholder as the whole of its
@@ -194,11 +214,13 @@ def _skeleton_marks(text: str, raw: bytes | None) -> _Marks | None:
     item 1, session 17; ``tests/pipeline/test_yaml_bodies.py`` holds every position
     equal to the whole file's). libyaml reads the same bytes it read from the text (which
     it encodes to UTF-8 first), but for a leading BOM: a text starting with one (a file
-    with two) is composed whole."""
+    with two) is composed whole. ``blocks``: what the parse of ``raw`` cut, the blocks
+    this cuts too (:func:`bodies.skeleton`), so they are not looked for again."""
     if text.startswith("\ufeff"):
         return None
     source = raw if raw is not None and not raw.startswith(_BOM) else text.encode()
-    cutting = bodies.cut(source, lines=True)
+    cutting = (bodies.skeleton(raw, blocks, lines=True) if blocks is not None and source is raw
+               else bodies.cut(source, lines=True))
     if cutting is None:
         return None
     loader = fastyaml.FastLoader(cutting[0])
@@ -316,11 +338,11 @@ def load_yaml(path: str, raw: bytes) -> LoadedFile:
     as before: the UTF-8 check first, then the parse.
     """
     try:
-        data = fastyaml.load_bytes(raw)
+        data, blocks = fastyaml.read_bytes(raw)
     except Exception:  # said again, in order, below
         pass
     else:
-        return LoadedFile(path, None, data, raw=raw)
+        return LoadedFile(path, None, data, raw=raw, blocks=blocks)
     text = decode(path, raw)
     try:
         data = _parse(text, raw)
