@@ -156,8 +156,10 @@ def collect(ast: nodes.Template, every: list[nodes.Node] | None = None) -> Facts
                 calls.append(("filter" if isinstance(node, nodes.Filter) else "test",
                               called.name, node.lineno))
             elif branch == _OUTPUT:
-                silent = silent and all(isinstance(n, nodes.TemplateData) and not n.data.strip()
-                                        for n in cast(nodes.Output, node).nodes)
+                # blank without a stripped copy (a long prompt's text is one 200 KB node)
+                silent = silent and all(
+                    isinstance(n, nodes.TemplateData) and (not n.data or n.data.isspace())
+                    for n in cast(nodes.Output, node).nodes)
             elif branch == _PARAMS:
                 stores.update(a.name for a in cast(nodes.Macro, node).args)
             else:  # _LINK

@@ -190,3 +190,12 @@ def test_lint_finds_the_same_with_and_without_shapes(monkeypatch: pytest.MonkeyP
     assert shaped_run == own_run
     codes = {f.code for f in own_run}
     assert {"PO104", "PO207", "PO406", "PO510", "PO511"} <= codes, codes
+
+
+def test_a_text_is_blank_by_isspace_as_by_strip() -> None:
+    """The facts' ``silent`` and the shapes' blankness test a text without a stripped copy
+    (``isspace``, which is False for ""): the same answer as ``not text.strip()``."""
+    for c in map(chr, range(0x110000)):
+        assert (not c.strip()) == c.isspace(), hex(ord(c))
+    for text in ("", " ", "\n\t ", " x ", "\u3000\u2028", "a"):
+        assert (not text.strip()) == (not text or text.isspace())
