@@ -192,17 +192,17 @@ class LintContext:
         """What one walk of the template's AST knows; None when it does not parse. Walked
         once per template shape where texts do not repeat (:mod:`promptops.lint.shaped`)."""
         if source not in self._facts:
-            self._facts[source] = self._shapes.facts(source, self._walked)
+            self._facts[source] = self._shapes.facts(self, source, self._walked)
         return self._facts[source]
 
     def shaped(self, kind: str, source: str, compute: Callable[[nodes.Template | None], T]) -> T:
         """``compute(self.ast(source))``, once per template shape for every template of it
         (:meth:`promptops.lint.shaped.ShapeTables.answer` says what ``compute`` may read)."""
-        return self._shapes.answer(kind, source, compute)
+        return self._shapes.answer(self, kind, source, compute)
 
     @cached_property
     def _shapes(self) -> ShapeTables:
-        return ShapeTables(self.env, lambda source: self.ast("", source), self.nodes)
+        return ShapeTables(self.env)
 
     def _walked(self, source: str) -> Facts | None:
         """The facts of one walk of ``source``'s tree, its node list kept for :meth:`nodes`."""

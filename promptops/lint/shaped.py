@@ -41,7 +41,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
-from typing import TYPE_CHECKING, TypeVar, cast
+from typing import TYPE_CHECKING, Protocol, TypeVar, cast
 
 from jinja2 import nodes
 
@@ -64,14 +64,21 @@ SMALL = 8192
 _LINKS = (nodes.Include, nodes.Import, nodes.FromImport, nodes.Extends)
 
 
+class Trees(Protocol):
+    """Where the trees come from (the lint context), handed to every call rather than
+    kept: a context holding tables that held it was a cycle, left to the collector with
+    every tree and table it reached (+10% of lint's CPU where texts repeat)."""
+
+    def ast(self, key: str, source: str) -> nodes.Template | None: ...
+
+    def nodes(self, ast: nodes.Node) -> list[nodes.Node]: ...
+
+
 class ShapeTables:
     """One context's answers by facts key (the module docstring says what that is)."""
 
-    def __init__(self, env: Environment, ast: Callable[[str], nodes.Template | None],
-                 every: Callable[[nodes.Template], list[nodes.Node]]) -> None:
+    def __init__(self, env: Environment) -> None:
         self._env = env
-        self._ast = ast  # the context's parse (validation's tree, kept)
-        self._every = every  # the context's node list of a tree (one walk per tree)
         self._numbers: dict[object, int] = {}  # text_shape key -> the shape's number
         # the shape's number -> (the places of its texts among the values, does it print
         # something whatever its texts?); None: not shared
@@ -79,11 +86,12 @@ class ShapeTables:
         self._keys: dict[str, tuple[Key, bool] | None] = {}  # source -> (key, silent?)
         self._answers: dict[tuple[str, Key], tuple[object, int]] = {}
 
-    def facts(self, source: str, walk: Callable[[str], Facts | None]) -> Facts | None:
+    def facts(self, trees: Trees, source: str,
+              walk: Callable[[str], Facts | None]) -> Facts | None:
         """``walk(source)`` (the facts of one walk of its tree), shared by the templates of
         a facts key, with ``silent`` the template's own (its texts' blankness, which the
         first two templates' walks must agree with too)."""
-        keyed = self._key(source)
+        keyed = self._key(trees, source)
         if keyed is None:
             return walk(source)
         key, silent = keyed
@@ -108,35 +116,35 @@ class ShapeTables:
             self._answers[slot] = (known[0], _AGREED) if known[0] == plain else (None, _SPLIT)
         return mine
 
-    def answer(self, kind: str, source: str,
+    def answer(self, trees: Trees, kind: str, source: str,
                compute: Callable[[nodes.Template | None], T]) -> T:
         """``compute(tree of source)``, once per facts key and ``kind`` (which must name
         every input of ``compute`` but the tree: a rule's code, and the package's bounds
         where they matter): ``compute`` must read of the tree nothing but its tags and
         the values that are not texts (see the module docstring)."""
-        keyed = self._key(source)
+        keyed = self._key(trees, source)
         if keyed is None:
-            return compute(self._ast(source))
+            return compute(trees.ast("", source))
         slot = (kind, keyed[0])
         known = self._answers.get(slot)
         if known is not None and known[1] == _AGREED:
             return cast(T, known[0])
-        mine = compute(self._ast(source))
+        mine = compute(trees.ast("", source))
         if known is None:
             self._answers[slot] = (mine, _PENDING)
         elif known[1] == _PENDING:
             self._answers[slot] = (known[0], _AGREED) if known[0] == mine else (None, _SPLIT)
         return mine
 
-    def _key(self, source: str) -> tuple[Key, bool] | None:
+    def _key(self, trees: Trees, source: str) -> tuple[Key, bool] | None:
         """(the facts key of ``source``, does it print nothing?); None when its shape is
         not shared."""
         if source in self._keys:
             return self._keys[source]
-        found = self._keys[source] = self._keyed(source)
+        found = self._keys[source] = self._keyed(trees, source)
         return found
 
-    def _keyed(self, source: str) -> tuple[Key, bool] | None:
+    def _keyed(self, trees: Trees, source: str) -> tuple[Key, bool] | None:
         if len(source) > SMALL:  # one scan of its bytes, for a walk of its few tags
             return None
         try:
@@ -148,7 +156,7 @@ class ShapeTables:
         shape, values = shaped
         number = self._numbers.setdefault(shape, len(self._numbers))
         if number not in self._layouts:
-            self._layouts[number] = self._layout(source, values)
+            self._layouts[number] = _layout(trees, source, values)
         layout = self._layouts[number]
         if layout is None:
             return None
@@ -156,24 +164,25 @@ class ShapeTables:
         rest = tuple(v for i, v in enumerate(values) if i not in texts)
         return (number, rest), not loud and all(values[i].isspace() for i in texts)  # non-empty
 
-    def _layout(self, source: str, values: list[str]) -> tuple[frozenset[int], bool] | None:
-        """Where a shape's texts are among its values and whether it prints something
-        whatever they are, read off its first template's tree; None (not shared) when
-        that does not parse, has a required block (whose parse depends on its text), or
-        its texts are not at one set of places among the values."""
-        ast = self._ast(source)
-        if ast is None:
-            return None
-        every = self._every(ast)
-        if any(isinstance(n, nodes.Block) and n.required for n in every):
-            return None
-        data = [n.data for n in every if type(n) is nodes.TemplateData]
-        places = _texts(data, values)
-        if places is None:
-            return None
-        loud = any(isinstance(n, _LINKS) or (isinstance(n, nodes.Output) and any(
-            type(x) is not nodes.TemplateData for x in n.nodes)) for n in every)
-        return places, loud
+
+def _layout(trees: Trees, source: str, values: list[str]) -> tuple[frozenset[int], bool] | None:
+    """Where a shape's texts are among its values and whether it prints something
+    whatever they are, read off its first template's tree; None (not shared) when
+    that does not parse, has a required block (whose parse depends on its text), or
+    its texts are not at one set of places among the values."""
+    ast = trees.ast("", source)
+    if ast is None:
+        return None
+    every = trees.nodes(ast)
+    if any(isinstance(n, nodes.Block) and n.required for n in every):
+        return None
+    data = [n.data for n in every if type(n) is nodes.TemplateData]
+    places = _texts(data, values)
+    if places is None:
+        return None
+    loud = any(isinstance(n, _LINKS) or (isinstance(n, nodes.Output) and any(
+        type(x) is not nodes.TemplateData for x in n.nodes)) for n in every)
+    return places, loud
 
 
 def _texts(data: list[str], values: list[str]) -> frozenset[int] | None:
