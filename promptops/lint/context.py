@@ -17,6 +17,7 @@ from jinja2 import TemplateSyntaxError, nodes
 from jinja2.lexer import newline_re
 
 from promptops.errors import Problem
+from promptops.lint.shaped import ShapeTables
 from promptops.lint.walk import Facts, collect, preorder
 from promptops.pipeline.lines import splitlines_line
 from promptops.pipeline.source import Source
@@ -198,16 +199,30 @@ class LintContext:
         return self.index.ast(source)
 
     def facts(self, key: str, source: str) -> Facts | None:
-        """What one walk of the template's AST knows; None when it does not parse."""
+        """What one walk of the template's AST knows; None when it does not parse. Walked
+        once per template shape where texts do not repeat (:mod:`promptops.lint.shaped`)."""
         if source not in self._facts:
-            ast = self.ast(key, source)
-            if ast is None:
-                self._facts[source] = None
-            else:
-                every: list[nodes.Node] = []
-                self._facts[source] = collect(ast, every)
-                self._nodes.setdefault(id(ast), (ast, every))  # the same walk's node list
+            self._facts[source] = self._shapes.facts(self, source, self._walked)
         return self._facts[source]
+
+    def shaped(self, kind: str, source: str, compute: Callable[[nodes.Template | None], T]) -> T:
+        """``compute(self.ast(source))``, once per template shape for every template of it
+        (:meth:`promptops.lint.shaped.ShapeTables.answer` says what ``compute`` may read)."""
+        return self._shapes.answer(self, kind, source, compute)
+
+    @cached_property
+    def _shapes(self) -> ShapeTables:
+        return ShapeTables(self.env)
+
+    def _walked(self, source: str) -> Facts | None:
+        """The facts of one walk of ``source``'s tree, its node list kept for :meth:`nodes`."""
+        ast = self.ast("", source)
+        if ast is None:
+            return None
+        every: list[nodes.Node] = []
+        found = collect(ast, every)
+        self._nodes.setdefault(id(ast), (ast, every))  # the same walk's node list
+        return found
 
     def nodes(self, ast: nodes.Node) -> list[nodes.Node]:
         """Every node of a parsed template in source order, walked once for all the rules

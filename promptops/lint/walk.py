@@ -107,6 +107,12 @@ _KINDS: dict[type, tuple[tuple[int, ...], bool]] = {
     for cls in _node_classes()}
 
 
+def _blank(node: nodes.Node) -> bool:
+    """A text of whitespace alone, tested without a stripped copy (a long prompt's text is
+    one 200 KB node): ``not data.strip()``, which ``isspace`` is but for ""."""
+    return isinstance(node, nodes.TemplateData) and (not node.data or node.data.isspace())
+
+
 def collect(ast: nodes.Template, every: list[nodes.Node] | None = None) -> Facts:
     """The template's facts, in one walk; ``every`` (when given) receives every node in
     source order as :func:`preorder` gives them, so the context's ``nodes`` need not walk
@@ -156,8 +162,7 @@ def collect(ast: nodes.Template, every: list[nodes.Node] | None = None) -> Facts
                 calls.append(("filter" if isinstance(node, nodes.Filter) else "test",
                               called.name, node.lineno))
             elif branch == _OUTPUT:
-                silent = silent and all(isinstance(n, nodes.TemplateData) and not n.data.strip()
-                                        for n in cast(nodes.Output, node).nodes)
+                silent = silent and all(map(_blank, cast(nodes.Output, node).nodes))
             elif branch == _PARAMS:
                 stores.update(a.name for a in cast(nodes.Macro, node).args)
             else:  # _LINK

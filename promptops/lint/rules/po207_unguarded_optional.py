@@ -69,9 +69,10 @@ def _printed(expr: nodes.Node, guarded: frozenset[str]) -> Iterator[nodes.Name]:
 def _unguarded(ctx: LintContext, source: str) -> list[tuple[str, int]]:
     """(name, line) of each name ``source`` prints unguarded: a function of the text alone,
     kept once per distinct text (a forked lint child computes half of them,
-    :mod:`promptops.lint.halves`); empty when it does not parse."""
-    ast = ctx.ast("", source)
-    return [] if ast is None else [(n.name, n.lineno) for n in unguarded(ast, frozenset())]
+    :mod:`promptops.lint.halves`) and computed once per template shape (names, tests and
+    outputs are in its tags: :mod:`promptops.lint.shaped`); empty when it does not parse."""
+    return ctx.shaped(CODE, source, lambda ast: [] if ast is None else [
+        (n.name, n.lineno) for n in unguarded(ast, frozenset())])
 
 
 def check(ctx: LintContext) -> Iterator[Hit]:

@@ -99,8 +99,12 @@ def _findings(node: nodes.Node) -> Iterator[tuple[str, str, str, int]]:
 def _accesses(ctx: LintContext, source: str) -> list[tuple[int, str, str, str, int]]:
     """(line, how, name, needle, skip) of each unsafe access in ``source``: a function of
     the text alone, kept once per distinct text (a forked lint child computes half of them,
-    :mod:`promptops.lint.halves`); empty when it does not parse."""
-    ast = ctx.ast("", source)
+    :mod:`promptops.lint.halves`) and computed once per template shape (what it reads of a
+    tree is in its tags: :mod:`promptops.lint.shaped`); empty when it does not parse."""
+    return ctx.shaped(CODE, source, lambda ast: _accessed(ctx, ast))
+
+
+def _accessed(ctx: LintContext, ast: nodes.Template | None) -> list[tuple[int, str, str, str, int]]:
     if ast is None:
         return []
     return [(node.lineno, *found) for node in ctx.nodes(ast)

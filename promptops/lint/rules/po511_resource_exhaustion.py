@@ -251,12 +251,18 @@ def check(ctx: LintContext) -> Iterator[Hit]:
     yield from hits
 
 
-def _walked(ctx: LintContext, source: str) -> tuple[list[tuple[int, str, str]],
-                                                    list[tuple[int, str, list[str]]]]:
+def _walked(ctx: LintContext, kind: str, source: str
+            ) -> tuple[list[tuple[int, str, str]], list[tuple[int, str, list[str]]]]:
     """(line, needle, message) of each over-budget operation in ``source`` and (line, macro,
     cycle) of each recursive macro call: a function of the text and the package's bounds,
-    kept once per distinct text (the kind names the bounds); empty when it does not parse."""
-    ast = ctx.ast("", source)
+    kept once per distinct text (``kind`` names the bounds) and computed once per template
+    shape (the literals it folds are in its tags: :mod:`promptops.lint.shaped`); empty
+    when it does not parse."""
+    return ctx.shaped(kind, source, lambda ast: _found(ctx, ast))
+
+
+def _found(ctx: LintContext, ast: nodes.Template | None
+           ) -> tuple[list[tuple[int, str, str]], list[tuple[int, str, list[str]]]]:
     if ast is None:
         return [], []
     every = ctx.nodes(ast)
@@ -268,7 +274,7 @@ def _walked(ctx: LintContext, source: str) -> tuple[list[tuple[int, str, str]],
 def _templates(ctx: LintContext) -> Iterator[Hit]:
     kind = f"{CODE} {package_limits(ctx)!r}"  # the answers under these bounds
     for path, loc, source in template_sources(ctx):
-        sizes, recursive = ctx.memo(kind, source, lambda s: _walked(ctx, s))
+        sizes, recursive = ctx.memo(kind, source, lambda s: _walked(ctx, kind, s))
         seen: set[tuple[int, str]] = set()
         for lineno, needle, message in sizes:
             if (lineno, message) not in seen:

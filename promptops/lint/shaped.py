@@ -1,0 +1,208 @@
+"""What the rules ask of a template's tree, once per template *shape*, not once per text.
+
+The rules that walk trees (PO104's and PO201's facts, PO207, PO510, PO511) keep their
+answers by text (:meth:`~promptops.lint.context.LintContext.memo`), which pays where texts
+repeat. Where they do not (5,000 generated prompts that differ only in their words, a
+corpus whose copies each start with a line of their own), each text was walked once per
+rule: on ``benchmarks/diff_shapes.py``'s ``deep`` shape those walks were most of the
+review's lint child, the longest process of ``diff`` (issue 26, session 17).
+
+A template's shape is :func:`promptops.pipeline.astshapes.text_shape`'s key (the one home
+of that concept, by which validation shares parse trees since session 12): two sources
+with one key lex into one token stream but for its *values*, which are each text between
+tags and whatever else that key marks (today a plain template name; a literal inside a tag
+tomorrow, perhaps). Jinja's parser does not look into a text but in one place (a
+``{% block ... required %}`` must hold only whitespace), so the trees of one key differ
+only in the values at the marked places. What the rules read of a tree is then a function
+of:
+
+* the key (every tag, written out, and the line it starts on),
+* the values that are not texts, *exactly* (an ``args["name"]`` key or a literal a rule
+  folds, should the key ever mark one), and
+* of the texts, only whether each is blank (a template whose every output is blank text
+  prints nothing: ``Facts.silent``, PO406).
+
+So a template's *facts key* is its shape's number and its values that are not texts;
+the texts among the values are told apart once per shape, by the shape's first tree (its
+``TemplateData`` nodes, in order, must sit at exactly one set of places among the values:
+:func:`_texts`). An answer is computed from a tree (as before) for the first template of
+a facts key and again for the second, and shared from the third on only when the two
+agree (as :class:`~promptops.pipeline.astshapes.AstShapes` shares a tree only once a
+second template's parse agrees); a shape whose first tree does not parse, holds a
+required block or whose texts cannot be placed is not shared at all. Every template of
+a shape not shared, and every source ``text_shape`` declines, is answered from its own
+tree, as before.
+
+The tables are per context and never pickled: a forked half's answers reach the whole run
+by text, in :class:`~promptops.lint.context.Tables`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+from typing import TYPE_CHECKING, Protocol, TypeVar, cast
+
+from jinja2 import nodes
+
+from promptops.pipeline.astshapes import text_shape
+
+if TYPE_CHECKING:
+    from jinja2 import Environment
+
+    from promptops.lint.walk import Facts
+
+T = TypeVar("T")
+
+# a template's facts key: its shape's number and the values that are not texts
+Key = tuple[int, tuple[str, ...]]
+_PENDING, _AGREED, _SPLIT = range(3)  # an answer seen once, confirmed by a second, refused
+# The longest template keyed, in characters: the key is a scan of every character, a walk
+# costs by the tree's nodes, and long prompts are mostly text (on speed2's 20-200 KB
+# templates the scans cost 2-5 times the walks they could save; below 10 KB they cost half).
+SMALL = 8192
+_LINKS = (nodes.Include, nodes.Import, nodes.FromImport, nodes.Extends)
+
+
+class Trees(Protocol):
+    """Where the trees come from (the lint context), handed to every call rather than
+    kept: a context holding tables that held it was a cycle, left to the collector with
+    every tree and table it reached (+10% of lint's CPU where texts repeat)."""
+
+    def ast(self, key: str, source: str) -> nodes.Template | None: ...
+
+    def nodes(self, ast: nodes.Node) -> list[nodes.Node]: ...
+
+
+class ShapeTables:
+    """One context's answers by facts key (the module docstring says what that is)."""
+
+    def __init__(self, env: Environment) -> None:
+        self._env = env
+        self._numbers: dict[object, int] = {}  # text_shape key -> the shape's number
+        # the shape's number -> (the places of its texts among the values, does it print
+        # something whatever its texts?); None: not shared
+        self._layouts: dict[int, tuple[frozenset[int], bool] | None] = {}
+        self._keys: dict[str, tuple[Key, bool] | None] = {}  # source -> (key, silent?)
+        self._answers: dict[tuple[str, Key], tuple[object, int]] = {}
+
+    def facts(self, trees: Trees, source: str,
+              walk: Callable[[str], Facts | None]) -> Facts | None:
+        """``walk(source)`` (the facts of one walk of its tree), shared by the templates of
+        a facts key, with ``silent`` the template's own (its texts' blankness, which the
+        first two templates' walks must agree with too)."""
+        keyed = self._key(trees, source)
+        if keyed is None:
+            return walk(source)
+        key, silent = keyed
+        slot = ("facts", key)
+        known = self._answers.get(slot)
+        if known is not None and known[1] == _AGREED:
+            shared = cast("Facts", known[0])  # kept with silent False
+            if not silent:
+                return shared
+            quiet = self._answers.get(("facts-silent", key))
+            if quiet is None:
+                quiet = self._answers[("facts-silent", key)] = (replace(shared, silent=True),
+                                                                _AGREED)
+            return cast("Facts", quiet[0])
+        mine = walk(source)
+        plain = replace(mine, silent=False) if mine is not None and mine.silent else mine
+        if mine is None or mine.silent != silent:
+            self._answers[slot] = (None, _SPLIT)
+        elif known is None:
+            self._answers[slot] = (plain, _PENDING)
+        elif known[1] == _PENDING:
+            self._answers[slot] = (known[0], _AGREED) if known[0] == plain else (None, _SPLIT)
+        return mine
+
+    def answer(self, trees: Trees, kind: str, source: str,
+               compute: Callable[[nodes.Template | None], T]) -> T:
+        """``compute(tree of source)``, once per facts key and ``kind`` (which must name
+        every input of ``compute`` but the tree: a rule's code, and the package's bounds
+        where they matter): ``compute`` must read of the tree nothing but its tags and
+        the values that are not texts (see the module docstring)."""
+        keyed = self._key(trees, source)
+        if keyed is None:
+            return compute(trees.ast("", source))
+        slot = (kind, keyed[0])
+        known = self._answers.get(slot)
+        if known is not None and known[1] == _AGREED:
+            return cast(T, known[0])
+        mine = compute(trees.ast("", source))
+        if known is None:
+            self._answers[slot] = (mine, _PENDING)
+        elif known[1] == _PENDING:
+            self._answers[slot] = (known[0], _AGREED) if known[0] == mine else (None, _SPLIT)
+        return mine
+
+    def _key(self, trees: Trees, source: str) -> tuple[Key, bool] | None:
+        """(the facts key of ``source``, does it print nothing?); None when its shape is
+        not shared."""
+        if source in self._keys:
+            return self._keys[source]
+        found = self._keys[source] = self._keyed(trees, source)
+        return found
+
+    def _keyed(self, trees: Trees, source: str) -> tuple[Key, bool] | None:
+        if len(source) > SMALL:  # one scan of its bytes, for a walk of its few tags
+            return None
+        try:
+            shaped = text_shape(self._env, self._env.preprocess(source))
+        except Exception:  # as AstShapes.parse: the parse says why
+            return None
+        if shaped is None:
+            return None
+        shape, values = shaped
+        number = self._numbers.setdefault(shape, len(self._numbers))
+        if number not in self._layouts:
+            self._layouts[number] = _layout(trees, source, values)
+        layout = self._layouts[number]
+        if layout is None:
+            return None
+        texts, loud = layout
+        rest = tuple(v for i, v in enumerate(values) if i not in texts)
+        return (number, rest), not loud and all(values[i].isspace() for i in texts)  # non-empty
+
+
+def _layout(trees: Trees, source: str, values: list[str]) -> tuple[frozenset[int], bool] | None:
+    """Where a shape's texts are among its values and whether it prints something
+    whatever they are, read off its first template's tree; None (not shared) when
+    that does not parse, has a required block (whose parse depends on its text), or
+    its texts are not at one set of places among the values."""
+    ast = trees.ast("", source)
+    if ast is None:
+        return None
+    every = trees.nodes(ast)
+    if any(isinstance(n, nodes.Block) and n.required for n in every):
+        return None
+    data = [n.data for n in every if type(n) is nodes.TemplateData]
+    places = _texts(data, values)
+    if places is None:
+        return None
+    loud = any(isinstance(n, _LINKS) or (isinstance(n, nodes.Output) and any(
+        type(x) is not nodes.TemplateData for x in n.nodes)) for n in every)
+    return places, loud
+
+
+def _texts(data: list[str], values: list[str]) -> frozenset[int] | None:
+    """The places of ``data`` (a tree's texts, in source order) among ``values``, in order;
+    None unless there is exactly one way (the first and the last fit agree)."""
+    first: list[int] = []
+    i = 0
+    for text in data:
+        while i < len(values) and values[i] != text:
+            i += 1
+        if i == len(values):
+            return None
+        first.append(i)
+        i += 1
+    last: list[int] = []
+    j = len(values) - 1
+    for text in reversed(data):
+        while j >= 0 and values[j] != text:
+            j -= 1
+        last.append(j)
+        j -= 1
+    last.reverse()
+    return frozenset(first) if first == last else None

@@ -1,0 +1,256 @@
+"""Answers by template shape (promptops/lint/shaped.py) are each template's own.
+
+A rule's answer from a tree is computed once per facts key (a shape and its values that
+are not texts) and handed to every template of that key. Each test here compares those
+answers with the template's own walk, on families of templates built to share a shape,
+and fails against a sharing that ignores what the key must carry: a text's blankness, a
+value that is not a text, a required block, a compute that reads the texts.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections.abc import Callable
+from typing import TypeVar
+
+import pytest
+from jinja2 import nodes
+
+from promptops.lint import shaped
+from promptops.lint.config import settings
+from promptops.lint.engine import lint_source
+from promptops.lint.shaped import ShapeTables, _texts
+from promptops.lint.walk import Facts, collect, preorder
+from promptops.pipeline.astshapes import text_shape
+from promptops.pipeline.source import MemorySource
+from promptops.pipeline.templates import TemplateIndex
+
+T = TypeVar("T")
+WORDS = ["", " ", "  ", "\n", "hello", " there ", "x", "Keep it short.\n", "\t"]
+
+
+class _Trees:
+    def __init__(self, index: TemplateIndex) -> None:
+        self.index = index
+
+    def ast(self, key: str, source: str) -> nodes.Template | None:
+        return self.index.ast(source)
+
+    def nodes(self, ast: nodes.Node) -> list[nodes.Node]:
+        return preorder(ast)
+
+
+class _Tables:
+    """A ShapeTables with its trees at hand, as the lint context calls it."""
+
+    def __init__(self, index: TemplateIndex) -> None:
+        self.trees, self.tables = _Trees(index), ShapeTables(index.env)
+
+    def facts(self, source: str, walk: Callable[[str], Facts | None]) -> Facts | None:
+        return self.tables.facts(self.trees, source, walk)
+
+    def answer(self, kind: str, source: str, compute: Callable[[nodes.Template | None], T]
+               ) -> T:
+        return self.tables.answer(self.trees, kind, source, compute)
+
+
+def _tables() -> tuple[TemplateIndex, _Tables, list[str]]:
+    index = TemplateIndex(keep_asts=True)
+    return index, _Tables(index), []
+
+
+def _walk(index: TemplateIndex, walked: list[str]) -> Callable[[str], Facts | None]:
+    def walk(source: str) -> Facts | None:
+        walked.append(source)
+        ast = index.ast(source)
+        return None if ast is None else collect(ast)
+    return walk
+
+
+def _own(index: TemplateIndex, source: str) -> Facts | None:
+    ast = index.ast(source)
+    return None if ast is None else collect(ast)
+
+
+def _family(pattern: str, n: int, rnd: random.Random) -> list[str]:
+    """``n`` templates of ``pattern``'s shape: each ``@`` a word of :data:`WORDS` (not
+    empty, which is another shape; no line break, which would move the tags after it),
+    ``#`` a template name, then a blank end."""
+    out = []
+    for _ in range(n):
+        text = pattern
+        while "@" in text:
+            text = text.replace("@", rnd.choice([w for w in WORDS if w and "\n" not in w]), 1)
+        while "#" in text:
+            text = text.replace("#", rnd.choice(["a.j2", "b.j2", "p/c.j2"]), 1)
+        out.append(text + rnd.choice(WORDS[1:4]))
+    return out
+
+
+PATTERNS = [
+    "@{% if x %}@{% endif %}@",  # prints nothing but its texts: silent by their blankness
+    "@{{ name | upper }}@{{ args[\"ref-file\"] }}@",
+    "@{% include \"#\" %}@{% for i in items %}@{{ i }}@{% endfor %}",
+    "@{% macro m(a) %}@{{ a }}@{% endmacro %}@{{ m(1) | frobnicate }}@",
+    "{% set t %}@{% endset %}@{% if y is odd %}@{{ y.__class__ }}@{% endif %}",
+]
+
+
+@pytest.mark.parametrize("pattern", PATTERNS)
+def test_facts_by_shape_are_each_templates_own(pattern: str) -> None:
+    rnd = random.Random(pattern)
+    index, tables, walked = _tables()
+    sources = _family(pattern, 60, rnd)
+    for source in sources:
+        assert tables.facts(source, _walk(index, walked)) == _own(index, source), source
+    assert len(set(walked)) < len(set(sources)) / 2  # shared, not walked each time
+
+
+def test_a_shape_silent_only_where_its_texts_are_blank() -> None:
+    index, tables, walked = _tables()
+    sources = ["{% if x %} {% endif %} ", "{% if x %}  {% endif %}\t",
+               "{% if x %}hi{% endif %} ", "{% if x %} {% endif %}yo", "{% if x %} {% endif %}  "]
+    got = [tables.facts(s, _walk(index, walked)) for s in sources]
+    assert [f.silent for f in got if f is not None] == [True, True, False, False, True]
+    assert len(walked) == 2
+
+
+def test_a_required_block_shape_is_not_shared() -> None:
+    """Jinja's parse of ``{% block b required %}`` reads its text: whitespace parses,
+    anything else does not, whatever the first two templates of the shape held."""
+    index, tables, walked = _tables()
+    sources = ["{% block b required %} {% endblock %}", "{% block b required %}  {% endblock %}",
+               "{% block b required %}x{% endblock %}"]
+    assert text_shape(index.env, sources[0]) is not None
+    assert text_shape(index.env, sources[0])[0] == text_shape(index.env, sources[2])[0]  # type: ignore[index]
+    got = [tables.facts(s, _walk(index, walked)) for s in sources]
+    assert got[0] is not None and got[1] is not None
+    assert got[2] is None  # does not parse: validation says why
+
+
+def test_an_answer_is_shared_only_once_two_templates_agree() -> None:
+    """A compute that (wrongly) reads the texts is caught by the second template."""
+    index, tables, _ = _tables()
+
+    def texts(ast: nodes.Template | None) -> list[str]:
+        return [] if ast is None else [n.data for n in ast.find_all(nodes.TemplateData)]
+
+    sources = ["a{{ x }}b", "c{{ x }}d", "e{{ x }}f", "g{{ x }}h"]
+    assert [tables.answer("texts", s, texts) for s in sources] == [
+        texts(index.ast(s)) for s in sources]
+    calls: list[str] = []
+
+    def names(ast: nodes.Template | None) -> list[str]:
+        calls.append("walk")
+        return [] if ast is None else [n.name for n in ast.find_all(nodes.Name)]
+
+    assert [tables.answer("names", s, names) for s in sources] == [["x"]] * 4
+    assert len(calls) == 2
+
+
+def test_values_that_are_not_texts_are_carried_through(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Should the shape's key mark a literal inside a tag too (an ``args["name"]`` key), the
+    facts keep each template's own: every value that is not a text is in the facts key."""
+    def marking(env: object, source: str) -> tuple[tuple[object, ...], list[str]] | None:
+        found = text_shape(env, source)  # type: ignore[arg-type]
+        if found is None:
+            return None
+        key, values = found
+        literals: list[str] = []
+        marked = []
+        for piece in key:
+            if isinstance(piece, tuple) and isinstance(piece[-1], str):
+                literals += re.findall(r'"([^"]*)"', piece[-1])
+                piece = (*piece[:-1], re.sub(r'"[^"]*"', '"\\0"', piece[-1]))
+            marked.append(piece)
+        return tuple(marked), values + literals
+
+    monkeypatch.setattr(shaped, "text_shape", marking)
+    index, tables, walked = _tables()
+    sources = [f'{w}{{{{ args["{k}"] }}}} {{{{ "{k}" | {f} }}}}'
+               for w in ("a", "b", "c") for k in ("ref-file", "other") for f in ("upper", "nope")]
+    assert marking(index.env, sources[0])[0] == marking(index.env, sources[2])[0]  # type: ignore[index]
+    for source in sources:
+        assert tables.facts(source, _walk(index, walked)) == _own(index, source), source
+    assert len(walked) < len(sources)
+
+
+def test_texts_are_placed_only_where_one_way_fits() -> None:
+    assert _texts(["x", "y"], ["n", "x", "m", "y"]) == frozenset({1, 3})
+    assert _texts(["a"], ["a", "a"]) is None  # a name equal to a text: which is which?
+    assert _texts(["a", "b"], ["b", "a"]) is None
+    assert _texts([], ["n"]) == frozenset()
+
+
+def _package(rnd: random.Random, n: int) -> dict[str, str]:
+    files = {"promptops.yaml": "name: shapes\nversion: 1.0.0\n",
+             "partials/a.j2": "Partial a for {{ who }}.\n",
+             "partials/b.j2": "{% if who %}{{ who.__class__ }}{% endif %}\n"}
+    bodies = [
+        '{{% include "partials/{inc}" %}}\n{w} {{{{ topic }}}} {{{{ extra }}}}\n{w}',
+        "{w}{{% if topic %}}{w}{{% endif %}}{w}",
+        "{w} {{{{ topic | frobnicate }}}} {{% for i in range(10**9) %}}.{{% endfor %}}\n",
+        '{w} {{{{ args["topic"] }}}} {{{{ extra | default("x") }}}}\n',
+        "{{% macro m(a) %}}{{{{ m(a) }}}}{{% endmacro %}}{w}{{{{ m(topic) }}}}\n",
+    ]
+    for i in range(n):
+        body = rnd.choice(bodies).format(inc=rnd.choice(["a.j2", "b.j2"]),
+                                         w=rnd.choice(["", " ", "Write.", "Context: docs"]))
+        optional = rnd.random() < 0.5
+        files[f"prompts/p{i}.prompt.yaml"] = (
+            f"description: Prompt {i}\narguments:\n  - name: topic\n    required: true\n"
+            f"  - name: extra\n    required: {'false' if optional else 'true'}\n"
+            f"  - name: who\n    required: false\n    default: me\n"
+            f"messages:\n  - role: {rnd.choice(['user', 'assistant'])}\n    text: |\n"
+            + "".join(f"      {line}\n" for line in body.split("\n")))
+    return files
+
+
+def test_lint_finds_the_same_with_and_without_shapes(monkeypatch: pytest.MonkeyPatch) -> None:
+    files = _package(random.Random(26), 80)
+    conf = settings(None, [], [])
+    shaped_run = lint_source(MemorySource(files), conf).findings
+    monkeypatch.setattr(ShapeTables, "_key", lambda self, trees, source: None)
+    own_run = lint_source(MemorySource(files), conf).findings
+    assert shaped_run == own_run
+    codes = {f.code for f in own_run}
+    assert {"PO104", "PO207", "PO406", "PO510", "PO511"} <= codes, codes
+
+
+def test_a_text_is_blank_by_isspace_as_by_strip() -> None:
+    """The facts' ``silent`` and the shapes' blankness test a text without a stripped copy
+    (``isspace``, which is False for ""): the same answer as ``not text.strip()``."""
+    for c in map(chr, range(0x110000)):
+        assert (not c.strip()) == c.isspace(), hex(ord(c))
+    for text in ("", " ", "\n\t ", " x ", "\u3000\u2028", "a"):
+        assert (not text.strip()) == (not text or text.isspace())
+
+
+def test_a_context_is_freed_without_the_collector() -> None:
+    """The tables take the context per call, not as a field: a context in a cycle outlives
+    its run until the collector walks everything it reaches (+10% of lint's CPU)."""
+    import gc
+    import weakref
+
+    from promptops.lint.context import LintContext
+    from promptops.pipeline.validate import validate
+
+    files = _package(random.Random(7), 12)
+    source = MemorySource(files)
+    ctx = LintContext(source, settings(None, [], []),
+                      validate(source, index=TemplateIndex(keep_asts=True)))
+    for prompt in ctx.pkg.prompts:
+        for _, _, text in ctx.sources(prompt):
+            ctx.facts("", text)
+            ctx.shaped("names", text, lambda ast: [] if ast is None else [
+                n.name for n in ast.find_all(nodes.Name)])
+    gone = weakref.ref(ctx)
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        del ctx
+        assert gone() is None
+    finally:
+        if was:
+            gc.enable()
