@@ -29,6 +29,7 @@ Jinja's instruction by instruction.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from types import CodeType
 from typing import TYPE_CHECKING
 
@@ -38,6 +39,7 @@ from jinja2.parser import Parser
 
 from promptops.pipeline.astshapes import text_shape
 from promptops.render.codecache import CodeCache, ModeCache
+from promptops.review.literals import LITERALS, misplaced, unsafe
 from promptops.review.standalone_layout import (
     Key,
     Recipe,
@@ -115,19 +117,24 @@ def _plan(code: CodeType) -> _Plan:
     return code, tuple(spots)
 
 
-def _filled(plan: _Plan, values: list[str]) -> CodeType:
+def _filled(plan: _Plan, values: Sequence[object]) -> CodeType:
     """The planned code with every marker in its constants replaced by its value (or, in
-    the message Jinja writes the template's name into, by its value's repr)."""
+    the message Jinja writes the template's name into, by its value's repr). A constant
+    that is a whole marker becomes the value itself: a literal's is a str, int or float
+    (:mod:`promptops.review.literals`), which only ever stands alone."""
     def value(m: re.Match[str]) -> str:
-        return values[int(m.group(1))]
+        return values[int(m.group(1))]  # type: ignore[return-value]  # a text's: a str
 
     def quoted(m: re.Match[str]) -> str:
         return repr(values[int(m.group(1))])
 
-    def text(c: str) -> str:
+    def text(c: str) -> object:
         if "\\x00" in c:
             c = _MARK_REPR.sub(quoted, c)
-        return _MARK.sub(value, c) if "\x00" in c else c
+        if "\x00" not in c:
+            return c
+        whole = _MARK.fullmatch(c)
+        return values[int(whole.group(1))] if whole is not None else _MARK.sub(value, c)
 
     def deep(c: object) -> object:
         if isinstance(c, str):
@@ -213,6 +220,8 @@ class _Shapes:
 
     def __init__(self) -> None:
         self.code: dict[_Key, _Plan | None] = {}  # None: the shape does not compile
+        # by the shape with every literal in its tags marked: those to keep as written
+        self.unsafe: dict[_Key, frozenset[int]] = {}
         # the same plans by raw shape (_raw): a template of a raw shape seen before skips
         # wrap(), the stream filters and the token objects
         self.raw: dict[_RawKey, _Plan] = {}
@@ -282,35 +291,65 @@ class _Shapes:
             tokens = list(env._tokenize(source, name, filename))
         except Exception:  # Jinja's compile raises it, as Jinja words it
             return env.compile(source, name, filename)
-        values: list[str] = [] if name is None else [name]
-        marked = _marked(tokens, values)
+        values: list[object] = [] if name is None else [name]
+        marked = _marked(tokens, values)  # type: ignore[arg-type]  # all str here
         if marked is None or not _plain(name) or not _plain(filename):
             return env.compile(source, name, filename)
-        key = (filename, name is not None, marked)
-        if key not in self.code:
-            compiled = _compile_marked(env, marked, None if name is None else "\x000\x00",
-                                       filename)
-            self.code[key] = None if compiled is None else _plan(compiled)
-        code = self.code[key]
+        code, kept = self._literal_code(env, marked, values, name, filename)
         if code is None:
             return env.compile(source, name, filename)
-        if raw is not None and raw[1] == values[0 if name is None else 1:]:
+        if not kept and raw is not None and raw[1] == values[0 if name is None else 1:]:
             self.raw[raw[0]] = code  # the raw shape marks what this one does, in order
             self._remember(layout, raw[1], code)
         return _filled(code, values)
 
+    def _literal_code(self, env: Environment, marked: tuple[Token, ...], values: list[object],
+                      name: str | None, filename: str | None) -> tuple[_Plan | None, bool]:
+        """The code of ``marked`` with each literal inside its tags marked too where
+        :mod:`promptops.review.literals` says the code holds it as itself (each literal's
+        value appended to ``values``), and whether any is; the literals that may not be
+        marked, learnt per shape of all literals marked, are kept as written."""
+        spots = [i for i, t in enumerate(marked) if t.type in LITERALS
+                 and not (isinstance(t.value, str) and "\x00" in t.value)]
+        base = len(values)
+        values.extend(marked[i].value for i in spots)
+        widest = list(marked)
+        for n, i in enumerate(spots):
+            widest[i] = Token(marked[i].lineno, marked[i].type, f"\x00{base + n}\x00")
+        shape = (filename, name is not None, tuple(widest))
+        while True:
+            unsafe = self.unsafe.get(shape, frozenset())
+            tokens = list(widest)
+            for n in unsafe:
+                tokens[spots[n - base]] = marked[spots[n - base]]
+            key = (filename, name is not None, tuple(tokens))
+            if key not in self.code:
+                kept = frozenset(range(base, base + len(spots))) - unsafe
+                compiled, bad = _compile_marked(
+                    env, key[2], None if name is None else "\x000\x00", filename, kept)
+                if bad:
+                    self.unsafe[shape] = unsafe | bad
+                    continue
+                self.code[key] = None if compiled is None else _plan(compiled)
+            return self.code[key], len(unsafe) < len(spots)
+
 
 def _compile_marked(env: Environment, tokens: tuple[Token, ...], name: str | None,
-                    filename: str | None) -> CodeType | None:
+                    filename: str | None, literals: frozenset[int] = frozenset()
+                    ) -> tuple[CodeType | None, set[int]]:
     """The code of the marked tokens (``name``: the name's marker), None when they do not
-    compile."""
+    compile; and which of the marked ``literals`` the code may not hold as markers
+    (:mod:`promptops.review.literals`): when any, the code is not to be used."""
     try:
         parser = Parser(env, "", name, filename)  # then fed the marked tokens
         parser.stream = TokenStream(iter(tokens), name, filename)
-        generated = env._generate(parser.parse(), name, filename)
-        return env._compile(generated, filename or "<template>")
+        tree = parser.parse()
+        bad = unsafe(tree, literals, env) if literals else set()
+        generated = env._generate(tree, name, filename)
+        code = env._compile(generated, filename or "<template>")
+        return code, bad | misplaced(code, literals) if literals else bad
     except Exception:  # the template's own compile says why, as Jinja words it
-        return None
+        return None, set(literals)  # or a marked literal did: compiled as written
 
 
 class _ShapeModeCache(ModeCache):
