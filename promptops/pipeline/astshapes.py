@@ -44,10 +44,10 @@ from __future__ import annotations
 import io
 import pickle
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 from jinja2 import Environment, nodes
-from jinja2.lexer import Lexer, TokenStream, ignored_tokens
+from jinja2.lexer import Lexer, Token, TokenStream, ignored_tokens
 from jinja2.parser import Parser
 
 from promptops.sandbox.nesting import parse as jinja_parse
@@ -60,6 +60,7 @@ _MARK = re.compile("\x00([0-9]+)\x00")
 _NAMING = frozenset({"include", "import", "from", "extends"})
 _AFTER_NAME = frozenset({"ignore", "with", "without", "as", "import"})
 _DROPPED = frozenset(ignored_tokens | {"raw_begin", "raw_end"})
+_LITERALS = frozenset({"string", "integer", "float"})
 _RENAMED = {"linestatement_begin": "block_begin", "linestatement_end": "block_end"}
 
 _Raw = list[tuple[int, str, str]]
@@ -158,6 +159,12 @@ _Ref = tuple[str | None, int]
 _Walk = Callable[[nodes.Template], tuple[_Ref, ...]]
 
 
+def _named(value: object) -> str | None:
+    """A marked reference's name: a literal's value that is no string names nothing (as
+    ``references_in`` reads a ``Const`` of a number)."""
+    return value if isinstance(value, str) else None
+
+
 def _place(name: str | None) -> int | str | None:
     """A reference's name in a marked tree: the value's place when it is a marker."""
     found = _MARK.fullmatch(name) if name is not None else None
@@ -168,12 +175,16 @@ class _Unshared(Exception):
     """A marked tree holds a marker inside a longer string: not a shape to share."""
 
 
-def _shape(lexer: Lexer, raw: _Raw) -> tuple[_Key, list[str], list[int]] | None:
-    """The shape's key, the values it marks and where they are in ``raw``; None when a
-    value holds a NUL or a marker's escaped text."""
+def _shape(lexer: Lexer, raw: _Raw) -> tuple[_Key, list[object], list[int], int] | None:
+    """The shape's key, the values it marks, where they are in ``raw``, and how many of
+    them are texts and names (the string and number literals inside tags come after
+    them, as ``wrap`` converts them); None when a value holds a NUL or a marker's escaped
+    text, or a literal does not convert."""
     key: list[object] = [lexer]
-    values: list[str] = []
+    values: list[object] = []
     where: list[int] = []
+    literals: list[object] = []
+    spots: list[int] = []
     kept = [(i, t) for i, t in enumerate(raw) if t[1] not in _DROPPED]
     last = len(kept) - 1
     for j, (i, token) in enumerate(kept):
@@ -195,15 +206,39 @@ def _shape(lexer: Lexer, raw: _Raw) -> tuple[_Key, list[str], list[int]] | None:
             key.append((line, kind, len(values)))
             values.append(value[1:-1])
             where.append(i)
+        elif kind in _LITERALS:  # a value of the tree: Jinja's parser never reads it
+            if "\x00" in value or "\\x00" in value:
+                return None
+            try:
+                literal = next(lexer.wrap(iter((token,)))).value
+            except Exception:  # the parse raises it, as Jinja words it
+                return None
+            if isinstance(literal, str) and "\x00" in literal:  # an escape made one
+                return None
+            literals.append(literal)
+            key.append((line, kind, None))
+            spots.append(i)
         else:
             key.append(token)
-    return tuple(key), values, where
+    return tuple(key), values + literals, where + spots, len(values)
 
 
-def _parsed(env: Environment, raw: _Raw) -> nodes.Template:
+def _wrapped(lexer: Lexer, raw: _Raw, marks: dict[int, str]) -> Iterator[Token]:
+    """``lexer.wrap(raw)`` with the token at each index of ``marks`` (a number literal)
+    holding that marker as its value (``wrap`` would convert it to a number)."""
+    for i, token in enumerate(raw):
+        if i in marks:
+            yield Token(token[0], token[1], marks[i])
+        else:
+            yield from lexer.wrap(iter((token,)))
+
+
+def _parsed(env: Environment, raw: _Raw, marks: dict[int, str] | None = None
+            ) -> nodes.Template:
     """What ``env.parse`` makes of the source ``raw`` was lexed from: Jinja's own steps
     (``Environment._tokenize``, ``Parser.parse``) on the tokens already lexed."""
-    stream = TokenStream(env.lexer.wrap(iter(raw)), None, None)
+    stream = TokenStream(_wrapped(env.lexer, raw, marks) if marks else env.lexer.wrap(iter(raw)),
+                         None, None)
     for ext in env.iter_extensions():
         filtered = ext.filter_stream(stream)
         stream = (filtered if isinstance(filtered, TokenStream)
@@ -229,7 +264,7 @@ class _Pickler(pickle.Pickler):
 
 
 class _Unpickler(pickle.Unpickler):
-    def __init__(self, data: bytes, env: Environment, values: list[str]) -> None:
+    def __init__(self, data: bytes, env: Environment, values: list[object]) -> None:
         super().__init__(io.BytesIO(data))
         self.env, self.values = env, values
 
@@ -247,7 +282,7 @@ def _frozen(marked: nodes.Template) -> bytes:
     return out.getvalue()
 
 
-def _tree(frozen: bytes, env: Environment, values: list[str]) -> nodes.Template:
+def _tree(frozen: bytes, env: Environment, values: list[object]) -> nodes.Template:
     """A template's tree: a copy of its shape's marked tree (one C-speed unpickling, every
     node new), its own values where the markers were."""
     tree = _Unpickler(frozen, env, values).load()
@@ -276,12 +311,12 @@ class AstShapes:
 
     def __init__(self) -> None:
         self._marked: dict[_Key, bytes | None] = {}  # None: the shape is not shared
-        self._first: dict[_Key, tuple[nodes.Template, list[str]]] = {}  # seen once
+        self._first: dict[_Key, tuple[nodes.Template, list[object]]] = {}  # seen once
         # marked trees by text_shape's key, kept once the lexer agreed with it (as many
         # as the shared shapes' keys: each is a tag layout seen, lexed and shared)
-        self._by_text: dict[tuple[object, _Key], bytes] = {}
+        self._by_text: dict[tuple[object, _Key], tuple[bytes, list[object]]] = {}
         # the last tree made from a shape, with what it was made of (references below)
-        self._last: tuple[nodes.Template, bytes, list[str], Environment] | None = None
+        self._last: tuple[nodes.Template, bytes, list[object], Environment] | None = None
         # each shape's references: a value's place, or the name as written, and the line
         self._refs: dict[bytes, tuple[tuple[int | str | None, int], ...]] = {}
 
@@ -295,18 +330,19 @@ class AstShapes:
             if fast is not None:
                 known = self._by_text.get((lexer, fast[0]))
                 if known is not None:  # no Jinja token made: the module docstring
-                    return self._made(known, env, fast[1])
+                    # (the key holds the tags as written: their literals are the shape's)
+                    return self._made(known[0], env, [*fast[1], *known[1]])
             raw: _Raw = list(lexer.tokeniter(text, None, None))
         except Exception:  # Jinja's parse raises it, as Jinja words it and where
             return jinja_parse(env, source)
         shape = _shape(lexer, raw)
         if shape is None:
             return self._jinja(env, source, raw)
-        key, values, where = shape
+        key, values, where, texts = shape
         marked = self._marked.get(key)
         if marked is not None:
-            if fast is not None and fast[1] == values:
-                self._by_text[(lexer, fast[0])] = marked
+            if fast is not None and fast[1] == values[:texts]:
+                self._by_text[(lexer, fast[0])] = marked, values[texts:]
             return self._made(marked, env, values)
         if key in self._marked:
             return self._jinja(env, source, raw)
@@ -320,11 +356,11 @@ class AstShapes:
         marked = self._marked[key] = self._mark(env, raw, where, *first)
         if marked is None:
             return self._jinja(env, source, raw)
-        if fast is not None and fast[1] == values:
-            self._by_text[(lexer, fast[0])] = marked
+        if fast is not None and fast[1] == values[:texts]:
+            self._by_text[(lexer, fast[0])] = marked, values[texts:]
         return self._made(marked, env, values)
 
-    def _made(self, frozen: bytes, env: Environment, values: list[str]) -> nodes.Template:
+    def _made(self, frozen: bytes, env: Environment, values: list[object]) -> nodes.Template:
         tree = _tree(frozen, env, values)
         self._last = (tree, frozen, values, env)
         return tree
@@ -343,7 +379,7 @@ class AstShapes:
         if plan is None:
             marked = _tree(frozen, env, [f"\x00{k}\x00" for k in range(len(values))])
             plan = self._refs[frozen] = tuple((_place(name), line) for name, line in walk(marked))
-        return tuple((values[n] if isinstance(n, int) else n, line) for n, line in plan)
+        return tuple((_named(values[n]) if isinstance(n, int) else n, line) for n, line in plan)
 
     @staticmethod
     def _jinja(env: Environment, source: str, raw: _Raw) -> nodes.Template:
@@ -354,17 +390,22 @@ class AstShapes:
 
     @staticmethod
     def _mark(env: Environment, raw: _Raw, where: list[int], first: nodes.Template,
-              values: list[str]) -> bytes | None:
+              values: list[object]) -> bytes | None:
         """The tree of ``raw`` with each value at ``where`` marked (pickled), when
         filling it with the first template's ``values`` gives that template's tree; else
         None."""
         marked_raw = list(raw)
+        numbers: dict[int, str] = {}  # number literals: marked once wrapped
         for n, i in enumerate(where):
             line, kind, value = raw[i]
             mark = f"\x00{n}\x00"
-            marked_raw[i] = (line, kind, mark if kind == "data" else f"{value[0]}{mark}{value[0]}")
+            if kind in ("integer", "float"):
+                numbers[i] = mark
+            else:
+                marked_raw[i] = (line, kind,
+                                 mark if kind == "data" else f"{value[0]}{mark}{value[0]}")
         try:
-            frozen = _frozen(_parsed(env, marked_raw))
+            frozen = _frozen(_parsed(env, marked_raw, numbers))
             return frozen if _same(_tree(frozen, env, values), first) else None
         except Exception:  # a shape this module cannot share: every template parses
             return None
