@@ -174,7 +174,7 @@ _Written = tuple[tuple[object, str | None, bool, Key], list[str]]  # the same, a
 
 
 def _raw(env: Environment, source: str, name: str | None, filename: str | None,
-         text: str | None = None) -> tuple[_RawKey, list[str]] | None:
+         text: str | None = None) -> tuple[_RawKey, list[str], list[object]] | None:
     """The template's shape from Jinja's raw token stream (``Lexer.tokeniter``: before
     ``wrap`` makes token objects and converts values, and before the extensions' stream
     filters), with the values it marks; None when it does not lex.
@@ -184,8 +184,11 @@ def _raw(env: Environment, source: str, name: str | None, filename: str | None,
     each plain template name (:func:`_named_here`) written without a backslash or a line
     break, whose raw value inside the quotes is then what ``wrap``'s unescaping makes of
     it. So two sources with one key make one token stream up to those values, which the
-    extensions' filters (the nesting guard) and the parser see alike. ``text``: the
-    source already preprocessed, when the caller has it.
+    extensions' filters (the nesting guard) and the parser see alike. The string and
+    number literals inside tags are values too, as ``wrap`` converts them (the third
+    list): which of them the code holds as markers is learnt per raw shape
+    (:meth:`_Shapes._lexed`). ``text``: the source already preprocessed, when the caller
+    has it.
     """
     lexer = env.lexer
     try:
@@ -197,6 +200,7 @@ def _raw(env: Environment, source: str, name: str | None, filename: str | None,
         return None
     key: list[object] = [lexer, filename, name is not None]
     values: list[str] = []
+    literals: list[object] = []
     last = len(tokens) - 1
     for i, token in enumerate(tokens):
         line, kind, value = token
@@ -210,9 +214,20 @@ def _raw(env: Environment, source: str, name: str | None, filename: str | None,
               and not any(c in value for c in "\\\n\r")):
             key.append((line, kind, len(values)))
             values.append(value[1:-1])
+        elif kind in LITERALS:
+            try:
+                literals.append(next(lexer.wrap(iter((token,)))).value)
+            except Exception:  # the full compile raises it, as Jinja words it
+                return None
+            key.append((line, kind, None))
         else:
             key.append(token)  # the raw tuple itself: (line, type, raw value)
-    return tuple(key), values
+    return tuple(key), values, literals
+
+
+def _typed(literals: list[object], spots: frozenset[int]) -> tuple[object, ...]:
+    """The literals at ``spots`` with their types (``7`` and ``7.0`` are equal)."""
+    return tuple((type(literals[n]), literals[n]) for n in sorted(spots))
 
 
 class _Shapes:
@@ -224,13 +239,15 @@ class _Shapes:
         self.unsafe: dict[_Key, frozenset[int]] = {}
         # the same plans by raw shape (_raw): a template of a raw shape seen before skips
         # wrap(), the stream filters and the token objects
-        self.raw: dict[_RawKey, _Plan] = {}
+        # (each literal there kept as written, where the code may not hold it: learnt by
+        # marked tokens, below; and a plan per value of those literals)
+        self.raw: dict[_RawKey, tuple[frozenset[int], dict[tuple[object, ...], _Plan]]] = {}
         # and by text_shape's key, once the lexer agreed with it: a template of a known
         # layout skips Jinja's lexer too (promptops/pipeline/astshapes.py says when)
-        self.by_text: dict[_RawKey, _Plan] = {}
+        self.by_text: dict[_RawKey, tuple[_Plan, list[object]]] = {}  # and its literals
         # and, in the standalone mode, by the layout as written, with what the rewrite
         # does to its values: no rewrite and no scan of the rewritten text
-        self.by_source: dict[_RawKey, tuple[_Plan, Recipe]] = {}
+        self.by_source: dict[_RawKey, tuple[tuple[_Plan, list[object]], Recipe]] = {}
 
     def compile(self, env: Environment, source: str, name: str | None,
                 filename: str | None) -> CodeType:
@@ -245,7 +262,9 @@ class _Shapes:
                 learnt = self.by_source.get(written[0])
                 if learnt is not None:
                     values = rewritten(found[1], learnt[1])
-                    return _filled(learnt[0], values if name is None else [name, *values])
+                    (plan, literals) = learnt[0]
+                    return _filled(plan, [*([] if name is None else [name]), *values,
+                                          *literals])
         try:
             text = env.preprocess(source, name, filename)
         except Exception:  # Jinja's compile raises it, as Jinja words it
@@ -256,15 +275,17 @@ class _Shapes:
             if fast is not None:
                 laid = (env.lexer, filename, name is not None, fast[0]), fast[1]
                 known = self.by_text.get(laid[0])
-                if known is not None:  # no Jinja token made
+                if known is not None:  # no Jinja token made (its literals: the key's)
                     self._learn(written, laid[1], known)
-                    return _filled(known, fast[1] if name is None else [name, *fast[1]])
+                    return _filled(known[0], [*([] if name is None else [name]), *fast[1],
+                                              *known[1]])
         code = self._lexed(env, source, name, filename, text, laid)
         if laid is not None and laid[0] in self.by_text:
             self._learn(written, laid[1], self.by_text[laid[0]])
         return code
 
-    def _learn(self, written: _Written | None, values: list[str], code: _Plan) -> None:
+    def _learn(self, written: _Written | None, values: list[str],
+               code: tuple[_Plan, list[object]]) -> None:
         """Keep ``code`` by the layout as written, when the rewrite's layout values (the
         scan's of the rewritten text, ``values``) are what the key's recipe makes of the
         values as written (promptops/review/standalone_layout.py)."""
@@ -273,20 +294,25 @@ class _Shapes:
             if rewritten(written[1], steps) == values:
                 self.by_source[written[0]] = code, steps
 
-    def _remember(self, layout: _Layout | None, values: list[str], code: _Plan) -> None:
-        """Keep ``code`` by the layout's key, when the layout's values are the lexer's."""
+    def _remember(self, layout: _Layout | None, values: list[str], code: _Plan,
+                  literals: list[object]) -> None:
+        """Keep ``code`` by the layout's key, when the layout's values are the lexer's
+        (the key holds the tags as written: ``literals`` are those of every template of
+        it)."""
         if layout is not None and layout[1] == values:
-            self.by_text[layout[0]] = code
+            self.by_text[layout[0]] = code, literals
 
     def _lexed(self, env: Environment, source: str, name: str | None, filename: str | None,
                text: str, layout: _Layout | None) -> CodeType:
         """:meth:`compile` through Jinja's lexer: by raw shape, else by marked tokens."""
         raw = _raw(env, source, name, filename, text)
+        named = [] if name is None else [name]
         if raw is not None and _plain(name) and _plain(filename):
-            known = self.raw.get(raw[0])
-            if known is not None and not any(_marks(v) for v in raw[1]):
-                self._remember(layout, raw[1], known)
-                return _filled(known, raw[1] if name is None else [name, *raw[1]])
+            entry = self.raw.get(raw[0])
+            known = None if entry is None else entry[1].get(_typed(raw[2], entry[0]))
+            if known is not None and not any(_marks(v) for v in (*raw[1], *raw[2])):
+                self._remember(layout, raw[1], known, raw[2])
+                return _filled(known, [*named, *raw[1], *raw[2]])
         try:
             tokens = list(env._tokenize(source, name, filename))
         except Exception:  # Jinja's compile raises it, as Jinja words it
@@ -295,20 +321,30 @@ class _Shapes:
         marked = _marked(tokens, values)  # type: ignore[arg-type]  # all str here
         if marked is None or not _plain(name) or not _plain(filename):
             return env.compile(source, name, filename)
-        code, kept = self._literal_code(env, marked, values, name, filename)
+        texts = len(values)
+        code, unsafe = self._literal_code(env, marked, values, name, filename)
         if code is None:
             return env.compile(source, name, filename)
-        if not kept and raw is not None and raw[1] == values[0 if name is None else 1:]:
-            self.raw[raw[0]] = code  # the raw shape marks what this one does, in order
-            self._remember(layout, raw[1], code)
+        literals = values[texts:]
+        if raw is not None and raw[1] == values[len(named):texts] \
+                and _typed(raw[2], frozenset(range(len(raw[2])))) \
+                == _typed(literals, frozenset(range(len(literals)))):
+            # the raw shape marks what this one does, in order
+            entry = self.raw.get(raw[0])
+            if entry is None or entry[0] != unsafe:  # learnt more literals to keep
+                entry = self.raw[raw[0]] = unsafe, {}
+            entry[1][_typed(literals, unsafe)] = code
+            self._remember(layout, raw[1], code, literals)
         return _filled(code, values)
 
     def _literal_code(self, env: Environment, marked: tuple[Token, ...], values: list[object],
-                      name: str | None, filename: str | None) -> tuple[_Plan | None, bool]:
+                      name: str | None, filename: str | None
+                      ) -> tuple[_Plan | None, frozenset[int]]:
         """The code of ``marked`` with each literal inside its tags marked too where
         :mod:`promptops.review.literals` says the code holds it as itself (each literal's
-        value appended to ``values``), and whether any is; the literals that may not be
-        marked, learnt per shape of all literals marked, are kept as written."""
+        value appended to ``values``), and which literals (their places among the
+        literals) are kept as written: those that may not be marked, learnt per shape of
+        all literals marked."""
         spots = [i for i, t in enumerate(marked) if t.type in LITERALS
                  and not (isinstance(t.value, str) and "\x00" in t.value)]
         base = len(values)
@@ -331,7 +367,7 @@ class _Shapes:
                     self.unsafe[shape] = unsafe | bad
                     continue
                 self.code[key] = None if compiled is None else _plan(compiled)
-            return self.code[key], len(unsafe) < len(spots)
+            return self.code[key], frozenset(n - base for n in unsafe)
 
 
 def _compile_marked(env: Environment, tokens: tuple[Token, ...], name: str | None,

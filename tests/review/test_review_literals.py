@@ -12,6 +12,8 @@ wrong, compiled one after the other through one cache; each must be Jinja's own 
 from __future__ import annotations
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from test_review_skeleton import _norm, _root
 
 from promptops.review.literals import misplaced
@@ -145,3 +147,100 @@ def test_a_marker_anywhere_but_whole_is_misplaced() -> None:
                    "'a\\x002\\x00', \"'\\\\x003\\\\x00'\")\n", "<t>", "exec")
     assert misplaced(code, frozenset({0, 1, 2, 3, 4})) == {2, 3, 4}
     assert misplaced(code, frozenset({0, 1})) == set()
+
+
+def test_a_raw_shape_with_literals_skips_the_token_objects() -> None:
+    """Prompts that differ only in literals the code holds as markers take their code from
+    the raw token stream's key; a literal kept as written (folded) keys a plan of its
+    own; ``7`` and ``7.0`` (equal) are not merged."""
+    env = environment({}, "jinja")
+    cache = ShapeCache()
+    sources = [f'{{% set n = "case " ~ {i} %}}{{{{ n }}}}{{{{ "{i % 2}" | upper }}}}'
+               f'{{{{ x | default({v}) }}}}' for i in range(12) for v in (f"{i}", f"{i}.0")]
+    for source in sources * 2:
+        tpl = cache.from_string(env, "jinja", source)
+        code = tpl.root_render_func.__code__  # type: ignore[attr-defined]
+        assert _norm(code) == _norm(_root(env.compile(source))), source
+        assert tpl.render() == env.from_string(source).render(), source
+    shapes = cache._shapes["jinja"]
+    # one raw shape per kind of number (integer, float), one plan per kept "0" / "1"
+    assert len(shapes.raw) == 2 and all(len(plans) == 2 for _, plans in shapes.raw.values())
+    assert len(shapes.code) == 4
+
+
+# a random expression over a few variables and literal slots (@v0@, @v1@, ...): the
+# families above, mixed; the same layout filled with other literals must not take code
+# that differs from Jinja's
+_OPS = ["~", "+", "-", "*", "/", "//", "%", "==", "!=", "<", "in", "and", "or"]
+_FILTERS = ["upper", "trim", "default({a})", "replace({a}, {a})", "truncate({a})", "length",
+            "join({a})", "int", "string", "first"]
+_LITS = ['"a"', '"b c"', "0", "1", "7", "2.5", '""', '" x "', "-3", "1_0"]
+
+
+def _expr(draw: st.DrawFn, depth: int, slots: list[int]) -> str:
+    def slot() -> str:
+        slots.append(len(slots))
+        return f"@v{len(slots) - 1}@"
+    kind = draw(st.integers(0, 8 if depth < 3 else 1))
+    if kind == 0:
+        return draw(st.sampled_from(["topic", "mode", "count", "items", "loop_free"]))
+    if kind == 1:
+        return slot()
+    if kind in (2, 3):
+        op = draw(st.sampled_from(_OPS))
+        return f"({_expr(draw, depth + 1, slots)} {op} {_expr(draw, depth + 1, slots)})"
+    if kind == 4:
+        f = draw(st.sampled_from(_FILTERS))
+        while "{a}" in f:
+            f = f.replace("{a}", _expr(draw, depth + 1, slots), 1)
+        return f"({_expr(draw, depth + 1, slots)} | {f})"
+    if kind == 5:
+        return (f"({_expr(draw, depth + 1, slots)} if {_expr(draw, depth + 1, slots)} "
+                f"else {_expr(draw, depth + 1, slots)})")
+    if kind == 6:
+        return f"[{_expr(draw, depth + 1, slots)}, {_expr(draw, depth + 1, slots)}]"
+    if kind == 7:
+        return f"(not {_expr(draw, depth + 1, slots)})"
+    return f"{_expr(draw, depth + 1, slots)}[{_expr(draw, depth + 1, slots)}]"
+
+
+@st.composite
+def _layouts(draw: st.DrawFn) -> tuple[str, int]:
+    slots: list[int] = []
+    parts = []
+    for _ in range(draw(st.integers(1, 3))):
+        e = _expr(draw, 0, slots)
+        parts.append(draw(st.sampled_from([
+            f"{{{{ {e} }}}}", f"{{% set s = {e} %}}[{{{{ s }}}}]",
+            f"{{% if {e} %}}yes{{% endif %}}",
+            f"{{% for x in range(3) if {e} %}}{{{{ x }}}}{{% endfor %}}",
+            f"{{% for x in {e} %}}<{{{{ x }}}}>{{% endfor %}}"])))
+    return " / ".join(parts), len(slots)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_layouts(), st.data())
+def test_random_layouts_take_only_jinjas_code(layout: tuple[str, int], data: st.DataObject
+                                             ) -> None:
+    template, n = layout
+    env = environment({}, "jinja")
+    cache = ShapeCache()
+    for _ in range(3):
+        lits = data.draw(st.lists(st.sampled_from(_LITS), min_size=n, max_size=n))
+        source = template
+        for k, lit in enumerate(lits):
+            source = source.replace(f"@v{k}@", lit)
+        try:
+            jinja = env.compile(source)
+        except Exception as exc:
+            with pytest.raises(type(exc)):
+                cache.from_string(env, "jinja", source)
+            continue
+        tpl = cache.from_string(env, "jinja", source)
+        code = tpl.root_render_func.__code__  # type: ignore[attr-defined]
+        assert _norm(code) == _norm(_root(jinja)), source
+        own = env.from_string(source)
+        assert tpl.root_render_func.__globals__.get("_po_fixed") == \
+            own.root_render_func.__globals__.get("_po_fixed"), source  # type: ignore[attr-defined]
+        for ctx in CONTEXTS:
+            assert _render(tpl, ctx) == _render(own, ctx), (source, ctx)
