@@ -76,6 +76,11 @@ _OPENER = re.compile(r"\{[{%#]")  # where Jinja's lexer starts a tag
 _NAMED = re.compile(r"(\s*(?:include|import|from|extends)\s*)"
                     r"""(?:"([^"\\\n\r]*)"|'([^'\\\n\r]*)')"""
                     r"(\s*|\s+(?:ignore|with|without|as|import)(?:\s.*)?)", re.S)
+# literal_shape's literals inside a tag's body: a string (the body's strings are whole
+# and hold no backslash), or a plain decimal integer between characters that end no name,
+# number or attribute (whitespace, brackets, commas, colons, operators, the body's ends)
+_LITERAL = re.compile(r"""("[^"]*"|'[^']*')"""
+                      r"|(?<![^\s(\[{,:+\-*/~=<>!|])(0|[1-9][0-9]*)(?![^\s)\]},:+\-*/~=<>!|])")
 _DEFAULT_SYNTAX = ("{%", "%}", "{{", "}}", "{#", "#}", None, None, False, False, "\n", True)
 
 
@@ -90,6 +95,38 @@ def _default_syntax(env: Environment) -> bool:
 
 
 def text_shape(env: Environment, source: str) -> tuple[_Key, list[str]] | None:
+    """:func:`_scan` of ``source`` with its tags as written (below)."""
+    found = _scan(env, source, literal=False)
+    return None if found is None else (found[0], found[1])
+
+
+def literal_shape(env: Environment, source: str
+                  ) -> tuple[_Key, list[str], list[object]] | None:
+    """:func:`text_shape`, but with the string literals and the plain decimal integers
+    inside tags (:data:`_LITERAL`) as values too, the third list: where the scan finds
+    one, Jinja's lexer makes one ``string`` or ``integer`` token of exactly that span (a
+    quote starts a string in a tag, and the body's strings hold no backslash; a digit run
+    that no name character, dot or underscore touches, and that is ``0`` or does not
+    start with one, is an integer token whatever is around it), so two sources with one
+    key lex alike but for those literals' values. A caller keeps a key only when the
+    values of its first source are the lexer's, literals included (with their types)."""
+    return _scan(env, source, literal=True)
+
+
+def _masked(body: str, literals: list[object]) -> str:
+    """``body`` with each literal of :data:`_LITERAL` replaced by its kind, its value
+    appended to ``literals``."""
+    def mask(m: re.Match[str]) -> str:
+        if m.group(1) is not None:
+            literals.append(m.group(1)[1:-1])
+            return "\x00s"
+        literals.append(int(m.group(2)))
+        return "\x00i"
+    return _LITERAL.sub(mask, body)
+
+
+def _scan(env: Environment, source: str, *, literal: bool
+          ) -> tuple[_Key, list[str], list[object]] | None:
     """A key for ``source`` (already preprocessed) made without Jinja's lexer, and its
     values: each text between tags, and each plain template name, in order; None when
     this scan cannot vouch for the cut.
@@ -118,6 +155,7 @@ def text_shape(env: Environment, source: str) -> tuple[_Key, list[str]] | None:
         return None
     key: list[object] = []
     values: list[str] = []
+    literals: list[object] = []
     line, pos = 1, 0
     for m in _PIECE.finditer(source):
         start = m.start()
@@ -141,9 +179,11 @@ def text_shape(env: Environment, source: str) -> tuple[_Key, list[str]] | None:
                 key.append(("%", line, named[1], double, named[4]))
                 values.append(named[2] if double else named[3])
             else:
-                key.append(("%", line, block))
+                key.append(("%", line, _masked(block, literals) if literal else block))
+        elif var is not None:
+            key.append(("{", line, _masked(var, literals) if literal else var))
         else:
-            key.append(("{" if var is not None else "#", line, body))
+            key.append(("#", line, body))
         line += body.count("\n")
         pos = m.end()
     if pos < len(source):
@@ -152,7 +192,7 @@ def text_shape(env: Environment, source: str) -> tuple[_Key, list[str]] | None:
             return None
         key.append(line)
         values.append(text)
-    return tuple(key), values
+    return tuple(key), values, literals
 
 
 _Ref = tuple[str | None, int]
@@ -306,6 +346,14 @@ def _same(a: object, b: object) -> bool:
     return bool(a == b)
 
 
+def _agree(fast: tuple[_Key, list[str], list[object]], values: list[object], texts: int
+           ) -> bool:
+    """Whether :func:`literal_shape`'s values are the lexer's (``values``, its first
+    ``texts`` the texts and names), each literal of the same type."""
+    return fast[1] == values[:texts] and [(type(v), v) for v in fast[2]] == [
+        (type(v), v) for v in values[texts:]]
+
+
 class AstShapes:
     """Parses templates, one parse per shape (the module docstring says what a shape is)."""
 
@@ -314,7 +362,7 @@ class AstShapes:
         self._first: dict[_Key, tuple[nodes.Template, list[object]]] = {}  # seen once
         # marked trees by text_shape's key, kept once the lexer agreed with it (as many
         # as the shared shapes' keys: each is a tag layout seen, lexed and shared)
-        self._by_text: dict[tuple[object, _Key], tuple[bytes, list[object]]] = {}
+        self._by_text: dict[tuple[object, _Key], bytes] = {}
         # the last tree made from a shape, with what it was made of (references below)
         self._last: tuple[nodes.Template, bytes, list[object], Environment] | None = None
         # each shape's references: a value's place, or the name as written, and the line
@@ -326,12 +374,11 @@ class AstShapes:
         try:
             lexer = env.lexer  # a property: it builds a key of the environment's settings
             text = env.preprocess(source)
-            fast = text_shape(env, text)
+            fast = literal_shape(env, text)
             if fast is not None:
                 known = self._by_text.get((lexer, fast[0]))
                 if known is not None:  # no Jinja token made: the module docstring
-                    # (the key holds the tags as written: their literals are the shape's)
-                    return self._made(known[0], env, [*fast[1], *known[1]])
+                    return self._made(known, env, [*fast[1], *fast[2]])
             raw: _Raw = list(lexer.tokeniter(text, None, None))
         except Exception:  # Jinja's parse raises it, as Jinja words it and where
             return jinja_parse(env, source)
@@ -341,8 +388,8 @@ class AstShapes:
         key, values, where, texts = shape
         marked = self._marked.get(key)
         if marked is not None:
-            if fast is not None and fast[1] == values[:texts]:
-                self._by_text[(lexer, fast[0])] = marked, values[texts:]
+            if fast is not None and _agree(fast, values, texts):
+                self._by_text[(lexer, fast[0])] = marked
             return self._made(marked, env, values)
         if key in self._marked:
             return self._jinja(env, source, raw)
@@ -356,8 +403,8 @@ class AstShapes:
         marked = self._marked[key] = self._mark(env, raw, where, *first)
         if marked is None:
             return self._jinja(env, source, raw)
-        if fast is not None and fast[1] == values[:texts]:
-            self._by_text[(lexer, fast[0])] = marked, values[texts:]
+        if fast is not None and _agree(fast, values, texts):
+            self._by_text[(lexer, fast[0])] = marked
         return self._made(marked, env, values)
 
     def _made(self, frozen: bytes, env: Environment, values: list[object]) -> nodes.Template:

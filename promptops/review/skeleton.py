@@ -37,7 +37,7 @@ from jinja2.bccache import Bucket
 from jinja2.lexer import Token, TokenStream, ignored_tokens
 from jinja2.parser import Parser
 
-from promptops.pipeline.astshapes import text_shape
+from promptops.pipeline.astshapes import literal_shape
 from promptops.render.codecache import CodeCache, ModeCache
 from promptops.review.literals import LITERALS, misplaced, unsafe
 from promptops.review.standalone_layout import (
@@ -169,7 +169,8 @@ def _plain(name: str | None) -> bool:
 _DROPPED = frozenset(ignored_tokens | {"raw_begin", "raw_end"})
 _RENAMED = {"linestatement_begin": "block_begin", "linestatement_end": "block_end"}
 _RawKey = tuple[object, ...]
-_Layout = tuple[_RawKey, list[str]]  # text_shape's key (with the lexer's settings), values
+# literal_shape's key (with the lexer's settings), its texts and names, its literals
+_Layout = tuple[_RawKey, list[str], list[object]]
 _Written = tuple[tuple[object, str | None, bool, Key], list[str]]  # the same, as written
 
 
@@ -230,6 +231,19 @@ def _typed(literals: list[object], spots: frozenset[int]) -> tuple[object, ...]:
     return tuple((type(literals[n]), literals[n]) for n in sorted(spots))
 
 
+_Plans = dict[_RawKey, tuple[frozenset[int], dict[tuple[object, ...], "_Plan"]]]
+
+
+def _learnt(plans: _Plans, key: _RawKey, unsafe: frozenset[int], literals: list[object],
+            code: _Plan) -> None:
+    """Keep ``code`` by ``key`` for these values of the literals it keeps as written
+    (``unsafe``; when more are learnt, the plans of fewer go)."""
+    entry = plans.get(key)
+    if entry is None or entry[0] != unsafe:
+        entry = plans[key] = unsafe, {}
+    entry[1][_typed(literals, unsafe)] = code
+
+
 class _Shapes:
     """Code by template shape, for the environments of one whitespace mode."""
 
@@ -244,7 +258,7 @@ class _Shapes:
         self.raw: dict[_RawKey, tuple[frozenset[int], dict[tuple[object, ...], _Plan]]] = {}
         # and by text_shape's key, once the lexer agreed with it: a template of a known
         # layout skips Jinja's lexer too (promptops/pipeline/astshapes.py says when)
-        self.by_text: dict[_RawKey, tuple[_Plan, list[object]]] = {}  # and its literals
+        self.by_text: dict[_RawKey, tuple[frozenset[int], dict[tuple[object, ...], _Plan]]] = {}
         # and, in the standalone mode, by the layout as written, with what the rewrite
         # does to its values: no rewrite and no scan of the rewritten text
         self.by_source: dict[_RawKey, tuple[tuple[_Plan, list[object]], Recipe]] = {}
@@ -271,18 +285,24 @@ class _Shapes:
             return env.compile(source, name, filename)
         laid: _Layout | None = None
         if plain:
-            fast = text_shape(env, text)
+            fast = literal_shape(env, text)
             if fast is not None:
-                laid = (env.lexer, filename, name is not None, fast[0]), fast[1]
-                known = self.by_text.get(laid[0])
-                if known is not None:  # no Jinja token made (its literals: the key's)
-                    self._learn(written, laid[1], known)
-                    return _filled(known[0], [*([] if name is None else [name]), *fast[1],
-                                              *known[1]])
+                laid = (env.lexer, filename, name is not None, fast[0]), fast[1], fast[2]
+                known = self._laid(laid)
+                if known is not None:  # no Jinja token made
+                    self._learn(written, laid[1], (known, fast[2]))
+                    return _filled(known, [*([] if name is None else [name]), *fast[1],
+                                           *fast[2]])
         code = self._lexed(env, source, name, filename, text, laid)
-        if laid is not None and laid[0] in self.by_text:
-            self._learn(written, laid[1], self.by_text[laid[0]])
+        known = None if laid is None else self._laid(laid)
+        if laid is not None and known is not None:
+            self._learn(written, laid[1], (known, laid[2]))
         return code
+
+    def _laid(self, layout: _Layout) -> _Plan | None:
+        """The code of a layout learnt before, for its literals kept as written."""
+        entry = self.by_text.get(layout[0])
+        return None if entry is None else entry[1].get(_typed(layout[2], entry[0]))
 
     def _learn(self, written: _Written | None, values: list[str],
                code: tuple[_Plan, list[object]]) -> None:
@@ -294,13 +314,15 @@ class _Shapes:
             if rewritten(written[1], steps) == values:
                 self.by_source[written[0]] = code, steps
 
-    def _remember(self, layout: _Layout | None, values: list[str], code: _Plan,
-                  literals: list[object]) -> None:
-        """Keep ``code`` by the layout's key, when the layout's values are the lexer's
-        (the key holds the tags as written: ``literals`` are those of every template of
-        it)."""
-        if layout is not None and layout[1] == values:
-            self.by_text[layout[0]] = code, literals
+    def _remember(self, layout: _Layout | None, values: list[str], literals: list[object],
+                  code: _Plan, unsafe: frozenset[int]) -> None:
+        """Keep ``code`` by the layout's key, when the layout's values (texts and names,
+        and literals with their types) are the lexer's; ``unsafe``: the literals the code
+        keeps as written (a plan per their values, as by raw shape)."""
+        if layout is not None and layout[1] == values and _typed(
+                layout[2], frozenset(range(len(layout[2])))) == _typed(
+                literals, frozenset(range(len(literals)))):
+            _learnt(self.by_text, layout[0], unsafe, literals, code)
 
     def _lexed(self, env: Environment, source: str, name: str | None, filename: str | None,
                text: str, layout: _Layout | None) -> CodeType:
@@ -310,8 +332,9 @@ class _Shapes:
         if raw is not None and _plain(name) and _plain(filename):
             entry = self.raw.get(raw[0])
             known = None if entry is None else entry[1].get(_typed(raw[2], entry[0]))
-            if known is not None and not any(_marks(v) for v in (*raw[1], *raw[2])):
-                self._remember(layout, raw[1], known, raw[2])
+            if entry is not None and known is not None \
+                    and not any(_marks(v) for v in (*raw[1], *raw[2])):
+                self._remember(layout, raw[1], raw[2], known, entry[0])
                 return _filled(known, [*named, *raw[1], *raw[2]])
         try:
             tokens = list(env._tokenize(source, name, filename))
@@ -330,11 +353,8 @@ class _Shapes:
                 and _typed(raw[2], frozenset(range(len(raw[2])))) \
                 == _typed(literals, frozenset(range(len(literals)))):
             # the raw shape marks what this one does, in order
-            entry = self.raw.get(raw[0])
-            if entry is None or entry[0] != unsafe:  # learnt more literals to keep
-                entry = self.raw[raw[0]] = unsafe, {}
-            entry[1][_typed(literals, unsafe)] = code
-            self._remember(layout, raw[1], code, literals)
+            _learnt(self.raw, raw[0], unsafe, literals, code)
+            self._remember(layout, raw[1], literals, code, unsafe)
         return _filled(code, values)
 
     def _literal_code(self, env: Environment, marked: tuple[Token, ...], values: list[object],

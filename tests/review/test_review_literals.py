@@ -244,3 +244,17 @@ def test_random_layouts_take_only_jinjas_code(layout: tuple[str, int], data: st.
             own.root_render_func.__globals__.get("_po_fixed"), source  # type: ignore[attr-defined]
         for ctx in CONTEXTS:
             assert _render(tpl, ctx) == _render(own, ctx), (source, ctx)
+
+
+def test_a_layout_with_other_literals_skips_the_lexer() -> None:
+    """literal_shape's key masks strings and plain integers inside tags: prompts that
+    differ only there take their code without a Jinja token, one plan for all."""
+    env = environment({}, "jinja")
+    cache = ShapeCache()
+    for i in range(10):
+        source = (f'{{% set n = "case " ~ {i} %}}{{{{ n }}}}{{% if m == "m{i}" %}}y'
+                  f'{{% endif %}}{{{{ x | default("r{i}") }}}}\n')
+        tpl = cache.from_string(env, "jinja", source)
+        assert tpl.render(m="m3") == env.from_string(source).render(m="m3"), source
+    shapes = cache._shapes["jinja"]
+    assert len(shapes.by_text) == 1 and len(next(iter(shapes.by_text.values()))[1]) == 1
