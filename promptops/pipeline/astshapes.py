@@ -37,6 +37,15 @@ the line it starts on, and the texts between them as values. It is made only whe
 scan provably cuts the source where Jinja's lexer does (the function says when); the first
 template of such a key still takes the lexer, and the key is kept only when its values are
 the lexer's own, in order.
+
+The string and number literals inside tags are values too (session 18, issue 26): Jinja's
+parser only wraps a literal token in a ``Const`` and never reads its value, so prompts
+whose tags differ in a number or a string (``{% set label = "case " ~ 7 %}``, ``{% if
+mode == "m7" %}``) are one shape. They come after the texts and names in a shape's
+values, as ``wrap`` converts them; a number is marked once wrapped (``wrap`` would make
+the marker a number). :func:`literal_shape` is :func:`text_shape` with the strings and
+plain integers inside tags masked, so a layout seen before whose tags differ only there
+makes no Jinja token either.
 """
 
 from __future__ import annotations

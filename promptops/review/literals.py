@@ -19,24 +19,25 @@ jump or none). So a literal is left out of the shape only when, in the tree pars
 the marked tokens (:func:`unsafe`):
 
 * it is the whole value of its ``Const`` (not joined to an adjacent string literal);
-* its parent, past the ``Pair``, ``Keyword`` and ``Operand`` helpers, is an expression
-  whose evaluation at compile time (``as_const``) fails for every value of every marker
-  in it (:func:`_never_constant`: it needs a variable, a call or an attribute of one, or
-  is an operator the sandbox intercepts), of a kind whose code holds its operands as
-  plain Python expressions (a filter's or test's arguments, a call's, a comparison's,
-  a subscript's, an arithmetic's, ``~``'s, a literal list's, tuple's or dict's items);
-  or it is the value a ``{% set %}`` assigns. Nothing then folds it: each fold Jinja
-  tries of an expression holding it fails at that parent, whatever the value, and the
-  code generator writes it with ``visit_Const``; not an ``if``'s, ``and``'s, ``or``'s or
-  ``not``'s operand, not printed, not a loop's iterable nor an include's name.
+* it is a plain operand (:func:`_placed`): its parent, past the ``Pair``, ``Keyword`` and
+  ``Operand`` helpers, is a filter's or test's argument list, a call, a comparison, a
+  subscript (not sliced), an attribute read, an arithmetic operator, ``~``, or a literal
+  list, tuple or dict, or it is the value a ``{% set %}`` assigns: never a test (``if``,
+  ``and``, ``or``, ``not``, a conditional), never printed, never a filter's input, an
+  include's name nor an item of a list a loop iterates (the output bound measures those);
+* no fold evaluates it while the code is generated: it becomes a :data:`Marked` node,
+  whose ``as_const`` answers the code generator's ``visit_Const`` and the sandbox's
+  constness test, and an evaluation inside its parent's when that parent's evaluation
+  fails whatever the values (:func:`_never_constant`: it needs a variable or a call, or
+  is an operator the sandbox intercepts); any other evaluation marks it unsafe;
 
 and, in the compiled code (:func:`misplaced`), its marker is a whole constant (or an item
 of a constant tuple or frozenset), never part of a longer string nor of a ``repr``, and
 it is there. Any literal that fails a test is put back as it is written and the code
 compiled again (:meth:`promptops.review.skeleton._Shapes._literal_code`), so two
 templates share code only when their literals that matter are equal.
-``tests/review/test_review_literals.py`` renders templates that differ only in a literal
-in each such place against Jinja's own compile.
+``tests/review/test_review_literals.py`` compiles families of templates that differ only
+in a literal in each such place, and random layouts, against Jinja's own compile.
 """
 
 from __future__ import annotations

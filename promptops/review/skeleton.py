@@ -24,6 +24,14 @@ any error while lexing or compiling the marked stream) compiles the template as
 :class:`~promptops.render.codecache.CodeCache` does, so errors are Jinja's own, raised by
 Jinja's own compile. ``tests/review/test_review_skeleton.py`` checks the code against
 Jinja's instruction by instruction.
+
+The string and number literals inside tags are marked too where the code provably holds
+them as themselves (session 18, issue 26; :mod:`promptops.review.literals` says where:
+not where Jinja's optimizer or Python's compiler folds them, a test jumps on them or the
+output bound measures them). Which literals of a shape must stay as written is learnt as
+its first template compiles (each that fails is put back and the marked tokens compiled
+again) and kept per shape of all literals marked; the code is kept per values of those.
+``tests/review/test_review_literals.py`` checks the code and the renders against Jinja's.
 """
 
 from __future__ import annotations
