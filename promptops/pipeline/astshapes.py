@@ -90,6 +90,7 @@ _NAMED = re.compile(r"(\s*(?:include|import|from|extends)\s*)"
 # number or attribute (whitespace, brackets, commas, colons, operators, the body's ends)
 _LITERAL = re.compile(r"""("[^"]*"|'[^']*')"""
                       r"|(?<![^\s(\[{,:+\-*/~=<>!|])(0|[1-9][0-9]*)(?![^\s)\]},:+\-*/~=<>!|])")
+_LITERAL_START = re.compile("[\"'0-9]")  # a body without one has no literal to mask
 _DEFAULT_SYNTAX = ("{%", "%}", "{{", "}}", "{#", "#}", None, None, False, False, "\n", True)
 
 
@@ -131,7 +132,7 @@ def _masked(body: str, literals: list[object]) -> str:
             return "\x00s"
         literals.append(int(m.group(2)))
         return "\x00i"
-    return _LITERAL.sub(mask, body)
+    return _LITERAL.sub(mask, body) if _LITERAL_START.search(body) else body
 
 
 def _scan(env: Environment, source: str, *, literal: bool
