@@ -329,7 +329,8 @@ messages:
   - role: user
     text: |
       {{% include "partials/rules.j2" %}}
-      {{% if mode == "mode-{i}" %}}Use the special path for {i}.{{% elif mode == "{w}" %}}Use the {w} path.{{% else %}}Use the usual path.{{% endif %}}
+      {{% if mode == "mode-{i}" %}}Use the special path for {i}.\
+{{% elif mode == "{w}" %}}Use the {w} path.{{% else %}}Use the usual path.{{% endif %}}
       Question: {{{{ query | replace("{w}", "[{w}]") }}}}
       From: {{{{ who | default("reader {i}") }}}}
       {{% include "partials/q{a}.j2" %}}
@@ -360,7 +361,8 @@ messages:
     text: |
       {{% include "partials/head.j2" %}}
       {{% for item in items.split(",")[:{cut}] %}}
-      {{{{ loop.index + {i} }}}}. {{{{ item | trim | truncate({width}) }}}}{{% if loop.index > {more} %}} (more){{% endif %}}
+      {{{{ loop.index + {i} }}}}. {{{{ item | trim | truncate({width}) }}}}\
+{{% if loop.index > {more} %}} (more){{% endif %}}
       {{% endfor %}}
       {{% for n in range({reps}) %}}{{{{ n * {factor} }}}} {{% endfor %}}
       Limit: {{{{ (limit | int) + {i} }}}}, from {{{{ start | default({i}) }}}}.
