@@ -63,6 +63,26 @@ Shapes:
   calling it twice, with a loop over ``items.split(",")``; four arguments ``name``,
   ``goal``, ``items`` (required) and ``tone`` (optional); ``partials/leaf.j2`` edited.
 
+* ``compared`` (session 18, HELD OUT like ``small``: measured, never profiled; rule
+  written before it was first run): prompts that differ in the strings inside their tags,
+  not in a number: 50 partials ``partials/q0.j2`` ... ``q49.j2`` (``Check K for {{ query
+  }}.``); each prompt has two messages: a ``user`` one including ``partials/rules.j2``,
+  an ``if`` comparing ``mode`` with ``"mode-{i}"`` and an ``elif`` comparing it with a
+  word ``W`` (one of 20, by ``i % 20``), ``{{ query | replace("W", "[W]") }}``, ``{{ who
+  | default("reader {i}") }}`` and an include of ``partials/q{i % 50}.j2``; an
+  ``assistant`` one setting a dict ``{"id-{i}": query, "kind": mode}`` and writing ``{{
+  tags["id-{i}"] | upper }}`` and ``{{ tags.kind }}``; arguments ``query``, ``mode``
+  (required), ``who`` (optional); ``partials/rules.j2`` edited.
+* ``counted`` (session 18, HELD OUT like ``compared``; rule written before it was first
+  run): prompts that differ in the numbers inside their tags: 40 partials
+  ``partials/n0.j2`` ... ``n39.j2`` (``Count K: {{ items }}.``); each prompt has one
+  ``user`` message including ``partials/head.j2``, a loop over ``items.split(",")[:{i %
+  9 + 1}]`` writing ``{{ loop.index + {i} }}``, ``{{ item | trim | truncate({i % 40 +
+  10}) }}`` and an ``if loop.index > {i % 4 + 1}``, a loop over ``range({i % 6 + 1})``
+  writing ``{{ n * {i % 11 + 2} }}``, ``{{ (limit | int) + {i} }}``, ``{{ start |
+  default({i}) }}`` and an include of ``partials/n{i % 40}.j2``; arguments ``items``,
+  ``limit`` (required), ``start`` (optional); ``partials/head.j2`` edited.
+
 Prints wall and CPU seconds (this process's children: promptops and its render workers,
 git) per shape and command, median of ``--runs``, with the load average before and after.
 
@@ -73,7 +93,8 @@ a speed-up must not change the review. ``--keep DIR`` generates the packages in 
 leaves them there (a later run with the same DIR reuses them), for profiling.
 
 Usage: python benchmarks/diff_shapes.py [--prompts 5000]
-       [--shapes genpkg,direct,chain,small,wide,macro,multi,dialog,deep,numbered]
+       [--shapes genpkg,direct,chain,small,wide,macro,multi,dialog,deep,numbered,
+                 compared,counted]
        [--runs 1] [--commands markdown,text]
        [--promptops CMD] [--baseline CMD] [--keep DIR]
 """
@@ -94,7 +115,7 @@ from pathlib import Path
 
 from bench_common import GIT_ENV, genpkg, git, now, promptops_cmd
 
-HELD_OUT = ("small", "macro", "multi")
+HELD_OUT = ("small", "macro", "multi", "compared", "counted")
 
 TOPIC_ONLY = """\
 description: Prompt {{i}} of the {shape} shape
@@ -292,6 +313,63 @@ messages:
 """
 
 
+COMPARED = """\
+description: Prompt {i} of the compared shape
+arguments:
+  - name: query
+    description: What is asked
+    required: true
+  - name: mode
+    description: Which path to take
+    required: true
+  - name: who
+    description: Who asks
+    required: false
+messages:
+  - role: user
+    text: |
+      {{% include "partials/rules.j2" %}}
+      {{% if mode == "mode-{i}" %}}Use the special path for {i}.\
+{{% elif mode == "{w}" %}}Use the {w} path.{{% else %}}Use the usual path.{{% endif %}}
+      Question: {{{{ query | replace("{w}", "[{w}]") }}}}
+      From: {{{{ who | default("reader {i}") }}}}
+      {{% include "partials/q{a}.j2" %}}
+  - role: assistant
+    text: |
+      {{% set tags = {{"id-{i}": query, "kind": mode}} %}}
+      {{{{ tags["id-{i}"] | upper }}}} / {{{{ tags.kind }}}}
+"""
+
+WORDS = ("alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india",
+         "juliet", "kilo", "lima", "mike", "november", "oscar", "papa", "quebec", "romeo",
+         "sierra", "tango")
+
+COUNTED = """\
+description: Prompt {i} of the counted shape
+arguments:
+  - name: items
+    description: Comma-separated things to count
+    required: true
+  - name: limit
+    description: How many at most
+    required: true
+  - name: start
+    description: Where to start
+    required: false
+messages:
+  - role: user
+    text: |
+      {{% include "partials/head.j2" %}}
+      {{% for item in items.split(",")[:{cut}] %}}
+      {{{{ loop.index + {i} }}}}. {{{{ item | trim | truncate({width}) }}}}\
+{{% if loop.index > {more} %}} (more){{% endif %}}
+      {{% endfor %}}
+      {{% for n in range({reps}) %}}{{{{ n * {factor} }}}} {{% endfor %}}
+      Limit: {{{{ (limit | int) + {i} }}}}, from {{{{ start | default({i}) }}}}.
+      {{% include "partials/n{a}.j2" %}}
+"""
+
+
 def _write_prompts(out: Path, n: int, template: str, **extra: Callable[[int], int]) -> None:
     (out / "prompts").mkdir(parents=True, exist_ok=True)
     (out / "partials").mkdir(exist_ok=True)
@@ -381,10 +459,34 @@ def gen_deep(n: int, out: Path, partials: int = 30) -> Path:
     return out / "partials" / "leaf.j2"
 
 
+def gen_compared(n: int, out: Path, partials: int = 50) -> Path:
+    (out / "prompts").mkdir(parents=True, exist_ok=True)
+    (out / "partials").mkdir(exist_ok=True)
+    (out / "promptops.yaml").write_text(f"name: shape-{out.name}\nversion: 1.0.0\n")
+    for i in range(n):
+        (out / "prompts" / f"p_{i:05d}.prompt.yaml").write_text(
+            COMPARED.format(i=i, w=WORDS[i % len(WORDS)], a=i % partials))
+    for k in range(partials):
+        (out / "partials" / f"q{k}.j2").write_text(f"Check {k} for {{{{ query }}}}.\n")
+    (out / "partials" / "rules.j2").write_text("Answer only what is asked.\n")
+    return out / "partials" / "rules.j2"
+
+
+def gen_counted(n: int, out: Path, partials: int = 40) -> Path:
+    _write_prompts(out, n, COUNTED, cut=lambda i: i % 9 + 1, width=lambda i: i % 40 + 10,
+                   more=lambda i: i % 4 + 1, reps=lambda i: i % 6 + 1,
+                   factor=lambda i: i % 11 + 2, a=lambda i: i % partials)
+    for k in range(partials):
+        (out / "partials" / f"n{k}.j2").write_text(f"Count {k}: {{{{ items }}}}.\n")
+    (out / "partials" / "head.j2").write_text("Count carefully.\n")
+    return out / "partials" / "head.j2"
+
+
 SHAPES: dict[str, Callable[[int, Path], Path]] = {
     "genpkg": gen_genpkg, "direct": gen_direct, "chain": gen_chain, "small": gen_small,
     "wide": gen_wide, "macro": gen_macro, "multi": gen_multi, "dialog": gen_dialog,
-    "deep": gen_deep, "numbered": gen_numbered}
+    "deep": gen_deep, "numbered": gen_numbered, "compared": gen_compared,
+    "counted": gen_counted}
 
 
 def make(shape: str, n: int, root: Path) -> Path:

@@ -224,7 +224,8 @@ def test_diff_shapes_runs_every_shape_and_marks_the_held_out_one(tmp_path: Path)
     assert [(r[0].lstrip("| "), r[2]) for r in rows] == [
         (shape, "`diff main --format markdown`") for shape in (
             "genpkg", "direct", "chain", "small (held out)", "wide", "macro (held out)",
-            "multi (held out)", "dialog", "deep", "numbered")], \
+            "multi (held out)", "dialog", "deep", "numbered", "compared (held out)",
+            "counted (held out)")], \
         done.stdout
     again = run_script("diff_shapes.py", "--prompts", "12", "--commands", "text", "--shapes",
                        "direct", "--keep", str(tmp_path))

@@ -37,6 +37,15 @@ the line it starts on, and the texts between them as values. It is made only whe
 scan provably cuts the source where Jinja's lexer does (the function says when); the first
 template of such a key still takes the lexer, and the key is kept only when its values are
 the lexer's own, in order.
+
+The string and number literals inside tags are values too (session 18, issue 26): Jinja's
+parser only wraps a literal token in a ``Const`` and never reads its value, so prompts
+whose tags differ in a number or a string (``{% set label = "case " ~ 7 %}``, ``{% if
+mode == "m7" %}``) are one shape. They come after the texts and names in a shape's
+values, as ``wrap`` converts them; a number is marked once wrapped (``wrap`` would make
+the marker a number). :func:`literal_shape` is :func:`text_shape` with the strings and
+plain integers inside tags masked, so a layout seen before whose tags differ only there
+makes no Jinja token either.
 """
 
 from __future__ import annotations
@@ -44,10 +53,10 @@ from __future__ import annotations
 import io
 import pickle
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 from jinja2 import Environment, nodes
-from jinja2.lexer import Lexer, TokenStream, ignored_tokens
+from jinja2.lexer import Lexer, Token, TokenStream, ignored_tokens
 from jinja2.parser import Parser
 
 from promptops.sandbox.nesting import parse as jinja_parse
@@ -60,6 +69,7 @@ _MARK = re.compile("\x00([0-9]+)\x00")
 _NAMING = frozenset({"include", "import", "from", "extends"})
 _AFTER_NAME = frozenset({"ignore", "with", "without", "as", "import"})
 _DROPPED = frozenset(ignored_tokens | {"raw_begin", "raw_end"})
+_LITERALS = frozenset({"string", "integer", "float"})
 _RENAMED = {"linestatement_begin": "block_begin", "linestatement_end": "block_end"}
 
 _Raw = list[tuple[int, str, str]]
@@ -75,6 +85,12 @@ _OPENER = re.compile(r"\{[{%#]")  # where Jinja's lexer starts a tag
 _NAMED = re.compile(r"(\s*(?:include|import|from|extends)\s*)"
                     r"""(?:"([^"\\\n\r]*)"|'([^'\\\n\r]*)')"""
                     r"(\s*|\s+(?:ignore|with|without|as|import)(?:\s.*)?)", re.S)
+# literal_shape's literals inside a tag's body: a string (the body's strings are whole
+# and hold no backslash), or a plain decimal integer between characters that end no name,
+# number or attribute (whitespace, brackets, commas, colons, operators, the body's ends)
+_LITERAL = re.compile(r"""("[^"]*"|'[^']*')"""
+                      r"|(?<![^\s(\[{,:+\-*/~=<>!|])(0|[1-9][0-9]*)(?![^\s)\]},:+\-*/~=<>!|])")
+_LITERAL_START = re.compile("[\"'0-9]")  # a body without one has no literal to mask
 _DEFAULT_SYNTAX = ("{%", "%}", "{{", "}}", "{#", "#}", None, None, False, False, "\n", True)
 
 
@@ -89,6 +105,38 @@ def _default_syntax(env: Environment) -> bool:
 
 
 def text_shape(env: Environment, source: str) -> tuple[_Key, list[str]] | None:
+    """:func:`_scan` of ``source`` with its tags as written (below)."""
+    found = _scan(env, source, literal=False)
+    return None if found is None else (found[0], found[1])
+
+
+def literal_shape(env: Environment, source: str
+                  ) -> tuple[_Key, list[str], list[object]] | None:
+    """:func:`text_shape`, but with the string literals and the plain decimal integers
+    inside tags (:data:`_LITERAL`) as values too, the third list: where the scan finds
+    one, Jinja's lexer makes one ``string`` or ``integer`` token of exactly that span (a
+    quote starts a string in a tag, and the body's strings hold no backslash; a digit run
+    that no name character, dot or underscore touches, and that is ``0`` or does not
+    start with one, is an integer token whatever is around it), so two sources with one
+    key lex alike but for those literals' values. A caller keeps a key only when the
+    values of its first source are the lexer's, literals included (with their types)."""
+    return _scan(env, source, literal=True)
+
+
+def _masked(body: str, literals: list[object]) -> str:
+    """``body`` with each literal of :data:`_LITERAL` replaced by its kind, its value
+    appended to ``literals``."""
+    def mask(m: re.Match[str]) -> str:
+        if m.group(1) is not None:
+            literals.append(m.group(1)[1:-1])
+            return "\x00s"
+        literals.append(int(m.group(2)))
+        return "\x00i"
+    return _LITERAL.sub(mask, body) if _LITERAL_START.search(body) else body
+
+
+def _scan(env: Environment, source: str, *, literal: bool
+          ) -> tuple[_Key, list[str], list[object]] | None:
     """A key for ``source`` (already preprocessed) made without Jinja's lexer, and its
     values: each text between tags, and each plain template name, in order; None when
     this scan cannot vouch for the cut.
@@ -117,6 +165,7 @@ def text_shape(env: Environment, source: str) -> tuple[_Key, list[str]] | None:
         return None
     key: list[object] = []
     values: list[str] = []
+    literals: list[object] = []
     line, pos = 1, 0
     for m in _PIECE.finditer(source):
         start = m.start()
@@ -140,9 +189,11 @@ def text_shape(env: Environment, source: str) -> tuple[_Key, list[str]] | None:
                 key.append(("%", line, named[1], double, named[4]))
                 values.append(named[2] if double else named[3])
             else:
-                key.append(("%", line, block))
+                key.append(("%", line, _masked(block, literals) if literal else block))
+        elif var is not None:
+            key.append(("{", line, _masked(var, literals) if literal else var))
         else:
-            key.append(("{" if var is not None else "#", line, body))
+            key.append(("#", line, body))
         line += body.count("\n")
         pos = m.end()
     if pos < len(source):
@@ -151,11 +202,17 @@ def text_shape(env: Environment, source: str) -> tuple[_Key, list[str]] | None:
             return None
         key.append(line)
         values.append(text)
-    return tuple(key), values
+    return tuple(key), values, literals
 
 
 _Ref = tuple[str | None, int]
 _Walk = Callable[[nodes.Template], tuple[_Ref, ...]]
+
+
+def _named(value: object) -> str | None:
+    """A marked reference's name: a literal's value that is no string names nothing (as
+    ``references_in`` reads a ``Const`` of a number)."""
+    return value if isinstance(value, str) else None
 
 
 def _place(name: str | None) -> int | str | None:
@@ -168,12 +225,16 @@ class _Unshared(Exception):
     """A marked tree holds a marker inside a longer string: not a shape to share."""
 
 
-def _shape(lexer: Lexer, raw: _Raw) -> tuple[_Key, list[str], list[int]] | None:
-    """The shape's key, the values it marks and where they are in ``raw``; None when a
-    value holds a NUL or a marker's escaped text."""
+def _shape(lexer: Lexer, raw: _Raw) -> tuple[_Key, list[object], list[int], int] | None:
+    """The shape's key, the values it marks, where they are in ``raw``, and how many of
+    them are texts and names (the string and number literals inside tags come after
+    them, as ``wrap`` converts them); None when a value holds a NUL or a marker's escaped
+    text, or a literal does not convert."""
     key: list[object] = [lexer]
-    values: list[str] = []
+    values: list[object] = []
     where: list[int] = []
+    literals: list[object] = []
+    spots: list[int] = []
     kept = [(i, t) for i, t in enumerate(raw) if t[1] not in _DROPPED]
     last = len(kept) - 1
     for j, (i, token) in enumerate(kept):
@@ -195,15 +256,39 @@ def _shape(lexer: Lexer, raw: _Raw) -> tuple[_Key, list[str], list[int]] | None:
             key.append((line, kind, len(values)))
             values.append(value[1:-1])
             where.append(i)
+        elif kind in _LITERALS:  # a value of the tree: Jinja's parser never reads it
+            if "\x00" in value or "\\x00" in value:
+                return None
+            try:
+                literal = next(lexer.wrap(iter((token,)))).value
+            except Exception:  # the parse raises it, as Jinja words it
+                return None
+            if isinstance(literal, str) and "\x00" in literal:  # an escape made one
+                return None
+            literals.append(literal)
+            key.append((line, kind, None))
+            spots.append(i)
         else:
             key.append(token)
-    return tuple(key), values, where
+    return tuple(key), values + literals, where + spots, len(values)
 
 
-def _parsed(env: Environment, raw: _Raw) -> nodes.Template:
+def _wrapped(lexer: Lexer, raw: _Raw, marks: dict[int, str]) -> Iterator[Token]:
+    """``lexer.wrap(raw)`` with the token at each index of ``marks`` (a number literal)
+    holding that marker as its value (``wrap`` would convert it to a number)."""
+    for i, token in enumerate(raw):
+        if i in marks:
+            yield Token(token[0], token[1], marks[i])
+        else:
+            yield from lexer.wrap(iter((token,)))
+
+
+def _parsed(env: Environment, raw: _Raw, marks: dict[int, str] | None = None
+            ) -> nodes.Template:
     """What ``env.parse`` makes of the source ``raw`` was lexed from: Jinja's own steps
     (``Environment._tokenize``, ``Parser.parse``) on the tokens already lexed."""
-    stream = TokenStream(env.lexer.wrap(iter(raw)), None, None)
+    stream = TokenStream(_wrapped(env.lexer, raw, marks) if marks else env.lexer.wrap(iter(raw)),
+                         None, None)
     for ext in env.iter_extensions():
         filtered = ext.filter_stream(stream)
         stream = (filtered if isinstance(filtered, TokenStream)
@@ -229,7 +314,7 @@ class _Pickler(pickle.Pickler):
 
 
 class _Unpickler(pickle.Unpickler):
-    def __init__(self, data: bytes, env: Environment, values: list[str]) -> None:
+    def __init__(self, data: bytes, env: Environment, values: list[object]) -> None:
         super().__init__(io.BytesIO(data))
         self.env, self.values = env, values
 
@@ -247,7 +332,7 @@ def _frozen(marked: nodes.Template) -> bytes:
     return out.getvalue()
 
 
-def _tree(frozen: bytes, env: Environment, values: list[str]) -> nodes.Template:
+def _tree(frozen: bytes, env: Environment, values: list[object]) -> nodes.Template:
     """A template's tree: a copy of its shape's marked tree (one C-speed unpickling, every
     node new), its own values where the markers were."""
     tree = _Unpickler(frozen, env, values).load()
@@ -271,17 +356,25 @@ def _same(a: object, b: object) -> bool:
     return bool(a == b)
 
 
+def _agree(fast: tuple[_Key, list[str], list[object]], values: list[object], texts: int
+           ) -> bool:
+    """Whether :func:`literal_shape`'s values are the lexer's (``values``, its first
+    ``texts`` the texts and names), each literal of the same type."""
+    return fast[1] == values[:texts] and [(type(v), v) for v in fast[2]] == [
+        (type(v), v) for v in values[texts:]]
+
+
 class AstShapes:
     """Parses templates, one parse per shape (the module docstring says what a shape is)."""
 
     def __init__(self) -> None:
         self._marked: dict[_Key, bytes | None] = {}  # None: the shape is not shared
-        self._first: dict[_Key, tuple[nodes.Template, list[str]]] = {}  # seen once
+        self._first: dict[_Key, tuple[nodes.Template, list[object]]] = {}  # seen once
         # marked trees by text_shape's key, kept once the lexer agreed with it (as many
         # as the shared shapes' keys: each is a tag layout seen, lexed and shared)
         self._by_text: dict[tuple[object, _Key], bytes] = {}
         # the last tree made from a shape, with what it was made of (references below)
-        self._last: tuple[nodes.Template, bytes, list[str], Environment] | None = None
+        self._last: tuple[nodes.Template, bytes, list[object], Environment] | None = None
         # each shape's references: a value's place, or the name as written, and the line
         self._refs: dict[bytes, tuple[tuple[int | str | None, int], ...]] = {}
 
@@ -291,21 +384,21 @@ class AstShapes:
         try:
             lexer = env.lexer  # a property: it builds a key of the environment's settings
             text = env.preprocess(source)
-            fast = text_shape(env, text)
+            fast = literal_shape(env, text)
             if fast is not None:
                 known = self._by_text.get((lexer, fast[0]))
                 if known is not None:  # no Jinja token made: the module docstring
-                    return self._made(known, env, fast[1])
+                    return self._made(known, env, [*fast[1], *fast[2]])
             raw: _Raw = list(lexer.tokeniter(text, None, None))
         except Exception:  # Jinja's parse raises it, as Jinja words it and where
             return jinja_parse(env, source)
         shape = _shape(lexer, raw)
         if shape is None:
             return self._jinja(env, source, raw)
-        key, values, where = shape
+        key, values, where, texts = shape
         marked = self._marked.get(key)
         if marked is not None:
-            if fast is not None and fast[1] == values:
+            if fast is not None and _agree(fast, values, texts):
                 self._by_text[(lexer, fast[0])] = marked
             return self._made(marked, env, values)
         if key in self._marked:
@@ -320,11 +413,11 @@ class AstShapes:
         marked = self._marked[key] = self._mark(env, raw, where, *first)
         if marked is None:
             return self._jinja(env, source, raw)
-        if fast is not None and fast[1] == values:
+        if fast is not None and _agree(fast, values, texts):
             self._by_text[(lexer, fast[0])] = marked
         return self._made(marked, env, values)
 
-    def _made(self, frozen: bytes, env: Environment, values: list[str]) -> nodes.Template:
+    def _made(self, frozen: bytes, env: Environment, values: list[object]) -> nodes.Template:
         tree = _tree(frozen, env, values)
         self._last = (tree, frozen, values, env)
         return tree
@@ -343,7 +436,7 @@ class AstShapes:
         if plan is None:
             marked = _tree(frozen, env, [f"\x00{k}\x00" for k in range(len(values))])
             plan = self._refs[frozen] = tuple((_place(name), line) for name, line in walk(marked))
-        return tuple((values[n] if isinstance(n, int) else n, line) for n, line in plan)
+        return tuple((_named(values[n]) if isinstance(n, int) else n, line) for n, line in plan)
 
     @staticmethod
     def _jinja(env: Environment, source: str, raw: _Raw) -> nodes.Template:
@@ -354,17 +447,22 @@ class AstShapes:
 
     @staticmethod
     def _mark(env: Environment, raw: _Raw, where: list[int], first: nodes.Template,
-              values: list[str]) -> bytes | None:
+              values: list[object]) -> bytes | None:
         """The tree of ``raw`` with each value at ``where`` marked (pickled), when
         filling it with the first template's ``values`` gives that template's tree; else
         None."""
         marked_raw = list(raw)
+        numbers: dict[int, str] = {}  # number literals: marked once wrapped
         for n, i in enumerate(where):
             line, kind, value = raw[i]
             mark = f"\x00{n}\x00"
-            marked_raw[i] = (line, kind, mark if kind == "data" else f"{value[0]}{mark}{value[0]}")
+            if kind in ("integer", "float"):
+                numbers[i] = mark
+            else:
+                marked_raw[i] = (line, kind,
+                                 mark if kind == "data" else f"{value[0]}{mark}{value[0]}")
         try:
-            frozen = _frozen(_parsed(env, marked_raw))
+            frozen = _frozen(_parsed(env, marked_raw, numbers))
             return frozen if _same(_tree(frozen, env, values), first) else None
         except Exception:  # a shape this module cannot share: every template parses
             return None

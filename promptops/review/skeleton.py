@@ -24,11 +24,20 @@ any error while lexing or compiling the marked stream) compiles the template as
 :class:`~promptops.render.codecache.CodeCache` does, so errors are Jinja's own, raised by
 Jinja's own compile. ``tests/review/test_review_skeleton.py`` checks the code against
 Jinja's instruction by instruction.
+
+The string and number literals inside tags are marked too where the code provably holds
+them as themselves (session 18, issue 26; :mod:`promptops.review.literals` says where:
+not where Jinja's optimizer or Python's compiler folds them, a test jumps on them or the
+output bound measures them). Which literals of a shape must stay as written is learnt as
+its first template compiles (each that fails is put back and the marked tokens compiled
+again) and kept per shape of all literals marked; the code is kept per values of those.
+``tests/review/test_review_literals.py`` checks the code and the renders against Jinja's.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from types import CodeType
 from typing import TYPE_CHECKING
 
@@ -36,8 +45,9 @@ from jinja2.bccache import Bucket
 from jinja2.lexer import Token, TokenStream, ignored_tokens
 from jinja2.parser import Parser
 
-from promptops.pipeline.astshapes import text_shape
+from promptops.pipeline.astshapes import literal_shape
 from promptops.render.codecache import CodeCache, ModeCache
+from promptops.review.literals import LITERALS, misplaced, unsafe
 from promptops.review.standalone_layout import (
     Key,
     Recipe,
@@ -115,19 +125,24 @@ def _plan(code: CodeType) -> _Plan:
     return code, tuple(spots)
 
 
-def _filled(plan: _Plan, values: list[str]) -> CodeType:
+def _filled(plan: _Plan, values: Sequence[object]) -> CodeType:
     """The planned code with every marker in its constants replaced by its value (or, in
-    the message Jinja writes the template's name into, by its value's repr)."""
+    the message Jinja writes the template's name into, by its value's repr). A constant
+    that is a whole marker becomes the value itself: a literal's is a str, int or float
+    (:mod:`promptops.review.literals`), which only ever stands alone."""
     def value(m: re.Match[str]) -> str:
-        return values[int(m.group(1))]
+        return values[int(m.group(1))]  # type: ignore[return-value]  # a text's: a str
 
     def quoted(m: re.Match[str]) -> str:
         return repr(values[int(m.group(1))])
 
-    def text(c: str) -> str:
+    def text(c: str) -> object:
         if "\\x00" in c:
             c = _MARK_REPR.sub(quoted, c)
-        return _MARK.sub(value, c) if "\x00" in c else c
+        if "\x00" not in c:
+            return c
+        whole = _MARK.fullmatch(c)
+        return values[int(whole.group(1))] if whole is not None else _MARK.sub(value, c)
 
     def deep(c: object) -> object:
         if isinstance(c, str):
@@ -162,12 +177,13 @@ def _plain(name: str | None) -> bool:
 _DROPPED = frozenset(ignored_tokens | {"raw_begin", "raw_end"})
 _RENAMED = {"linestatement_begin": "block_begin", "linestatement_end": "block_end"}
 _RawKey = tuple[object, ...]
-_Layout = tuple[_RawKey, list[str]]  # text_shape's key (with the lexer's settings), values
+# literal_shape's key (with the lexer's settings), its texts and names, its literals
+_Layout = tuple[_RawKey, list[str], list[object]]
 _Written = tuple[tuple[object, str | None, bool, Key], list[str]]  # the same, as written
 
 
 def _raw(env: Environment, source: str, name: str | None, filename: str | None,
-         text: str | None = None) -> tuple[_RawKey, list[str]] | None:
+         text: str | None = None) -> tuple[_RawKey, list[str], list[object]] | None:
     """The template's shape from Jinja's raw token stream (``Lexer.tokeniter``: before
     ``wrap`` makes token objects and converts values, and before the extensions' stream
     filters), with the values it marks; None when it does not lex.
@@ -177,8 +193,11 @@ def _raw(env: Environment, source: str, name: str | None, filename: str | None,
     each plain template name (:func:`_named_here`) written without a backslash or a line
     break, whose raw value inside the quotes is then what ``wrap``'s unescaping makes of
     it. So two sources with one key make one token stream up to those values, which the
-    extensions' filters (the nesting guard) and the parser see alike. ``text``: the
-    source already preprocessed, when the caller has it.
+    extensions' filters (the nesting guard) and the parser see alike. The string and
+    number literals inside tags are values too, as ``wrap`` converts them (the third
+    list): which of them the code holds as markers is learnt per raw shape
+    (:meth:`_Shapes._lexed`). ``text``: the source already preprocessed, when the caller
+    has it.
     """
     lexer = env.lexer
     try:
@@ -190,6 +209,7 @@ def _raw(env: Environment, source: str, name: str | None, filename: str | None,
         return None
     key: list[object] = [lexer, filename, name is not None]
     values: list[str] = []
+    literals: list[object] = []
     last = len(tokens) - 1
     for i, token in enumerate(tokens):
         line, kind, value = token
@@ -203,9 +223,33 @@ def _raw(env: Environment, source: str, name: str | None, filename: str | None,
               and not any(c in value for c in "\\\n\r")):
             key.append((line, kind, len(values)))
             values.append(value[1:-1])
+        elif kind in LITERALS:
+            try:
+                literals.append(next(lexer.wrap(iter((token,)))).value)
+            except Exception:  # the full compile raises it, as Jinja words it
+                return None
+            key.append((line, kind, None))
         else:
             key.append(token)  # the raw tuple itself: (line, type, raw value)
-    return tuple(key), values
+    return tuple(key), values, literals
+
+
+def _typed(literals: list[object], spots: frozenset[int]) -> tuple[object, ...]:
+    """The literals at ``spots`` with their types (``7`` and ``7.0`` are equal)."""
+    return tuple((type(literals[n]), literals[n]) for n in sorted(spots))
+
+
+_Plans = dict[_RawKey, tuple[frozenset[int], dict[tuple[object, ...], "_Plan"]]]
+
+
+def _learnt(plans: _Plans, key: _RawKey, unsafe: frozenset[int], literals: list[object],
+            code: _Plan) -> None:
+    """Keep ``code`` by ``key`` for these values of the literals it keeps as written
+    (``unsafe``; when more are learnt, the plans of fewer go)."""
+    entry = plans.get(key)
+    if entry is None or entry[0] != unsafe:
+        entry = plans[key] = unsafe, {}
+    entry[1][_typed(literals, unsafe)] = code
 
 
 class _Shapes:
@@ -213,15 +257,19 @@ class _Shapes:
 
     def __init__(self) -> None:
         self.code: dict[_Key, _Plan | None] = {}  # None: the shape does not compile
+        # by the shape with every literal in its tags marked: those to keep as written
+        self.unsafe: dict[_Key, frozenset[int]] = {}
         # the same plans by raw shape (_raw): a template of a raw shape seen before skips
         # wrap(), the stream filters and the token objects
-        self.raw: dict[_RawKey, _Plan] = {}
+        # (each literal there kept as written, where the code may not hold it: learnt by
+        # marked tokens, below; and a plan per value of those literals)
+        self.raw: dict[_RawKey, tuple[frozenset[int], dict[tuple[object, ...], _Plan]]] = {}
         # and by text_shape's key, once the lexer agreed with it: a template of a known
         # layout skips Jinja's lexer too (promptops/pipeline/astshapes.py says when)
-        self.by_text: dict[_RawKey, _Plan] = {}
+        self.by_text: dict[_RawKey, tuple[frozenset[int], dict[tuple[object, ...], _Plan]]] = {}
         # and, in the standalone mode, by the layout as written, with what the rewrite
         # does to its values: no rewrite and no scan of the rewritten text
-        self.by_source: dict[_RawKey, tuple[_Plan, Recipe]] = {}
+        self.by_source: dict[_RawKey, tuple[tuple[_Plan, list[object]], Recipe]] = {}
 
     def compile(self, env: Environment, source: str, name: str | None,
                 filename: str | None) -> CodeType:
@@ -236,26 +284,36 @@ class _Shapes:
                 learnt = self.by_source.get(written[0])
                 if learnt is not None:
                     values = rewritten(found[1], learnt[1])
-                    return _filled(learnt[0], values if name is None else [name, *values])
+                    (plan, literals) = learnt[0]
+                    return _filled(plan, [*([] if name is None else [name]), *values,
+                                          *literals])
         try:
             text = env.preprocess(source, name, filename)
         except Exception:  # Jinja's compile raises it, as Jinja words it
             return env.compile(source, name, filename)
         laid: _Layout | None = None
         if plain:
-            fast = text_shape(env, text)
+            fast = literal_shape(env, text)
             if fast is not None:
-                laid = (env.lexer, filename, name is not None, fast[0]), fast[1]
-                known = self.by_text.get(laid[0])
+                laid = (env.lexer, filename, name is not None, fast[0]), fast[1], fast[2]
+                known = self._laid(laid)
                 if known is not None:  # no Jinja token made
-                    self._learn(written, laid[1], known)
-                    return _filled(known, fast[1] if name is None else [name, *fast[1]])
+                    self._learn(written, laid[1], (known, fast[2]))
+                    return _filled(known, [*([] if name is None else [name]), *fast[1],
+                                           *fast[2]])
         code = self._lexed(env, source, name, filename, text, laid)
-        if laid is not None and laid[0] in self.by_text:
-            self._learn(written, laid[1], self.by_text[laid[0]])
+        known = None if laid is None else self._laid(laid)
+        if laid is not None and known is not None:
+            self._learn(written, laid[1], (known, laid[2]))
         return code
 
-    def _learn(self, written: _Written | None, values: list[str], code: _Plan) -> None:
+    def _laid(self, layout: _Layout) -> _Plan | None:
+        """The code of a layout learnt before, for its literals kept as written."""
+        entry = self.by_text.get(layout[0])
+        return None if entry is None else entry[1].get(_typed(layout[2], entry[0]))
+
+    def _learn(self, written: _Written | None, values: list[str],
+               code: tuple[_Plan, list[object]]) -> None:
         """Keep ``code`` by the layout as written, when the rewrite's layout values (the
         scan's of the rewritten text, ``values``) are what the key's recipe makes of the
         values as written (promptops/review/standalone_layout.py)."""
@@ -264,53 +322,98 @@ class _Shapes:
             if rewritten(written[1], steps) == values:
                 self.by_source[written[0]] = code, steps
 
-    def _remember(self, layout: _Layout | None, values: list[str], code: _Plan) -> None:
-        """Keep ``code`` by the layout's key, when the layout's values are the lexer's."""
-        if layout is not None and layout[1] == values:
-            self.by_text[layout[0]] = code
+    def _remember(self, layout: _Layout | None, values: list[str], literals: list[object],
+                  code: _Plan, unsafe: frozenset[int]) -> None:
+        """Keep ``code`` by the layout's key, when the layout's values (texts and names,
+        and literals with their types) are the lexer's; ``unsafe``: the literals the code
+        keeps as written (a plan per their values, as by raw shape)."""
+        if layout is not None and layout[1] == values and _typed(
+                layout[2], frozenset(range(len(layout[2])))) == _typed(
+                literals, frozenset(range(len(literals)))):
+            _learnt(self.by_text, layout[0], unsafe, literals, code)
 
     def _lexed(self, env: Environment, source: str, name: str | None, filename: str | None,
                text: str, layout: _Layout | None) -> CodeType:
         """:meth:`compile` through Jinja's lexer: by raw shape, else by marked tokens."""
         raw = _raw(env, source, name, filename, text)
+        named = [] if name is None else [name]
         if raw is not None and _plain(name) and _plain(filename):
-            known = self.raw.get(raw[0])
-            if known is not None and not any(_marks(v) for v in raw[1]):
-                self._remember(layout, raw[1], known)
-                return _filled(known, raw[1] if name is None else [name, *raw[1]])
+            entry = self.raw.get(raw[0])
+            known = None if entry is None else entry[1].get(_typed(raw[2], entry[0]))
+            if entry is not None and known is not None \
+                    and not any(_marks(v) for v in (*raw[1], *raw[2])):
+                self._remember(layout, raw[1], raw[2], known, entry[0])
+                return _filled(known, [*named, *raw[1], *raw[2]])
         try:
             tokens = list(env._tokenize(source, name, filename))
         except Exception:  # Jinja's compile raises it, as Jinja words it
             return env.compile(source, name, filename)
-        values: list[str] = [] if name is None else [name]
-        marked = _marked(tokens, values)
+        values: list[object] = [] if name is None else [name]
+        marked = _marked(tokens, values)  # type: ignore[arg-type]  # all str here
         if marked is None or not _plain(name) or not _plain(filename):
             return env.compile(source, name, filename)
-        key = (filename, name is not None, marked)
-        if key not in self.code:
-            compiled = _compile_marked(env, marked, None if name is None else "\x000\x00",
-                                       filename)
-            self.code[key] = None if compiled is None else _plan(compiled)
-        code = self.code[key]
+        texts = len(values)
+        code, unsafe = self._literal_code(env, marked, values, name, filename)
         if code is None:
             return env.compile(source, name, filename)
-        if raw is not None and raw[1] == values[0 if name is None else 1:]:
-            self.raw[raw[0]] = code  # the raw shape marks what this one does, in order
-            self._remember(layout, raw[1], code)
+        literals = values[texts:]
+        if raw is not None and raw[1] == values[len(named):texts] \
+                and _typed(raw[2], frozenset(range(len(raw[2])))) \
+                == _typed(literals, frozenset(range(len(literals)))):
+            # the raw shape marks what this one does, in order
+            _learnt(self.raw, raw[0], unsafe, literals, code)
+            self._remember(layout, raw[1], literals, code, unsafe)
         return _filled(code, values)
+
+    def _literal_code(self, env: Environment, marked: tuple[Token, ...], values: list[object],
+                      name: str | None, filename: str | None
+                      ) -> tuple[_Plan | None, frozenset[int]]:
+        """The code of ``marked`` with each literal inside its tags marked too where
+        :mod:`promptops.review.literals` says the code holds it as itself (each literal's
+        value appended to ``values``), and which literals (their places among the
+        literals) are kept as written: those that may not be marked, learnt per shape of
+        all literals marked."""
+        spots = [i for i, t in enumerate(marked) if t.type in LITERALS
+                 and not (isinstance(t.value, str) and "\x00" in t.value)]
+        base = len(values)
+        values.extend(marked[i].value for i in spots)
+        widest = list(marked)
+        for n, i in enumerate(spots):
+            widest[i] = Token(marked[i].lineno, marked[i].type, f"\x00{base + n}\x00")
+        shape = (filename, name is not None, tuple(widest))
+        while True:
+            unsafe = self.unsafe.get(shape, frozenset())
+            tokens = list(widest)
+            for n in unsafe:
+                tokens[spots[n - base]] = marked[spots[n - base]]
+            key = (filename, name is not None, tuple(tokens))
+            if key not in self.code:
+                kept = frozenset(range(base, base + len(spots))) - unsafe
+                compiled, bad = _compile_marked(
+                    env, key[2], None if name is None else "\x000\x00", filename, kept)
+                if bad:
+                    self.unsafe[shape] = unsafe | bad
+                    continue
+                self.code[key] = None if compiled is None else _plan(compiled)
+            return self.code[key], frozenset(n - base for n in unsafe)
 
 
 def _compile_marked(env: Environment, tokens: tuple[Token, ...], name: str | None,
-                    filename: str | None) -> CodeType | None:
+                    filename: str | None, literals: frozenset[int] = frozenset()
+                    ) -> tuple[CodeType | None, set[int]]:
     """The code of the marked tokens (``name``: the name's marker), None when they do not
-    compile."""
+    compile; and which of the marked ``literals`` the code may not hold as markers
+    (:mod:`promptops.review.literals`): when any, the code is not to be used."""
     try:
         parser = Parser(env, "", name, filename)  # then fed the marked tokens
         parser.stream = TokenStream(iter(tokens), name, filename)
-        generated = env._generate(parser.parse(), name, filename)
-        return env._compile(generated, filename or "<template>")
+        tree = parser.parse()
+        bad = unsafe(tree, literals, env) if literals else set()
+        generated = env._generate(tree, name, filename)
+        code = env._compile(generated, filename or "<template>")
+        return code, bad | misplaced(code, literals) if literals else bad
     except Exception:  # the template's own compile says why, as Jinja words it
-        return None
+        return None, set(literals)  # or a marked literal did: compiled as written
 
 
 class _ShapeModeCache(ModeCache):

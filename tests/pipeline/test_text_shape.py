@@ -61,7 +61,7 @@ def _lexed(env: object, source: str) -> tuple[object, list[str]] | None:
         return None
     shape = _shape(lexer, raw)
     assert shape is not None  # text_shape refuses every source _shape refuses
-    return shape[0], shape[1]
+    return shape[0], shape[1][:shape[3]]  # the texts and names (literals come after)
 
 
 

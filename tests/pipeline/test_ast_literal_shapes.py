@@ -1,0 +1,106 @@
+"""Templates that differ only in literals inside their tags share one parse shape.
+
+:mod:`promptops.pipeline.astshapes` takes each string and number literal inside a tag as a
+value of the shape (Jinja's parser never reads one: it only wraps it in a ``Const``). Each
+family below is templates that differ only in one literal, parsed one after the other by
+one :class:`AstShapes`: every tree must be Jinja's own, node for node and line for line,
+and what the include walk reads of it must be what it reads of Jinja's tree.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from helpers.templates import dump_tree
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from jinja2 import TemplateSyntaxError
+
+from promptops.pipeline.astshapes import _LITERAL, AstShapes, _shape, literal_shape
+from promptops.pipeline.templates import TemplateIndex, references_in
+from promptops.sandbox.nesting import parse
+
+FAMILIES: list[tuple[str, list[str]]] = [
+    ('{% set label = "case " ~ {v} %}\n{{ label }} {{ topic }}', ["7", "8", "0", "'x'", "1.5"]),
+    ('{% if mode == {v} %}yes{% elif {v} %}t{% endif %}', ['"fast"', '"slow"', "7", '""']),
+    ('{{ who | default({v}) }} / {{ topic | replace("a", {v}) }}', ['"reader 7"', "9"]),
+    ('{% set t = {{v}: topic} %}{{ t[{v}] }} {{ items.{v} }}', ["3", "4"]),
+    ("{% for n in range({v}) %}{{ loop.index + {v} }}{% endfor %}", ["3", "0x1F", "1_000"]),
+    ("{% raw %}{{ {v} }}{% endraw %}{{ {v} }}", ['"a"', '"b"']),
+    ('{{ {v} "tail" }} {{ {v} }}', ['"a"', '"b"']),  # adjacent strings join
+    ("{% include {v} %}{% include [{v}, 'x.j2'] %}", ['"a.j2"', '"b.j2"', "5", "2.5"]),
+    ('{% include "p" ~ {v} %}{% import {v} as m %}', ['"1"', "2"]),
+    ("{{ 'a\\tb' ~ {v} }}{{ {v} }}", ["'x\\ny'", "'\\u00e9'", "'\\x41'", "'\\\\x00'"]),
+]
+
+
+@pytest.mark.parametrize(("template", "literals"), FAMILIES, ids=[f[0] for f in FAMILIES])
+def test_a_literal_is_a_value_of_the_parse_shape(template: str, literals: list[str]) -> None:
+    env = TemplateIndex().env
+    shapes = AstShapes()
+    for literal in literals * 2:  # the second round: every tree from the shape's copy
+        source = template.replace("{v}", literal)
+        try:
+            want = parse(env, source)
+        except TemplateSyntaxError as exc:
+            with pytest.raises(TemplateSyntaxError) as raised:
+                shapes.parse(env, source)
+            assert (raised.value.message, raised.value.lineno) == (exc.message, exc.lineno)
+            continue
+        got = shapes.parse(env, source)
+        assert dump_tree(got) == dump_tree(want), source
+        assert got == want
+        walked = shapes.references(got, references_in)
+        assert walked is None or walked == references_in(want), source
+
+
+def test_prompts_differing_in_their_literals_are_one_shape() -> None:
+    env = TemplateIndex().env
+    shapes = AstShapes()
+    for i in range(20):
+        source = (f'{{% set label = "case " ~ {i} %}}{{% if mode == "m{i}" %}}yes{{% endif %}}'
+                  f'{{{{ who | default("reader {i}") }}}}{{% for n in range({i}) %}}x'
+                  "{% endfor %}\n")
+        assert dump_tree(shapes.parse(env, source)) == dump_tree(parse(env, source))
+    assert len([m for m in shapes._marked.values() if m is not None]) == 1
+
+
+_PIECES = ["x", "v2", "é", "7", "0", "07", "12", "1.5", "1e3", "0x1F", "1_0", '"s"', "'t 1'",
+           " ", ".", "(", ")", "[", "]", ",", ":", "+", "-", "*", "/", "~", "==", "<", "|",
+           "_", "e", "is", "in"]
+
+
+def _retyped(body: str) -> str:
+    """``body`` with each literal the scan masks replaced by another of its kind."""
+    def other(m: re.Match[str]) -> str:
+        return '"other 9"' if m.group(1) is not None else str(int(m.group(2)) * 7 + 3)
+    return _LITERAL.sub(other, body)
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.sampled_from(_PIECES), min_size=1, max_size=12))
+def test_a_masked_literal_is_one_token_of_the_lexer(pieces: list[str]) -> None:
+    """Where :func:`literal_shape` masks a literal, the lexer has one token of that kind
+    there: a source with other literals in those places lexes into the same tokens but
+    for those literals' values, which are the scan's."""
+    env = TemplateIndex().env
+    body = "".join(pieces)
+    source, other = f"a {{{{{body}}}}} b", f"a {{{{{_retyped(body)}}}}} b"
+    fast, fast_other = literal_shape(env, source), literal_shape(env, other)
+    if fast is None:
+        return
+    assert fast_other is not None and fast_other[0] == fast[0]
+    try:
+        raw = list(env.lexer.tokeniter(source, None, None))
+        raw_other = list(env.lexer.tokeniter(other, None, None))
+    except TemplateSyntaxError:
+        return
+    mine, theirs = _shape(env.lexer, raw), _shape(env.lexer, raw_other)
+    if mine is None or theirs is None:
+        return
+    assert mine[0] == theirs[0], (source, other)  # the same tokens but for literal values
+    for scanned, lexed in ((fast, mine), (fast_other, theirs)):
+        # each masked literal is the lexer's, in order (the lexer has more: floats, ...)
+        masked = iter(lexed[1][lexed[3]:])
+        assert all(any(type(v) is type(w) and v == w for w in masked) for v in scanned[2])
