@@ -238,6 +238,9 @@ def _parse(ld: Loader, path: str) -> tuple[LoadedFile, object] | None:
     except Refused as exc:
         ld.problem(path, (1, 1), f"this file is {exc.why}")
         return None
+    except FileNotFoundError as exc:  # listed, then gone, or not a regular file (a FIFO)
+        ld.unreadable(path, exc)
+        return None
     loader = _CaseLoader(text)
     try:
         node = fastyaml.compose(loader, text)

@@ -260,6 +260,21 @@ def test_a_committed_symlink_target_that_is_not_utf8(tmp_path: Path) -> None:
            "test_package_paths.py::test_a_committed_symlink_target_that_is_not_utf8")
 
 
+def test_a_fifo_test_file_is_a_positioned_problem_not_a_crash(tmp_path: Path) -> None:
+    """A test file that is not a regular file (found by the content fuzz: a FIFO named
+    ``tests/f.test.yaml`` beside a good one) reads as absent, as a prompt file does: a
+    positioned "file not found" naming it, exit 1, never ``internal error`` (exit 3)."""
+    root = tmp_path / "pkg"
+    make_repo(root, {"promptops.yaml": MANIFEST, "prompts/p.prompt.yaml": PROMPT,
+                     "tests/p.test.yaml": "prompt: p\ncases:\n  - name: one\n"
+                                          "    arguments: {topic: x}\n"})
+    os.mkfifo(root / "tests" / "f.test.yaml")
+    for command in ("check", "test"):
+        run = cli(command, str(root), at=root)
+        assert run.code == 1, (command, run)
+        assert "tests/f.test.yaml:1:1: file not found" in run.out + run.err, (command, run)
+
+
 def test_a_fifo_in_the_package_does_not_hang_the_reader(tmp_path: Path) -> None:
     root = tmp_path / "pkg"
     make_repo(root, {"promptops.yaml": MANIFEST,
