@@ -237,13 +237,7 @@ def _import(source: SourceFile, forced: str | None, mode: str, taken: _Names,
         if not source.named:
             return
     place = f"{source.root.absolute().name}/{source.rel}"
-    try:
-        text = tree.texts[key] if key in tree.texts else read_text(source)
-    except SourceUnreadable:  # a .txt outside a prompt's place was read only to look for tags
-        if source.named or forced or not source.rel.lower().endswith(".txt") or \
-                prompt_place(place):
-            raise
-        raise _NotAPrompt from None
+    text = tree.texts[key] if key in tree.texts else _read(source, forced, place)
     ecosystem = forced or sniff(source.rel.rsplit("/", 1)[-1], text, named=source.named,
                                 place=place)
     if ecosystem is None and not source.named:
@@ -282,6 +276,18 @@ def _import(source: SourceFile, forced: str | None, mode: str, taken: _Names,
         report.losses.extend((*prompt.losses, *losses))
         report.notes.extend(prompt.notes)
     taken.batch.update(report.documents)
+
+
+def _read(source: SourceFile, forced: str | None, place: str) -> str:
+    """The file's text. A ``.txt`` found outside a prompt's place is read only to look for a
+    template tag, so one that cannot be read as text is no prompt, not a refusal."""
+    try:
+        return read_text(source)
+    except SourceUnreadable:
+        if source.named or forced or not source.rel.lower().endswith(".txt") or \
+                prompt_place(place):
+            raise
+        raise _NotAPrompt from None
 
 
 def _unique(name: str, source: SourceFile, taken: set[str]) -> str:
