@@ -31,7 +31,7 @@ from promptops.commands.choices import Format
 from promptops.console import Console
 from promptops.errors import ExitCode, Problem, PromptopsError, UsageError
 from promptops.interop import jinja_tree, staging
-from promptops.interop.detect import sniff
+from promptops.interop.detect import prompt_place, sniff
 from promptops.interop.errors import InteropError
 from promptops.interop.importers import IMPORTERS
 from promptops.interop.package import dump, in_order, prompt_name, to_document
@@ -236,8 +236,10 @@ def _import(source: SourceFile, forced: str | None, mode: str, taken: _Names,
                             f"written as {template.path}, not as a prompt (docs/interop.md)")
         if not source.named:
             return
-    text = tree.texts[key] if key in tree.texts else read_text(source)
-    ecosystem = forced or sniff(source.rel.rsplit("/", 1)[-1], text, named=source.named)
+    place = f"{source.root.absolute().name}/{source.rel}"
+    text = tree.texts[key] if key in tree.texts else _read(source, forced, place)
+    ecosystem = forced or sniff(source.rel.rsplit("/", 1)[-1], text, named=source.named,
+                                place=place)
     if ecosystem is None and not source.named:
         raise _NotAPrompt
     if ecosystem is None:
@@ -274,6 +276,18 @@ def _import(source: SourceFile, forced: str | None, mode: str, taken: _Names,
         report.losses.extend((*prompt.losses, *losses))
         report.notes.extend(prompt.notes)
     taken.batch.update(report.documents)
+
+
+def _read(source: SourceFile, forced: str | None, place: str) -> str:
+    """The file's text. A ``.txt`` found outside a prompt's place is read only to look for a
+    template tag, so one that cannot be read as text is no prompt, not a refusal."""
+    try:
+        return read_text(source)
+    except SourceUnreadable:
+        if source.named or forced or not source.rel.lower().endswith(".txt") or \
+                prompt_place(place):
+            raise
+        raise _NotAPrompt from None
 
 
 def _unique(name: str, source: SourceFile, taken: set[str]) -> str:

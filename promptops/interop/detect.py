@@ -12,13 +12,14 @@ import json
 import re
 
 
-def sniff(name: str, text: str, *, named: bool) -> str | None:
+def sniff(name: str, text: str, *, named: bool, place: str = "") -> str | None:
     """The format of a file called ``name`` holding ``text``; None when it is no prompt.
 
     A file named on the command line is taken as a prompt whenever its name fits a
     format; one found in a folder must also look like one (a ``.json`` sample or a
-    promptfoo config beside the prompts is data; a ``.txt`` is a prompt with a ``{{``, a
-    ``{%`` or a ``---`` line between prompts; a licence or a requirements file is not).
+    promptfoo config beside the prompts is data; a ``.txt`` is a prompt by
+    :func:`plain_prompt`). ``place`` is a folder entry's path from the folder named, that
+    folder's own name first (its name alone when empty).
     """
     low = name.lower()
     if low.endswith(".prompty"):
@@ -31,10 +32,8 @@ def sniff(name: str, text: str, *, named: bool) -> str | None:
         return "claude"
     if low.endswith((".j2", ".jinja", ".jinja2", ".njk", ".nunjucks")):
         return "promptfoo"
-    if low.endswith(".txt"):  # promptfoo's, or any text: a template, or --- sections
-        prompt = "{{" in text or "{%" in text or \
-            re.search(r"^---[ \t]*\r?$", text, re.M) is not None
-        return "promptfoo" if named or prompt else None
+    if low.endswith(".txt"):  # promptfoo's, or any text a prompt folder holds
+        return "promptfoo" if named or plain_prompt(place or name, text) else None
     if low.endswith(".json"):
         try:
             data = json.loads(text)
@@ -50,6 +49,32 @@ def sniff(name: str, text: str, *, named: bool) -> str | None:
     return None
 
 
+def prompt_place(place: str) -> bool:
+    """Whether a path says it holds a prompt: the word ``prompt`` or ``prompts`` in a folder
+    or file name (``prompts/``, ``system_prompt.txt``, ``systemPrompt.txt``; not
+    ``promptfoo/``). How Dotprompt, VS Code and the agent frameworks keep prompt files: by
+    place and name, never by their tags (docs/interop.md, "Which .txt in a folder")."""
+    return any(w.lower() in ("prompt", "prompts") for w in _WORD.findall(place))
+
+
+def plain_prompt(place: str, text: str) -> bool:
+    """Whether a ``.txt`` found in a folder is a prompt: its place says so or it holds a
+    template tag, and it is no licence, not empty, not binary. A ``---`` line alone says
+    nothing: it is a licence's line between languages as often as promptfoo's separator."""
+    if not text.strip() or "\0" in text or _LICENCE.match(text) is not None:
+        return False
+    return "{{" in text or "{%" in text or prompt_place(place)
+
+
+_WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+")
+# A licence's first line (Markdown marks allowed): its title, its copyright line or its
+# grant, as SPDX's texts and the corpus's 189 licence files begin.
+_LICENCE = re.compile(
+    r"[\s#*_>]*(?:the\s+)?(?:(?:mit|apache|bsd|isc|gnu|mozilla|eclipse|boost|zlib|unlicense|"
+    r"mulan|0bsd)\b[^\n]{0,80}\blicen[cs]e\b|creative\s+commons\b|"
+    r"attribution(?:-\w+)*\s+\d\.\d\s+international|copyright\s+(?:\(c\)|©|\d{4})|"
+    r"permission\s+is\s+hereby\s+granted|this\s+is\s+free\s+and\s+unencumbered|"
+    r"this\s+(?:project|software|repository)\s+is\s+licen[cs]ed\s+under)", re.I)
 _LANGCHAIN_YAML = re.compile(r"^[\"']?_type[\"']?[ \t]*:", re.M)
 
 

@@ -27,6 +27,7 @@ import contextlib
 import errno
 import os
 import posixpath
+import re
 import stat
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -58,6 +59,10 @@ _DOC_NAMES = frozenset({"readme.md", "changelog.md", "license.md", "contributing
                         "code_of_conduct.md", "security.md", "claude.md", "agents.md",
                         "copilot-instructions.md", "notes.md", "history.md", "todo.md"})
 _DOC_SUFFIXES = (".instructions.md", ".chatmode.md", ".agent.md")
+# Text files that are documents or tool inputs by their name: skipped in a folder even with
+# a template tag or in a prompt folder (docs/interop.md, "Which .txt in a folder").
+_DOC_TXT = re.compile(r"(?:readme|license|licence|copying|notice|changelog|authors|"
+                      r"contributors|requirements|constraints|cmakelists|robots)(?![a-z])")
 _SUFFIXES = (".prompty", ".prompt", ".md", ".txt", ".j2", ".jinja", ".jinja2", ".njk",
              ".nunjucks", ".json", ".yaml", ".yml")
 
@@ -118,6 +123,8 @@ def candidate(name: str) -> bool:
     if low.endswith((".prompt.yaml", ".prompt.yml", ".test.yaml")):  # promptops' own files
         return False
     if low.startswith("_") and low.endswith(".prompt"):  # a Dotprompt partial: read as one
+        return False
+    if low.endswith(".txt") and _DOC_TXT.match(low):
         return False
     return low.endswith(_SUFFIXES)
 

@@ -19,6 +19,8 @@ from pathlib import Path
 
 import yaml
 
+from promptops.interop.sources import SKIP_DIRS
+
 FIRST = Path(__file__).resolve().parent.parent
 NAMES = {"speed": "the speed corpus", "speed2": "the second speed corpus",
          "speed3": "the third speed corpus", "speed4": "the fourth speed corpus",
@@ -48,8 +50,7 @@ def main() -> None:
             row: dict[str, object] = {"file": key}
             if entry is None:
                 row["outcome"] = "skipped"
-                row["why"] = ("not read as a prompt: the folder import tells formats by "
-                              "name and content (docs/interop.md), and does not know this one")
+                row["why"] = _why_skipped(key)
             else:
                 row["outcome"] = entry["outcome"]
                 row["prompts"] = entry["prompts"]
@@ -70,6 +71,16 @@ def main() -> None:
         + yaml.safe_dump(out, sort_keys=False, allow_unicode=True, width=100), encoding="utf-8")
     for part in ("tuning", "heldout"):
         print(part, out[part]["outcomes"])  # type: ignore[index]
+
+
+def _why_skipped(key: str) -> str:
+    """Why a folder import left a prompt file out: a folder it never enters, or its rule."""
+    entered = [d for d in key.split("/")[:-1] if d in SKIP_DIRS]
+    if entered:
+        return (f"under {entered[0]}/, a folder an import never enters (dependencies and "
+                "environments, docs/interop.md)")
+    return ("not read as a prompt: the folder import tells formats by name, place and "
+            "content (docs/interop.md), and does not know this one")
 
 
 if __name__ == "__main__":
