@@ -508,11 +508,30 @@ def gen_counted(n: int, out: Path, partials: int = 40) -> Path:
     return out / "partials" / "head.j2"
 
 
+CORPORA = Path(__file__).resolve().parent.parent / "tests" / "corpus"
+FIVE = ("speed", "speed2", "speed3", "speed4", "speed5")
+
+
+def gen_real(n: int, out: Path, part: str = "tuning", corpora: tuple[str, ...] = FIVE) -> Path:
+    from corpus_pkg import generate_shared
+
+    return generate_shared([CORPORA / c for c in corpora], part, n, out)
+
+
+def gen_realheld(n: int, out: Path) -> Path:
+    return gen_real(n, out, "heldout")
+
+
+def gen_realnew(n: int, out: Path) -> Path:
+    return gen_real(n, out, "heldout", ("speed6",))
+
+
 SHAPES: dict[str, Callable[[int, Path], Path]] = {
     "genpkg": gen_genpkg, "direct": gen_direct, "chain": gen_chain, "small": gen_small,
     "wide": gen_wide, "macro": gen_macro, "multi": gen_multi, "dialog": gen_dialog,
     "deep": gen_deep, "numbered": gen_numbered, "compared": gen_compared,
-    "counted": gen_counted}
+    "counted": gen_counted, "real": gen_real, "realheld": gen_realheld,
+    "realnew": gen_realnew}
 
 
 def make(shape: str, n: int, root: Path) -> Path:
