@@ -164,6 +164,88 @@ def generate_part(part: str, n: int, out: Path, *, distinct: bool = False,
     return out
 
 
+SHARED = "partials/shared.j2"
+SHARED_ARGUMENT = "shared_subject"
+
+
+def _with_shared(text: str) -> str:
+    """A prompt file's text with one required argument (``SHARED_ARGUMENT``, first) and a
+    first ``user`` message including ``SHARED`` directly and using the argument: issue 26's
+    reported diff shape, put on a real prompt (``benchmarks/diff_shapes.py``'s ``real``
+    shapes). The import writes ``arguments:`` and ``messages:`` as block lists at column 0
+    (every prompt of the six speed corpora); anything else is refused, not guessed at."""
+    if re.search(rf"^- name: {SHARED_ARGUMENT}$", text, re.M):
+        raise SystemExit(f"a corpus prompt already has an argument {SHARED_ARGUMENT}")
+    argument = (f"- name: {SHARED_ARGUMENT}\n  description: What the shared rules apply to\n"
+                "  required: true\n")
+    message = (f"- role: user\n  text: '{{% include \"{SHARED}\" %}} About "
+               f"{{{{ {SHARED_ARGUMENT} }}}}.'\n")
+    if text.count("\nmessages:\n") != 1 or text.count("\narguments:\n") > 1:
+        raise SystemExit("a corpus prompt without one block list of messages")
+    if "\narguments:\n" in text:
+        text = text.replace("\narguments:\n", "\narguments:\n" + argument, 1)
+    else:
+        text = text.replace("\nmessages:\n", "\narguments:\n" + argument + "messages:\n", 1)
+    return text.replace("\nmessages:\n", "\nmessages:\n" + message, 1)
+
+
+def generate_shared(corpora: list[Path], part: str, n: int, out: Path) -> Path:
+    """``part`` of each corpus imported, the prompts pooled (corpus order, then file order)
+    and copied round-robin to ``n`` (``<name>-<corpus>-<k>``), each given one required
+    argument and a first message including ``SHARED`` (``_with_shared``), every copy
+    distinct (``_distinct``; a ``template:`` file a prompt names starts with the same copy
+    line). The real bodies stay as imported. Returns ``out / SHARED``, the partial the
+    change edits. The rule: ``benchmarks/diff_shapes.py``'s docstring (``real``)."""
+    if out.exists():
+        shutil.rmtree(out)
+    out.mkdir(parents=True)
+    pool: list[tuple[str, Path, str, str]] = []  # (corpus, import root, name, text)
+    for corpus in corpora:
+        source = out.parent / f"{out.name}-import-{corpus.name}"
+        import_part(part, source, corpus)
+        for item in sorted(source.rglob("*")):  # shared templates, schema: once
+            rel = item.relative_to(source)
+            if not item.is_file() or rel.parts[0] == "prompts" or rel.name in (
+                    "promptops.yaml", "CONVERSION.md"):
+                continue
+            target = out / rel
+            if target.exists():
+                if target.read_bytes() != item.read_bytes():
+                    raise SystemExit(f"two corpora write {rel} with different bytes")
+                continue
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(item, target)
+        pool += [(corpus.name, source, p.name.removesuffix(".prompt.yaml"),
+                  p.read_text(encoding="utf-8"))
+                 for p in sorted((source / "prompts").glob("*.prompt.yaml"))]
+    if not pool:
+        raise SystemExit(f"the imports of {part} wrote no prompt")
+    manifest = (out.parent / f"{out.name}-import-{corpora[0].name}" / "promptops.yaml")
+    (out / "promptops.yaml").write_text(re.sub(r"^name: .+$", f"name: shape-{out.name}",
+                                               manifest.read_text(), count=1, flags=re.M))
+    (out / "prompts").mkdir()
+    (out / "partials").mkdir()
+    (out / SHARED).write_text("Follow the house rules: be accurate and brief.\n")
+    for i in range(n):
+        corpus_name, source, name, text = pool[i % len(pool)]
+        k = i // len(pool)
+        body = re.sub(r"^name: (.+)$", rf"name: \1-{corpus_name}-{k}", text, count=1,
+                      flags=re.M)
+        for path in re.findall(r"^\s*template: (\S+)$", text, re.M):
+            moved = f"{path}.{corpus_name}.{k}"
+            body = body.replace(f"template: {path}\n", f"template: {moved}\n")
+            target = out / moved
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(f"Copy {k} of this prompt.\n".encode()
+                               + (source / path).read_bytes())
+        body = _distinct(_with_shared(body), k)
+        (out / "prompts" / f"{name}-{corpus_name}-{k}.prompt.yaml").write_text(
+            body, encoding="utf-8")
+    for corpus in corpora:
+        shutil.rmtree(out.parent / f"{out.name}-import-{corpus.name}")
+    return out / SHARED
+
+
 def edit_one(pkg: Path) -> tuple[Path, bytes]:
     """Add a line to the text of one prompt's first block-literal message (an edit a
     reviewer would make); returns (file, its bytes before) so the caller can undo it.

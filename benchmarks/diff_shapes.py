@@ -83,6 +83,32 @@ Shapes:
   default({i}) }}`` and an include of ``partials/n{i % 40}.j2``; arguments ``items``,
   ``limit`` (required), ``start`` (optional); ``partials/head.j2`` edited.
 
+Shapes of real prompts (session 19): every shape above is generated text, and hand-written
+prompts differ in structure, not only in literals, so a real package could miss where these
+pass. Rule written and committed before any of them was first run:
+
+* ``real`` (session 19, tuning: it may be profiled): the message texts are real prompt
+  bodies. The tuning parts of the first five speed corpora (``tests/corpus/speed``,
+  ``speed2`` ... ``speed5``) are each imported as ``benchmarks/corpus_pkg.py`` imports a
+  part (``promptops import <corpus>/tuning``); their prompts are pooled (corpus order, then
+  file order) and copied round-robin until there are N, named ``<name>-<corpus>-<k>`` for
+  copy ``k`` (a ``template:`` file a prompt names copied with it, the template files the
+  imports share copied once: a path two corpora write must hold the same bytes). Each
+  prompt then gets one required argument ``shared_subject`` (first in its ``arguments``,
+  which the prompt gets if it had none; its own arguments stay) and a first ``user``
+  message ``{% include "partials/shared.j2" %} About {{ shared_subject }}.`` (issue 26's
+  reported shape, one shared partial included directly and one required argument, on real
+  bodies; placed as ``corpus_pkg.generate`` places its house rules); then every copy is
+  made distinct as ``lint_ab.py --distinct`` makes it (``corpus_pkg._distinct``: a line
+  ``Copy k of this prompt.`` first in every inline message, and first in every template
+  file a prompt names), so no two prompts are the same text. ``partials/shared.j2``
+  (``Follow the house rules: be accurate and brief.``) edited.
+* ``realheld`` (session 19, HELD OUT: measured, never profiled): ``real``'s rule on the
+  held-out parts of the same five corpora.
+* ``realnew`` (session 19, HELD OUT: measured, never profiled): ``real``'s rule on the
+  held-out part of ``tests/corpus/speed6`` alone (the newest corpus: long system prompts,
+  Jinja with control flow, chat YAML, Prompty).
+
 Prints wall and CPU seconds (this process's children: promptops and its render workers,
 git) per shape and command, median of ``--runs``, with the load average before and after.
 
@@ -94,7 +120,7 @@ leaves them there (a later run with the same DIR reuses them), for profiling.
 
 Usage: python benchmarks/diff_shapes.py [--prompts 5000]
        [--shapes genpkg,direct,chain,small,wide,macro,multi,dialog,deep,numbered,
-                 compared,counted]
+                 compared,counted,real,realheld,realnew]
        [--runs 1] [--commands markdown,text]
        [--promptops CMD] [--baseline CMD] [--keep DIR]
 """
@@ -115,7 +141,7 @@ from pathlib import Path
 
 from bench_common import GIT_ENV, genpkg, git, now, promptops_cmd
 
-HELD_OUT = ("small", "macro", "multi", "compared", "counted")
+HELD_OUT = ("small", "macro", "multi", "compared", "counted", "realheld", "realnew")
 
 TOPIC_ONLY = """\
 description: Prompt {{i}} of the {shape} shape
@@ -482,11 +508,30 @@ def gen_counted(n: int, out: Path, partials: int = 40) -> Path:
     return out / "partials" / "head.j2"
 
 
+CORPORA = Path(__file__).resolve().parent.parent / "tests" / "corpus"
+FIVE = ("speed", "speed2", "speed3", "speed4", "speed5")
+
+
+def gen_real(n: int, out: Path, part: str = "tuning", corpora: tuple[str, ...] = FIVE) -> Path:
+    from corpus_pkg import generate_shared
+
+    return generate_shared([CORPORA / c for c in corpora], part, n, out)
+
+
+def gen_realheld(n: int, out: Path) -> Path:
+    return gen_real(n, out, "heldout")
+
+
+def gen_realnew(n: int, out: Path) -> Path:
+    return gen_real(n, out, "heldout", ("speed6",))
+
+
 SHAPES: dict[str, Callable[[int, Path], Path]] = {
     "genpkg": gen_genpkg, "direct": gen_direct, "chain": gen_chain, "small": gen_small,
     "wide": gen_wide, "macro": gen_macro, "multi": gen_multi, "dialog": gen_dialog,
     "deep": gen_deep, "numbered": gen_numbered, "compared": gen_compared,
-    "counted": gen_counted}
+    "counted": gen_counted, "real": gen_real, "realheld": gen_realheld,
+    "realnew": gen_realnew}
 
 
 def make(shape: str, n: int, root: Path) -> Path:

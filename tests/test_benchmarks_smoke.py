@@ -225,8 +225,15 @@ def test_diff_shapes_runs_every_shape_and_marks_the_held_out_one(tmp_path: Path)
         (shape, "`diff main --format markdown`") for shape in (
             "genpkg", "direct", "chain", "small (held out)", "wide", "macro (held out)",
             "multi (held out)", "dialog", "deep", "numbered", "compared (held out)",
-            "counted (held out)")], \
+            "counted (held out)", "real", "realheld (held out)", "realnew (held out)")], \
         done.stdout
+    for shape in ("real", "realheld", "realnew"):  # real bodies, issue 26's shape added
+        texts = [f.read_text(encoding="utf-8")
+                 for f in sorted((tmp_path / shape / "prompts").glob("*.prompt.yaml"))]
+        assert len(texts) == 12 and len(set(texts)) == 12, shape
+        assert all("text: 'Copy " in t and '{% include "partials/shared.j2" %} About '
+                   "{{ shared_subject }}." in t and "- name: shared_subject\n" in t
+                   for t in texts), shape
     again = run_script("diff_shapes.py", "--prompts", "12", "--commands", "text", "--shapes",
                        "direct", "--keep", str(tmp_path))
     assert again.returncode == 0, again.stderr[-3000:]

@@ -67,11 +67,19 @@ ENVIRONMENT_OPTIONS: EnvironmentOptions = {
 
 
 def standalone(source: str) -> str:
-    """``source`` rewritten so that Jinja's default whitespace handling applies the rule."""
+    """``source`` rewritten so that Jinja's default whitespace handling applies the rule.
+
+    Only a line holding a tag can be standalone, so the whole lines inside one text piece
+    are copied as one run (``_judged``): a hand-written prompt is mostly such lines, and
+    judging them one by one was most of a review's template preparation (issue 26's real
+    diff shapes)."""
     out: list[str] = []
-    for line in _lines(source, tokenize(source)):
-        out.append(_rewrite(source, line) if _is_standalone(source, line) else
-                   "".join(source[a:b] for _, a, b in line))
+    for line in _judged(source, tokenize(source)):
+        if isinstance(line, str):
+            out.append(line)
+        else:
+            out.append(_rewrite(source, line) if _is_standalone(source, line) else
+                       "".join(source[a:b] for _, a, b in line))
     return "".join(out)
 
 
@@ -127,6 +135,35 @@ def _lines(source: str, tokens: list[Token]) -> list[list[_Piece]]:
             lines.append(current)
             current = []
             pos = nl + 1
+    if current:
+        lines.append(current)
+    return lines
+
+
+def _judged(source: str, tokens: list[Token]) -> list[list[_Piece] | str]:
+    """``_lines``, but each run of whole lines inside one text piece given as its text: such
+    a line holds no tag, so it is never standalone and is output as written."""
+    lines: list[list[_Piece] | str] = []
+    current: list[_Piece] = []
+    for tok in tokens:
+        if tok.kind not in ("text", "raw_text"):
+            current.append((tok, tok.start, tok.end))
+            continue
+        pos = tok.start
+        nl = source.find("\n", pos, tok.end)
+        if nl < 0:
+            current.append((tok, pos, tok.end))
+            continue
+        current.append((tok, pos, nl + 1))
+        lines.append(current)
+        current = []
+        pos = nl + 1
+        last = source.rfind("\n", pos, tok.end)
+        if last >= 0:
+            lines.append(source[pos:last + 1])
+            pos = last + 1
+        if pos < tok.end:
+            current.append((tok, pos, tok.end))
     if current:
         lines.append(current)
     return lines

@@ -119,3 +119,35 @@ def test_the_rewrite_is_the_rule(lines: list[str], a: bool, b: bool, last_newlin
     data = {"a": a, "b": b, "v": "V"}
     expected = ENV.from_string(_by_the_rule(source)).render(**data)
     assert render(source, data) == expected
+
+
+def _line_by_line(source: str) -> str:
+    """The rewrite judging every line on its own (before session 19's runs of whole text
+    lines): ``standalone`` must give exactly its output, for any source, well-formed or not."""
+    from promptops.sandbox.jinja_source import tokenize
+    from promptops.sandbox.whitespace import _is_standalone, _lines, _rewrite
+
+    return "".join(_rewrite(source, line) if _is_standalone(source, line) else
+                   "".join(source[a:b] for _, a, b in line)
+                   for line in _lines(source, tokenize(source)))
+
+
+_PIECES = st.sampled_from([
+    "text", " ", "\t", "\n", "\r\n", "\r", "{% if a %}", "{% endif %}", "{%- if b -%}",
+    "{%+ endif +%}", "{# c #}", "{#\n#}", "{{ v }}", "{% raw %}", "{% endraw %}", "{%",
+    "%}", "{#", "#}", "{{", "}}", "{% if a\n and b %}", "-", "+"])
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(_PIECES, max_size=30))
+def test_runs_of_text_lines_are_copied_as_the_line_by_line_rewrite_writes_them(
+        pieces: list[str]) -> None:
+    source = "".join(pieces)
+    assert standalone(source) == _line_by_line(source)
+
+
+def test_a_long_text_with_tags_between_its_lines_is_rewritten_as_line_by_line() -> None:
+    source = ("Intro line\nsecond line\n{% if a %}\n  third {{ v }}\nfourth\n  {% endif %}  \n"
+              "{% raw %}\n  raw line\n{% endraw %}\nlast line\nno newline at the end")
+    assert standalone(source) == _line_by_line(source)
+    assert standalone_lines(source) == [3, 6, 7, 9]
