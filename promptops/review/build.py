@@ -40,7 +40,7 @@ from promptops.review.model import (
     ReviewReport,
 )
 from promptops.review.refs import Refs, open_repo, packages_in, resolve, touched_packages
-from promptops.review.rendered import unified
+from promptops.review.rendered import labelled
 from promptops.review.shared import Shared
 from promptops.review.warm import prevalidate
 from promptops.versioning import Change, Kind, by_level, diff_bundles, required_bump
@@ -267,8 +267,8 @@ def _prompt(refs: Refs, shared: Shared, old: Bundle, new: Bundle, base_src: Sour
     index = shared.index
     rendered = []
     for case in cases:
-        diff = unified(*shared.render(a["name"], b["name"], case.arguments),
-                       f"{refs.base_spec}: {case.name}", f"{refs.head_spec}: {case.name}")
+        diff = labelled(shared.rendered_diff(a["name"], b["name"], case.arguments),
+                        f"{refs.base_spec}: {case.name}", f"{refs.head_spec}: {case.name}")
         if diff:
             rendered.append(_rendered(case, diff, *shared.adapted(a["name"], b["name"],
                                                                    case.arguments)))

@@ -34,13 +34,32 @@ def render_lines(renderer: Renderer, prompt: str, arguments: dict[str, object],
     return review_lines(result)
 
 
+def hunks(old: Lines, new: Lines) -> Lines:
+    """The hunks of the unified diff of ``old`` and ``new`` (3 lines of context), without
+    the two label lines; [] when the lines are equal.
+
+    Kept apart from the labels so a process that has both ends' lines (the review's
+    render workers) sends back only the hunks, usually a few lines, where both ends are
+    hundreds, and the diff's CPU runs on the workers instead of the reviewing process;
+    the labels are the reviewer's, added by :func:`labelled`.
+    """
+    if old == new:
+        return []
+    # unified_diff's first two lines are "--- " and "+++ " with empty labels
+    return list(difflib.unified_diff(old, new, lineterm=""))[2:]
+
+
+def labelled(body: Lines, old_label: str, new_label: str) -> str:
+    """The unified diff whose hunks are ``body``, with its two label lines; '' when there
+    are no hunks (the lines were equal)."""
+    if not body:
+        return ""
+    return "\n".join([f"--- {old_label}", f"+++ {new_label}", *body])
+
+
 def unified(old: Lines, new: Lines, old_label: str, new_label: str) -> str:
     """A unified diff with 3 lines of context; '' when the lines are equal."""
-    if old == new:
-        return ""
-    return "\n".join(
-        difflib.unified_diff(old, new, fromfile=old_label, tofile=new_label, lineterm="")
-    )
+    return labelled(hunks(old, new), old_label, new_label)
 
 
 def source_lines(source: Source | None, path: str | None) -> Lines:

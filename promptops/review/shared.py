@@ -24,7 +24,7 @@ from promptops.review.arguments import adapt
 from promptops.review.early import Lint
 from promptops.review.model import ChangeItem
 from promptops.review.refs import Refs
-from promptops.review.rendered import Lines, render_lines, source_lines, unified
+from promptops.review.rendered import Lines, hunks, render_lines, source_lines, unified
 from promptops.review.skeleton import ShapeCache
 from promptops.sandbox.limits import Budget
 from promptops.testing.cases import Case
@@ -62,7 +62,8 @@ class Shared:
         code = ShapeCache()
         self.old, self.new = Renderer(old, code), Renderer(new, code)
         self.diffs: dict[tuple[str | None, str | None], str] = {}
-        self.rendered: dict[tuple[str, str, str], tuple[Lines, Lines]] = {}
+        # each request's diff hunks (review.rendered.hunks), not both ends' lines
+        self.rendered: dict[tuple[str, str, str], Lines] = {}
         self.outcomes: list[Outcome] = []
         self.lint = gates.NO_HEAD
         self.items: dict[int, ChangeItem] = {}  # each change's report item, by identity
@@ -124,7 +125,7 @@ class Shared:
         or this one), so its templates compile once for both. While the pool renders,
         this process lints, unless :mod:`promptops.review.early` forked a child for that
         as soon as HEAD was built; then this process calls ``ready(n)`` as soon as the
-        first ``n`` units' lines are stored (the pool's chunks, in order), so the caller
+        first ``n`` units' diffs are stored (the pool's chunks, in order), so the caller
         can diff them while the pool renders the rest. Below the test runner's threshold
         a pool costs more than it saves and everything runs here.
         """
@@ -164,25 +165,25 @@ class Shared:
         self.outcomes = [o for o in outcomes if o is not None]
         assert len(self.outcomes) == len(tests)
 
-    def _store(self, work: list[_Unit], done: list[tuple[list[tuple[Lines, Lines]],
-                                                          list[Outcome]]],
+    def _store(self, work: list[_Unit], done: list[tuple[list[Lines], list[Outcome]]],
                outcomes: list[Outcome | None]) -> None:
-        for (a, b, args, idx), (lines, results) in zip(work, done, strict=True):
-            for one, pair in zip(args, lines, strict=True):
-                self.rendered[(a, b, _key(one))] = pair
+        for (a, b, args, idx), (diffs, results) in zip(work, done, strict=True):
+            for one, body in zip(args, diffs, strict=True):
+                self.rendered[(a, b, _key(one))] = body
             for i, outcome in zip(idx, results, strict=True):
                 outcomes[i] = outcome
 
     def _lint(self) -> gates.CheckStatus:
         return self._lint_gate.status()
 
-    def render(self, a: str, b: str, args: dict[str, object]) -> tuple[Lines, Lines]:
-        """The request's lines at BASE and at HEAD, each end with the arguments it
-        accepts (:mod:`promptops.review.arguments`)."""
+    def rendered_diff(self, a: str, b: str, args: dict[str, object]) -> Lines:
+        """The hunks of the diff of the request's lines at BASE and at HEAD, each end
+        with the arguments it accepts (:mod:`promptops.review.arguments`); [] when they
+        are the same. Label them with :func:`promptops.review.rendered.labelled`."""
         done = self.rendered.get((a, b, _key(args)))
         if done is not None:
             return done
-        return _render_pair(self.old, self.new, a, b, args)
+        return hunks(*_render_pair(self.old, self.new, a, b, args))
 
     def adapted(self, a: str, b: str, args: dict[str, object]) -> tuple[list[str], list[str]]:
         """What each end's arguments leave out or add, and why (BASE's, HEAD's)."""
@@ -269,18 +270,22 @@ def _key(args: dict[str, object]) -> str:
 
 def _work(renderers: tuple[Renderer, Renderer], tests: list[Case],
           policy: SnapshotPolicy | None, units: list[_Unit]
-          ) -> list[tuple[list[tuple[Lines, Lines]], list[Outcome]]]:
-    """Each unit's lines at both ends and its test outcomes (run with the HEAD renderer)."""
+          ) -> list[tuple[list[Lines], list[Outcome]]]:
+    """Each unit's diff hunks, one list per argument set, and its test outcomes (run with
+    the HEAD renderer). The hunks, not both ends' lines: the diff is made here, in the
+    render worker, and what goes back to the reviewing process is a few lines a request
+    (nothing when the render is the same), not both ends' hundreds."""
     ra, rb = renderers
     out = []
     for a, b, args, idx in units:
         kept: _Kept = []
-        lines = [_render_pair(ra, rb, a, b, one, kept if idx else None) for one in args]
+        diffs = [hunks(*_render_pair(ra, rb, a, b, one, kept if idx else None))
+                 for one in args]
         assert policy is not None or not idx
         replay = _Replay(rb, b, kept) if kept else rb
         results = ([run_case(replay, tests[i], policy) for i in idx] if policy is not None
                    else [])
-        out.append((lines, results))
+        out.append((diffs, results))
     return out
 
 
@@ -295,7 +300,7 @@ def _init_render(old: Bundle, new: Bundle, tests: list[Case],
     _worker = ((Renderer(old, code), Renderer(new, code)), tests, policy)
 
 
-def _render_chunk(units: list[_Unit]) -> list[tuple[list[tuple[Lines, Lines]], list[Outcome]]]:
+def _render_chunk(units: list[_Unit]) -> list[tuple[list[Lines], list[Outcome]]]:
     assert _worker is not None
     renderers, tests, policy = _worker
     return _work(renderers, tests, policy, units)

@@ -44,7 +44,9 @@ def test_render_all_in_a_pool_equals_rendering_in_process(tmp_path: Path) -> Non
                                for o, p in zip(alone.outcomes, pooled.outcomes, strict=True)]
     assert [o.status for o in pooled.outcomes].count("failed") == 1
     assert len(pooled.outcomes) == 32  # two test cases and thirty smoke cases
-    base, after = pooled.render("p3", "p3", {"who": "a"})
-    assert "Hi 3 a" in "\n".join(base) and "Hello 3 a" in "\n".join(after)
-    assert pooled.render("p0", "p0", {"nobody": "x"})[1][0].startswith("error -32602")
+    body = pooled.rendered_diff("p3", "p3", {"who": "a"})  # the hunks, made in the pool
+    assert body[0].startswith("@@ ")
+    assert any(line.startswith("-") and "Hi 3 a" in line for line in body)
+    assert any(line.startswith("+") and "Hello 3 a" in line for line in body)
+    assert pooled.rendered_diff("p0", "p0", {"nobody": "x"}) == []  # the same error at both
     assert pooled.lint == alone.lint and pooled.lint.status == "passed"
