@@ -432,6 +432,30 @@ class AstShapes:
         if last is None or last[0] is not tree:
             return None
         _, frozen, values, env = last
+        return self._referenced(frozen, env, values, walk)
+
+    def known_references(self, env: Environment, source: str, walk: _Walk
+                         ) -> tuple[_Ref, ...] | None:
+        """``walk`` of ``source``'s tree, made without the tree when :func:`literal_shape`
+        knows its layout (every template of it parses: only its values differ, which
+        the parser never reads); None when it does not (parse it).
+
+        A caller that keeps no tree (a forked validation, which sends back references
+        only) then skips the unpickling of a tree per template: a quarter of its CPU
+        on 2,500 prompt files of one shape."""
+        try:
+            fast = literal_shape(env, env.preprocess(source))
+        except Exception:  # the parse raises it, as Jinja words it
+            return None
+        frozen = None if fast is None else self._by_text.get((env.lexer, fast[0]))
+        if fast is None or frozen is None:
+            return None
+        return self._referenced(frozen, env, [*fast[1], *fast[2]], walk)
+
+    def _referenced(self, frozen: bytes, env: Environment, values: list[object], walk: _Walk
+                    ) -> tuple[_Ref, ...]:
+        """The references of the tree ``frozen`` filled with ``values`` makes, from its
+        marked tree's walked once."""
         plan = self._refs.get(frozen)
         if plan is None:
             marked = _tree(frozen, env, [f"\x00{k}\x00" for k in range(len(values))])

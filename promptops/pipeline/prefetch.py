@@ -71,8 +71,8 @@ def chunks(source: Source, paths: list[str], memo: FileMemo, index: TemplateInde
 
 
 def _can_fork(index: TemplateIndex) -> bool:
-    """:func:`forkable`, and no ASTs kept."""
-    return not index.keep_asts and forkable()
+    """:func:`forkable`, no ASTs kept, and not in a forked child already."""
+    return not index.keep_asts and not index.one_core and forkable()
 
 
 def forkable() -> bool:

@@ -60,9 +60,13 @@ def references_in(ast: nodes.Template) -> tuple[Ref, ...]:
 class TemplateIndex:
     """Parses template sources once and answers what each includes."""
 
-    def __init__(self, memo: FileMemo | None = None, *, keep_asts: bool = False) -> None:
+    def __init__(self, memo: FileMemo | None = None, *, keep_asts: bool = False,
+                 one_core: bool = False) -> None:
         self.memo = memo if memo is not None else FileMemo()
         self.keep_asts = keep_asts
+        # a validation with this index forks no child (it runs in one already: a
+        # forked half of review/warm.py, which sends back references, not trees)
+        self.one_core = one_core
         self._asts: dict[str, nodes.Template | None] = {}
         self._includes: dict[str, tuple[tuple[str, int], ...]] = {}
         self._shapes = AstShapes()  # one parse per template shape (pipeline/astshapes.py)
@@ -114,6 +118,11 @@ class TemplateIndex:
         """Every include, import and extends of ``source``, as written, with its line;
         TemplateSyntaxError when the source does not parse (validation reports it)."""
         found = self.memo.references(source)
+        if found is None and not self.keep_asts and not tag_free(source):
+            # no tree kept: a layout known makes none (pipeline/astshapes.py)
+            found = self._shapes.known_references(self.env, source, references_in)
+            if found is not None:
+                self.memo.keep_references(source, found)
         if found is None:
             if self.keep_asts or not tag_free(source):
                 ast = self.parse(source)  # TemplateSyntaxError here, or the AST is kept

@@ -84,6 +84,8 @@ class Renderer:
         self._plans: dict[str, _Plan] = {}
         # each environment's globals, flattened once (one per whitespace mode in use)
         self._globals: dict[int, dict[str, object]] = {}
+        # and whether its Jinja context may be filled in directly (fastpath.prepare)
+        self._direct: dict[int, bool] = {}
         self._patterns: dict[str, Pattern] = {}
         package = bundle.get("package")
         self.limits = Limits.of(package.get("limits") if package else None)
@@ -374,8 +376,8 @@ class Renderer:
         shared = self._globals.get(id(env))
         if shared is None:
             shared = self._globals[id(env)] = dict(env.globals)
-        compiled = self._compiled[(prompt, index, field)] = prepare(tpl, shared,
-                                                                    fast=self.fastpaths)
+        compiled = self._compiled[(prompt, index, field)] = prepare(
+            tpl, shared, fast=self.fastpaths, checked=self._direct)
         return compiled
 
     def env(self, prompt: str | None = None) -> PromptEnvironment:

@@ -179,7 +179,8 @@ _RENAMED = {"linestatement_begin": "block_begin", "linestatement_end": "block_en
 _RawKey = tuple[object, ...]
 # literal_shape's key (with the lexer's settings), its texts and names, its literals
 _Layout = tuple[_RawKey, list[str], list[object]]
-_Written = tuple[tuple[object, str | None, bool, Key], list[str]]  # the same, as written
+# the same, as written (its literals masked in the key: standalone_layout.layout)
+_Written = tuple[tuple[object, str | None, bool, Key], list[str], list[object]]
 
 
 def _raw(env: Environment, source: str, name: str | None, filename: str | None,
@@ -234,9 +235,14 @@ def _raw(env: Environment, source: str, name: str | None, filename: str | None,
     return tuple(key), values, literals
 
 
-def _typed(literals: list[object], spots: frozenset[int]) -> tuple[object, ...]:
+def _typed(literals: list[object], spots: frozenset[int] | range) -> tuple[object, ...]:
     """The literals at ``spots`` with their types (``7`` and ``7.0`` are equal)."""
     return tuple((type(literals[n]), literals[n]) for n in sorted(spots))
+
+
+def _every(literals: list[object]) -> range:
+    """Every place among ``literals``, for :func:`_typed`."""
+    return range(len(literals))
 
 
 _Plans = dict[_RawKey, tuple[frozenset[int], dict[tuple[object, ...], "_Plan"]]]
@@ -268,8 +274,10 @@ class _Shapes:
         # layout skips Jinja's lexer too (promptops/pipeline/astshapes.py says when)
         self.by_text: dict[_RawKey, tuple[frozenset[int], dict[tuple[object, ...], _Plan]]] = {}
         # and, in the standalone mode, by the layout as written, with what the rewrite
-        # does to its values: no rewrite and no scan of the rewritten text
-        self.by_source: dict[_RawKey, tuple[tuple[_Plan, list[object]], Recipe]] = {}
+        # does to its values: no rewrite and no scan of the rewritten text (the literals
+        # kept as written and a plan per their values, as by_text's)
+        self.by_source: dict[_RawKey, tuple[Recipe, frozenset[int],
+                                            dict[tuple[object, ...], _Plan]]] = {}
 
     def compile(self, env: Environment, source: str, name: str | None,
                 filename: str | None) -> CodeType:
@@ -280,13 +288,12 @@ class _Shapes:
         if plain and rewrites(env):  # by the source as written: no rewrite, no rescan
             found = layout(env, source)
             if found is not None:
-                written = (env.lexer, filename, name is not None, found[0]), found[1]
+                written = (env.lexer, filename, name is not None, found[0]), *found[1:]
                 learnt = self.by_source.get(written[0])
-                if learnt is not None:
-                    values = rewritten(found[1], learnt[1])
-                    (plan, literals) = learnt[0]
-                    return _filled(plan, [*([] if name is None else [name]), *values,
-                                          *literals])
+                plan = None if learnt is None else learnt[2].get(_typed(found[2], learnt[1]))
+                if learnt is not None and plan is not None:
+                    return _filled(plan, [*([] if name is None else [name]),
+                                          *rewritten(found[1], learnt[0]), *found[2]])
         try:
             text = env.preprocess(source, name, filename)
         except Exception:  # Jinja's compile raises it, as Jinja words it
@@ -298,29 +305,42 @@ class _Shapes:
                 laid = (env.lexer, filename, name is not None, fast[0]), fast[1], fast[2]
                 known = self._laid(laid)
                 if known is not None:  # no Jinja token made
-                    self._learn(written, laid[1], (known, fast[2]))
-                    return _filled(known, [*([] if name is None else [name]), *fast[1],
-                                           *fast[2]])
+                    self._learn(written, laid, known)
+                    return _filled(known[1], [*([] if name is None else [name]), *fast[1],
+                                              *fast[2]])
         code = self._lexed(env, source, name, filename, text, laid)
         known = None if laid is None else self._laid(laid)
         if laid is not None and known is not None:
-            self._learn(written, laid[1], (known, laid[2]))
+            self._learn(written, laid, known)
         return code
 
-    def _laid(self, layout: _Layout) -> _Plan | None:
-        """The code of a layout learnt before, for its literals kept as written."""
+    def _laid(self, layout: _Layout) -> tuple[frozenset[int], _Plan] | None:
+        """The code of a layout learnt before, for its literals kept as written (and
+        which those are)."""
         entry = self.by_text.get(layout[0])
-        return None if entry is None else entry[1].get(_typed(layout[2], entry[0]))
+        plan = None if entry is None else entry[1].get(_typed(layout[2], entry[0]))
+        return None if entry is None or plan is None else (entry[0], plan)
 
-    def _learn(self, written: _Written | None, values: list[str],
-               code: tuple[_Plan, list[object]]) -> None:
-        """Keep ``code`` by the layout as written, when the rewrite's layout values (the
-        scan's of the rewritten text, ``values``) are what the key's recipe makes of the
-        values as written (promptops/review/standalone_layout.py)."""
-        if written is not None and written[0] not in self.by_source and closed(written[0][3]):
+    def _learn(self, written: _Written | None, laid: _Layout,
+               code: tuple[frozenset[int], _Plan]) -> None:
+        """Keep ``code`` (which literals it keeps as written, and the plan for their
+        values) by the layout as written, when the rewrite's layout values (the scan's
+        of the rewritten text, ``laid``) are what the key's recipe makes of the values
+        as written (promptops/review/standalone_layout.py), literals alike."""
+        if written is None or _typed(written[2], _every(written[2])) != _typed(
+                laid[2], _every(laid[2])):
+            return
+        entry = self.by_source.get(written[0])
+        if entry is None:
+            if not closed(written[0][3]):
+                return
             steps = recipe(written[0][3])
-            if rewritten(written[1], steps) == values:
-                self.by_source[written[0]] = code, steps
+            if rewritten(written[1], steps) != laid[1]:
+                return
+            entry = self.by_source[written[0]] = steps, code[0], {}
+        elif entry[1] != code[0]:  # more literals learnt to be kept: the plans of fewer go
+            entry = self.by_source[written[0]] = entry[0], code[0], {}
+        entry[2][_typed(written[2], code[0])] = code[1]
 
     def _remember(self, layout: _Layout | None, values: list[str], literals: list[object],
                   code: _Plan, unsafe: frozenset[int]) -> None:

@@ -9,11 +9,12 @@ scanned although the rewrite does the same thing to each: the rule (a line holdi
 block tags and blanks disappears) reads the tags, which the layout holds as written, and
 whether the text around them on their lines is blank, not what the text says.
 
-So :func:`layout` keys a source as written: :func:`text_shape`'s key of the source itself
-(which vouches that the cut is Jinja's lexer's, with no whitespace modifier and no raw
-block), every tag body's brackets closed (so the rewrite's own tokenizer,
-:func:`promptops.sandbox.jinja_source.tokenize`, ends each tag where the scan does: it
-reads a closer only outside brackets), and for each text its :func:`_signature`: the
+So :func:`layout` keys a source as written: :func:`literal_shape`'s key of the source
+itself (:func:`text_shape`'s with the literals inside tags masked; it vouches that the
+cut is Jinja's lexer's, with no whitespace modifier and no raw block), every tag body's
+brackets closed (so the rewrite's own tokenizer, :func:`promptops.sandbox.jinja_source.
+tokenize`, ends each tag where the scan does: it reads a closer only outside brackets),
+and for each text its :func:`_signature`: the
 first and the last of its lines, as written when blank, else only "not blank", and
 whether it has one line break or more. From the key alone, :func:`recipe` tells which
 of those first and last lines the rewrite turns into a comment (a line is standalone
@@ -35,7 +36,7 @@ from __future__ import annotations
 from jinja2 import Environment
 from jinja2.ext import Extension
 
-from promptops.pipeline.astshapes import text_shape
+from promptops.pipeline.astshapes import literal_shape
 from promptops.sandbox.whitespace import StandaloneWhitespace
 
 _BLANK = " \t"
@@ -89,14 +90,22 @@ def _signature(text: str) -> tuple[object, ...]:
             tail if not tail.strip(_BLANK) else None, first == last)
 
 
-def layout(env: Environment, source: str) -> tuple[Key, list[str]] | None:
+def layout(env: Environment, source: str) -> tuple[Key, list[str], list[object]] | None:
     """``source``'s key as written (module docstring) and its layout's values (texts
-    and template names, in order); None where the scan cannot vouch for the cut. The key
-    stands for the rewrite only where :func:`closed` holds too."""
-    fast = text_shape(env, source)
+    and template names, in order) and the string and integer literals inside its tags;
+    None where the scan cannot vouch for the cut. The key stands for the rewrite only
+    where :func:`closed` holds too.
+
+    The literals are masked in the key (:func:`~promptops.pipeline.astshapes.
+    literal_shape`): the rewrite reads a tag's literal only to skip it whole (a string)
+    or as a run of characters that are no bracket (a number), and a tag stays on the
+    line where it starts, so sources that differ only in those values are rewritten
+    alike and keep them, in order (5,000 prompts of ``{% set label = "case " ~ 7 %}``
+    are one layout, not 5,000)."""
+    fast = literal_shape(env, source)
     if fast is None:
         return None
-    key, values = fast
+    key, values, literals = fast
     sigs: list[object] = []
     at = 0
     for entry in key:
@@ -105,13 +114,14 @@ def layout(env: Environment, source: str) -> tuple[Key, list[str]] | None:
             at += 1
         elif len(entry) == 5:  # type: ignore[arg-type]  # a block naming a template
             at += 1
-    return (key, tuple(sigs)), values
+    return (key, tuple(sigs)), values, literals
 
 
 def closed(key: Key) -> bool:
     """Whether every ``{{ }}`` and ``{% %}`` body of a :func:`layout` key closes the
-    brackets it opens (the key holds the bodies as written: checked once per key, when
-    it is first kept)."""
+    brackets it opens (the key holds the bodies as written, each literal masked: a
+    string, which the rewrite skips whole, and a number hold no bracket it counts;
+    checked once per key, when it is first kept)."""
     tags = key[0]
     assert isinstance(tags, tuple)
     return all(isinstance(e, int) or len(e) == 5 or e[0] == "#" or _closed(e[2])

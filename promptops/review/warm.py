@@ -14,13 +14,15 @@ content key, each template's references by source: a few hundred bytes a file, p
 and this process adds it to the review's memo. The build that follows finds every sound
 file in the memo and validates the package as before: the problems, the package and the
 bundle are what they were, because a file the child could not validate was not kept, and
-the build validates it here, positioned as ever. The child's template ASTs stay in the
-child: lint parses those templates again, on its own core, when it inspects them.
+the build validates it here, positioned as ever. The child keeps no template ASTs (a
+template of a layout it has seen gives its references without one:
+:meth:`~promptops.pipeline.astshapes.AstShapes.known_references`): lint parses those
+templates on its own core when it inspects them.
 
 The fork is the build's and lint's (:func:`promptops.pipeline.prefetch.forked`: the child
 leaves by ``os._exit``, its bytes come down a pipe). The child's validation must not fork
-again: its index keeps ASTs, which the build's chunked validation reads as "do not fork"
-(:mod:`promptops.pipeline.prefetch`); a grandchild validating a quarter of the files
+again: its index is ``one_core``, which the build's chunked validation reads as "do not
+fork" (:mod:`promptops.pipeline.prefetch`); a grandchild validating a quarter of the files
 cost a second fork and a second pickling of its half for no core left to run on.
 
 Only on Linux (fork: the child starts with the files already read, nothing is sent to it),
@@ -57,8 +59,9 @@ def prevalidate(source: CachingSource, index: TemplateIndex) -> None:
 
     def child() -> bytes:
         own = FileMemo()
-        # keep_asts: the child's validation does not fork a grandchild (module docstring)
-        validate_some(source, files[1::2], [], memo=own, index=TemplateIndex(own, keep_asts=True))
+        # one_core: the child's validation does not fork a grandchild (module docstring);
+        # no tree kept, so a template of a known layout makes none, only its references
+        validate_some(source, files[1::2], [], memo=own, index=TemplateIndex(own, one_core=True))
         return pickle.dumps(own.entries(), protocol=pickle.HIGHEST_PROTOCOL)
 
     _, data = forked(child, lambda: validate_some(source, files[0::2], [], memo=index.memo,

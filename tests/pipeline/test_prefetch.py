@@ -117,6 +117,7 @@ def test_the_halves_are_balanced_by_bytes_not_by_files() -> None:
 
 def test_a_kept_ast_index_or_a_small_chunk_stays_in_one_process() -> None:
     assert not prefetch._can_fork(TemplateIndex(keep_asts=True))
+    assert not prefetch._can_fork(TemplateIndex(one_core=True))  # a forked child's
     files = _files(5)
     memo = FileMemo()
     list(prefetch.chunks(CachingSource(MemorySource(files)), sorted(files), memo,

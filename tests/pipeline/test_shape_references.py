@@ -63,3 +63,36 @@ def test_a_shared_shape_is_walked_once() -> None:
         source = f'{{% include "p{i}.j2" %}}\n{{% import "m{i}.j2" as m %}}Case {i}\n'
         assert index.references(source) == ((f"p{i}.j2", 1), (f"m{i}.j2", 2))
     assert len(index._shapes._refs) == 1
+
+
+def test_a_known_layout_gives_its_references_without_a_tree(monkeypatch: object) -> None:
+    """An index that keeps no tree (review/warm.py's forked half) answers a template of
+    a layout seen twice from the layout's marked tree alone: no tree of its own made,
+    literals and names its own."""
+    import pytest
+
+    from promptops.pipeline import astshapes
+
+    assert isinstance(monkeypatch, pytest.MonkeyPatch)
+    index, kept = TemplateIndex(FileMemo()), TemplateIndex(FileMemo(), keep_asts=True)
+
+    def source(i: int) -> str:
+        return (f'{{% set n = {i} %}}{{% include "p{i}.j2" %}}\n'
+                f'{{% if n == "m{i}" %}}{i}{{% endif %}}')
+
+    for i in range(2):  # the first two of a layout are parsed (astshapes' docstring)
+        assert index.references(source(i)) == kept.references(source(i)) == ((f"p{i}.j2", 1),)
+
+    made: list[object] = []
+    tree = astshapes._tree
+
+    def counted(*args: object) -> object:
+        made.append(args)
+        return tree(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(astshapes, "_tree", counted)
+    for i in range(2, 5):
+        assert index.references(source(i)) == ((f"p{i}.j2", 1),)
+    assert not made
+    assert kept.references(source(9)) == (("p9.j2", 1),)
+    assert len(made) == 1  # a tree kept is still made

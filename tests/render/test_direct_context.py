@@ -104,3 +104,27 @@ def test_the_outcomes_are_what_jinja_renders(bundle: Any) -> None:
     assert second == "second t"
     with pytest.raises(RenderError, match="nothing_here"):
         r.get("undefined", {"topic": "t"})
+
+
+def test_the_context_is_checked_once_per_environment(bundle: Any,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """A renderer judges whether Jinja's context is the one it fills in once per
+    environment, not once per template (a review prepares thousands), and a template it
+    prepares directly holds what ``DirectTemplate(template, shared)`` would."""
+    calls: list[object] = []
+    fits = DirectTemplate.fits
+
+    def counted(general: Compiled) -> bool:
+        calls.append(general)
+        return fits(general)
+
+    monkeypatch.setattr(DirectTemplate, "fits", staticmethod(counted))
+    r = Renderer(bundle)
+    for name in sorted(PROMPTS):
+        _outcome(r, name)
+    assert len(calls) == 1
+    for direct in r._compiled.values():
+        if isinstance(direct, DirectTemplate):
+            made = DirectTemplate(direct.template, direct.globals)
+            assert all(getattr(made, f) == getattr(direct, f)
+                       for f in (*Compiled.__slots__, *DirectTemplate.__slots__))

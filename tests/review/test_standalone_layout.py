@@ -17,7 +17,7 @@ from helpers.templates import dump_code
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from promptops.pipeline.astshapes import text_shape
+from promptops.pipeline.astshapes import literal_shape
 from promptops.review.skeleton import ShapeCache
 from promptops.review.standalone_layout import closed, layout, recipe, rewrites, rewritten
 from promptops.sandbox.environment import environment
@@ -30,6 +30,9 @@ TAGS = [
     "{% if (a %}", "{% if a) %}", "{% if f([a) %}", "{{ (x }}", "{% if a\n %}",
     "{{ x\n }}", "{%- if a %}", "{% endif -%}", "{%+ if a %}", "{# c -#}",
     "{% raw %}", "{% endraw %}", "{% from \"@\" import m %}",
+    # literals, which the key masks: each filling writes its own (`N`, `S`)
+    "{% set n = N %}", "{{ x ~ N }}", "{{ N / 2 }}", "{% set s = \"S\" %}", "{{ 'S(' ~ x }}",
+    "{% if x == \"S\n\" %}",
 ]
 TEXT = st.lists(st.sampled_from([" ", "  ", "\t", "\n", "\n", "\n", "a", "b c", "{", "}",
                                  "\r\n", "-"]), max_size=6).map("".join)
@@ -40,6 +43,7 @@ LAYOUT = st.lists(st.one_of(st.just(None), st.sampled_from(TAGS)), min_size=1, m
 def _fill(layout_: list[str | None], texts: list[str], names: list[str]) -> str:
     return "".join(texts[i % len(texts)] if piece is None
                    else piece.replace("@", names[i % len(names)])
+                   .replace("N", str(len(texts) * 10 + i)).replace("S", names[0][:i])
                    for i, piece in enumerate(layout_))
 
 
@@ -61,10 +65,11 @@ def test_the_recipe_gives_the_rewrites_texts(layout_: list[str | None],
         written = layout(env, source)
         if written is None or not closed(written[0]):
             continue
-        fast = text_shape(env, standalone(source))
+        fast = literal_shape(env, standalone(source))
         assert fast is not None, source  # what the key vouches for, the scan reads
         assert rewritten(written[1], recipe(written[0])) == fast[1], source
         assert seen.setdefault(written[0], fast[0]) == fast[0], source
+        assert [(type(v), v) for v in written[2]] == [(type(v), v) for v in fast[2]], source
 
 
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -103,6 +108,22 @@ def test_a_layout_seen_once_is_not_rewritten_again() -> None:
     shapes.compile(env, '{% include "p.j2" %}\n{% if a %}  \nCase: {{ x }}\n{% endif %}\n',
                    None, None)
     assert len(shapes.by_source) == 2
+
+
+def test_a_layout_differing_in_literals_is_not_rewritten_again() -> None:
+    """Texts whose tags differ only in their literals are one layout as written (the
+    rewrite never reads a literal's value), each filled with its own literals, those
+    the code holds folded (``7 / 2``) as written, a plan per their value."""
+    env = environment({}, "standalone")
+    shapes = ShapeCache()._of("standalone")
+    for i in [7, 8, 9, 8]:
+        source = (f'{{% set label = "case " ~ {i} %}}\n{{% if a %}}\n{{{{ label }}}} '
+                  f'{{{{ {i} / 2 }}}}: {{{{ x }}}}\n{{% endif %}}\n')
+        code = shapes.compile(env, source, None, None)
+        assert dump_code(code) == dump_code(env.compile(source)), source
+    assert len(shapes.by_source) == 1
+    ((_, unsafe, plans),) = shapes.by_source.values()
+    assert unsafe == {2, 3} and len(plans) == 3  # `i / 2` folded: a plan per value of `i`
 
 
 def test_what_the_key_cannot_vouch_for_has_none() -> None:
