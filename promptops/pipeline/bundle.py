@@ -280,39 +280,17 @@ def _long_string(text: str) -> bytes:
 
 
 def _swap_long(obj: object, found: list[str]) -> object:
-    """``obj`` with each long string replaced by a placeholder naming it in ``found``.
-    Only what holds a long string is copied, and only a container or a long string is
-    visited by a call: most of a compiled prompt's nodes are short strings and small
-    mappings with none (a copy of each of 210,000 nodes at 10,000 real prompts was most
-    of this walk: issue 26 session 20). The same JSON either way."""
+    """``obj`` with each long string replaced by a placeholder naming it in ``found``."""
     if type(obj) is str:
         if len(obj) < LONG:
             return obj
         found.append(obj)
         return f"\0{len(found) - 1}\0"
     if type(obj) is dict:
-        out: dict[object, object] | None = None
-        for key, value in obj.items():
-            if _may_swap(value) and (swapped := _swap_long(value, found)) is not value:
-                if out is None:
-                    out = dict(obj)
-                out[key] = swapped
-        return obj if out is None else out
+        return {k: _swap_long(v, found) for k, v in obj.items()}
     if type(obj) is list:
-        items: list[object] | None = None
-        for i, value in enumerate(obj):
-            if _may_swap(value) and (swapped := _swap_long(value, found)) is not value:
-                if items is None:
-                    items = list(obj)
-                items[i] = swapped
-        return obj if items is None else items
+        return [_swap_long(v, found) for v in obj]
     return obj
-
-
-def _may_swap(value: object) -> bool:
-    """Whether :func:`_swap_long` could give another ``value``: a container, a long string."""
-    kind = type(value)
-    return kind is dict or kind is list or (kind is str and len(value) >= LONG)  # type: ignore[arg-type]
 
 
 def canonical_long(obj: object) -> bytes:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from promptops.pipeline.bundle import LONG, _swap_long, canonical, canonical_long
+from promptops.pipeline.bundle import LONG, canonical, canonical_long
 
 CHARS = st.sampled_from(["a", " ", '"', "\\", "\n", "\r", "\t", "\b", "\f", "\x00", "\x1f",
                          "\x7f", "é", "\u2028", "😀", "/", "0"])
@@ -51,20 +51,3 @@ def test_a_lone_surrogate_fails_as_json_does() -> None:
         except UnicodeEncodeError:
             continue
         raise AssertionError(f"{encode.__name__} encoded a lone surrogate")
-
-
-def test_only_what_holds_a_long_string_is_copied() -> None:
-    """The swap walks a compiled prompt (20 nodes, most of them short strings) without
-    copying what holds no long string (issue 26 session 20); the input stays as it was."""
-    text = "x" * LONG
-    short = {"arguments": [{"name": "q", "schema": {"type": "string"}}], "n": 1}
-    found: list[str] = []
-    assert _swap_long(short, found) is short and found == []
-    value = {"messages": [{"role": "user", "text": text}, {"role": "system", "text": "hi"}],
-             **short}
-    swapped = _swap_long(value, found)
-    assert found == [text] and value["messages"][0]["text"] is text  # type: ignore[index]
-    assert swapped == {"messages": [{"role": "user", "text": "\x000\x00"},
-                                    {"role": "system", "text": "hi"}], **short}
-    assert swapped["arguments"] is short["arguments"]  # type: ignore[index]
-    assert swapped["messages"][1] is value["messages"][1]  # type: ignore[index]
