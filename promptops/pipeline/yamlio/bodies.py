@@ -120,9 +120,8 @@ def _body(raw: bytes, start: int, chomp: bytes, *, read: bool = True,
         return None if _refused(raw[start:end]) else (end, indent, "")  # removed)
     # from the header's line break: the leading empty lines are the value's first breaks.
     # Split and joined, not ``bytes.replace``d: replace counts the indented line breaks in
-    # one pass and finds each again in another, and the search for ``"\n    "`` stops at
-    # every space of the prose; split finds each once (0.22 s against 0.34 s over the
-    # 162 MB of speed2's tuning bodies: issue 26 session 20). The same bytes.
+    # one pass and finds each again in another; split finds each once (0.22 s against
+    # 0.34 s over the 162 MB of speed2's tuning bodies: issue 26 session 20). Same bytes.
     text = b"\n".join(raw[start - 1:end].split(b"\n" + b" " * indent))
     suspect = text.translate(None, _NOT_SUSPECT)
     if suspect and (suspect.translate(None, b"\xc2\xe2\xef") or c1(text, suspect)):
