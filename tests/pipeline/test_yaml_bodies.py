@@ -235,3 +235,17 @@ def test_a_shed_file_sent_to_another_process_parses_its_data_again() -> None:
     file.shed()
     arrived = pickle.loads(pickle.dumps(file, protocol=pickle.HIGHEST_PROTOCOL))
     assert arrived.data == data
+
+
+C1_PIECES = [b"a", b"\xc2", b"\x80", b"\x9f", b"\xa0", b"\xc2\xa0", b"\xc2\x85", b"\xc2\xa9"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(C1_PIECES), max_size=40).map(b"".join), st.booleans())
+def test_the_c1_check_finds_what_the_expression_finds(text: bytes, few: bool) -> None:
+    """``bodies.c1`` looks at each ``\\xc2`` where a text holds few (issue 26 session 20),
+    and lets the expression search it otherwise: either way, its answer."""
+    suspect = text.translate(None, bodies._NOT_SUSPECT)
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(bodies, "C1_FINDS", 64 if few else 0)
+        assert bodies.c1(text, suspect) == (bodies._C1.search(text) is not None)
