@@ -254,3 +254,20 @@ def test_a_context_is_freed_without_the_collector() -> None:
     finally:
         if was:
             gc.enable()
+
+
+def test_a_finding_after_a_literal_over_several_lines_is_where_it_is() -> None:
+    """A string literal's line breaks decide the lines of what follows it in its tag: a
+    template whose literal breaks elsewhere is another shape (session 20: PO201 reported
+    ``foo`` of the third prompt on the first two's line)."""
+    files = {"promptops.yaml": "name: shapes\nversion: 1.0.0\n"}
+    texts = ['{{ "a\nb" ~ foo ~ "c" }}', '{{ "d\ne" ~ foo ~ "f" }}', '{{ "ab" ~ foo ~ "c\n" }}']
+    for i, text in enumerate(texts):
+        files[f"prompts/p{i}.prompt.yaml"] = (
+            f"description: Prompt {i}\nmessages:\n  - role: user\n    text: |-\n"
+            + "".join(f"      {line}\n" for line in text.split("\n")))
+    found = [(f.path, f.line, f.col) for f in
+             lint_source(MemorySource(files), settings(None, [], [])).findings
+             if f.code == "PO201"]
+    assert found == [("prompts/p0.prompt.yaml", 6, 12), ("prompts/p1.prompt.yaml", 6, 12),
+                     ("prompts/p2.prompt.yaml", 5, 17)]

@@ -138,3 +138,16 @@ def test_a_nul_in_a_text_is_parsed_as_it_is() -> None:
     shapes = AstShapes()
     for source in ["a\x00b {{ x }}", "a\x001\x00 {{ x }}", "a\\x001\\x00 {{ x }}"] * 2:
         assert dump_tree(shapes.parse(env, source)) == dump_tree(parse(env, source))
+
+
+def test_a_literal_over_several_lines_keeps_its_layout_in_the_key() -> None:
+    """Two sources whose tags differ only in where a string literal's line breaks are
+    (``"a\\nb" ~ foo ~ "c"`` and ``"ab" ~ foo ~ "c\\n"``) end on the same line, but ``foo``
+    is on another: literal_shape's key must tell them apart, or the second gets the first
+    one's tree, its lines one off (session 20: a lint finding reported on the wrong line)."""
+    env = TemplateIndex().env
+    shapes = AstShapes()
+    sources = ['{{ "a\nb" ~ foo ~ "c" }}', '{{ "d\ne" ~ foo ~ "f" }}', '{{ "ab" ~ foo ~ "c\n" }}',
+               '{{ "g\nh" ~ foo ~ "i" }}']
+    for source in sources:
+        assert dump_tree(shapes.parse(env, source)) == dump_tree(parse(env, source)), source
