@@ -39,13 +39,15 @@ by text, in :class:`~promptops.lint.context.Tables`.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import replace
 from typing import TYPE_CHECKING, Protocol, TypeVar, cast
 
 from jinja2 import nodes
 
-from promptops.pipeline.astshapes import text_shape
+from promptops.lint.walk import preorder
+from promptops.pipeline.astshapes import literal_marked, literal_shape
 
 if TYPE_CHECKING:
     from jinja2 import Environment
@@ -53,15 +55,33 @@ if TYPE_CHECKING:
     from promptops.lint.walk import Facts
 
 T = TypeVar("T")
+S = TypeVar("S")
 
-# a template's facts key: its shape's number and the values that are not texts
-Key = tuple[int, tuple[str, ...]]
+# a template's facts key: its shape's number, its values that are not texts, and what an
+# answer reads of its literals
+Key = tuple[int, tuple[str, ...], tuple[object, ...]]
 _PENDING, _AGREED, _SPLIT = range(3)  # an answer seen once, confirmed by a second, refused
 # The longest template keyed, in characters: the key is a scan of every character, a walk
 # costs by the tree's nodes, and long prompts are mostly text (on speed2's 20-200 KB
 # templates the scans cost 2-5 times the walks they could save; below 10 KB they cost half).
 SMALL = 8192
 _LINKS = (nodes.Include, nodes.Import, nodes.FromImport, nodes.Extends)
+_MARKER = re.compile("\x00([0-9]+)\x00")  # a literal's place, in literal_marked's tree
+
+Reads = Callable[[list[nodes.Node]], Iterable[nodes.Node]]
+
+
+def exact(value: object) -> object:
+    """What an answer keeps of a literal it reads by default: the value itself."""
+    return value
+
+
+def _args_items(every: list[nodes.Node]) -> Iterator[nodes.Node]:
+    """The facts read one literal: the key of ``args["name"]`` (walk.py's ``_args_key``)."""
+    for node in every:
+        if isinstance(node, nodes.Getitem) and isinstance(node.node, nodes.Name) \
+                and node.node.name == "args":
+            yield node.arg
 
 
 class Trees(Protocol):
@@ -74,16 +94,26 @@ class Trees(Protocol):
     def nodes(self, ast: nodes.Node) -> list[nodes.Node]: ...
 
 
+# a source's shape: (the shape's number, its values that are not texts, its literals,
+# does it print nothing?)
+_Keyed = tuple[int, tuple[str, ...], tuple[object, ...], bool]
+
+
 class ShapeTables:
     """One context's answers by facts key (the module docstring says what that is)."""
 
     def __init__(self, env: Environment) -> None:
         self._env = env
-        self._numbers: dict[object, int] = {}  # text_shape key -> the shape's number
+        self._numbers: dict[object, int] = {}  # literal_shape key -> the shape's number
         # the shape's number -> (the places of its texts among the values, does it print
         # something whatever its texts?); None: not shared
         self._layouts: dict[int, tuple[frozenset[int], bool] | None] = {}
-        self._keys: dict[str, tuple[Key, bool] | None] = {}  # source -> (key, silent?)
+        self._keys: dict[str, _Keyed | None] = {}  # by source
+        # the shape's number -> each node's literal (its place), in tree order; None: the
+        # literals cannot be placed (an answer that reads one is not shared)
+        self._places: dict[int, list[int | None] | None] = {}
+        # (kind, the shape's number) -> the places of the literals the answer reads
+        self._reads: dict[tuple[str, int], tuple[int, ...] | None] = {}
         self._answers: dict[tuple[str, Key], tuple[object, int]] = {}
 
     def facts(self, trees: Trees, source: str,
@@ -92,9 +122,11 @@ class ShapeTables:
         a facts key, with ``silent`` the template's own (its texts' blankness, which the
         first two templates' walks must agree with too)."""
         keyed = self._key(trees, source)
-        if keyed is None:
+        key = None if keyed is None else self._slot(trees, "facts", source, keyed,
+                                                    _args_items, exact)
+        if keyed is None or key is None:
             return walk(source)
-        key, silent = keyed
+        silent = keyed[3]
         slot = ("facts", key)
         known = self._answers.get(slot)
         if known is not None and known[1] == _AGREED:
@@ -117,15 +149,19 @@ class ShapeTables:
         return mine
 
     def answer(self, trees: Trees, kind: str, source: str,
-               compute: Callable[[nodes.Template | None], T]) -> T:
+               compute: Callable[[nodes.Template | None], T], reads: Reads,
+               value: Callable[[object], object] = exact) -> T:
         """``compute(tree of source)``, once per facts key and ``kind`` (which must name
         every input of ``compute`` but the tree: a rule's code, and the package's bounds
         where they matter): ``compute`` must read of the tree nothing but its tags and
-        the values that are not texts (see the module docstring)."""
+        the values that are not texts (see the module docstring), and of its literals
+        only the ``Const`` nodes ``reads`` gives of a tree's nodes (found by where they
+        are, not by their values), and of each only ``value`` of it."""
         keyed = self._key(trees, source)
-        if keyed is None:
+        key = None if keyed is None else self._slot(trees, kind, source, keyed, reads, value)
+        if key is None:
             return compute(trees.ast("", source))
-        slot = (kind, keyed[0])
+        slot = (kind, key)
         known = self._answers.get(slot)
         if known is not None and known[1] == _AGREED:
             return cast(T, known[0])
@@ -136,24 +172,93 @@ class ShapeTables:
             self._answers[slot] = (known[0], _AGREED) if known[0] == mine else (None, _SPLIT)
         return mine
 
-    def _key(self, trees: Trees, source: str) -> tuple[Key, bool] | None:
-        """(the facts key of ``source``, does it print nothing?); None when its shape is
-        not shared."""
+    def _slot(self, trees: Trees, kind: str, source: str, keyed: _Keyed, reads: Reads,
+              value: Callable[[object], object]) -> Key | None:
+        """The facts key of ``source`` for ``kind``: its shape, its values that are not
+        texts, and ``value`` of each literal ``kind`` reads; None when those literals
+        cannot be placed."""
+        number, rest, literals, _ = keyed
+        read = (kind, number)
+        if read not in self._reads:
+            self._reads[read] = self._read(trees, keyed, source, reads)
+        places = self._reads[read]
+        if places is None:
+            return None
+        return number, rest, tuple(value(literals[k]) for k in places)
+
+    def _read(self, trees: Trees, keyed: _Keyed, source: str, reads: Reads
+              ) -> tuple[int, ...] | None:
+        """The places (among its literals) of the literals ``reads`` gives of a tree of
+        the shape (the trees of a shape are one tree but for their values, so a place is
+        one for all)."""
+        ast = trees.ast("", source)
+        if ast is None:
+            return None
+        every = trees.nodes(ast)
+        wanted = [n for n in reads(every) if isinstance(n, nodes.Const)]
+        if not wanted:
+            return ()
+        number = keyed[0]
+        if number not in self._places:
+            self._places[number] = self._placed(source, every, len(keyed[2]))
+        places = self._places[number]
+        if places is None:
+            return None
+        where = {id(n): i for i, n in enumerate(every)}
+        found = {places[where[id(n)]] for n in wanted if id(n) in where}
+        return tuple(sorted(k for k in found if k is not None))
+
+    def _placed(self, source: str, every: list[nodes.Node], count: int
+                ) -> list[int | None] | None:
+        """The literal each of ``every`` (a tree's nodes, in tree order) is, by its place
+        among ``source``'s literals (None: no literal), read off the tree with markers in
+        place of the literals (:func:`literal_marked`); None unless that tree has the
+        same nodes and each literal is exactly one ``Const`` of it (not two strings
+        joined, as ``"a" "b"`` joins)."""
+        marked = self._scanned(literal_marked, source)
+        if marked is None:
+            return None
+        mine = preorder(marked)
+        if len(mine) != len(every) or any(
+                type(a) is not type(b) for a, b in zip(mine, every, strict=True)):
+            return None
+        out: list[int | None] = []
+        seen: set[int] = set()
+        for node in mine:
+            place = None
+            if isinstance(node, nodes.Const) and isinstance(node.value, str) \
+                    and "\x00" in node.value:
+                found = _MARKER.fullmatch(node.value)
+                if found is None or int(found.group(1)) in seen:
+                    return None
+                place = int(found.group(1))
+                seen.add(place)
+            out.append(place)
+        return out if len(seen) == count else None
+
+    def _scanned(self, scan: Callable[[Environment, str], S | None], source: str) -> S | None:
+        """``scan`` of ``source`` preprocessed; None where that raises (as
+        AstShapes.parse: the parse says why)."""
+        try:
+            return scan(self._env, self._env.preprocess(source))
+        except Exception:
+            return None
+
+    def _key(self, trees: Trees, source: str) -> _Keyed | None:
+        """(the shape of ``source``, its values that are not texts, its literals, does it
+        print nothing?); None when its shape is not shared."""
         if source in self._keys:
             return self._keys[source]
         found = self._keys[source] = self._keyed(trees, source)
         return found
 
-    def _keyed(self, trees: Trees, source: str) -> tuple[Key, bool] | None:
+    def _keyed(self, trees: Trees, source: str) -> _Keyed | None:
         if len(source) > SMALL:  # one scan of its bytes, for a walk of its few tags
             return None
-        try:
-            shaped = text_shape(self._env, self._env.preprocess(source))
-        except Exception:  # as AstShapes.parse: the parse says why
-            return None
+        shaped = self._scanned(literal_shape, source)
         if shaped is None:
             return None
-        shape, values = shaped
+        shape, values, literals = shaped
         number = self._numbers.setdefault(shape, len(self._numbers))
         if number not in self._layouts:
             self._layouts[number] = _layout(trees, source, values)
@@ -162,7 +267,8 @@ class ShapeTables:
             return None
         texts, loud = layout
         rest = tuple(v for i, v in enumerate(values) if i not in texts)
-        return (number, rest), not loud and all(values[i].isspace() for i in texts)  # non-empty
+        return (number, rest, tuple(literals),
+                not loud and all(values[i].isspace() for i in texts))  # non-empty
 
 
 def _layout(trees: Trees, source: str, values: list[str]) -> tuple[frozenset[int], bool] | None:
