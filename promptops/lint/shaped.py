@@ -7,31 +7,39 @@ corpus whose copies each start with a line of their own), each text was walked o
 rule: on ``benchmarks/diff_shapes.py``'s ``deep`` shape those walks were most of the
 review's lint child, the longest process of ``diff`` (issue 26, session 17).
 
-A template's shape is :func:`promptops.pipeline.astshapes.text_shape`'s key (the one home
-of that concept, by which validation shares parse trees since session 12): two sources
-with one key lex into one token stream but for its *values*, which are each text between
-tags and whatever else that key marks (today a plain template name; a literal inside a tag
-tomorrow, perhaps). Jinja's parser does not look into a text but in one place (a
-``{% block ... required %}`` must hold only whitespace), so the trees of one key differ
-only in the values at the marked places. What the rules read of a tree is then a function
-of:
+A template's shape is :func:`promptops.pipeline.astshapes.literal_shape`'s key (the one
+home of that concept, by which validation shares parse trees since session 12, literals
+since session 18; lint since session 20, :func:`~promptops.pipeline.astshapes.text_shape`
+before, whose key holds the literals): two sources with one key lex into one token stream
+but for its *values*, which are each text between tags, each plain template name, and
+each string and number literal inside a tag. Jinja's parser does not look into a text
+but in one place (a ``{% block ... required %}`` must hold only whitespace), nor into a
+literal, so the trees of one key differ only in the values at the marked places. What
+the rules read of a tree is then a function of:
 
-* the key (every tag, written out, and the line it starts on),
-* the values that are not texts, *exactly* (an ``args["name"]`` key or a literal a rule
-  folds, should the key ever mark one), and
+* the key (every tag, written out but for its literals, and the line it starts on; a
+  string literal keeps its line breaks there, since they move what follows it),
+* the names, *exactly*,
+* the literals an answer *reads*, exactly or by what it makes of them (``value``): the
+  rule names the ``Const`` nodes it may read by where they are in a tree (``reads``,
+  never by their values), and which of the source's literals each is, is read once per
+  shape off a tree parsed with a numbered marker in place of each literal
+  (:func:`~promptops.pipeline.astshapes.literal_marked`; not shared where a marker
+  lands anywhere but alone in one ``Const``, as ``"a" "b"`` joins two), and
 * of the texts, only whether each is blank (a template whose every output is blank text
   prints nothing: ``Facts.silent``, PO406).
 
-So a template's *facts key* is its shape's number and its values that are not texts;
-the texts among the values are told apart once per shape, by the shape's first tree (its
-``TemplateData`` nodes, in order, must sit at exactly one set of places among the values:
-:func:`_texts`). An answer is computed from a tree (as before) for the first template of
-a facts key and again for the second, and shared from the third on only when the two
-agree (as :class:`~promptops.pipeline.astshapes.AstShapes` shares a tree only once a
-second template's parse agrees); a shape whose first tree does not parse, holds a
-required block or whose texts cannot be placed is not shared at all. Every template of
-a shape not shared, and every source ``text_shape`` declines, is answered from its own
-tree, as before.
+So a template's *facts key*, for an answer, is its shape's number, its names and what
+the answer reads of its literals; the texts among the values are told apart once per
+shape, by the shape's first tree (its ``TemplateData`` nodes, in order, must sit at
+exactly one set of places among the values: :func:`_texts`). An answer is computed from
+a tree (as before) for the first template of a facts key and again for the second, and
+shared from the third on only when the two agree (as
+:class:`~promptops.pipeline.astshapes.AstShapes` shares a tree only once a second
+template's parse agrees); a shape whose first tree does not parse, holds a required
+block or whose texts cannot be placed is not shared at all. Every template of a shape
+not shared, and every source ``literal_shape`` declines, is answered from its own tree,
+as before.
 
 The tables are per context and never pickled: a forked half's answers reach the whole run
 by text, in :class:`~promptops.lint.context.Tables`.

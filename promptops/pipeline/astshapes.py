@@ -87,9 +87,11 @@ _NAMED = re.compile(r"(\s*(?:include|import|from|extends)\s*)"
                     r"(\s*|\s+(?:ignore|with|without|as|import)(?:\s.*)?)", re.S)
 # literal_shape's literals inside a tag's body: a string (the body's strings are whole
 # and hold no backslash), or a plain decimal integer between characters that end no name,
-# number or attribute (whitespace, brackets, commas, colons, operators, the body's ends)
+# number or attribute (whitespace, brackets, commas, colons, operators, the body's ends),
+# and not a float's signed exponent (``7e+7`` is one token)
 _LITERAL = re.compile(r"""("[^"]*"|'[^']*')"""
-                      r"|(?<![^\s(\[{,:+\-*/~=<>!|])(0|[1-9][0-9]*)(?![^\s)\]},:+\-*/~=<>!|])")
+                      r"|(?<![^\s(\[{,:+\-*/~=<>!|])(?<![0-9][eE][+\-])(0|[1-9][0-9]*)"
+                      r"(?![^\s)\]},:+\-*/~=<>!|])")
 _LITERAL_START = re.compile("[\"'0-9]")  # a body without one has no literal to mask
 _DEFAULT_SYNTAX = ("{%", "%}", "{{", "}}", "{#", "#}", None, None, False, False, "\n", True)
 
