@@ -19,7 +19,9 @@ the rules read of a tree is then a function of:
 
 * the key (every tag, written out but for its literals, and the line it starts on; a
   string literal keeps its line breaks there, since they move what follows it),
-* the names, *exactly*,
+* the names (``{% include "partials/q7.j2" %}``), exactly, but only where an answer
+  reads a ``Const`` that is no literal (no rule does today: an include's name is read
+  by the include graph, not by these answers),
 * the literals an answer *reads*, exactly or by what it makes of them (``value``): the
   rule names the ``Const`` nodes it may read by where they are in a tree (``reads``,
   never by their values), and which of the source's literals each is, is read once per
@@ -29,8 +31,8 @@ the rules read of a tree is then a function of:
 * of the texts, only whether each is blank (a template whose every output is blank text
   prints nothing: ``Facts.silent``, PO406).
 
-So a template's *facts key*, for an answer, is its shape's number, its names and what
-the answer reads of its literals; the texts among the values are told apart once per
+So a template's *facts key*, for an answer, is its shape's number, the names it reads
+and what it reads of the literals; the texts among the values are told apart once per
 shape, by the shape's first tree (its ``TemplateData`` nodes, in order, must sit at
 exactly one set of places among the values: :func:`_texts`). An answer is computed from
 a tree (as before) for the first template of a facts key and again for the second, and
@@ -121,7 +123,7 @@ class ShapeTables:
         # literals cannot be placed (an answer that reads one is not shared)
         self._places: dict[int, list[int | None] | None] = {}
         # (kind, the shape's number) -> the places of the literals the answer reads
-        self._reads: dict[tuple[str, int], tuple[int, ...] | None] = {}
+        self._reads: dict[tuple[str, int], tuple[tuple[int, ...], bool] | None] = {}
         self._answers: dict[tuple[str, Key], tuple[object, int]] = {}
 
     def facts(self, trees: Trees, source: str,
@@ -182,30 +184,32 @@ class ShapeTables:
 
     def _slot(self, trees: Trees, kind: str, source: str, keyed: _Keyed, reads: Reads,
               value: Callable[[object], object]) -> Key | None:
-        """The facts key of ``source`` for ``kind``: its shape, its values that are not
-        texts, and ``value`` of each literal ``kind`` reads; None when those literals
-        cannot be placed."""
+        """The facts key of ``source`` for ``kind``: its shape, its names where ``kind``
+        may read one, and ``value`` of each literal ``kind`` reads; None when those
+        literals cannot be placed."""
         number, rest, literals, _ = keyed
         read = (kind, number)
         if read not in self._reads:
             self._reads[read] = self._read(trees, keyed, source, reads)
-        places = self._reads[read]
-        if places is None:
+        found = self._reads[read]
+        if found is None:
             return None
-        return number, rest, tuple(value(literals[k]) for k in places)
+        places, named = found
+        return number, rest if named else (), tuple(value(literals[k]) for k in places)
 
     def _read(self, trees: Trees, keyed: _Keyed, source: str, reads: Reads
-              ) -> tuple[int, ...] | None:
+              ) -> tuple[tuple[int, ...], bool] | None:
         """The places (among its literals) of the literals ``reads`` gives of a tree of
         the shape (the trees of a shape are one tree but for their values, so a place is
-        one for all)."""
+        one for all), and whether it gives a ``Const`` that is no literal (a template's
+        name, perhaps: then the names are in the key)."""
         ast = trees.ast("", source)
         if ast is None:
             return None
         every = trees.nodes(ast)
         wanted = [n for n in reads(every) if isinstance(n, nodes.Const)]
         if not wanted:
-            return ()
+            return (), False
         number = keyed[0]
         if number not in self._places:
             self._places[number] = self._placed(source, every, len(keyed[2]))
@@ -213,8 +217,8 @@ class ShapeTables:
         if places is None:
             return None
         where = {id(n): i for i, n in enumerate(every)}
-        found = {places[where[id(n)]] for n in wanted if id(n) in where}
-        return tuple(sorted(k for k in found if k is not None))
+        found = {places[where[id(n)]] if id(n) in where else None for n in wanted}
+        return tuple(sorted(k for k in found if k is not None)), None in found
 
     def _placed(self, source: str, every: list[nodes.Node], count: int
                 ) -> list[int | None] | None:

@@ -174,6 +174,31 @@ def test_the_literals_an_answer_reads_are_each_templates_own() -> None:
         ranges(index.ast(s)) for s in looped]
 
 
+def test_a_name_is_in_the_key_only_for_an_answer_that_reads_it() -> None:
+    """Templates that include other partials share an answer that reads no name (the
+    facts: walked for the first two only); an answer that reads an include's name keeps
+    each template's own."""
+    index, tables, walked = _tables()
+    sources = [f'{{% include "partials/q{k}.j2" %}}{{% set n = {k} %}} {{{{ topic }}}}'
+               for k in range(12)]
+    for source in sources:
+        assert tables.facts(source, _walk(index, walked)) == _own(index, source), source
+    assert len(walked) == 2
+
+    def named(ast: nodes.Template | None) -> list[object]:
+        return [] if ast is None else [
+            i.template.value for i in ast.find_all(nodes.Include)
+            if isinstance(i.template, nodes.Const)]
+
+    def includes(every: list[nodes.Node]) -> list[nodes.Node]:
+        return [n.template for n in every if isinstance(n, nodes.Include)]
+
+    others = [f'{{% include "partials/q{q}.j2" %}}{{% set n = {k} %}} {{{{ topic }}}}'
+              for k, q in enumerate([0, 0, 1, 2, 0, 3])]  # the first two agree
+    assert [tables.answer("named", s, named, includes) for s in others] == [
+        named(index.ast(s)) for s in others]
+
+
 def test_literals_joined_in_one_string_are_not_placed() -> None:
     """``"a" "b"`` is one ``Const`` of two literals: an answer that reads it is the
     template's own, never one keyed by one of the two."""
