@@ -17,7 +17,7 @@ from jinja2 import TemplateSyntaxError, nodes
 from jinja2.lexer import newline_re
 
 from promptops.errors import Problem
-from promptops.lint.shaped import ShapeTables
+from promptops.lint.shaped import Reads, ShapeTables, exact
 from promptops.lint.walk import Facts, collect, preorder
 from promptops.pipeline.lines import splitlines_line
 from promptops.pipeline.source import Source
@@ -205,10 +205,12 @@ class LintContext:
             self._facts[source] = self._shapes.facts(self, source, self._walked)
         return self._facts[source]
 
-    def shaped(self, kind: str, source: str, compute: Callable[[nodes.Template | None], T]) -> T:
-        """``compute(self.ast(source))``, once per template shape for every template of it
+    def shaped(self, kind: str, source: str, compute: Callable[[nodes.Template | None], T],
+               reads: Reads, value: Callable[[object], object] = exact) -> T:
+        """``compute(self.ast(source))``, once per template shape and ``value`` of each
+        literal ``reads`` gives, for every template of it
         (:meth:`promptops.lint.shaped.ShapeTables.answer` says what ``compute`` may read)."""
-        return self._shapes.answer(self, kind, source, compute)
+        return self._shapes.answer(self, kind, source, compute, reads, value)
 
     @cached_property
     def _shapes(self) -> ShapeTables:

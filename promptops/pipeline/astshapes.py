@@ -53,7 +53,7 @@ from __future__ import annotations
 import io
 import pickle
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 
 from jinja2 import Environment, nodes
 from jinja2.lexer import Lexer, Token, TokenStream, ignored_tokens
@@ -87,9 +87,11 @@ _NAMED = re.compile(r"(\s*(?:include|import|from|extends)\s*)"
                     r"(\s*|\s+(?:ignore|with|without|as|import)(?:\s.*)?)", re.S)
 # literal_shape's literals inside a tag's body: a string (the body's strings are whole
 # and hold no backslash), or a plain decimal integer between characters that end no name,
-# number or attribute (whitespace, brackets, commas, colons, operators, the body's ends)
+# number or attribute (whitespace, brackets, commas, colons, operators, the body's ends),
+# and not a float's signed exponent (``7e+7`` is one token)
 _LITERAL = re.compile(r"""("[^"]*"|'[^']*')"""
-                      r"|(?<![^\s(\[{,:+\-*/~=<>!|])(0|[1-9][0-9]*)(?![^\s)\]},:+\-*/~=<>!|])")
+                      r"|(?<![^\s(\[{,:+\-*/~=<>!|])(?<![0-9][eE][+\-])(0|[1-9][0-9]*)"
+                      r"(?![^\s)\]},:+\-*/~=<>!|])")
 _LITERAL_START = re.compile("[\"'0-9]")  # a body without one has no literal to mask
 _DEFAULT_SYNTAX = ("{%", "%}", "{{", "}}", "{#", "#}", None, None, False, False, "\n", True)
 
@@ -125,11 +127,15 @@ def literal_shape(env: Environment, source: str
 
 def _masked(body: str, literals: list[object]) -> str:
     """``body`` with each literal of :data:`_LITERAL` replaced by its kind, its value
-    appended to ``literals``."""
+    appended to ``literals``. A string keeps its line breaks: they decide the lines of
+    what follows it in the tag, so ``"a\\nb" ~ foo ~ "c"`` and ``"ab" ~ foo ~ "c\\n"``
+    (one line break each, ``foo`` on another line) are two keys (session 20: one key
+    gave the second the first one's tree, a lint finding one line off)."""
     def mask(m: re.Match[str]) -> str:
         if m.group(1) is not None:
-            literals.append(m.group(1)[1:-1])
-            return "\x00s"
+            value = m.group(1)[1:-1]
+            literals.append(value)
+            return "\x00s" + "\n" * value.count("\n") if "\n" in value else "\x00s"
         literals.append(int(m.group(2)))
         return "\x00i"
     return _LITERAL.sub(mask, body) if _LITERAL_START.search(body) else body
@@ -475,18 +481,40 @@ class AstShapes:
         """The tree of ``raw`` with each value at ``where`` marked (pickled), when
         filling it with the first template's ``values`` gives that template's tree; else
         None."""
-        marked_raw = list(raw)
-        numbers: dict[int, str] = {}  # number literals: marked once wrapped
-        for n, i in enumerate(where):
-            line, kind, value = raw[i]
-            mark = f"\x00{n}\x00"
-            if kind in ("integer", "float"):
-                numbers[i] = mark
-            else:
-                marked_raw[i] = (line, kind,
-                                 mark if kind == "data" else f"{value[0]}{mark}{value[0]}")
         try:
-            frozen = _frozen(_parsed(env, marked_raw, numbers))
+            frozen = _frozen(_parsed(env, *_marking(raw, enumerate(where))))
             return frozen if _same(_tree(frozen, env, values), first) else None
         except Exception:  # a shape this module cannot share: every template parses
             return None
+
+
+def _marking(raw: _Raw, marks: Iterable[tuple[int, int]]) -> tuple[_Raw, dict[int, str]]:
+    """``raw`` with the value of the token at each index of ``marks`` (marker number, index)
+    replaced by that numbered marker, and the number literals' markers (put in once
+    wrapped: ``wrap`` would make a marker a number), as :func:`_parsed` takes them."""
+    marked_raw = list(raw)
+    numbers: dict[int, str] = {}
+    for n, i in marks:
+        line, kind, value = raw[i]
+        mark = f"\x00{n}\x00"
+        if kind in ("integer", "float"):
+            numbers[i] = mark
+        else:
+            marked_raw[i] = (line, kind, mark if kind == "data" else f"{value[0]}{mark}{value[0]}")
+    return marked_raw, numbers
+
+
+def literal_marked(env: Environment, source: str) -> nodes.Template | None:
+    """The tree of ``source`` (preprocessed) with the ``k``-th literal of
+    :func:`literal_shape` replaced by the string ``"\\x00k\\x00"`` (a number too): where a
+    shape's trees hold their literals (:mod:`promptops.lint.shaped`). None when the scan
+    declines, its literals are not the lexer's, or this does not lex or parse."""
+    fast = literal_shape(env, source)
+    try:  # Jinja's parse says why it does not lex or parse
+        raw: _Raw = list(env.lexer.tokeniter(source, None, None))
+        shape = _shape(env.lexer, raw)
+        if fast is None or shape is None or not _agree(fast, shape[1], shape[3]):
+            return None
+        return _parsed(env, *_marking(raw, enumerate(shape[2][shape[3]:])))
+    except Exception:
+        return None

@@ -10,19 +10,17 @@ value that is not a text, a required block, a compute that reads the texts.
 from __future__ import annotations
 
 import random
-import re
 from collections.abc import Callable
 from typing import TypeVar
 
 import pytest
 from jinja2 import nodes
 
-from promptops.lint import shaped
 from promptops.lint.config import settings
 from promptops.lint.engine import lint_source
-from promptops.lint.shaped import ShapeTables, _texts
+from promptops.lint.shaped import Reads, ShapeTables, _texts
 from promptops.lint.walk import Facts, collect, preorder
-from promptops.pipeline.astshapes import text_shape
+from promptops.pipeline.astshapes import literal_shape, text_shape
 from promptops.pipeline.source import MemorySource
 from promptops.pipeline.templates import TemplateIndex
 
@@ -50,9 +48,9 @@ class _Tables:
     def facts(self, source: str, walk: Callable[[str], Facts | None]) -> Facts | None:
         return self.tables.facts(self.trees, source, walk)
 
-    def answer(self, kind: str, source: str, compute: Callable[[nodes.Template | None], T]
-               ) -> T:
-        return self.tables.answer(self.trees, kind, source, compute)
+    def answer(self, kind: str, source: str, compute: Callable[[nodes.Template | None], T],
+               reads: Reads = lambda every: ()) -> T:
+        return self.tables.answer(self.trees, kind, source, compute, reads)
 
 
 def _tables() -> tuple[TemplateIndex, _Tables, list[str]]:
@@ -149,31 +147,66 @@ def test_an_answer_is_shared_only_once_two_templates_agree() -> None:
     assert len(calls) == 2
 
 
-def test_values_that_are_not_texts_are_carried_through(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Should the shape's key mark a literal inside a tag too (an ``args["name"]`` key), the
-    facts keep each template's own: every value that is not a text is in the facts key."""
-    def marking(env: object, source: str) -> tuple[tuple[object, ...], list[str]] | None:
-        found = text_shape(env, source)  # type: ignore[arg-type]
-        if found is None:
-            return None
-        key, values = found
-        literals: list[str] = []
-        marked = []
-        for piece in key:
-            if isinstance(piece, tuple) and isinstance(piece[-1], str):
-                literals += re.findall(r'"([^"]*)"', piece[-1])
-                piece = (*piece[:-1], re.sub(r'"[^"]*"', '"\\0"', piece[-1]))
-            marked.append(piece)
-        return tuple(marked), values + literals
-
-    monkeypatch.setattr(shaped, "text_shape", marking)
+def test_the_literals_an_answer_reads_are_each_templates_own() -> None:
+    """Templates that differ in their literals are one shape (literal_shape): the facts
+    keep each template's own ``args["name"]`` keys, and an answer that reads literals
+    (by where they are) each template's own values, however the two first agreed."""
     index, tables, walked = _tables()
-    sources = [f'{w}{{{{ args["{k}"] }}}} {{{{ "{k}" | {f} }}}}'
-               for w in ("a", "b", "c") for k in ("ref-file", "other") for f in ("upper", "nope")]
-    assert marking(index.env, sources[0])[0] == marking(index.env, sources[2])[0]  # type: ignore[index]
+    sources = [f'{{% set label = "case " ~ {n} %}}{w}{{{{ args["{k}"] }}}} {{{{ "{k}" | {f} }}}}'
+               for n in (7, 8) for w in ("a", "b", "c") for k in ("ref-file", "other")
+               for f in ("upper", "nope")]
+    assert literal_shape(index.env, sources[0])[0] == literal_shape(  # type: ignore[index]
+        index.env, sources[12])[0]  # type: ignore[index]
     for source in sources:
         assert tables.facts(source, _walk(index, walked)) == _own(index, source), source
-    assert len(walked) < len(sources)
+    assert len(walked) < len(sources) / 2
+
+    def ranges(ast: nodes.Template | None) -> list[object]:
+        return [] if ast is None else [c.args[0].value for c in ast.find_all(nodes.Call)
+                                       if isinstance(c.args[0], nodes.Const)]
+
+    def calls(every: list[nodes.Node]) -> list[nodes.Node]:
+        return [a for n in every if isinstance(n, nodes.Call) for a in n.args]
+
+    looped = [f'{{% set x = "{w}" %}}{{% for i in range({n}) %}}{{{{ i }}}}{{% endfor %}}'
+              for n in (3, 3, 3, 10**9, 4, 3) for w in ("a", "b")]
+    assert [tables.answer("ranges", s, ranges, calls) for s in looped] == [
+        ranges(index.ast(s)) for s in looped]
+
+
+def test_a_name_is_in_the_key_only_for_an_answer_that_reads_it() -> None:
+    """Templates that include other partials share an answer that reads no name (the
+    facts: walked for the first two only); an answer that reads an include's name keeps
+    each template's own."""
+    index, tables, walked = _tables()
+    sources = [f'{{% include "partials/q{k}.j2" %}}{{% set n = {k} %}} {{{{ topic }}}}'
+               for k in range(12)]
+    for source in sources:
+        assert tables.facts(source, _walk(index, walked)) == _own(index, source), source
+    assert len(walked) == 2
+
+    def named(ast: nodes.Template | None) -> list[object]:
+        return [] if ast is None else [
+            i.template.value for i in ast.find_all(nodes.Include)
+            if isinstance(i.template, nodes.Const)]
+
+    def includes(every: list[nodes.Node]) -> list[nodes.Node]:
+        return [n.template for n in every if isinstance(n, nodes.Include)]
+
+    others = [f'{{% include "partials/q{q}.j2" %}}{{% set n = {k} %}} {{{{ topic }}}}'
+              for k, q in enumerate([0, 0, 1, 2, 0, 3])]  # the first two agree
+    assert [tables.answer("named", s, named, includes) for s in others] == [
+        named(index.ast(s)) for s in others]
+
+
+def test_literals_joined_in_one_string_are_not_placed() -> None:
+    """``"a" "b"`` is one ``Const`` of two literals: an answer that reads it is the
+    template's own, never one keyed by one of the two."""
+    index, tables, walked = _tables()
+    sources = [f'{{{{ args["{a}" "{b}"] }}}} {{{{ "{b}" }}}}' for a, b in (
+        ("x", "y"), ("x", "y"), ("z", "y"), ("x", "w"), ("", "y"), ("q", "y"))]
+    for source in sources:
+        assert tables.facts(source, _walk(index, walked)) == _own(index, source), source
 
 
 def test_texts_are_placed_only_where_one_way_fits() -> None:
@@ -193,9 +226,14 @@ def _package(rnd: random.Random, n: int) -> dict[str, str]:
         "{w} {{{{ topic | frobnicate }}}} {{% for i in range(10**9) %}}.{{% endfor %}}\n",
         '{w} {{{{ args["topic"] }}}} {{{{ extra | default("x") }}}}\n',
         "{{% macro m(a) %}}{{{{ m(a) }}}}{{% endmacro %}}{w}{{{{ m(topic) }}}}\n",
+        # literals that vary, some read (a subscript, a size), some not (the label)
+        '{w}{{% set label = "case " ~ {num} %}}{{{{ topic["{sub}"] }}}} {{{{ "-" * {num} }}}}'
+        ' {{{{ topic | indent({num}) }}}} {{{{ topic | attr("{sub}") }}}}\n',
     ]
     for i in range(n):
         body = rnd.choice(bodies).format(inc=rnd.choice(["a.j2", "b.j2"]),
+                                         num=rnd.choice([3, 7, 40, 10**9, 2 * 10**8]),
+                                         sub=rnd.choice(["__class__", "mro", "name", "x"]),
                                          w=rnd.choice(["", " ", "Write.", "Context: docs"]))
         optional = rnd.random() < 0.5
         files[f"prompts/p{i}.prompt.yaml"] = (
@@ -244,7 +282,7 @@ def test_a_context_is_freed_without_the_collector() -> None:
         for _, _, text in ctx.sources(prompt):
             ctx.facts("", text)
             ctx.shaped("names", text, lambda ast: [] if ast is None else [
-                n.name for n in ast.find_all(nodes.Name)])
+                n.name for n in ast.find_all(nodes.Name)], lambda every: every)
     gone = weakref.ref(ctx)
     was = gc.isenabled()
     gc.disable()
@@ -254,3 +292,20 @@ def test_a_context_is_freed_without_the_collector() -> None:
     finally:
         if was:
             gc.enable()
+
+
+def test_a_finding_after_a_literal_over_several_lines_is_where_it_is() -> None:
+    """A string literal's line breaks decide the lines of what follows it in its tag: a
+    template whose literal breaks elsewhere is another shape (session 20: PO201 reported
+    ``foo`` of the third prompt on the first two's line)."""
+    files = {"promptops.yaml": "name: shapes\nversion: 1.0.0\n"}
+    texts = ['{{ "a\nb" ~ foo ~ "c" }}', '{{ "d\ne" ~ foo ~ "f" }}', '{{ "ab" ~ foo ~ "c\n" }}']
+    for i, text in enumerate(texts):
+        files[f"prompts/p{i}.prompt.yaml"] = (
+            f"description: Prompt {i}\nmessages:\n  - role: user\n    text: |-\n"
+            + "".join(f"      {line}\n" for line in text.split("\n")))
+    found = [(f.path, f.line, f.col) for f in
+             lint_source(MemorySource(files), settings(None, [], [])).findings
+             if f.code == "PO201"]
+    assert found == [("prompts/p0.prompt.yaml", 6, 12), ("prompts/p1.prompt.yaml", 6, 12),
+                     ("prompts/p2.prompt.yaml", 5, 17)]

@@ -104,3 +104,14 @@ def test_a_masked_literal_is_one_token_of_the_lexer(pieces: list[str]) -> None:
         # each masked literal is the lexer's, in order (the lexer has more: floats, ...)
         masked = iter(lexed[1][lexed[3]:])
         assert all(any(type(v) is type(w) and v == w for w in masked) for v in scanned[2])
+
+
+def test_an_exponents_digits_are_no_integer() -> None:
+    """``7e+7`` is one float token: the digits after ``e+`` are not an integer of their own
+    (hypothesis found ``7e+7`` above, session 20; the scan had the literal 7)."""
+    env = TemplateIndex().env
+    for body in ("7e+7", "7E-7", "1.5e+3", "1_0e+2"):
+        found = literal_shape(env, f"a {{{{ {body} }}}} b")
+        assert found is not None and found[2] == [], body
+    found = literal_shape(env, "a {{ x.e+7 }} b")
+    assert found is not None and found[2] == [7]

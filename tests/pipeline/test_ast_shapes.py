@@ -138,3 +138,38 @@ def test_a_nul_in_a_text_is_parsed_as_it_is() -> None:
     shapes = AstShapes()
     for source in ["a\x00b {{ x }}", "a\x001\x00 {{ x }}", "a\\x001\\x00 {{ x }}"] * 2:
         assert dump_tree(shapes.parse(env, source)) == dump_tree(parse(env, source))
+
+
+def test_a_literal_over_several_lines_keeps_its_layout_in_the_key() -> None:
+    """Two sources whose tags differ only in where a string literal's line breaks are
+    (``"a\\nb" ~ foo ~ "c"`` and ``"ab" ~ foo ~ "c\\n"``) end on the same line, but ``foo``
+    is on another: literal_shape's key must tell them apart, or the second gets the first
+    one's tree, its lines one off (session 20: a lint finding reported on the wrong line)."""
+    env = TemplateIndex().env
+    shapes = AstShapes()
+    sources = ['{{ "a\nb" ~ foo ~ "c" }}', '{{ "d\ne" ~ foo ~ "f" }}', '{{ "ab" ~ foo ~ "c\n" }}',
+               '{{ "g\nh" ~ foo ~ "i" }}']
+    for source in sources:
+        assert dump_tree(shapes.parse(env, source)) == dump_tree(parse(env, source)), source
+
+
+def test_a_tree_with_markers_for_literals_is_jinjas_but_for_them() -> None:
+    """literal_marked: each literal literal_shape finds is its place's marker, in a tree
+    Jinja's otherwise (lint reads where a shape's literals are off it)."""
+    from promptops.pipeline.astshapes import literal_marked, literal_shape
+
+    env = TemplateIndex().env
+    source = ('{% set label = "case " ~ 7 %}{{ args["x"] }}\n{% for i in range(3) %}'
+              '{{ i }}{% endfor %}{% include "a.j2" %}{{ true }}')
+    marked = literal_marked(env, source)
+    assert marked is not None
+    found = literal_shape(env, source)
+    assert found is not None and found[2] == ["case ", 7, "x", 3]
+    want = parse(env, source)
+    values = iter(found[2])
+    for got in marked.find_all(nodes.Const):
+        if isinstance(got.value, str) and got.value.startswith("\x00"):
+            got.value = next(values)
+    assert dump_tree(marked) == dump_tree(want)
+    assert literal_marked(env, "{{ x }} {% raw %}{% endraw %}") is None  # the scan declines
+    assert literal_marked(env, "{{ 1.5 }}") is None  # a float the scan keeps: not the lexer's

@@ -72,7 +72,12 @@ def _unguarded(ctx: LintContext, source: str) -> list[tuple[str, int]]:
     :mod:`promptops.lint.halves`) and computed once per template shape (names, tests and
     outputs are in its tags: :mod:`promptops.lint.shaped`); empty when it does not parse."""
     return ctx.shaped(CODE, source, lambda ast: [] if ast is None else [
-        (n.name, n.lineno) for n in unguarded(ast, frozenset())])
+        (n.name, n.lineno) for n in unguarded(ast, frozenset())], _no_literal)
+
+
+def _no_literal(every: list[nodes.Node]) -> list[nodes.Node]:
+    """The literals the rule reads: none (names, tests and outputs only)."""
+    return []
 
 
 def check(ctx: LintContext) -> Iterator[Hit]:

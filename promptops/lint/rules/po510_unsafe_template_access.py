@@ -101,7 +101,27 @@ def _accesses(ctx: LintContext, source: str) -> list[tuple[int, str, str, str, i
     the text alone, kept once per distinct text (a forked lint child computes half of them,
     :mod:`promptops.lint.halves`) and computed once per template shape (what it reads of a
     tree is in its tags: :mod:`promptops.lint.shaped`); empty when it does not parse."""
-    return ctx.shaped(CODE, source, lambda ast: _accessed(ctx, ast))
+    return ctx.shaped(CODE, source, lambda ast: _accessed(ctx, ast), _read, _kind)
+
+
+def _read(every: list[nodes.Node]) -> Iterator[nodes.Node]:
+    """The literals :func:`_findings` reads: a subscript's, the ``attr`` filter's first
+    argument, the string ``format`` is called on."""
+    for node in every:
+        if isinstance(node, nodes.Getitem):
+            yield node.arg
+        elif isinstance(node, nodes.Filter) and node.name == "attr" and node.args:
+            yield node.args[0]
+        elif isinstance(node, nodes.Call) and isinstance(node.node, nodes.Getattr):
+            yield node.node.node
+
+
+def _kind(value: object) -> object:
+    """What :func:`_findings` makes of a literal it reads: a name that is no internal and
+    a string without a format field (no brace) give nothing, whatever they are."""
+    if isinstance(value, str) and (unsafe(value) or "{" in value or "}" in value):
+        return value
+    return None
 
 
 def _accessed(ctx: LintContext, ast: nodes.Template | None) -> list[tuple[int, str, str, str, int]]:

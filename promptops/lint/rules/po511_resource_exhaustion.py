@@ -258,7 +258,25 @@ def _walked(ctx: LintContext, kind: str, source: str
     kept once per distinct text (``kind`` names the bounds) and computed once per template
     shape (the literals it folds are in its tags: :mod:`promptops.lint.shaped`); empty
     when it does not parse."""
-    return ctx.shaped(kind, source, lambda ast: _found(ctx, ast))
+    return ctx.shaped(kind, source, lambda ast: _found(ctx, ast), _read)
+
+
+# the filters :func:`_filter` reads the arguments (or the string) of
+_READ_FILTERS = frozenset({"format", "center", "indent", "round", "batch", "slice", "tojson",
+                           "wordwrap"})
+
+
+def _read(every: list[nodes.Node]) -> Iterator[nodes.Node]:
+    """The literals :func:`_sizes` may fold or read: every one under an operation it
+    sizes (``*``, ``**``, ``%``, a filter of :data:`_READ_FILTERS`, ``range`` or a method
+    call); a literal elsewhere (``"case " ~ 7``, ``x | default(3)``) is not read."""
+    for node in every:
+        if isinstance(node, nodes.Pow | nodes.Mul | nodes.Mod) or (
+                isinstance(node, nodes.Filter) and node.name in _READ_FILTERS) or (
+                isinstance(node, nodes.Call) and (
+                    isinstance(node.node, nodes.Getattr) or (
+                        isinstance(node.node, nodes.Name) and node.node.name == "range"))):
+            yield from node.find_all(nodes.Const)
 
 
 def _found(ctx: LintContext, ast: nodes.Template | None
