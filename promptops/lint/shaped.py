@@ -7,9 +7,9 @@ corpus whose copies each start with a line of their own), each text was walked o
 rule: on ``benchmarks/diff_shapes.py``'s ``deep`` shape those walks were most of the
 review's lint child, the longest process of ``diff`` (issue 26, session 17).
 
-A template's shape is :func:`promptops.pipeline.astshapes.literal_shape`'s key (the one
+A template's shape is :func:`promptops.pipeline.textshape.literal_shape`'s key (the one
 home of that concept, by which validation shares parse trees since session 12, literals
-since session 18; lint since session 20, :func:`~promptops.pipeline.astshapes.text_shape`
+since session 18; lint since session 20, :func:`~promptops.pipeline.textshape.text_shape`
 before, whose key holds the literals): two sources with one key lex into one token stream
 but for its *values*, which are each text between tags, each plain template name, and
 each string and number literal inside a tag. Jinja's parser does not look into a text
@@ -57,7 +57,8 @@ from typing import TYPE_CHECKING, Protocol, TypeVar, cast
 from jinja2 import nodes
 
 from promptops.lint.walk import preorder
-from promptops.pipeline.astshapes import literal_marked, literal_shape
+from promptops.pipeline.astshapes import literal_marked
+from promptops.pipeline.textshape import literal_shape
 
 if TYPE_CHECKING:
     from jinja2 import Environment

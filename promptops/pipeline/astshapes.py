@@ -29,23 +29,8 @@ Memory is bounded: shapes seen once are remembered up to :data:`PENDING` at a ti
 package where no shape repeats keeps no more than that), and only a shape seen twice keeps
 its marked tree.
 
-Jinja's lexer is most of what is left (a Python generator, a regex match per rule tried,
-per token: 0.12 ms of a 0.18 ms `wide` template, issue 26), so a template of a shape seen
-before is first looked up by :func:`text_shape`, a key made with one regular-expression
-scan and no Jinja token: every tag and comment written out (a plain template name masked),
-the line it starts on, and the texts between them as values. It is made only where that
-scan provably cuts the source where Jinja's lexer does (the function says when); the first
-template of such a key still takes the lexer, and the key is kept only when its values are
-the lexer's own, in order.
-
-The string and number literals inside tags are values too (session 18, issue 26): Jinja's
-parser only wraps a literal token in a ``Const`` and never reads its value, so prompts
-whose tags differ in a number or a string (``{% set label = "case " ~ 7 %}``, ``{% if
-mode == "m7" %}``) are one shape. They come after the texts and names in a shape's
-values, as ``wrap`` converts them; a number is marked once wrapped (``wrap`` would make
-the marker a number). :func:`literal_shape` is :func:`text_shape` with the strings and
-plain integers inside tags masked, so a layout seen before whose tags differ only there
-makes no Jinja token either.
+A template of a shape seen before is first looked up by its text alone, with no Jinja
+token (:mod:`promptops.pipeline.textshape`: ``text_shape``, ``literal_shape``).
 """
 
 from __future__ import annotations
@@ -59,6 +44,8 @@ from jinja2 import Environment, nodes
 from jinja2.lexer import Lexer, Token, TokenStream, ignored_tokens
 from jinja2.parser import Parser
 
+from promptops.pipeline.textshape import Key as _Key
+from promptops.pipeline.textshape import literal_shape
 from promptops.sandbox.nesting import parse as jinja_parse
 
 PENDING = 1024  # shapes seen once, remembered until a second template of theirs comes
@@ -73,143 +60,6 @@ _LITERALS = frozenset({"string", "integer", "float"})
 _RENAMED = {"linestatement_begin": "block_begin", "linestatement_end": "block_end"}
 
 _Raw = list[tuple[int, str, str]]
-_Key = tuple[object, ...]
-
-# text_shape's pieces: a tag or a comment whose body holds no brace, percent sign, hash,
-# backslash or carriage return, its string literals whole (each closed inside the body)
-_BODY = r"""((?:[^'"{}%#\\\r]|"[^"{}%#\\\r]*"|'[^'{}%#\\\r]*')*)"""
-_PIECE = re.compile(r"\{\{" + _BODY + r"\}\}|\{%" + _BODY + r"%\}|\{#([^{}%#\r]*)#\}")
-_OPENER = re.compile(r"\{[{%#]")  # where Jinja's lexer starts a tag
-# a block that names one template as its whole argument (as _shape marks it): the part
-# before the name, its quote, the name, the part after it
-_NAMED = re.compile(r"(\s*(?:include|import|from|extends)\s*)"
-                    r"""(?:"([^"\\\n\r]*)"|'([^'\\\n\r]*)')"""
-                    r"(\s*|\s+(?:ignore|with|without|as|import)(?:\s.*)?)", re.S)
-# literal_shape's literals inside a tag's body: a string (the body's strings are whole
-# and hold no backslash), or a plain decimal integer between characters that end no name,
-# number or attribute (whitespace, brackets, commas, colons, operators, the body's ends),
-# and not a float's signed exponent (``7e+7`` is one token)
-_LITERAL = re.compile(r"""("[^"]*"|'[^']*')"""
-                      r"|(?<![^\s(\[{,:+\-*/~=<>!|])(?<![0-9][eE][+\-])(0|[1-9][0-9]*)"
-                      r"(?![^\s)\]},:+\-*/~=<>!|])")
-_LITERAL_START = re.compile("[\"'0-9]")  # a body without one has no literal to mask
-_DEFAULT_SYNTAX = ("{%", "%}", "{{", "}}", "{#", "#}", None, None, False, False, "\n", True)
-
-
-def _default_syntax(env: Environment) -> bool:
-    """Jinja's default delimiters, no line statements or comments, no trimming, the
-    trailing newline kept and ``\\n`` as the newline: what :func:`text_shape` reads."""
-    return (env.block_start_string, env.block_end_string, env.variable_start_string,
-            env.variable_end_string, env.comment_start_string, env.comment_end_string,
-            env.line_statement_prefix, env.line_comment_prefix, env.trim_blocks,
-            env.lstrip_blocks, env.newline_sequence,
-            env.keep_trailing_newline) == _DEFAULT_SYNTAX
-
-
-def text_shape(env: Environment, source: str) -> tuple[_Key, list[str]] | None:
-    """:func:`_scan` of ``source`` with its tags as written (below)."""
-    found = _scan(env, source, literal=False)
-    return None if found is None else (found[0], found[1])
-
-
-def literal_shape(env: Environment, source: str
-                  ) -> tuple[_Key, list[str], list[object]] | None:
-    """:func:`text_shape`, but with the string literals and the plain decimal integers
-    inside tags (:data:`_LITERAL`) as values too, the third list: where the scan finds
-    one, Jinja's lexer makes one ``string`` or ``integer`` token of exactly that span (a
-    quote starts a string in a tag, and the body's strings hold no backslash; a digit run
-    that no name character, dot or underscore touches, and that is ``0`` or does not
-    start with one, is an integer token whatever is around it), so two sources with one
-    key lex alike but for those literals' values. A caller keeps a key only when the
-    values of its first source are the lexer's, literals included (with their types)."""
-    return _scan(env, source, literal=True)
-
-
-def _masked(body: str, literals: list[object]) -> str:
-    """``body`` with each literal of :data:`_LITERAL` replaced by its kind, its value
-    appended to ``literals``. A string keeps its line breaks: they decide the lines of
-    what follows it in the tag, so ``"a\\nb" ~ foo ~ "c"`` and ``"ab" ~ foo ~ "c\\n"``
-    (one line break each, ``foo`` on another line) are two keys (session 20: one key
-    gave the second the first one's tree, a lint finding one line off)."""
-    def mask(m: re.Match[str]) -> str:
-        if m.group(1) is not None:
-            value = m.group(1)[1:-1]
-            literals.append(value)
-            return "\x00s" + "\n" * value.count("\n") if "\n" in value else "\x00s"
-        literals.append(int(m.group(2)))
-        return "\x00i"
-    return _LITERAL.sub(mask, body) if _LITERAL_START.search(body) else body
-
-
-def _scan(env: Environment, source: str, *, literal: bool
-          ) -> tuple[_Key, list[str], list[object]] | None:
-    """A key for ``source`` (already preprocessed) made without Jinja's lexer, and its
-    values: each text between tags, and each plain template name, in order; None when
-    this scan cannot vouch for the cut.
-
-    Two sources with one key lex, with ``env``'s lexer, into one raw token stream but for
-    the values, which are the texts and names :func:`_shape` marks, in the same order:
-
-    * each tag and comment is in the key as written, with the line it starts on; a body
-      holds no ``{``, ``}``, ``%``, ``#``, backslash or ``\\r`` and its string literals are
-      closed inside it, so Jinja's rules for a tag (whitespace, names, numbers, strings,
-      operators) match inside the body alone, and the first closer after the opener is
-      the tag's end (were a bracket left open there, Jinja raises on every such source);
-    * no whitespace modifier (``{%-``, ``-%}``, ``+``), no ``raw`` block, and the default
-      syntax (:func:`_default_syntax`): nothing strips or re-reads a text, whose value is
-      then exactly what is between two tags (no ``\\r`` in the source: no newline to
-      normalise, lines counted as Jinja counts them);
-    * no text holds an opener (``{{``, ``{%``, ``{#``), nor ends in ``{`` before a tag,
-      so Jinja's lexer starts its tags where this scan does.
-
-    A template name is marked where :func:`_shape` marks one (a block whose first word is
-    ``include``, ``import``, ``from`` or ``extends``, then the name, then nothing or one
-    of the words that may follow it); the caller compares this function's values with
-    the lexer's for the first source of a key, so a reading that differs is never kept.
-    """
-    if "\r" in source or "\x00" in source or "\\x00" in source or not _default_syntax(env):
-        return None
-    key: list[object] = []
-    values: list[str] = []
-    literals: list[object] = []
-    line, pos = 1, 0
-    for m in _PIECE.finditer(source):
-        start = m.start()
-        if start > pos:
-            text = source[pos:start]
-            if text[-1] == "{" or _OPENER.search(text):
-                return None
-            key.append(line)
-            values.append(text)
-            line += text.count("\n")
-        var, block, comment = m.groups()
-        body = var if var is not None else block if block is not None else comment
-        if body and (body[0] in "-+" or body[-1] in "-+"):
-            return None
-        if block is not None:
-            if "raw" in block:  # {% raw %}: its text is never lexed
-                return None
-            named = _NAMED.fullmatch(block)
-            if named is not None:
-                double = named[2] is not None
-                key.append(("%", line, named[1], double, named[4]))
-                values.append(named[2] if double else named[3])
-            else:
-                key.append(("%", line, _masked(block, literals) if literal else block))
-        elif var is not None:
-            key.append(("{", line, _masked(var, literals) if literal else var))
-        else:
-            key.append(("#", line, body))
-        line += body.count("\n")
-        pos = m.end()
-    if pos < len(source):
-        text = source[pos:]
-        if _OPENER.search(text):
-            return None
-        key.append(line)
-        values.append(text)
-    return tuple(key), values, literals
-
 
 _Ref = tuple[str | None, int]
 _Walk = Callable[[nodes.Template], tuple[_Ref, ...]]

@@ -45,7 +45,7 @@ from jinja2.bccache import Bucket
 from jinja2.lexer import Token, TokenStream, ignored_tokens
 from jinja2.parser import Parser
 
-from promptops.pipeline.astshapes import literal_shape
+from promptops.pipeline.textshape import literal_shape
 from promptops.render.codecache import CodeCache, ModeCache
 from promptops.review.literals import LITERALS, misplaced, unsafe
 from promptops.review.standalone_layout import (

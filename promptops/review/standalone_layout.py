@@ -3,7 +3,7 @@
 A review compiles every prompt text it renders (:mod:`promptops.review.skeleton`): in the
 ``standalone`` whitespace mode that is the rewrite of :func:`promptops.sandbox.whitespace.
 standalone` (0.06 ms a ``wide`` text: its own tokenizer, lines, pieces), then
-:func:`~promptops.pipeline.astshapes.text_shape` of the rewritten text (0.03 ms), then the
+:func:`~promptops.pipeline.textshape.text_shape` of the rewritten text (0.03 ms), then the
 layout's code filled in. Of 5,000 prompt texts of one layout, each was rewritten and
 scanned although the rewrite does the same thing to each: the rule (a line holding only
 block tags and blanks disappears) reads the tags, which the layout holds as written, and
@@ -36,7 +36,7 @@ from __future__ import annotations
 from jinja2 import Environment
 from jinja2.ext import Extension
 
-from promptops.pipeline.astshapes import literal_shape
+from promptops.pipeline.textshape import literal_shape
 from promptops.sandbox.whitespace import StandaloneWhitespace
 
 _BLANK = " \t"
@@ -96,7 +96,7 @@ def layout(env: Environment, source: str) -> tuple[Key, list[str], list[object]]
     None where the scan cannot vouch for the cut. The key stands for the rewrite only
     where :func:`closed` holds too.
 
-    The literals are masked in the key (:func:`~promptops.pipeline.astshapes.
+    The literals are masked in the key (:func:`~promptops.pipeline.textshape.
     literal_shape`): the rewrite reads a tag's literal only to skip it whole (a string)
     or as a run of characters that are no bracket (a number), and a tag stays on the
     line where it starts, so sources that differ only in those values are rewritten

@@ -20,9 +20,9 @@ from promptops.lint.config import settings
 from promptops.lint.engine import lint_source
 from promptops.lint.shaped import Reads, ShapeTables, _texts
 from promptops.lint.walk import Facts, collect, preorder
-from promptops.pipeline.astshapes import literal_shape, text_shape
 from promptops.pipeline.source import MemorySource
 from promptops.pipeline.templates import TemplateIndex
+from promptops.pipeline.textshape import literal_shape, text_shape
 
 T = TypeVar("T")
 WORDS = ["", " ", "  ", "\n", "hello", " there ", "x", "Keep it short.\n", "\t"]

@@ -17,8 +17,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from jinja2 import TemplateSyntaxError
 
-from promptops.pipeline.astshapes import _LITERAL, AstShapes, _shape, literal_shape
+from promptops.pipeline.astshapes import AstShapes, _shape
 from promptops.pipeline.templates import TemplateIndex, references_in
+from promptops.pipeline.textshape import _LITERAL, literal_shape
 from promptops.sandbox.nesting import parse
 
 FAMILIES: list[tuple[str, list[str]]] = [

@@ -156,7 +156,8 @@ def test_a_literal_over_several_lines_keeps_its_layout_in_the_key() -> None:
 def test_a_tree_with_markers_for_literals_is_jinjas_but_for_them() -> None:
     """literal_marked: each literal literal_shape finds is its place's marker, in a tree
     Jinja's otherwise (lint reads where a shape's literals are off it)."""
-    from promptops.pipeline.astshapes import literal_marked, literal_shape
+    from promptops.pipeline.astshapes import literal_marked
+    from promptops.pipeline.textshape import literal_shape
 
     env = TemplateIndex().env
     source = ('{% set label = "case " ~ 7 %}{{ args["x"] }}\n{% for i in range(3) %}'

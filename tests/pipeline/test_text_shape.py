@@ -1,6 +1,6 @@
 """A key made without Jinja's lexer stands for Jinja's own token shape.
 
-:func:`promptops.pipeline.astshapes.text_shape` cuts a source with one regular expression
+:func:`promptops.pipeline.textshape.text_shape` cuts a source with one regular expression
 and keys it on its tags as written, the texts between them (and plain template names)
 being the values. :class:`~promptops.pipeline.astshapes.AstShapes` and the review's
 :class:`~promptops.review.skeleton.ShapeCache` give a template the tree or the code of a
@@ -18,8 +18,9 @@ from helpers.templates import dump_code, dump_tree
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from promptops.pipeline.astshapes import AstShapes, _shape, text_shape
+from promptops.pipeline.astshapes import AstShapes, _shape
 from promptops.pipeline.templates import TemplateIndex
+from promptops.pipeline.textshape import text_shape
 from promptops.review.skeleton import ShapeCache
 from promptops.sandbox.environment import environment
 from promptops.sandbox.nesting import parse

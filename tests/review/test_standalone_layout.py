@@ -17,7 +17,7 @@ from helpers.templates import dump_code
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from promptops.pipeline.astshapes import literal_shape
+from promptops.pipeline.textshape import literal_shape
 from promptops.review.skeleton import ShapeCache
 from promptops.review.standalone_layout import closed, layout, recipe, rewrites, rewritten
 from promptops.sandbox.environment import environment
