@@ -20,6 +20,13 @@ times a second whether or not anything rendered: CPU while idle, and a GIL hand-
 event loop's thread paid under load (issue 26). Now it wakes twice a second under load
 and not at all when idle.
 
+A fork copies only the forking thread: a child (the review's and the test runner's pool
+workers, the build's and lint's forked halves) would inherit a watchdog marked started
+with no thread running it, and a render there that calls nothing ran unbounded. So a fork
+resets this module in the child (:func:`_forked`, registered with
+``os.register_at_fork``): the child starts its own thread with its first render. The lock
+is held across the fork, so the child never inherits it taken by the parent's thread.
+
 An asynchronous exception cannot interrupt a C call, so this is a bound only together
 with the size checks in :mod:`promptops.sandbox.limits`, :mod:`promptops.sandbox.sizing` and
 :mod:`promptops.sandbox.filters`, which keep every C call a template can reach short: the
@@ -28,6 +35,7 @@ deadline holds to within the longest such call plus the thread's wake-up (docs/r
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 
@@ -161,6 +169,30 @@ _INF = float("inf")
 _LATE = 0.05
 LINGER_S = 0.5  # with nothing to watch, wake after this long (a render may start meanwhile)
 QUIET_SCANS = 4  # ... this many times, then wait until a render starts
+
+
+def _forked() -> None:
+    """In a forked child: no watchdog thread (a fork copies only the forking thread), no
+    renders of the parent's other threads, a fresh alarm (the parent's thread may have held
+    its condition's lock). The objects :mod:`promptops.sandbox.limits` imported stay the
+    same objects: cleared, not replaced. The child's first render starts its thread."""
+    global _started, _alarm
+    _started = False
+    _active.clear()
+    _wake[0] = _INF
+    _alarm = threading.Event()
+    _lock.release()  # taken by the forking thread before the fork (_before_fork)
+
+
+def _before_fork() -> None:
+    """Hold the lock across the fork: the watchdog thread may hold it mid-scan, and a
+    child that inherited it taken would wait for ever at its first render's exit."""
+    _lock.acquire()
+
+
+if hasattr(os, "register_at_fork"):  # POSIX; Windows does not fork
+    os.register_at_fork(before=_before_fork, after_in_parent=_lock.release,
+                        after_in_child=_forked)
 
 
 def _set_async(tid: int, exc: type[BaseException] | None) -> None:

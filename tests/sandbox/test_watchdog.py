@@ -9,6 +9,7 @@ past any deadline) turns a missed deadline into a failure instead of a hang.
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 
@@ -154,3 +155,19 @@ def test_a_render_registered_during_the_scan_is_looked_for_before_the_thread_sle
     finally:
         watchdog._active.pop(tid, None)
         watchdog.wake()  # let the thread write its own wake time again
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork on this platform")
+def test_a_forked_child_has_a_watchdog_of_its_own() -> None:
+    """A fork copies only the forking thread: the child must start its own watchdog, not
+    trust the parent's "started" (the review's pool workers rendered unbounded)."""
+    watchdog.wake()  # the parent's thread is running before the fork
+    pid = os.fork()
+    if pid == 0:  # the child: a render that only the watchdog can stop
+        code = 1
+        try:
+            code = 0 if _spin_until_interrupted(0.05) else 1
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
