@@ -80,7 +80,9 @@ def _formats() -> tuple[re.Pattern[str], re.Pattern[str]]:
 
 
 _monotonic = time.monotonic  # read per request and per template: one global, not two lookups
-_thread_time = time.thread_time  # the calling thread's CPU clock, read once per request
+# the calling thread's CPU clock, read once per request (not read for a wall bound: its
+# CPU bound is inf; and some platforms have no thread_time)
+_thread_time = time.thread_time if CPU_CLOCKS else _monotonic
 _INF = float("inf")
 
 
