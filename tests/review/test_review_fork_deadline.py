@@ -3,9 +3,14 @@
 The watchdog is a thread, and a fork copies only the forking thread: the review's pool
 workers (:meth:`promptops.review.shared.Shared.render_all`) inherited a watchdog marked as
 started but had none running, so a template that loops without calling anything ran
-unbounded there. The package's HEAD edits a template into a loop over a long string
-(within the output bound, calling nothing, so only the watchdog can stop it), and has
-enough test cases (2,000 renders) that the review renders them in a pool.
+unbounded there. That takes a process that rendered before it forked: a fresh
+``promptops diff`` or ``check`` forks its pool before its first render (measured: bounded
+even before the fix), but a process that runs commands in-process (``test --watch``'s
+loop, ``promptops ui``, the suite's ``run_cli``) has its watchdog running by then.
+
+The package's HEAD edits a template into a loop over a long string (within the output
+bound, calling nothing, so only the watchdog can stop it), and has enough test cases
+(2,000 renders) that the review renders them in a pool.
 """
 
 from __future__ import annotations
@@ -34,7 +39,7 @@ def _tests() -> str:
 
 
 def test_a_diff_stops_a_looping_render_in_its_pool_workers(tmp_path: Path) -> None:
-    watchdog.wake()  # started here, before the pool forks (as the diff's own renders do)
+    watchdog.wake()  # started here, before the pool forks (as any earlier render starts it)
     repo = make_repo(tmp_path / "r", {
         "promptops.yaml": "name: p\nversion: 1.0.0\nlimits:\n  renderTimeoutMs: 300\n",
         "prompts/p.prompt.yaml": BASE, "tests/p.test.yaml": _tests()})
