@@ -26,6 +26,8 @@ ALLOWED = {
     ("sandbox/watchdog.py", "_started"): "one watchdog thread per process, started once",
     ("sandbox/watchdog.py", "_active"): "the threads the watchdog watches, under its lock",
     ("sandbox/watchdog.py", "_wake"): "when the one watchdog thread wakes next",
+    ("sandbox/watchdog.py", "_alarm"): "replaced in a forked child: the parent's watchdog "
+    "thread may have held its lock at the fork",
     ("testing/runner.py", "_worker"): "a multiprocessing pool worker's initializer state, "
                                       "set in the child process only",
     ("review/shared.py", "_worker"): "the review's render pool worker's initializer state, "

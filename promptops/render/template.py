@@ -70,7 +70,7 @@ class Compiled:
         """The template's text for ``ctx``; ``parent``: the context's variables (the flat
         globals and ``ctx``), when the caller made them already."""
         if _monotonic() > budget.deadline:  # the next template of a slow request starts late
-            raise BudgetExceeded(budget.late())
+            budget.overrun()
         if parent is None:
             parent = {**self.globals, **ctx}
         context = self.context(parent)

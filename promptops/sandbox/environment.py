@@ -95,7 +95,7 @@ class PromptEnvironment(SandboxedEnvironment):
     def call(__self, __context: Any, __obj: object, *args: Any, **kwargs: object) -> object:
         budget = limits.current()
         if time.monotonic() > budget.deadline:
-            raise BudgetExceeded(budget.late())
+            budget.overrun()
         if isinstance(__obj, Macro):
             if budget.depth >= MAX_MACRO_DEPTH:
                 raise BudgetExceeded(

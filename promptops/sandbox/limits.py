@@ -4,10 +4,14 @@ A ``prompts/get`` renders several templates (every message, resource text and UR
 result description); bounding each on its own let 790 bytes of YAML produce a 300 MB
 reply. So one :class:`Budget` per request holds everything the request may still spend:
 
-* **time**: a wall-clock deadline from the moment the request starts (argument
-  validation and pattern matching included), enforced between bytecodes by
+* **time**: the CPU time of the thread that renders, from the moment the request starts
+  (argument validation and pattern matching included), enforced between bytecodes by
   :mod:`promptops.sandbox.watchdog`; the C calls the watchdog cannot interrupt are each bounded
-  in size by the checks below, so none of them runs long;
+  in size by the checks below, so none of them runs long. CPU time, not wall time: at load
+  a legitimate render is descheduled past a wall deadline (flaky errors in CI). A served
+  request (``Limits.served``) also has a wall backstop, :data:`WALL_BACKSTOP` times the
+  bound, so a blocked or starved render still ends; offline commands have none. Without
+  ``pthread_getcpuclockid`` (macOS, Windows) the bound stays wall time (SECURITY.md);
 * **output**: characters of the whole reply, across all its parts;
 * **work**: characters all the operations of the request may build, together
   (``WORK_FACTOR`` times the output bound; a list element counts as :data:`ELEMENT`
@@ -38,6 +42,11 @@ from promptops.sandbox.watchdog import _lock as _watch_lock
 from promptops.sandbox.watchdog import _wake as _watch_wake
 
 DEFAULT_TIMEOUT_MS = 2_000
+# A served request's wall-clock bound, in multiples of its CPU-time bound (2 s: 10 s)
+WALL_BACKSTOP = 5
+# Whether the watchdog can read a render thread's CPU clock (Linux, the BSDs); else the
+# bound is wall time
+CPU_CLOCKS = hasattr(time, "pthread_getcpuclockid")
 MAX_TIMEOUT_MS = 10_000  # hard cap of `limits.renderTimeoutMs`
 DEFAULT_OUTPUT_CHARS = 4_000_000
 MAX_OUTPUT_CHARS = 16_000_000  # hard cap of `limits.maxOutputChars`
@@ -71,6 +80,9 @@ def _formats() -> tuple[re.Pattern[str], re.Pattern[str]]:
 
 
 _monotonic = time.monotonic  # read per request and per template: one global, not two lookups
+# the calling thread's CPU clock, read once per request (not read for a wall bound: its
+# CPU bound is inf; and some platforms have no thread_time)
+_thread_time = time.thread_time if CPU_CLOCKS else _monotonic
 _INF = float("inf")
 
 
@@ -83,22 +95,33 @@ class BudgetExceeded(Exception):
 class Limits:
     """The bounds a package's requests run under: its manifest's, within the hard caps."""
 
-    __slots__ = ("max_output_chars", "render_timeout_ms", "timeout_s", "work_chars")
+    __slots__ = ("backstop_s", "cpu_s", "max_output_chars", "render_timeout_ms", "served",
+                 "timeout_s", "wall_s", "work_chars")
 
     def __init__(self, render_timeout_ms: int = DEFAULT_TIMEOUT_MS,
-                 max_output_chars: int = DEFAULT_OUTPUT_CHARS) -> None:
+                 max_output_chars: int = DEFAULT_OUTPUT_CHARS, *,
+                 served: Limits | None = None) -> None:
         self.render_timeout_ms = render_timeout_ms
         self.max_output_chars = max_output_chars
         # what every request's Budget reads, worked out once per package, not per request
+        # (its CPU and wall bounds, inf: none, so Budget() only adds them)
         self.timeout_s = render_timeout_ms / 1000
+        self.backstop_s = WALL_BACKSTOP * self.timeout_s
         self.work_chars = WORK_FACTOR * max_output_chars
+        self.cpu_s = self.timeout_s if CPU_CLOCKS else _INF
+        self.wall_s = (self.timeout_s if not CPU_CLOCKS  # wall time, served or not
+                       else _INF if served is None else self.backstop_s)
+        # the same bounds for a served request (with the wall backstop): serve's budgets
+        self.served: Limits = self if served is not None else Limits(
+            render_timeout_ms, max_output_chars, served=self)
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, Limits) and (self.render_timeout_ms, self.max_output_chars) \
-            == (other.render_timeout_ms, other.max_output_chars)
+        return isinstance(other, Limits) and (
+            self.render_timeout_ms, self.max_output_chars, self.wall_s) == (
+            other.render_timeout_ms, other.max_output_chars, other.wall_s)
 
     def __hash__(self) -> int:
-        return hash((self.render_timeout_ms, self.max_output_chars))
+        return hash((self.render_timeout_ms, self.max_output_chars, self.wall_s))
 
     def __repr__(self) -> str:
         return f"Limits({self.render_timeout_ms}, {self.max_output_chars})"
@@ -114,6 +137,10 @@ class Limits:
     @property
     def timeout_text(self) -> str:
         return f"{self.render_timeout_ms / 1000:g} s"
+
+    @property
+    def backstop_text(self) -> str:
+        return f"{self.backstop_s:g} s"
 
 
 DEFAULTS = Limits()
@@ -132,14 +159,28 @@ class Budget:
     While entered it is the calling thread's current budget (:func:`current`), which the
     template sandbox's hooks draw from, and the watchdog holds the thread to its deadline.
     Entering the same budget again (serve around a request, the renderer inside it) nests.
+
+    Its time is the CPU time of the thread that made it (serve and the renderer make it in
+    the thread that renders), from its making: :attr:`cpu_deadline` on that thread's CPU
+    clock, :attr:`wall` the wall backstop (inf offline), :attr:`deadline` the earliest
+    wall-clock moment the bound can be reached (a CPU clock runs no faster). The checks
+    compare the wall clock with :attr:`deadline` and read the CPU clock (a system call)
+    only once it has passed (:meth:`overrun`). An explicit ``deadline`` is a wall one.
     """
 
-    __slots__ = ("_entered", "_outer", "_token", "deadline", "depth", "fired", "limits",
-                 "output_left", "value_chars", "work_left")
+    __slots__ = ("_entered", "_outer", "_token", "cpu_deadline", "deadline", "depth", "fired",
+                 "limits", "output_left", "value_chars", "wall", "work_left")
 
     def __init__(self, limits: Limits = DEFAULTS, *, deadline: float | None = None) -> None:
         self.limits = limits
-        self.deadline = _monotonic() + limits.timeout_s if deadline is None else deadline
+        if deadline is None:
+            now = _monotonic()
+            self.deadline = now + limits.timeout_s
+            self.cpu_deadline = _thread_time() + limits.cpu_s  # inf without CPU clocks
+            self.wall = now + limits.wall_s  # inf offline with CPU clocks
+        else:
+            self.deadline = self.wall = deadline
+            self.cpu_deadline = _INF
         self.output_left: float = limits.max_output_chars
         self.work_left: float = limits.work_chars
         self.value_chars = limits.max_output_chars
@@ -150,18 +191,18 @@ class Budget:
         self._token: list[float | bool] | None = None
 
     def __enter__(self) -> Budget:
-        deadline = self.deadline
-        if _monotonic() > deadline:  # a budget handed in late, or the next template
-            raise BudgetExceeded(self.late())  # of a slow request
+        if _monotonic() > self.deadline:  # a budget handed in late, or the next template
+            self.overrun()  # of a slow request
         self._entered += 1
         if self._entered == 1:
             self._outer = _local.budget
             _local.budget = self
+            deadline = self.deadline
             if deadline != _INF:
                 # watchdog.enter written out (one frame a request fewer; issue 26): the
                 # thread's token registered first, then the alarm when it sleeps past this
                 # deadline or has not started (its wake time is then inf)
-                token: list[float | bool] = [deadline, False]
+                token: list[float | bool] = [deadline, False, self.cpu_deadline, self.wall]
                 _watched[_ident()] = token
                 self._token = token
                 if deadline < _watch_wake[0]:
@@ -207,11 +248,29 @@ class Budget:
             self.release()
 
     def late(self) -> str:
+        if self.cpu_deadline != _INF and _monotonic() > self.wall:
+            return (f"render took longer than {self.limits.backstop_text} of wall time "
+                    f"(a served request's backstop, {WALL_BACKSTOP} x renderTimeoutMs)")
         return f"render took longer than {self.limits.timeout_text}"
 
     def check_time(self) -> None:
         if _monotonic() > self.deadline:
+            self.overrun()
+
+    def overrun(self) -> None:
+        """The wall clock has passed :attr:`deadline`: raise if the request is over its
+        bound (its CPU time, or the wall backstop), else move :attr:`deadline` (and the
+        watchdog's copy) to the next moment it can be."""
+        now = _monotonic()
+        if now > self.wall:
             raise BudgetExceeded(self.late())
+        left = self.cpu_deadline - _thread_time() if self.cpu_deadline != _INF else _INF
+        if left <= 0:
+            raise BudgetExceeded(self.late())
+        self.deadline = min(now + left, self.wall)
+        token = self._token
+        if token is not None:
+            token[0] = self.deadline
 
     def spend(self, size: int, what: str, weight: int = 1) -> None:
         """One operation is about to build ``size`` characters, or elements (``weight``

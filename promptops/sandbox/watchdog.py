@@ -20,6 +20,21 @@ times a second whether or not anything rendered: CPU while idle, and a GIL hand-
 event loop's thread paid under load (issue 26). Now it wakes twice a second under load
 and not at all when idle.
 
+The bound is the render thread's CPU time (:mod:`promptops.sandbox.limits`), which another
+thread reads through ``pthread_getcpuclockid``: the thread sleeps toward each render's
+*checkpoint*, the earliest wall-clock moment its CPU time can reach the bound (a CPU clock
+runs no faster than the wall clock), and there reads the render's CPU clock: past the
+bound (or past a served request's wall backstop) it fires, else it moves the checkpoint on
+by the CPU time left (:func:`_over`). A render that ends within its bound's wall time, the
+usual one, is never read.
+
+A fork copies only the forking thread: a child (the review's and the test runner's pool
+workers, the build's and lint's forked halves) would inherit a watchdog marked started
+with no thread running it, and a render there that calls nothing ran unbounded. So a fork
+resets this module in the child (:func:`_forked`, registered with
+``os.register_at_fork``): the child starts its own thread with its first render. The lock
+is held across the fork, so the child never inherits it taken by the parent's thread.
+
 An asynchronous exception cannot interrupt a C call, so this is a bound only together
 with the size checks in :mod:`promptops.sandbox.limits`, :mod:`promptops.sandbox.sizing` and
 :mod:`promptops.sandbox.filters`, which keep every C call a template can reach short: the
@@ -28,13 +43,17 @@ deadline holds to within the longest such call plus the thread's wake-up (docs/r
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 
 from promptops.signals import signal
 
 _lock = threading.Lock()
-_active: dict[int, list[float | bool]] = {}  # thread id -> [deadline, fired]
+# thread id -> [checkpoint, fired, CPU deadline, wall deadline] (Budget's deadline,
+# cpu_deadline and wall: the checkpoint is the earliest wall-clock moment the render can
+# pass its bound, the CPU deadline is on the render thread's CPU clock)
+_active: dict[int, list[float | bool]] = {}
 _started = False
 _ident = threading.get_ident  # called twice per request
 # When the thread wakes next (monotonic seconds): inf while it waits for a render, -inf
@@ -48,11 +67,12 @@ class RenderTimeout(BaseException):
 
 
 def enter(deadline: float) -> list[float | bool]:
-    """Register the calling thread's render; returns the token :func:`leave` needs."""
+    """Register the calling thread's render, bounded by the wall-clock ``deadline``;
+    returns the token :func:`leave` needs."""
     global _started
     if not _started:
         _start()
-    token: list[float | bool] = [deadline, False]
+    token: list[float | bool] = [deadline, False, _INF, deadline]
     _active[_ident()] = token
     if deadline < _wake[0]:  # it sleeps past this deadline, or waits for none: wake it
         _alarm.set()
@@ -114,7 +134,7 @@ def _watch() -> None:
             for tid, token in list(_active.items()):
                 if token[1]:
                     continue
-                if now > token[0]:
+                if now > token[0] and _over(tid, token, now):
                     token[1] = True
                     _set_async(tid, RenderTimeout)
                 elif token[0] < nearest:
@@ -136,6 +156,26 @@ def _watch() -> None:
             quiet = 0
             continue
         _alarm.wait(nearest - now + _LATE)  # just past it: `now > deadline` fires
+
+
+def _over(tid: int, token: list[float | bool], now: float) -> bool:
+    """A render past its checkpoint: whether it is over its bound (its wall deadline, or its
+    thread's CPU deadline); if not, its checkpoint moves to the next moment it can be, at
+    least the CPU time it has left away. Called holding :data:`_lock`: the thread is alive
+    (it takes the lock to leave), so its CPU clock can be read."""
+    if now > token[3]:
+        return True
+    if token[2] == _INF:
+        token[0] = token[3]
+        return False
+    try:
+        left = token[2] - time.clock_gettime(time.pthread_getcpuclockid(tid))
+    except OSError:  # (a thread that is gone has nothing left to stop)
+        left = _INF
+    if left <= 0:
+        return True
+    token[0] = min(now + left, token[3])
+    return False
 
 
 def _publish_wake(wake_at: float) -> bool:
@@ -161,6 +201,30 @@ _INF = float("inf")
 _LATE = 0.05
 LINGER_S = 0.5  # with nothing to watch, wake after this long (a render may start meanwhile)
 QUIET_SCANS = 4  # ... this many times, then wait until a render starts
+
+
+def _forked() -> None:
+    """In a forked child: no watchdog thread (a fork copies only the forking thread), no
+    renders of the parent's other threads, a fresh alarm (the parent's thread may have held
+    its condition's lock). The objects :mod:`promptops.sandbox.limits` imported stay the
+    same objects: cleared, not replaced. The child's first render starts its thread."""
+    global _started, _alarm
+    _started = False
+    _active.clear()
+    _wake[0] = _INF
+    _alarm = threading.Event()
+    _lock.release()  # taken by the forking thread before the fork (_before_fork)
+
+
+def _before_fork() -> None:
+    """Hold the lock across the fork: the watchdog thread may hold it mid-scan, and a
+    child that inherited it taken would wait for ever at its first render's exit."""
+    _lock.acquire()
+
+
+if hasattr(os, "register_at_fork"):  # POSIX; Windows does not fork
+    os.register_at_fork(before=_before_fork, after_in_parent=_lock.release,
+                        after_in_child=_forked)
 
 
 def _set_async(tid: int, exc: type[BaseException] | None) -> None:

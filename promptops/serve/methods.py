@@ -197,7 +197,7 @@ def get_prompt(session: Session, snap: Snapshot, params: Json, call: Call) -> Js
         raise RpcError(INVALID_PARAMS, f"unknown prompt {name!r}")
     renderer = snap.renderers[entry.slot]
     # Renderer.budget() without its call: the request's clock starts before MRTR's work too
-    budget = Budget(renderer.limits)
+    budget = Budget(renderer.limits.served)  # with the wall backstop (sandbox.limits)
     rev, signer = call.revision, call.settings.signer
     if rev >= INPUT_REQUESTS:  # has_input_requests(rev), without the call
         merged = args or {}  # copied only to be changed: read-only below

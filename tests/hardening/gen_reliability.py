@@ -45,9 +45,10 @@ def limits() -> list[tuple[str, str, str]]:
         ("batch", f"{protocol.MAX_BATCH} messages; {protocol.BATCH_REPLY_BYTES // (1 << 20)} MiB "
          f"of replies; {protocol.BATCH_SECONDS:g} s of run time", "more messages: one -32600; "
          "past the reply or time budget: each further request gets a short -32603"),
-        ("request time", f"{size.DEFAULT_TIMEOUT_MS / 1000:g} s wall clock per prompts/get, from "
-         "validation to the last template (`limits.renderTimeoutMs`, at most "
-         f"{size.MAX_TIMEOUT_MS:,} ms)",
+        ("request time", f"{size.DEFAULT_TIMEOUT_MS / 1000:g} s of the rendering thread's CPU "
+         "time per prompts/get, from validation to the last template (`limits.renderTimeoutMs`, "
+         f"at most {size.MAX_TIMEOUT_MS:,} ms); served, also {size.WALL_BACKSTOP} x that of "
+         "wall clock; wall clock only where threads have no CPU clock (macOS, Windows)",
          "-32603 `render took longer than ...`, enforced even in loops that call nothing"),
         ("reply size", f"{size.DEFAULT_OUTPUT_CHARS:,} characters for the whole reply: every "
          "message, resource and the description (`limits.maxOutputChars`, at most "

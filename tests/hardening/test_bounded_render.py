@@ -308,8 +308,9 @@ def test_one_budget_spans_every_render_of_a_request() -> None:
 
 # ---- limits in the manifest --------------------------------------------------------------
 def test_limits_in_the_manifest_reach_the_bundle_and_serve(tmp_path: Path) -> None:
-    """The manifest's bounds reach serve. The time bound is 1 s, not less: it is wall time, and
-    on a loaded machine (the process suite on 2 cores) a first render that compiles its
+    """The manifest's bounds reach serve. The time bound is 1 s, not less: it was wall time
+    (it is CPU time now, with a wall backstop of 5 s for a served request), and on a loaded
+    machine (the process suite on 2 cores) a first render that compiles its
     template was seen taking over 0.3 s, so a small bound failed the wrong prompt. The
     loop's 10^10 iterations overrun any bound; the warm-up get pays the one-off costs
     (environment, first compile) before the two bounded requests."""
@@ -341,7 +342,11 @@ def test_limits_in_the_manifest_reach_the_bundle_and_serve(tmp_path: Path) -> No
     assert too_long["message"] == ("prompt 'long' message 1 failed to render: BudgetExceeded: "
                                    "the reply is over 1000 characters (all messages, resources"
                                    " and the description together)")
-    assert too_slow["message"].endswith("BudgetExceeded: render took longer than 1 s")
+    # 1 s of the render thread's CPU time; at a load that leaves the thread under a fifth
+    # of a core (the suite on 2 cores at load 10), the served wall backstop (5 s) comes first
+    assert too_slow["message"].endswith(("BudgetExceeded: render took longer than 1 s",
+                                         "render took longer than 5 s of wall time (a served "
+                                         "request's backstop, 5 x renderTimeoutMs)"))
     record(AREA, "`limits: {renderTimeoutMs: 1000, maxOutputChars: 1000}` in promptops.yaml",
            "build/serve", "carried in the bundle's package.limits; serve refuses a 1,500-"
            "character reply and stops a loop at 1 s, both -32603",

@@ -64,8 +64,10 @@ def test_stdin_closed_mid_line_and_mid_request(tmp_path: Path) -> None:
                                 timeout=30)
     replies = [json.loads(r) for r in out.splitlines()]
     assert proc.returncode == 0 and [r["id"] for r in replies] == [1, 2]
-    assert replies[1]["error"]["code"] == -32603 and "longer than 2 s" in replies[1]["error"][
-        "message"]
+    # 2 s of CPU time, or (at a load that starves the render thread) the 10 s wall backstop
+    assert replies[1]["error"]["code"] == -32603 and (
+        "longer than 2 s" in replies[1]["error"]["message"]
+        or "longer than 10 s of wall time" in replies[1]["error"]["message"])
     assert len(quiet(err)) == 1
     record(AREA, "client closes stdin mid-line or during a slow request", "serve",
            "the pending request is still answered (a half line as -32700), then exit 0; "

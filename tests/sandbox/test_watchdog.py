@@ -9,6 +9,7 @@ past any deadline) turns a missed deadline into a failure instead of a hang.
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 
@@ -105,7 +106,7 @@ def test_a_budget_is_one_watched_render_and_leaves_nothing_behind():
         assert watchdog._active.get(threading.get_ident()) is token
         stop = time.monotonic() + SPIN_BOUND_S
         try:
-            budget.deadline = token[0] = time.monotonic() + 0.05
+            budget.deadline = budget.wall = token[0] = token[3] = time.monotonic() + 0.05
             watchdog.wake()  # as __enter__ does for a deadline before the thread's next wake
             while time.monotonic() < stop:
                 pass
@@ -142,7 +143,8 @@ def test_a_render_registered_during_the_scan_is_looked_for_before_the_thread_sle
     # first assertion failed)
     until = float("inf") if wake_at == float("inf") else time.monotonic() + 7200
     tid = -12345  # no thread: nothing is ever delivered to it
-    token: list[float | bool] = [time.monotonic() + 3600, False]
+    far = time.monotonic() + 3600
+    token: list[float | bool] = [far, False, float("inf"), far]
     try:
         watchdog._active[tid] = token
         assert watchdog._publish_wake(until) is True
@@ -154,3 +156,59 @@ def test_a_render_registered_during_the_scan_is_looked_for_before_the_thread_sle
     finally:
         watchdog._active.pop(tid, None)
         watchdog.wake()  # let the thread write its own wake time again
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork on this platform")
+def test_a_forked_child_has_a_watchdog_of_its_own() -> None:
+    """A fork copies only the forking thread: the child must start its own watchdog, not
+    trust the parent's "started" (the review's pool workers rendered unbounded)."""
+    watchdog.wake()  # the parent's thread is running before the fork
+    pid = os.fork()
+    if pid == 0:  # the child: a render that only the watchdog can stop
+        code = 1
+        try:
+            code = 0 if _spin_until_interrupted(0.05) else 1
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+
+
+def _sleep_in(budget: Budget, seconds: float, checks: bool) -> str:
+    """A render that waits (as one blocked or descheduled does) ``seconds`` on the wall
+    clock, using next to no CPU: "done", or how its budget stopped it. With ``checks`` it
+    reads its clock as the sandbox does between calls, else only the watchdog sees it."""
+    stop = time.monotonic() + seconds
+    try:
+        with budget:
+            while time.monotonic() < stop:
+                time.sleep(0.01)
+                if checks:
+                    budget.check_time()
+    except watchdog.RenderTimeout:
+        budget.settle()
+        return budget.late()
+    except BudgetExceeded as exc:
+        return str(exc)
+    return "done"
+
+
+@pytest.mark.skipif(not limits.CPU_CLOCKS, reason="the bound is wall time on this platform")
+@pytest.mark.parametrize("checks", [True, False])
+def test_an_offline_render_is_bounded_by_cpu_time_not_by_waiting(checks: bool) -> None:
+    """lint, test, diff and build: a render that waits past its bound on the wall clock
+    (0.2 s) but spends little CPU is not failed; only its CPU time counts."""
+    assert _sleep_in(Budget(Limits(render_timeout_ms=200)), 0.6, checks) == "done"
+
+
+@pytest.mark.skipif(not limits.CPU_CLOCKS, reason="the bound is wall time on this platform")
+@pytest.mark.parametrize("checks", [True, False])
+def test_a_served_render_that_waits_ends_at_the_wall_backstop(checks: bool) -> None:
+    """A served request also has a wall-clock bound, 5 x its CPU bound (here 1 s), so a
+    render that is blocked or starved still ends and frees its worker."""
+    start = time.monotonic()
+    text = _sleep_in(Budget(Limits(render_timeout_ms=200).served), SPIN_BOUND_S,
+                     checks)
+    assert text == ("render took longer than 1 s of wall time (a served request's "
+                    "backstop, 5 x renderTimeoutMs)")
+    assert 1.0 <= time.monotonic() - start < 30
