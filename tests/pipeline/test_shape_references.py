@@ -96,3 +96,30 @@ def test_a_known_layout_gives_its_references_without_a_tree(monkeypatch: object)
     assert not made
     assert kept.references(source(9)) == (("p9.j2", 1),)
     assert len(made) == 1  # a tree kept is still made
+
+
+def test_a_layout_not_known_is_scanned_once(monkeypatch: object) -> None:
+    """A template whose layout the index does not know yet, or that the scan refuses, is
+    scanned once: the parse after ``known_references``' miss takes that scan (each
+    template of 10,000 distinct prompts was scanned twice, session 20), and answers as
+    Jinja does."""
+    import pytest
+
+    from promptops.pipeline import astshapes
+
+    assert isinstance(monkeypatch, pytest.MonkeyPatch)
+    scans: list[str] = []
+    scan = astshapes.literal_shape
+
+    def counted(env: object, text: str) -> object:
+        scans.append(text)
+        return scan(env, text)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(astshapes, "literal_shape", counted)
+    index = TemplateIndex(FileMemo())
+    sources = ['{% include "p.j2" %}\nCase 1\n', '{% include "a\\\\tb.j2" %}{{ x }}\n',
+               '{{ "\\x00" }}{% include "q.j2" %}', "{% if a %}\r\n{% endif %}"]
+    for source in sources:
+        scans.clear()
+        assert index.references(source) == references_in(parse(index.env, source))
+        assert len(scans) == 1, source
