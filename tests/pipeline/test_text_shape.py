@@ -142,3 +142,17 @@ def test_what_the_scan_cannot_vouch_for_has_no_key() -> None:
                    "{{ '}}' }}", "a{{{ x }}", "{{ x\\y }}", "a\x00 {{ x }}", "{# c -#} b",
                    "{{ {'a': 1} }}"]:
         assert text_shape(env, source) is None, source
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.sampled_from(["\x00", "\\", "x", "0", "00", "\\x0", "\\x00", "a", "é",
+                                 "\u2014", "\U0001f6ab", "\n", "{{ x }}"]),
+                max_size=30).map("".join), st.integers(0, 300))
+def test_the_nul_test_is_the_old_expression(source: str, pad: int) -> None:
+    """textshape._nul answers what ``"\\x00" in source or "\\\\x00" in source`` did, on
+    one-byte, two-byte and four-byte strs, the long ones too (CPython searches those
+    with memchr)."""
+    from promptops.pipeline.textshape import _nul
+
+    for text in (source, "a" * pad + source + "b" * pad, source + "\u2014" * pad):
+        assert _nul(text) == ("\x00" in text or "\\x00" in text), repr(text)
