@@ -188,10 +188,16 @@ def _mark_tree(text: str, raw: bytes | None = None,
     ruamel.yaml parses gets the round-trip tree. Both carry the same libyaml-style marks.
     A file with long literal blocks is composed from its skeleton (:func:`_skeleton_marks`).
     """
-    found = _skeleton_marks(text, raw, blocks)
+    # libyaml reads a text's UTF-8 (CParser encodes a str first): the bytes read, or one
+    # encoding for both the skeleton's cut and the whole file's compose, not a second
+    # (issue 26, session 20: placing findings in real prompts, whose bytes a forked
+    # validation half does not hand back). Not for a text that starts with a BOM.
+    source = (None if text.startswith("\ufeff") else raw
+              if raw is not None and not raw.startswith(_BOM) else text.encode())
+    found = None if source is None else _skeleton_marks(text, raw, blocks, source)
     if found is not None:
         return found
-    loader = fastyaml.FastLoader(text)
+    loader = fastyaml.FastLoader(text if source is None else source)
     try:
         return _Marks(loader.get_single_node())
     except _yaml().YAMLError:
@@ -204,7 +210,8 @@ _BOM = b"\xef\xbb\xbf"
 
 
 def _skeleton_marks(text: str, raw: bytes | None,
-                    blocks: tuple[bodies.Block, ...] | None = None) -> _Marks | None:
+                    blocks: tuple[bodies.Block, ...] | None = None,
+                    source: bytes | None = None) -> _Marks | None:
     """The marks of the file's skeleton (:func:`bodies.cut` with its lines kept: every
     node outside a long literal block on its own line and column), or None when there
     is no block to cut or the skeleton does not read each placeholder as the whole of its
@@ -215,10 +222,12 @@ def _skeleton_marks(text: str, raw: bytes | None,
     equal to the whole file's). libyaml reads the same bytes it read from the text (which
     it encodes to UTF-8 first), but for a leading BOM: a text starting with one (a file
     with two) is composed whole. ``blocks``: what the parse of ``raw`` cut, the blocks
-    this cuts too (:func:`bodies.skeleton`), so they are not looked for again."""
+    this cuts too (:func:`bodies.skeleton`), so they are not looked for again; ``source``:
+    ``text``'s UTF-8 (``raw`` without a BOM), if the caller made it."""
     if text.startswith("\ufeff"):
         return None
-    source = raw if raw is not None and not raw.startswith(_BOM) else text.encode()
+    if source is None:
+        source = raw if raw is not None and not raw.startswith(_BOM) else text.encode()
     cutting = (bodies.skeleton(raw, blocks, lines=True) if blocks is not None and source is raw
                else bodies.cut(source, lines=True))
     if cutting is None:
