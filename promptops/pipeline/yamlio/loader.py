@@ -197,7 +197,7 @@ def _mark_tree(text: str, raw: bytes | None = None,
     found = None if source is None else _skeleton_marks(text, raw, blocks, source)
     if found is not None:
         return found
-    loader = fastyaml.FastLoader(text if source is None else source)
+    loader = _PositionLoader(text if source is None else source)
     try:
         return _Marks(loader.get_single_node())
     except _yaml().YAMLError:
@@ -232,7 +232,7 @@ def _skeleton_marks(text: str, raw: bytes | None,
                else bodies.cut(source, lines=True))
     if cutting is None:
         return None
-    loader = fastyaml.FastLoader(cutting[0])
+    loader = _PositionLoader(cutting[0])
     try:
         root = loader.get_single_node()
     except _yaml().YAMLError:
@@ -275,6 +275,26 @@ def _whole(root: Any, marks: list[str]) -> bool:
     return found == [1] * len(marks)
 
 
+class _PositionLoader(fastyaml.FastLoader):
+    """libyaml's composer for positions: a node's tag is never read but a merge key's, so
+    the Python ``resolve`` libyaml's composer calls for every untagged node (a tenth of
+    composing a file of real prompts for its marks, issue 26 session 20) is ``slice``, a
+    C callable taking the same three arguments: such a node's tag is ``slice(kind,
+    value, implicit)``, and :func:`_merge` reads a merge key off it as the fast loader's
+    resolvers would (a plain ``<<``)."""
+
+    resolve = staticmethod(slice)  # type: ignore[assignment]
+
+
+def _merge(node: Any) -> bool:
+    """Whether a key node of :class:`_PositionLoader`'s graph is a merge key: tagged
+    ``!!merge``, or a plain ``<<`` (the fast loader's one resolver for ``<``)."""
+    tag = node.tag
+    if isinstance(tag, slice):
+        return bool(tag.stop == "<<" and tag.step[0])
+    return bool(tag == "tag:yaml.org,2002:merge")
+
+
 class _Marks:
     """A libyaml node graph that answers "where is the value at this location?"."""
 
@@ -289,7 +309,7 @@ class _Marks:
             found = {}
             merged: list[object] = []
             for k, v in node.value:
-                if k.tag == "tag:yaml.org,2002:merge":
+                if _merge(k):
                     merged += v.value if isinstance(v, _yaml().SequenceNode) else [v]
                 elif isinstance(k, _yaml().ScalarNode):
                     found.setdefault(k.value, (k, v))
