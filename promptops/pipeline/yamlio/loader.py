@@ -286,10 +286,10 @@ class _PositionLoader(fastyaml.FastLoader):
     resolve = staticmethod(slice)  # type: ignore[assignment]
 
 
-def _merge(node: Any) -> bool:
+def _merge(node: object) -> bool:
     """Whether a key node of :class:`_PositionLoader`'s graph is a merge key: tagged
     ``!!merge``, or a plain ``<<`` (the fast loader's one resolver for ``<``)."""
-    tag = node.tag
+    tag = getattr(node, "tag", None)
     if isinstance(tag, slice):
         return bool(tag.stop == "<<" and tag.step[0])
     return bool(tag == "tag:yaml.org,2002:merge")
