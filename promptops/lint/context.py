@@ -22,6 +22,7 @@ from promptops.lint.walk import Facts, collect, preorder
 from promptops.pipeline.lines import splitlines_line
 from promptops.pipeline.source import Source
 from promptops.pipeline.templates import tag_free
+from promptops.pipeline.textshape import text_shape
 from promptops.pipeline.validate import Package, PromptDef, Validated, template_fields
 from promptops.pipeline.yamlio.loader import LoadedFile, Loc
 
@@ -105,6 +106,7 @@ class LintContext:
         self._nodes: dict[int, tuple[nodes.Node, list[nodes.Node]]] = {}
         self._reached: dict[str, list[str]] = {}
         self._tokens: dict[str, list[tuple[int, str, str]]] = {}
+        self._pieced: set[object] = set()  # text_shape keys whose output pieces were lexed alike
         self._sources: dict[str, list[tuple[str, Loc | None, str]]] = {}
         self._units: dict[str, list[Unit]] = {}
         self._memo = tables.memo
@@ -254,6 +256,28 @@ class LintContext:
             self._tokens[source] = found
         return found
 
+    def output_pieces(self, source: str) -> list[tuple[int, str, bool]]:
+        """(template line where it starts, text, last token?) of each ``data`` token of
+        :meth:`tokens`: the literal pieces of output PO504 and PO505 judge.
+
+        From :func:`~promptops.pipeline.textshape.text_shape`'s scan, without the lexer,
+        when a source of the same key was lexed before into exactly the pieces the scan
+        gives (its texts, each at the line its key holds, the last one last where the key
+        ends in text): sources of one key lex alike but for those texts. Real prompts
+        copied with another first line (``Copy k of this prompt.``) are one key each
+        family; lexing each again after validation was a twentieth of the lint child of
+        a diff on them (issue 26, session 20)."""
+        scanned = text_shape(self.env, source)
+        if scanned is not None and scanned[0] in self._pieced:
+            return _pieces(scanned[0], scanned[1])
+        tokens = self.tokens(source)
+        last = len(tokens) - 1
+        found = [(lineno, value, i == last) for i, (lineno, kind, value) in enumerate(tokens)
+                 if kind == "data"]
+        if scanned is not None and tokens and found == _pieces(scanned[0], scanned[1]):
+            self._pieced.add(scanned[0])
+        return found
+
     def sources(self, prompt: PromptDef) -> list[tuple[str, Loc | None, str]]:
         """(path, loc or None, source) of every template a prompt renders, includes too; once
         per prompt for all the rules that ask."""
@@ -374,6 +398,23 @@ def _column(text: str, line: int, needle: str, default: int) -> int:
         found = re.search(pattern, src)
         return found.start() + 1 if found else default
     return found.start() + max(default - 1, 0) + 1
+
+
+def _pieces(key: tuple[object, ...], values: list[str]) -> list[tuple[int, str, bool]]:
+    """The texts of a :func:`~promptops.pipeline.textshape.text_shape` key and values, as
+    :meth:`LintContext.output_pieces` gives them (a template name is a value too: its
+    block is the key's only five-part entry)."""
+    out: list[tuple[int, str, bool]] = []
+    at = 0
+    for entry in key:
+        if isinstance(entry, int):
+            out.append((entry, values[at], False))
+            at += 1
+        elif isinstance(entry, tuple) and len(entry) == 5:
+            at += 1
+    if out and isinstance(key[-1], int):
+        out[-1] = (out[-1][0], out[-1][1], True)
+    return out
 
 
 def text_tokens(env: PromptEnvironment, source: str) -> list[tuple[int, str, str]] | None:

@@ -30,9 +30,13 @@ from jinja2 import Environment
 
 Key = tuple[object, ...]
 
-# text_shape's pieces: a tag or a comment whose body holds no brace, percent sign, hash,
-# backslash or carriage return, its string literals whole (each closed inside the body)
-_BODY = r"""((?:[^'"{}%#\\\r]|"[^"{}%#\\\r]*"|'[^'{}%#\\\r]*')*)"""
+# text_shape's pieces: a tag or a comment whose body holds no brace, percent sign, hash
+# or carriage return, and no backslash but in a string literal's escapes, its string
+# literals whole (each closed inside the body, as Jinja's lexer reads one: a backslash
+# and the character after it are part of the string)
+_DOUBLE = r'"[^"{}%#\\\r]*(?:\\[^{}%#\r][^"{}%#\\\r]*)*"'
+_SINGLE = r"'[^'{}%#\\\r]*(?:\\[^{}%#\r][^'{}%#\\\r]*)*'"
+_BODY = r"""((?:[^'"{}%#\\\r]|""" + _DOUBLE + "|" + _SINGLE + ")*)"
 _PIECE = re.compile(r"\{\{" + _BODY + r"\}\}|\{%" + _BODY + r"%\}|\{#([^{}%#\r]*)#\}")
 _OPENER = re.compile(r"\{[{%#]")  # where Jinja's lexer starts a tag
 # a block that names one template as its whole argument (as _shape marks it): the part
@@ -40,11 +44,11 @@ _OPENER = re.compile(r"\{[{%#]")  # where Jinja's lexer starts a tag
 _NAMED = re.compile(r"(\s*(?:include|import|from|extends)\s*)"
                     r"""(?:"([^"\\\n\r]*)"|'([^'\\\n\r]*)')"""
                     r"(\s*|\s+(?:ignore|with|without|as|import)(?:\s.*)?)", re.S)
-# literal_shape's literals inside a tag's body: a string (the body's strings are whole
-# and hold no backslash), or a plain decimal integer between characters that end no name,
-# number or attribute (whitespace, brackets, commas, colons, operators, the body's ends),
-# and not a float's signed exponent (``7e+7`` is one token)
-_LITERAL = re.compile(r"""("[^"]*"|'[^']*')"""
+# literal_shape's literals inside a tag's body: a string (the body's strings are whole;
+# a backslash escapes the character after it), or a plain decimal integer between
+# characters that end no name, number or attribute (whitespace, brackets, commas, colons,
+# operators, the body's ends), and not a float's signed exponent (``7e+7`` is one token)
+_LITERAL = re.compile(r"""("[^"\\]*(?:\\[\s\S][^"\\]*)*"|'[^'\\]*(?:\\[\s\S][^'\\]*)*')"""
                       r"|(?<![^\s(\[{,:+\-*/~=<>!|])(?<![0-9][eE][+\-])(0|[1-9][0-9]*)"
                       r"(?![^\s)\]},:+\-*/~=<>!|])")
 _LITERAL_START = re.compile("[\"'0-9]")  # a body without one has no literal to mask
@@ -63,7 +67,10 @@ def _default_syntax(env: Environment) -> bool:
 
 def text_shape(env: Environment, source: str) -> tuple[Key, list[str]] | None:
     """:func:`_scan` of ``source`` with its tags as written (below)."""
-    found = _scan(env, source, literal=False)
+    try:
+        found = _scan(env, source, literal=False)
+    except _Unreadable:
+        return None
     return None if found is None else (found[0], found[1])
 
 
@@ -72,12 +79,21 @@ def literal_shape(env: Environment, source: str
     """:func:`text_shape`, but with the string literals and the plain decimal integers
     inside tags (:data:`_LITERAL`) as values too, the third list: where the scan finds
     one, Jinja's lexer makes one ``string`` or ``integer`` token of exactly that span (a
-    quote starts a string in a tag, and the body's strings hold no backslash; a digit run
+    quote starts a string in a tag, and the body's strings are whole, read as the lexer
+    reads them: a backslash escapes the character after it; a digit run
     that no name character, dot or underscore touches, and that is ``0`` or does not
     start with one, is an integer token whatever is around it), so two sources with one
     key lex alike but for those literals' values. A caller keeps a key only when the
     values of its first source are the lexer's, literals included (with their types)."""
-    return _scan(env, source, literal=True)
+    try:
+        return _scan(env, source, literal=True)
+    except _Unreadable:
+        return None
+
+
+class _Unreadable(Exception):
+    """A string literal whose escapes Jinja's lexer refuses (or that makes a NUL, which a
+    shape never holds): the scan cannot vouch for the source."""
 
 
 def _masked(body: str, literals: list[object]) -> str:
@@ -85,15 +101,45 @@ def _masked(body: str, literals: list[object]) -> str:
     appended to ``literals``. A string keeps its line breaks: they decide the lines of
     what follows it in the tag, so ``"a\\nb" ~ foo ~ "c"`` and ``"ab" ~ foo ~ "c\\n"``
     (one line break each, ``foo`` on another line) are two keys (session 20: one key
-    gave the second the first one's tree, a lint finding one line off)."""
+    gave the second the first one's tree, a lint finding one line off).
+
+    A string with a backslash has the value Jinja's lexer gives it (``Lexer.wrap``: its
+    escapes read as Python's ``unicode-escape`` reads them, after the newlines are
+    normalised, which a source without ``\\r`` leaves as they are): ``{{ '\\n\\nARGUMENTS:
+    ' ~ ARGUMENTS }}``, one tool's imported commands, a tenth of the real prompts' texts,
+    made Jinja's lexer run on each (issue 26, session 20). An escape the lexer refuses,
+    or one that makes a NUL, raises :class:`_Unreadable`; the line breaks kept are the
+    source's, not the value's."""
     def mask(m: re.Match[str]) -> str:
         if m.group(1) is not None:
-            value = m.group(1)[1:-1]
-            literals.append(value)
-            return "\x00s" + "\n" * value.count("\n") if "\n" in value else "\x00s"
+            written = m.group(1)[1:-1]
+            literals.append(_unescaped(written) if "\\" in written else written)
+            return "\x00s" + "\n" * written.count("\n") if "\n" in written else "\x00s"
         literals.append(int(m.group(2)))
         return "\x00i"
     return _LITERAL.sub(mask, body) if _LITERAL_START.search(body) else body
+
+
+def _keyed(body: str, literals: list[object], *, literal: bool) -> str:
+    """A tag's body as the key holds it: :func:`_masked` for :func:`literal_shape`, as
+    written for :func:`text_shape` (whose strings' escapes are still read, so that both
+    refuse what the lexer refuses)."""
+    if literal:
+        return _masked(body, literals)
+    if "\\" in body:
+        _masked(body, [])
+    return body
+
+
+def _unescaped(written: str) -> str:
+    """What Jinja's lexer makes of a string literal's text (between its quotes)."""
+    try:
+        value = written.encode("ascii", "backslashreplace").decode("unicode-escape")
+    except Exception as exc:  # the lexer raises a TemplateSyntaxError
+        raise _Unreadable from exc
+    if "\x00" in value:
+        raise _Unreadable
+    return value
 
 
 def _scan(env: Environment, source: str, *, literal: bool
@@ -106,8 +152,9 @@ def _scan(env: Environment, source: str, *, literal: bool
     the values, which are the texts and names :func:`_shape` marks, in the same order:
 
     * each tag and comment is in the key as written, with the line it starts on; a body
-      holds no ``{``, ``}``, ``%``, ``#``, backslash or ``\\r`` and its string literals are
-      closed inside it, so Jinja's rules for a tag (whitespace, names, numbers, strings,
+      holds no ``{``, ``}``, ``%``, ``#`` or ``\\r``, no backslash but in a string's
+      escapes (each one Jinja's lexer reads: :func:`_unescaped`), and its string literals
+      are closed inside it, so Jinja's rules for a tag (whitespace, names, numbers, strings,
       operators) match inside the body alone, and the first closer after the opener is
       the tag's end (were a bracket left open there, Jinja raises on every such source);
     * no whitespace modifier (``{%-``, ``-%}``, ``+``), no ``raw`` block, and the default
@@ -150,9 +197,9 @@ def _scan(env: Environment, source: str, *, literal: bool
                 key.append(("%", line, named[1], double, named[4]))
                 values.append(named[2] if double else named[3])
             else:
-                key.append(("%", line, _masked(block, literals) if literal else block))
+                key.append(("%", line, _keyed(block, literals, literal=literal)))
         elif var is not None:
-            key.append(("{", line, _masked(var, literals) if literal else var))
+            key.append(("{", line, _keyed(var, literals, literal=literal)))
         else:
             key.append(("#", line, body))
         line += body.count("\n")

@@ -69,13 +69,17 @@ def test_prompts_differing_in_their_literals_are_one_shape() -> None:
 
 _PIECES = ["x", "v2", "é", "7", "0", "07", "12", "1.5", "1e3", "0x1F", "1_0", '"s"', "'t 1'",
            " ", ".", "(", ")", "[", "]", ",", ":", "+", "-", "*", "/", "~", "==", "<", "|",
-           "_", "e", "is", "in"]
+           "_", "e", "is", "in", "'a\\nb'", '"q\\"t"', "'\\\\'", "'\\x41'", "'\\0'", "'\\x4'",
+           "'\\N{DIGIT ONE}'", "'é\\t'", "'\\\n'"]
 
 
 def _retyped(body: str) -> str:
-    """``body`` with each literal the scan masks replaced by another of its kind."""
+    """``body`` with each literal the scan masks replaced by another of its kind (a string
+    with the written one's line breaks, which the key keeps)."""
     def other(m: re.Match[str]) -> str:
-        return '"other 9"' if m.group(1) is not None else str(int(m.group(2)) * 7 + 3)
+        if m.group(1) is not None:
+            return '"other 9' + "\n" * m.group(1).count("\n") + '"'
+        return str(int(m.group(2)) * 7 + 3)
     return _LITERAL.sub(other, body)
 
 
@@ -116,3 +120,20 @@ def test_an_exponents_digits_are_no_integer() -> None:
         assert found is not None and found[2] == [], body
     found = literal_shape(env, "a {{ x.e+7 }} b")
     assert found is not None and found[2] == [7]
+
+
+def test_an_escaped_string_is_a_literal_with_the_lexers_value() -> None:
+    """A string with a backslash escape is masked, its value what Jinja's lexer makes of
+    it (``{{ '\\n\\nARGUMENTS: ' ~ ARGUMENTS }}``: a tenth of the real prompts' texts made
+    the lexer run on each, session 20); an escape the lexer refuses, or one that makes a
+    NUL, leaves the source to the lexer."""
+    env = TemplateIndex().env
+    for source in ("a {{ '\\n\\nARGUMENTS: ' ~ ARGUMENTS }} b", 'a {{ "\\"q\\\\" }}',
+                   "{% set s = '\\u00e9\\x41\\101' %}{{ s }}", "{{ 'a\\\nb' ~ x }}"):
+        found = literal_shape(env, source)
+        assert found is not None, source
+        raw = list(env.lexer.tokeniter(source, None, None))
+        shape = _shape(env.lexer, raw)
+        assert shape is not None and found[2] == shape[1][shape[3]:], source
+    for source in ("{{ '\\x4' }}", "{{ '\\0' }}", "{{ 'a\\' }}"):
+        assert literal_shape(env, source) is None, source

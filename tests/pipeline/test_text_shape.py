@@ -39,6 +39,9 @@ TAGS = [
     "{% include x %}", "{% extends \"@\" %}", "{% block b %}", "{% endblock %}",
     "{% include '@' if a else 'b' %}", "{{ '@' }}", "{% macro m(a) %}", "{% endmacro %}",
     "{% x @ %}", "{{ x\\y }}", "{% include \"a\\\"b\" %}",
+    # escaped strings (session 20): Jinja's values, refusals (a bad escape, a NUL) alike
+    "{{ '\\n@: ' ~ x }}", "{% set s = \"\\\"@\\t\" %}", "{{ '@\\' }}", "{{ '\\x4' }}",
+    "{{ '\\0' }}", "{{ \"\\N{DIGIT ONE}\\u00e9\" ~ '\\\\' }}", "{{ '\\\n@' }}",
 ]
 TEXT = st.lists(st.sampled_from([*list("ab \n\t{}%#-+'\"\\\rx0é"), "\x00", "\\x00"]),
                 max_size=8).map("".join)

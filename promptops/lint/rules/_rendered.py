@@ -68,10 +68,7 @@ def output_data(ctx: LintContext, source: str) -> list[tuple[int, str, bool]]:
 
     A template that does not lex yields nothing (PO103 reports it).
     """
-    tokens = ctx.tokens(source)
-    last = len(tokens) - 1
-    return [(lineno, value, i == last) for i, (lineno, kind, value) in enumerate(tokens)
-            if kind == "data"]
+    return ctx.output_pieces(source)
 
 
 def trailing_lines(ctx: LintContext, source: str) -> list[int]:

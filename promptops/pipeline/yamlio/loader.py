@@ -188,10 +188,16 @@ def _mark_tree(text: str, raw: bytes | None = None,
     ruamel.yaml parses gets the round-trip tree. Both carry the same libyaml-style marks.
     A file with long literal blocks is composed from its skeleton (:func:`_skeleton_marks`).
     """
-    found = _skeleton_marks(text, raw, blocks)
+    # libyaml reads a text's UTF-8 (CParser encodes a str first): the bytes read, or one
+    # encoding for both the skeleton's cut and the whole file's compose, not a second
+    # (issue 26, session 20: placing findings in real prompts, whose bytes a forked
+    # validation half does not hand back). Not for a text that starts with a BOM.
+    source = (None if text.startswith("\ufeff") else raw
+              if raw is not None and not raw.startswith(_BOM) else text.encode())
+    found = None if source is None else _skeleton_marks(text, raw, blocks, source)
     if found is not None:
         return found
-    loader = fastyaml.FastLoader(text)
+    loader = _PositionLoader(text if source is None else source)
     try:
         return _Marks(loader.get_single_node())
     except _yaml().YAMLError:
@@ -204,7 +210,8 @@ _BOM = b"\xef\xbb\xbf"
 
 
 def _skeleton_marks(text: str, raw: bytes | None,
-                    blocks: tuple[bodies.Block, ...] | None = None) -> _Marks | None:
+                    blocks: tuple[bodies.Block, ...] | None = None,
+                    source: bytes | None = None) -> _Marks | None:
     """The marks of the file's skeleton (:func:`bodies.cut` with its lines kept: every
     node outside a long literal block on its own line and column), or None when there
     is no block to cut or the skeleton does not read each placeholder as the whole of its
@@ -215,15 +222,17 @@ def _skeleton_marks(text: str, raw: bytes | None,
     equal to the whole file's). libyaml reads the same bytes it read from the text (which
     it encodes to UTF-8 first), but for a leading BOM: a text starting with one (a file
     with two) is composed whole. ``blocks``: what the parse of ``raw`` cut, the blocks
-    this cuts too (:func:`bodies.skeleton`), so they are not looked for again."""
+    this cuts too (:func:`bodies.skeleton`), so they are not looked for again; ``source``:
+    ``text``'s UTF-8 (``raw`` without a BOM), if the caller made it."""
     if text.startswith("\ufeff"):
         return None
-    source = raw if raw is not None and not raw.startswith(_BOM) else text.encode()
+    if source is None:
+        source = raw if raw is not None and not raw.startswith(_BOM) else text.encode()
     cutting = (bodies.skeleton(raw, blocks, lines=True) if blocks is not None and source is raw
                else bodies.cut(source, lines=True))
     if cutting is None:
         return None
-    loader = fastyaml.FastLoader(cutting[0])
+    loader = _PositionLoader(cutting[0])
     try:
         root = loader.get_single_node()
     except _yaml().YAMLError:
@@ -266,6 +275,26 @@ def _whole(root: Any, marks: list[str]) -> bool:
     return found == [1] * len(marks)
 
 
+class _PositionLoader(fastyaml.FastLoader):
+    """libyaml's composer for positions: a node's tag is never read but a merge key's, so
+    the Python ``resolve`` libyaml's composer calls for every untagged node (a tenth of
+    composing a file of real prompts for its marks, issue 26 session 20) is ``slice``, a
+    C callable taking the same three arguments: such a node's tag is ``slice(kind,
+    value, implicit)``, and :func:`_merge` reads a merge key off it as the fast loader's
+    resolvers would (a plain ``<<``)."""
+
+    resolve = staticmethod(slice)  # type: ignore[assignment]
+
+
+def _merge(node: object) -> bool:
+    """Whether a key node of :class:`_PositionLoader`'s graph is a merge key: tagged
+    ``!!merge``, or a plain ``<<`` (the fast loader's one resolver for ``<``)."""
+    tag = getattr(node, "tag", None)
+    if isinstance(tag, slice):
+        return bool(tag.stop == "<<" and tag.step[0])
+    return bool(tag == "tag:yaml.org,2002:merge")
+
+
 class _Marks:
     """A libyaml node graph that answers "where is the value at this location?"."""
 
@@ -280,7 +309,7 @@ class _Marks:
             found = {}
             merged: list[object] = []
             for k, v in node.value:
-                if k.tag == "tag:yaml.org,2002:merge":
+                if _merge(k):
                     merged += v.value if isinstance(v, _yaml().SequenceNode) else [v]
                 elif isinstance(k, _yaml().ScalarNode):
                     found.setdefault(k.value, (k, v))
