@@ -12,7 +12,6 @@ from __future__ import annotations
 import hashlib
 import os
 import subprocess
-import tempfile
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, BinaryIO, NamedTuple
 
@@ -93,7 +92,9 @@ def _ids_file(shas: list[str]) -> BinaryIO:
     data = "".join(f"{sha}\n" for sha in shas).encode()
     if hasattr(os, "memfd_create"):
         fh: BinaryIO = open(os.memfd_create("promptops-ids"), "w+b")  # noqa: SIM115
-    else:
+    else:  # (imported here: tempfile is no small import, and Linux never needs it)
+        import tempfile
+
         fh = tempfile.TemporaryFile()  # noqa: SIM115
     fh.write(data)
     fh.seek(0)

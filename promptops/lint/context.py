@@ -22,7 +22,7 @@ from promptops.lint.walk import Facts, collect, preorder
 from promptops.pipeline.lines import splitlines_line
 from promptops.pipeline.source import Source
 from promptops.pipeline.templates import tag_free
-from promptops.pipeline.textshape import text_shape
+from promptops.pipeline.textshape import text_shape, texts
 from promptops.pipeline.validate import Package, PromptDef, Validated, template_fields
 from promptops.pipeline.yamlio.loader import LoadedFile, Loc
 
@@ -402,16 +402,9 @@ def _column(text: str, line: int, needle: str, default: int) -> int:
 
 def _pieces(key: tuple[object, ...], values: list[str]) -> list[tuple[int, str, bool]]:
     """The texts of a :func:`~promptops.pipeline.textshape.text_shape` key and values, as
-    :meth:`LintContext.output_pieces` gives them (a template name is a value too: its
-    block is the key's only five-part entry)."""
-    out: list[tuple[int, str, bool]] = []
-    at = 0
-    for entry in key:
-        if isinstance(entry, int):
-            out.append((entry, values[at], False))
-            at += 1
-        elif isinstance(entry, tuple) and len(entry) == 5:
-            at += 1
+    :meth:`LintContext.output_pieces` gives them (the last one last where the key ends in
+    text)."""
+    out = [(line, text, False) for line, text in texts(key, values)]
     if out and isinstance(key[-1], int):
         out[-1] = (out[-1][0], out[-1][1], True)
     return out

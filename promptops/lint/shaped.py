@@ -49,7 +49,6 @@ by text, in :class:`~promptops.lint.context.Tables`.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import replace
 from typing import TYPE_CHECKING, Protocol, TypeVar, cast
@@ -57,7 +56,7 @@ from typing import TYPE_CHECKING, Protocol, TypeVar, cast
 from jinja2 import nodes
 
 from promptops.lint.walk import preorder
-from promptops.pipeline.astshapes import literal_marked
+from promptops.pipeline.astshapes import MARK, literal_marked
 from promptops.pipeline.textshape import literal_shape
 
 if TYPE_CHECKING:
@@ -77,7 +76,6 @@ _PENDING, _AGREED, _SPLIT = range(3)  # an answer seen once, confirmed by a seco
 # templates the scans cost 2-5 times the walks they could save; below 10 KB they cost half).
 SMALL = 8192
 _LINKS = (nodes.Include, nodes.Import, nodes.FromImport, nodes.Extends)
-_MARKER = re.compile("\x00([0-9]+)\x00")  # a literal's place, in literal_marked's tree
 
 Reads = Callable[[list[nodes.Node]], Iterable[nodes.Node]]
 
@@ -241,7 +239,7 @@ class ShapeTables:
             place = None
             if isinstance(node, nodes.Const) and isinstance(node.value, str) \
                     and "\x00" in node.value:
-                found = _MARKER.fullmatch(node.value)
+                found = MARK.fullmatch(node.value)
                 if found is None or int(found.group(1)) in seen:
                     return None
                 place = int(found.group(1))

@@ -50,7 +50,8 @@ from promptops.sandbox.nesting import parse as jinja_parse
 
 PENDING = 1024  # shapes seen once, remembered until a second template of theirs comes
 
-_MARK = re.compile("\x00([0-9]+)\x00")
+# a numbered marker in a marked tree: the place of the value it stands for
+MARK = re.compile("\x00([0-9]+)\x00")
 # the tags whose first token may be a template's name, and what may follow that name for
 # it to be the whole argument (as review/skeleton.py reads them)
 _NAMING = frozenset({"include", "import", "from", "extends"})
@@ -74,7 +75,7 @@ def _named(value: object) -> str | None:
 
 def _place(name: str | None) -> int | str | None:
     """A reference's name in a marked tree: the value's place when it is a marker."""
-    found = _MARK.fullmatch(name) if name is not None else None
+    found = MARK.fullmatch(name) if name is not None else None
     return int(found.group(1)) if found is not None else name
 
 
@@ -163,7 +164,7 @@ class _Pickler(pickle.Pickler):
         if isinstance(obj, Environment):
             return "env"
         if isinstance(obj, str) and "\x00" in obj:
-            found = _MARK.fullmatch(obj)
+            found = MARK.fullmatch(obj)
             if found is None:  # a marker inside a longer string: not a shape to share
                 raise _Unshared(obj)
             return int(found.group(1))

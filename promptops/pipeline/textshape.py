@@ -213,6 +213,21 @@ def _scan(env: Environment, source: str, *, literal: bool
     return tuple(key), values, literals
 
 
+def texts(key: Key, values: list[str]) -> list[tuple[int, str]]:
+    """(the line it starts on, the text) of each text between tags of a :func:`text_shape`
+    or :func:`literal_shape` key and its values: a text is a line number in the key, a
+    template's name the value of its block, the key's only five-part entry."""
+    out: list[tuple[int, str]] = []
+    at = 0
+    for entry in key:
+        if isinstance(entry, int):
+            out.append((entry, values[at]))
+            at += 1
+        elif len(entry) == 5:  # type: ignore[arg-type]  # a block naming a template
+            at += 1
+    return out
+
+
 def _nul(source: str) -> bool:
     """``"\\x00" in source or "\\\\x00" in source`` (a NUL, written or escaped), for less.
 

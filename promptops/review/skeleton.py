@@ -240,9 +240,9 @@ def _typed(literals: list[object], spots: frozenset[int] | range) -> tuple[objec
     return tuple((type(literals[n]), literals[n]) for n in sorted(spots))
 
 
-def _every(literals: list[object]) -> range:
-    """Every place among ``literals``, for :func:`_typed`."""
-    return range(len(literals))
+def _all_typed(literals: list[object]) -> tuple[object, ...]:
+    """Every one of ``literals`` with its type (:func:`_typed` of all their places)."""
+    return _typed(literals, range(len(literals)))
 
 
 _Plans = dict[_RawKey, tuple[frozenset[int], dict[tuple[object, ...], "_Plan"]]]
@@ -327,8 +327,7 @@ class _Shapes:
         values) by the layout as written, when the rewrite's layout values (the scan's
         of the rewritten text, ``laid``) are what the key's recipe makes of the values
         as written (promptops/review/standalone_layout.py), literals alike."""
-        if written is None or _typed(written[2], _every(written[2])) != _typed(
-                laid[2], _every(laid[2])):
+        if written is None or _all_typed(written[2]) != _all_typed(laid[2]):
             return
         entry = self.by_source.get(written[0])
         if entry is None:
@@ -347,9 +346,8 @@ class _Shapes:
         """Keep ``code`` by the layout's key, when the layout's values (texts and names,
         and literals with their types) are the lexer's; ``unsafe``: the literals the code
         keeps as written (a plan per their values, as by raw shape)."""
-        if layout is not None and layout[1] == values and _typed(
-                layout[2], frozenset(range(len(layout[2])))) == _typed(
-                literals, frozenset(range(len(literals)))):
+        if layout is not None and layout[1] == values \
+                and _all_typed(layout[2]) == _all_typed(literals):
             _learnt(self.by_text, layout[0], unsafe, literals, code)
 
     def _lexed(self, env: Environment, source: str, name: str | None, filename: str | None,
@@ -378,8 +376,7 @@ class _Shapes:
             return env.compile(source, name, filename)
         literals = values[texts:]
         if raw is not None and raw[1] == values[len(named):texts] \
-                and _typed(raw[2], frozenset(range(len(raw[2])))) \
-                == _typed(literals, frozenset(range(len(literals)))):
+                and _all_typed(raw[2]) == _all_typed(literals):
             # the raw shape marks what this one does, in order
             _learnt(self.raw, raw[0], unsafe, literals, code)
             self._remember(layout, raw[1], literals, code, unsafe)

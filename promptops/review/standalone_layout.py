@@ -36,7 +36,7 @@ from __future__ import annotations
 from jinja2 import Environment
 from jinja2.ext import Extension
 
-from promptops.pipeline.textshape import literal_shape
+from promptops.pipeline.textshape import literal_shape, texts
 from promptops.sandbox.whitespace import StandaloneWhitespace
 
 _BLANK = " \t"
@@ -106,15 +106,7 @@ def layout(env: Environment, source: str) -> tuple[Key, list[str], list[object]]
     if fast is None:
         return None
     key, values, literals = fast
-    sigs: list[object] = []
-    at = 0
-    for entry in key:
-        if isinstance(entry, int):
-            sigs.append(_signature(values[at]))
-            at += 1
-        elif len(entry) == 5:  # type: ignore[arg-type]  # a block naming a template
-            at += 1
-    return (key, tuple(sigs)), values, literals
+    return (key, tuple(_signature(text) for _, text in texts(key, values))), values, literals
 
 
 def closed(key: Key) -> bool:

@@ -192,8 +192,7 @@ def _mark_tree(text: str, raw: bytes | None = None,
     # encoding for both the skeleton's cut and the whole file's compose, not a second
     # (issue 26, session 20: placing findings in real prompts, whose bytes a forked
     # validation half does not hand back). Not for a text that starts with a BOM.
-    source = (None if text.startswith("\ufeff") else raw
-              if raw is not None and not raw.startswith(_BOM) else text.encode())
+    source = _utf8(text, raw)
     found = None if source is None else _skeleton_marks(text, raw, blocks, source)
     if found is not None:
         return found
@@ -207,6 +206,15 @@ def _mark_tree(text: str, raw: bytes | None = None,
 
 
 _BOM = b"\xef\xbb\xbf"
+
+
+def _utf8(text: str, raw: bytes | None) -> bytes | None:
+    """The UTF-8 libyaml reads of ``text`` (``raw``, the bytes it was decoded from, when
+    they hold no BOM; else its encoding); None for a text that starts with a BOM, which
+    libyaml's reading of the text would drop and the skeleton's cut would not."""
+    if text.startswith("\ufeff"):
+        return None
+    return raw if raw is not None and not raw.startswith(_BOM) else text.encode()
 
 
 def _skeleton_marks(text: str, raw: bytes | None,
@@ -224,10 +232,10 @@ def _skeleton_marks(text: str, raw: bytes | None,
     with two) is composed whole. ``blocks``: what the parse of ``raw`` cut, the blocks
     this cuts too (:func:`bodies.skeleton`), so they are not looked for again; ``source``:
     ``text``'s UTF-8 (``raw`` without a BOM), if the caller made it."""
-    if text.startswith("\ufeff"):
-        return None
     if source is None:
-        source = raw if raw is not None and not raw.startswith(_BOM) else text.encode()
+        source = _utf8(text, raw)
+        if source is None:
+            return None
     cutting = (bodies.skeleton(raw, blocks, lines=True) if blocks is not None and source is raw
                else bodies.cut(source, lines=True))
     if cutting is None:
