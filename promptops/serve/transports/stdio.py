@@ -55,6 +55,7 @@ FINISH_TIMEOUT_S = 5.0  # how long shutdown waits for a reply being written to a
 HOLD_BYTES = 1 << 16  # held replies are written once they reach this size
 HOLD_SECONDS = 0.001  # ... or before the next request once the oldest has waited this long
 _SPACE = frozenset(b" \t\n\r\x0b\x0c")  # what bytes.strip() removes
+_ANSWERING = float("inf")  # Output.last_active while a message is being answered
 
 
 class Output:
@@ -77,13 +78,19 @@ class Output:
         self._held: list[bytes] = []
         self._held_bytes = 0
         self.held_since: float | None = None  # when the oldest held reply was made
-        # when the last message was read: the follower warms up once the client is idle
-        # (follow.py, WARM_IDLE_S), not while its first requests are being answered
-        self.last_read = time.monotonic()
+        # when the last message was answered (_ANSWERING while one is): the follower warms
+        # up once the client is idle (follow.py, WARM_IDLE_S), not between its requests
+        self.last_active = time.monotonic()
 
     def idle_for(self) -> float:
-        """Seconds since the last message was read."""
-        return time.monotonic() - self.last_read
+        """Seconds since the last message was answered; negative while one is.
+
+        Counted from the read alone, one slow answer made a busy client look idle: at
+        100,000 prompts in 100 packages a get that met a collector's pass took 0.22 s,
+        the follower's warm-up (seconds of JSON, holding the GIL) began right after it,
+        in the middle of the client's gets, and the gets after it waited for it
+        (docs/benchmarks.md, "The many layout's get p99, session 21")."""
+        return time.monotonic() - self.last_active
 
     def send(self, message: Outbound) -> None:
         data = self._encode(message) + b"\n"
@@ -236,7 +243,8 @@ class _Loop:
                 return
             if line is not None and (not line or line[0] in _SPACE) and not line.strip():
                 continue  # blank (a message starts with a bracket: its strip is not made)
-            out.last_read = now = time.monotonic()
+            out.last_active = _ANSWERING  # not idle (idle_for < 0) until it is answered
+            now = time.monotonic()
             since = out.held_since
             if since is not None and now - since >= HOLD_SECONDS:
                 out.flush()
@@ -244,6 +252,8 @@ class _Loop:
                 self.answer(line)
             except Exception:  # a bug must cost one line, never the server
                 log_bug()
+            finally:
+                out.last_active = time.monotonic()
 
     def answer(self, line: bytes | None) -> None:
         dispatcher, session, out = self.dispatcher, self.session, self.out
