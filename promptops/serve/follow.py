@@ -349,20 +349,12 @@ class Follower(Background):
             return
         try:
             prompts = 0
-            for package, commit in zip(self._packages, commits, strict=True):
-                last = self._base(package)
-                if last is not None and len(self._packages) > 1:  # what a commit leaving
-                    package.cache.stamp(last.tree, last.bundle)  # it as it was restamps with
-                source = last.prepare(package.directory, commit) if last else None
-                if last is None or source is None:
-                    continue  # built at start, or warmed up already
-                prompts += len(last.bundle["prompts"])
-                prepare = getattr(self._gate, "prepare", None)  # the lint gate's record
-                if prepare is not None:
-                    from promptops.pipeline.build import Build
-
-                    prepare(Build(package.directory, commit, memo=self._memo,
-                                  keep_asts=True, source=source))
+            # what it makes lives as long as the served set: the collector's passes over it
+            # while it grows free nothing (100 packages of 1,000: a 0.4 s pass, loaded, that
+            # a request arriving then waited for); settled (frozen) below, as a swap is
+            with collector.paused():
+                for package, commit in zip(self._packages, commits, strict=True):
+                    prompts += self._warm(package, commit)
             if prompts:
                 self._settle()  # the base is as long-lived as the served set
                 self._log(f"warmed up: the served commit's {prompts} prompts are ready to be "
@@ -370,6 +362,22 @@ class Follower(Background):
         except Exception as exc:  # the served set came from the cache and stays served
             self._log(f"warm-up of the served commit failed (the next commit makes what it "
                       f"needs): {failure(exc)}")
+
+    def _warm(self, package: _Package, commit: str) -> int:
+        """One package's part of :meth:`warm_up`: the prompts it made ready (0: none)."""
+        last = self._base(package)
+        if last is not None and len(self._packages) > 1:  # what a commit leaving
+            package.cache.stamp(last.tree, last.bundle)  # it as it was restamps with
+        source = last.prepare(package.directory, commit) if last else None
+        if last is None or source is None:
+            return 0  # built at start, or warmed up already
+        prepare = getattr(self._gate, "prepare", None)  # the lint gate's record
+        if prepare is not None:
+            from promptops.pipeline.build import Build
+
+            prepare(Build(package.directory, commit, memo=self._memo,
+                          keep_asts=True, source=source))
+        return len(last.bundle["prompts"])
 
     def _served_prompts(self) -> int:
         return sum(len(_bundle_of(last)["prompts"]) for last in self._last.values())
