@@ -198,12 +198,12 @@ def serve_session(repo: Path, pkgs: list[Path], names: list[str], expected: dict
         for key, i in (("commit_to_list_changed_ms", 1), ("second_commit_ms", 2),
                        ("third_commit_ms", 3)):
             out[key], out[key.replace("_ms", "_cpu_ms")] = touch_and_wait(
-                repo, prompt_file(pkgs[0], i), conn, cfg.timeout)
+                repo, prompt_file(pkgs[0], i), conn, cfg.timeout, quiet_s=cfg.settle)
         # a prompt removed with the template only it used, and an include dropped: what
         # they reached may leave the bundle (session 9: incremental, no longer a full build)
         for key, i, kind in (("remove_commit_ms", 0, "remove"), ("drop_commit_ms", 4, "drop")):
             out[key], out[key.replace("_ms", "_cpu_ms")] = touch_and_wait(
-                repo, prompt_file(pkgs[0], i), conn, cfg.timeout, kind)
+                repo, prompt_file(pkgs[0], i), conn, cfg.timeout, kind, quiet_s=cfg.settle)
         out["serve_rss_after_mb"] = (rss_kb(conn.proc.pid) or 0) / 1024
     finally:
         conn.close()
@@ -211,13 +211,14 @@ def serve_session(repo: Path, pkgs: list[Path], names: list[str], expected: dict
 
 
 def touch_and_wait(repo: Path, target: Path, conn: Conn, timeout: float,
-                   kind: str = "touch") -> tuple[float, float | None]:
+                   kind: str = "touch", *, quiet_s: float = 0.3) -> tuple[float, float | None]:
     """Commit a new description of ``target`` (``kind`` "touch"), its removal ("remove")
     or its text without its include of the preamble ("drop"); ms from the commit to
     ``list_changed`` (wall, and serve's CPU over that time), after which prompts/get must
     serve the new text (or no such prompt). The serve process is first left idle long
-    enough for the last commit's deferred work (writing the build cache) to end."""
-    settle(conn.proc.pid)
+    enough for the last commit's deferred work (writing the build cache) to end: no CPU
+    for ``quiet_s`` (``--settle``)."""
+    settle(conn.proc.pid, quiet_s)
     marker = f"changed by growth.py {now()}"
     text = target.read_text()
     line0 = next(x for x in text.splitlines() if x.startswith("description:"))
@@ -422,6 +423,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--per-package", type=int, default=PER_PACKAGE,
                     help="prompts per package in the many layout (default 1000)")
     ap.add_argument("--gets", type=int, default=300, help="timed prompts/get (default 300)")
+    ap.add_argument("--settle", type=float, default=0.3,
+                    help="before each commit, serve must have used no CPU for this many "
+                         "seconds (default 0.3; its last commit's deferred work done)")
     ap.add_argument("--timeout", type=float, default=600.0)
     ap.add_argument("--json-out", type=Path, help="also write all figures as JSON (after "
                     "each phase: a run stopped part way keeps what it measured)")

@@ -232,6 +232,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--get-passes", type=int, default=3, help="sequential get passes")
     ap.add_argument("--list-reps", type=int, default=3, help="timed list repeats")
     ap.add_argument("--head-runs", type=int, default=5, help="HEAD-to-notification runs")
+    ap.add_argument("--settle", type=float, default=1.5,
+                    help="HEAD cases that wait: the least seconds from the server's start to "
+                         "the checkout, after 300 ms without CPU (default 1.5; the smoke "
+                         "test's 0 keeps only the stillness)")
     ap.add_argument("--timeout", type=float, default=60.0)
     ap.add_argument("--json-out", type=Path, help="also write all figures as JSON")
     ap.add_argument("--write-docs", action="store_true", help="rewrite the Serve section")
@@ -249,7 +253,7 @@ def main(argv: list[str] | None = None) -> int:
             log(f"serving {n} prompts")
             results.append(bench_size(n, Path(tmp), cfg, log))
         log(f"HEAD-to-notification on {sizes[0]} prompts")
-        head = follow_bench(results[0]["pkg"], cfg.head_runs, cfg.timeout, log)
+        head = follow_bench(results[0]["pkg"], cfg.head_runs, cfg.timeout, log, cfg.settle)
     for r in results:
         del r["pkg"]
     load_end = os.getloadavg()

@@ -55,7 +55,8 @@ def settle(conn: Conn, min_s: float = 1.5, max_s: float = 20.0) -> None:
             return
 
 
-def one_run(pkg: Path, branch: str, marker: str, *, wait: bool, timeout: float) -> dict[str, Any]:
+def one_run(pkg: Path, branch: str, marker: str, *, wait: bool, timeout: float,
+            settle_s: float = 1.5) -> dict[str, Any]:
     git(pkg, "checkout", "-q", "main")
     conn = Conn([*promptops_cmd(), "serve", str(pkg)], timeout)
     try:
@@ -63,7 +64,7 @@ def one_run(pkg: Path, branch: str, marker: str, *, wait: bool, timeout: float) 
                                     "clientInfo": {"name": "serve_bench", "version": "1"}})
         conn.notify("notifications/initialized")
         if wait:
-            settle(conn)
+            settle(conn, settle_s)
         conn.notifications.clear()
         t0 = now()
         git(pkg, "checkout", "-q", branch)
@@ -89,8 +90,11 @@ def wait_list_changed(conn: Conn, deadline: float) -> float:
             return now()
 
 
-def follow_bench(pkg: Path, runs: int, timeout: float,
-                 log: Callable[[str], None]) -> dict[str, Any]:
+def follow_bench(pkg: Path, runs: int, timeout: float, log: Callable[[str], None],
+                 settle_s: float = 1.5) -> dict[str, Any]:
+    """The three cases, ``runs`` times each. ``settle_s``: the least time from a server's
+    start to a waiting case's checkout (it must also have been still for 300 ms);
+    serve_bench's ``--settle``."""
     marker = "served from the other branch"
     branch_with_change(pkg, "other", CHANGED, marker)
     warm = Conn([*promptops_cmd(), "serve", "--ref", "other", str(pkg)], timeout)
@@ -109,7 +113,8 @@ def follow_bench(pkg: Path, runs: int, timeout: float,
                 mark = f"fresh {label} {r} {time.time_ns()}"
                 branch = f"fresh-{len(items)}-{'now' if 'once' in label else 'warm'}"
                 branch_with_change(pkg, branch, CHANGED, mark)
-            res = one_run(pkg, branch, mark, wait="once" not in label, timeout=timeout)
+            res = one_run(pkg, branch, mark, wait="once" not in label, timeout=timeout,
+                          settle_s=settle_s)
             items.append(res)
             log(f"  HEAD [{r + 1}/{runs}] {label}: " + (
                 f"{res['ms']:.0f} ms (checkout {res['checkout_ms']:.0f} ms)" if res["ok"]

@@ -50,9 +50,11 @@ def test_serve_bench_measures_all_servers_and_head_latency(tmp_path: Path) -> No
     docs = tmp_path / "benchmarks.md"
     docs.write_text(OTHER_SECTIONS)
     out = tmp_path / "serve.json"
+    # --settle 0: a waiting HEAD case checks out once serve was still for 300 ms, not also
+    # 1.5 s after its start (3 s of the test's wall, a wait that measures nothing here)
     proc = run_script("serve_bench.py", "--sizes", "20", "--runs", "1", "--head-runs", "1",
-                      "--n", "40", "--get-passes", "2", "--list-reps", "1", "--json-out",
-                      str(out), "--write-docs", "--docs", str(docs))
+                      "--n", "40", "--get-passes", "2", "--list-reps", "1", "--settle", "0",
+                      "--json-out", str(out), "--write-docs", "--docs", str(docs))
     assert proc.returncode == 0, proc.stderr[-3000:]
     result = json.loads(out.read_text())
     servers = result["sizes"][0]["servers"]
@@ -193,9 +195,10 @@ def test_mutation_maps_every_module_and_its_equivalents_are_real() -> None:
 def test_growth_bench_measures_every_cost_for_both_layouts(tmp_path: Path) -> None:
     out = tmp_path / "growth.json"
     # lint and diff of the smaller size skipped (--skip): each is one promptops process like
-    # the larger size's, and the skip itself is then checked
+    # the larger size's, and the skip itself is then checked. --settle 0.05: serve still for
+    # 50 ms before each of the 15 commits, not 300 ms (4-6 s of the test's wall)
     proc = run_script("growth.py", "--sizes", "10,20", "--per-package", "10", "--gets", "5",
-                      "--skip", "lint@10,diff@10", "--json-out", str(out))
+                      "--skip", "lint@10,diff@10", "--settle", "0.05", "--json-out", str(out))
     assert proc.returncode == 0, proc.stderr[-3000:]
     results = json.loads(out.read_text())["results"]
     assert [(r["n"], r["layout"], r["packages"]) for r in results] == [

@@ -28,10 +28,17 @@ def render_lines(renderer: Renderer, prompt: str, arguments: dict[str, object],
     try:
         result = renderer.get(prompt, arguments)
     except RenderError as exc:
-        return [f"error {error_code(exc)}: {exc}"]
+        return error_lines(exc)
     if keep is not None:
         keep(result)
     return review_lines(result)
+
+
+def error_lines(exc: RenderError) -> Lines:
+    """A failed request as its lines: diffed like a rendered one, so a side that starts or
+    stops failing shows as a change (:func:`render_lines`, and the UI's compare view, which
+    renders each side once and makes its page and its lines from that one answer)."""
+    return [f"error {error_code(exc)}: {exc}"]
 
 
 def hunks(old: Lines, new: Lines) -> Lines:

@@ -27,10 +27,13 @@ from urllib.parse import parse_qsl, unquote
 from promptops.errors import PromptopsError, RenderError
 from promptops.pipeline.bundle_types import Prompt
 from promptops.render.mcp import error_code
+from promptops.sandbox.limits import Budget
 from promptops.ui import compare, pages
 from promptops.ui.site import Shelf, Site
 
 if TYPE_CHECKING:
+    from promptops.render.renderer import Renderer
+    from promptops.render.result import PromptResult
     from promptops.serve.transports.http.guard import HostGuard
     from promptops.serve.usage import Usage
 
@@ -230,7 +233,7 @@ class UiApp:
         rendered, status = "", 200
         if dict(query).get("render") and shelf.renderer is not None:
             try:
-                result = shelf.renderer.get(prompt["name"], values)
+                result = served(shelf.renderer, prompt["name"], values)
             except RenderError as exc:  # checked again here, whatever the browser checked
                 rendered, status = pages.error_section(str(exc), error_code(exc)), 400
             else:
@@ -265,7 +268,8 @@ class UiApp:
 
     def _compare(self, shelf: Shelf, prompt: Prompt,
                  query: list[tuple[str, str]]) -> Response:
-        from promptops.review.rendered import render_lines, source_lines, unified
+        from promptops.render.transcript import review_lines
+        from promptops.review.rendered import error_lines, source_lines, unified
 
         q = dict(query)
         values = self._values(prompt, query)
@@ -284,15 +288,17 @@ class UiApp:
                     side = self.site.revision(shelf.name, ref)
                     if side.renderer is None:
                         raise PromptopsError(f"{ref}: the package does not build: {side.error}")
-                    try:
-                        result = side.renderer.get(prompt["name"], values)
+                    try:  # rendered once: the side's page and its diff lines
+                        result = served(side.renderer, prompt["name"], values)
                         inner = pages.messages_html(result)
                     except RenderError as exc:
                         inner = (f"<p class=\"error\">error {error_code(exc)}: "
                                  f"{pages.e(exc)}</p>")
+                        lines.append(error_lines(exc))
+                    else:
+                        lines.append(review_lines(result))
                     version = side.bundle["package"]["version"] if side.bundle else ""
                     sides.append(compare.side_html(f"{ref} ({side.name} {version})", inner))
-                    lines.append(render_lines(side.renderer, prompt["name"], dict(values)))
                     found = next((p for p in side.bundle["prompts"] if p["name"] == prompt["name"]),
                                  None) if side.bundle else None
                     sources.append(source_lines(side.source, found["source"] if found else None))
@@ -304,6 +310,14 @@ class UiApp:
         return Response(status, compare.compare_page(self.site, shelf, prompt, values,
                                                    (base, head), choices, sides, diff, error,
                                                    source_diff))
+
+
+def served(renderer: Renderer, name: str, values: dict[str, str]) -> PromptResult:
+    """One render the UI shows, under the bounds of a served request: the package's CPU
+    bound and the wall backstop (``Limits.served``), as serve's ``prompts/get`` has. The
+    UI is a server too: without the backstop a render descheduled on a busy machine, or
+    one the CPU clock does not see waiting, held a request thread with no wall bound."""
+    return renderer.get(name, values, Budget(renderer.limits.served))
 
 
 def loopback_hosts(port: int) -> frozenset[str]:

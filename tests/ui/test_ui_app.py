@@ -14,6 +14,9 @@ import pytest
 from helpers.repo import run_cli
 from ui_helpers import make_package
 
+from promptops.pipeline.bundle_types import Message
+from promptops.render.result import PromptResult
+from promptops.sandbox.limits import Budget, Limits
 from promptops.ui.app import CSP, UiApp, loopback_hosts
 from promptops.ui.pages import e
 from promptops.ui.site import Site
@@ -163,6 +166,51 @@ def test_compare_two_revisions(app: UiApp) -> None:
     assert status == 400 and "not a git revision" in body
     status, _, body = get(app, "/compare/starter-prompts/commit_message?base=nope&head=HEAD")
     assert status == 400 and "unknown revision" in body
+
+
+def _renders(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, Budget | None, Limits]]:
+    """Every render the app asks for from now on: (prompt, the budget it hands in, the
+    renderer's own limits)."""
+    from promptops.render.renderer import Renderer
+
+    seen: list[tuple[str, Budget | None, Limits]] = []
+    run = Renderer.run
+
+    def counted(self: Renderer, name: str, arguments: object, budget: Budget | None,
+                sources: list[Message] | None) -> PromptResult:
+        seen.append((name, budget, self.limits))
+        return run(self, name, arguments, budget, sources)
+
+    monkeypatch.setattr(Renderer, "run", counted)
+    return seen
+
+
+def test_compare_renders_each_side_once(app: UiApp, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The side's messages and the lines diffed come from one render, not two."""
+    seen = _renders(monkeypatch)
+    status, _, body = get(app, "/compare/starter-prompts/commit_message?base=HEAD~1&head=HEAD&"
+                          "a.changes=x")
+    assert status == 200 and "+You write commit messages in the Conventional Commits style, " \
+        "in English." in body
+    assert [name for name, _, _ in seen] == ["commit_message", "commit_message"]
+    seen.clear()  # a side that fails: its error is both its panel and its diffed line
+    status, _, body = get(app, "/compare/starter-prompts/commit_message?base=HEAD~1&head=HEAD")
+    assert status == 200 and body.count("missing required argument") == 2, body
+    assert len(seen) == 2
+
+
+def test_ui_renders_under_a_served_requests_bounds(app: UiApp,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """The UI serves renders as serve's prompts/get does: under ``Limits.served``, the
+    package's bounds with the wall backstop, so no render holds a request thread unbounded."""
+    seen = _renders(monkeypatch)
+    assert get(app, "/prompt/starter-prompts/commit_message?render=1&a.changes=x")[0] == 200
+    assert get(app, "/compare/starter-prompts/commit_message?base=HEAD~1&head=HEAD&"
+               "a.changes=x")[0] == 200
+    assert {name for name, _, _ in seen} == {"commit_message"}
+    for _, budget, limits in seen:
+        assert budget is not None and budget.limits is limits.served
+        assert budget.wall - budget.deadline <= limits.backstop_s  # a finite wall bound
 
 
 def _channel(repo: git.Repo, channel: str, tag: str) -> None:
