@@ -90,6 +90,16 @@ def _blocks(a: Lines, b: Lines, popular: Set[str], ai: int, bj: int) -> list[_Bl
 def _longest(a: Lines, b: Lines, popular: Set[str], p: int, s: int) -> str | None:
     """"head" or "tail" when the longest match of the ranges is provably all of the
     common head (``p`` lines) or tail (``s``), else None (module docstring)."""
+    la, longest = len(a), max(p, s)
+    if not popular and longest:
+        # Nothing popular: the runs in P and S are P and S. One blocker at q cuts every
+        # other run to at most max(q, la - 1 - q) lines, shorter than the longest of P
+        # and S when q is in [la - longest, longest): a few places there are tried
+        # first, the stretches of every line of a counted only when none is a blocker.
+        mid = la // 2
+        for q in (mid, mid - 1, mid + 1, mid - 2, mid + 2):
+            if la - longest <= q < longest and (q < p or q >= la - s) and b.count(a[q]) == 1:
+                return "head" if p >= s else "tail"
     seen: set[str] = set()
     # the lines b holds more than once, but for the popular ones (no run holds those)
     again = {line for line in b if line in seen or seen.add(line)}  # type: ignore[func-returns-value]
