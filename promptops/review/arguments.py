@@ -30,7 +30,9 @@ def adapt(mine: Prompt | None, other: Prompt | None, arguments: Mapping[str, obj
     """(the arguments ``mine`` renders, what was changed and why); unchanged when either
     prompt is missing."""
     args = dict(arguments)
-    if mine is None or other is None:
+    if mine is None or other is None or mine["arguments"] == other["arguments"]:
+        # the same declarations at both ends (most prompts of a review: often the very
+        # same list) leave every argument as it is: nothing below would change one
         return args, []
     here = {a["name"]: a for a in mine["arguments"]}
     there = {a["name"]: a for a in other["arguments"]}

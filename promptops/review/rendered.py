@@ -8,7 +8,6 @@ without pasting base64 into a review.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable
 
 from promptops.errors import RenderError
@@ -17,6 +16,7 @@ from promptops.render.mcp import error_code
 from promptops.render.renderer import Renderer
 from promptops.render.result import PromptResult
 from promptops.render.transcript import review_lines
+from promptops.review import linediff
 
 Lines = list[str]
 
@@ -48,12 +48,13 @@ def hunks(old: Lines, new: Lines) -> Lines:
     Kept apart from the labels so a process that has both ends' lines (the review's
     render workers) sends back only the hunks, usually a few lines, where both ends are
     hundreds, and the diff's CPU runs on the workers instead of the reviewing process;
-    the labels are the reviewer's, added by :func:`labelled`.
+    the labels are the reviewer's, added by :func:`labelled`. Made from the lines' common
+    head and tail where they prove difflib's blocks (:mod:`promptops.review.linediff`:
+    a pair with one place changed, the usual one, at a third of difflib's CPU).
     """
     if old == new:
         return []
-    # unified_diff's first two lines are "--- " and "+++ " with empty labels
-    return list(difflib.unified_diff(old, new, lineterm=""))[2:]
+    return list(linediff.hunks(old, new))
 
 
 def labelled(body: Lines, old_label: str, new_label: str) -> str:
