@@ -16,12 +16,13 @@ from typing import Any
 
 from promptops.errors import Problem
 from promptops.pipeline.lines import splitlines_line
-from promptops.pipeline.yamlio import bodies
+from promptops.pipeline.yamlio import bodies, placing
 from promptops.pipeline.yamlio import fast as fastyaml
 from promptops.pipeline.yamlio import limits as yaml_limits
 from promptops.pipeline.yamlio.limits import LimitExceeded
 
 Loc = tuple[str | int, ...]
+EVENT_WALKS = 3  # positions read off a file's events, at most (LoadedFile._events)
 
 
 
@@ -68,21 +69,27 @@ class LoadedFile:
     memo handed between processes (:mod:`promptops.pipeline.prefetch`) pickles bytes.
     """
 
-    __slots__ = ("_blocks", "_data", "_raw", "_text", "_tree", "path")
+    __slots__ = ("_blocks", "_data", "_events", "_raw", "_text", "_tree", "path")
 
     def __init__(self, path: str, text: str | None, data: object, *,
                  raw: bytes | None = None,
-                 blocks: tuple[bodies.Block, ...] | None = None) -> None:
+                 blocks: tuple[bodies.Block, ...] | None = None,
+                 composes: bool = False) -> None:
         """``text``, or ``raw``: bytes libyaml read whole (so valid UTF-8, a BOM
         allowed, which decoding drops as :func:`decode` does); ``blocks``: the long
         literal blocks the parse of ``raw`` cut (:func:`fastyaml.read_bytes`), kept
-        for positions."""
+        for positions; ``composes``: libyaml composed the file whole without an error
+        (the fast path read it, cutting nothing), so a position may be read off its
+        events (:mod:`promptops.pipeline.yamlio.placing`)."""
         if text is None and raw is None:
             raise ValueError("a LoadedFile needs its text or its bytes")
         self.path, self._text, self._raw = path, text, raw
         self._data: object = data
         self._tree: object = None
         self._blocks = blocks
+        # how many more positions may be read off the events before the graph is composed
+        # (each read is from the file's start: a file with many goes back to one graph)
+        self._events = EVENT_WALKS if composes and blocks is None else 0
 
     @property
     def text(self) -> str:
@@ -124,13 +131,20 @@ class LoadedFile:
             self._tree = _mark_tree(self.text, self._raw, self._blocks)
         return self._tree
 
-    def _walk(self, loc: Loc, *, key: bool) -> tuple[int, int, object]:
-        """0-based line and column of the value at ``loc`` (or of its key), and the node
-        there (None when ``loc`` goes further than the document: the nearest enclosing
-        node's position is returned then)."""
+    def _walk(self, loc: Loc, *, key: bool) -> tuple[int, int, str | None]:
+        """0-based line and column of the value at ``loc`` (or of its key), and the
+        value's scalar style (None for a collection, or when ``loc`` goes further than the
+        document: the nearest enclosing node's position is returned then)."""
+        if self._events and self._tree is None:
+            self._events -= 1
+            source = _utf8(self.text, self._raw)
+            found = None if source is None else placing.placed(source, loc, key=key)
+            if found is not None:
+                return found
         tree = self._positions()
         if isinstance(tree, _Marks):
-            return tree.walk(loc, key=key)
+            line, col, marked = tree.walk(loc, key=key)
+            return line, col, _style(marked)
         node, line, col = tree, 0, 0
         for i, step in enumerate(loc):
             lc = getattr(node, "lc", None)
@@ -143,7 +157,7 @@ class LoadedFile:
             else:
                 return line, col, None
             node = node[step]
-        return line, col, node
+        return line, col, _style(node)
 
     def position(self, loc: Loc, *, key: bool = False) -> tuple[int, int]:
         """1-based line and column of the value at ``loc`` (or of its key).
@@ -160,14 +174,21 @@ class LoadedFile:
         Returns (line, col, is_block): a literal/folded block starts on the line after
         its indicator, at the block's indentation.
         """
-        line, col, node = self._walk(loc, key=False)
+        line, col, style = self._walk(loc, key=False)
         line, col = line + 1, col + 1
-        style = getattr(node, "style", None) if isinstance(node, _yaml().Node) else {
-            "LiteralScalarString": "|", "FoldedScalarString": ">"}.get(type(node).__name__)
         if style in ("|", ">"):
             nxt = splitlines_line(self.text, line) or ""  # the line after the indicator
             return line + 1, len(nxt) - len(nxt.lstrip(" ")) + 1, True
         return line, col, False
+
+
+def _style(node: object) -> str | None:
+    """A node's scalar style: libyaml's graph's, or the literal and folded strings of
+    ruamel.yaml's round-trip tree."""
+    if isinstance(node, _yaml().Node):
+        style = getattr(node, "style", None)
+        return style if isinstance(style, str) else None
+    return {"LiteralScalarString": "|", "FoldedScalarString": ">"}.get(type(node).__name__)
 
 
 def _yaml() -> Any:
@@ -379,7 +400,7 @@ def load_yaml(path: str, raw: bytes) -> LoadedFile:
     except Exception:  # said again, in order, below
         pass
     else:
-        return LoadedFile(path, None, data, raw=raw, blocks=blocks)
+        return LoadedFile(path, None, data, raw=raw, blocks=blocks, composes=True)
     text = decode(path, raw)
     try:
         data = _parse(text, raw)
