@@ -87,7 +87,7 @@ def text_shape(env: Environment, source: str) -> tuple[Key, list[str]] | None:
     return None if found is None else (found[0], found[1])
 
 
-def literal_shape(env: Environment, source: str
+def literal_shape(env: Environment, source: str, *, raw_blocks: bool = True
                   ) -> tuple[Key, list[str], list[object]] | None:
     """:func:`text_shape`, but with the string literals and the plain decimal integers
     inside tags (:data:`_LITERAL`) as values too, the third list: where the scan finds
@@ -97,9 +97,11 @@ def literal_shape(env: Environment, source: str
     that no name character, dot or underscore touches, and that is ``0`` or does not
     start with one, is an integer token whatever is around it), so two sources with one
     key lex alike but for those literals' values. A caller keeps a key only when the
-    values of its first source are the lexer's, literals included (with their types)."""
+    values of its first source are the lexer's, literals included (with their types).
+    ``raw_blocks=False``: None at the first raw block, for a caller that declines a key
+    holding one (the review's layout as written) and would scan the rest in vain."""
     try:
-        return _scan(env, source, literal=True)
+        return _scan(env, source, literal=True, raw_blocks=raw_blocks)
     except _Unreadable:
         return None
 
@@ -155,7 +157,7 @@ def _unescaped(written: str) -> str:
     return value
 
 
-def _scan(env: Environment, source: str, *, literal: bool
+def _scan(env: Environment, source: str, *, literal: bool, raw_blocks: bool = True
           ) -> tuple[Key, list[str], list[object]] | None:
     """A key for ``source`` (already preprocessed) made without Jinja's lexer, and its
     values: each text between tags, and each plain template name, in order; None when
@@ -217,7 +219,8 @@ def _scan(env: Environment, source: str, *, literal: bool
                     key.append(line)
                     values.append(source[pos:])
                 return tuple(key), values, literals
-        found = _irregular(source, pos, line, (key, values, literals), literal=literal)
+        found = _irregular(source, pos, line, (key, values, literals), literal=literal,
+                           raw_blocks=raw_blocks)
         if found is None:
             return None
         pos, line = found
@@ -246,7 +249,8 @@ def _tag(var: str | None, block: str | None, body: str, line: int, parts: _Parts
     return line + body.count("\n")
 
 
-def _irregular(source: str, pos: int, line: int, parts: _Parts, *, literal: bool
+def _irregular(source: str, pos: int, line: int, parts: _Parts, *, literal: bool,
+               raw_blocks: bool
                ) -> tuple[int, int] | None:
     """Reads the text from ``pos`` and the tag Jinja's lexer starts at the first opener
     after it, where :data:`_PIECE` cannot: a raw block (:func:`_raw`), or a ``{{ }}`` or
@@ -259,7 +263,7 @@ def _irregular(source: str, pos: int, line: int, parts: _Parts, *, literal: bool
     text = source[pos:start]
     raw = _RAW_BEGIN.match(source, start) if opener[0] == "{%" else None
     if raw is not None:
-        return _raw(source, raw, text, line, parts)
+        return _raw(source, raw, text, line, parts) if raw_blocks else None
     if opener[0] == "{#":  # no "#}" after it: Jinja raises
         return None
     close = _tag_end(source, start + 2, var=opener[0] == "{{")

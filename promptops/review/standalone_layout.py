@@ -103,13 +103,10 @@ def layout(env: Environment, source: str) -> tuple[Key, list[str], list[object]]
     alike and keep them, in order (5,000 prompts of ``{% set label = "case " ~ 7 %}``
     are one layout, not 5,000). A raw block's text is rewritten by other rules than the
     recipe's (the recipe reads none), so a key holding one is no layout."""
-    fast = literal_shape(env, source)
+    fast = literal_shape(env, source, raw_blocks=False)
     if fast is None:
         return None
     key, values, literals = fast
-    if "raw" in source and any(not isinstance(e, int) and e[0] == "raw"  # type: ignore[index]
-                               for e in key):
-        return None  # a raw block (the scan reads them since session 21): not a layout here
     return (key, tuple(_signature(text) for _, text in texts(key, values))), values, literals
 
 
