@@ -25,6 +25,8 @@ readable size.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
+from itertools import chain
 
 from jinja2 import Environment
 
@@ -52,6 +54,8 @@ _RAW_BODY = re.compile(r"[-+]?\s*raw\s*-?")  # a block piece that is a raw block
 _TAG_RUN = re.compile(r"""[^'"()\[\]{}%#\\\r]*""")
 _STRING = re.compile(r"""'[^'\\]*(?:\\.[^'\\]*)*'|"[^"\\]*(?:\\.[^"\\]*)*\"""", re.S)
 _CLOSER = {"(": ")", "[": "]", "{": "}"}
+# a tag _tag_end found the end of, matched up to that end with _PIECE's three groups
+_WHOLE = re.compile(r"\{\{(.*)\}\}|\{%(.*)%\}|(\{#)", re.S)
 # a block that names one template as its whole argument (as _shape marks it): the part
 # before the name, its quote, the name, the part after it
 _NAMED = re.compile(r"(\s*(?:include|import|from|extends)\s*)"
@@ -190,14 +194,15 @@ def _scan(env: Environment, source: str, *, literal: bool, raw_blocks: bool = Tr
     of the words that may follow it); the caller compares this function's values with
     the lexer's for the first source of a key, so a reading that differs is never kept.
     """
-    if "\r" in source or _nul(source) or not _default_syntax(env):
+    if not _plain(env, source):
         return None
     key: list[object] = []
     values: list[str] = []
     literals: list[object] = []
     line, pos = 1, 0
+    pieces: Iterator[re.Match[str]] = _PIECE.finditer(source)
     while True:
-        for m in _PIECE.finditer(source, pos):
+        for m in pieces:
             text = source[pos:m.start()]
             if text and (text[-1] == "{" or _OPENER.search(text)):
                 break  # Jinja's lexer starts a tag in it, which _irregular reads
@@ -211,7 +216,19 @@ def _scan(env: Environment, source: str, *, literal: bool, raw_blocks: bool = Tr
                 key.append(line)
                 values.append(text)
                 line += text.count("\n")
-            line = _tag(var, block, body, line, (key, values, literals), literal=literal)
+            if block is not None:
+                named = _NAMED.fullmatch(block)
+                if named is not None:
+                    double = named[2] is not None
+                    key.append(("%", line, named[1], double, named[4]))
+                    values.append(named[2] if double else named[3])
+                else:
+                    key.append(("%", line, _keyed(block, literals, literal=literal)))
+            elif var is not None:
+                key.append(("{", line, _keyed(var, literals, literal=literal)))
+            else:
+                key.append(("#", line, body))
+            line += body.count("\n")
             pos = m.end()
         else:
             if _OPENER.search(source, pos) is None:  # the rest is text
@@ -219,65 +236,35 @@ def _scan(env: Environment, source: str, *, literal: bool, raw_blocks: bool = Tr
                     key.append(line)
                     values.append(source[pos:])
                 return tuple(key), values, literals
-        found = _irregular(source, pos, line, (key, values, literals), literal=literal,
-                           raw_blocks=raw_blocks)
+        found = _irregular(source, pos, line, (key, values), raw_blocks=raw_blocks)
         if found is None:
             return None
-        pos, line = found
+        if isinstance(found, re.Match):  # a tag the loop reads, then the pieces after it
+            pieces = chain((found,), _PIECE.finditer(source, found.end()))
+        else:  # a raw block, read
+            pos, line = found
+            pieces = _PIECE.finditer(source, pos)
 
 
-_Parts = tuple[list[object], list[str], list[object]]  # _scan's key, values and literals
-
-
-def _tag(var: str | None, block: str | None, body: str, line: int, parts: _Parts, *,
-         literal: bool) -> int:
-    """Adds a tag or a comment starting on ``line`` to the key (and a template name to
-    the values, a literal to the literals); the line after its body."""
-    key, values, literals = parts
-    if block is not None:
-        named = _NAMED.fullmatch(block)
-        if named is not None:
-            double = named[2] is not None
-            key.append(("%", line, named[1], double, named[4]))
-            values.append(named[2] if double else named[3])
-        else:
-            key.append(("%", line, _keyed(block, literals, literal=literal)))
-    elif var is not None:
-        key.append(("{", line, _keyed(var, literals, literal=literal)))
-    else:
-        key.append(("#", line, body))
-    return line + body.count("\n")
-
-
-def _irregular(source: str, pos: int, line: int, parts: _Parts, *, literal: bool,
-               raw_blocks: bool
-               ) -> tuple[int, int] | None:
-    """Reads the text from ``pos`` and the tag Jinja's lexer starts at the first opener
-    after it, where :data:`_PIECE` cannot: a raw block (:func:`_raw`), or a ``{{ }}`` or
-    ``{% %}`` whose body holds a bracket, or a string holding a brace, percent sign or
-    hash (:func:`_tag_end`); the position and the line after it, or None where the
-    scan cannot vouch for the cut (Jinja's lexer raises, or a whitespace modifier)."""
+def _irregular(source: str, pos: int, line: int, parts: tuple[list[object], list[str]], *,
+               raw_blocks: bool) -> re.Match[str] | tuple[int, int] | None:
+    """The tag Jinja's lexer starts at the first opener after ``pos``, where
+    :data:`_PIECE` cannot read it: a raw block, read with the text before it
+    (:func:`_raw`: the position and the line after it), or a ``{{ }}`` or ``{% %}`` whose
+    body holds a bracket, or a string holding a brace, percent sign or hash
+    (:func:`_tag_end`), as a match of :data:`_WHOLE` with :data:`_PIECE`'s groups for
+    :func:`_scan` to read; None where the scan cannot vouch for the cut (Jinja's lexer
+    raises, a raw block where ``raw_blocks`` is false)."""
     opener = _OPENER.search(source, pos)
     assert opener is not None
     start = opener.start()
-    text = source[pos:start]
     raw = _RAW_BEGIN.match(source, start) if opener[0] == "{%" else None
     if raw is not None:
-        return _raw(source, raw, text, line, parts) if raw_blocks else None
+        return _raw(source, raw, source[pos:start], line, parts) if raw_blocks else None
     if opener[0] == "{#":  # no "#}" after it: Jinja raises
         return None
     close = _tag_end(source, start + 2, var=opener[0] == "{{")
-    if close is None:
-        return None
-    body = source[start + 2:close]
-    if body and (body[0] in "-+" or body[-1] in "-+"):
-        return None
-    if text:
-        parts[0].append(line)
-        parts[1].append(text)
-        line += text.count("\n")
-    var, block = (body, None) if opener[0] == "{{" else (None, body)
-    return close + 2, _tag(var, block, body, line, parts, literal=literal)
+    return None if close is None else _WHOLE.match(source, start, close + 2)
 
 
 def _tag_end(source: str, pos: int, *, var: bool) -> int | None:
@@ -320,8 +307,8 @@ def _tag_end(source: str, pos: int, *, var: bool) -> int | None:
         pos += 1
 
 
-def _raw(source: str, begin: re.Match[str], text: str, line: int, parts: _Parts
-         ) -> tuple[int, int] | None:
+def _raw(source: str, begin: re.Match[str], text: str, line: int,
+         parts: tuple[list[object], list[str]]) -> tuple[int, int] | None:
     """Reads ``text`` and the raw block ``begin`` starts as Jinja's lexer does: a ``-``
     after the begin tag's ``{%`` strips the whitespace at the end of the text before it
     (``rstrip``), the begin tag ends where the first end tag after it starts
@@ -334,7 +321,7 @@ def _raw(source: str, begin: re.Match[str], text: str, line: int, parts: _Parts
     close = _RAW_END.search(source, begin.end())
     if close is None:
         return None
-    key, values, _ = parts
+    key, values = parts
     block = source[begin.end():close.start()]
     for written, tag, kind in ((text, begin, "raw"), (block, close, "endraw")):
         kept = written.rstrip() if tag[1] == "-" else written
@@ -345,6 +332,12 @@ def _raw(source: str, begin: re.Match[str], text: str, line: int, parts: _Parts
         key.append((kind, line, tag[0]))
         line += tag[0].count("\n")
     return close.end(), line
+
+
+def _plain(env: Environment, source: str) -> bool:
+    """No ``\\r`` (no newline to normalise), no NUL written or escaped (a shape never holds
+    one), and the syntax :func:`_scan` reads."""
+    return "\r" not in source and not _nul(source) and _default_syntax(env)
 
 
 def texts(key: Key, values: list[str]) -> list[tuple[int, str]]:
