@@ -25,6 +25,8 @@ readable size.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
+from itertools import chain
 
 from jinja2 import Environment
 
@@ -37,8 +39,23 @@ Key = tuple[object, ...]
 _DOUBLE = r'"[^"{}%#\\\r]*(?:\\[^{}%#\r][^"{}%#\\\r]*)*"'
 _SINGLE = r"'[^'{}%#\\\r]*(?:\\[^{}%#\r][^'{}%#\\\r]*)*'"
 _BODY = r"""((?:[^'"{}%#\\\r]|""" + _DOUBLE + "|" + _SINGLE + ")*)"
-_PIECE = re.compile(r"\{\{" + _BODY + r"\}\}|\{%" + _BODY + r"%\}|\{#([^{}%#\r]*)#\}")
+# a comment ends at its first "#}", whatever it holds (Jinja's comment rule)
+_COMMENT = r"\{#([^#\r]*(?:#(?!\})[^#\r]*)*)#\}"
+_PIECE = re.compile(r"\{\{" + _BODY + r"\}\}|\{%" + _BODY + r"%\}|" + _COMMENT)
 _OPENER = re.compile(r"\{[{%#]")  # where Jinja's lexer starts a tag
+# Jinja's raw block (its lexer's ``raw_begin`` rule, tried first at a "{%", and the end
+# rule of its raw state, which it searches for from the begin tag's end)
+_RAW_BEGIN = re.compile(r"\{%(-|\+|)\s*raw\s*(?:-%\}\s*|%\})")
+_RAW_END = re.compile(r"\{%(-|\+|)\s*endraw\s*(?:\+%\}|-%\}\s*|%\})")
+_RAW_BODY = re.compile(r"[-+]?\s*raw\s*-?")  # a block piece that is a raw block's begin
+# _tag_end's steps: a run of a tag's characters that neither quote, bracket nor close, and
+# a string literal as Jinja's lexer reads one (``string_re``: a backslash escapes any
+# character, line breaks included)
+_TAG_RUN = re.compile(r"""[^'"()\[\]{}%#\\\r]*""")
+_STRING = re.compile(r"""'[^'\\]*(?:\\.[^'\\]*)*'|"[^"\\]*(?:\\.[^"\\]*)*\"""", re.S)
+_CLOSER = {"(": ")", "[": "]", "{": "}"}
+# a tag _tag_end found the end of, matched up to that end with _PIECE's three groups
+_WHOLE = re.compile(r"\{\{(.*)\}\}|\{%(.*)%\}|(\{#)", re.S)
 # a block that names one template as its whole argument (as _shape marks it): the part
 # before the name, its quote, the name, the part after it
 _NAMED = re.compile(r"(\s*(?:include|import|from|extends)\s*)"
@@ -74,7 +91,7 @@ def text_shape(env: Environment, source: str) -> tuple[Key, list[str]] | None:
     return None if found is None else (found[0], found[1])
 
 
-def literal_shape(env: Environment, source: str
+def literal_shape(env: Environment, source: str, *, raw_blocks: bool = True
                   ) -> tuple[Key, list[str], list[object]] | None:
     """:func:`text_shape`, but with the string literals and the plain decimal integers
     inside tags (:data:`_LITERAL`) as values too, the third list: where the scan finds
@@ -84,9 +101,11 @@ def literal_shape(env: Environment, source: str
     that no name character, dot or underscore touches, and that is ``0`` or does not
     start with one, is an integer token whatever is around it), so two sources with one
     key lex alike but for those literals' values. A caller keeps a key only when the
-    values of its first source are the lexer's, literals included (with their types)."""
+    values of its first source are the lexer's, literals included (with their types).
+    ``raw_blocks=False``: None at the first raw block, for a caller that declines a key
+    holding one (the review's layout as written) and would scan the rest in vain."""
     try:
-        return _scan(env, source, literal=True)
+        return _scan(env, source, literal=True, raw_blocks=raw_blocks)
     except _Unreadable:
         return None
 
@@ -142,7 +161,7 @@ def _unescaped(written: str) -> str:
     return value
 
 
-def _scan(env: Environment, source: str, *, literal: bool
+def _scan(env: Environment, source: str, *, literal: bool, raw_blocks: bool = True
           ) -> tuple[Key, list[str], list[object]] | None:
     """A key for ``source`` (already preprocessed) made without Jinja's lexer, and its
     values: each text between tags, and each plain template name, in order; None when
@@ -151,66 +170,174 @@ def _scan(env: Environment, source: str, *, literal: bool
     Two sources with one key lex, with ``env``'s lexer, into one raw token stream but for
     the values, which are the texts and names :func:`_shape` marks, in the same order:
 
-    * each tag and comment is in the key as written, with the line it starts on; a body
-      holds no ``{``, ``}``, ``%``, ``#`` or ``\\r``, no backslash but in a string's
-      escapes (each one Jinja's lexer reads: :func:`_unescaped`), and its string literals
-      are closed inside it, so Jinja's rules for a tag (whitespace, names, numbers, strings,
-      operators) match inside the body alone, and the first closer after the opener is
-      the tag's end (were a bracket left open there, Jinja raises on every such source);
-    * no whitespace modifier (``{%-``, ``-%}``, ``+``), no ``raw`` block, and the default
-      syntax (:func:`_default_syntax`): nothing strips or re-reads a text, whose value is
-      then exactly what is between two tags (no ``\\r`` in the source: no newline to
-      normalise, lines counted as Jinja counts them);
+    * each tag and comment is in the key as written, with the line it starts on. Where
+      :data:`_PIECE` matches, a body holds no ``{``, ``}``, ``%``, ``#`` or ``\\r``, no
+      backslash but in a string's escapes (each one Jinja's lexer reads:
+      :func:`_unescaped`), and its string literals are closed inside it, so Jinja's rules
+      for a tag (whitespace, names, numbers, strings, operators) match inside the body
+      alone, and the first closer after the opener is the tag's end (were a bracket left
+      open there, Jinja raises on every such source). Elsewhere (session 21, issue 26: a
+      dict literal, ``{{ "%.3f"|format(x) }}``) :func:`_tag_end` walks the body as the
+      lexer does: strings whole, brackets balanced, an error of the lexer a decline. A
+      comment ends at its first ``#}``;
+    * no whitespace modifier (``{%-``, ``-%}``, ``+``) but on a raw block's tags, and the
+      default syntax (:func:`_default_syntax`): nothing strips or re-reads a text, whose
+      value is then exactly what is between two tags (no ``\\r`` in the source: no newline
+      to normalise, lines counted as Jinja counts them); a raw block (:func:`_raw`) is
+      read with the lexer's own rules, its text a value, its tags in the key as written;
     * no text holds an opener (``{{``, ``{%``, ``{#``), nor ends in ``{`` before a tag,
-      so Jinja's lexer starts its tags where this scan does.
+      so Jinja's lexer starts its tags where this scan does (where one does,
+      :func:`_irregular` reads the tag Jinja starts there).
 
     A template name is marked where :func:`_shape` marks one (a block whose first word is
     ``include``, ``import``, ``from`` or ``extends``, then the name, then nothing or one
     of the words that may follow it); the caller compares this function's values with
     the lexer's for the first source of a key, so a reading that differs is never kept.
     """
-    if "\r" in source or _nul(source) or not _default_syntax(env):
+    if not _plain(env, source):
         return None
     key: list[object] = []
     values: list[str] = []
     literals: list[object] = []
     line, pos = 1, 0
-    for m in _PIECE.finditer(source):
-        start = m.start()
-        if start > pos:
-            text = source[pos:start]
-            if text[-1] == "{" or _OPENER.search(text):
+    pieces: Iterator[re.Match[str]] = _PIECE.finditer(source)
+    while True:
+        for m in pieces:
+            text = source[pos:m.start()]
+            if text and (text[-1] == "{" or _OPENER.search(text)):
+                break  # Jinja's lexer starts a tag in it, which _irregular reads
+            var, block, comment = m.groups()
+            if block is not None and "raw" in block and _RAW_BODY.fullmatch(block):
+                break  # a raw block, which _irregular reads with the text before it
+            body = var if var is not None else block if block is not None else comment
+            if body and (body[0] in "-+" or body[-1] in "-+"):
                 return None
-            key.append(line)
-            values.append(text)
-            line += text.count("\n")
-        var, block, comment = m.groups()
-        body = var if var is not None else block if block is not None else comment
-        if body and (body[0] in "-+" or body[-1] in "-+"):
-            return None
-        if block is not None:
-            if "raw" in block:  # {% raw %}: its text is never lexed
-                return None
-            named = _NAMED.fullmatch(block)
-            if named is not None:
-                double = named[2] is not None
-                key.append(("%", line, named[1], double, named[4]))
-                values.append(named[2] if double else named[3])
+            if text:
+                key.append(line)
+                values.append(text)
+                line += text.count("\n")
+            if block is not None:
+                named = _NAMED.fullmatch(block)
+                if named is not None:
+                    double = named[2] is not None
+                    key.append(("%", line, named[1], double, named[4]))
+                    values.append(named[2] if double else named[3])
+                else:
+                    key.append(("%", line, _keyed(block, literals, literal=literal)))
+            elif var is not None:
+                key.append(("{", line, _keyed(var, literals, literal=literal)))
             else:
-                key.append(("%", line, _keyed(block, literals, literal=literal)))
-        elif var is not None:
-            key.append(("{", line, _keyed(var, literals, literal=literal)))
+                key.append(("#", line, body))
+            line += body.count("\n")
+            pos = m.end()
         else:
-            key.append(("#", line, body))
-        line += body.count("\n")
-        pos = m.end()
-    if pos < len(source):
-        text = source[pos:]
-        if _OPENER.search(text):
+            if _OPENER.search(source, pos) is None:  # the rest is text
+                if pos < len(source):
+                    key.append(line)
+                    values.append(source[pos:])
+                return tuple(key), values, literals
+        found = _irregular(source, pos, line, (key, values), raw_blocks=raw_blocks)
+        if found is None:
             return None
-        key.append(line)
-        values.append(text)
-    return tuple(key), values, literals
+        if isinstance(found, re.Match):  # a tag the loop reads, then the pieces after it
+            pieces = chain((found,), _PIECE.finditer(source, found.end()))
+        else:  # a raw block, read
+            pos, line = found
+            pieces = _PIECE.finditer(source, pos)
+
+
+def _irregular(source: str, pos: int, line: int, parts: tuple[list[object], list[str]], *,
+               raw_blocks: bool) -> re.Match[str] | tuple[int, int] | None:
+    """The tag Jinja's lexer starts at the first opener after ``pos``, where
+    :data:`_PIECE` cannot read it: a raw block, read with the text before it
+    (:func:`_raw`: the position and the line after it), or a ``{{ }}`` or ``{% %}`` whose
+    body holds a bracket, or a string holding a brace, percent sign or hash
+    (:func:`_tag_end`), as a match of :data:`_WHOLE` with :data:`_PIECE`'s groups for
+    :func:`_scan` to read; None where the scan cannot vouch for the cut (Jinja's lexer
+    raises, a raw block where ``raw_blocks`` is false)."""
+    opener = _OPENER.search(source, pos)
+    assert opener is not None
+    start = opener.start()
+    raw = _RAW_BEGIN.match(source, start) if opener[0] == "{%" else None
+    if raw is not None:
+        return _raw(source, raw, source[pos:start], line, parts) if raw_blocks else None
+    if opener[0] == "{#":  # no "#}" after it: Jinja raises
+        return None
+    close = _tag_end(source, start + 2, var=opener[0] == "{{")
+    return None if close is None else _WHOLE.match(source, start, close + 2)
+
+
+def _tag_end(source: str, pos: int, *, var: bool) -> int | None:
+    """Where the ``{{ }}`` (``var``) or ``{% %}`` tag whose body starts at ``pos`` ends (its
+    closer's place), as Jinja's lexer reads it: a string literal is one token, so a closer
+    or brace inside it is the string's; every ``(``, ``[`` and ``{`` outside one opens a
+    bracket that the next closing one must close (``balancing_stack``), and while one is
+    open a ``}}`` or ``%}`` is no end: its ``}`` closes a brace. None where the lexer
+    raises (a closing bracket that closes nothing or another kind, a string that never
+    closes, a ``#`` or backslash outside a string), where a ``}}`` ends a ``{% %}`` tag
+    (Jinja raises on its ``}``), or where the source ends first."""
+    stack: list[str] = []
+    end = len(source)
+    while True:
+        pos = _TAG_RUN.match(source, pos).end()  # type: ignore[union-attr]  # matches ""
+        if pos >= end:
+            return None
+        char = source[pos]
+        if char in "'\"":
+            string = _STRING.match(source, pos)
+            if string is None:
+                return None
+            pos = string.end()
+            continue
+        if char in _CLOSER:
+            stack.append(_CLOSER[char])
+        elif char == "%":
+            if not var and not stack and source.startswith("%}", pos):
+                return pos
+        elif char in ")]}":
+            if stack:
+                if stack.pop() != char:
+                    return None
+            elif var and source.startswith("}}", pos):
+                return pos
+            else:
+                return None
+        else:  # "#", a backslash
+            return None
+        pos += 1
+
+
+def _raw(source: str, begin: re.Match[str], text: str, line: int,
+         parts: tuple[list[object], list[str]]) -> tuple[int, int] | None:
+    """Reads ``text`` and the raw block ``begin`` starts as Jinja's lexer does: a ``-``
+    after the begin tag's ``{%`` strips the whitespace at the end of the text before it
+    (``rstrip``), the begin tag ends where the first end tag after it starts
+    (:data:`_RAW_END`; Jinja's ``(.*?)`` finds the first), whose ``-`` strips the block's
+    text likewise, and each closer's ``-`` takes the whitespace after it. A text is a
+    value only when something is left of it (the lexer makes no empty token); the lines
+    count what was stripped, as the lexer's ``newlines_stripped`` does. Both tags are in
+    the key as written, whitespace taken included. None where no end tag follows (Jinja
+    raises, or, at the source's end, makes a raw block of nothing)."""
+    close = _RAW_END.search(source, begin.end())
+    if close is None:
+        return None
+    key, values = parts
+    block = source[begin.end():close.start()]
+    for written, tag, kind in ((text, begin, "raw"), (block, close, "endraw")):
+        kept = written.rstrip() if tag[1] == "-" else written
+        if kept:
+            key.append(line)
+            values.append(kept)
+        line += written.count("\n")
+        key.append((kind, line, tag[0]))
+        line += tag[0].count("\n")
+    return close.end(), line
+
+
+def _plain(env: Environment, source: str) -> bool:
+    """No ``\\r`` (no newline to normalise), no NUL written or escaped (a shape never holds
+    one), and the syntax :func:`_scan` reads."""
+    return "\r" not in source and not _nul(source) and _default_syntax(env)
 
 
 def texts(key: Key, values: list[str]) -> list[tuple[int, str]]:

@@ -101,8 +101,9 @@ def layout(env: Environment, source: str) -> tuple[Key, list[str], list[object]]
     or as a run of characters that are no bracket (a number), and a tag stays on the
     line where it starts, so sources that differ only in those values are rewritten
     alike and keep them, in order (5,000 prompts of ``{% set label = "case " ~ 7 %}``
-    are one layout, not 5,000)."""
-    fast = literal_shape(env, source)
+    are one layout, not 5,000). A raw block's text is rewritten by other rules than the
+    recipe's (the recipe reads none), so a key holding one is no layout."""
+    fast = literal_shape(env, source, raw_blocks=False)
     if fast is None:
         return None
     key, values, literals = fast

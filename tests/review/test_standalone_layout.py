@@ -33,6 +33,9 @@ TAGS = [
     # literals, which the key masks: each filling writes its own (`N`, `S`)
     "{% set n = N %}", "{{ x ~ N }}", "{{ N / 2 }}", "{% set s = \"S\" %}", "{{ 'S(' ~ x }}",
     "{% if x == \"S\n\" %}",
+    # raw blocks (never a layout) and brackets Jinja's lexer balances (session 21)
+    "{%- raw -%}", "{%- endraw %}", "{% set d = {'k': N} %}", "{{ {'a': [x]}['a'] }}",
+    "{% set d = {'a': (1 %} %}", "{{ '}}(' ~ x }}", "{# {{ c }} #}", "{% if {'a': 1} %}",
 ]
 TEXT = st.lists(st.sampled_from([" ", "  ", "\t", "\n", "\n", "\n", "a", "b c", "{", "}",
                                  "\r\n", "-"]), max_size=6).map("".join)
