@@ -256,6 +256,14 @@ class CachingSource:
             known = self._ids[path] = blob_id(self.read(path))
         return known
 
+    def remember_id(self, path: str, sha: str) -> None:
+        """``sha``, the blob id a forked child hashed from the bytes it inherited from
+        this source (its memo keys, :func:`promptops.pipeline.prefetch.received`), kept as
+        :meth:`content_id` would keep it; only for bytes this source held before the
+        fork, so they are the very bytes hashed (a file read after it may differ)."""
+        if path in self._data:
+            self._ids.setdefault(path, sha)
+
     def read_ahead(self, paths: list[str]) -> None:
         self.inner.read_ahead([p for p in paths if p not in self._data])
 
