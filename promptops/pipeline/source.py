@@ -221,18 +221,18 @@ class CachingSource:
         """
         if not isinstance(self.inner, WorktreeSource):
             return
+        from promptops.fsutil import plain_bytes  # (one open, fstat and read a file)
+
         root = self.inner.root
         for path in self.files():
-            full = os.path.join(root, path)
             if path in self._data:
                 continue
             try:  # symlinks, and a FIFO whose open would block, are the inner source's
-                if not stat.S_ISREG(os.lstat(full).st_mode):
-                    continue
-                with open(full, "rb") as fh:
-                    self._data[path] = fh.read()
+                data = plain_bytes(os.path.join(root, path))
             except OSError:
                 continue
+            if data is not None:
+                self._data[path] = data
 
     def read(self, path: str) -> bytes:
         if path not in self._data:
