@@ -49,10 +49,11 @@ if TYPE_CHECKING:
 
 WARM_PROMPTS = 500  # below this a fork and the pickling cost more than half the files
 # What a byte weighs in the child against this process (prefetch.halves): the child also
-# pickles its half (0.11 s of its 0.95 at `real`'s 2,500 files), but this process keeps
-# every template's tree for the lint gate, which costs about as much again per byte; at
-# prefetch's 1.25 this process's half took 1.03 s to the child's 0.87 on `real`.
-CHILD_WEIGHT = 1.1
+# pickles its half, but this process keeps every template's tree for the lint gate, which
+# costs about as much again on real prompts and more where includes nest (`deep`: 0.77 s
+# here to the child's 0.54 + 0.08 at an even split). No one weight suits every shape;
+# at 1.0 both halves, and the unpickling after them, ran shorter than every other file's.
+CHILD_WEIGHT = 1.0
 
 
 def prevalidate(source: CachingSource, index: TemplateIndex) -> None:
