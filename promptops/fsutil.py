@@ -333,6 +333,34 @@ def read_fd_bounded(fd: int, limit: int) -> bytes:
     return b"".join(chunks)
 
 
+def plain_bytes(path: str) -> bytes | None:
+    """The bytes of ``path`` when it is a regular file and not a symlink, else None
+    (OSError as ``os.open`` raises it).
+
+    One open that refuses a final symlink and does not block on a FIFO, one ``fstat`` of
+    what it opened, one read of the size it gave: a working tree's prefetch reads every
+    file of a package (``CachingSource.prefetch``: before a review's first fork, on one
+    core), and ``lstat``, then ``open``'s buffered reader reading to the end, cost half
+    as much again (`real`'s 5,008 files: 0.057 -> 0.038 s). Without ``O_NOFOLLOW`` the
+    open cannot refuse a symlink: ``lstat`` first."""
+    if not _NOFOLLOW:
+        return Path(path).read_bytes() if stat.S_ISREG(os.lstat(path).st_mode) else None
+    fd = os.open(path, os.O_RDONLY | _NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            return None
+        data = os.read(fd, min(info.st_size + 1, _ONE_READ))  # a byte more: grown since?
+        if len(data) <= info.st_size < _ONE_READ:  # short of what was asked: the end
+            return data
+        return data + b"".join(iter(lambda: os.read(fd, _ONE_READ), b""))
+    finally:
+        os.close(fd)
+
+
+_ONE_READ = 1 << 30  # below Linux's cap on one read (~2 GiB): a larger file takes several
+
+
 def read_existing(path: Path, root: Path | None) -> bytes | None:
     """The bytes at ``path``, None when absent; with ``root``, through no symlink below it."""
     if root is None:

@@ -113,10 +113,16 @@ def sendable(source: Source, memo: FileMemo) -> tuple[Entries, list[PromptKey]]:
 
 
 def received(source: Source, sent: tuple[Entries, list[PromptKey]]) -> Entries:
-    """What :func:`sendable` gave, unpickled here, with the bytes it left behind."""
+    """What :func:`sendable` gave, unpickled here, with the bytes it left behind; a
+    caching source keeps the blob ids the child hashed them to (a working tree's memo
+    keys), so the build that reads the memo next does not hash them again."""
     entries, dropped = sent
+    caching = source if isinstance(source, CachingSource) else None
     for key in dropped:
-        entries[0][key][0].restore_bytes(source.read(key[1]))
+        path, sha = key[1], key[2]
+        if caching is not None and isinstance(sha, str):  # (before read: held at the fork)
+            caching.remember_id(path, sha)
+        entries[0][key][0].restore_bytes(source.read(path))
     return entries
 
 

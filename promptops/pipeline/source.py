@@ -221,18 +221,18 @@ class CachingSource:
         """
         if not isinstance(self.inner, WorktreeSource):
             return
+        from promptops.fsutil import plain_bytes  # (one open, fstat and read a file)
+
         root = self.inner.root
         for path in self.files():
-            full = os.path.join(root, path)
             if path in self._data:
                 continue
             try:  # symlinks, and a FIFO whose open would block, are the inner source's
-                if not stat.S_ISREG(os.lstat(full).st_mode):
-                    continue
-                with open(full, "rb") as fh:
-                    self._data[path] = fh.read()
+                data = plain_bytes(os.path.join(root, path))
             except OSError:
                 continue
+            if data is not None:
+                self._data[path] = data
 
     def read(self, path: str) -> bytes:
         if path not in self._data:
@@ -255,6 +255,14 @@ class CachingSource:
         if known is None:
             known = self._ids[path] = blob_id(self.read(path))
         return known
+
+    def remember_id(self, path: str, sha: str) -> None:
+        """``sha``, the blob id a forked child hashed from the bytes it inherited from
+        this source (its memo keys, :func:`promptops.pipeline.prefetch.received`), kept as
+        :meth:`content_id` would keep it; only for bytes this source held before the
+        fork, so they are the very bytes hashed (a file read after it may differ)."""
+        if path in self._data:
+            self._ids.setdefault(path, sha)
 
     def read_ahead(self, paths: list[str]) -> None:
         self.inner.read_ahead([p for p in paths if p not in self._data])

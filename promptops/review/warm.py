@@ -7,15 +7,18 @@ before it (lint, the bundles and the renders all need a built package), and it i
 independent per-file work whose results the build keeps in the caller's
 :class:`~promptops.pipeline.memo.FileMemo` by content.
 
-So before the build, a forked child validates every other prompt file into a memo of its
-own while this process validates the rest into the review's; the child sends back what it
-kept (:meth:`~promptops.pipeline.memo.FileMemo.entries`: the parsed file and its model by
-content key, each template's references by source: a few hundred bytes a file, pickled)
-and this process adds it to the review's memo. The build that follows finds every sound
-file in the memo and validates the package as before: the problems, the package and the
-bundle are what they were, because a file the child could not validate was not kept, and
-the build validates it here, positioned as ever. The child keeps no template ASTs (a
-template of a layout it has seen gives its references without one:
+So before the build, a forked child validates part of the prompt files into a memo of its
+own while this process validates the rest into the review's (split by bytes,
+:func:`~promptops.pipeline.prefetch.halves`: real prompts range from 200 bytes to 200 KB);
+the child sends back what it kept (:meth:`~promptops.pipeline.memo.FileMemo.entries`: the
+parsed file and its model by content key, each template's references by source), without
+the files' bytes, which this process holds (:func:`~promptops.pipeline.prefetch.sendable`:
+half of the pickle at `real`), and this process adds it to the review's memo with the blob
+ids the child hashed, so the build that follows hashes no file again. That build finds
+every sound file in the memo and validates the package as before: the problems, the
+package and the bundle are what they were, because a file the child could not validate
+was not kept, and the build validates it here, positioned as ever. The child keeps no
+template ASTs (a template of a layout it has seen gives its references without one:
 :meth:`~promptops.pipeline.astshapes.AstShapes.known_references`): lint parses those
 templates on its own core when it inspects them.
 
@@ -36,7 +39,7 @@ import pickle
 from typing import TYPE_CHECKING
 
 from promptops.pipeline.memo import FileMemo
-from promptops.pipeline.prefetch import forked
+from promptops.pipeline.prefetch import forked, halves, received, sendable
 from promptops.pipeline.templates import TemplateIndex
 from promptops.pipeline.validate import is_prompt_file, validate_some
 from promptops.review.early import forks
@@ -45,6 +48,12 @@ if TYPE_CHECKING:
     from promptops.pipeline.source import CachingSource
 
 WARM_PROMPTS = 500  # below this a fork and the pickling cost more than half the files
+# What a byte weighs in the child against this process (prefetch.halves): the child also
+# pickles its half, but this process keeps every template's tree for the lint gate, which
+# costs about as much again on real prompts and more where includes nest (`deep`: 0.77 s
+# here to the child's 0.54 + 0.08 at an even split). No one weight suits every shape;
+# at 1.0 both halves, and the unpickling after them, ran shorter than every other file's.
+CHILD_WEIGHT = 1.0
 
 
 def prevalidate(source: CachingSource, index: TemplateIndex) -> None:
@@ -56,15 +65,16 @@ def prevalidate(source: CachingSource, index: TemplateIndex) -> None:
         return  # (a memo too small for both halves is emptied as it fills: no gain)
     source.prefetch()  # the files read once, here, before the fork: the child reads none
     source.read_ahead(files)
+    mine, theirs = halves(source, files, weight=CHILD_WEIGHT)  # by bytes, as the build's
 
     def child() -> bytes:
         own = FileMemo()
         # one_core: the child's validation does not fork a grandchild (module docstring);
         # no tree kept, so a template of a known layout makes none, only its references
-        validate_some(source, files[1::2], [], memo=own, index=TemplateIndex(own, one_core=True))
-        return pickle.dumps(own.entries(), protocol=pickle.HIGHEST_PROTOCOL)
+        validate_some(source, theirs, [], memo=own, index=TemplateIndex(own, one_core=True))
+        return pickle.dumps(sendable(source, own), protocol=pickle.HIGHEST_PROTOCOL)
 
-    _, data = forked(child, lambda: validate_some(source, files[0::2], [], memo=index.memo,
+    _, data = forked(child, lambda: validate_some(source, mine, [], memo=index.memo,
                                                   index=index))
     if data is not None:  # None: the child failed; the build validates its half here
-        index.memo.take(pickle.loads(data))
+        index.memo.take(received(source, pickle.loads(data)))

@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from helpers.hashing import counted_hashes
 from helpers.repo import make_repo
 
 from promptops.git.objects import blob_id
@@ -41,22 +42,12 @@ def test_a_cold_lint_of_the_working_tree_hashes_each_file_once(
     """The cache key hashes each file; validation then keys its memo on the id kept by the
     source (``CachingSource.content_id``), the same value, not on a hash of its own
     (issue 26 session 15: three SHA-1 passes over every file where no text repeats)."""
-    import promptops.git.objects as objects
-    import promptops.pipeline.source as source
-    import promptops.pipeline.validate as validate
     from promptops.lint.runner import lint_package
 
     files = {"promptops.yaml": "name: m\nversion: 1.0.0\n"}
     files.update({f"prompts/p{n}.prompt.yaml": PROMPT.format(n=n) for n in range(5)})
     make_repo(tmp_path / "r", files)
-    hashed: list[bytes] = []
-
-    def counted(data: bytes) -> str:
-        hashed.append(data)
-        return blob_id(data)
-
-    for module in (objects, source, validate):
-        monkeypatch.setattr(module, "blob_id", counted)
+    hashed = counted_hashes(monkeypatch)
     memo = FileMemo()
     build = Build(tmp_path / "r", None, memo=memo)
     linted = lint_package(build)

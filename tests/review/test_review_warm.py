@@ -5,11 +5,14 @@ same rendered diffs; and the memo the build then reads holds both halves' files.
 from __future__ import annotations
 
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from helpers.hashing import counted_hashes
 from review_helpers import fixed_commit, fixed_repo
 
+from promptops.git.objects import blob_id
 from promptops.pipeline.memo import FileMemo
 from promptops.pipeline.source import CachingSource, open_source
 from promptops.pipeline.templates import TemplateIndex
@@ -33,7 +36,7 @@ def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     repo.git.checkout("-q", "-B", "change", "main")
     fixed_commit(repo, {"partials/p.j2": "Hello"}, "edit", 1)
     repo.git.checkout("-q", "-B", "broken", "change")
-    # one broken file in each half (split by position: p1 the child's, p4 this process's)
+    # two broken files: wherever the split by bytes puts them, the build reports both
     fixed_commit(repo, {"prompts/p1.prompt.yaml": BROKEN_YAML,
                         "prompts/p4.prompt.yaml": BROKEN_MODEL}, "break", 2)
     repo.git.checkout("-q", "change")
@@ -97,3 +100,40 @@ def test_the_child_does_not_fork_again(repo: Path, monkeypatch: pytest.MonkeyPat
     prompts = [p for p in source.files() if p.startswith("prompts/")]
     assert all(index.memo.prompt(prompt_key(source, p)) is not None  # type: ignore[arg-type]
                for p in prompts)
+
+
+def test_the_child_sends_no_bytes_and_nothing_is_hashed_twice(
+        repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The child's pickle leaves out the files' bytes (this process holds them), and the
+    blob ids it hashed come back with its entries: the build that reads the memo next
+    (a working tree's memo keys are the ids of the bytes) hashes no prompt file again,
+    nor do the review's source diffs (``CachingSource.blob_id``)."""
+    from promptops.pipeline.validate import validate
+
+    hashed = counted_hashes(monkeypatch)
+    monkeypatch.setattr(warm, "WARM_PROMPTS", 1)
+    monkeypatch.setattr(warm, "forks", lambda: True)
+    source = CachingSource(open_source(repo, None))  # the working tree ("change")
+    sent: list[bytes] = []
+
+    def in_process(child: Callable[[], bytes], here: Callable[[], object]
+                   ) -> tuple[object, bytes]:
+        """``prefetch.forked`` without the fork: the child's bytes seen here, and what
+        it hashed forgotten (a forked child's memory stays in the child)."""
+        ids = dict(source._ids)
+        sent.append(child())
+        source._ids.clear()
+        source._ids.update(ids)
+        return here(), sent[-1]
+
+    monkeypatch.setattr(warm, "forked", in_process)
+    index = TemplateIndex(FileMemo(), keep_asts=True)
+    warm.prevalidate(source, index)
+    prompts = [p for p in source.files() if p.startswith("prompts/")]
+    raw = {p: source.read(p) for p in prompts}
+    assert len(sent) == 1 and not any(raw[p] in sent[0] for p in prompts)
+    assert sorted(hashed) == sorted(raw.values())  # each once, by one side or the other
+    hashed.clear()
+    checked = validate(source, memo=index.memo, index=index)
+    assert checked.complete and not hashed
+    assert all(source.blob_id(p) == blob_id(raw[p]) for p in prompts)
