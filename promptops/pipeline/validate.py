@@ -34,7 +34,7 @@ from promptops.pipeline.manifest import Manifest
 from promptops.pipeline.mediatypes import TEXT_FALLBACK, guess_type
 from promptops.pipeline.memo import FileMemo, PromptKey
 from promptops.pipeline.model import PROMPT_NAME_RE, Message, PromptFile
-from promptops.pipeline.source import MANIFEST, Origin, Refused, Source, inside
+from promptops.pipeline.source import MANIFEST, CachingSource, Origin, Refused, Source, inside
 from promptops.pipeline.templates import TemplateIndex
 from promptops.pipeline.yamlio.loader import LoadedFile, Loc, YamlProblem, decode, load_yaml
 from promptops.pipeline.yamlio.messages import schema_problem
@@ -208,9 +208,11 @@ class _Validator(Loader):
         except FileNotFoundError as exc:
             self.unreadable(path, exc)
             return None
-        # the git id of the bytes: the key a commit's copy of the same file has, so a
-        # review of the working tree against a commit parses an unchanged file once
-        key = key or ("prompt", path, blob_id(raw))
+        # the git id of the bytes: the key a commit's copy of the same file has (so a review
+        # of the working tree against a commit parses an unchanged file once), kept by a
+        # caching source for the next validation, lint's cache key, the diff's checks
+        key = key or ("prompt", path, self.source.content_id(path)
+                      if isinstance(self.source, CachingSource) else blob_id(raw))
         hit = self.memo.prompt(key)
         if hit is not None:
             return hit
