@@ -8,6 +8,7 @@ must agree: the same data (``repr``: 1, 1.0 and True differ) or the same error.
 
 from __future__ import annotations
 
+import pytest
 import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -64,6 +65,22 @@ def test_a_plain_tree_takes_the_plain_path() -> None:
     loader = fast.FastLoader("a: [x, {b: c}]\n")
     root = loader.get_single_node()
     assert fast._plain(loader, root, aliases=False) == {"a": ["x", {"b": "c"}]}
+
+
+def test_typed_scalars_are_built_without_the_generic_constructor(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Booleans, integers and floats are built by their constructors directly (issue 26
+    session 21: ``construct_object``'s bookkeeping around them), with the same values and
+    errors, explicitly tagged ones included."""
+    text = "a: [true, False, 12, 0x1F, 1_000, 1.5, .inf, null, x, !!bool yes, !!int '7']\n"
+    expected = fast._general(text)
+    monkeypatch.setattr(fast.FastLoader, "construct_object", None)  # never called now
+    loader = fast.FastLoader(text)
+    got = fast._plain(loader, loader.get_single_node(), aliases=False)
+    assert repr(got) == repr(expected)
+    monkeypatch.undo()
+    for odd in ("a: !!bool maybe\n", "a: !!int x\n", "a: !!float x\n", "a: 0x" + "f" * 5000):
+        assert same(odd)[0] == "error", odd
 
 
 def test_limits_hold_on_the_plain_path() -> None:
