@@ -8,6 +8,8 @@ must agree: the same data (``repr``: 1, 1.0 and True differ) or the same error.
 
 from __future__ import annotations
 
+import contextlib
+
 import pytest
 import yaml
 from hypothesis import given, settings
@@ -81,6 +83,28 @@ def test_typed_scalars_are_built_without_the_generic_constructor(
     monkeypatch.undo()
     for odd in ("a: !!bool maybe\n", "a: !!int x\n", "a: !!float x\n", "a: 0x" + "f" * 5000):
         assert same(odd)[0] == "error", odd
+
+
+def test_a_walk_looks_for_aliases_only_where_an_anchor_may_be(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A ``*`` without a ``&`` (Markdown's bold) is no alias: libyaml refuses an alias with
+    no anchor, so no node can be met twice and the walk keeps no node ids (session 21)."""
+    told: list[bool] = []
+    real = fast._Walk
+
+    def walk(loader: fast.FastLoader, *, aliases: bool) -> fast._Walk:
+        told.append(aliases)
+        return real(loader, aliases=aliases)
+
+    monkeypatch.setattr(fast, "_Walk", walk)
+    texts = ["text: '**bold** and *em*'\n", "a: &x [1]\nb: *x\n", "a: '&'\nb: '*'\n"]
+    for text in texts:
+        for source in (text, text.encode()):
+            with contextlib.suppress(fast._NotPlain):  # (the alias: the general path's)
+                fast._one_walk(source, None)
+    assert told == [False, False, True, True, True, True]
+    for text in [*texts, "a: *undefined\n", "a: &x [*x]\n"]:
+        same(text)
 
 
 def test_limits_hold_on_the_plain_path() -> None:

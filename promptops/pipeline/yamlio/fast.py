@@ -175,8 +175,11 @@ def _one_walk(source: str | bytes, counts: Counts | None) -> object:
         node = loader.get_single_node()
         if counts is not None:
             aliases = counts[2]
-        else:
-            aliases = "*" in source if isinstance(source, str) else b"*" in source
+        else:  # an alias names an anchor (libyaml refuses an undefined one): both marks
+            # written, or no node is met twice. "*" alone is in half the files of `real`
+            # (Markdown's bold), whose walk then kept the id of every node (session 21)
+            aliases = (("*" in source and "&" in source) if isinstance(source, str)
+                       else (b"*" in source and b"&" in source))
         return None if node is None else _plain(loader, node, aliases=aliases)
     finally:
         loader.dispose()
