@@ -107,6 +107,22 @@ def test_a_walk_looks_for_aliases_only_where_an_anchor_may_be(
         same(text)
 
 
+def test_a_walk_without_aliases_counts_a_mappings_nodes_without_listing_them(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """No alias possible: a mapping's keys and values are counted, not flattened into a list
+    for :meth:`fast._Walk.met` (session 21); the count, which the limit reads, is the same."""
+    listed: list[int] = []
+    met = fast._Walk.met
+    monkeypatch.setattr(fast._Walk, "met", lambda self, nodes: (listed.append(len(nodes)),
+                                                                met(self, nodes))[1])
+    loader = fast.FastLoader("a: {b: c, d: [e, f]}\n")
+    walk = fast._Walk(loader, aliases=False)
+    root = loader.get_single_node()
+    walk.met([root])
+    assert walk.value(root, 1) == {"a": {"b": "c", "d": ["e", "f"]}}
+    assert walk.count == 9 and listed == [1, 2]  # the root and the sequence only
+
+
 def test_limits_hold_on_the_plain_path() -> None:
     deep = "[" * (limits.MAX_DEPTH + 1) + "]" * (limits.MAX_DEPTH + 1)
     assert same(deep)[1] == "LimitExceeded"

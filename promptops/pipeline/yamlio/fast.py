@@ -285,7 +285,10 @@ class _Walk:
             raise _NotPlain
         if kind is MappingNode and tag == MAP_TAG:
             pairs: list[tuple[yaml.Node, yaml.Node]] = node.value
-            self.met([n for pair in pairs for n in pair])
+            if self.seen is None:  # no alias possible: only counted, no list of the nodes
+                self.count += 2 * len(pairs)
+            else:
+                self.met([n for pair in pairs for n in pair])
             out: dict[object, object] = {}
             for key_node, value_node in pairs:
                 if type(key_node) is not ScalarNode or key_node.tag != STR_TAG:
