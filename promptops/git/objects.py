@@ -25,7 +25,9 @@ BATCH_LIMIT = 1 << 20  # blobs up to 1 MiB are read together, larger ones one by
 
 def blob_id(data: bytes) -> str:
     """The id git gives ``data`` as a blob: ``sha1("blob <size>\\0" + data)``."""
-    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+    digest = hashlib.sha1(b"blob %d\0" % len(data))
+    digest.update(data)  # not ``header + data``: a copy of every file hashed, for nothing
+    return digest.hexdigest()
 
 
 class Entry(NamedTuple):

@@ -56,3 +56,27 @@ def test_a_cold_lint_of_the_working_tree_hashes_each_file_once(
                                     if p.is_file() and ".git" not in p.parts)
     assert ("prompt", "prompts/p1.prompt.yaml", blob_id(PROMPT.format(n=1).encode())) in set(
         memo._prompts)
+
+
+def test_validation_keeps_the_working_tree_ids_it_hashes(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Validation keys its memo on the id it hashes and the source keeps it: a second
+    validation of the same source (the build after review/warm.py's prevalidation), lint's
+    cache key and the diff's same-bytes check hash no prompt file again (issue 26 session 21:
+    each hashed every file of a large `diff` once more)."""
+    from promptops.pipeline.validate import validate_some
+
+    files = {"promptops.yaml": "name: m\nversion: 1.0.0\n"}
+    files.update({f"prompts/p{n}.prompt.yaml": PROMPT.format(n=n) for n in range(5)})
+    make_repo(tmp_path / "r", files)
+    hashed = counted_hashes(monkeypatch)
+    build = Build(tmp_path / "r", None, memo=FileMemo())
+    prompts = [p for p in build.source.files() if p.startswith("prompts/")]
+    validate_some(build.source, prompts, [], memo=build.memo, index=build.index)
+    assert sorted(hashed) == sorted(PROMPT.format(n=n).encode() for n in range(5))
+    assert build.package is not None  # the build's validation finds every id kept
+    for path in prompts:
+        assert build.source.content_id(path) == blob_id((tmp_path / "r" / path).read_bytes())
+        assert build.source.blob_id(path) == build.source.content_id(path)
+    assert len(hashed) == 5
+

@@ -8,6 +8,9 @@ must agree: the same data (``repr``: 1, 1.0 and True differ) or the same error.
 
 from __future__ import annotations
 
+import contextlib
+
+import pytest
 import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -64,6 +67,60 @@ def test_a_plain_tree_takes_the_plain_path() -> None:
     loader = fast.FastLoader("a: [x, {b: c}]\n")
     root = loader.get_single_node()
     assert fast._plain(loader, root, aliases=False) == {"a": ["x", {"b": "c"}]}
+
+
+def test_typed_scalars_are_built_without_the_generic_constructor(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Booleans, integers and floats are built by their constructors directly (issue 26
+    session 21: ``construct_object``'s bookkeeping around them), with the same values and
+    errors, explicitly tagged ones included."""
+    text = "a: [true, False, 12, 0x1F, 1_000, 1.5, .inf, null, x, !!bool yes, !!int '7']\n"
+    expected = fast._general(text)
+    monkeypatch.setattr(fast.FastLoader, "construct_object", None)  # never called now
+    loader = fast.FastLoader(text)
+    got = fast._plain(loader, loader.get_single_node(), aliases=False)
+    assert repr(got) == repr(expected)
+    monkeypatch.undo()
+    for odd in ("a: !!bool maybe\n", "a: !!int x\n", "a: !!float x\n", "a: 0x" + "f" * 5000):
+        assert same(odd)[0] == "error", odd
+
+
+def test_a_walk_looks_for_aliases_only_where_an_anchor_may_be(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A ``*`` without a ``&`` (Markdown's bold) is no alias: libyaml refuses an alias with
+    no anchor, so no node can be met twice and the walk keeps no node ids (session 21)."""
+    told: list[bool] = []
+    real = fast._Walk
+
+    def walk(loader: fast.FastLoader, *, aliases: bool) -> fast._Walk:
+        told.append(aliases)
+        return real(loader, aliases=aliases)
+
+    monkeypatch.setattr(fast, "_Walk", walk)
+    texts = ["text: '**bold** and *em*'\n", "a: &x [1]\nb: *x\n", "a: '&'\nb: '*'\n"]
+    for text in texts:
+        for source in (text, text.encode()):
+            with contextlib.suppress(fast._NotPlain):  # (the alias: the general path's)
+                fast._one_walk(source, None)
+    assert told == [False, False, True, True, True, True]
+    for text in [*texts, "a: *undefined\n", "a: &x [*x]\n"]:
+        same(text)
+
+
+def test_a_walk_without_aliases_counts_a_mappings_nodes_without_listing_them(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """No alias possible: a mapping's keys and values are counted, not flattened into a list
+    for :meth:`fast._Walk.met` (session 21); the count, which the limit reads, is the same."""
+    listed: list[int] = []
+    met = fast._Walk.met
+    monkeypatch.setattr(fast._Walk, "met", lambda self, nodes: (listed.append(len(nodes)),
+                                                                met(self, nodes))[1])
+    loader = fast.FastLoader("a: {b: c, d: [e, f]}\n")
+    walk = fast._Walk(loader, aliases=False)
+    root = loader.get_single_node()
+    walk.met([root])
+    assert walk.value(root, 1) == {"a": {"b": "c", "d": ["e", "f"]}}
+    assert walk.count == 9 and listed == [1, 2]  # the root and the sequence only
 
 
 def test_limits_hold_on_the_plain_path() -> None:
