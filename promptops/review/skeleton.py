@@ -272,6 +272,7 @@ class _Shapes:
     """Code by template shape, for the environments of one whitespace mode."""
 
     def __init__(self) -> None:
+        self.signatures: dict[str, tuple[object, ...]] = {}  # layout's, by text
         self.code: dict[_Key, _Plan | None] = {}  # None: the shape does not compile
         # by the shape with every literal in its tags marked: those to keep as written
         self.unsafe: dict[_Key, frozenset[int]] = {}
@@ -296,7 +297,7 @@ class _Shapes:
         plain = _plain(name) and _plain(filename)
         written: _Written | None = None
         if plain and rewrites(env):  # by the source as written: no rewrite, no rescan
-            found = layout(env, source)
+            found = layout(env, source, self.signatures)
             if found is not None:
                 written = (env.lexer, filename, name is not None, found[0]), *found[1:]
                 learnt = self.by_source.get(written[0])
