@@ -44,6 +44,9 @@ _STRING = ("'", '"')
 
 # per value of the layout: None for a template name; for a text, whether its first line
 # and its last line are cut off (made comments by the rewrite)
+# the longest text whose signature layout's caller keeps: short texts between tags recur
+# from prompt to prompt (`: `, a line break and an indent), long ones rarely
+_SEEN = 120
 Recipe = tuple[tuple[bool, bool] | None, ...]
 Key = tuple[object, ...]
 
@@ -90,7 +93,8 @@ def _signature(text: str) -> tuple[object, ...]:
             tail if not tail.strip(_BLANK) else None, first == last)
 
 
-def layout(env: Environment, source: str) -> tuple[Key, list[str], list[object]] | None:
+def layout(env: Environment, source: str, seen: dict[str, tuple[object, ...]] | None = None
+           ) -> tuple[Key, list[str], list[object]] | None:
     """``source``'s key as written (module docstring) and its layout's values (texts
     and template names, in order) and the string and integer literals inside its tags;
     None where the scan cannot vouch for the cut. The key stands for the rewrite only
@@ -107,7 +111,18 @@ def layout(env: Environment, source: str) -> tuple[Key, list[str], list[object]]
     if fast is None:
         return None
     key, values, literals = fast
-    return (key, tuple(_signature(text) for _, text in texts(key, values))), values, literals
+    if seen is None:
+        return (key, tuple(_signature(text) for _, text in texts(key, values))), values, \
+            literals
+    sigs: list[tuple[object, ...]] = []
+    for _, text in texts(key, values):
+        sig = seen.get(text) if len(text) <= _SEEN else None
+        if sig is None:
+            sig = _signature(text)
+            if len(text) <= _SEEN:
+                seen[text] = sig
+        sigs.append(sig)
+    return (key, tuple(sigs)), values, literals
 
 
 def closed(key: Key) -> bool:

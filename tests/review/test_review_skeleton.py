@@ -177,3 +177,17 @@ def test_a_nul_compiles_as_jinja_does() -> None:
     source = "a\x001\x00b {{ x }}"
     tpl = ShapeCache().from_string(env, "jinja", source)
     assert tpl.render(x=1) == "a\x001\x00b 1"
+
+
+def test_a_shapes_strings_are_cut_at_their_markers_once() -> None:
+    """A planned string holds its pieces (text, a value's place, ~place for its repr),
+    cut when the shape compiles, and fills as the two regex passes filled it."""
+    from promptops.review import skeleton
+
+    c = "a\x001\x00b" + repr("\x002\x00") + "\x003\x00" + "\\x00 c"
+    assert skeleton._pieces(c) == ["a", 1, "b", ~2, 3, "\\x00 c"]
+    code = compile(f"x = {c!r}\ny = {chr(0) + '0' + chr(0)!r}", "<t>", "exec")
+    plan = skeleton._plan(code)
+    assert [what for _, what in plan[1]] == [["a", 1, "b", ~2, 3, "\\x00 c"], [0]]
+    filled = skeleton._filled(plan, [7, "T", "n's", "U"])
+    assert set(filled.co_consts) >= {"aTb\"n's\"U\\x00 c", 7}

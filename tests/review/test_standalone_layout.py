@@ -137,3 +137,28 @@ def test_what_the_key_cannot_vouch_for_has_none() -> None:
         written = layout(env, source)
         assert written is not None and not closed(written[0]), source
     assert not rewrites(environment({}, "jinja"))
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(LAYOUT, FILLINGS)
+def test_signatures_kept_by_text_give_the_same_layout(layout_: list[str | None],
+                                                     fillings: list[tuple[list[str], list[str]]]
+                                                     ) -> None:
+    """The caller's memo of texts' signatures (short texts recur from prompt to prompt)
+    changes no key: each layout is the one made without it."""
+    env = environment({}, "standalone")
+    seen: dict[str, tuple[object, ...]] = {}
+    for texts, names in fillings:
+        source = _fill(layout_, texts, names)
+        assert layout(env, source, seen) == layout(env, source), source
+    assert all(len(text) <= 120 for text in seen)
+
+
+def test_a_texts_signature_is_kept_for_the_next_layout() -> None:
+    env = environment({}, "standalone")
+    seen: dict[str, tuple[object, ...]] = {}
+    layout(env, "Task {{ a }}\n{% if b %}\nx{% endif %}\n", seen)
+    assert seen == {"Task ": (None,), "\n": ("\n", "", True), "\nx": ("\n", None, True)}
+    long = "y" * 121
+    layout(env, long + "{{ a }}", seen)
+    assert long not in seen  # a long text rarely recurs: not kept
