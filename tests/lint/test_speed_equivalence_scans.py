@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import random
 
+from promptops.lint.rules.po501_secret import HINTS, _hint_lines
 from promptops.lint.rules.po502_invisible_unicode import _ANY, INVISIBLE, beyond_ascii
 from promptops.pipeline.templates import _TAGS, tag_free
 
@@ -55,3 +56,19 @@ def test_a_source_is_tag_free_exactly_where_no_tag_opener_is_in_it() -> None:
         source = "".join(rnd.choice(pieces) for _ in range(rnd.randint(0, 10)))
         assert tag_free(source) == (not any(t in source for t in _TAGS)), source
     assert not tag_free("x {% raw %}") and not tag_free("{#") and tag_free("{ { % #")
+
+
+def test_the_hinted_lines_are_the_lines_holding_a_hint() -> None:
+    """PO501's lines to try (session 21: seven scans, not one alternation of every hint)
+    are every line holding a hint, overlapping and adjacent hints and a hint at either end
+    included."""
+    rnd = random.Random(2121)
+    pieces = [*HINTS, "sk", "gh", "A", "KIA", "_", "-", "\n", "\r\n", " ", "word", "é"]
+    for _ in range(4000):
+        text = "".join(rnd.choice(pieces) for _ in range(rnd.randint(0, 14)))
+        expected, start = [], 0
+        for line in text.split("\n"):
+            if any(h in line for h in HINTS):
+                expected.append(start)
+            start += len(line) + 1
+        assert _hint_lines(text) == expected, text
