@@ -72,19 +72,13 @@ def check(ctx: LintContext) -> Iterator[Hit]:
         text = ctx.text(path)
         if not text:
             continue
-        # The hinted lines before the table (its key is the whole file: a hash of every
-        # byte), by the scans that tell whether there are any (:func:`may_hold`'s, which
-        # a file holding a hint paid twice, then the scan's).
+        # a text past ASCII is scanned in its bytes (read for PO502 anyway: _SPLIT_B)
         raw = None if text.isascii() else ctx.raw(path)
-        if raw is None:
-            starts = _hint_lines(text, _SPLIT, (_GH, _A), "\n")
-        else:
-            raw = raw[3:] if raw.startswith(_BOM) else raw  # no line break in it
-            starts = _hint_lines(raw, _SPLIT_B, (_GH_B, _A_B), b"\n")
-        if not starts:
-            continue
-        scan = (lambda t, at=starts: _lines_scanned(t, at, str)) if raw is None \
-            else (lambda _, raw=raw, at=starts: _lines_scanned(raw, at, bytes.decode))
+        if not may_hold(text if raw is None else raw):
+            continue  # before the table: its key is the whole file (a hash of every byte)
+        # may_hold stops at the first hint: where texts repeat, a copy costs that and
+        # the table's lookup, not every scan
+        scan = _scan if raw is None else (lambda _, raw=raw: _scan_raw(raw))
         for line, col, what in ctx.memo(CODE, text, scan):
             yield Hit(path, line, col, f"possible {what} committed in the package")
 
