@@ -29,6 +29,7 @@ from promptops.pipeline.yamlio.loader import LoadedFile, Loc
 if TYPE_CHECKING:
     from promptops.lint.settings import LintSettings
     from promptops.pipeline.bundle_types import Bundle
+    from promptops.pipeline.textshape import Key as ShapeKey
     from promptops.sandbox.environment import PromptEnvironment
 
 T = TypeVar("T")
@@ -227,6 +228,11 @@ class LintContext:
         found = collect(ast, every)
         self._nodes.setdefault(id(ast), (ast, every))  # the same walk's node list
         return found
+
+    def literal_shape(self, source: str) -> tuple[ShapeKey, list[str], list[object]] | None:
+        """The shape scan of ``source``, the build's where it parsed it (the shape tables
+        key templates by it: :mod:`promptops.lint.shaped`)."""
+        return self.index.literal_shape(source)
 
     def nodes(self, ast: nodes.Node) -> list[nodes.Node]:
         """Every node of a parsed template in source order, walked once for all the rules

@@ -57,12 +57,12 @@ from jinja2 import nodes
 
 from promptops.lint.walk import preorder
 from promptops.pipeline.astshapes import MARK, literal_marked
-from promptops.pipeline.textshape import literal_shape
 
 if TYPE_CHECKING:
     from jinja2 import Environment
 
     from promptops.lint.walk import Facts
+    from promptops.pipeline.textshape import Key as ShapeKey
 
 T = TypeVar("T")
 S = TypeVar("S")
@@ -101,6 +101,8 @@ class Trees(Protocol):
     def ast(self, key: str, source: str) -> nodes.Template | None: ...
 
     def nodes(self, ast: nodes.Node) -> list[nodes.Node]: ...
+
+    def literal_shape(self, source: str) -> tuple[ShapeKey, list[str], list[object]] | None: ...
 
 
 # a source's shape: (the shape's number, its values that are not texts, its literals,
@@ -266,7 +268,10 @@ class ShapeTables:
     def _keyed(self, trees: Trees, source: str) -> _Keyed | None:
         if len(source) > SMALL:  # one scan of its bytes, for a walk of its few tags
             return None
-        shaped = self._scanned(literal_shape, source)
+        try:  # the build's scan where it parsed the source (AstShapes.scan)
+            shaped = trees.literal_shape(source)
+        except Exception:
+            shaped = None  # as AstShapes.parse: the parse says why
         if shaped is None:
             return None
         shape, values, literals = shaped

@@ -225,7 +225,12 @@ def _agree(fast: tuple[_Key, list[str], list[object]], values: list[object], tex
 class AstShapes:
     """Parses templates, one parse per shape (the module docstring says what a shape is)."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, keep_scans: bool = False) -> None:
+        # literal_shape of each source parsed or scanned (preprocessed by the environment
+        # kept with them), when asked to keep them: what lint's shape tables key a
+        # template by (:meth:`scan`)
+        self._scans: dict[str, _Fast | None] | None = {} if keep_scans else None
+        self._scan_env: Environment | None = None
         self._marked: dict[_Key, bytes | None] = {}  # None: the shape is not shared
         self._first: dict[_Key, tuple[nodes.Template, list[object]]] = {}  # seen once
         # marked trees by text_shape's key, kept once the lexer agreed with it (as many
@@ -249,7 +254,7 @@ class AstShapes:
                 text, fast = missed[2], missed[3]  # scanned by known_references just now
             else:
                 text = env.preprocess(source)
-                fast = literal_shape(env, text)
+                fast = self._scanned(env, source, text)
             if fast is not None:
                 known = self._by_text.get((lexer, fast[0]))
                 if known is not None:  # no Jinja token made: the module docstring
@@ -282,6 +287,30 @@ class AstShapes:
             self._by_text[(lexer, fast[0])] = marked
         return self._made(marked, env, values)
 
+    def _keep(self, env: Environment, source: str, fast: _Fast | None) -> None:
+        if self._scans is not None:
+            if env is not self._scan_env:
+                self._scans.clear()
+                self._scan_env = env
+            self._scans[source] = fast
+
+    def _scanned(self, env: Environment, source: str, text: str) -> _Fast | None:
+        """``literal_shape(env, text)`` of ``text``, ``source`` preprocessed: the kept
+        one when there is one, else scanned (and kept, when this object keeps them)."""
+        if self._scans is not None and env is self._scan_env and source in self._scans:
+            return self._scans[source]
+        fast = literal_shape(env, text)
+        self._keep(env, source, fast)
+        return fast
+
+    def scan(self, env: Environment, source: str) -> _Fast | None:
+        """``literal_shape(env, env.preprocess(source))``, kept from this object's parse or
+        scan of ``source`` when it keeps them: a forked lint child's shape tables key
+        every template the build parsed by the build's scan, and the parse of one it
+        did not follows lint's scan of it (issue 26, session 21: on ``real``, 4,700
+        scans in the child, 2,150 of them twice). Raises what the preprocessing raises."""
+        return self._scanned(env, source, env.preprocess(source))
+
     def _made(self, frozen: bytes, env: Environment, values: list[object]) -> nodes.Template:
         tree = _tree(frozen, env, values)
         self._last = (tree, frozen, values, env)
@@ -313,6 +342,7 @@ class AstShapes:
             fast = literal_shape(env, text)
         except Exception:  # the parse raises it, as Jinja words it
             return None
+        self._keep(env, source, fast)
         frozen = None if fast is None else self._by_text.get((env.lexer, fast[0]))
         if fast is None or frozen is None:
             # the caller parses it next: that parse takes this scan, not a second one

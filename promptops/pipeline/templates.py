@@ -27,6 +27,7 @@ from promptops.pipeline.source import inside
 from promptops.sandbox.nesting import parse
 
 if TYPE_CHECKING:
+    from promptops.pipeline.textshape import Key as ShapeKey
     from promptops.sandbox.environment import PromptEnvironment
 
 _REFERENCES = (nodes.Include, nodes.Import, nodes.FromImport, nodes.Extends)
@@ -69,7 +70,9 @@ class TemplateIndex:
         self.one_core = one_core
         self._asts: dict[str, nodes.Template | None] = {}
         self._includes: dict[str, tuple[tuple[str, int], ...]] = {}
-        self._shapes = AstShapes()  # one parse per template shape (pipeline/astshapes.py)
+        # one parse per template shape (pipeline/astshapes.py); the shape scans kept for
+        # lint where the trees are
+        self._shapes = AstShapes(keep_scans=keep_asts)
 
     @cached_property
     def env(self) -> PromptEnvironment:
@@ -95,6 +98,12 @@ class TemplateIndex:
         if self.keep_asts:
             self._asts[source] = ast
         return ast
+
+    def literal_shape(self, source: str) -> tuple[ShapeKey, list[str], list[object]] | None:
+        """:func:`~promptops.pipeline.textshape.literal_shape` of ``source`` preprocessed,
+        as this index's parse scanned it (:meth:`AstShapes.scan`); raises what the
+        preprocessing raises."""
+        return self._shapes.scan(self.env, source)
 
     def kept(self) -> dict[str, nodes.Template | None]:
         """The ASTs kept (None: the source does not parse), by source: what a forked lint

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import pytest
 from jinja2 import nodes
@@ -37,6 +37,9 @@ class _Trees:
 
     def nodes(self, ast: nodes.Node) -> list[nodes.Node]:
         return preorder(ast)
+
+    def literal_shape(self, source: str) -> tuple[Any, list[str], list[object]] | None:
+        return self.index.literal_shape(source)
 
 
 class _Tables:
@@ -309,3 +312,35 @@ def test_a_finding_after_a_literal_over_several_lines_is_where_it_is() -> None:
              if f.code == "PO201"]
     assert found == [("prompts/p0.prompt.yaml", 6, 12), ("prompts/p1.prompt.yaml", 6, 12),
                      ("prompts/p2.prompt.yaml", 5, 17)]
+
+
+def test_the_shape_tables_key_a_template_by_the_builds_scan(monkeypatch: Any) -> None:
+    """An index that keeps its trees keeps the shape scan of each source it parsed, and
+    lint's shape tables key the template by it rather than scanning it again (session 21:
+    a forked lint child re-scanned the 4,700 templates of ``real`` its build had
+    scanned); an index that keeps no trees, or a source never parsed, is scanned."""
+    from promptops.pipeline import astshapes
+
+    index = TemplateIndex(keep_asts=True)
+    sources = [f"Hi {{{{ name }}}} {i}{{% if x %}}{WORDS[i % 9]}{{% endif %}}" for i in range(9)]
+    for source in sources:
+        index.parse(source)
+    calls: list[str] = []
+    real = astshapes.literal_shape
+
+    def counted(env: Any, text: str, **kw: Any) -> Any:
+        calls.append(text)
+        return real(env, text, **kw)
+
+    monkeypatch.setattr(astshapes, "literal_shape", counted)
+    for source in sources:
+        assert index.literal_shape(source) == real(index.env, index.env.preprocess(source))
+    assert calls == []
+    assert index.literal_shape("{{ other }}") == real(index.env, "{{ other }}")
+    assert calls == ["{{ other }}"]
+    index.parse("{{ other }}")  # the parse after lint's scan reads that scan
+    assert calls == ["{{ other }}"]
+    plain = TemplateIndex()
+    plain.parse(sources[0])
+    calls.clear()
+    assert plain.literal_shape(sources[0]) is not None and len(calls) == 1

@@ -10,6 +10,16 @@ from __future__ import annotations
 
 import random
 
+from promptops.lint.rules.po501_secret import (
+    _A,
+    _GH,
+    _SPLIT,
+    HINTS,
+    _hint_lines,
+    _scan,
+    _scan_raw,
+    may_hold,
+)
 from promptops.lint.rules.po502_invisible_unicode import _ANY, INVISIBLE, beyond_ascii
 from promptops.pipeline.templates import _TAGS, tag_free
 
@@ -55,3 +65,38 @@ def test_a_source_is_tag_free_exactly_where_no_tag_opener_is_in_it() -> None:
         source = "".join(rnd.choice(pieces) for _ in range(rnd.randint(0, 10)))
         assert tag_free(source) == (not any(t in source for t in _TAGS)), source
     assert not tag_free("x {% raw %}") and not tag_free("{#") and tag_free("{ { % #")
+
+
+def test_the_hinted_lines_are_the_lines_holding_a_hint() -> None:
+    """PO501's lines to try (session 21: seven scans, not one alternation of every hint)
+    are every line holding a hint, overlapping and adjacent hints and a hint at either end
+    included."""
+    rnd = random.Random(2121)
+    pieces = [*HINTS, "sk", "gh", "A", "KIA", "_", "-", "\n", "\r\n", " ", "word", "é"]
+    for _ in range(4000):
+        text = "".join(rnd.choice(pieces) for _ in range(rnd.randint(0, 14)))
+        expected, start = [], 0
+        for line in text.split("\n"):
+            if any(h in line for h in HINTS):
+                expected.append(start)
+            start += len(line) + 1
+        assert _hint_lines(text, _SPLIT, (_GH, _A), "\n") == expected, text
+
+
+def test_the_secret_scan_of_the_bytes_is_the_scan_of_the_text() -> None:
+    """PO501 reads a text past ASCII in its UTF-8 bytes (session 21): the same hints, lines
+    and columns (in characters), a byte order mark dropped as decoding drops it."""
+    rnd = random.Random(2122)
+    pieces = ["sk-" + "c" * 40, "AKIA" + "ABCDEFGHIJKLMNOP", "ghp_" + "a" * 36, "task-x",
+              "-----BEGIN PRIVATE KEY-----", "xoxb-" + "1" * 12, "AIza" + "e" * 35, "\n",
+              "\r\n", " ", "é", "日本", "🙂", _BOM, "word", "-"]
+    found = 0
+    for _ in range(4000):
+        text = "".join(rnd.choice(pieces) for _ in range(rnd.randint(0, 14)))
+        for raw in (text.encode(), _BOM.encode() + text.encode()):
+            decoded = raw.decode("utf-8-sig")
+            assert may_hold(raw) == may_hold(decoded), raw
+            if may_hold(decoded):
+                assert _scan_raw(raw) == _scan(decoded), raw
+                found += bool(_scan(decoded))
+    assert found > 500
