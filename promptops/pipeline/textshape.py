@@ -25,8 +25,6 @@ readable size.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
-from itertools import chain
 
 from jinja2 import Environment
 
@@ -200,50 +198,50 @@ def _scan(env: Environment, source: str, *, literal: bool, raw_blocks: bool = Tr
     values: list[str] = []
     literals: list[object] = []
     line, pos = 1, 0
-    pieces: Iterator[re.Match[str]] = _PIECE.finditer(source)
     while True:
-        for m in pieces:
-            text = source[pos:m.start()]
-            if text and (text[-1] == "{" or _OPENER.search(text)):
-                break  # Jinja's lexer starts a tag in it, which _irregular reads
-            var, block, comment = m.groups()
-            if block is not None and "raw" in block and _RAW_BODY.fullmatch(block):
-                break  # a raw block, which _irregular reads with the text before it
-            body = var if var is not None else block if block is not None else comment
-            if body and (body[0] in "-+" or body[-1] in "-+"):
-                return None
-            if text:
+        # each step reads from the first opener after ``pos`` (Jinja's lexer starts its
+        # next tag there), anchored: a search for the next piece went past every tag it
+        # could not read to the end of the source, once per such tag (37,500 dict-literal
+        # tags in 300 KB: 100 s)
+        opener = _OPENER.search(source, pos)
+        if opener is None:  # the rest is text
+            if pos < len(source):
                 key.append(line)
-                values.append(text)
-                line += text.count("\n")
-            if block is not None:
-                named = _NAMED.fullmatch(block)
-                if named is not None:
-                    double = named[2] is not None
-                    key.append(("%", line, named[1], double, named[4]))
-                    values.append(named[2] if double else named[3])
-                else:
-                    key.append(("%", line, _keyed(block, literals, literal=literal)))
-            elif var is not None:
-                key.append(("{", line, _keyed(var, literals, literal=literal)))
-            else:
-                key.append(("#", line, body))
-            line += body.count("\n")
-            pos = m.end()
-        else:
-            if _OPENER.search(source, pos) is None:  # the rest is text
-                if pos < len(source):
-                    key.append(line)
-                    values.append(source[pos:])
-                return tuple(key), values, literals
-        found = _irregular(source, pos, line, (key, values), raw_blocks=raw_blocks)
-        if found is None:
+                values.append(source[pos:])
+            return tuple(key), values, literals
+        m = _PIECE.match(source, opener.start())
+        if m is None or (m[2] is not None and "raw" in m[2] and _RAW_BODY.fullmatch(m[2])):
+            # a tag _PIECE cannot read, or a raw block: _irregular reads it
+            found = _irregular(source, pos, line, (key, values), raw_blocks=raw_blocks)
+            if found is None:
+                return None
+            if not isinstance(found, re.Match):  # a raw block, read
+                pos, line = found
+                continue
+            m = found
+        text = source[pos:m.start()]
+        var, block, comment = m.groups()
+        body = var if var is not None else block if block is not None else comment
+        if body and (body[0] in "-+" or body[-1] in "-+"):
             return None
-        if isinstance(found, re.Match):  # a tag the loop reads, then the pieces after it
-            pieces = chain((found,), _PIECE.finditer(source, found.end()))
-        else:  # a raw block, read
-            pos, line = found
-            pieces = _PIECE.finditer(source, pos)
+        if text:
+            key.append(line)
+            values.append(text)
+            line += text.count("\n")
+        if block is not None:
+            named = _NAMED.fullmatch(block)
+            if named is not None:
+                double = named[2] is not None
+                key.append(("%", line, named[1], double, named[4]))
+                values.append(named[2] if double else named[3])
+            else:
+                key.append(("%", line, _keyed(block, literals, literal=literal)))
+        elif var is not None:
+            key.append(("{", line, _keyed(var, literals, literal=literal)))
+        else:
+            key.append(("#", line, body))
+        line += body.count("\n")
+        pos = m.end()
 
 
 def _irregular(source: str, pos: int, line: int, parts: tuple[list[object], list[str]], *,

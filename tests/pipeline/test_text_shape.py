@@ -15,6 +15,7 @@ one token shape), and the tree and the code from a shared key must be Jinja's ow
 from __future__ import annotations
 
 import re
+import threading
 
 from helpers.templates import dump_code, dump_tree
 from hypothesis import HealthCheck, given, settings
@@ -201,3 +202,24 @@ def test_the_nul_test_is_the_old_expression(source: str, pad: int) -> None:
 
     for text in (source, "a" * pad + source + "b" * pad, source + "\u2014" * pad):
         assert _nul(text) == ("\x00" in text or "\\x00" in text), repr(text)
+
+
+def test_a_text_of_many_tags_the_pattern_cannot_read_is_scanned_in_one_pass() -> None:
+    """Each tag a dict literal's braces keep from the piece pattern is read by the bracket
+    walk; the scan then went on with a *search* for the next piece, which ran past every
+    such tag to the end of the source, once per tag: 37,500 ``{{ {} }}`` (300 KB, a
+    hostile or generated template) took 100 s in every process that scans a text (build,
+    lint, serve's rebuild, a review's workers). Anchored at the next opener it is one
+    pass (~0.15 s here); the bound is 50x that, so only the quadratic fails it."""
+    env = TemplateIndex().env
+    source = "{{ {} }}" * 37_500
+    done: list[tuple[tuple[object, ...], list[str], list[object]] | None] = []
+    worker = threading.Thread(target=lambda: done.append(literal_shape(env, source)),
+                              daemon=True)
+    worker.start()
+    worker.join(timeout=20)
+    assert done, "the scan of 37,500 bracketed tags did not end within 20 s"
+    found = done[0]
+    assert found is not None
+    key, values, _ = found
+    assert values == [] and len(key) == 37_500
