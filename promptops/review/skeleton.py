@@ -45,6 +45,7 @@ from jinja2.bccache import Bucket
 from jinja2.lexer import Token, TokenStream, ignored_tokens
 from jinja2.parser import Parser
 
+from promptops.pipeline.astshapes import MARK
 from promptops.pipeline.textshape import literal_shape
 from promptops.render.codecache import CodeCache, ModeCache
 from promptops.review.literals import LITERALS, misplaced, unsafe
@@ -104,7 +105,7 @@ def _marked(tokens: list[Token], values: list[str]) -> tuple[Token, ...] | None:
 _Pieces = list[str | int]
 _Plan = tuple[CodeType, tuple[tuple[int, "_Plan | _Pieces | str"], ...]]
 # a marker as Jinja also writes the template's name into a message (its repr), or as it is
-_EITHER = re.compile(r"'\\x00([0-9]+)\\x00'|\x00([0-9]+)\x00")
+_EITHER = re.compile(r"'\\x00([0-9]+)\\x00'|" + MARK.pattern)
 
 
 def _marks(c: object) -> bool:

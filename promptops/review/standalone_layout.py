@@ -112,8 +112,7 @@ def layout(env: Environment, source: str, seen: dict[str, tuple[object, ...]] | 
         return None
     key, values, literals = fast
     if seen is None:
-        return (key, tuple(_signature(text) for _, text in texts(key, values))), values, \
-            literals
+        seen = {}
     sigs: list[tuple[object, ...]] = []
     for _, text in texts(key, values):
         sig = seen.get(text) if len(text) <= _SEEN else None
