@@ -15,7 +15,9 @@ bundle whose limits are small (a short deadline, so many cases fit in the time):
 
 Every case must either succeed within the output bound or fail with a RenderError
 (-32602/-32603) whose message is one clear line without a memory address, and must end
-within the deadline plus :data:`MARGIN_S`. Anything else is a violation; any other
+within the deadline plus :data:`MARGIN_S` of the rendering thread's CPU time (the bound is
+CPU time, docs/reliability.md: on a loaded host the wall clock of a case that keeps its
+bound can be many times longer). Anything else is a violation; any other
 exception is a crash. The process's peak RSS is reported at the end (the test bounds it).
 Output is a few ``name: value`` lines, then the violations, if any.
 """
@@ -119,8 +121,8 @@ def template_case(rng: random.Random) -> str:
 
 def run_case(b: dict[str, Any], arguments: dict[str, str],
              outcomes: dict[str, int]) -> tuple[str | None, float]:
-    """(violation or None, seconds) of one prompts/get; counts the outcome's kind."""
-    start = time.monotonic()
+    """(violation or None, CPU seconds) of one prompts/get; counts the outcome's kind."""
+    start = time.thread_time()
     try:
         result = Renderer(b).get("p", arguments)
         size = sum(len(m["content"].get("text", "")) for m in result["messages"])
@@ -136,9 +138,9 @@ def run_case(b: dict[str, Any], arguments: dict[str, str],
             problem = f"code {error_code(exc)}"
         elif not message or "\n" in message or " at 0x" in message or "Traceback" in message:
             problem = f"unclear error {message[:200]!r}"
-    elapsed = time.monotonic() - start
+    elapsed = time.thread_time() - start
     if problem is None and elapsed > TIMEOUT_MS / 1000 + MARGIN_S:
-        problem = f"took {elapsed:.2f} s"
+        problem = f"took {elapsed:.2f} s of CPU time"
     return problem, elapsed
 
 
@@ -212,7 +214,7 @@ def main(argv: list[str]) -> int:
     print(f"template cases: {counts['template']}")
     print(f"crashes: {len(crashes)}")
     print(f"violations: {len(violations)}")
-    print(f"slowest case ms: {slowest * 1000:.0f} (deadline {TIMEOUT_MS} ms)")
+    print(f"slowest case ms: {slowest * 1000:.0f} of CPU time (deadline {TIMEOUT_MS} ms)")
     print(f"peak rss mb: {peak_mb:.0f}")
     if args.verbose:
         for kind, n in sorted(outcomes.items(), key=lambda kv: -kv[1]):
