@@ -76,7 +76,8 @@ def prevalidate(source: CachingSource, index: TemplateIndex) -> None:
     references), part of them validated by a forked child; nothing when the package is
     small or this platform does not fork."""
     files = [p for p in source.files() if is_prompt_file(p)]
-    if not WARM_PROMPTS <= len(files) < index.memo.max_entries // 2 or not forks():
+    if (not WARM_PROMPTS <= len(files) < index.memo.max_entries // 2 or not forks()
+            or not hasattr(os, "memfd_create")):  # (Linux from 3.17, glibc from 2.27)
         return  # (a memo too small for both halves is emptied as it fills: no gain)
     source.prefetch()  # the files read once, here, before the fork: the child reads none
     source.read_ahead(files)
