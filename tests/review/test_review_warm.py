@@ -177,4 +177,5 @@ def test_the_process_done_first_takes_the_parts_left(repo: Path,
     prompts = [p for p in source.files() if p.startswith("prompts/")]
     assert all(index.memo.prompt(prompt_key(source, p)) is not None  # type: ignore[arg-type]
                for p in prompts)
-    assert len(prompts) > len(mine) >= len(prompts) - 3  # the child: its first part only
+    # the child: its first part at most (none when this process was done before it began)
+    assert len(mine) >= len(prompts) - 3
