@@ -163,7 +163,7 @@ def test_the_process_done_first_takes_the_parts_left(repo: Path,
 
     def timed(source: Any, prompts: list[str], *args: Any, **kwargs: Any) -> Any:
         if os.getpid() != parent:
-            time.sleep(0.5)  # the child's first part takes as long as every other
+            time.sleep(0.3)  # the child's first part takes as long as every other
         else:
             mine.extend(prompts)
         return validate_some(source, prompts, *args, **kwargs)
