@@ -21,6 +21,7 @@ import posixpath
 import stat
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Protocol
 
@@ -142,8 +143,10 @@ def names_git(path: str) -> bool:
     return ".git" in path.lower() and any(part.lower() == ".git" for part in path.split("/"))
 
 
+@lru_cache(maxsize=4096)
 def inside(path: str) -> str | None:
-    """Normalise a package-relative path; None when it escapes the package."""
+    """Normalise a package-relative path; None when it escapes the package. Kept by path:
+    asked for every include of every prompt, mostly the same partials (7% of a build)."""
     if not path or "\\" in path or path.startswith("/") or "\x00" in path:
         return None
     norm = posixpath.normpath(path)

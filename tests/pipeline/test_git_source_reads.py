@@ -41,3 +41,15 @@ def test_reading_what_nobody_named_is_one_more_batch(tmp_path: Path,
     assert texts == {p: t.encode() for p, t in
                      {"promptops.yaml": "name: p\nversion: 1.0.0\n", **files}.items()}
     assert singles == [] and batches == [2, 29]
+
+
+def test_a_paths_normal_form_is_kept_by_path() -> None:
+    """Every include of every prompt asks ``inside`` for the same few partials: the
+    second ask of a path is the first's answer, not a second normalisation."""
+    from promptops.pipeline.source import inside
+
+    first = inside("partials/./kept-by-path.j2")
+    before = inside.cache_info().hits
+    assert inside("partials/./kept-by-path.j2") is first == "partials/kept-by-path.j2"
+    assert inside.cache_info().hits == before + 1
+    assert inside("../out.j2") is None and inside("a/../../out.j2") is None

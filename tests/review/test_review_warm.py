@@ -4,9 +4,12 @@ same rendered diffs; and the memo the build then reads holds both halves' files.
 
 from __future__ import annotations
 
+import os
 import shutil
+import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from helpers.hashing import counted_hashes
@@ -104,7 +107,7 @@ def test_the_child_does_not_fork_again(repo: Path, monkeypatch: pytest.MonkeyPat
 
 def test_the_child_sends_no_bytes_and_nothing_is_hashed_twice(
         repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The child's pickle leaves out the files' bytes (this process holds them), and the
+    """The child's pickles leave out the files' bytes (this process holds them), and the
     blob ids it hashed come back with its entries: the build that reads the memo next
     (a working tree's memo keys are the ids of the bytes) hashes no prompt file again,
     nor do the review's source diffs (``CachingSource.blob_id``)."""
@@ -115,25 +118,64 @@ def test_the_child_sends_no_bytes_and_nothing_is_hashed_twice(
     monkeypatch.setattr(warm, "forks", lambda: True)
     source = CachingSource(open_source(repo, None))  # the working tree ("change")
     sent: list[bytes] = []
+    delta = warm._delta
 
-    def in_process(child: Callable[[], bytes], here: Callable[[], object]
-                   ) -> tuple[object, bytes]:
-        """``prefetch.forked`` without the fork: the child's bytes seen here, and what
-        it hashed forgotten (a forked child's memory stays in the child)."""
-        ids = dict(source._ids)
-        sent.append(child())
-        source._ids.clear()
-        source._ids.update(ids)
-        return here(), sent[-1]
+    def kept(*args: Any) -> tuple[bytes, tuple[int, int]]:
+        got = delta(*args)
+        sent.append(got[0])
+        return got
 
-    monkeypatch.setattr(warm, "forked", in_process)
+    class InProcess:
+        """``Forked`` without the fork: the child takes every part before this process
+        starts, and what it hashed is forgotten (a forked child's memory stays there)."""
+
+        def __init__(self, child: Callable[[], bytes]) -> None:
+            ids = dict(source._ids)
+            child()
+            source._ids.clear()
+            source._ids.update(ids)
+
+        def wait(self) -> None:
+            return None
+
+    monkeypatch.setattr(warm, "_delta", kept)
+    monkeypatch.setattr(warm, "Forked", InProcess)
     index = TemplateIndex(FileMemo(), keep_asts=True)
     warm.prevalidate(source, index)
     prompts = [p for p in source.files() if p.startswith("prompts/")]
     raw = {p: source.read(p) for p in prompts}
-    assert len(sent) == 1 and not any(raw[p] in sent[0] for p in prompts)
+    assert sent and not any(raw[p] in data for data in sent for p in prompts)
     assert sorted(hashed) == sorted(raw.values())  # each once, by one side or the other
     hashed.clear()
     checked = validate(source, memo=index.memo, index=index)
     assert checked.complete and not hashed
     assert all(source.blob_id(p) == blob_id(raw[p]) for p in prompts)
+
+
+def test_the_process_done_first_takes_the_parts_left(repo: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """The parts go to whichever process asks first, not half to each: a child held up
+    (its core busy with something else, or its files dearer) leaves this process the
+    parts it has not taken, and the memo still holds every file, the child's included."""
+    parent = os.getpid()
+    mine: list[str] = []
+    validate_some = warm.validate_some
+
+    def timed(source: Any, prompts: list[str], *args: Any, **kwargs: Any) -> Any:
+        if os.getpid() != parent:
+            time.sleep(0.3)  # the child's first part takes as long as every other
+        else:
+            mine.extend(prompts)
+        return validate_some(source, prompts, *args, **kwargs)
+
+    monkeypatch.setattr(warm, "WARM_PROMPTS", 1)
+    monkeypatch.setattr(warm, "forks", lambda: True)
+    monkeypatch.setattr(warm, "validate_some", timed)
+    source = CachingSource(open_source(repo, None))
+    index = TemplateIndex(FileMemo(), keep_asts=True)
+    warm.prevalidate(source, index)
+    prompts = [p for p in source.files() if p.startswith("prompts/")]
+    assert all(index.memo.prompt(prompt_key(source, p)) is not None  # type: ignore[arg-type]
+               for p in prompts)
+    # the child: its first part at most (none when this process was done before it began)
+    assert len(mine) >= len(prompts) - 3
