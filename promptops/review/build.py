@@ -19,8 +19,8 @@ from pathlib import Path
 from promptops.errors import PackageAbsent, PackageError
 from promptops.pipeline import collector
 from promptops.pipeline.build import Build
-from promptops.pipeline.bundle import Compiled
 from promptops.pipeline.bundle_types import Bundle, Prompt
+from promptops.pipeline.compiled import Compiled
 from promptops.pipeline.memo import FileMemo
 from promptops.pipeline.source import MANIFEST, Source, find_package, open_source
 from promptops.pipeline.templates import TemplateIndex
@@ -138,7 +138,7 @@ def review_package(folder: Path, rel: str, refs: Refs, index: TemplateIndex) -> 
     # core (review/early.py), while this one compiles HEAD's bundle and builds BASE,
     # which the shared memo makes cheap
     started: list[Lint] = []
-    compiled = Compiled()
+    compiled = Compiled(encoded=False)  # its bundles are never written nor identified
     head_src, head_pkg, new, new_err = _side(
         folder, refs.head, index, first=True, compiled=compiled,
         validated=lambda head: started.append(Lint.start(head, len(head.package.prompts))))
