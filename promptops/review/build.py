@@ -279,9 +279,9 @@ def _prompt(refs: Refs, shared: Shared, old: Bundle, new: Bundle, base_src: Sour
     pairs += [(p if p in ta else None, p if p in tb else None)
               for p in sorted(ta.keys() | tb.keys()) if ta.get(p) != tb.get(p)]
     for pa, pb in pairs:
-        diff = shared.source_diff(refs, base_src, head_src, pa, pb)
-        if diff:
-            sources.append(FileDiff(old_path=pa, new_path=pb, diff=diff))
+        found = shared.source_diff(refs, base_src, head_src, pa, pb)
+        if found is not None:
+            sources.append(found)
     level = required_bump(changes)
     return PromptReview(
         name=b["name"], old_name=a["name"] if a["name"] != b["name"] else None,
@@ -302,12 +302,14 @@ def _item(c: Change, excerpts: tuple[list[str], list[str]] | None = None,
     """The change as the report shows it; with ``kept``, the item without excerpts is
     kept there by the change's identity, for the package's list of changes (made after
     the renders, on one core: 5,000 items validated a second time, at 5,000 prompts)."""
-    item = ChangeItem.model_validate(c.to_json())
+    data = c.to_json()
+    item = ChangeItem.model_validate(data)
     if kept is not None:
         kept[id(c)] = item
     if excerpts is None:
         return item
-    return item.model_copy(update={"old_excerpt": excerpts[0], "new_excerpt": excerpts[1]})
+    return ChangeItem.model_validate({**data, "old_excerpt": excerpts[0],
+                                      "new_excerpt": excerpts[1]})  # (a copy cost more)
 
 
 def _excerpts(old: Bundle, a: Prompt, new: Bundle, b: Prompt, c: Change
