@@ -196,7 +196,8 @@ def _compared(e: _Ends, shared: Shared, plan: gates.TestPlan | gates.CheckStatus
     unaffected: list[str] = []
     head_cases = (review_cases(plan.cases) if isinstance(plan, gates.TestPlan)
                   else cases_for(e.head_src, e.new, e.head_pkg.package if e.head_pkg else None))
-    base_cases = cases_for(e.base_src, e.old, e.base_pkg.package if e.base_pkg else None)
+    base_cases = cases_for(e.base_src, e.old, e.base_pkg.package if e.base_pkg else None,
+                           smoke=False)  # (_cases keeps none of BASE's smoke cases)
     cases = _cases(head_cases, base_cases, renames)
     by_prompt: dict[str | None, list[Change]] = {}
     for change in changes:

@@ -239,3 +239,17 @@ def test_the_pools_answers_are_found_by_the_requests_themselves(
     shared.render_all([("a1", "a1", [asked])], gates.NO_HEAD, jobs=1)
     assert shared.rendered_diff("a1", "a1", {"who": "x"}) == shared.rendered_diff(
         "a1", "a1", asked) != []
+
+
+def test_bases_smoke_cases_are_not_made(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """BASE's cases are read for the test cases only HEAD lacks; its smoke cases, which
+    the review never shows (HEAD's stand for them), are not made."""
+    from promptops.review import cases
+
+    monkeypatch.chdir(repo)
+    made: list[str] = []
+    real = cases.smoke_case
+    monkeypatch.setattr(cases, "smoke_case", lambda p: made.append(p["name"]) or real(p))
+    report = build_report(repo, "main", "a-failing-test", None)
+    assert made == []
+    assert report.packages[0].tests.status == "failed"
