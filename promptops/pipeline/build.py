@@ -21,8 +21,8 @@ from promptops.pipeline.memo import FileMemo
 from promptops.pipeline.source import CachingSource, Source, open_source
 
 if TYPE_CHECKING:  # the stages import pydantic and Jinja only when a build needs them
-    from promptops.pipeline.bundle import Compiled
     from promptops.pipeline.bundle_types import Bundle
+    from promptops.pipeline.compiled import Compiled
     from promptops.pipeline.templates import TemplateIndex
     from promptops.pipeline.validate import Package, Validated
 

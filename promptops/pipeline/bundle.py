@@ -30,9 +30,10 @@ if TYPE_CHECKING:  # the TypedDicts too: serve's cold path reads bundles, never 
         Prompt,
         Resource,
     )
+    from promptops.pipeline.compiled import Compiled
     from promptops.pipeline.validate import Package, PromptDef
 
-__all__ = ["FORMAT", "Compiled", "compile_bundle", "compile_parts", "compile_serialised",
+__all__ = ["FORMAT", "compile_bundle", "compile_parts", "compile_serialised",
            "digest", "load_bundle", "parse_bundle", "serialise", "write_bundle"]
 
 
@@ -117,39 +118,6 @@ def resource(path: str, raw: bytes) -> Resource:
     return _resource(path, raw)
 
 
-class Compiled:
-    """Prompts compiled, with their canonical encodings, kept for another build of the
-    same files: a review builds both ends of a package from one memo, which hands both
-    the very same prompt model (:class:`~promptops.pipeline.validate.PromptFile`) for a
-    file whose content did not change, and compiling and encoding 5,000 prompts a
-    second time for BASE cost 0.15 s of one core. A prompt is :func:`compile_prompt`'s
-    function of its model, name, file and the media types of the package's files, so
-    it is reused only for that very model object (kept here, so its identity is never
-    another's), the same name and file, and an equal table of media types. The bundles
-    then share those prompt objects: a bundle is never changed once compiled.
-    """
-
-    def __init__(self) -> None:
-        self._kept: dict[tuple[tuple[tuple[str, str], ...], int, str, str],
-                         tuple[object, Prompt, bytes]] = {}
-
-    def prompts(self, prompts: tuple[PromptDef, ...], mime_of: Mapping[str, str]
-                ) -> tuple[list[Prompt], list[bytes]]:
-        """``prompts`` compiled and encoded, each reused when this kept it already."""
-        mimes = tuple(sorted(mime_of.items()))
-        made: list[Prompt] = []
-        encoded: list[bytes] = []
-        for p in prompts:
-            key = (mimes, id(p.spec), p.name, p.path)
-            got = self._kept.get(key)
-            if got is None or got[0] is not p.spec:
-                one = compile_prompt(p, mime_of)
-                got = self._kept[key] = (p.spec, one, canonical_long(one))
-            made.append(got[1])
-            encoded.append(got[2])
-        return made, encoded
-
-
 def compile_bundle(package: Package, kept: Compiled | None = None) -> Bundle:
     """Everything serve needs and nothing else: no timestamps, paths or user names; with
     ``kept``, each prompt another build of the same files compiled is reused."""
@@ -175,6 +143,8 @@ def _compile(package: Package, *, keep: bool, kept: Compiled | None = None
     else:
         prompts, encoded = kept.prompts(package.prompts, mime_of)
     body = _body(package, prompts, resources)
+    if kept is not None and not kept.encoded:  # no digest (see Compiled)
+        return body, None
     # Encoded member by member (the same bytes as ``canonical``, see ``canonical_body``): one
     # text of the whole bundle widened to 2 or 4 bytes a character wherever one prompt had
     # an emoji, and joining its pieces then took longer than encoding them.

@@ -358,6 +358,7 @@ class GitSource:
         self.tree = at.tree
         self.origin = Origin(commit=at.commit, tree=at.tree, dirty=False, path=self.prefix)
         self._entries: dict[str, Entry] | None = None
+        self._links: tuple[dict[str, Entry], bool] | None = None  # listing, holds a symlink
         self._data: dict[str, bytes] = {}
         self._read_rest = False  # every small blob not read yet was read in one batch
 
@@ -386,12 +387,15 @@ class GitSource:
         self._data[path] = data
 
     def blob_ids(self) -> dict[str, str] | None:
-        """path -> blob id of every file at once, or None when the tree holds a symlink
-        (then :meth:`blob_id` answers path by path): lint's cache key in one pass."""
+        """path -> blob id of every file (lint's cache key), None when a symlink is held."""
         entries = self._index()
-        if any(e.mode == _SYMLINK for e in entries.values()):
-            return None
-        return {p: e.sha for p, e in entries.items()}
+        return None if self._linked(entries) else {p: e.sha for p, e in entries.items()}
+
+    def _linked(self, entries: dict[str, Entry]) -> bool:
+        """Whether the listing holds a symlink (once a listing: 20,000 blob ids a review)."""
+        if self._links is None or self._links[0] is not entries:
+            self._links = (entries, any(e.mode == _SYMLINK for e in entries.values()))
+        return self._links[1]
 
     def blob_id(self, path: str) -> str | None:
         """The git object id of a file: its content's name, known before reading it. None
@@ -399,7 +403,7 @@ class GitSource:
         target's), and a memo keyed on it would keep a changed target's old content."""
         entries = self._index()
         entry = entries.get(path)
-        if entry is None or _first_link(path, entries)[0] is not None:
+        if entry is None or (self._linked(entries) and _first_link(path, entries)[0] is not None):
             return None
         return entry.sha
 

@@ -19,8 +19,8 @@ from pathlib import Path
 from promptops.errors import PackageAbsent, PackageError
 from promptops.pipeline import collector
 from promptops.pipeline.build import Build
-from promptops.pipeline.bundle import Compiled
 from promptops.pipeline.bundle_types import Bundle, Prompt
+from promptops.pipeline.compiled import Compiled
 from promptops.pipeline.memo import FileMemo
 from promptops.pipeline.source import MANIFEST, Source, find_package, open_source
 from promptops.pipeline.templates import TemplateIndex
@@ -138,7 +138,7 @@ def review_package(folder: Path, rel: str, refs: Refs, index: TemplateIndex) -> 
     # core (review/early.py), while this one compiles HEAD's bundle and builds BASE,
     # which the shared memo makes cheap
     started: list[Lint] = []
-    compiled = Compiled()
+    compiled = Compiled(encoded=False)  # its bundles are never written nor identified
     head_src, head_pkg, new, new_err = _side(
         folder, refs.head, index, first=True, compiled=compiled,
         validated=lambda head: started.append(Lint.start(head, len(head.package.prompts))))
@@ -196,7 +196,8 @@ def _compared(e: _Ends, shared: Shared, plan: gates.TestPlan | gates.CheckStatus
     unaffected: list[str] = []
     head_cases = (review_cases(plan.cases) if isinstance(plan, gates.TestPlan)
                   else cases_for(e.head_src, e.new, e.head_pkg.package if e.head_pkg else None))
-    base_cases = cases_for(e.base_src, e.old, e.base_pkg.package if e.base_pkg else None)
+    base_cases = cases_for(e.base_src, e.old, e.base_pkg.package if e.base_pkg else None,
+                           smoke=False)  # (_cases keeps none of BASE's smoke cases)
     cases = _cases(head_cases, base_cases, renames)
     by_prompt: dict[str | None, list[Change]] = {}
     for change in changes:
@@ -279,9 +280,9 @@ def _prompt(refs: Refs, shared: Shared, old: Bundle, new: Bundle, base_src: Sour
     pairs += [(p if p in ta else None, p if p in tb else None)
               for p in sorted(ta.keys() | tb.keys()) if ta.get(p) != tb.get(p)]
     for pa, pb in pairs:
-        diff = shared.source_diff(refs, base_src, head_src, pa, pb)
-        if diff:
-            sources.append(FileDiff(old_path=pa, new_path=pb, diff=diff))
+        found = shared.source_diff(refs, base_src, head_src, pa, pb)
+        if found is not None:
+            sources.append(found)
     level = required_bump(changes)
     return PromptReview(
         name=b["name"], old_name=a["name"] if a["name"] != b["name"] else None,
@@ -302,12 +303,14 @@ def _item(c: Change, excerpts: tuple[list[str], list[str]] | None = None,
     """The change as the report shows it; with ``kept``, the item without excerpts is
     kept there by the change's identity, for the package's list of changes (made after
     the renders, on one core: 5,000 items validated a second time, at 5,000 prompts)."""
-    item = ChangeItem.model_validate(c.to_json())
+    data = c.to_json()
+    item = ChangeItem.model_validate(data)
     if kept is not None:
         kept[id(c)] = item
     if excerpts is None:
         return item
-    return item.model_copy(update={"old_excerpt": excerpts[0], "new_excerpt": excerpts[1]})
+    return ChangeItem.model_validate({**data, "old_excerpt": excerpts[0],
+                                      "new_excerpt": excerpts[1]})  # (a copy cost more)
 
 
 def _excerpts(old: Bundle, a: Prompt, new: Bundle, b: Prompt, c: Change

@@ -22,7 +22,7 @@ from promptops.render.result import PromptResult
 from promptops.review import gates
 from promptops.review.arguments import adapt
 from promptops.review.early import Lint
-from promptops.review.model import ChangeItem
+from promptops.review.model import ChangeItem, FileDiff
 from promptops.review.refs import Refs
 from promptops.review.rendered import Lines, hunks, render_lines, source_lines, unified
 from promptops.review.skeleton import ShapeCache
@@ -61,9 +61,9 @@ class Shared:
         self.bundles = (old, new)
         code = ShapeCache()
         self.old, self.new = Renderer(old, code), Renderer(new, code)
-        self.diffs: dict[tuple[str | None, str | None], str] = {}
-        # each request's diff hunks (review.rendered.hunks), not both ends' lines
-        self.rendered: dict[tuple[str, str, str], Lines] = {}
+        self.diffs: dict[tuple[str | None, str | None], FileDiff | None] = {}
+        # each unit's argument sets and their diff hunks (review.rendered.hunks), in order
+        self.rendered: dict[tuple[str, str], tuple[list[dict[str, object]], list[Lines]]] = {}
         self.outcomes: list[Outcome] = []
         self.lint = gates.NO_HEAD
         self.items: dict[int, ChangeItem] = {}  # each change's report item, by identity
@@ -168,8 +168,9 @@ class Shared:
     def _store(self, work: list[_Unit], done: list[tuple[list[Lines], list[Outcome]]],
                outcomes: list[Outcome | None]) -> None:
         for (a, b, args, idx), (diffs, results) in zip(work, done, strict=True):
-            for one, body in zip(args, diffs, strict=True):
-                self.rendered[(a, b, _key(one))] = body
+            if args:
+                assert len(args) == len(diffs)
+                self.rendered[(a, b)] = (args, diffs)
             for i, outcome in zip(idx, results, strict=True):
                 outcomes[i] = outcome
 
@@ -179,10 +180,19 @@ class Shared:
     def rendered_diff(self, a: str, b: str, args: dict[str, object]) -> Lines:
         """The hunks of the diff of the request's lines at BASE and at HEAD, each end
         with the arguments it accepts (:mod:`promptops.review.arguments`); [] when they
-        are the same. Label them with :func:`promptops.review.rendered.labelled`."""
-        done = self.rendered.get((a, b, _key(args)))
-        if done is not None:
-            return done
+        are the same. Label them with :func:`promptops.review.rendered.labelled`.
+
+        The pool's answer for the very argument set the unit held (the review asks with
+        the same objects it gave :meth:`render_all`), else one equal to it as JSON: no
+        key made per request (10,000 ``json.dumps`` at 5,000 prompts)."""
+        asked, bodies = self.rendered.get((a, b), ((), []))
+        for one, body in zip(asked, bodies, strict=False):
+            if one is args:
+                return body
+        key = _key(args)
+        for one, body in zip(asked, bodies, strict=False):
+            if _key(one) == key:
+                return body
         return hunks(*_render_pair(self.old, self.new, a, b, args))
 
     def adapted(self, a: str, b: str, args: dict[str, object]) -> tuple[list[str], list[str]]:
@@ -191,14 +201,17 @@ class Shared:
         return adapt(pa, pb, args)[1], adapt(pb, pa, args)[1]
 
     def source_diff(self, refs: Refs, base_src: Source | None, head_src: Source | None,
-                    pa: str | None, pb: str | None) -> str:
+                    pa: str | None, pb: str | None) -> FileDiff | None:
+        """The diff of the file at ``pa`` at BASE and ``pb`` at HEAD, None when the same:
+        one report item however many prompts reach the file (a partial 5,000 include)."""
         key = (pa, pb)
         if key not in self.diffs:
             known = _content_id(base_src, pa)  # equal ids: equal bytes, so no diff
             same = known is not None and known == _content_id(head_src, pb)
-            self.diffs[key] = "" if same else unified(
+            diff = "" if same else unified(
                 source_lines(base_src, pa), source_lines(head_src, pb),
                 f"{refs.base_spec}: {pa or '/dev/null'}", f"{refs.head_spec}: {pb or '/dev/null'}")
+            self.diffs[key] = FileDiff(old_path=pa, new_path=pb, diff=diff) if diff else None
         return self.diffs[key]
 
 

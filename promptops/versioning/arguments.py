@@ -21,6 +21,9 @@ from promptops.versioning.semver import Level
 
 
 def diff_arguments(prompt: str, old: list[Arg], new: list[Arg]) -> Iterator[Change]:
+    if old is new:  # one compiled prompt at both ends (pipeline/compiled.py): 5,000 a review
+        yield from _unequal_to_itself(prompt, old)
+        return
     a = {x["name"]: x for x in old}
     b = {x["name"]: x for x in new}
     for name in sorted(a.keys() - b.keys()):
@@ -41,6 +44,17 @@ def diff_arguments(prompt: str, old: list[Arg], new: list[Arg]) -> Iterator[Chan
     if common_a != common_b:
         yield Change(Kind.arguments_reordered, Level.patch, "arguments reordered",
                      prompt=prompt, old=common_a, new=common_b)
+
+
+def _unequal_to_itself(prompt: str, args: list[Arg]) -> Iterator[Change]:
+    """What :func:`diff_arguments` finds between ``args`` and the very same list: only an
+    argument holding a value unequal to itself (a NaN default) can compare as changed,
+    each such one checked as before; no other argument is compared field by field."""
+    by_name = {x["name"]: x for x in args}
+    for name in sorted(by_name):
+        x = by_name[name]
+        if any(v != v for v in x.values()):
+            yield from _argument(prompt, name, x, x)
 
 
 def _argument(prompt: str, name: str, a: Arg, b: Arg) -> Iterator[Change]:

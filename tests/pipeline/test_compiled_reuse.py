@@ -1,11 +1,15 @@
-"""Both ends of a review compile through one :class:`~promptops.pipeline.bundle.Compiled`:
+"""Both ends of a review compile through one :class:`~promptops.pipeline.compiled.Compiled`:
 a prompt file the same at both ends is compiled once, and every bundle is byte for byte
 the one compiled alone (the media types of the files a prompt names are part of what a
 compiled prompt is kept by, and a changed file is compiled again)."""
 
 from __future__ import annotations
 
-from promptops.pipeline.bundle import Compiled, canonical, compile_bundle
+import pytest
+
+from promptops.pipeline import compiled
+from promptops.pipeline.bundle import canonical, compile_bundle
+from promptops.pipeline.compiled import Compiled
 from promptops.pipeline.memo import FileMemo
 from promptops.pipeline.source import MemorySource
 from promptops.pipeline.templates import TemplateIndex
@@ -55,3 +59,25 @@ def test_a_new_model_of_the_same_file_is_compiled_again() -> None:
     two = compile_bundle(_package(FileMemo(), **files), kept)
     assert canonical(one) == canonical(two)
     assert one["prompts"][0] is not two["prompts"][0]
+
+
+def test_unencoded_bundles_are_the_bundles_without_encoding_or_digest(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A review's ends (``encoded=False``): every member but the digest as compiled alone,
+    the digest ``""``, and no prompt encoded (nor reused from an encoding)."""
+    memo = FileMemo()
+    files: dict[str, str | bytes] = {"prompts/hello.prompt.yaml": HELLO,
+                                     "prompts/doc.prompt.yaml": DOC, "docs/x.dat": "plain"}
+    head = _package(memo, **files)
+    base = _package(memo, **{**files, "prompts/hello.prompt.yaml": HELLO.replace("o {", "a {")})
+    alone = [compile_bundle(p) for p in (head, base)]
+
+    def refused(obj: object) -> bytes:
+        raise AssertionError("a prompt was encoded")
+
+    monkeypatch.setattr(compiled, "canonical_long", refused)
+    kept = Compiled(encoded=False)
+    made = [compile_bundle(p, kept) for p in (head, base)]
+    assert [b["digest"] for b in made] == ["", ""]
+    assert [{**b, "digest": ""} for b in alone] == made
+    assert made[0]["prompts"][0] is made[1]["prompts"][0]  # doc: compiled once

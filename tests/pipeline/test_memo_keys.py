@@ -80,3 +80,29 @@ def test_validation_keeps_the_working_tree_ids_it_hashes(
         assert build.source.blob_id(path) == build.source.content_id(path)
     assert len(hashed) == 5
 
+
+
+def test_a_commits_blob_ids_look_for_symlinks_only_in_a_tree_holding_one(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A tree without a symlink has no path through one: its blob ids are read off the
+    listing; once a commit holds a link, a path through it has none, as before."""
+    import os
+
+    from promptops.pipeline import source as source_mod
+
+    files = {"promptops.yaml": "name: m\nversion: 1.0.0\n",
+             "prompts/p1.prompt.yaml": PROMPT.format(n=1)}
+    repo = make_repo(tmp_path / "r", files)
+    looked: list[str] = []
+    real = source_mod._first_link
+    monkeypatch.setattr(source_mod, "_first_link", lambda p, e: looked.append(p) or real(p, e))
+    plain = source_mod.GitSource(tmp_path / "r", "HEAD")
+    assert plain.blob_id("prompts/p1.prompt.yaml") == blob_id(PROMPT.format(n=1).encode())
+    assert looked == [] and plain.blob_ids() is not None
+    os.symlink("prompts", tmp_path / "r" / "linked")
+    repo.git.add("linked")
+    repo.git.commit("-qm", "a link")
+    linked = source_mod.GitSource(tmp_path / "r", "HEAD")
+    assert linked.blob_id("linked") is None and linked.blob_ids() is None  # the link's text
+    assert linked.blob_id("prompts/p1.prompt.yaml") == plain.blob_id("prompts/p1.prompt.yaml")
+    assert looked == ["linked", "prompts/p1.prompt.yaml"]

@@ -214,3 +214,42 @@ def test_the_reached_templates_of_the_diff_engine_give_the_report_of_computing_t
     again = build_report(repo, "main", branch, None)
     assert calls  # the review's own computation, for every prompt it compared
     assert shared.model_dump() == again.model_dump()
+
+
+def test_the_pools_answers_are_found_by_the_requests_themselves(
+        repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The review asks for each rendered diff with the argument set it gave the render
+    (no JSON key made per request, at either end of the pool); an equal argument set
+    that is another object still finds it. A partial's source diff is one item, however
+    many prompts reach it."""
+    from promptops.pipeline.templates import TemplateIndex
+    from promptops.review import gates
+
+    monkeypatch.chdir(repo)
+    keys: list[object] = []
+    real = review_shared._key
+    monkeypatch.setattr(review_shared, "_key", lambda args: keys.append(args) or real(args))
+    prompts = build_report(repo, "main", "partial", None).packages[0].prompts
+    assert keys == []
+    partial = [d for p in prompts for d in p.source_diffs if d.new_path == "partials/a.j2"]
+    assert len(partial) == 4 and all(d is partial[0] for d in partial)
+    shared = review_shared.Shared(Build(repo, "main").bundle, Build(repo, "partial").bundle,
+                                  TemplateIndex())
+    asked = {"who": "x"}
+    shared.render_all([("a1", "a1", [asked])], gates.NO_HEAD, jobs=1)
+    assert shared.rendered_diff("a1", "a1", {"who": "x"}) == shared.rendered_diff(
+        "a1", "a1", asked) != []
+
+
+def test_bases_smoke_cases_are_not_made(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """BASE's cases are read for the test cases only HEAD lacks; its smoke cases, which
+    the review never shows (HEAD's stand for them), are not made."""
+    from promptops.review import cases
+
+    monkeypatch.chdir(repo)
+    made: list[str] = []
+    real = cases.smoke_case
+    monkeypatch.setattr(cases, "smoke_case", lambda p: made.append(p["name"]) or real(p))
+    report = build_report(repo, "main", "a-failing-test", None)
+    assert made == []
+    assert report.packages[0].tests.status == "failed"

@@ -287,3 +287,33 @@ def test_change_json_is_plain_data(tmp_path: Path) -> None:
         "message": "argument 'language' enum narrowed (removed ['go'])",
         "old": ["python", "go"], "new": ["python"],
     }
+
+
+def test_the_same_argument_list_at_both_ends_is_compared_only_where_it_can_differ(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """One compiled prompt at both ends (a review's unchanged files) hands the very same
+    argument list to both: the changes are those of an equal copy (a NaN default is
+    "changed" either way: NaN != NaN), and only such an argument is compared field by
+    field."""
+    import copy
+    import math
+
+    from promptops.versioning import arguments
+
+    args: list[Any] = [
+        {"name": "who", "required": True, "enum": ["a", "b"], "examples": [math.nan]},
+        {"name": "n", "type": "number", "default": math.nan, "schema": {"x": [1]}},
+        {"name": "who", "description": "twice: the last one counts"}, {"name": "plain"}]
+    alone = [c.to_json() for c in arguments.diff_arguments("p", args, copy.deepcopy(args))]
+    compared: list[str] = []
+    real = arguments._argument
+
+    def counted(p: str, name: str, a: Any, b: Any) -> Any:
+        compared.append(name)
+        return real(p, name, a, b)
+
+    monkeypatch.setattr(arguments, "_argument", counted)
+    same = [c.to_json() for c in arguments.diff_arguments("p", args, args)]
+    assert same == alone and [(c["argument"], c["kind"]) for c in same] == [
+        ("n", "default_changed")]
+    assert compared == ["n"]
