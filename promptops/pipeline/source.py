@@ -87,9 +87,7 @@ def find_package(start: Path) -> Path:
 class Refused(FileNotFoundError):
     """A path the package rules forbid reading: absent for every reader, but the loader
     says why, since "not found" about a file the author can see sends them hunting.
-
-    ``why`` completes a sentence about the path: ``template 'x' is <why>``.
-    """
+    ``why`` completes a sentence about the path: ``template 'x' is <why>``."""
 
     why = "refused"
 
@@ -145,8 +143,7 @@ def names_git(path: str) -> bool:
 
 @lru_cache(maxsize=4096)
 def inside(path: str) -> str | None:
-    """Normalise a package-relative path; None when it escapes the package. Kept by path:
-    asked for every include of every prompt, mostly the same partials (7% of a build)."""
+    """A package-relative path normalised, None when it escapes (kept: 7% of a build)."""
     if not path or "\\" in path or path.startswith("/") or "\x00" in path:
         return None
     norm = posixpath.normpath(path)
