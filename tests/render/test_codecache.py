@@ -55,3 +55,21 @@ def test_a_renderer_without_a_cache_compiles_a_repeated_text_once(tmp_path: Path
     renderer = Renderer(bundle)
     assert len(set(_texts(renderer))) == 1
     assert renderer._code is not None and len(renderer._code) == 2  # the text, the partial
+
+
+def test_prompts_of_one_text_share_its_template_within_a_mode(tmp_path: Path) -> None:
+    """A renderer makes one template object per (whitespace mode, source): prompts that
+    repeat a text take it (not a template each), a prompt of another mode its own, and
+    each renders what a renderer of that prompt alone renders."""
+    bundle = _bundle(tmp_path / "s", "standalone", "P\n", copies=3)
+    other = dict(bundle["prompts"][2], name="p9", whitespace="jinja")
+    bundle["prompts"].append(other)  # type: ignore[attr-defined]
+    text = bundle["prompts"][0]["messages"][0]["text"]  # type: ignore[index]
+    renderer = Renderer(bundle)
+    made = [renderer.template(f"p{n}", 0, "text", text) for n in (0, 1, 2, 9)]
+    assert made[0] is made[1] is made[2]
+    assert made[3] is not made[0]
+    for n in (0, 1, 2, 9):
+        alone = Renderer(bundle).get(f"p{n}", {"who": "Ann"})
+        assert renderer.get(f"p{n}", {"who": "Ann"}) == alone
+    assert renderer.get("p9", {"who": "Ann"}) != renderer.get("p0", {"who": "Ann"})
