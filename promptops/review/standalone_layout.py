@@ -33,10 +33,12 @@ written lines against the rewrite itself.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from jinja2 import Environment
 from jinja2.ext import Extension
 
-from promptops.pipeline.textshape import literal_shape, texts
+from promptops.pipeline.textshape import Scan, kept_shape, texts
 from promptops.sandbox.whitespace import StandaloneWhitespace
 
 _BLANK = " \t"
@@ -93,7 +95,8 @@ def _signature(text: str) -> tuple[object, ...]:
             tail if not tail.strip(_BLANK) else None, first == last)
 
 
-def layout(env: Environment, source: str, seen: dict[str, tuple[object, ...]] | None = None
+def layout(env: Environment, source: str, seen: dict[str, tuple[object, ...]] | None = None,
+           scans: Mapping[str, Scan | None] | None = None
            ) -> tuple[Key, list[str], list[object]] | None:
     """``source``'s key as written (module docstring) and its layout's values (texts
     and template names, in order) and the string and integer literals inside its tags;
@@ -106,8 +109,10 @@ def layout(env: Environment, source: str, seen: dict[str, tuple[object, ...]] | 
     line where it starts, so sources that differ only in those values are rewritten
     alike and keep them, in order (5,000 prompts of ``{% set label = "case " ~ 7 %}``
     are one layout, not 5,000). A raw block's text is rewritten by other rules than the
-    recipe's (the recipe reads none), so a key holding one is no layout."""
-    fast = literal_shape(env, source, raw_blocks=False)
+    recipe's (the recipe reads none), so a key holding one is no layout. ``scans``: the
+    build's scans of sources as written, where this one may take the scan
+    (:func:`~promptops.pipeline.textshape.kept_shape`)."""
+    fast = kept_shape(env, source, {} if scans is None else scans, raw_blocks=False)
     if fast is None:
         return None
     key, values, literals = fast

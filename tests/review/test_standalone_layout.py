@@ -17,6 +17,7 @@ from helpers.templates import dump_code
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from promptops.pipeline.templates import TemplateIndex
 from promptops.pipeline.textshape import literal_shape
 from promptops.review.skeleton import ShapeCache
 from promptops.review.standalone_layout import closed, layout, recipe, rewrites, rewritten
@@ -162,3 +163,21 @@ def test_a_texts_signature_is_kept_for_the_next_layout() -> None:
     long = "y" * 121
     layout(env, long + "{{ a }}", seen)
     assert long not in seen  # a long text rarely recurs: not kept
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(LAYOUT, FILLINGS)
+def test_a_layout_from_the_builds_scan_is_the_layout(layout_: list[str | None],
+                                                    fillings: list[tuple[list[str], list[str]]]
+                                                    ) -> None:
+    """A render worker's layout of a text the build's index scanned takes that scan
+    (its key as written, raw blocks declined) and is the layout its own scan makes."""
+    env = environment({}, "standalone")
+    index = TemplateIndex(keep_asts=True)
+    for texts, names in fillings:
+        source = _fill(layout_, texts, names)
+        index.literal_shape(source)
+        assert layout(env, source, None, index.written_scans()) == layout(env, source), source
+    source = "{% if a %}\nkept {{ b }}\n{% endif %}\n"
+    fake = ((("%", 1, " x "),), ["taken"], [])
+    assert layout(env, source, None, {source: fake}) == (((("%", 1, " x "),), ()), ["taken"], [])
