@@ -46,7 +46,7 @@ from jinja2.lexer import Token, TokenStream, ignored_tokens
 from jinja2.parser import Parser
 
 from promptops.pipeline.astshapes import MARK
-from promptops.pipeline.textshape import Scan, literal_shape
+from promptops.pipeline.textshape import Scan, kept_shape
 from promptops.render.codecache import CodeCache, ModeCache
 from promptops.review.literals import LITERALS, misplaced, unsafe
 from promptops.review.standalone_layout import (
@@ -313,7 +313,7 @@ class _Shapes:
             return env.compile(source, name, filename)
         laid: _Layout | None = None
         if plain:
-            fast = literal_shape(env, text)
+            fast = kept_shape(env, text, self.scans)  # the build scanned most as written
             if fast is not None:
                 laid = (env.lexer, filename, name is not None, fast[0]), fast[1], fast[2]
                 known = self._laid(laid)
