@@ -124,23 +124,18 @@ def as_written(env: Environment) -> bool:
 _UNKEPT = object()
 
 
-def kept_shape(env: Environment, source: str, kept: Mapping[str, Scan | None], *,
-               raw_blocks: bool = True) -> Scan | None:
-    """``literal_shape(env, source, raw_blocks=raw_blocks)``, taken from ``kept`` when it
-    holds ``source``: :func:`literal_shape` of sources as written by an environment
-    :func:`as_written` holds for, raw blocks read (what a build's template index kept:
-    :meth:`~promptops.pipeline.astshapes.AstShapes.written_scans`). A diff's render
-    workers scanned again each text the build had scanned (issue 26, session 22: half
-    of a ``numbered`` worker's layouts). The scan with ``raw_blocks`` false is the same
-    scan stopped at the first raw block: a kept None is None there too, and a kept key
-    holding a raw block's tag is None there."""
+def kept_shape(env: Environment, source: str, kept: Mapping[str, Scan | None]
+               ) -> Scan | None:
+    """``literal_shape(env, source)``, taken from ``kept`` when it holds ``source``:
+    :func:`literal_shape` of sources as written by an environment :func:`as_written`
+    holds for (what a build's template index kept: :meth:`~promptops.pipeline.astshapes.
+    AstShapes.written_scans`); the scan reads nothing else of an environment. A diff's
+    render workers scanned again each text the build had scanned (issue 26, session 22:
+    half of a ``numbered`` worker's layouts)."""
     found = kept.get(source, _UNKEPT) if _default_syntax(env) else _UNKEPT
     if found is _UNKEPT:
-        return literal_shape(env, source, raw_blocks=raw_blocks)
-    fast = cast("Scan | None", found)
-    if fast is None or raw_blocks or "raw" not in source:
-        return fast
-    return None if any(type(e) is tuple and e[0] == "raw" for e in fast[0]) else fast
+        return literal_shape(env, source)
+    return cast("Scan | None", found)
 
 
 class _Unreadable(Exception):

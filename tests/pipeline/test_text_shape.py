@@ -230,9 +230,8 @@ def test_a_text_of_many_tags_the_pattern_cannot_read_is_scanned_in_one_pass() ->
 def test_a_kept_scan_is_the_scan_of_any_environment_of_the_syntax(
         layout: list[str | None], fillings: list[tuple[list[str], list[str]]]) -> None:
     """A build's index keeps its scans of sources as written; a review's layout of the
-    same source in the standalone mode takes them (kept_shape), raw blocks read or not,
-    and gets what its own scan gets; an environment of another syntax (the legacy mode)
-    none."""
+    same source in the standalone mode takes them (kept_shape) and gets what its own
+    scan gets; an environment of another syntax (the legacy mode) none."""
     index = TemplateIndex(keep_asts=True)
     envs = [environment({}, "standalone"), environment({}, None), index.env]
     for texts, names in fillings:
@@ -244,17 +243,13 @@ def test_a_kept_scan_is_the_scan_of_any_environment_of_the_syntax(
         kept = index.written_scans()
         assert source in kept
         for env in envs:
-            for raw in (True, False):
-                assert kept_shape(env, source, kept, raw_blocks=raw) == \
-                    literal_shape(env, source, raw_blocks=raw), source
+            assert kept_shape(env, source, kept) == literal_shape(env, source), source
 
 
 def test_a_kept_scan_is_taken_and_only_one_of_sources_as_written() -> None:
     env = environment({}, "standalone")
     taken = ((1,), ["t"], [])
     assert kept_shape(env, "a {{ x }}", {"a {{ x }}": taken}) is taken  # not scanned again
-    raw = "a {% raw %}{{ x }}{% endraw %}"
-    assert kept_shape(env, raw, {raw: literal_shape(env, raw)}, raw_blocks=False) is None
     rewriting = AstShapes(keep_scans=True)  # its environment rewrites what it scans
     rewriting.scan(env, "a\n{% if x %}\nb\n{% endif %}\n")
     assert rewriting.written_scans() == {}
