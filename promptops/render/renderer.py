@@ -76,6 +76,7 @@ class Renderer:
                  fastpaths: bool = True, prompts: dict[str, Prompt] | None = None) -> None:
         self.bundle = bundle
         self._code = code
+        self._shares = code is not None  # the caller's code cache: other renderers use it
         self.fastpaths = fastpaths  # False: the general path only (the fast paths' judge)
         self.prompts: dict[str, Prompt] = prompts if prompts is not None else {
             p["name"]: p for p in bundle["prompts"]}
@@ -377,21 +378,35 @@ class Renderer:
         that include it. A review's 5,000 prompts repeat their system and closing texts:
         half of a render worker's templates were made again (``from_code``, ``prepare``:
         27 µs each on issue 26's ``real``)."""
-        from promptops.render.fastpath import prepare
-
         mode = self._mode(prompt)
         made = self._by_source.get(key := (mode, field == "template", source))
         if made is None:
-            env = self._env(mode)
-            assert self._code is not None  # made with the environment
-            tpl = (env.get_template(source) if field == "template"
-                   else self._code.from_string(env, mode, source))
-            shared = self._globals.get(id(env))
-            if shared is None:
-                shared = self._globals[id(env)] = dict(env.globals)
-            made = self._by_source[key] = prepare(
-                tpl, shared, fast=self.fastpaths, checked=self._direct)
+            made = self._by_source[key] = self._make(mode, field, source)
         self._compiled[(prompt, index, field)] = made
+        return made
+
+    def _make(self, mode: str | None, field: str, source: str) -> Compiled:
+        """The compiled template of an inline source or of a file (``template``): an
+        inline one made already by another renderer of the caller's code cache (a
+        review's other end) when its code never asks its environment for a template
+        (:meth:`CodeCache.made`: the loader is all such environments differ in)."""
+        from promptops.render.fastpath import prepare
+
+        env = self._env(mode)
+        code = self._code
+        assert code is not None  # made with the environment
+        inline = field != "template"
+        if inline and self._shares:
+            found = code.made(mode, source, fast=self.fastpaths)
+            if found is not None:
+                return found
+        tpl = code.from_string(env, mode, source) if inline else env.get_template(source)
+        shared = self._globals.get(id(env))
+        if shared is None:
+            shared = self._globals[id(env)] = dict(env.globals)
+        made = prepare(tpl, shared, fast=self.fastpaths, checked=self._direct)
+        if inline and self._shares:
+            code.keep(mode, source, made, fast=self.fastpaths)
         return made
 
     def env(self, prompt: str | None = None) -> PromptEnvironment:
