@@ -225,7 +225,7 @@ def test_a_text_of_many_tags_the_pattern_cannot_read_is_scanned_in_one_pass() ->
     assert values == [] and len(key) == 37_500
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(LAYOUT, FILLINGS)
 def test_a_kept_scan_is_the_scan_of_any_environment_of_the_syntax(
         layout: list[str | None], fillings: list[tuple[list[str], list[str]]]) -> None:

@@ -181,7 +181,7 @@ def test_a_texts_signature_is_kept_for_the_next_layout() -> None:
     assert long not in seen  # a long text rarely recurs: not kept
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(LAYOUT, FILLINGS)
 def test_a_layout_from_the_builds_scan_is_the_layout(layout_: list[str | None],
                                                     fillings: list[tuple[list[str], list[str]]]
