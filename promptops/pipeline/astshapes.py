@@ -38,14 +38,14 @@ from __future__ import annotations
 import io
 import pickle
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 
 from jinja2 import Environment, nodes
 from jinja2.lexer import Lexer, Token, TokenStream, ignored_tokens
 from jinja2.parser import Parser
 
 from promptops.pipeline.textshape import Key as _Key
-from promptops.pipeline.textshape import literal_shape
+from promptops.pipeline.textshape import as_written, literal_shape
 from promptops.sandbox.nesting import parse as jinja_parse
 
 PENDING = 1024  # shapes seen once, remembered until a second template of theirs comes
@@ -293,6 +293,14 @@ class AstShapes:
                 self._scans.clear()
                 self._scan_env = env
             self._scans[source] = fast
+
+    def written_scans(self) -> Mapping[str, _Fast | None]:
+        """The scans kept (:meth:`scan`), when they are of the sources as written
+        (:func:`~promptops.pipeline.textshape.as_written`), for another environment's
+        scan of them (:func:`~promptops.pipeline.textshape.kept_shape`); else none."""
+        env = self._scan_env
+        return ({} if self._scans is None or env is None or not as_written(env)
+                else self._scans)
 
     def _scanned(self, env: Environment, source: str, text: str) -> _Fast | None:
         """``literal_shape(env, text)`` of ``text``, ``source`` preprocessed: the kept

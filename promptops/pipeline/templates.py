@@ -28,6 +28,7 @@ from promptops.sandbox.nesting import parse
 
 if TYPE_CHECKING:
     from promptops.pipeline.textshape import Key as ShapeKey
+    from promptops.pipeline.textshape import Scan
     from promptops.sandbox.environment import PromptEnvironment
 
 _REFERENCES = (nodes.Include, nodes.Import, nodes.FromImport, nodes.Extends)
@@ -104,6 +105,13 @@ class TemplateIndex:
         as this index's parse scanned it (:meth:`AstShapes.scan`); raises what the
         preprocessing raises."""
         return self._shapes.scan(self.env, source)
+
+    def written_scans(self) -> Mapping[str, Scan | None]:
+        """The scans :meth:`literal_shape` and the parses kept, by source as written
+        (:meth:`AstShapes.written_scans`): for a review's render workers, forked after
+        the build, whose layouts scan the same texts
+        (:func:`~promptops.pipeline.textshape.kept_shape`)."""
+        return self._shapes.written_scans()
 
     def kept(self) -> dict[str, nodes.Template | None]:
         """The ASTs kept (None: the source does not parse), by source: what a forked lint

@@ -25,10 +25,14 @@ readable size.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
+from typing import cast
 
 from jinja2 import Environment
+from jinja2.ext import Extension
 
 Key = tuple[object, ...]
+Scan = tuple[Key, list[str], list[object]]  # what literal_shape makes
 
 # text_shape's pieces: a tag or a comment whose body holds no brace, percent sign, hash
 # or carriage return, and no backslash but in a string literal's escapes, its string
@@ -106,6 +110,32 @@ def literal_shape(env: Environment, source: str, *, raw_blocks: bool = True
         return _scan(env, source, literal=True, raw_blocks=raw_blocks)
     except _Unreadable:
         return None
+
+
+def as_written(env: Environment) -> bool:
+    """Whether ``env`` reads a source as written (its preprocessing changes nothing) with
+    the syntax :func:`_scan` reads: its :func:`literal_shape` of a source is then every
+    environment's of that syntax (the scan reads nothing else of an environment)."""
+    return (_default_syntax(env) and type(env).preprocess is Environment.preprocess
+            and all(type(ext).preprocess is Extension.preprocess
+                    for ext in env.iter_extensions()))
+
+
+_UNKEPT = object()
+
+
+def kept_shape(env: Environment, source: str, kept: Mapping[str, Scan | None]
+               ) -> Scan | None:
+    """``literal_shape(env, source)``, taken from ``kept`` when it holds ``source``:
+    :func:`literal_shape` of sources as written by an environment :func:`as_written`
+    holds for (what a build's template index kept: :meth:`~promptops.pipeline.astshapes.
+    AstShapes.written_scans`); the scan reads nothing else of an environment. A diff's
+    render workers scanned again each text the build had scanned (issue 26, session 22:
+    half of a ``numbered`` worker's layouts)."""
+    found = kept.get(source, _UNKEPT) if _default_syntax(env) else _UNKEPT
+    if found is _UNKEPT:
+        return literal_shape(env, source)
+    return cast("Scan | None", found)
 
 
 class _Unreadable(Exception):

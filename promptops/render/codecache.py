@@ -12,8 +12,14 @@ resolved when the template runs, never baked into its code), so code is keyed by
 
 A :class:`CodeCache` belongs to its caller, never to the process: a renderer without one
 makes its own (one bundle's repeats compile once), and a review hands one to both sides.
-Template *objects* are not shared: each renderer makes its own from the code, as Jinja's
-bytecode cache does, so nothing one renderer's environment holds leaks into another's.
+Template *objects* are shared between renderers only where nothing of one renderer's
+environment can reach another's renders: an inline template whose code never asks its
+environment for a template (no include, import or extends: :func:`_asks`). The
+environments of one whitespace mode differ in their loaders only (their templates), and
+such code never reads the loader (issue 26, session 22: a review's second end made
+again each text the first had made, 35 µs each, a fifth of a ``real`` render worker's
+compile). Any other template each renderer makes from the code, as Jinja's bytecode
+cache does, so nothing one renderer's environment holds leaks into another's.
 """
 
 from __future__ import annotations
@@ -26,7 +32,17 @@ from jinja2.bccache import Bucket, BytecodeCache
 if TYPE_CHECKING:
     from jinja2 import Environment, Template
 
+    from promptops.render.template import Compiled
+
 _Key = tuple[str, str]  # (Jinja's key for the name, the source's checksum)
+# what generated code calls to reach its environment's loader (include, import, extends)
+_LOADING = frozenset({"get_template", "select_template", "get_or_select_template"})
+
+
+def _asks(code: CodeType) -> bool:
+    """Whether ``code`` (or a function it defines) names a method that loads a template."""
+    return not _LOADING.isdisjoint(code.co_names) or any(
+        _asks(c) for c in code.co_consts if isinstance(c, CodeType))
 
 
 class ModeCache(BytecodeCache):
@@ -54,6 +70,9 @@ class CodeCache:
     def __init__(self) -> None:
         self._modes: dict[str | None, ModeCache] = {}
         self._inline: dict[tuple[str | None, str], CodeType] = {}
+        # inline templates ready to render that ask for no template, by (mode, source,
+        # fast paths): any renderer of the mode may render them (module docstring)
+        self._made: dict[tuple[str | None, str, bool], Compiled] = {}
 
     def loader_cache(self, whitespace: str | None) -> BytecodeCache:
         """What an environment of ``whitespace`` mode takes as its ``bytecode_cache``."""
@@ -70,6 +89,18 @@ class CodeCache:
         if code is None:
             code = self._inline[key] = env.compile(source)
         return env.template_class.from_code(env, code, env.make_globals(None), None)
+
+    def made(self, whitespace: str | None, source: str, *, fast: bool) -> Compiled | None:
+        """The inline template another renderer of this mode made of ``source`` (with
+        the fast paths or without: ``fast``), where :meth:`keep` kept it."""
+        return self._made.get((whitespace, source, fast))
+
+    def keep(self, whitespace: str | None, source: str, made: Compiled, *, fast: bool) -> None:
+        """Keep a renderer's inline template of ``source`` for the others of this mode,
+        when nothing it runs asks its environment for a template."""
+        functions = [made.root, *made.blocks.values()]
+        if not any(_asks(f.__code__) for f in functions):
+            self._made[(whitespace, source, fast)] = made
 
     def __len__(self) -> int:
         return len(self._inline) + sum(len(m.code) for m in self._modes.values())

@@ -9,7 +9,7 @@ does the comparing, and owns the pool worker's per-process state.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from jinja2 import TemplateSyntaxError
 
@@ -17,6 +17,7 @@ from promptops.pipeline.build import Build
 from promptops.pipeline.bundle_types import Bundle, Prompt
 from promptops.pipeline.source import Source, blob_id, inside
 from promptops.pipeline.templates import TemplateIndex
+from promptops.pipeline.textshape import Scan
 from promptops.render.renderer import Renderer
 from promptops.render.result import PromptResult
 from promptops.review import gates
@@ -59,7 +60,7 @@ class Shared:
         self.head = head
         self._lint_gate = lint if lint is not None else Lint(head, fork=False)
         self.bundles = (old, new)
-        code = ShapeCache()
+        code = ShapeCache(index.written_scans())
         self.old, self.new = Renderer(old, code), Renderer(new, code)
         self.diffs: dict[tuple[str | None, str | None], FileDiff | None] = {}
         # each unit's argument sets and their diff hunks (review.rendered.hunks), in order
@@ -149,7 +150,8 @@ class Shared:
             size = max(1, min(250, len(work) // (jobs * 4) or 1))
             chunks = [work[i:i + size] for i in range(0, len(work), size)]
             with ProcessPoolExecutor(jobs, initializer=_init_render,
-                                     initargs=(*self.bundles, tests, policy)) as pool:
+                                     initargs=(*self.bundles, tests, policy,
+                                               self.index.written_scans())) as pool:
                 futures = [pool.submit(_render_chunk, chunk) for chunk in chunks]
                 if not self._lint_gate.forked:
                     self.lint = self._lint()  # this process's share while the pool renders
@@ -306,10 +308,12 @@ def _work(renderers: tuple[Renderer, Renderer], tests: list[Case],
 _worker: tuple[tuple[Renderer, Renderer], list[Case], SnapshotPolicy | None] | None = None
 
 
-def _init_render(old: Bundle, new: Bundle, tests: list[Case],
-                 policy: SnapshotPolicy | None) -> None:
+def _init_render(old: Bundle, new: Bundle, tests: list[Case], policy: SnapshotPolicy | None,
+                 scans: Mapping[str, Scan | None] | None = None) -> None:
+    """The worker's renderers; ``scans``: the build's scans of the texts, inherited under
+    fork (not sent), so the layouts of the texts the build scanned are not scanned again."""
     global _worker
-    code = ShapeCache()
+    code = ShapeCache(scans)
     _worker = ((Renderer(old, code), Renderer(new, code)), tests, policy)
 
 

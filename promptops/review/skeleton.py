@@ -37,7 +37,7 @@ again) and kept per shape of all literals marked; the code is kept per values of
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from types import CodeType
 from typing import TYPE_CHECKING
 
@@ -46,7 +46,7 @@ from jinja2.lexer import Token, TokenStream, ignored_tokens
 from jinja2.parser import Parser
 
 from promptops.pipeline.astshapes import MARK
-from promptops.pipeline.textshape import literal_shape
+from promptops.pipeline.textshape import Scan, kept_shape
 from promptops.render.codecache import CodeCache, ModeCache
 from promptops.review.literals import LITERALS, misplaced, unsafe
 from promptops.review.standalone_layout import (
@@ -272,7 +272,8 @@ def _learnt(plans: _Plans, key: _RawKey, unsafe: frozenset[int], literals: list[
 class _Shapes:
     """Code by template shape, for the environments of one whitespace mode."""
 
-    def __init__(self) -> None:
+    def __init__(self, scans: Mapping[str, Scan | None]) -> None:
+        self.scans = scans  # the build's, by source as written (ShapeCache)
         self.signatures: dict[str, tuple[object, ...]] = {}  # layout's, by text
         self.code: dict[_Key, _Plan | None] = {}  # None: the shape does not compile
         # by the shape with every literal in its tags marked: those to keep as written
@@ -298,7 +299,7 @@ class _Shapes:
         plain = _plain(name) and _plain(filename)
         written: _Written | None = None
         if plain and rewrites(env):  # by the source as written: no rewrite, no rescan
-            found = layout(env, source, self.signatures)
+            found = layout(env, source, self.signatures, self.scans)
             if found is not None:
                 written = (env.lexer, filename, name is not None, found[0]), *found[1:]
                 learnt = self.by_source.get(written[0])
@@ -312,7 +313,7 @@ class _Shapes:
             return env.compile(source, name, filename)
         laid: _Layout | None = None
         if plain:
-            fast = literal_shape(env, text)
+            fast = kept_shape(env, text, self.scans)  # the build scanned most as written
             if fast is not None:
                 laid = (env.lexer, filename, name is not None, fast[0]), fast[1], fast[2]
                 known = self._laid(laid)
@@ -464,16 +465,18 @@ class _ShapeModeCache(ModeCache):
 
 class ShapeCache(CodeCache):
     """A :class:`~promptops.render.codecache.CodeCache` that compiles each template shape
-    once (the module docstring says what a shape is)."""
+    once (the module docstring says what a shape is). ``scans``: a template index's
+    (:meth:`~promptops.pipeline.templates.TemplateIndex.written_scans`), to key by."""
 
-    def __init__(self) -> None:
+    def __init__(self, scans: Mapping[str, Scan | None] | None = None) -> None:
         super().__init__()
         self._shapes: dict[str | None, _Shapes] = {}
+        self._scans = {} if scans is None else scans
 
     def _of(self, whitespace: str | None) -> _Shapes:
         found = self._shapes.get(whitespace)
         if found is None:
-            found = self._shapes[whitespace] = _Shapes()
+            found = self._shapes[whitespace] = _Shapes(self._scans)
         return found
 
     def loader_cache(self, whitespace: str | None) -> BytecodeCache:

@@ -11,7 +11,7 @@ whether the text around them on their lines is blank, not what the text says.
 
 So :func:`layout` keys a source as written: :func:`literal_shape`'s key of the source
 itself (:func:`text_shape`'s with the literals inside tags masked; it vouches that the
-cut is Jinja's lexer's, with no whitespace modifier and no raw block), every tag body's
+cut is Jinja's lexer's, with no whitespace modifier), every tag body's
 brackets closed (so the rewrite's own tokenizer, :func:`promptops.sandbox.jinja_source.
 tokenize`, ends each tag where the scan does: it reads a closer only outside brackets),
 and for each text its :func:`_signature`: the
@@ -25,6 +25,14 @@ its key is the key's tags, the new comments (blank lines as written: in the key)
 the lines where its texts start (in the key). So two sources of one :func:`layout` key
 are rewritten to one layout, whose texts :func:`rewritten` makes without rewriting.
 
+A raw block (session 22) is the same for the rule: its tags are block tags and its text
+is text (never scanned for tags, by the scan or by the rewrite's tokenizer, which end it
+at the same end tag); the rewrite puts a standalone line's blanks inside the raw tag
+next to them instead of into a comment (a comment would be raw text), and those blanks
+are the text's first or last line, blank and so in its signature as written. Only a raw
+tag with a ``-`` or ``+`` is declined (the scan reads its stripping; the rule's lines
+would read the modifier). ``real``'s 276 raw texts (57 KB each) were rewritten whole.
+
 :class:`~promptops.review.skeleton.ShapeCache` keeps a key only after the first source
 of it was rewritten and scanned as before and gave the texts :func:`rewritten` gives,
 in order; ``tests/review/test_standalone_layout.py`` checks random layouts of blank and
@@ -33,10 +41,12 @@ written lines against the rewrite itself.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from jinja2 import Environment
 from jinja2.ext import Extension
 
-from promptops.pipeline.textshape import literal_shape, texts
+from promptops.pipeline.textshape import Scan, kept_shape, texts
 from promptops.sandbox.whitespace import StandaloneWhitespace
 
 _BLANK = " \t"
@@ -93,7 +103,8 @@ def _signature(text: str) -> tuple[object, ...]:
             tail if not tail.strip(_BLANK) else None, first == last)
 
 
-def layout(env: Environment, source: str, seen: dict[str, tuple[object, ...]] | None = None
+def layout(env: Environment, source: str, seen: dict[str, tuple[object, ...]] | None = None,
+           scans: Mapping[str, Scan | None] | None = None
            ) -> tuple[Key, list[str], list[object]] | None:
     """``source``'s key as written (module docstring) and its layout's values (texts
     and template names, in order) and the string and integer literals inside its tags;
@@ -105,12 +116,16 @@ def layout(env: Environment, source: str, seen: dict[str, tuple[object, ...]] | 
     or as a run of characters that are no bracket (a number), and a tag stays on the
     line where it starts, so sources that differ only in those values are rewritten
     alike and keep them, in order (5,000 prompts of ``{% set label = "case " ~ 7 %}``
-    are one layout, not 5,000). A raw block's text is rewritten by other rules than the
-    recipe's (the recipe reads none), so a key holding one is no layout."""
-    fast = literal_shape(env, source, raw_blocks=False)
+    are one layout, not 5,000). A raw block's tags with a modifier make no layout (the
+    module docstring). ``scans``: the
+    build's scans of sources as written, where this one may take the scan
+    (:func:`~promptops.pipeline.textshape.kept_shape`)."""
+    fast = kept_shape(env, source, {} if scans is None else scans)
     if fast is None:
         return None
     key, values, literals = fast
+    if "raw" in source and not all(_plain_raw(e) for e in key):
+        return None
     if seen is None:
         seen = {}
     sigs: list[tuple[object, ...]] = []
@@ -122,6 +137,16 @@ def layout(env: Environment, source: str, seen: dict[str, tuple[object, ...]] | 
                 seen[text] = sig
         sigs.append(sig)
     return (key, tuple(sigs)), values, literals
+
+
+def _plain_raw(entry: object) -> bool:
+    """Whether a key's entry is no raw block's tag, or one without a modifier (the scan
+    keeps the tag as written, with the blanks a ``-%}`` took after it)."""
+    if type(entry) is not tuple or entry[0] not in ("raw", "endraw"):
+        return True
+    tag = entry[2]
+    assert isinstance(tag, str)
+    return tag[2] not in "-+" and "-%}" not in tag and "+%}" not in tag
 
 
 def closed(key: Key) -> bool:

@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 
 from promptops.pipeline.astshapes import AstShapes, _shape
 from promptops.pipeline.templates import TemplateIndex
-from promptops.pipeline.textshape import literal_shape, text_shape
+from promptops.pipeline.textshape import kept_shape, literal_shape, text_shape
 from promptops.review.skeleton import ShapeCache
 from promptops.sandbox.environment import environment
 from promptops.sandbox.nesting import parse
@@ -62,6 +62,8 @@ TEXT = st.lists(st.sampled_from([*list("ab \n\t{}%#-+'\"\\\rx0é"), "\x00", "\\x
                 max_size=8).map("".join)
 NAME = st.text(alphabet=list("ab/._ '\"\\\n\r{}%#-"), max_size=6)
 LAYOUT = st.lists(st.one_of(st.just(None), st.sampled_from(TAGS)), min_size=1, max_size=8)
+FILLINGS = st.lists(st.tuples(st.lists(TEXT, min_size=1, max_size=4),
+                              st.lists(NAME, min_size=1, max_size=3)), min_size=2, max_size=4)
 
 
 def _fill(layout: list[str | None], texts: list[str], names: list[str]) -> str:
@@ -87,9 +89,7 @@ def _lexed(env: object, source: str) -> tuple[object, list[str]] | None:
 
 
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(LAYOUT, st.lists(st.tuples(st.lists(TEXT, min_size=1, max_size=4),
-                                  st.lists(NAME, min_size=1, max_size=3)),
-                        min_size=2, max_size=4))
+@given(LAYOUT, FILLINGS)
 def test_a_vouched_key_is_jinjas_token_shape(layout: list[str | None],
                                             fillings: list[tuple[list[str], list[str]]]
                                             ) -> None:
@@ -223,3 +223,33 @@ def test_a_text_of_many_tags_the_pattern_cannot_read_is_scanned_in_one_pass() ->
     assert found is not None
     key, values, _ = found
     assert values == [] and len(key) == 37_500
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(LAYOUT, FILLINGS)
+def test_a_kept_scan_is_the_scan_of_any_environment_of_the_syntax(
+        layout: list[str | None], fillings: list[tuple[list[str], list[str]]]) -> None:
+    """A build's index keeps its scans of sources as written; a review's layout of the
+    same source in the standalone mode takes them (kept_shape) and gets what its own
+    scan gets; an environment of another syntax (the legacy mode) none."""
+    index = TemplateIndex(keep_asts=True)
+    envs = [environment({}, "standalone"), environment({}, None), index.env]
+    for texts, names in fillings:
+        source = _fill(layout, texts, names)
+        try:
+            index.literal_shape(source)
+        except Exception:
+            continue
+        kept = index.written_scans()
+        assert source in kept
+        for env in envs:
+            assert kept_shape(env, source, kept) == literal_shape(env, source), source
+
+
+def test_a_kept_scan_is_taken_and_only_one_of_sources_as_written() -> None:
+    env = environment({}, "standalone")
+    taken = ((1,), ["t"], [])
+    assert kept_shape(env, "a {{ x }}", {"a {{ x }}": taken}) is taken  # not scanned again
+    rewriting = AstShapes(keep_scans=True)  # its environment rewrites what it scans
+    rewriting.scan(env, "a\n{% if x %}\nb\n{% endif %}\n")
+    assert rewriting.written_scans() == {}

@@ -191,3 +191,38 @@ def test_a_shapes_strings_are_cut_at_their_markers_once() -> None:
     assert [what for _, what in plan[1]] == [["a", 1, "b", ~2, 3, "\\x00 c"], [0]]
     filled = skeleton._filled(plan, [7, "T", "n's", "U"])
     assert set(filled.co_consts) >= {"aTb\"n's\"U\\x00 c", 7}
+
+
+class _Recorded(dict[str, object]):
+    """The build's scans, recording which a compile took."""
+
+    taken: set[str]
+
+    def get(self, key: str, default: object = None) -> object:
+        if key in self:
+            self.taken.add(key)
+        return super().get(key, default)
+
+
+@pytest.mark.parametrize("mode", ["standalone", "jinja", None])
+def test_code_keyed_by_the_builds_scans_is_jinjas(mode: str | None) -> None:
+    """A render worker's shape cache takes the build's scans of the sources as written
+    (the layout as written in the standalone mode, the source itself in the jinja mode,
+    none in the legacy mode, whose syntax the scan does not read) and compiles what
+    Jinja compiles."""
+    from promptops.pipeline.templates import TemplateIndex
+
+    index = TemplateIndex(keep_asts=True)
+    for source in SOURCES:
+        index.literal_shape(source)
+    scans = _Recorded(index.written_scans())
+    scans.taken = set()
+    env, cache = environment({}, mode), ShapeCache(scans)  # type: ignore[arg-type]
+    for source in SOURCES * 2:
+        try:
+            jinja = env.compile(source)
+        except Exception:
+            continue
+        code = cache.from_string(env, mode, source).root_render_func.__code__  # type: ignore[attr-defined]
+        assert _norm(code) == _norm(_root(jinja)), source
+    assert (len(scans.taken) > 20) == (mode is not None), len(scans.taken)

@@ -17,6 +17,7 @@ from helpers.templates import dump_code
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from promptops.pipeline.templates import TemplateIndex
 from promptops.pipeline.textshape import literal_shape
 from promptops.review.skeleton import ShapeCache
 from promptops.review.standalone_layout import closed, layout, recipe, rewrites, rewritten
@@ -33,7 +34,8 @@ TAGS = [
     # literals, which the key masks: each filling writes its own (`N`, `S`)
     "{% set n = N %}", "{{ x ~ N }}", "{{ N / 2 }}", "{% set s = \"S\" %}", "{{ 'S(' ~ x }}",
     "{% if x == \"S\n\" %}",
-    # raw blocks (never a layout) and brackets Jinja's lexer balances (session 21)
+    # raw blocks (a layout without modifiers, session 22) and brackets Jinja's lexer
+    # balances (session 21)
     "{%- raw -%}", "{%- endraw %}", "{% set d = {'k': N} %}", "{{ {'a': [x]}['a'] }}",
     "{% set d = {'a': (1 %} %}", "{{ '}}(' ~ x }}", "{# {{ c }} #}", "{% if {'a': 1} %}",
 ]
@@ -129,9 +131,24 @@ def test_a_layout_differing_in_literals_is_not_rewritten_again() -> None:
     assert unsafe == {2, 3} and len(plans) == 3  # `i / 2` folded: a plan per value of `i`
 
 
+def test_a_raw_layout_seen_once_is_not_rewritten_again() -> None:
+    """Texts holding a raw block on lines of its own are one layout as written: the
+    second takes its code without the rewrite (the blanks of the raw tags' lines go
+    inside those tags) and compiles what Jinja compiles."""
+    env = environment({}, "standalone")
+    shapes = ShapeCache()._of("standalone")
+    for i in range(3):
+        source = (f"Case {i}\n  {{% raw %}}\n{{{{ keep {i} }}}}\n  {{% endraw %}}  \n"
+                  f"{{% if a %}}\n{{{{ x }}}}\n{{% endif %}}\n")
+        assert dump_code(shapes.compile(env, source, None, None)) == \
+            dump_code(env.compile(source)), source
+    assert len(shapes.by_source) == 1
+
+
 def test_what_the_key_cannot_vouch_for_has_none() -> None:
     env = environment({}, "standalone")
-    for source in ["{%- if a %}", "{% raw %}x{% endraw %}", "a\r\n{% if a %}"]:
+    for source in ["{%- if a %}", "{%- raw %}x{% endraw %}", "{% raw %}x{% endraw -%}\n",
+                   "{%+ raw %}x{% endraw %}", "a\r\n{% if a %}"]:
         assert layout(env, source) is None, source
     for source in ["{% if (a %}\n{% endif %}", "{{ f(a }}", "{% if f([a) %}"]:
         written = layout(env, source)
@@ -162,3 +179,21 @@ def test_a_texts_signature_is_kept_for_the_next_layout() -> None:
     long = "y" * 121
     layout(env, long + "{{ a }}", seen)
     assert long not in seen  # a long text rarely recurs: not kept
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(LAYOUT, FILLINGS)
+def test_a_layout_from_the_builds_scan_is_the_layout(layout_: list[str | None],
+                                                    fillings: list[tuple[list[str], list[str]]]
+                                                    ) -> None:
+    """A render worker's layout of a text the build's index scanned takes that scan
+    (its key as written, raw blocks declined) and is the layout its own scan makes."""
+    env = environment({}, "standalone")
+    index = TemplateIndex(keep_asts=True)
+    for texts, names in fillings:
+        source = _fill(layout_, texts, names)
+        index.literal_shape(source)
+        assert layout(env, source, None, index.written_scans()) == layout(env, source), source
+    source = "{% if a %}\nkept {{ b }}\n{% endif %}\n"
+    fake = ((("%", 1, " x "),), ["taken"], [])
+    assert layout(env, source, None, {source: fake}) == (((("%", 1, " x "),), ()), ["taken"], [])
