@@ -93,8 +93,7 @@ def text_shape(env: Environment, source: str) -> tuple[Key, list[str]] | None:
     return None if found is None else (found[0], found[1])
 
 
-def literal_shape(env: Environment, source: str, *, raw_blocks: bool = True
-                  ) -> tuple[Key, list[str], list[object]] | None:
+def literal_shape(env: Environment, source: str) -> tuple[Key, list[str], list[object]] | None:
     """:func:`text_shape`, but with the string literals and the plain decimal integers
     inside tags (:data:`_LITERAL`) as values too, the third list: where the scan finds
     one, Jinja's lexer makes one ``string`` or ``integer`` token of exactly that span (a
@@ -103,11 +102,9 @@ def literal_shape(env: Environment, source: str, *, raw_blocks: bool = True
     that no name character, dot or underscore touches, and that is ``0`` or does not
     start with one, is an integer token whatever is around it), so two sources with one
     key lex alike but for those literals' values. A caller keeps a key only when the
-    values of its first source are the lexer's, literals included (with their types).
-    ``raw_blocks=False``: None at the first raw block, for a caller that declines a key
-    holding one (the review's layout as written) and would scan the rest in vain."""
+    values of its first source are the lexer's, literals included (with their types)."""
     try:
-        return _scan(env, source, literal=True, raw_blocks=raw_blocks)
+        return _scan(env, source, literal=True)
     except _Unreadable:
         return None
 
@@ -189,7 +186,7 @@ def _unescaped(written: str) -> str:
     return value
 
 
-def _scan(env: Environment, source: str, *, literal: bool, raw_blocks: bool = True
+def _scan(env: Environment, source: str, *, literal: bool
           ) -> tuple[Key, list[str], list[object]] | None:
     """A key for ``source`` (already preprocessed) made without Jinja's lexer, and its
     values: each text between tags, and each plain template name, in order; None when
@@ -242,7 +239,7 @@ def _scan(env: Environment, source: str, *, literal: bool, raw_blocks: bool = Tr
         m = _PIECE.match(source, opener.start())
         if m is None or (m[2] is not None and "raw" in m[2] and _RAW_BODY.fullmatch(m[2])):
             # a tag _PIECE cannot read, or a raw block: _irregular reads it
-            found = _irregular(source, pos, line, (key, values), raw_blocks=raw_blocks)
+            found = _irregular(source, pos, line, (key, values))
             if found is None:
                 return None
             if not isinstance(found, re.Match):  # a raw block, read
@@ -274,21 +271,21 @@ def _scan(env: Environment, source: str, *, literal: bool, raw_blocks: bool = Tr
         pos = m.end()
 
 
-def _irregular(source: str, pos: int, line: int, parts: tuple[list[object], list[str]], *,
-               raw_blocks: bool) -> re.Match[str] | tuple[int, int] | None:
+def _irregular(source: str, pos: int, line: int, parts: tuple[list[object], list[str]]
+               ) -> re.Match[str] | tuple[int, int] | None:
     """The tag Jinja's lexer starts at the first opener after ``pos``, where
     :data:`_PIECE` cannot read it: a raw block, read with the text before it
     (:func:`_raw`: the position and the line after it), or a ``{{ }}`` or ``{% %}`` whose
     body holds a bracket, or a string holding a brace, percent sign or hash
     (:func:`_tag_end`), as a match of :data:`_WHOLE` with :data:`_PIECE`'s groups for
     :func:`_scan` to read; None where the scan cannot vouch for the cut (Jinja's lexer
-    raises, a raw block where ``raw_blocks`` is false)."""
+    raises)."""
     opener = _OPENER.search(source, pos)
     assert opener is not None
     start = opener.start()
     raw = _RAW_BEGIN.match(source, start) if opener[0] == "{%" else None
     if raw is not None:
-        return _raw(source, raw, source[pos:start], line, parts) if raw_blocks else None
+        return _raw(source, raw, source[pos:start], line, parts)
     if opener[0] == "{#":  # no "#}" after it: Jinja raises
         return None
     close = _tag_end(source, start + 2, var=opener[0] == "{{")
