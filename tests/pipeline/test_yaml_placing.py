@@ -54,7 +54,11 @@ def _agree(text: str) -> int:
     placed = 0
     for loc in _locations(graph, graph.root):
         for key in (False, True):
-            got = placing.placed(source, loc, key=key)
+            noted: placing.Noted = {}
+            got = placing.placed(source, loc, key=key, noted=noted)
+            for (spot, at_key), answer in noted.items():  # what the walk read past
+                line, col, node = graph.walk(spot, key=at_key)
+                assert answer == (line, col, loader._style(node)), (loc, spot, at_key)
             if got is None:
                 continue
             placed += 1
@@ -97,6 +101,30 @@ def test_a_prompt_is_placed_without_composing_it(monkeypatch: object) -> None:
     assert composed == ["yes"]
 
 
+def test_a_message_read_past_is_placed_without_walking_again(monkeypatch: object) -> None:
+    """A walk to a prompt's second message notes where its first message's values start:
+    a finding there next is placed without reading the file again."""
+    import pytest
+
+    assert isinstance(monkeypatch, pytest.MonkeyPatch)
+    text = _PROMPT.replace("- role: user\n  text: 'Copy", "- role: user\n  '<<': x\n  text: 'Copy")
+    file = loader.load_yaml("p.prompt.yaml", text.encode())
+    walks: list[object] = []
+    real = placing.placed
+
+    def counting(*args: object, **kwargs: object) -> object:
+        walks.append(args[1])
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(placing, "placed", counting)
+    assert file.block_start(("messages", 1, "text")) == (11, 5, True)
+    assert file.block_start(("messages", 0, "text")) == (8, 9, False)
+    assert file.position(("messages", 0, "role"), key=True) == (6, 3)
+    assert walks == [("messages", 1, "text")]
+    assert file.position(("messages", 0, "<<")) == (7, 9)  # never noted: walked
+    assert len(walks) == 2
+
+
 def test_a_file_the_fast_path_did_not_read_is_composed() -> None:
     """Only libyaml's whole read of a file vouches that no error comes after the value."""
     assert loader.LoadedFile("p.yaml", _PROMPT, None)._events == 0
@@ -125,3 +153,36 @@ def test_generated_documents_are_placed_as_the_graph_places_them(
     except Exception:
         return  # only what libyaml reads whole (the caller's condition)
     _agree(text)
+
+
+def test_long_documents_are_read_in_pieces_and_placed_as_the_graph_places_them() -> None:
+    """libyaml is handed the bytes a piece at a time (``placing._Pieces``): every location of
+    documents with multibyte characters and keys astride the pieces' edges is still placed
+    as the graph places it."""
+    for width in (1, 2, 3, 4):
+        char = {1: "a", 2: "é", 3: "€", 4: "𝄞"}[width]
+        for pad in (0, 5):
+            items = "".join(f"- role: {char * (pad + k * 37)}\n  text: |\n    {char * 300}\n"
+                            f"    {{{{ t{k} }}}}\n" for k in range(6))
+            text = f"description: {char * (509 - pad)}\nmessages:\n{items}tail: end\n"
+            assert _agree(text) > 30
+
+
+def test_a_walk_reads_the_file_only_as_far_as_the_value(monkeypatch: object) -> None:
+    """A value near the start of a long file is placed after reading its first piece, not
+    the first 16 KB libyaml's reader decodes when handed all the bytes at once."""
+    import pytest
+
+    assert isinstance(monkeypatch, pytest.MonkeyPatch)
+    given: list[int] = []
+    read = placing._Pieces.read
+
+    def counting(self: placing._Pieces, size: int) -> bytes:
+        got = read(self, size)
+        given.append(len(got))
+        return got
+
+    monkeypatch.setattr(placing._Pieces, "read", counting)
+    source = (_PROMPT + "extra: |\n" + "  long line of the tail\n" * 5000).encode()
+    assert placing.placed(source, ("messages", 0, "text"), key=False) == (6, 8, "'")
+    assert sum(given) <= 2 * placing._FIRST_PIECE < len(source)

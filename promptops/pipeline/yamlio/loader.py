@@ -69,7 +69,7 @@ class LoadedFile:
     memo handed between processes (:mod:`promptops.pipeline.prefetch`) pickles bytes.
     """
 
-    __slots__ = ("_blocks", "_data", "_events", "_raw", "_text", "_tree", "path")
+    __slots__ = ("_blocks", "_data", "_events", "_raw", "_seen", "_text", "_tree", "path")
 
     def __init__(self, path: str, text: str | None, data: object, *,
                  raw: bytes | None = None,
@@ -125,6 +125,18 @@ class LoadedFile:
         """Drop the round-trip parse kept for positions (many objects; computed again on
         demand): a forked lint child does before it pickles the file (promptops/lint/halves.py)."""
         self._tree = None
+        if hasattr(self, "_seen"):
+            del self._seen
+
+    def _noted(self) -> placing.Noted:
+        """The positions the walks of this file's events read past on their way
+        (:func:`placing._note`). Left unset until a walk, so a file pickled between
+        processes (a forked validation half's) carries nothing more."""
+        try:
+            return self._seen
+        except AttributeError:
+            self._seen: placing.Noted = {}
+            return self._seen
 
     def _positions(self) -> Any:
         if self._tree is None:
@@ -136,9 +148,13 @@ class LoadedFile:
         value's scalar style (None for a collection, or when ``loc`` goes further than the
         document: the nearest enclosing node's position is returned then)."""
         if self._events and self._tree is None:
+            noted = self._noted()
+            found = noted.get((loc, key))
+            if found is not None:  # read past by an earlier walk
+                return found
             self._events -= 1
             source = _utf8(self.text, self._raw)
-            found = None if source is None else placing.placed(source, loc, key=key)
+            found = None if source is None else placing.placed(source, loc, key=key, noted=noted)
             if found is not None:
                 return found
         tree = self._positions()

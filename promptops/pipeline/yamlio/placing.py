@@ -37,6 +37,9 @@ from yaml.events import (
 )
 
 Loc = tuple[str | int, ...]
+Answer = tuple[int, int, str | None]  # what placed answers
+# (location, key?) -> placed's answer, for locations a walk read past (_note)
+Noted = dict[tuple[Loc, bool], Answer]
 _MERGE = "tag:yaml.org,2002:merge"
 
 
@@ -44,21 +47,50 @@ class _Declined(Exception):
     """The events do not answer as the composed graph would: compose it."""
 
 
-def placed(source: bytes, loc: Loc, *, key: bool) -> tuple[int, int, str | None] | None:
+def placed(source: bytes, loc: Loc, *, key: bool,
+           noted: Noted | None = None) -> Answer | None:
     """0-based (line, column) of the value at ``loc`` in ``source`` (of its key, with
     ``key``), and the value's scalar style (None for a collection), as
     :class:`~promptops.pipeline.yamlio.loader._Marks` finds them in the composed graph of
     ``source``; where ``loc`` goes further than the document, the nearest enclosing
-    node's (line, column) and None, as it does. None: declined (the module docstring)."""
+    node's (line, column) and None, as it does. None: declined (the module docstring).
+    ``noted``: where the walk adds what it reads past on its way (:func:`_note`)."""
     if not loc:
         return None
-    parser = CParser(source)
+    parser = CParser(_Pieces(source))
     try:
-        return _walk(parser.get_event, loc, key=key)
+        return _walk(parser.get_event, loc, key=key, noted=noted)
     except (_Declined, YAMLError):
         return None
     finally:
         parser.dispose()
+
+
+class _Pieces:
+    """``source`` handed to libyaml a piece at a time, each twice the last. Given bytes,
+    libyaml's reader decodes its first 16 KB before the first event (3-4 ns a byte: 18 us
+    of the 47 a walk to the first message of a 7 KB real prompt took), though the walk
+    stops at a value near the file's start; read from a stream, it decodes what it has
+    been given and asks for more only when its scanner needs it. libyaml reads any input
+    this way (a file, a pipe), so the events and their marks are the same: only where the
+    reading stops differs (tests/pipeline/test_yaml_placing.py holds both equal)."""
+
+    __slots__ = ("_at", "_size", "_source")
+
+    def __init__(self, source: bytes) -> None:
+        self._source = source
+        self._at = 0
+        self._size = _FIRST_PIECE
+
+    def read(self, size: int = 1 << 14, /) -> bytes:
+        """At most ``size`` bytes (libyaml's free room), the next piece's size at most."""
+        at, piece = self._at, min(self._size, size)
+        self._size *= 2
+        self._at = at + piece
+        return self._source[at:at + piece]
+
+
+_FIRST_PIECE = 512  # a walk to a real prompt's first message reads 300-600 bytes
 
 
 # The events come one Python object each (a tenth of a microsecond apiece matters here:
@@ -69,7 +101,7 @@ _STARTS = (MappingStartEvent, SequenceStartEvent)
 _ENDS = (MappingEndEvent, SequenceEndEvent)
 
 
-def _walk(get: _Get, loc: Loc, *, key: bool) -> tuple[int, int, str | None]:
+def _walk(get: _Get, loc: Loc, *, key: bool, noted: Noted | None = None) -> Answer:
     get()  # the stream's start
     if type(get()) is not DocumentStartEvent:
         raise _Declined  # no document: the graph has no root
@@ -81,7 +113,7 @@ def _walk(get: _Get, loc: Loc, *, key: bool) -> tuple[int, int, str | None]:
             name_event, node = _value(get, step if isinstance(step, str) else str(step))
             mark = (name_event if key and i == len(loc) - 1 else node).start_mark
         elif kind is SequenceStartEvent and isinstance(step, int) and step >= 0:
-            item = _item(get, step)
+            item = _item(get, step, loc[:i], noted)
             if item is None:
                 return line, col, None
             node = item
@@ -118,13 +150,15 @@ def _value(get: _Get, name: str) -> tuple[Event, Event]:
             _skip(get, 1)
 
 
-def _item(get: _Get, index: int) -> Event | None:
-    """The first event of item ``index`` of the sequence whose start was just read; None
-    when it has fewer items."""
-    for _ in range(index):
+def _item(get: _Get, index: int, at: Loc = (), noted: Noted | None = None) -> Event | None:
+    """The first event of item ``index`` of the sequence at ``at`` whose start was just
+    read; None when it has fewer items. A mapping read past is noted (:func:`_note`)."""
+    for j in range(index):
         found = get()
         kind = type(found)
-        if kind in _STARTS:
+        if kind is MappingStartEvent and noted is not None:
+            _note(get, (*at, j), noted)
+        elif kind in _STARTS:
             _skip(get, 1)
         elif kind is SequenceEndEvent:
             return None
@@ -133,6 +167,44 @@ def _item(get: _Get, index: int) -> Event | None:
     if found is None or kind is AliasEvent:
         raise _Declined
     return None if kind is SequenceEndEvent else found
+
+
+def _note(get: _Get, at: Loc, noted: Noted) -> None:
+    """Read past the mapping at ``at`` whose start was just read, noting what a walk to
+    ``(*at, name)`` answers for each plain key ``name`` of it (the start and style of its
+    value; with ``key``, of its key): :func:`_value` reading the same events, up to the
+    first pair it declines at. The events are read anyway to get past the item: on 5,000
+    real prompts, a finding in a prompt's second message (PO504) and then one in its first
+    (PO509) walked the file twice (issue 26 item 1, session 22)."""
+    names: set[str] = set()
+    noting = True
+    while True:
+        found = get()
+        kind = type(found)
+        if kind is MappingEndEvent:
+            return
+        if kind is ScalarEvent:
+            assert isinstance(found, ScalarEvent)
+            value = get()
+            name = found.value
+            if noting and found.tag != _MERGE and name not in names:
+                names.add(name)  # only the first of a name is _value's
+                if name != "<<" and value is not None and type(value) is not AliasEvent:
+                    style = value.style if type(value) is ScalarEvent else None
+                    mark, at_key = value.start_mark, found.start_mark
+                    if mark is not None and at_key is not None:
+                        noted[(*at, name), False] = (mark.line, mark.column, style)
+                        noted[(*at, name), True] = (at_key.line, at_key.column, style)
+        elif kind in _STARTS:
+            _skip(get, 1)  # a key that is a collection
+            value = get()
+        elif kind is AliasEvent:
+            noting = False  # _value declines at an alias key every name not found before
+            value = get()
+        else:
+            raise _Declined  # the stream ended inside the mapping
+        if type(value) in _STARTS:
+            _skip(get, 1)
 
 
 def _skip(get: _Get, depth: int) -> None:
