@@ -243,3 +243,18 @@ def test_diff_shapes_runs_every_shape_and_marks_the_held_out_one(tmp_path: Path)
     rows = [line.split(" | ") for line in again.stdout.splitlines() if " | 12 | " in line]
     assert [(r[0].lstrip("| "), r[2]) for r in rows] == [("direct", "`diff main change`")], \
         again.stdout
+
+
+def test_render_bounds_names_each_refusals_json_rpc_code() -> None:
+    """render_bounds.py's child prints a refusal's JSON-RPC code (its own lookup of it broke
+    unnoticed when errors lost their ``code`` attribute: session 22's idle run)."""
+    sys.path.insert(0, str(BENCH))
+    try:
+        import render_bounds
+    finally:
+        sys.path.remove(str(BENCH))
+    by_label = {label: (text, spec, args) for label, text, spec, args in render_bounds.CASES}
+    refused = next(label for label in by_label if label.startswith("pattern"))
+    assert render_bounds.run(refused, *by_label[refused])["outcome"].startswith("-32602 ")
+    too_big = next(label for label in by_label if "(refused)" in label)
+    assert render_bounds.run(too_big, *by_label[too_big])["outcome"].startswith("-32603 ")
