@@ -141,9 +141,14 @@ def names_git(path: str) -> bool:
     return ".git" in path.lower() and any(part.lower() == ".git" for part in path.split("/"))
 
 
-@lru_cache(maxsize=4096)
 def inside(path: str) -> str | None:
-    """A package-relative path normalised, None when it escapes (kept: 7% of a build)."""
+    """A package-relative path normalised, None when it escapes. Kept by path (7% of a
+    build), short paths only: the cache never holds more than 4,096 of 1 KB."""
+    return _inside(path) if len(path) <= 1024 else _inside.__wrapped__(path)
+
+
+@lru_cache(maxsize=4096)
+def _inside(path: str) -> str | None:
     if not path or "\\" in path or path.startswith("/") or "\x00" in path:
         return None
     norm = posixpath.normpath(path)
@@ -211,14 +216,10 @@ class CachingSource:
         return self._files
 
     def prefetch(self) -> None:
-        """Read a working tree's plain files directly, skipping per-file path resolution.
-
-        ``WorktreeSource.read`` resolves every path to refuse symlinks that leave the
-        package, which costs more than the read itself on 10,000 files. Files found by
-        the walk are normalised and inside the root, and the walk does not follow
-        symlinked folders, so only the files that are symlinks need that care: they are
-        left to the inner source.
-        """
+        """Read a working tree's plain files directly: ``WorktreeSource.read`` resolves
+        every path (a symlink may leave the package), dearer than the read on 10,000
+        files; the walk's files are normalised and inside the root, and it follows no
+        symlinked folder, so only files that are symlinks are left to the inner source."""
         if not isinstance(self.inner, WorktreeSource):
             return
         from promptops.fsutil import plain_bytes  # (one open, fstat and read a file)
@@ -246,11 +247,9 @@ class CachingSource:
         return known if known is not None else self.inner.blob_id(path)
 
     def content_id(self, path: str) -> str:
-        """The blob id of ``path``'s bytes as this source reads them, hashed once: a cold
-        lint of a working tree hashed every file for its cache key, then each half's
-        validation hashed its share for the memo's keys and the whole run's validation all
-        of them again (three passes over speed2's 183 MB, two and a half in the lint
-        process: issue 26 session 15). FileNotFoundError as :meth:`read` raises it."""
+        """The blob id of ``path``'s bytes as this source reads them, hashed once (lint's
+        cache key, then each half's memo keys and the whole run's: three passes over
+        speed2's 183 MB, issue 26 session 15). FileNotFoundError as :meth:`read` raises it."""
         known = self._ids.get(path)
         if known is None:
             known = self._ids[path] = blob_id(self.read(path))

@@ -45,11 +45,16 @@ def test_reading_what_nobody_named_is_one_more_batch(tmp_path: Path,
 
 def test_a_paths_normal_form_is_kept_by_path() -> None:
     """Every include of every prompt asks ``inside`` for the same few partials: the
-    second ask of a path is the first's answer, not a second normalisation."""
-    from promptops.pipeline.source import inside
+    second ask of a path is the first's answer, not a second normalisation. A long path
+    (a template may name any string) is normalised each time: the cache holds none."""
+    from promptops.pipeline.source import _inside, inside
 
     first = inside("partials/./kept-by-path.j2")
-    before = inside.cache_info().hits
+    before = _inside.cache_info().hits
     assert inside("partials/./kept-by-path.j2") is first == "partials/kept-by-path.j2"
-    assert inside.cache_info().hits == before + 1
+    assert _inside.cache_info().hits == before + 1
     assert inside("../out.j2") is None and inside("a/../../out.j2") is None
+    long = "partials/./" + "x" * 100_000 + ".j2"
+    size = _inside.cache_info().currsize
+    assert inside(long) == "partials/" + "x" * 100_000 + ".j2" and inside(long) is not None
+    assert _inside.cache_info().currsize == size
