@@ -105,9 +105,11 @@ def repo_factory(tmp_path: Path) -> Callable[..., git.Repo]:
 
 # A module that starts processes (promptops itself, node, a load balancer, a venv's
 # python) puts the process under test: its tests are the `process` job (CI runs both).
+# ``fuzz_stdio.run``: the driver beside its test starts a real `promptops serve` (the
+# test's own text names no process, so it had run in the default part).
 SPAWNS = re.compile(
     r'serve_cmd|serve_process|ServeProcess|RawClient|\bServe\(|run_cli_process|"-m", "promptops"'
-    r"|stdio_client|Popen"
+    r"|stdio_client|Popen|fuzz_stdio\.run\("
     r"|helpers\.node|helpers\.fresh|haproxy|nginx|uvicorn|\bpty\b|sys\.executable|\bPYTHON\b"
     r"|hardening_helpers import .*\bcli\b|http_helpers|venv")
 
