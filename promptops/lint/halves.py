@@ -285,7 +285,7 @@ def _send(source: Source, index: TemplateIndex, tables: Tables, part: Part) -> m
         loaded.forget_positions()  # the tables hold the positions placed
         loaded.shed()
     out = io.BytesIO()
-    pickle.dump((prefetch.sendable(source, index.memo), tables, part), out,
+    pickle.dump((prefetch.sendable(source, index.memo.entries()), tables, part), out,
                 protocol=pickle.HIGHEST_PROTOCOL)
     return out.getbuffer()
 

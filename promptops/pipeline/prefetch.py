@@ -92,7 +92,7 @@ def _both_cores(source: CachingSource, paths: list[str], memo: FileMemo,
     def child() -> bytes:
         own = FileMemo()  # keeps the parsed YAML: the caller's memo decides on shedding
         warm(source, theirs, own, TemplateIndex(own))
-        return pickle.dumps(sendable(source, own), protocol=pickle.HIGHEST_PROTOCOL)
+        return pickle.dumps(sendable(source, own.entries()), protocol=pickle.HIGHEST_PROTOCOL)
 
     _, data = forked(child, lambda: warm(source, mine, memo, index))
     if data is not None:
@@ -103,11 +103,11 @@ if TYPE_CHECKING:  # a memo's entries (FileMemo.entries)
     Entries = tuple[dict[PromptKey, tuple[LoadedFile, PromptFile]], dict[str, tuple[Ref, ...]]]
 
 
-def sendable(source: Source, memo: FileMemo) -> tuple[Entries, list[PromptKey]]:
-    """A child's memo entries to pickle, and the keys of those whose bytes stay behind:
-    the parent holds every file's bytes (where no text repeats, a copy of each file down
-    the pipe and out of the pickle was a third of it). :func:`received` puts them back."""
-    entries = memo.entries()
+def sendable(source: Source, entries: Entries) -> tuple[Entries, list[PromptKey]]:
+    """A child's memo entries (``FileMemo.entries``) to pickle, and the keys of those whose
+    bytes stay behind: the parent holds every file's bytes (where no text repeats, a copy
+    of each file down the pipe and out of the pickle was a third of it). :func:`received`
+    puts them back."""
     return entries, [key for key, (loaded, _) in entries[0].items()
                      if loaded.drop_bytes(source.read(key[1]))]
 

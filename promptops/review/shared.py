@@ -63,8 +63,10 @@ class Shared:
         code = ShapeCache(index.written_scans())
         self.old, self.new = Renderer(old, code), Renderer(new, code)
         self.diffs: dict[tuple[str | None, str | None], FileDiff | None] = {}
-        # each unit's argument sets and their diff hunks (review.rendered.hunks), in order
-        self.rendered: dict[tuple[str, str], tuple[list[dict[str, object]], list[Lines]]] = {}
+        # each unit's argument sets, and their diff hunks (review.rendered.hunks) by the
+        # set's identity (valid: the list keeps every set alive)
+        self.rendered: dict[tuple[str, str],
+                            tuple[list[dict[str, object]], dict[int, Lines]]] = {}
         self.outcomes: list[Outcome] = []
         self.lint = gates.NO_HEAD
         self.items: dict[int, ChangeItem] = {}  # each change's report item, by identity
@@ -171,8 +173,7 @@ class Shared:
                outcomes: list[Outcome | None]) -> None:
         for (a, b, args, idx), (diffs, results) in zip(work, done, strict=True):
             if args:
-                assert len(args) == len(diffs)
-                self.rendered[(a, b)] = (args, diffs)
+                self.rendered[(a, b)] = (args, dict(zip(map(id, args), diffs, strict=True)))
             for i, outcome in zip(idx, results, strict=True):
                 outcomes[i] = outcome
 
@@ -187,14 +188,14 @@ class Shared:
         The pool's answer for the very argument set the unit held (the review asks with
         the same objects it gave :meth:`render_all`), else one equal to it as JSON: no
         key made per request (10,000 ``json.dumps`` at 5,000 prompts)."""
-        asked, bodies = self.rendered.get((a, b), ((), []))
-        for one, body in zip(asked, bodies, strict=False):
-            if one is args:
-                return body
+        asked, by_id = self.rendered.get((a, b), ((), {}))
+        body = by_id.get(id(args))
+        if body is not None:
+            return body
         key = _key(args)
-        for one, body in zip(asked, bodies, strict=False):
+        for one in asked:
             if _key(one) == key:
-                return body
+                return by_id[id(one)]
         return hunks(*_render_pair(self.old, self.new, a, b, args))
 
     def adapted(self, a: str, b: str, args: dict[str, object]) -> tuple[list[str], list[str]]:

@@ -54,11 +54,11 @@ _STRING = ("'", '"')
 
 # per value of the layout: None for a template name; for a text, whether its first line
 # and its last line are cut off (made comments by the rewrite)
+Recipe = tuple[tuple[bool, bool] | None, ...]
+Key = tuple[object, ...]
 # the longest text whose signature layout's caller keeps: short texts between tags recur
 # from prompt to prompt (`: `, a line break and an indent), long ones rarely
 _SEEN = 120
-Recipe = tuple[tuple[bool, bool] | None, ...]
-Key = tuple[object, ...]
 
 
 def rewrites(env: Environment) -> bool:

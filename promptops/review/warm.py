@@ -118,7 +118,7 @@ def _parts(source: CachingSource, files: list[str]) -> list[list[str]]:
     for path, n in zip(files, sizes, strict=True):
         part.append(path)
         size += n
-        if size >= max(left / 4, total / SMALLEST):
+        if size >= max(left / 4, total / SMALLEST, 1):  # (empty files: one part, not one each)
             parts.append(part)
             left -= size
             part, size = [], 0
@@ -171,9 +171,7 @@ def _delta(source: CachingSource, memo: FileMemo, done: tuple[int, int]
     :func:`~promptops.pipeline.prefetch.sendable` pickles them (without the files'
     bytes), and how many it holds now."""
     prompts, refs = memo.entries()
-    new = FileMemo(max_entries=sys.maxsize)
-    new.take((dict(islice(prompts.items(), done[0], None)),
-              dict(islice(refs.items(), done[1], None))))
+    new = (dict(islice(prompts.items(), done[0], None)), dict(islice(refs.items(), done[1], None)))
     return (pickle.dumps(sendable(source, new), protocol=pickle.HIGHEST_PROTOCOL),
             (len(prompts), len(refs)))
 

@@ -179,3 +179,16 @@ def test_the_process_done_first_takes_the_parts_left(repo: Path,
                for p in prompts)
     # the child: its first part at most (none when this process was done before it began)
     assert len(mine) >= len(prompts) - 3
+
+
+def test_empty_files_make_one_part_not_one_each() -> None:
+    """The parts are cut by bytes: 20,000 empty prompt files made 20,000 parts, whose
+    numbers (80 KB) did not fit the pipe they are written to before anyone reads it, and
+    the review hung. Files of no bytes go into one part."""
+    from promptops.pipeline.source import MemorySource
+
+    paths = [f"prompts/p{i}.prompt.yaml" for i in range(20_000)]
+    source = CachingSource(MemorySource(dict.fromkeys(paths, b"")))
+    assert warm._parts(source, paths) == [paths]
+    some = CachingSource(MemorySource({**dict.fromkeys(paths, b""), paths[-1]: b"x" * 64}))
+    assert len(warm._parts(some, paths)) <= warm.SMALLEST + 1
