@@ -29,7 +29,7 @@ from promptops.pipeline.yamlio.loader import LoadedFile, Loc
 if TYPE_CHECKING:
     from promptops.lint.settings import LintSettings
     from promptops.pipeline.bundle_types import Bundle
-    from promptops.pipeline.textshape import Key as ShapeKey
+    from promptops.pipeline.textshape import Scan
     from promptops.sandbox.environment import PromptEnvironment
 
 T = TypeVar("T")
@@ -229,7 +229,7 @@ class LintContext:
         self._nodes.setdefault(id(ast), (ast, every))  # the same walk's node list
         return found
 
-    def literal_shape(self, source: str) -> tuple[ShapeKey, list[str], list[object]] | None:
+    def literal_shape(self, source: str) -> Scan | None:
         """The shape scan of ``source``, the build's where it parsed it (the shape tables
         key templates by it: :mod:`promptops.lint.shaped`)."""
         return self.index.literal_shape(source)

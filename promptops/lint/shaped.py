@@ -62,7 +62,7 @@ if TYPE_CHECKING:
     from jinja2 import Environment
 
     from promptops.lint.walk import Facts
-    from promptops.pipeline.textshape import Key as ShapeKey
+    from promptops.pipeline.textshape import Scan
 
 T = TypeVar("T")
 S = TypeVar("S")
@@ -102,7 +102,7 @@ class Trees(Protocol):
 
     def nodes(self, ast: nodes.Node) -> list[nodes.Node]: ...
 
-    def literal_shape(self, source: str) -> tuple[ShapeKey, list[str], list[object]] | None: ...
+    def literal_shape(self, source: str) -> Scan | None: ...
 
 
 # a source's shape: (the shape's number, its values that are not texts, its literals,

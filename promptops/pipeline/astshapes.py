@@ -45,7 +45,7 @@ from jinja2.lexer import Lexer, Token, TokenStream, ignored_tokens
 from jinja2.parser import Parser
 
 from promptops.pipeline.textshape import Key as _Key
-from promptops.pipeline.textshape import as_written, literal_shape
+from promptops.pipeline.textshape import Scan, as_written, literal_shape
 from promptops.sandbox.nesting import parse as jinja_parse
 
 PENDING = 1024  # shapes seen once, remembered until a second template of theirs comes
@@ -61,7 +61,7 @@ _LITERALS = frozenset({"string", "integer", "float"})
 _RENAMED = {"linestatement_begin": "block_begin", "linestatement_end": "block_end"}
 
 _Raw = list[tuple[int, str, str]]
-_Fast = tuple[_Key, list[str], list[object]]  # what literal_shape makes
+_Fast = Scan  # what literal_shape makes
 
 _Ref = tuple[str | None, int]
 _Walk = Callable[[nodes.Template], tuple[_Ref, ...]]
@@ -214,7 +214,7 @@ def _same(a: object, b: object) -> bool:
     return bool(a == b)
 
 
-def _agree(fast: tuple[_Key, list[str], list[object]], values: list[object], texts: int
+def _agree(fast: _Fast, values: list[object], texts: int
            ) -> bool:
     """Whether :func:`literal_shape`'s values are the lexer's (``values``, its first
     ``texts`` the texts and names), each literal of the same type."""
@@ -302,12 +302,13 @@ class AstShapes:
         return ({} if self._scans is None or env is None or not as_written(env)
                 else self._scans)
 
-    def _scanned(self, env: Environment, source: str, text: str) -> _Fast | None:
-        """``literal_shape(env, text)`` of ``text``, ``source`` preprocessed: the kept
-        one when there is one, else scanned (and kept, when this object keeps them)."""
+    def _scanned(self, env: Environment, source: str, text: str | None) -> _Fast | None:
+        """``literal_shape(env, text)`` of ``text``, ``source`` preprocessed (None:
+        preprocessed here, only when needed): the kept one when there is one, else
+        scanned (and kept, when this object keeps them)."""
         if self._scans is not None and env is self._scan_env and source in self._scans:
-            return self._scans[source]
-        fast = literal_shape(env, text)
+            return self._scans[source]  # (kept: its preprocessing ran, and succeeded)
+        fast = literal_shape(env, env.preprocess(source) if text is None else text)
         self._keep(env, source, fast)
         return fast
 
@@ -317,7 +318,7 @@ class AstShapes:
         every template the build parsed by the build's scan, and the parse of one it
         did not follows lint's scan of it (issue 26, session 21: on ``real``, 4,700
         scans in the child, 2,150 of them twice). Raises what the preprocessing raises."""
-        return self._scanned(env, source, env.preprocess(source))
+        return self._scanned(env, source, None)
 
     def _made(self, frozen: bytes, env: Environment, values: list[object]) -> nodes.Template:
         tree = _tree(frozen, env, values)
@@ -350,7 +351,6 @@ class AstShapes:
             fast = literal_shape(env, text)
         except Exception:  # the parse raises it, as Jinja words it
             return None
-        self._keep(env, source, fast)
         frozen = None if fast is None else self._by_text.get((env.lexer, fast[0]))
         if fast is None or frozen is None:
             # the caller parses it next: that parse takes this scan, not a second one

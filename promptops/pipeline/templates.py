@@ -27,7 +27,6 @@ from promptops.pipeline.source import inside
 from promptops.sandbox.nesting import parse
 
 if TYPE_CHECKING:
-    from promptops.pipeline.textshape import Key as ShapeKey
     from promptops.pipeline.textshape import Scan
     from promptops.sandbox.environment import PromptEnvironment
 
@@ -100,7 +99,7 @@ class TemplateIndex:
             self._asts[source] = ast
         return ast
 
-    def literal_shape(self, source: str) -> tuple[ShapeKey, list[str], list[object]] | None:
+    def literal_shape(self, source: str) -> Scan | None:
         """:func:`~promptops.pipeline.textshape.literal_shape` of ``source`` preprocessed,
         as this index's parse scanned it (:meth:`AstShapes.scan`); raises what the
         preprocessing raises."""

@@ -93,7 +93,7 @@ def text_shape(env: Environment, source: str) -> tuple[Key, list[str]] | None:
     return None if found is None else (found[0], found[1])
 
 
-def literal_shape(env: Environment, source: str) -> tuple[Key, list[str], list[object]] | None:
+def literal_shape(env: Environment, source: str) -> Scan | None:
     """:func:`text_shape`, but with the string literals and the plain decimal integers
     inside tags (:data:`_LITERAL`) as values too, the third list: where the scan finds
     one, Jinja's lexer makes one ``string`` or ``integer`` token of exactly that span (a
@@ -187,7 +187,7 @@ def _unescaped(written: str) -> str:
 
 
 def _scan(env: Environment, source: str, *, literal: bool
-          ) -> tuple[Key, list[str], list[object]] | None:
+          ) -> Scan | None:
     """A key for ``source`` (already preprocessed) made without Jinja's lexer, and its
     values: each text between tags, and each plain template name, in order; None when
     this scan cannot vouch for the cut.
